@@ -1,0 +1,279 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// GateState is where a gate is in its life: pending, then exactly one of
+// approved, denied or expired.
+type GateState string
+
+// Gate states.
+const (
+	GatePending  GateState = "pending"
+	GateApproved GateState = "approved"
+	GateDenied   GateState = "denied"
+	GateExpired  GateState = "expired"
+)
+
+// Gate is the server-side state of one approval question posted in a
+// thread. A button carries only the gate's Token; everything that decides
+// whether a click counts lives here.
+type Gate struct {
+	Token    string   `json:"token"`
+	Thread   Thread   `json:"thread"`
+	IntentID string   `json:"intent_id"`
+	NodeID   string   `json:"node_id"`
+	Question string   `json:"question"`
+	Options  []string `json:"options"`
+	// Requester started the turn; Allowed lists everyone who may answer
+	// (user IDs, and role IDs as "role:<id>"). The requester is always in it.
+	Requester string    `json:"requester"`
+	Allowed   []string  `json:"allowed"`
+	Created   time.Time `json:"created"`
+	Expires   time.Time `json:"expires"`
+
+	State     GateState `json:"state"`
+	Answer    string    `json:"answer,omitempty"`
+	DecidedBy string    `json:"decided_by,omitempty"`
+	DecidedAt time.Time `json:"decided_at,omitzero"`
+	// Sent records that the decision reached the daemon, so a retry after
+	// a network error never answers twice.
+	Sent bool `json:"sent,omitempty"`
+	// MessageRef is the adapter's handle on the posted message (for Slack,
+	// channel and ts), used to edit it once decided.
+	MessageRef string `json:"message_ref,omitempty"`
+}
+
+// Open reports whether the gate still waits for an answer at now.
+func (g Gate) Open(now time.Time) bool {
+	return g.State == GatePending && now.Before(g.Expires)
+}
+
+// Decision returns the gate's outcome as a GateAnswer; anything but an
+// approval denies.
+func (g Gate) Decision() GateAnswer {
+	return GateAnswer{Approved: g.State == GateApproved, Answer: g.Answer, By: g.DecidedBy}
+}
+
+// MayAnswer reports whether the user, holding roles, may answer the gate.
+func (g Gate) MayAnswer(user string, roles []string) bool {
+	if user != "" && (user == g.Requester || slices.Contains(g.Allowed, user)) {
+		return true
+	}
+	for _, r := range roles {
+		if slices.Contains(g.Allowed, "role:"+r) {
+			return true
+		}
+	}
+	return false
+}
+
+// GateStore keeps gates durably. The store package implements it.
+type GateStore interface {
+	// CreateGate stores a new gate.
+	CreateGate(ctx context.Context, g Gate) error
+	// LoadGate returns the gate with token, or ErrGateUnknown.
+	LoadGate(ctx context.Context, token string) (Gate, error)
+	// UpdateGate loads the gate with token, applies fn to it, and stores
+	// the result in one transaction. If fn returns an error nothing is
+	// written and UpdateGate returns the gate as stored with fn's error
+	// unwrapped. It returns ErrGateUnknown when no gate has that token.
+	UpdateGate(ctx context.Context, token string, fn func(*Gate) error) (Gate, error)
+	// GateFor returns the most recent gate for an intent's node, or
+	// ErrNotFound.
+	GateFor(ctx context.Context, intentID, nodeID string) (Gate, error)
+}
+
+// GatesOptions configures [NewGates].
+type GatesOptions struct {
+	Store GateStore
+	// TTL is how long a gate stays open (default 30 minutes).
+	TTL time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Gates opens approval gates, records decisions before anyone acts on them,
+// and wakes the approver waiting on a gate. One Gates serves every adapter.
+type Gates struct {
+	store GateStore
+	ttl   time.Duration
+	now   func() time.Time
+
+	mu      sync.Mutex
+	waiters map[string][]chan Gate // token -> approvers blocked in Wait
+}
+
+// NewGates returns a Gates over the store.
+func NewGates(opts GatesOptions) *Gates {
+	g := &Gates{store: opts.Store, ttl: opts.TTL, now: opts.Now, waiters: map[string][]chan Gate{}}
+	if g.ttl <= 0 {
+		g.ttl = 30 * time.Minute
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	return g
+}
+
+// Open returns the gate for req, creating it when the intent's node has no
+// open gate yet. fresh is false when an existing pending gate was found (a
+// turn resumed after a restart): its buttons are already in the thread.
+// allowed are the configured approvers besides the requester.
+func (gs *Gates) Open(ctx context.Context, req GateRequest, allowed []string) (g Gate, fresh bool, err error) {
+	now := gs.now()
+	prev, err := gs.store.GateFor(ctx, req.IntentID, req.NodeID)
+	switch {
+	case err == nil && prev.Open(now):
+		return prev, false, nil
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return Gate{}, false, fmt.Errorf("gate: look up %s/%s: %w", req.IntentID, req.NodeID, err)
+	}
+	token, err := newToken()
+	if err != nil {
+		return Gate{}, false, err
+	}
+	g = Gate{
+		Token: token, Thread: req.Thread, IntentID: req.IntentID, NodeID: req.NodeID,
+		Question: req.Question, Options: slices.Clone(req.Options),
+		Requester: req.Requester, Allowed: slices.Clone(allowed),
+		Created: now, Expires: now.Add(gs.ttl), State: GatePending,
+	}
+	if len(g.Options) == 0 {
+		g.Options = []string{"yes", "no"}
+	}
+	if err := gs.store.CreateGate(ctx, g); err != nil {
+		return Gate{}, false, fmt.Errorf("gate: create: %w", err)
+	}
+	return g, true, nil
+}
+
+// Decide records user's choice of option on the gate with token. The
+// decision is durable before Decide returns and before the approver waiting
+// on the gate learns of it. Refusals change nothing and are reported as
+// ErrGateUnknown, ErrGateForbidden, ErrGateClosed, ErrGateExpired or
+// ErrGateOption; the returned gate is still filled in when it exists, so
+// the caller can show its state.
+func (gs *Gates) Decide(ctx context.Context, token, user string, roles []string, option string) (Gate, error) {
+	now := gs.now()
+	g, err := gs.store.UpdateGate(ctx, token, func(g *Gate) error {
+		switch {
+		case g.State != GatePending:
+			return ErrGateClosed
+		case !now.Before(g.Expires):
+			return ErrGateExpired
+		case !g.MayAnswer(user, roles):
+			return ErrGateForbidden
+		case !slices.Contains(g.Options, option):
+			return ErrGateOption
+		}
+		g.State = GateDenied
+		if Approves(option) {
+			g.State = GateApproved
+		}
+		g.Answer, g.DecidedBy, g.DecidedAt = option, user, now
+		return nil
+	})
+	if err != nil {
+		return g, err
+	}
+	gs.wake(g)
+	return g, nil
+}
+
+// Close ends a pending gate without a human decision (state GateExpired or
+// GateDenied): the turn was cancelled, the gate timed out, or the daemon no
+// longer asks. A gate already decided is returned unchanged.
+func (gs *Gates) Close(ctx context.Context, token string, state GateState) (Gate, error) {
+	now := gs.now()
+	g, err := gs.store.UpdateGate(ctx, token, func(g *Gate) error {
+		if g.State != GatePending {
+			return ErrGateClosed
+		}
+		g.State, g.DecidedAt = state, now
+		return nil
+	})
+	if errors.Is(err, ErrGateClosed) {
+		return g, nil
+	}
+	if err != nil {
+		return g, err
+	}
+	gs.wake(g)
+	return g, nil
+}
+
+// Update applies fn to the stored gate (for an adapter to record its
+// MessageRef, or the delegate to record Sent).
+func (gs *Gates) Update(ctx context.Context, token string, fn func(*Gate) error) (Gate, error) {
+	return gs.store.UpdateGate(ctx, token, fn)
+}
+
+// Wait blocks until the gate with token is decided or closed, expires, or
+// ctx ends. An expired gate is closed as GateExpired. On ctx's end Wait
+// returns ctx.Err() and leaves the gate pending for whoever resumes it.
+func (gs *Gates) Wait(ctx context.Context, token string) (Gate, error) {
+	ch := make(chan Gate, 1)
+	gs.mu.Lock()
+	gs.waiters[token] = append(gs.waiters[token], ch)
+	gs.mu.Unlock()
+	defer gs.unwait(token, ch)
+
+	// The decision may have landed before we registered.
+	g, err := gs.store.LoadGate(ctx, token)
+	if err != nil {
+		return g, err
+	}
+	if g.State != GatePending {
+		return g, nil
+	}
+	timer := time.NewTimer(g.Expires.Sub(gs.now()))
+	defer timer.Stop()
+	select {
+	case g := <-ch:
+		return g, nil
+	case <-timer.C:
+		return gs.Close(ctx, token, GateExpired)
+	case <-ctx.Done():
+		return g, ctx.Err()
+	}
+}
+
+func (gs *Gates) wake(g Gate) {
+	gs.mu.Lock()
+	chs := gs.waiters[g.Token]
+	delete(gs.waiters, g.Token)
+	gs.mu.Unlock()
+	for _, ch := range chs {
+		ch <- g // buffered, one send per waiter
+	}
+}
+
+func (gs *Gates) unwait(token string, ch chan Gate) {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	chs := slices.DeleteFunc(gs.waiters[token], func(c chan Gate) bool { return c == ch })
+	if len(chs) == 0 {
+		delete(gs.waiters, token)
+	} else {
+		gs.waiters[token] = chs
+	}
+}
+
+// newToken returns 128 random bits, URL-safe: unguessable, so a forged
+// button value matches no gate.
+func newToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("gate: token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}

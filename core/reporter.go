@@ -1,0 +1,52 @@
+package core
+
+import "context"
+
+// Reporter is how Neo speaks in a thread. Adapters render each kind in their
+// platform's idiom; internal reasoning never goes through a Reporter.
+type Reporter interface {
+	// Say posts a user-facing answer.
+	Say(ctx context.Context, text string) error
+	// Status shows ephemeral progress ("searching files…"), replaced by the
+	// next status or the answer.
+	Status(ctx context.Context, text string) error
+	// Notice posts a deliberate, visible note that is not an answer
+	// ("your message was received", "stopped").
+	Notice(ctx context.Context, text string) error
+}
+
+// Turn is one run of the agent on one inbound message: who asked, where to
+// speak, and who approves spends.
+type Turn struct {
+	Inbound  Inbound
+	Reporter Reporter
+	Approver Approver
+}
+
+type turnKey struct{}
+type toolCallKey struct{}
+
+// WithTurn returns a context carrying the turn, so tools deep in a call (the
+// delegate's approver, memory recall's scope) know whose turn it is.
+func WithTurn(ctx context.Context, t *Turn) context.Context {
+	return context.WithValue(ctx, turnKey{}, t)
+}
+
+// TurnFrom returns the turn carried by ctx, if any.
+func TurnFrom(ctx context.Context) (*Turn, bool) {
+	t, ok := ctx.Value(turnKey{}).(*Turn)
+	return t, ok && t != nil
+}
+
+// WithToolCall returns a context carrying the ID of the tool call being
+// dispatched. The delegate uses it as an idempotency key, so a turn resumed
+// after a restart finds its delegation again instead of submitting twice.
+func WithToolCall(ctx context.Context, callID string) context.Context {
+	return context.WithValue(ctx, toolCallKey{}, callID)
+}
+
+// ToolCallFrom returns the tool call ID carried by ctx, or "".
+func ToolCallFrom(ctx context.Context) string {
+	id, _ := ctx.Value(toolCallKey{}).(string)
+	return id
+}
