@@ -6,6 +6,9 @@ import "errors"
 var (
 	// ErrNotFound reports that a stored record does not exist.
 	ErrNotFound = errors.New("not found")
+	// ErrAnswered reports that a turn resumed after a restart had already
+	// been answered: nothing more is said.
+	ErrAnswered = errors.New("turn already answered")
 	// ErrGateUnknown reports a button whose token matches no gate: forged, or
 	// from another deployment.
 	ErrGateUnknown = errors.New("gate: unknown token")

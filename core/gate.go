@@ -125,14 +125,17 @@ func NewGates(opts GatesOptions) *Gates {
 }
 
 // Open returns the gate for req, creating it when the intent's node has no
-// open gate yet. fresh is false when an existing pending gate was found (a
-// turn resumed after a restart): its buttons are already in the thread.
+// gate yet or only an expired one. fresh is false when an existing gate was
+// found (a turn resumed after a restart): a pending one already has its
+// buttons in the thread, a decided one carries the decision to resend.
 // allowed are the configured approvers besides the requester.
 func (gs *Gates) Open(ctx context.Context, req GateRequest, allowed []string) (g Gate, fresh bool, err error) {
 	now := gs.now()
 	prev, err := gs.store.GateFor(ctx, req.IntentID, req.NodeID)
 	switch {
-	case err == nil && prev.Open(now):
+	case err == nil && (prev.Open(now) || prev.State == GateApproved || prev.State == GateDenied):
+		// Resumed after a restart: the buttons are in the thread already,
+		// or the human decided and the daemon may not have heard yet.
 		return prev, false, nil
 	case err != nil && !errors.Is(err, ErrNotFound):
 		return Gate{}, false, fmt.Errorf("gate: look up %s/%s: %w", req.IntentID, req.NodeID, err)

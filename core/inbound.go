@@ -12,6 +12,9 @@ type Inbound struct {
 	UserName string `json:"user_name,omitempty"`
 	// Text is the message as the user wrote it, bot mention removed.
 	Text string `json:"text"`
+	// Context holds earlier messages of the thread, fetched once when Neo
+	// is first mentioned in the middle of an existing thread; empty after.
+	Context string `json:"context,omitempty"`
 	// Files are the attachments offered to the agent (text files under the
 	// adapter's size cap).
 	Files []File `json:"files,omitempty"`

@@ -31,3 +31,18 @@ type Delegation struct {
 	Requester string    `json:"requester"`
 	Started   time.Time `json:"started"`
 }
+
+// Recall is what memory brings to a turn before the model is called: the
+// page-fault step's output, rendered into the system block.
+type Recall struct {
+	// Profile describes the user (preferences, role), "" when unknown.
+	Profile string `json:"profile,omitempty"`
+	// Goal is the user's active goal, "" when none is known.
+	Goal string `json:"goal,omitempty"`
+	// Memories are relevant facts, most relevant first.
+	Memories []string `json:"memories,omitempty"`
+	// Patterns are procedures that completed a similar goal before.
+	Patterns []string `json:"patterns,omitempty"`
+	// Turns are relevant excerpts of past conversations.
+	Turns []string `json:"turns,omitempty"`
+}
