@@ -1,0 +1,94 @@
+package coretest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/core"
+)
+
+var _ core.GateStore = (*GateStore)(nil)
+var _ core.Reporter = (*Recorder)(nil)
+
+func TestGateStoreUpdate(t *testing.T) {
+	ctx := context.Background()
+	s := NewGateStore()
+	g := core.Gate{Token: "t1", IntentID: "i1", NodeID: "n1", State: core.GatePending, Options: []string{"yes", "no"}}
+	if err := s.CreateGate(ctx, g); err != nil {
+		t.Fatalf("CreateGate = %v", err)
+	}
+	if err := s.CreateGate(ctx, g); err == nil {
+		t.Errorf("CreateGate(duplicate) = nil, want an error")
+	}
+	boom := errors.New("boom")
+	got, err := s.UpdateGate(ctx, "t1", func(g *core.Gate) error {
+		g.State = core.GateApproved
+		g.Options[0] = "mutated"
+		return boom
+	})
+	if !errors.Is(err, boom) || got.State != core.GatePending || got.Options[0] != "yes" {
+		t.Errorf("UpdateGate(failing fn) = %+v, %v; want stored gate unchanged, boom", got, err)
+	}
+	if _, err := s.UpdateGate(ctx, "t1", func(g *core.Gate) error { g.State = core.GateDenied; return nil }); err != nil {
+		t.Fatalf("UpdateGate = %v", err)
+	}
+	if got, _ := s.LoadGate(ctx, "t1"); got.State != core.GateDenied {
+		t.Errorf("LoadGate after update: state = %s, want denied", got.State)
+	}
+	if _, err := s.UpdateGate(ctx, "nope", func(*core.Gate) error { return nil }); !errors.Is(err, core.ErrGateUnknown) {
+		t.Errorf("UpdateGate(unknown) = %v, want ErrGateUnknown", err)
+	}
+	if _, err := s.GateFor(ctx, "i1", "n2"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("GateFor(missing) = %v, want ErrNotFound", err)
+	}
+	if err := s.CreateGate(ctx, core.Gate{Token: "t2", IntentID: "i1", NodeID: "n1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GateFor(ctx, "i1", "n1"); got.Token != "t2" {
+		t.Errorf("GateFor(i1, n1) = %s, want the most recent t2", got.Token)
+	}
+}
+
+func TestLedger(t *testing.T) {
+	ctx := context.Background()
+	l := NewLedger()
+	th := core.Thread{Platform: "slack", Workspace: "T", Channel: "C", ID: "1"}
+	d := core.Delegation{Thread: th, CallID: "c1", IntentID: "i1", Started: time.Unix(1, 0)}
+	if err := l.SaveDelegation(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.DelegationFor(ctx, th, "c1"); err != nil || got.IntentID != "i1" {
+		t.Errorf("DelegationFor = %+v, %v; want i1", got, err)
+	}
+	if err := l.FinishDelegation(ctx, th, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.DelegationFor(ctx, th, "c1"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("DelegationFor after finish = %v, want ErrNotFound", err)
+	}
+	if got, _ := l.Delegations(ctx); len(got) != 0 {
+		t.Errorf("Delegations = %v, want none", got)
+	}
+}
+
+func TestRecorderWait(t *testing.T) {
+	var r Recorder
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go func() {
+		r.Status(ctx, "working")
+		r.Say(ctx, "one")
+		r.Say(ctx, "two")
+	}()
+	got, err := r.WaitSays(ctx, 2)
+	if err != nil || len(got) != 2 || got[1] != "two" {
+		t.Fatalf("WaitSays(2) = %q, %v; want [one two]", got, err)
+	}
+	short, cancelShort := context.WithCancel(ctx)
+	cancelShort()
+	if _, err := r.WaitSays(short, 3); !errors.Is(err, context.Canceled) {
+		t.Errorf("WaitSays(3) on a cancelled ctx = %v, want context.Canceled", err)
+	}
+}
