@@ -1,0 +1,145 @@
+// Package llmtest is a scripted OpenAI-compatible chat-completions server on
+// loopback. Tests queue replies (or install a handler), point an llm.Client
+// at BaseURL, and assert on the recorded requests. It can also misbehave on
+// purpose: HTTP errors with bodies and Retry-After, malformed or truncated
+// JSON, dropped connections and latency.
+package llmtest
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/neobot/neobot/core/llm"
+)
+
+// Server is a scripted chat-completions endpoint. It is safe for concurrent
+// use; replies are served in the order they were enqueued.
+type Server struct {
+	srv    *httptest.Server
+	closed chan struct{}
+	once   sync.Once
+
+	mu       sync.Mutex
+	queue    []Reply
+	handler  func(Request) Reply
+	requests []Request
+}
+
+// New starts a Server on 127.0.0.1 and closes it when tb's test ends.
+func New(tb testing.TB) *Server {
+	tb.Helper()
+	s := NewServer()
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// NewServer starts a Server on 127.0.0.1; the caller must Close it.
+func NewServer() *Server {
+	s := &Server{closed: make(chan struct{})}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	return s
+}
+
+// Close stops the server. Replies still waiting out their Delay end at once.
+func (s *Server) Close() {
+	s.once.Do(func() {
+		close(s.closed)
+		s.srv.Close()
+	})
+}
+
+// BaseURL is the OpenAI-style base, "http://127.0.0.1:PORT/v1".
+func (s *Server) BaseURL() string { return s.srv.URL + "/v1" }
+
+// URL is the server root, "http://127.0.0.1:PORT", for callers that add their
+// own path, such as a metering gateway's "/v1/chat/completions".
+func (s *Server) URL() string { return s.srv.URL }
+
+// Enqueue appends replies to the queue. Queued replies are served first, one
+// per request, before the handler is consulted.
+func (s *Server) Enqueue(replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, replies...)
+}
+
+// Handle installs fn to answer requests when the queue is empty. A nil fn
+// removes the handler.
+func (s *Server) Handle(fn func(Request) Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handler = fn
+}
+
+// Pending reports how many queued replies have not been served yet.
+func (s *Server) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
+
+// Requests returns a copy of every chat-completions request received so far,
+// in arrival order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Request is one recorded chat-completions call. Body is the raw JSON; the
+// other fields are decoded from it for convenience. ToolChoice is the string
+// form ("auto", "none", "required") or, for the object form, its raw JSON.
+type Request struct {
+	Header     http.Header
+	Body       []byte
+	Model      string
+	Messages   []llm.Message
+	Tools      []llm.Tool
+	ToolChoice string
+}
+
+// Decode unmarshals the raw request body into v, for fields Request does not
+// surface (temperature, seed, reasoning echoes...).
+func (r Request) Decode(v any) error { return json.Unmarshal(r.Body, v) }
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		writeError(w, http.StatusNotFound, "llmtest: no such endpoint "+r.URL.Path, "not_found")
+		return
+	}
+	if r.Method != http.MethodPost {
+		writeError(w, http.StatusMethodNotAllowed, "llmtest: chat completions takes POST", "invalid_request_error")
+		return
+	}
+	req, err := readRequest(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "llmtest: "+err.Error(), "invalid_request_error")
+		return
+	}
+
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	var reply Reply
+	var ok bool
+	if len(s.queue) > 0 {
+		reply, ok = s.queue[0], true
+		s.queue[0] = Reply{}
+		s.queue = s.queue[1:]
+	} else if s.handler != nil {
+		h := s.handler
+		s.mu.Unlock()
+		reply, ok = h(req), true
+		s.mu.Lock()
+	}
+	s.mu.Unlock()
+
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "llmtest: no scripted reply", "server_error")
+		return
+	}
+	s.write(w, r, reply)
+}

@@ -1,0 +1,119 @@
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/neobot/neobot/core/llm"
+)
+
+// wireRequest is the part of a chat-completions request the server decodes.
+type wireRequest struct {
+	Model      string          `json:"model"`
+	Messages   []wireMessage   `json:"messages"`
+	Tools      []llm.Tool      `json:"tools"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
+}
+
+// wireMessage accepts both reasoning spellings a client may echo back.
+type wireMessage struct {
+	Role             string         `json:"role"`
+	Content          *string        `json:"content"`
+	ToolCalls        []llm.ToolCall `json:"tool_calls"`
+	ToolCallID       string         `json:"tool_call_id"`
+	Name             string         `json:"name"`
+	ReasoningContent string         `json:"reasoning_content"`
+	Reasoning        string         `json:"reasoning"`
+}
+
+func readRequest(r *http.Request) (Request, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return Request{}, fmt.Errorf("read body: %w", err)
+	}
+	req := Request{Header: r.Header.Clone(), Body: body}
+	var wr wireRequest
+	if err := json.Unmarshal(body, &wr); err != nil {
+		return req, fmt.Errorf("request body is not chat-completions JSON: %w", err)
+	}
+	req.Model = wr.Model
+	req.Tools = wr.Tools
+	if len(wr.ToolChoice) > 0 && string(wr.ToolChoice) != "null" {
+		var s string
+		if json.Unmarshal(wr.ToolChoice, &s) == nil {
+			req.ToolChoice = s
+		} else {
+			req.ToolChoice = string(wr.ToolChoice)
+		}
+	}
+	req.Messages = make([]llm.Message, len(wr.Messages))
+	for i, m := range wr.Messages {
+		msg := llm.Message{Role: m.Role, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name}
+		if m.Content != nil {
+			msg.Content = *m.Content
+		}
+		msg.Reasoning = m.ReasoningContent
+		if msg.Reasoning == "" {
+			msg.Reasoning = m.Reasoning
+		}
+		req.Messages[i] = msg
+	}
+	return req, nil
+}
+
+type wireCompletion struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []wireChoice `json:"choices"`
+	Usage   llm.Usage    `json:"usage"`
+}
+
+type wireChoice struct {
+	Index        int        `json:"index"`
+	Message      wireAnswer `json:"message"`
+	FinishReason string     `json:"finish_reason"`
+}
+
+type wireAnswer struct {
+	Role             string         `json:"role"`
+	Content          *string        `json:"content"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []llm.ToolCall `json:"tool_calls,omitempty"`
+}
+
+// completion renders reply as a chat.completion object.
+func completion(reply Reply) []byte {
+	m := reply.Message
+	ans := wireAnswer{Role: m.Role, ReasoningContent: m.Reasoning, ToolCalls: m.ToolCalls}
+	if ans.Role == "" {
+		ans.Role = llm.RoleAssistant
+	}
+	if m.Content != "" || len(m.ToolCalls) == 0 {
+		c := m.Content
+		ans.Content = &c
+	}
+	finish := reply.FinishReason
+	if finish == "" {
+		finish = llm.FinishStop
+		if len(m.ToolCalls) > 0 {
+			finish = llm.FinishToolCalls
+		}
+	}
+	usage := reply.Usage
+	if usage.TotalTokens == 0 {
+		usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
+	}
+	body, _ := json.Marshal(wireCompletion{
+		ID:      "chatcmpl-llmtest",
+		Object:  "chat.completion",
+		Created: 1767225600,
+		Model:   "llmtest",
+		Choices: []wireChoice{{Message: ans, FinishReason: finish}},
+		Usage:   usage,
+	})
+	return body
+}
