@@ -1,0 +1,216 @@
+package slacktest
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Msg describes a user's message for [Server.Mention], [Server.Message]
+// and [Server.DM]. Empty fields get defaults: TS a fresh timestamp,
+// Channel "C0GENERAL" (a DM channel "D0DM" for DM), EventID a fresh one.
+type Msg struct {
+	User     string
+	Channel  string
+	Text     string
+	TS       string
+	ThreadTS string
+	// ChannelType is "channel", "group", "im" or "mpim" (default "channel").
+	ChannelType string
+	// BotID marks a message posted by another bot.
+	BotID   string
+	Subtype string
+	Files   []File
+	EventID string
+}
+
+// Delivery is one envelope sent to the bot; pass it to [Server.WaitAck] or
+// [Server.Redeliver].
+type Delivery struct {
+	EnvelopeID string
+	Type       string // "events_api" or "interactive"
+	// EventID is the Events API event_id ("" for interactions).
+	EventID string
+	// TS is the ts of the user's message the event carries, if any.
+	TS      string
+	Payload json.RawMessage
+	Retry   int
+	Sent    time.Time
+}
+
+// Mention delivers an app_mention event. The bot's mention is prepended to
+// Text unless Text already mentions it. The message is also added to the
+// workspace, so conversations.replies sees it.
+func (s *Server) Mention(m Msg) Delivery {
+	if !strings.Contains(m.Text, "<@"+BotUserID+">") {
+		m.Text = "<@" + BotUserID + "> " + m.Text
+	}
+	return s.deliverMessage("app_mention", m)
+}
+
+// Message delivers a message event (message.channels and friends) for a
+// message that does not necessarily mention the bot.
+func (s *Server) Message(m Msg) Delivery {
+	return s.deliverMessage("message", m)
+}
+
+// DM delivers a message event in a direct message with the bot.
+func (s *Server) DM(m Msg) Delivery {
+	m.ChannelType = "im"
+	if m.Channel == "" {
+		m.Channel = "D0DM"
+	}
+	return s.deliverMessage("message", m)
+}
+
+func (s *Server) deliverMessage(typ string, m Msg) Delivery {
+	if m.Channel == "" {
+		m.Channel = "C0GENERAL"
+	}
+	if m.ChannelType == "" && typ == "message" {
+		m.ChannelType = "channel"
+	}
+	s.mu.Lock()
+	if m.TS == "" {
+		m.TS = s.nextTSLocked()
+	}
+	if m.EventID == "" {
+		m.EventID = s.nextIDLocked("Ev")
+	}
+	if m.Subtype == "" {
+		s.messages = append(s.messages, Message{Channel: m.Channel, TS: m.TS, ThreadTS: m.ThreadTS,
+			User: m.User, BotID: m.BotID, Text: m.Text})
+		s.notifyLocked()
+	}
+	files := make([]map[string]any, 0, len(m.Files))
+	for _, f := range m.Files {
+		size := f.Size
+		if size == 0 {
+			size = len(f.Content)
+		}
+		files = append(files, map[string]any{
+			"id": f.ID, "name": f.Name, "title": f.Name, "mimetype": f.MIMEType, "filetype": f.FileType,
+			"size": size, "url_private": s.srv.URL + "/files/" + f.ID + "/" + f.Name,
+			"url_private_download": s.srv.URL + "/files/" + f.ID + "/" + f.Name,
+		})
+	}
+	s.mu.Unlock()
+
+	ev := map[string]any{
+		"type": typ, "user": m.User, "text": m.Text, "ts": m.TS, "channel": m.Channel,
+		"event_ts": m.TS, "team": TeamID,
+	}
+	if m.ThreadTS != "" {
+		ev["thread_ts"] = m.ThreadTS
+	}
+	if m.ChannelType != "" {
+		ev["channel_type"] = m.ChannelType
+	}
+	if m.BotID != "" {
+		ev["bot_id"] = m.BotID
+	}
+	if m.Subtype != "" {
+		ev["subtype"] = m.Subtype
+	}
+	if len(files) > 0 {
+		ev["files"] = files
+	}
+	d := s.deliverEvent(m.EventID, ev, 0)
+	d.TS = m.TS
+	return d
+}
+
+// AssistantThreadStarted delivers assistant_thread_started: the user
+// opened a new thread in the assistant pane of the DM channel.
+func (s *Server) AssistantThreadStarted(user, channel, threadTS string) Delivery {
+	s.mu.Lock()
+	id := s.nextIDLocked("Ev")
+	s.mu.Unlock()
+	ev := map[string]any{
+		"type": "assistant_thread_started",
+		"assistant_thread": map[string]any{
+			"user_id": user, "channel_id": channel, "thread_ts": threadTS,
+			"context": map[string]any{"team_id": TeamID},
+		},
+		"event_ts": threadTS,
+	}
+	return s.deliverEvent(id, ev, 0)
+}
+
+// Event delivers any Events API inner event (a JSON object with a "type")
+// under a fresh event_id.
+func (s *Server) Event(inner map[string]any) Delivery {
+	s.mu.Lock()
+	id := s.nextIDLocked("Ev")
+	s.mu.Unlock()
+	return s.deliverEvent(id, inner, 0)
+}
+
+func (s *Server) deliverEvent(eventID string, inner map[string]any, retry int) Delivery {
+	outer, _ := json.Marshal(map[string]any{
+		"token": VerificationToken, "team_id": TeamID, "api_app_id": AppID,
+		"type": "event_callback", "event_id": eventID, "event_time": time.Now().Unix(),
+		"event": inner,
+		"authorizations": []map[string]any{{"team_id": TeamID, "user_id": BotUserID, "is_bot": true}},
+	})
+	d := s.deliver("events_api", outer, retry)
+	d.EventID = eventID
+	return d
+}
+
+// Redeliver sends d again as Slack's retry does: same payload and event_id,
+// a new envelope, retry_attempt (or X-Slack-Retry-Num) one higher.
+func (s *Server) Redeliver(d Delivery) Delivery {
+	r := s.deliver(d.Type, d.Payload, d.Retry+1)
+	r.EventID, r.TS = d.EventID, d.TS
+	return r
+}
+
+// Click delivers a block_actions interaction: user clicks the button at
+// index button (see [Message.Buttons]) of msg.
+func (s *Server) Click(user string, msg Message, button int) Delivery {
+	buttons := msg.Buttons()
+	var b Button
+	if button >= 0 && button < len(buttons) {
+		b = buttons[button]
+	}
+	s.mu.Lock()
+	respID := s.nextIDLocked("resp")
+	actionTS := s.nextTSLocked()
+	s.mu.Unlock()
+	message := map[string]any{"type": "message", "ts": msg.TS, "text": msg.Text, "user": msg.User, "bot_id": msg.BotID}
+	if msg.ThreadTS != "" {
+		message["thread_ts"] = msg.ThreadTS
+	}
+	if len(msg.Blocks) > 0 {
+		message["blocks"] = msg.Blocks
+	}
+	payload, _ := json.Marshal(map[string]any{
+		"type": "block_actions", "token": VerificationToken, "api_app_id": AppID,
+		"trigger_id": "trigger-" + respID,
+		"user":       map[string]any{"id": user, "username": strings.ToLower(user), "team_id": TeamID},
+		"team":       map[string]any{"id": TeamID, "domain": "fake"},
+		"channel":    map[string]any{"id": msg.Channel, "name": "general"},
+		"container": map[string]any{"type": "message", "message_ts": msg.TS, "channel_id": msg.Channel,
+			"thread_ts": msg.ThreadTS, "is_ephemeral": false},
+		"message":      message,
+		"response_url": s.srv.URL + "/response/" + respID,
+		"actions": []map[string]any{{
+			"type": "button", "action_id": b.ActionID, "block_id": b.BlockID, "value": b.Value,
+			"style": b.Style, "action_ts": actionTS,
+			"text": map[string]any{"type": "plain_text", "text": b.Text},
+		}},
+	})
+	return s.deliver("interactive", payload, 0)
+}
+
+// deliver sends a payload by the current delivery mode.
+func (s *Server) deliver(typ string, payload json.RawMessage, retry int) Delivery {
+	s.mu.Lock()
+	target := s.httpMode
+	s.mu.Unlock()
+	if target != nil {
+		return s.postHTTP(target, typ, payload, retry)
+	}
+	return s.sendEnvelope(typ, payload, retry)
+}

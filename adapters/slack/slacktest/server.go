@@ -1,0 +1,443 @@
+// Package slacktest is a fake Slack on loopback: the Web API methods neobot
+// calls, the Socket Mode websocket, and signed HTTP-mode deliveries.
+//
+// A test starts one with [New], points the adapter at [Server.APIURL] (the
+// Socket Mode URL comes from apps.connections.open, as with real Slack),
+// then plays users: [Server.Mention], [Server.Message], [Server.DM],
+// [Server.AssistantThreadStarted], [Server.Click]. Every delivery is
+// wrapped in an envelope whose ack the test can wait for
+// ([Server.WaitAck]); every Web API call is recorded ([Server.Calls],
+// [Server.WaitCall]); every message the bot posts, edits or streams is kept
+// ([Server.Messages], [Server.WaitMessage]). [Server.Script] makes a method
+// answer with 429s or errors.
+//
+// All state lives in the Server: two servers never share anything, and every
+// method is safe for concurrent use.
+package slacktest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+)
+
+// Identities of the fake workspace and its bot.
+const (
+	TeamID    = "T0TEAM"
+	BotUserID = "UNEOBOT"
+	BotID     = "BNEOBOT"
+	AppID     = "A0NEO"
+	// VerificationToken is the deprecated token Slack puts in payloads.
+	VerificationToken = "verification-token"
+)
+
+// Call is one recorded Web API call.
+type Call struct {
+	// Method is the Web API method ("chat.postMessage"), "files" for a file
+	// download, or "response_url" for a post to an interaction's response URL.
+	Method string
+	// Params holds the form parameters, or the top-level fields of a JSON
+	// body rendered as strings (objects and arrays as JSON).
+	Params url.Values
+	// Token is the bearer or form token the call carried.
+	Token string
+	At    time.Time
+}
+
+// Reply scripts one answer of a method; see [Server.Script].
+type Reply struct {
+	// Status is the HTTP status; 429 sends a Retry-After header.
+	Status int
+	// RetryAfter is the Retry-After header's value in seconds for a 429.
+	RetryAfter int
+	// Error answers {"ok":false,"error":Error} with status 200 when set.
+	Error string
+}
+
+// Server is a fake Slack workspace served on 127.0.0.1.
+type Server struct {
+	srv *httptest.Server
+
+	// PingInterval is how often the websocket sends a ping (default 5 s;
+	// slack-go drops a connection that gets none for 30 s). Set it before
+	// the adapter connects.
+	PingInterval time.Duration
+
+	mu       sync.Mutex
+	changed  chan struct{} // closed and replaced on every change
+	seq      int
+	calls    []Call
+	messages []Message
+	files    map[string]File
+	scripts  map[string][]Reply
+	acks     map[string]Ack
+	queue    []envelope // waiting for a websocket connection
+	conn     *socketConn
+	conns    int
+	httpMode *httpTarget
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+// New starts a Server closed by tb.Cleanup.
+func New(tb testing.TB) *Server {
+	tb.Helper()
+	s := NewServer()
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// NewServer starts a Server; the caller must Close it.
+func NewServer() *Server {
+	s := &Server{
+		PingInterval: 5 * time.Second,
+		changed:      make(chan struct{}),
+		files:        map[string]File{},
+		scripts:      map[string][]Reply{},
+		acks:         map[string]Ack{},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/{method}", s.serveAPI)
+	mux.HandleFunc("/files/{id}/{name}", s.serveFile)
+	mux.HandleFunc("/response/{id}", s.serveResponseURL)
+	mux.HandleFunc("/socket", s.serveSocket)
+	s.srv = httptest.NewServer(mux)
+	return s
+}
+
+// Close disconnects every client and stops the server.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	conn := s.conn
+	s.conn = nil
+	s.mu.Unlock()
+	if conn != nil {
+		conn.close()
+	}
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+	s.wg.Wait()
+}
+
+// URL returns the server's base URL, http://127.0.0.1:PORT.
+func (s *Server) URL() string { return s.srv.URL }
+
+// APIURL returns the Web API base URL with its trailing slash, the value
+// for SLACK_API_URL and slack.OptionAPIURL.
+func (s *Server) APIURL() string { return s.srv.URL + "/api/" }
+
+// Script queues replies for method: its next calls answer with them, in
+// order, before it answers normally again. A scripted call is recorded and
+// has no other effect.
+func (s *Server) Script(method string, replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scripts[method] = append(s.scripts[method], replies...)
+}
+
+// RateLimit makes the next n calls of method answer 429 with Retry-After
+// retryAfter seconds.
+func (s *Server) RateLimit(method string, n, retryAfter int) {
+	for range n {
+		s.Script(method, Reply{Status: http.StatusTooManyRequests, RetryAfter: retryAfter})
+	}
+}
+
+// Calls returns the recorded calls of method, or every call when method is "".
+func (s *Server) Calls(method string) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Call
+	for _, c := range s.calls {
+		if method == "" || c.Method == method {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// WaitCall waits for a call of method that satisfies pred (nil matches any)
+// and returns it.
+func (s *Server) WaitCall(ctx context.Context, method string, pred func(Call) bool) (Call, error) {
+	var found Call
+	err := s.wait(ctx, func() bool {
+		for _, c := range s.calls {
+			if c.Method == method && (pred == nil || pred(c)) {
+				found = c
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return Call{}, fmt.Errorf("slacktest: wait for %s: %w", method, err)
+	}
+	return found, nil
+}
+
+// wait blocks until cond, called with s.mu held, is true or ctx ends.
+func (s *Server) wait(ctx context.Context, cond func() bool) error {
+	for {
+		s.mu.Lock()
+		ok := cond()
+		ch := s.changed
+		s.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// notifyLocked wakes every waiter; s.mu must be held.
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// nextTSLocked returns a fresh, increasing Slack timestamp.
+func (s *Server) nextTSLocked() string {
+	s.seq++
+	return fmt.Sprintf("%d.%06d", 1700000000+s.seq/1000000, s.seq%1000000)
+}
+
+func (s *Server) nextIDLocked(prefix string) string {
+	s.seq++
+	return fmt.Sprintf("%s%06d", prefix, s.seq)
+}
+
+// serveAPI answers one Web API call.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	method := r.PathValue("method")
+	params, err := readParams(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if token == "" {
+		token = params.Get("token")
+	}
+	s.mu.Lock()
+	s.calls = append(s.calls, Call{Method: method, Params: params, Token: token, At: time.Now()})
+	s.notifyLocked()
+	var scripted *Reply
+	if q := s.scripts[method]; len(q) > 0 {
+		scripted = &q[0]
+		s.scripts[method] = q[1:]
+	}
+	var resp map[string]any
+	if scripted == nil {
+		resp = s.answerLocked(method, params, token)
+	}
+	s.mu.Unlock()
+
+	w.Header().Set("Content-Type", "application/json")
+	switch {
+	case scripted != nil && scripted.Status == http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", fmt.Sprint(scripted.RetryAfter))
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = io.WriteString(w, `{"ok":false,"error":"ratelimited"}`)
+		return
+	case scripted != nil && scripted.Status != 0 && scripted.Status != http.StatusOK:
+		w.WriteHeader(scripted.Status)
+		return
+	case scripted != nil:
+		resp = map[string]any{"ok": false, "error": scripted.Error}
+	}
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// readParams returns a form body's values, or a JSON body's top-level fields.
+func readParams(r *http.Request) (url.Values, error) {
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			return nil, fmt.Errorf("slacktest: bad JSON body: %w", err)
+		}
+		v := url.Values{}
+		for k, raw := range m {
+			var str string
+			if json.Unmarshal(raw, &str) == nil {
+				v.Set(k, str)
+			} else {
+				v.Set(k, string(raw))
+			}
+		}
+		return v, nil
+	}
+	if err := r.ParseForm(); err != nil {
+		return nil, err
+	}
+	return r.Form, nil
+}
+
+func fail(code string) map[string]any { return map[string]any{"ok": false, "error": code} }
+
+// answerLocked carries out method and returns its JSON answer; s.mu is held.
+func (s *Server) answerLocked(method string, p url.Values, token string) map[string]any {
+	ok := func(kv ...any) map[string]any {
+		m := map[string]any{"ok": true}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	switch method {
+	case "auth.test":
+		if !strings.HasPrefix(token, "xoxb-") {
+			return fail("invalid_auth")
+		}
+		return ok("url", "https://fake.slack.test/", "team", "Fake", "user", "neo",
+			"team_id", TeamID, "user_id", BotUserID, "bot_id", BotID)
+	case "apps.connections.open":
+		if !strings.HasPrefix(token, "xapp-") {
+			return fail("not_allowed_token_type")
+		}
+		return ok("url", "ws"+strings.TrimPrefix(s.srv.URL, "http")+"/socket")
+	case "chat.postMessage":
+		m := Message{Channel: p.Get("channel"), ThreadTS: p.Get("thread_ts"), User: BotUserID, BotID: BotID,
+			Text: p.Get("text"), Blocks: rawJSON(p.Get("blocks")), Markdown: p.Get("markdown_text")}
+		if m.Channel == "" {
+			return fail("channel_not_found")
+		}
+		m.TS = s.nextTSLocked()
+		s.messages = append(s.messages, m)
+		return ok("channel", m.Channel, "ts", m.TS, "message", map[string]any{"text": m.Text, "ts": m.TS})
+	case "chat.update":
+		i := s.findLocked(p.Get("channel"), p.Get("ts"))
+		if i < 0 {
+			return fail("message_not_found")
+		}
+		m := &s.messages[i]
+		m.Text, m.Blocks, m.Edits = p.Get("text"), rawJSON(p.Get("blocks")), m.Edits+1
+		if p.Has("markdown_text") {
+			m.Markdown = p.Get("markdown_text")
+		}
+		return ok("channel", m.Channel, "ts", m.TS, "text", m.Text)
+	case "chat.postEphemeral":
+		m := Message{Channel: p.Get("channel"), ThreadTS: p.Get("thread_ts"), User: BotUserID, BotID: BotID,
+			Text: p.Get("text"), Blocks: rawJSON(p.Get("blocks")), Ephemeral: true, Recipient: p.Get("user")}
+		m.TS = s.nextTSLocked()
+		s.messages = append(s.messages, m)
+		return ok("message_ts", m.TS)
+	case "conversations.replies":
+		return ok("messages", s.repliesLocked(p.Get("channel"), p.Get("ts")), "has_more", false)
+	case "assistant.threads.setStatus", "assistant.threads.setSuggestedPrompts", "assistant.threads.setTitle":
+		return ok()
+	case "chat.startStream":
+		m := Message{Channel: p.Get("channel"), ThreadTS: p.Get("thread_ts"), User: BotUserID, BotID: BotID,
+			Markdown: p.Get("markdown_text"), Streaming: true}
+		m.TS = s.nextTSLocked()
+		s.messages = append(s.messages, m)
+		return ok("channel", m.Channel, "ts", m.TS)
+	case "chat.appendStream", "chat.stopStream":
+		i := s.findLocked(p.Get("channel"), p.Get("ts"))
+		if i < 0 {
+			return fail("message_not_found")
+		}
+		m := &s.messages[i]
+		if !m.Streaming {
+			return fail("message_not_in_streaming_state")
+		}
+		m.Markdown += p.Get("markdown_text")
+		m.Streaming = method == "chat.appendStream"
+		return ok("channel", m.Channel, "ts", m.TS)
+	}
+	return fail("unknown_method")
+}
+
+func rawJSON(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
+}
+
+func (s *Server) findLocked(channel, ts string) int {
+	return slices.IndexFunc(s.messages, func(m Message) bool {
+		return m.Channel == channel && m.TS == ts && !m.Ephemeral
+	})
+}
+
+// repliesLocked returns the thread's messages as conversations.replies does.
+func (s *Server) repliesLocked(channel, ts string) []map[string]any {
+	var out []map[string]any
+	for _, m := range s.messages {
+		if m.Channel != channel || m.Ephemeral || (m.TS != ts && m.ThreadTS != ts) {
+			continue
+		}
+		r := map[string]any{"type": "message", "user": m.User, "text": m.Text, "ts": m.TS}
+		if m.ThreadTS != "" {
+			r["thread_ts"] = m.ThreadTS
+		}
+		if m.BotID != "" {
+			r["bot_id"] = m.BotID
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// serveFile serves a file added with AddFile to a holder of a bot token.
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
+	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	s.mu.Lock()
+	s.calls = append(s.calls, Call{Method: "files", Params: url.Values{"id": {r.PathValue("id")}}, Token: token, At: time.Now()})
+	s.notifyLocked()
+	f, ok := s.files[r.PathValue("id")]
+	s.mu.Unlock()
+	switch {
+	case !strings.HasPrefix(token, "xoxb-"):
+		http.Error(w, "not authorized", http.StatusForbidden)
+	case !ok:
+		http.NotFound(w, r)
+	default:
+		w.Header().Set("Content-Type", f.MIMEType)
+		_, _ = w.Write(f.Content)
+	}
+}
+
+// serveResponseURL records a post to an interaction's response_url.
+func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Text            string          `json:"text"`
+		Blocks          json.RawMessage `json:"blocks"`
+		ResponseType    string          `json:"response_type"`
+		ReplaceOriginal bool            `json:"replace_original"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, Call{Method: "response_url", At: time.Now(), Params: url.Values{
+		"id": {r.PathValue("id")}, "text": {body.Text}, "response_type": {body.ResponseType},
+	}})
+	s.notifyLocked()
+	_, _ = io.WriteString(w, `{"ok":true}`)
+}
