@@ -150,7 +150,7 @@ func (s *Server) deliverEvent(eventID string, inner map[string]any, retry int) D
 	outer, _ := json.Marshal(map[string]any{
 		"token": VerificationToken, "team_id": TeamID, "api_app_id": AppID,
 		"type": "event_callback", "event_id": eventID, "event_time": time.Now().Unix(),
-		"event": inner,
+		"event":          inner,
 		"authorizations": []map[string]any{{"team_id": TeamID, "user_id": BotUserID, "is_bot": true}},
 	})
 	d := s.deliver("events_api", outer, retry)

@@ -28,7 +28,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
 )
 
 // Identities of the fake workspace and its bot.
