@@ -1,0 +1,56 @@
+// Package conversation is the hub that turns inbound messages into turns.
+//
+// Adapters translate platform events into [core.Inbound] and call
+// [Hub.Submit]; the hub journals each message durably before it accepts it,
+// drops duplicates, and runs one turn at a time per thread, in arrival
+// order, through a [Runner] (the agent). Threads run in parallel under a
+// global limit with round-robin fairness: a thread runs one turn, then goes
+// to the back of the line behind every thread that is waiting, so one busy
+// thread cannot starve the others. An idle thread holds no goroutine and no
+// memory: its mailbox exists only while it has a turn queued or running.
+//
+// # Messages during a turn
+//
+// A message that arrives while its thread is busy joins the thread's queue
+// and the user gets a brief notice that it was received. A message that is
+// exactly "stop" or "cancel" (any case, trailing "." or "!" ignored) is a
+// command, not a turn: it cancels the running turn (the model call, its tool
+// calls and any delegation, whose approval gates are then denied because the
+// approver's context ends) and also sets aside the messages queued behind it
+// in that thread, which are completed without a turn. In a thread where Neo
+// can move money, "stop" must mean stop: a user who types it while two more
+// requests wait does not expect those to start a moment later. The notice
+// says how many messages were set aside, so the user can send again what
+// still matters. Messages that arrive after the "stop" run normally.
+//
+// # Restart
+//
+// [Hub.Start] resumes every message that was journaled but never completed,
+// in journal order per thread, through the same Runner: the Runner's resume
+// contract (idempotent per EventID; core.ErrAnswered when the answer was
+// already given) makes a second run safe. A message older than
+// Options.MaxAge (default 24 hours) is not resumed: the user gets an honest
+// notice that Neo was restarted and could not get to it, because an answer
+// to a day-old request, or a spend it asked for, is more likely to surprise
+// than to help. A pending "stop" sets aside the pending messages before it.
+//
+// # Delivery windows
+//
+// A message is completed in the journal only after its outcome was
+// delivered: the answer said (by the Runner), or a notice posted by the hub.
+// A crash between the two repeats the step on restart. For answers the
+// Runner's resume contract turns the repeat into core.ErrAnswered, so an
+// answer is given at most once as long as the Runner records it atomically
+// with saying it. Notices from the hub (failure, too old, stopped) are at
+// least once: a crash between the notice and the completion repeats the
+// notice, which is better than a user left with silence.
+//
+// # Shutdown
+//
+// [Hub.Close] refuses new messages, lets running turns finish within
+// Options.Grace, then cancels them; a turn cancelled by shutdown is not
+// completed, so it resumes after the restart from its last persisted step.
+// Queued turns stay journaled and resume the same way. Pending approval
+// gates are durable in the gate store and are found again by the resumed
+// turn.
+package conversation

@@ -1,0 +1,306 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/neobot/neobot/core"
+)
+
+// Runner runs one turn of the agent; *agent.Agent implements it. Run must
+// be idempotent per Inbound.EventID: run again after a restart, it
+// continues where the last run stopped, or returns core.ErrAnswered when the
+// answer was already given.
+type Runner interface {
+	Run(ctx context.Context, t core.Turn) error
+}
+
+// Journal keeps inbound messages durably until their turn is complete; the
+// store implements it.
+type Journal interface {
+	// JournalInbound records in durably. fresh is false when the platform
+	// and EventID were seen before (within the store's dedupe window), in
+	// which case nothing is written.
+	JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, err error)
+	// CompleteInbound marks the message done: it is not resumed again.
+	CompleteInbound(ctx context.Context, t core.Thread, eventID string) error
+	// PendingInbound returns the journaled, never completed messages,
+	// oldest first.
+	PendingInbound(ctx context.Context) ([]core.Inbound, error)
+}
+
+// Platform gives the hub a thread's Reporter and Approver; adapters
+// implement it.
+type Platform interface {
+	Reporter(t core.Thread) core.Reporter
+	Approver(t core.Thread, requester string) core.Approver
+}
+
+// Defaults for [Options].
+const (
+	// DefaultMaxConcurrent is the number of turns run at once when
+	// Options.MaxConcurrent is zero (NEO_MAX_CONCURRENT_TURNS).
+	DefaultMaxConcurrent = 64
+	// DefaultGrace is how long Close lets running turns finish.
+	DefaultGrace = 5 * time.Second
+	// DefaultMaxAge is how old a message may be and still be resumed after
+	// a restart.
+	DefaultMaxAge = 24 * time.Hour
+	// DefaultNoticeTimeout bounds each notice the hub posts on its own.
+	DefaultNoticeTimeout = 30 * time.Second
+)
+
+// Errors returned by the hub.
+var (
+	// ErrClosed reports a Submit or Start after Close.
+	ErrClosed = errors.New("conversation: hub is closed")
+	// ErrNoPlatform reports a message whose Thread.Platform has no
+	// attached Platform.
+	ErrNoPlatform = errors.New("conversation: no platform attached")
+)
+
+// Options configures [New].
+type Options struct {
+	Runner  Runner
+	Journal Journal
+	// MaxConcurrent caps the turns running at once across all threads
+	// (DefaultMaxConcurrent when zero or negative).
+	MaxConcurrent int
+	// Grace is how long Close waits for running turns before it cancels
+	// them (DefaultGrace when zero; negative cancels at once).
+	Grace time.Duration
+	// MaxAge is the age (from Inbound.At) beyond which Start answers a
+	// pending message with a notice instead of resuming it (DefaultMaxAge
+	// when zero). A message with a zero At is always resumed.
+	MaxAge time.Duration
+	// NoticeTimeout bounds each notice the hub posts outside a turn
+	// (DefaultNoticeTimeout when zero).
+	NoticeTimeout time.Duration
+	// Now is the clock (time.Now when nil).
+	Now    func() time.Time
+	Logger zerolog.Logger
+}
+
+// hubState is where the hub is in its life.
+type hubState int
+
+const (
+	stateNew      hubState = iota // Submit only journals
+	stateStarting                 // Start is reading the journal; turns wait
+	stateRunning
+	stateClosed
+)
+
+// Hub runs turns for every thread. It is safe for concurrent use; create it
+// with [New], attach platforms, Start it, and Close it.
+type Hub struct {
+	runner        Runner
+	journal       Journal
+	max           int
+	grace         time.Duration
+	maxAge        time.Duration
+	noticeTimeout time.Duration
+	now           func() time.Time
+	log           zerolog.Logger
+	err           error // misconfiguration, returned by Start and Submit
+
+	mu        sync.Mutex
+	state     hubState
+	platforms map[string]Platform
+	threads   map[string]*mailbox // thread key -> mailbox, only while busy
+	inflight  map[string]bool     // eventKey of every queued or running message
+	ready     []*mailbox          // threads waiting for a turn slot, FIFO
+	running   int                 // worker goroutines, at most max
+	chores    map[uint64]context.CancelFunc
+	choreSeq  uint64
+	closing   chan struct{} // closed when Close begins
+
+	workers    sync.WaitGroup // turn workers
+	choreGroup sync.WaitGroup // notices and stop handling
+}
+
+// New returns a hub. Attach at least one Platform, then call Start.
+func New(opts Options) *Hub {
+	h := &Hub{
+		runner: opts.Runner, journal: opts.Journal, max: opts.MaxConcurrent,
+		grace: opts.Grace, maxAge: opts.MaxAge, noticeTimeout: opts.NoticeTimeout,
+		now: opts.Now, log: opts.Logger,
+		platforms: map[string]Platform{}, threads: map[string]*mailbox{},
+		inflight: map[string]bool{}, chores: map[uint64]context.CancelFunc{},
+		closing: make(chan struct{}),
+	}
+	switch {
+	case opts.Runner == nil:
+		h.err = errors.New("conversation: Options.Runner is nil")
+	case opts.Journal == nil:
+		h.err = errors.New("conversation: Options.Journal is nil")
+	}
+	if h.max <= 0 {
+		h.max = DefaultMaxConcurrent
+	}
+	if h.grace == 0 {
+		h.grace = DefaultGrace
+	}
+	if h.maxAge <= 0 {
+		h.maxAge = DefaultMaxAge
+	}
+	if h.noticeTimeout <= 0 {
+		h.noticeTimeout = DefaultNoticeTimeout
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	return h
+}
+
+// Attach registers the platform that owns threads whose Thread.Platform is
+// name. Attach before Start, so resumed messages find their platform.
+func (h *Hub) Attach(name string, p Platform) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.platforms[name] = p
+}
+
+// Submit journals in durably and queues its turn; it returns once the
+// message is journaled and never waits for a turn. accepted is false for a
+// duplicate (same platform and EventID), which is dropped. A message whose
+// text is "stop" or "cancel" cancels the thread's running turn instead (see
+// the package documentation). Before Start, Submit only journals: Start
+// resumes the message. After Close it returns ErrClosed.
+func (h *Hub) Submit(ctx context.Context, in core.Inbound) (accepted bool, err error) {
+	if h.err != nil {
+		return false, h.err
+	}
+	h.mu.Lock()
+	state, p := h.state, h.platforms[in.Thread.Platform]
+	h.mu.Unlock()
+	switch {
+	case state == stateClosed:
+		return false, ErrClosed
+	case p == nil:
+		return false, fmt.Errorf("conversation: submit to %s: %w %q", in.Thread, ErrNoPlatform, in.Thread.Platform)
+	case in.EventID == "":
+		return false, fmt.Errorf("conversation: submit to %s: message has no event ID", in.Thread)
+	}
+	if err := in.Thread.Validate(); err != nil {
+		return false, fmt.Errorf("conversation: submit: %w", err)
+	}
+	fresh, err := h.journal.JournalInbound(ctx, in)
+	if err != nil {
+		return false, fmt.Errorf("conversation: journal %s in %s: %w", in.EventID, in.Thread, err)
+	}
+	if !fresh {
+		h.log.Debug().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("duplicate message dropped")
+		return false, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.state == stateNew || h.state == stateClosed {
+		// Journaled: Start, or the next process, resumes it.
+		return true, nil
+	}
+	h.admitLocked(p, in)
+	return true, nil
+}
+
+// Close stops taking new messages, lets running turns finish within Grace
+// (or until ctx ends), then cancels them and waits for every goroutine the
+// hub started. Turns cancelled this way, and queued turns, stay pending in
+// the journal and resume after a restart. Close returns an error only when
+// ctx ends before the goroutines do.
+func (h *Hub) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.state != stateClosed {
+		h.state = stateClosed
+		close(h.closing)
+	}
+	h.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() { // ends when the last worker and chore end
+		h.workers.Wait()
+		h.choreGroup.Wait()
+		close(done)
+	}()
+	if h.grace > 0 {
+		grace := time.NewTimer(h.grace)
+		defer grace.Stop()
+		select {
+		case <-done:
+			return nil
+		case <-grace.C:
+		case <-ctx.Done():
+		}
+	}
+	h.cancelAll()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("conversation: close: turns still running: %w", ctx.Err())
+	}
+}
+
+// cancelAll cancels every running turn (cause errShutdown) and chore.
+func (h *Hub) cancelAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, mb := range h.threads {
+		if mb.cur != nil {
+			mb.cur.cancel(errShutdown)
+		}
+	}
+	for _, cancel := range h.chores {
+		cancel()
+	}
+}
+
+// chore runs fn in a goroutine the hub owns, with a context bounded by
+// NoticeTimeout and cancelled by Close after Grace. Callers hold h.mu and
+// have checked the hub is not closed.
+func (h *Hub) choreLocked(fn func(ctx context.Context)) {
+	ctx, cancel := context.WithTimeout(context.Background(), h.noticeTimeout)
+	h.choreSeq++
+	id := h.choreSeq
+	h.chores[id] = cancel
+	h.choreGroup.Go(func() {
+		defer func() {
+			h.mu.Lock()
+			delete(h.chores, id)
+			h.mu.Unlock()
+			cancel()
+		}()
+		fn(ctx)
+	})
+}
+
+// complete marks in done in the journal. A failure is logged: the message
+// resumes after a restart, where the Runner's resume contract keeps it from
+// being answered twice.
+func (h *Hub) complete(ctx context.Context, in core.Inbound) {
+	if err := h.journal.CompleteInbound(context.WithoutCancel(ctx), in.Thread, in.EventID); err != nil {
+		h.log.Error().Err(err).Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("complete message")
+	}
+}
+
+// notice posts text through rep, logging a failure: a notice is a courtesy
+// and its loss must not stop the message from completing.
+func (h *Hub) notice(ctx context.Context, rep core.Reporter, in core.Inbound, text string) {
+	if rep == nil {
+		return
+	}
+	ctx = core.WithTurn(ctx, &core.Turn{Inbound: in, Reporter: rep})
+	if err := rep.Notice(ctx, text); err != nil {
+		h.log.Warn().Err(err).Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("post notice")
+	}
+}
+
+// eventKey identifies a message across the hub: dedupe is per platform.
+func eventKey(in core.Inbound) string {
+	return in.Thread.Platform + "\x00" + in.EventID
+}

@@ -1,0 +1,138 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/neobot/neobot/core"
+)
+
+// Start resumes every journaled message that never completed, then starts
+// running turns; ctx bounds only the journal read. Messages resume in
+// journal order per thread, ahead of any message submitted while Start
+// runs. A message older than Options.MaxAge gets an honest notice instead;
+// a pending stop sets aside the pending messages before it; a message whose
+// platform is not attached stays pending. Start may be called once.
+func (h *Hub) Start(ctx context.Context) error {
+	if h.err != nil {
+		return h.err
+	}
+	h.mu.Lock()
+	switch h.state {
+	case stateClosed:
+		h.mu.Unlock()
+		return ErrClosed
+	case stateStarting, stateRunning:
+		h.mu.Unlock()
+		return errors.New("conversation: hub already started")
+	}
+	h.state = stateStarting
+	h.mu.Unlock()
+
+	pending, err := h.journal.PendingInbound(ctx)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.state == stateClosed {
+		return ErrClosed
+	}
+	if err != nil {
+		h.state = stateNew
+		return fmt.Errorf("conversation: read journal: %w", err)
+	}
+
+	now := h.now()
+	plans := map[string]*resumePlan{}
+	var order []*resumePlan
+	for _, in := range pending {
+		key := in.Thread.Key()
+		p := h.platforms[in.Thread.Platform]
+		if p == nil {
+			h.log.Warn().Str("thread", key).Str("event", in.EventID).Msg("no platform attached; message stays pending")
+			continue
+		}
+		if h.inflight[eventKey(in)] {
+			continue // submitted while Start read the journal, already queued
+		}
+		plan := plans[key]
+		if plan == nil {
+			plan = &resumePlan{platform: p, thread: in.Thread}
+			plans[key] = plan
+			order = append(order, plan)
+		}
+		switch {
+		case isStop(in.Text):
+			plan.settle = append(plan.settle, settlement{in: in, dropped: plan.items})
+			plan.items = nil
+		case !in.At.IsZero() && now.Sub(in.At) > h.maxAge:
+			plan.settle = append(plan.settle, settlement{in: in, expired: true})
+		default:
+			plan.items = append(plan.items, &item{in: in})
+		}
+	}
+
+	for _, plan := range order {
+		h.resumeLocked(plan)
+	}
+	h.state = stateRunning
+	h.log.Info().Int("pending", len(pending)).Int("threads", len(order)).Msg("conversation hub started")
+	h.scheduleLocked()
+	return nil
+}
+
+// resumePlan is what Start does for one thread: the messages to run again
+// and the ones to settle with a notice.
+type resumePlan struct {
+	platform Platform
+	thread   core.Thread
+	items    []*item
+	settle   []settlement
+}
+
+// settlement is a pending message answered without a turn: a stop (with
+// the messages it sets aside) or a message too old to resume.
+type settlement struct {
+	in      core.Inbound
+	dropped []*item
+	expired bool
+}
+
+// resumeLocked queues a thread's resumed messages ahead of anything
+// submitted meanwhile, and settles the rest in one chore, in order.
+func (h *Hub) resumeLocked(plan *resumePlan) {
+	if len(plan.items) > 0 {
+		for _, it := range plan.items {
+			h.inflight[eventKey(it.in)] = true
+		}
+		mb := h.threads[plan.thread.Key()]
+		if mb == nil {
+			mb = &mailbox{thread: plan.thread, key: plan.thread.Key()}
+			h.threads[mb.key] = mb
+		}
+		mb.queue = append(plan.items, mb.queue...)
+		h.readyLocked(mb)
+	}
+	if len(plan.settle) == 0 {
+		return
+	}
+	rep := plan.platform.Reporter(plan.thread)
+	h.choreLocked(func(ctx context.Context) {
+		for _, s := range plan.settle {
+			if ctx.Err() != nil {
+				return // still pending: the next start settles it
+			}
+			if s.expired {
+				h.notice(ctx, rep, s.in, expiredText(s.in.At))
+				h.complete(ctx, s.in)
+				continue
+			}
+			for _, it := range s.dropped {
+				h.complete(ctx, it.in)
+			}
+			if len(s.dropped) > 0 {
+				h.notice(ctx, rep, s.in, stopText(false, len(s.dropped)))
+			}
+			h.complete(ctx, s.in)
+		}
+	})
+}

@@ -1,0 +1,215 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/neobot/neobot/core"
+)
+
+// Causes of a turn's cancellation, told apart when the turn ends.
+var (
+	errStopped  = errors.New("conversation: stopped by the user")
+	errShutdown = errors.New("conversation: hub shutting down")
+)
+
+// mailbox is a busy thread: its queue of messages and the turn running, if
+// any. It exists only while the thread has work, so an idle thread costs
+// nothing.
+type mailbox struct {
+	thread core.Thread
+	key    string
+	queue  []*item
+	cur    *item // the running turn, nil when waiting
+	// inReady reports that the mailbox is in Hub.ready. A mailbox waits
+	// there with cur == nil; a "stop" may empty its queue, and the
+	// scheduler drops it when it comes up.
+	inReady bool
+}
+
+// item is one message waiting for, or running, its turn.
+type item struct {
+	in     core.Inbound
+	cancel context.CancelCauseFunc // set when the turn starts
+	done   chan struct{}           // closed once the turn ended and the message was settled
+}
+
+// admitLocked queues a fresh message, or handles it as a stop command.
+func (h *Hub) admitLocked(p Platform, in core.Inbound) {
+	mb := h.threads[in.Thread.Key()]
+	if isStop(in.Text) {
+		h.stopLocked(p, mb, in)
+		return
+	}
+	k := eventKey(in)
+	if h.inflight[k] {
+		return // resumed by Start while Submit was journaling it
+	}
+	h.inflight[k] = true
+	if mb == nil {
+		mb = &mailbox{thread: in.Thread, key: in.Thread.Key()}
+		h.threads[mb.key] = mb
+	}
+	busy := mb.cur != nil || len(mb.queue) > 0
+	mb.queue = append(mb.queue, &item{in: in})
+	h.readyLocked(mb)
+	if busy {
+		rep := p.Reporter(in.Thread)
+		h.choreLocked(func(ctx context.Context) { h.notice(ctx, rep, in, textQueued) })
+	}
+	h.scheduleLocked()
+}
+
+// readyLocked puts a waiting mailbox with work at the back of the line.
+func (h *Hub) readyLocked(mb *mailbox) {
+	if mb.cur == nil && !mb.inReady && len(mb.queue) > 0 {
+		mb.inReady = true
+		h.ready = append(h.ready, mb)
+	}
+}
+
+// stopLocked cancels the thread's running turn and sets aside its queue.
+// The stop message itself is completed last, after the cancelled turn and
+// the set-aside messages: were the process to die first, the pending stop
+// would set them aside again on restart instead of letting them run.
+func (h *Hub) stopLocked(p Platform, mb *mailbox, stop core.Inbound) {
+	var running *item
+	var dropped []*item
+	if mb != nil {
+		running, dropped = mb.cur, mb.queue
+		mb.queue = nil
+		if running != nil {
+			running.cancel(errStopped)
+		}
+	}
+	rep := p.Reporter(stop.Thread)
+	h.choreLocked(func(ctx context.Context) {
+		if running != nil {
+			select {
+			case <-running.done:
+			case <-ctx.Done():
+				return // stays pending; a restart settles it
+			}
+		}
+		for _, it := range dropped {
+			h.complete(ctx, it.in)
+		}
+		h.forgetEvents(dropped)
+		h.notice(ctx, rep, stop, stopText(running != nil, len(dropped)))
+		h.complete(ctx, stop)
+	})
+}
+
+// forgetEvents removes settled messages from the in-flight set.
+func (h *Hub) forgetEvents(items []*item) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, it := range items {
+		delete(h.inflight, eventKey(it.in))
+	}
+}
+
+// scheduleLocked starts workers while slots and waiting threads remain.
+func (h *Hub) scheduleLocked() {
+	for h.running < h.max {
+		mb, it, ctx := h.nextLocked()
+		if mb == nil {
+			return
+		}
+		h.running++
+		h.workers.Go(func() { h.work(ctx, mb, it) })
+	}
+}
+
+// nextLocked takes the thread at the front of the line and starts its next
+// turn, or returns nil when nothing may run.
+func (h *Hub) nextLocked() (*mailbox, *item, context.Context) {
+	for h.state == stateRunning && len(h.ready) > 0 {
+		mb := h.ready[0]
+		h.ready[0] = nil
+		h.ready = h.ready[1:]
+		mb.inReady = false
+		if len(mb.queue) == 0 { // emptied by a stop while it waited
+			h.forgetLocked(mb)
+			continue
+		}
+		it := mb.queue[0]
+		mb.queue[0] = nil
+		mb.queue = mb.queue[1:]
+		ctx, cancel := context.WithCancelCause(context.Background())
+		it.cancel, it.done = cancel, make(chan struct{})
+		mb.cur = it
+		return mb, it, ctx
+	}
+	return nil, nil, nil
+}
+
+// forgetLocked drops an idle mailbox, unless a newer one replaced it.
+func (h *Hub) forgetLocked(mb *mailbox) {
+	if mb.cur == nil && !mb.inReady && len(mb.queue) == 0 && h.threads[mb.key] == mb {
+		delete(h.threads, mb.key)
+	}
+}
+
+// work runs turns until no thread waits: after each turn its thread goes
+// to the back of the line, behind every thread already waiting.
+func (h *Hub) work(ctx context.Context, mb *mailbox, it *item) {
+	for {
+		h.turn(ctx, it)
+		h.mu.Lock()
+		mb.cur = nil
+		delete(h.inflight, eventKey(it.in))
+		h.readyLocked(mb)
+		h.forgetLocked(mb)
+		mb, it, ctx = h.nextLocked()
+		if mb == nil {
+			h.running--
+			h.mu.Unlock()
+			return
+		}
+		h.mu.Unlock()
+	}
+}
+
+// turn runs one message through the Runner and settles it in the journal.
+func (h *Hub) turn(ctx context.Context, it *item) {
+	defer close(it.done)
+	defer it.cancel(nil)
+	in := it.in
+	h.mu.Lock()
+	p := h.platforms[in.Thread.Platform]
+	h.mu.Unlock()
+	if p == nil { // detached since; leave it pending for a restart
+		h.log.Error().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("no platform for turn")
+		return
+	}
+	t := core.Turn{Inbound: in, Reporter: p.Reporter(in.Thread), Approver: p.Approver(in.Thread, in.User)}
+	err := h.run(core.WithTurn(ctx, &t), t)
+	cause := context.Cause(ctx)
+	switch {
+	case err == nil, errors.Is(err, core.ErrAnswered):
+		h.complete(ctx, in)
+	case ctx.Err() != nil && errors.Is(cause, errStopped):
+		h.complete(ctx, in) // the stop command posts the notice
+	case ctx.Err() != nil && errors.Is(cause, errShutdown):
+		h.log.Info().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("turn interrupted by shutdown; resumes after restart")
+	default:
+		h.log.Error().Err(err).Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("turn failed")
+		h.notice(ctx, t.Reporter, in, failureText(err))
+		h.complete(ctx, in)
+	}
+}
+
+// run calls the Runner, turning a panic into an error so one bad turn does
+// not take every thread down with it.
+func (h *Hub) run(ctx context.Context, t core.Turn) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			h.log.Error().Str("stack", string(debug.Stack())).Msg("runner panicked")
+			err = fmt.Errorf("conversation: runner panicked: %v", r)
+		}
+	}()
+	return h.runner.Run(ctx, t)
+}
