@@ -1,0 +1,264 @@
+// Package memory is Neo's cortex: durable memory records scoped to a
+// workspace (and optionally a user, a channel, or a direct message),
+// retrieved by full-text relevance for the page-fault step of each turn
+// and for the memory_recall tool, and written back after each turn by a
+// cheap model that keeps the records current.
+//
+// Records live in a [Store] (bbolt in production); retrieval runs on an
+// in-memory BM25 index derived from the store and rebuilt from it by
+// [New]. Scope is enforced on every read by [Scope.Visible]: nothing from
+// one workspace is recalled in another, and a user's direct-message memory
+// never surfaces in a channel.
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/llm"
+	"github.com/rs/zerolog"
+)
+
+// ErrNoTurn reports a recall with no turn in its context: without a turn
+// there is no scope to read in.
+var ErrNoTurn = errors.New("memory: no turn in context")
+
+// Model is the cheap chat model that writes memory back. *llm.Client
+// satisfies it.
+type Model interface {
+	Chat(ctx context.Context, req llm.ChatRequest) (*llm.ChatResult, error)
+}
+
+// Options configures [New].
+type Options struct {
+	// Store keeps the records. Required.
+	Store Store
+	// Model extracts facts after each turn. Nil: write-back keeps only
+	// turn excerpts and procedures.
+	Model Model
+	// MaxMemories, MaxPatterns and MaxTurns cap what one page fault
+	// returns (defaults 5, 3, 3).
+	MaxMemories, MaxPatterns, MaxTurns int
+	// IdentifierBoost multiplies the weight of an exact identifier or
+	// entity match (default 2).
+	IdentifierBoost float64
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Logger receives write-back diagnostics (zero value: silent).
+	Logger zerolog.Logger
+}
+
+// Cortex is Neo's memory. It is safe for concurrent use.
+type Cortex struct {
+	store   Store
+	model   Model
+	opts    Options
+	now     func() time.Time
+	log     zerolog.Logger
+	mu      sync.RWMutex // guards ix
+	ix      *index
+	writeMu sync.Mutex // serializes store+index updates so they land in the same order
+}
+
+// New returns a cortex over opts.Store, indexing every stored record.
+func New(ctx context.Context, opts Options) (*Cortex, error) {
+	if opts.Store == nil {
+		return nil, errors.New("memory: no store")
+	}
+	if opts.MaxMemories <= 0 {
+		opts.MaxMemories = 5
+	}
+	if opts.MaxPatterns <= 0 {
+		opts.MaxPatterns = 3
+	}
+	if opts.MaxTurns <= 0 {
+		opts.MaxTurns = 3
+	}
+	if opts.IdentifierBoost <= 0 {
+		opts.IdentifierBoost = 2
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	c := &Cortex{store: opts.Store, model: opts.Model, opts: opts, now: opts.Now, log: opts.Logger, ix: newIndex()}
+	err := opts.Store.ScanMemories(ctx, func(r Record) error {
+		c.ix.put(r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("memory: load records: %w", err)
+	}
+	return c, nil
+}
+
+// Len returns the number of records held.
+func (c *Cortex) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.ix.byID)
+}
+
+// Hit is a record with its relevance to a query.
+type Hit struct {
+	Record
+	Score float64
+}
+
+// Recall returns up to k records of the given kinds visible to r, most
+// relevant to query first. No kinds means every kind.
+func (c *Cortex) Recall(r Reader, query string, k int, kinds ...Kind) []Hit {
+	terms := queryTerms(query, c.opts.IdentifierBoost)
+	if len(terms) == 0 {
+		return nil
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	sp := c.ix.spaces[spaceKey{r.Platform, r.Workspace}]
+	hs := sp.search(terms, func(rec *Record) bool {
+		return (len(kinds) == 0 || slices.Contains(kinds, rec.Kind)) && rec.Scope.Visible(r)
+	}, k)
+	return toHits(hs)
+}
+
+func toHits(hs []hit) []Hit {
+	out := make([]Hit, len(hs))
+	for i, h := range hs {
+		out[i] = Hit{Record: h.ref.sp.docs[h.ref.doc].rec, Score: h.score}
+	}
+	return out
+}
+
+// Fault is the page-fault step of a turn: the reader's profile, and the
+// facts, procedures and past exchanges most relevant to query (the
+// inbound text when query is empty), all within what in's conversation may
+// see.
+func (c *Cortex) Fault(ctx context.Context, in core.Inbound, query string) (core.Recall, error) {
+	if err := ctx.Err(); err != nil {
+		return core.Recall{}, err
+	}
+	if query == "" {
+		query = in.Text
+	}
+	r := ReaderOf(in)
+	var out core.Recall
+	out.Profile = c.profile(r)
+	for _, h := range c.Recall(r, query, c.opts.MaxMemories, KindFact) {
+		out.Memories = append(out.Memories, h.Text)
+	}
+	for _, h := range c.Recall(r, query, c.opts.MaxPatterns, KindProcedure) {
+		out.Patterns = append(out.Patterns, h.Text)
+	}
+	for _, h := range c.Recall(r, query, c.opts.MaxTurns, KindTurn) {
+		out.Turns = append(out.Turns, h.Text)
+	}
+	return out, nil
+}
+
+// maxProfile caps the profile lines rendered.
+const maxProfile = 12
+
+// profile renders the reader's own profile and preference records, newest
+// first.
+func (c *Cortex) profile(r Reader) string {
+	if r.User == "" {
+		return ""
+	}
+	recs := c.owned(r, func(rec *Record) bool {
+		return rec.Kind == KindProfile || rec.Kind == KindPreference
+	})
+	if len(recs) > maxProfile {
+		recs = recs[:maxProfile]
+	}
+	lines := make([]string, len(recs))
+	for i, rec := range recs {
+		lines[i] = rec.Text
+	}
+	return strings.Join(lines, "\n")
+}
+
+// owned returns the records visible to r that belong to r's user and pass
+// keep, newest first.
+func (c *Cortex) owned(r Reader, keep func(*Record) bool) []Record {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []Record
+	c.ix.spaces[spaceKey{r.Platform, r.Workspace}].each(func(rec *Record) bool {
+		if rec.Scope.User == r.User && rec.Scope.Visible(r) && keep(rec) {
+			out = append(out, *rec)
+		}
+		return true
+	})
+	sortNewest(out)
+	return out
+}
+
+func sortNewest(recs []Record) {
+	slices.SortStableFunc(recs, func(a, b Record) int { return b.Updated.Compare(a.Updated) })
+}
+
+// write stores put and del, then updates the index to match.
+func (c *Cortex) write(ctx context.Context, put []Record, del []string) error {
+	if len(put) == 0 && len(del) == 0 {
+		return nil
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if err := c.store.WriteMemories(ctx, put, del); err != nil {
+		return fmt.Errorf("memory: write: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range del {
+		c.ix.remove(id)
+	}
+	for _, r := range put {
+		c.ix.put(r)
+	}
+	return nil
+}
+
+// Remember stores a new record (ID, Created and Updated filled in when
+// empty) and returns it.
+func (c *Cortex) Remember(ctx context.Context, r Record) (Record, error) {
+	if err := checkRecord(r); err != nil {
+		return Record{}, err
+	}
+	if r.ID == "" {
+		id, err := newID()
+		if err != nil {
+			return Record{}, err
+		}
+		r.ID = id
+	}
+	now := c.now()
+	if r.Created.IsZero() {
+		r.Created = now
+	}
+	if r.Updated.IsZero() {
+		r.Updated = r.Created
+	}
+	if err := c.write(ctx, []Record{r}, nil); err != nil {
+		return Record{}, err
+	}
+	return r, nil
+}
+
+func checkRecord(r Record) error {
+	switch {
+	case r.Scope.Platform == "" || r.Scope.Workspace == "":
+		return errors.New("memory: record without platform and workspace")
+	case r.Scope.DM && r.Scope.User == "":
+		return errors.New("memory: DM record without user")
+	case !r.Kind.Valid():
+		return fmt.Errorf("memory: unknown kind %q", r.Kind)
+	case strings.TrimSpace(r.Text) == "":
+		return errors.New("memory: empty record")
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package memory
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/neobot/neobot/core"
+)
+
+// Kind says what a record is for.
+type Kind string
+
+// Record kinds.
+const (
+	// KindFact is something true about the world, a project or a team.
+	KindFact Kind = "fact"
+	// KindPreference is how a user likes things done.
+	KindPreference Kind = "preference"
+	// KindProfile describes a user: role, team, time zone.
+	KindProfile Kind = "profile"
+	// KindProcedure is a tool sequence that completed a goal.
+	KindProcedure Kind = "procedure"
+	// KindTurn is an excerpt of a past exchange.
+	KindTurn Kind = "turn"
+)
+
+// Valid reports whether k is one of the record kinds.
+func (k Kind) Valid() bool {
+	switch k {
+	case KindFact, KindPreference, KindProfile, KindProcedure, KindTurn:
+		return true
+	}
+	return false
+}
+
+// Scope says where a record may be recalled. Platform and Workspace are
+// always set: nothing crosses workspaces. Within a workspace:
+//   - DM: only in a direct message with User.
+//   - User set: only in conversations with that user (their own memory).
+//   - Channel set: only in that channel.
+//   - neither: anywhere in the workspace.
+type Scope struct {
+	Platform  string `json:"platform"`
+	Workspace string `json:"workspace"`
+	User      string `json:"user,omitempty"`
+	Channel   string `json:"channel,omitempty"`
+	DM        bool   `json:"dm,omitempty"`
+}
+
+// Reader is who is recalling: the conversation memory is read for.
+type Reader struct {
+	Platform  string
+	Workspace string
+	User      string
+	Channel   string
+	DM        bool
+}
+
+// ReaderOf returns the reader of an inbound message's conversation.
+func ReaderOf(in core.Inbound) Reader {
+	return Reader{
+		Platform: in.Thread.Platform, Workspace: in.Thread.Workspace,
+		User: in.User, Channel: in.Thread.Channel, DM: in.DM,
+	}
+}
+
+// Visible reports whether a record with scope s may be recalled by r. This
+// is the one place the scope rules live; every read goes through it.
+func (s Scope) Visible(r Reader) bool {
+	if s.Workspace == "" || s.Platform != r.Platform || s.Workspace != r.Workspace {
+		return false
+	}
+	if s.DM {
+		return r.DM && s.User != "" && s.User == r.User
+	}
+	if s.User != "" && s.User != r.User {
+		return false
+	}
+	if s.Channel != "" && s.Channel != r.Channel {
+		return false
+	}
+	return true
+}
+
+// Record is one memory.
+type Record struct {
+	ID    string `json:"id"`
+	Scope Scope  `json:"scope"`
+	Kind  Kind   `json:"kind"`
+	Text  string `json:"text"`
+	// Entities are names and identifiers the record is about (people,
+	// projects, addresses); they are indexed as exact identifiers.
+	Entities []string  `json:"entities,omitempty"`
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
+	// Supersedes is the ID of the record this one replaced, if any.
+	Supersedes string `json:"supersedes,omitempty"`
+}
+
+// Store keeps records durably. The store package implements it over bbolt;
+// the cortex's index is derived from it.
+type Store interface {
+	// WriteMemories stores put (replacing records with the same ID) and
+	// deletes the records with IDs in del, atomically.
+	WriteMemories(ctx context.Context, put []Record, del []string) error
+	// ScanMemories calls fn with every stored record, in no set order,
+	// stopping at fn's first error.
+	ScanMemories(ctx context.Context, fn func(Record) error) error
+}
+
+// newID returns a random record ID.
+func newID() (string, error) {
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("memory: id: %w", err)
+	}
+	return "m" + hex.EncodeToString(b[:]), nil
+}

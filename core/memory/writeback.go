@@ -1,0 +1,352 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/llm"
+)
+
+// Write-back runs after each turn. Without a model it keeps an excerpt of
+// the exchange (a turn record) and, when tools completed the goal, the
+// procedure. With a model it also extracts durable facts and reconciles
+// each against similar existing records: ADD, UPDATE (a new record that
+// supersedes the old), DELETE, or NONE.
+
+const extractPrompt = `You maintain the long-term memory of an assistant called Neo.
+Read the conversation turn below and extract durable facts worth remembering in later conversations:
+facts about the team, projects and the world ("fact"), how the user likes things done ("preference"),
+and who the user is: role, team, time zone ("profile"). Skip greetings, one-off requests, anything
+only true for this turn, and secrets (keys, passwords, tokens).
+Write each fact as one short self-contained sentence naming its subject. Keep identifiers verbatim.
+Set "about" to "user" when the fact is about the user who wrote the message, else "shared".
+Answer with JSON only: {"facts":[{"text":"...","kind":"fact|preference|profile","about":"user|shared","entities":["..."]}]}
+Answer {"facts":[]} when there is nothing to remember.`
+
+const reconcilePrompt = `You maintain the long-term memory of an assistant called Neo.
+Each new fact below comes with existing memories that may overlap it. For each new fact choose one operation:
+ADD (it is new information), UPDATE (it corrects or refines an existing memory: give "target" and the merged
+"text"), DELETE (it says an existing memory is no longer true: give "target"), NONE (already known).
+Answer with JSON only: {"ops":[{"fact":0,"op":"ADD|UPDATE|DELETE|NONE","target":"c1","text":"..."}]}`
+
+// Limits on what write-back reads and keeps.
+const (
+	maxExcerpt    = 400
+	maxCandidates = 3
+	maxFacts      = 10
+)
+
+type extracted struct {
+	Text     string   `json:"text"`
+	Kind     Kind     `json:"kind"`
+	About    string   `json:"about"`
+	Entities []string `json:"entities"`
+}
+
+type reconcileOp struct {
+	Fact   int    `json:"fact"`
+	Op     string `json:"op"`
+	Target string `json:"target"`
+	Text   string `json:"text"`
+}
+
+// WriteBack updates memory after a turn: in is the message that started
+// it, turn the messages the turn produced (assistant replies, tool calls
+// and results). Records are scoped to in's conversation: everything from a
+// direct message stays in direct messages with that user; in a channel,
+// facts about the user belong to the user and the rest to the channel.
+func (c *Cortex) WriteBack(ctx context.Context, in core.Inbound, turn []llm.Message) error {
+	if in.Thread.Platform == "" || in.Thread.Workspace == "" {
+		return errors.New("memory: write-back: message has no platform or workspace")
+	}
+	now := c.now()
+	answer, tools := outcome(turn)
+	var put []Record
+	var del []string
+	newRec := func(scope Scope, kind Kind, text string, entities []string) (Record, error) {
+		id, err := newID()
+		return Record{ID: id, Scope: scope, Kind: kind, Text: text, Entities: entities, Created: now, Updated: now}, err
+	}
+	conv := conversationScope(in)
+	if answer != "" && strings.TrimSpace(in.Text) != "" {
+		r, err := newRec(conv, KindTurn, fmt.Sprintf("%s asked: %s\nNeo answered: %s",
+			speaker(in), excerpt(in.Text, maxExcerpt), excerpt(answer, maxExcerpt)), nil)
+		if err != nil {
+			return err
+		}
+		put = append(put, r)
+	}
+	if answer != "" && len(tools) > 0 && strings.TrimSpace(in.Text) != "" {
+		text := fmt.Sprintf("Goal: %s\nSteps: %s", excerpt(in.Text, 200), strings.Join(tools, " -> "))
+		r, err := newRec(conv, KindProcedure, text, tools)
+		if err != nil {
+			return err
+		}
+		// The same steps for a similar goal replace the older pattern.
+		for _, h := range c.Recall(ReaderOf(in), in.Text, 3, KindProcedure) {
+			if h.Scope == conv && stepsOf(h.Text) == stepsOf(text) {
+				r.Supersedes, r.Created = h.ID, h.Created
+				del = append(del, h.ID)
+				break
+			}
+		}
+		put = append(put, r)
+	}
+	var modelErr error
+	if c.model != nil {
+		p, d, err := c.extract(ctx, in, turn, newRec)
+		put, del = append(put, p...), append(del, d...)
+		modelErr = err
+	}
+	if err := c.write(ctx, put, del); err != nil {
+		return err
+	}
+	if modelErr != nil {
+		return fmt.Errorf("memory: write-back in %s: %w", in.Thread.Key(), modelErr)
+	}
+	return nil
+}
+
+// extract asks the model for facts and reconciles them with what is known.
+func (c *Cortex) extract(ctx context.Context, in core.Inbound, turn []llm.Message,
+	newRec func(Scope, Kind, string, []string) (Record, error)) (put []Record, del []string, err error) {
+	var facts struct {
+		Facts []extracted `json:"facts"`
+	}
+	if err := c.ask(ctx, extractPrompt, renderTurn(in, turn), &facts); err != nil {
+		return nil, nil, fmt.Errorf("extract facts: %w", err)
+	}
+	r := ReaderOf(in)
+	type pending struct {
+		fact       extracted
+		scope      Scope
+		candidates []Hit
+	}
+	var todo []pending
+	for _, f := range facts.Facts {
+		f.Text = strings.TrimSpace(f.Text)
+		if f.Text == "" || len(todo) == maxFacts {
+			continue
+		}
+		if !f.Kind.Valid() || f.Kind == KindTurn || f.Kind == KindProcedure {
+			f.Kind = KindFact
+		}
+		if f.Kind != KindFact {
+			f.About = "user"
+		}
+		p := pending{fact: f, scope: factScope(in, f.About == "user")}
+		p.candidates = c.Recall(r, f.Text+" "+strings.Join(f.Entities, " "), maxCandidates, KindFact, KindPreference, KindProfile)
+		todo = append(todo, p)
+	}
+	ops := make([]reconcileOp, len(todo))
+	var prompt strings.Builder
+	labels := map[string]Hit{}
+	for i, p := range todo {
+		ops[i] = reconcileOp{Fact: i, Op: "ADD"}
+		if len(p.candidates) == 0 {
+			continue
+		}
+		ops[i].Op = "NONE" // the model must say what to do with an overlap
+		fmt.Fprintf(&prompt, "New fact %d: %s\n", i, p.fact.Text)
+		for _, h := range p.candidates {
+			label := fmt.Sprintf("c%d", len(labels)+1)
+			labels[label] = h
+			fmt.Fprintf(&prompt, "  existing %s: %s\n", label, oneLine(h.Text))
+		}
+	}
+	if prompt.Len() > 0 {
+		var answer struct {
+			Ops []reconcileOp `json:"ops"`
+		}
+		if err := c.ask(ctx, reconcilePrompt, prompt.String(), &answer); err != nil {
+			return nil, nil, fmt.Errorf("reconcile facts: %w", err)
+		}
+		for _, op := range answer.Ops {
+			if op.Fact >= 0 && op.Fact < len(ops) && len(todo[op.Fact].candidates) > 0 {
+				ops[op.Fact] = op
+			}
+		}
+	}
+	deleted := map[string]bool{}
+	for i, op := range ops {
+		p := todo[i]
+		target, known := labels[strings.TrimSpace(op.Target)]
+		// A target must be one of this fact's candidates: the model can
+		// touch nothing it was not shown for this fact.
+		known = known && containsID(p.candidates, target.ID) && !deleted[target.ID]
+		switch strings.ToUpper(strings.TrimSpace(op.Op)) {
+		case "ADD":
+			rec, err := newRec(p.scope, p.fact.Kind, p.fact.Text, p.fact.Entities)
+			if err != nil {
+				return nil, nil, err
+			}
+			put = append(put, rec)
+		case "UPDATE":
+			if !known {
+				continue
+			}
+			text := strings.TrimSpace(op.Text)
+			if text == "" {
+				text = p.fact.Text
+			}
+			rec, err := newRec(p.scope, p.fact.Kind, text, mergeEntities(target.Entities, p.fact.Entities))
+			if err != nil {
+				return nil, nil, err
+			}
+			rec.Supersedes, rec.Created = target.ID, target.Created
+			put = append(put, rec)
+			del = append(del, target.ID)
+			deleted[target.ID] = true
+		case "DELETE":
+			if known {
+				del = append(del, target.ID)
+				deleted[target.ID] = true
+			}
+		}
+	}
+	return put, del, nil
+}
+
+// ask sends one prompt to the model and decodes the JSON object in its
+// answer into v.
+func (c *Cortex) ask(ctx context.Context, system, user string, v any) error {
+	res, err := c.model.Chat(ctx, llm.ChatRequest{Messages: []llm.Message{
+		llm.SystemMessage(system), llm.UserMessage(user),
+	}})
+	if err != nil {
+		return err
+	}
+	text := res.Message.Content
+	start, end := strings.Index(text, "{"), strings.LastIndex(text, "}")
+	if start < 0 || end < start {
+		return fmt.Errorf("model answered without JSON: %q", excerpt(text, 120))
+	}
+	if err := json.Unmarshal([]byte(text[start:end+1]), v); err != nil {
+		return fmt.Errorf("model answered malformed JSON: %w", err)
+	}
+	return nil
+}
+
+// outcome returns the turn's final answer ("" when it ended without one)
+// and the tools it called, in order, consecutive repeats folded.
+func outcome(turn []llm.Message) (answer string, tools []string) {
+	for _, m := range turn {
+		if m.Role != llm.RoleAssistant {
+			continue
+		}
+		for _, tc := range m.ToolCalls {
+			if n := tc.Function.Name; n != "" && (len(tools) == 0 || tools[len(tools)-1] != n) {
+				tools = append(tools, n)
+			}
+		}
+	}
+	if n := len(turn); n > 0 {
+		last := turn[n-1]
+		if last.Role == llm.RoleAssistant && len(last.ToolCalls) == 0 {
+			answer = strings.TrimSpace(last.Content)
+		}
+	}
+	return answer, tools
+}
+
+// conversationScope is where records of in's conversation as a whole
+// belong: a direct message stays with its user, a channel with its channel.
+func conversationScope(in core.Inbound) Scope {
+	s := Scope{Platform: in.Thread.Platform, Workspace: in.Thread.Workspace}
+	if in.DM {
+		s.User, s.DM = in.User, true
+	} else {
+		s.Channel = in.Thread.Channel
+	}
+	return s
+}
+
+// factScope is where an extracted fact belongs: facts about the user
+// follow the user through the workspace (except from a direct message,
+// which never leaves it); shared facts stay in the conversation's scope.
+func factScope(in core.Inbound, aboutUser bool) Scope {
+	if aboutUser && !in.DM && in.User != "" {
+		return Scope{Platform: in.Thread.Platform, Workspace: in.Thread.Workspace, User: in.User}
+	}
+	return conversationScope(in)
+}
+
+func renderTurn(in core.Inbound, turn []llm.Message) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", speaker(in), in.Text)
+	for _, m := range turn {
+		switch m.Role {
+		case llm.RoleAssistant:
+			for _, tc := range m.ToolCalls {
+				fmt.Fprintf(&b, "Neo called %s(%s)\n", tc.Function.Name, excerpt(tc.Function.Arguments, 300))
+			}
+			if m.Content != "" {
+				fmt.Fprintf(&b, "Neo: %s\n", m.Content)
+			}
+		case llm.RoleTool:
+			fmt.Fprintf(&b, "%s returned: %s\n", m.Name, excerpt(m.Content, 300))
+		case llm.RoleUser:
+			fmt.Fprintf(&b, "%s: %s\n", speaker(in), m.Content)
+		}
+	}
+	return b.String()
+}
+
+func speaker(in core.Inbound) string {
+	switch {
+	case in.UserName != "":
+		return in.UserName
+	case in.User != "":
+		return "User " + in.User
+	}
+	return "The user"
+}
+
+func stepsOf(text string) string {
+	if _, steps, ok := strings.Cut(text, "\nSteps: "); ok {
+		return steps
+	}
+	return ""
+}
+
+func excerpt(s string, n int) string {
+	s = oneLine(s)
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && (s[cut]&0xC0) == 0x80 { // keep UTF-8 whole
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func containsID(hs []Hit, id string) bool {
+	for _, h := range hs {
+		if h.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func mergeEntities(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, e := range b {
+		dup := false
+		for _, x := range out {
+			if strings.EqualFold(x, e) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, e)
+		}
+	}
+	return out
+}

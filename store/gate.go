@@ -1,0 +1,132 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/neobot/neobot/core"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Gates live in gates/<token> as JSON; gate_nodes/<intent>\x00<node> holds
+// the token of the latest gate opened for that node.
+
+var _ core.GateStore = (*DB)(nil)
+
+// CreateGate stores a new gate. A token already in use is an error.
+func (db *DB) CreateGate(ctx context.Context, g core.Gate) error {
+	if g.Token == "" {
+		return errors.New("store: create gate: empty token")
+	}
+	raw, err := json.Marshal(g)
+	if err != nil {
+		return fmt.Errorf("store: create gate: %w", err)
+	}
+	err = db.write(ctx, func(tx *bolt.Tx) error {
+		gates := tx.Bucket(bucketGates)
+		if gates.Get([]byte(g.Token)) != nil {
+			return errors.New("token already in use")
+		}
+		if err := gates.Put([]byte(g.Token), raw); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketGateNodes).Put(gateNodeKey(g.IntentID, g.NodeID), []byte(g.Token))
+	})
+	if err != nil {
+		return fmt.Errorf("store: create gate for %s/%s: %w", g.IntentID, g.NodeID, err)
+	}
+	return nil
+}
+
+// LoadGate returns the gate with token, or core.ErrGateUnknown.
+func (db *DB) LoadGate(ctx context.Context, token string) (core.Gate, error) {
+	var g core.Gate
+	err := db.read(ctx, func(tx *bolt.Tx) error {
+		var err error
+		g, err = getGate(tx, token)
+		return err
+	})
+	return g, err
+}
+
+// UpdateGate applies fn to the gate with token and stores the result, in one
+// transaction. When fn fails nothing is written and UpdateGate returns the
+// gate as stored together with fn's error, unwrapped, so callers can test
+// it with ==. It returns core.ErrGateUnknown when no gate has that token.
+func (db *DB) UpdateGate(ctx context.Context, token string, fn func(*core.Gate) error) (core.Gate, error) {
+	if err := ctx.Err(); err != nil {
+		return core.Gate{}, err
+	}
+	var (
+		out   core.Gate
+		fnErr error
+	)
+	// A plain Update, not a batch: fn is the caller's and need not be
+	// idempotent.
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		stored, err := getGate(tx, token)
+		if err != nil {
+			return err
+		}
+		g := stored
+		g.Options = append([]string(nil), stored.Options...)
+		g.Allowed = append([]string(nil), stored.Allowed...)
+		if fnErr = fn(&g); fnErr != nil {
+			out = stored
+			return nil
+		}
+		g.Token = token
+		raw, err := json.Marshal(g)
+		if err != nil {
+			return err
+		}
+		out = g
+		return tx.Bucket(bucketGates).Put([]byte(token), raw)
+	})
+	switch {
+	case errors.Is(err, core.ErrGateUnknown):
+		return core.Gate{}, err
+	case err != nil:
+		return core.Gate{}, fmt.Errorf("store: update gate: %w", err)
+	case fnErr != nil:
+		return out, fnErr
+	}
+	return out, nil
+}
+
+// GateFor returns the latest gate opened for an intent's node, or
+// core.ErrNotFound.
+func (db *DB) GateFor(ctx context.Context, intentID, nodeID string) (core.Gate, error) {
+	var g core.Gate
+	err := db.read(ctx, func(tx *bolt.Tx) error {
+		token := tx.Bucket(bucketGateNodes).Get(gateNodeKey(intentID, nodeID))
+		if token == nil {
+			return core.ErrNotFound
+		}
+		var err error
+		g, err = getGate(tx, string(token))
+		if errors.Is(err, core.ErrGateUnknown) {
+			return core.ErrNotFound // swept
+		}
+		return err
+	})
+	return g, err
+}
+
+func getGate(tx *bolt.Tx, token string) (core.Gate, error) {
+	v := tx.Bucket(bucketGates).Get([]byte(token))
+	if v == nil {
+		return core.Gate{}, core.ErrGateUnknown
+	}
+	var g core.Gate
+	if err := json.Unmarshal(v, &g); err != nil {
+		return core.Gate{}, fmt.Errorf("store: decode gate: %w", err)
+	}
+	return g, nil
+}
+
+func gateNodeKey(intentID, nodeID string) []byte {
+	return []byte(intentID + "\x00" + nodeID)
+}

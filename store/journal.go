@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/neobot/neobot/core"
+	bolt "go.etcd.io/bbolt"
+)
+
+// The inbound journal: inbound/<platform>\x00<event ID> holds the message,
+// when it was journaled, and whether its turn completed; this record is
+// also the event's dedupe key. inbound_pending/<seq> -> inbound key lists
+// the uncompleted messages in journal order.
+
+type inboundRecord struct {
+	Inbound   core.Inbound `json:"inbound"`
+	Journaled time.Time    `json:"journaled"`
+	Pending   uint64       `json:"pending,omitempty"` // key in inbound_pending while uncompleted
+	Completed time.Time    `json:"completed,omitzero"`
+}
+
+// JournalInbound records in before its turn runs. fresh is false, and
+// nothing is written, when the same platform event was journaled within the
+// dedupe TTL (Retention.Dedupe, default 24h) or is still pending.
+func (db *DB) JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, err error) {
+	if err := in.Thread.Validate(); err != nil {
+		return false, fmt.Errorf("store: journal: %w", err)
+	}
+	if in.EventID == "" {
+		return false, fmt.Errorf("store: journal message in %s: empty event ID", in.Thread.Key())
+	}
+	now := db.now()
+	key := inboundKey(in.Thread.Platform, in.EventID)
+	err = db.write(ctx, func(tx *bolt.Tx) error {
+		fresh = false
+		b := tx.Bucket(bucketInbound)
+		if v := b.Get(key); v != nil {
+			var prev inboundRecord
+			if err := json.Unmarshal(v, &prev); err != nil {
+				return fmt.Errorf("decode inbound: %w", err)
+			}
+			if prev.Completed.IsZero() || now.Sub(prev.Journaled) < db.ret.Dedupe {
+				return nil // a duplicate
+			}
+		}
+		pending := tx.Bucket(bucketPending)
+		seq, err := pending.NextSequence()
+		if err != nil {
+			return err
+		}
+		raw, err := json.Marshal(inboundRecord{Inbound: in, Journaled: now, Pending: seq})
+		if err != nil {
+			return err
+		}
+		if err := b.Put(key, raw); err != nil {
+			return err
+		}
+		if err := pending.Put(u64(seq), key); err != nil {
+			return err
+		}
+		tb, err := threadBucket(tx, in.Thread)
+		if err != nil {
+			return err
+		}
+		fresh = true
+		return tb.Put(keyActive, i64(now.UnixNano()))
+	})
+	if err != nil {
+		return false, fmt.Errorf("store: journal %s in %s: %w", in.EventID, in.Thread.Key(), err)
+	}
+	return fresh, nil
+}
+
+// CompleteInbound marks the journaled message eventID of thread t done: it
+// is no longer pending, and its dedupe key lives out its TTL. Completing
+// twice is fine; an event never journaled is core.ErrNotFound.
+func (db *DB) CompleteInbound(ctx context.Context, t core.Thread, eventID string) error {
+	now := db.now()
+	key := inboundKey(t.Platform, eventID)
+	err := db.write(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketInbound)
+		v := b.Get(key)
+		if v == nil {
+			return core.ErrNotFound
+		}
+		var rec inboundRecord
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return fmt.Errorf("decode inbound: %w", err)
+		}
+		if !rec.Completed.IsZero() {
+			return nil
+		}
+		if err := tx.Bucket(bucketPending).Delete(u64(rec.Pending)); err != nil {
+			return err
+		}
+		rec.Completed, rec.Pending = now, 0
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		return b.Put(key, raw)
+	})
+	if errors.Is(err, core.ErrNotFound) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("store: complete %s in %s: %w", eventID, t.Key(), err)
+	}
+	return nil
+}
+
+// PendingInbound returns the messages journaled and never completed,
+// oldest first: the turns to resume after a restart.
+func (db *DB) PendingInbound(ctx context.Context) ([]core.Inbound, error) {
+	var out []core.Inbound
+	err := db.read(ctx, func(tx *bolt.Tx) error {
+		inbound := tx.Bucket(bucketInbound)
+		return tx.Bucket(bucketPending).ForEach(func(_, key []byte) error {
+			v := inbound.Get(key)
+			if v == nil {
+				return nil
+			}
+			var rec inboundRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("decode inbound: %w", err)
+			}
+			out = append(out, rec.Inbound)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: pending inbound: %w", err)
+	}
+	return out, nil
+}
+
+func inboundKey(platform, eventID string) []byte {
+	return []byte(platform + "\x00" + eventID)
+}

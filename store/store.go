@@ -1,0 +1,220 @@
+// Package store keeps everything neobot must not lose in one bbolt file:
+// per-thread transcripts with their summary and archive, the inbound journal
+// and event-dedupe keys, approval gates, delegations in flight, and memory
+// records. It implements the persistence interfaces the core packages
+// declare; bbolt is the source of truth and anything derived from it (the
+// memory index) is rebuilt from it.
+//
+// Every write is fsynced before the call returns. Concurrent writers are
+// grouped into one transaction with bbolt's Batch, so the cost of an fsync
+// is shared by everyone waiting on it.
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// SchemaVersion is the layout version this build writes. A file stamped
+// with a newer version is refused, never rewritten.
+const SchemaVersion = 1
+
+// Bucket names. Each concern has its own top-level bucket.
+var (
+	bucketMeta        = []byte("meta")
+	bucketThreads     = []byte("threads")
+	bucketInbound     = []byte("inbound")
+	bucketPending     = []byte("inbound_pending")
+	bucketGates       = []byte("gates")
+	bucketGateNodes   = []byte("gate_nodes")
+	bucketDelegations = []byte("delegations")
+	bucketMemories    = []byte("memories")
+	bucketProfiles    = []byte("profiles")
+	bucketPatterns    = []byte("patterns")
+
+	keySchema = []byte("schema")
+)
+
+var allBuckets = [][]byte{
+	bucketMeta, bucketThreads, bucketInbound, bucketPending, bucketGates,
+	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
+}
+
+// ErrLocked reports that another process holds the database file.
+var ErrLocked = errors.New("store: database file is locked by another process")
+
+// SchemaError reports a file written by a newer neobot: it is refused
+// rather than rewritten with an older layout.
+type SchemaError struct {
+	Path  string
+	Found uint64
+	Want  uint64
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("store: %s has schema version %d but this neobot understands up to %d; upgrade neobot or point NEO_DB_PATH at another file", e.Path, e.Found, e.Want)
+}
+
+// Options configures [Open]. The zero value is usable.
+type Options struct {
+	// LockTimeout is how long Open waits for another process to release the
+	// file before failing with ErrLocked (default 2s). It is never infinite.
+	LockTimeout time.Duration
+	// Writers is the expected number of concurrent writers (for example the
+	// conversation hub's MaxConcurrent); it sets bbolt's MaxBatchSize so a
+	// batch commits as soon as every writer has joined it (default 64).
+	Writers int
+	// BatchDelay is the longest a write waits for others to join its batch
+	// (default 2ms). A write with no other write in flight does not wait.
+	BatchDelay time.Duration
+	// Retention says what Sweep drops.
+	Retention Retention
+	// NoSync turns fsync off. Unsafe: a crash can lose acknowledged writes.
+	// For throwaway benchmarks only; never the default.
+	NoSync bool
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Logger receives sweep summaries (zero value: silent).
+	Logger zerolog.Logger
+}
+
+// DB is neobot's bbolt store. It is safe for concurrent use.
+type DB struct {
+	bolt     *bolt.DB
+	path     string
+	now      func() time.Time
+	ret      Retention
+	log      zerolog.Logger
+	inflight atomic.Int64
+}
+
+// Open opens (creating if needed) the store at path. A file held by another
+// process fails after Options.LockTimeout with an error naming the path and
+// wrapping ErrLocked; a file from a newer neobot fails with *SchemaError.
+func Open(path string, opts Options) (*DB, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = 2 * time.Second
+	}
+	if opts.Writers <= 0 {
+		opts.Writers = 64
+	}
+	if opts.BatchDelay <= 0 {
+		opts.BatchDelay = 2 * time.Millisecond
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	b, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:      opts.LockTimeout,
+		NoSync:       opts.NoSync,
+		FreelistType: bolt.FreelistMapType,
+	})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("store: open %s: another process holds it (waited %s; is another neobot running?): %w", path, opts.LockTimeout, ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	b.MaxBatchSize = opts.Writers
+	b.MaxBatchDelay = opts.BatchDelay
+	db := &DB{bolt: b, path: path, now: opts.Now, ret: opts.Retention.withDefaults(), log: opts.Logger}
+	if err := db.init(); err != nil {
+		_ = b.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// init checks the schema version and creates missing buckets, in one
+// transaction: a refused file is left exactly as it was.
+func (db *DB) init() error {
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(bucketMeta); meta != nil {
+			if v := meta.Get(keySchema); len(v) == 8 {
+				if found := binary.BigEndian.Uint64(v); found > SchemaVersion {
+					return &SchemaError{Path: db.path, Found: found, Want: SchemaVersion}
+				}
+			}
+		}
+		for _, name := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return fmt.Errorf("create bucket %s: %w", name, err)
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySchema, u64(SchemaVersion))
+	})
+	var se *SchemaError
+	if errors.As(err, &se) {
+		return se
+	}
+	if err != nil {
+		return fmt.Errorf("store: init %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// Path returns the file the store was opened from.
+func (db *DB) Path() string { return db.path }
+
+// Close closes the file. Calls after Close fail.
+func (db *DB) Close() error {
+	if err := db.bolt.Close(); err != nil {
+		return fmt.Errorf("store: close %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// write runs fn in a read-write transaction that is fsynced before write
+// returns. When other writes are in flight it joins their batch (fn may
+// then run more than once and must be idempotent: it derives everything
+// from tx and assigns, never accumulates, its outputs); alone, it commits
+// at once instead of waiting for company.
+func (db *DB) write(ctx context.Context, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	n := db.inflight.Add(1)
+	defer db.inflight.Add(-1)
+	if n == 1 {
+		return db.bolt.Update(fn)
+	}
+	return db.bolt.Batch(fn)
+}
+
+// read runs fn in a read-only transaction.
+func (db *DB) read(ctx context.Context, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.bolt.View(fn)
+}
+
+func u64(v uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v)
+	return b[:]
+}
+
+func i64(v int64) []byte { return u64(uint64(v)) }
+
+func getI64(b []byte) int64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(b))
+}
+
+func getU64(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}
