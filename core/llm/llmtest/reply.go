@@ -15,9 +15,10 @@ import (
 // Reply scripts one response.
 //
 // With Body set, Status (default 200), Header and Body are sent verbatim.
-// Otherwise a chat-completions JSON body is built from Message, FinishReason
-// and Usage; Message.Reasoning travels as "reasoning_content", the way
-// reasoning providers send it.
+// Otherwise a 2xx reply gets a chat-completions JSON body built from
+// Message, FinishReason and Usage (Message.Reasoning travels as
+// "reasoning_content", the way reasoning providers send it), and any other
+// status an empty body.
 //
 // Delay holds the response back (the wait ends early when the client goes
 // away or the server closes). Drop closes the connection instead of
@@ -122,8 +123,12 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, reply Reply) {
 		drop(w, reply)
 		return
 	}
+	status := reply.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
 	body := []byte(reply.Body)
-	if reply.Body == "" {
+	if reply.Body == "" && status < 300 {
 		body = completion(reply)
 	}
 	h := w.Header()
@@ -132,10 +137,6 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, reply Reply) {
 	}
 	if h.Get("Content-Type") == "" {
 		h.Set("Content-Type", "application/json")
-	}
-	status := reply.Status
-	if status == 0 {
-		status = http.StatusOK
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

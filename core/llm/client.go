@@ -1,0 +1,148 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// maxResponseBytes bounds how much of a response body is read.
+const maxResponseBytes = 32 << 20
+
+// Client calls one model through the chat-completions API. It is immutable
+// after New and safe for concurrent use.
+type Client struct {
+	cfg  Config
+	set  settings
+	http *http.Client
+	now  func() time.Time
+}
+
+// New validates cfg, detects the provider and returns a Client. Errors name
+// the setting to fix (NEO_MODEL, NEO_LLM_BASE_URL, the provider's API key
+// variable...); an Anthropic Messages or OpenAI Responses endpoint is refused
+// with ErrUnsupportedShape.
+func New(cfg Config) (*Client, error) {
+	set, err := resolve(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: cfg, set: set, http: cfg.HTTPClient, now: cfg.Now}
+	if c.http == nil {
+		c.http = &http.Client{}
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.cfg.Timeout == 0 {
+		c.cfg.Timeout = DefaultTimeout
+	}
+	if c.cfg.SlotLabel == "" {
+		c.cfg.SlotLabel = DefaultSlot
+	}
+	return c, nil
+}
+
+// Model returns the configured model string.
+func (c *Client) Model() string { return c.cfg.Model }
+
+// Provider returns the provider the client talks to, e.g. "fireworks".
+func (c *Client) Provider() string { return c.set.provider.name }
+
+// Endpoint returns the URL requests are POSTed to.
+func (c *Client) Endpoint() string { return c.set.endpoint }
+
+// ContextWindow returns the model's context window in tokens:
+// Config.ContextWindow when set, else the registry's figure.
+func (c *Client) ContextWindow() int {
+	if c.cfg.ContextWindow > 0 {
+		return c.cfg.ContextWindow
+	}
+	return ContextWindow(c.cfg.Model)
+}
+
+// Chat sends the conversation and returns the model's single assistant turn.
+// Inline <think> blocks and reasoning_content land in Message.Reasoning,
+// never in Content. HTTP failures are *Error; check IsTransient and
+// RetryAfter before retrying.
+func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error) {
+	if len(req.Messages) == 0 {
+		return nil, errors.New("neo/llm: chat needs at least one message")
+	}
+	body, err := c.encodeRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+
+	name := c.set.provider.name
+	start := c.now()
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.set.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("neo/llm: %s: build request: %w", name, err)
+	}
+	c.setHeaders(hreq.Header)
+
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return nil, c.transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		return nil, fmt.Errorf("neo/llm: %s: read response (%d bytes before the connection ended): %w", name, len(raw), c.contextCause(ctx, err))
+	}
+	c.cfg.Logger.Debug().Str("provider", name).Str("model", c.cfg.Model).Int("status", resp.StatusCode).
+		Int("request_bytes", len(body)).Int("response_bytes", len(raw)).Dur("took", c.now().Sub(start)).Msg("llm chat")
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, parseError(name, resp, raw, c.now())
+	}
+	return decodeResponse(name, resp.StatusCode, raw)
+}
+
+// setHeaders adds authentication and, through the gateway, the metering
+// metadata.
+func (c *Client) setHeaders(h http.Header) {
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json")
+	h.Set("User-Agent", "neobot")
+	if c.set.apiKey != "" {
+		h.Set("Authorization", "Bearer "+c.set.apiKey)
+	}
+	if c.set.gateway {
+		if c.cfg.ActorDID != "" {
+			h.Set("X-Matrix-Actor-DID", c.cfg.ActorDID)
+		}
+		if c.cfg.IntentID != "" {
+			h.Set("X-Matrix-Intent-ID", c.cfg.IntentID)
+		}
+		h.Set("X-Matrix-Slot", c.cfg.SlotLabel)
+	}
+}
+
+// transportError wraps a failed round trip, saying whether our own timeout
+// fired.
+func (c *Client) transportError(ctx context.Context, err error) error {
+	name := c.set.provider.name
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("neo/llm: %s: no answer within %s: %w", name, c.cfg.Timeout, err)
+	}
+	return fmt.Errorf("neo/llm: %s: request failed: %w", name, err)
+}
+
+// contextCause reports a read cut short by our deadline as one.
+func (c *Client) contextCause(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+	}
+	return err
+}

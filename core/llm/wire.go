@@ -1,0 +1,270 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ErrBadResponse marks a 2xx response the client cannot use: not JSON,
+// truncated JSON, or no choices. Errors wrap it with the provider's name.
+var ErrBadResponse = errors.New("unusable response")
+
+// The wire structs are the chat-completions JSON. They are separate from
+// Message so that Reasoning only goes on the wire when the provider setting
+// asks for it.
+
+type wireRequest struct {
+	Model       string        `json:"model"`
+	Messages    []wireMessage `json:"messages"`
+	Tools       []Tool        `json:"tools,omitempty"`
+	ToolChoice  any           `json:"tool_choice,omitempty"`
+	Temperature *float64      `json:"temperature,omitempty"`
+	MaxTokens   int           `json:"max_tokens,omitempty"`
+	Seed        int64         `json:"seed,omitempty"`
+	Stream      bool          `json:"stream"`
+}
+
+type wireMessage struct {
+	Role string `json:"role"`
+	// Content is null on an assistant turn that only calls tools; some
+	// providers refuse an empty string there.
+	Content          *string    `json:"content"`
+	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID       string     `json:"tool_call_id,omitempty"`
+	Name             string     `json:"name,omitempty"`
+	ReasoningContent string     `json:"reasoning_content,omitempty"`
+}
+
+type namedChoice struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+// encodeRequest renders req as a chat-completions body.
+func (c *Client) encodeRequest(req ChatRequest) ([]byte, error) {
+	wr := wireRequest{
+		Model:     c.set.model,
+		Messages:  make([]wireMessage, len(req.Messages)),
+		MaxTokens: c.cfg.MaxTokens,
+		Seed:      c.cfg.Seed,
+	}
+	if c.cfg.Temperature != 0 {
+		t := c.cfg.Temperature
+		wr.Temperature = &t
+	}
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		if m.Role == "" {
+			return nil, fmt.Errorf("neo/llm: message %d has no role", i)
+		}
+		wm := wireMessage{Role: m.Role, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name}
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			wm.Content = &m.Content
+		}
+		if len(m.ToolCalls) > 0 {
+			calls := make([]ToolCall, len(m.ToolCalls))
+			for j, tc := range m.ToolCalls {
+				if tc.Type == "" {
+					tc.Type = "function"
+				}
+				calls[j] = tc
+			}
+			wm.ToolCalls = calls
+			if c.set.echo && m.Role == RoleAssistant {
+				wm.ReasoningContent = m.Reasoning
+			}
+		}
+		wr.Messages[i] = wm
+	}
+	if len(req.Tools) > 0 {
+		tools := make([]Tool, len(req.Tools))
+		for i, t := range req.Tools {
+			if t.Type == "" {
+				t.Type = "function"
+			}
+			tools[i] = t
+		}
+		wr.Tools = tools
+		switch req.ToolChoice {
+		case "":
+			wr.ToolChoice = "auto"
+		case "auto", "none", "required":
+			wr.ToolChoice = req.ToolChoice
+		default: // a function name forces that function
+			nc := namedChoice{Type: "function"}
+			nc.Function.Name = req.ToolChoice
+			wr.ToolChoice = nc
+		}
+	} else if req.ToolChoice != "" && req.ToolChoice != "auto" && req.ToolChoice != "none" {
+		return nil, fmt.Errorf("neo/llm: tool choice %q without any tools", req.ToolChoice)
+	}
+	return json.Marshal(wr)
+}
+
+type wireResponse struct {
+	Choices []struct {
+		Message      wireReply `json:"message"`
+		FinishReason string    `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *Usage     `json:"usage"`
+	Error *wireError `json:"error"`
+}
+
+type wireReply struct {
+	Role             string          `json:"role"`
+	Content          json.RawMessage `json:"content"`
+	ReasoningContent *string         `json:"reasoning_content"`
+	Reasoning        *string         `json:"reasoning"`
+	ToolCalls        []struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// decodeResponse turns a 2xx body into a ChatResult. An error object in a
+// 2xx body (some gateways do that) becomes an *Error.
+func decodeResponse(providerName string, status int, body []byte) (*ChatResult, error) {
+	var wr wireResponse
+	if err := json.Unmarshal(body, &wr); err != nil {
+		return nil, fmt.Errorf("neo/llm: %s: %w: %s", providerName, ErrBadResponse, describeJSONError(body, err))
+	}
+	if len(wr.Choices) == 0 {
+		if wr.Error != nil {
+			e := wr.Error.toError(providerName, status)
+			return nil, e
+		}
+		return nil, fmt.Errorf("neo/llm: %s: %w: no choices in the response", providerName, ErrBadResponse)
+	}
+	ch := wr.Choices[0]
+	content, err := contentText(ch.Message.Content)
+	if err != nil {
+		return nil, fmt.Errorf("neo/llm: %s: %w: %v", providerName, ErrBadResponse, err)
+	}
+	visible, inline := splitThink(content)
+	msg := Message{Role: RoleAssistant, Content: visible}
+	switch {
+	case ch.Message.ReasoningContent != nil && *ch.Message.ReasoningContent != "":
+		msg.Reasoning = strings.TrimSpace(*ch.Message.ReasoningContent)
+	case ch.Message.Reasoning != nil:
+		msg.Reasoning = strings.TrimSpace(*ch.Message.Reasoning)
+	}
+	if inline != "" {
+		if msg.Reasoning != "" {
+			msg.Reasoning += "\n\n"
+		}
+		msg.Reasoning += inline
+	}
+	if n := len(ch.Message.ToolCalls); n > 0 {
+		msg.ToolCalls = make([]ToolCall, n)
+		for i, tc := range ch.Message.ToolCalls {
+			call := ToolCall{ID: tc.ID, Type: tc.Type, Function: FunctionCall{Name: tc.Function.Name}}
+			if call.ID == "" {
+				call.ID = "call_" + strconv.Itoa(i)
+			}
+			if call.Type == "" {
+				call.Type = "function"
+			}
+			call.Function.Arguments = argumentsText(tc.Function.Arguments)
+			msg.ToolCalls[i] = call
+		}
+	}
+	res := &ChatResult{Message: msg, FinishReason: normalizeFinish(ch.FinishReason, len(msg.ToolCalls) > 0)}
+	if wr.Usage != nil {
+		res.Usage = *wr.Usage
+	}
+	return res, nil
+}
+
+// contentText reads a message's content: a string, null, or an array of
+// parts whose text is concatenated.
+func contentText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", fmt.Errorf("content: %w", err)
+		}
+		return s, nil
+	case '[':
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			return "", fmt.Errorf("content parts: %w", err)
+		}
+		var b strings.Builder
+		for _, p := range parts {
+			if p.Type == "" || p.Type == "text" || p.Type == "output_text" {
+				b.WriteString(p.Text)
+			}
+		}
+		return b.String(), nil
+	}
+	return "", fmt.Errorf("content is neither a string nor a list of parts")
+}
+
+// argumentsText keeps arguments as the JSON text the model wrote. Providers
+// that send an object instead of a string get the object's JSON; invalid
+// JSON is left for ParseArgs to report.
+func argumentsText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	return string(raw)
+}
+
+// normalizeFinish maps provider spellings onto the Finish* constants.
+func normalizeFinish(reason string, hasCalls bool) string {
+	switch strings.ToLower(reason) {
+	case "tool_calls", "function_call", "tool_use":
+		return FinishToolCalls
+	case "length", "max_tokens", "model_length":
+		return FinishLength
+	case "", "stop", "eos", "end_turn", "stop_sequence":
+		if hasCalls {
+			return FinishToolCalls
+		}
+		return FinishStop
+	}
+	return reason
+}
+
+// describeJSONError says briefly why body is not a usable JSON document,
+// without dumping it.
+func describeJSONError(body []byte, err error) string {
+	trimmed := bytes.TrimSpace(body)
+	var syn *json.SyntaxError
+	switch {
+	case len(trimmed) == 0:
+		return "empty body"
+	case trimmed[0] == '<':
+		return "HTML instead of JSON: " + summarizeHTML(body)
+	case errors.As(err, &syn) && syn.Offset >= int64(len(body)) || strings.Contains(err.Error(), "unexpected end of JSON input"):
+		return fmt.Sprintf("truncated JSON (%d bytes)", len(body))
+	case errors.As(err, &syn):
+		return fmt.Sprintf("invalid JSON at byte %d of %d: %s", syn.Offset, len(body), excerpt(trimmed, 60))
+	}
+	return fmt.Sprintf("not a chat completion: %v", err)
+}
