@@ -1,0 +1,193 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/compact"
+	"github.com/neobot/neobot/core/llm"
+	"github.com/rs/zerolog"
+)
+
+// Model is a chat-completions model (*llm.Client).
+type Model interface {
+	Chat(ctx context.Context, req llm.ChatRequest) (*llm.ChatResult, error)
+}
+
+// Toolbox is Neo's tool surface (*tools.Surface). Dispatch reports a tool's
+// own failure in-band (isError) and a failure to reach it as err.
+type Toolbox interface {
+	Schemas() []llm.Tool
+	Dispatch(ctx context.Context, name string, args map[string]any) (content string, isError bool, err error)
+}
+
+// Transcript stores a thread's entries (*store.DB).
+type Transcript interface {
+	// AppendEntries appends data as new entries, in order, and returns the
+	// last entry's sequence number.
+	AppendEntries(ctx context.Context, t core.Thread, data ...[]byte) (lastSeq uint64, err error)
+	// LoadTranscript returns the summary and the live entries (Seq >
+	// summary.UpTo), in order.
+	LoadTranscript(ctx context.Context, t core.Thread) (core.Summary, []core.Entry, error)
+	// Compact archives the entries with Seq <= s.UpTo and stores s,
+	// atomically.
+	Compact(ctx context.Context, t core.Thread, s core.Summary) error
+}
+
+// Memory is long-term memory (*memory.Cortex): what a turn faults in and
+// what it writes back.
+type Memory interface {
+	Fault(ctx context.Context, in core.Inbound, query string) (core.Recall, error)
+	WriteBack(ctx context.Context, in core.Inbound, turn []llm.Message) error
+}
+
+// CoreExecute is the synthetic tool that delegates money-moving or rigorous
+// work; it is never retried automatically.
+const CoreExecute = "core_execute"
+
+// Defaults of the tunables in Options.
+const (
+	DefaultContextWindow         = 128_000
+	DefaultStepBudget            = 24
+	DefaultResultCap             = 16 << 10
+	DefaultMaxRetriesPerTool     = 3
+	DefaultMaxAdaptAttempts      = 2
+	DefaultNoProgressStall       = 3
+	DefaultRefaultEvery          = 6
+	DefaultMaxCompactionsPerTurn = 3
+)
+
+// ErrNoModel reports a Run on an agent built without a model (dry run only).
+var ErrNoModel = errors.New("agent: no model configured")
+
+// Options configures an [Agent]. Only Model and Transcript are needed to
+// Run; an agent without them can still render its [Agent.Prompt].
+type Options struct {
+	// Model is the main, tool-calling model.
+	Model Model
+	// Cheap compacts and summarizes; nil or failing falls back to Model.
+	Cheap Model
+	// Tools is the tool surface; nil offers no tools.
+	Tools Toolbox
+	// Transcript persists every step.
+	Transcript Transcript
+	// Memory faults in recall and takes write-back; nil disables both.
+	Memory Memory
+
+	// ActorDID is Neo's identity, pinned in the system block.
+	ActorDID string
+	// Charter replaces the built-in charter when set.
+	Charter string
+	// Constraints are extra hard constraints pinned in the system block.
+	Constraints []string
+
+	// ContextWindow is the main model's window in tokens (default 128k).
+	ContextWindow int
+	// SoftPct and HardPct are the compaction thresholds (0.80, 0.92).
+	SoftPct, HardPct float64
+	// Counter estimates tokens when the provider reports no usage
+	// (default compact.Heuristic).
+	Counter compact.Counter
+	// StepBudget caps model calls per turn (default 24).
+	StepBudget int
+	// ResultCap caps each tool result shown to the model, in bytes
+	// (default 16 KiB); the full result stays in the transcript.
+	ResultCap int
+	// MaxRetriesPerTool, MaxAdaptAttempts, NoProgressStall, RefaultEvery
+	// and MaxCompactionsPerTurn tune the ladder (defaults 3, 2, 3, 6, 3).
+	MaxRetriesPerTool     int
+	MaxAdaptAttempts      int
+	NoProgressStall       int
+	RefaultEvery          int
+	MaxCompactionsPerTurn int
+	// BackoffBase and BackoffMax shape retry delays (500ms, 8s); a
+	// provider's Retry-After wins, capped at one minute.
+	BackoffBase, BackoffMax time.Duration
+
+	// Logger records what the user does not see (zero value: silent).
+	Logger zerolog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Sleep waits between retries (default: a timer that honours ctx).
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Rand returns a float in [0,1) for jitter (default math/rand/v2).
+	Rand func() float64
+}
+
+// Agent runs turns. It is safe for concurrent use by turns of different
+// threads; turns of one thread must run one at a time.
+type Agent struct {
+	opts      Options
+	budget    compact.Budget
+	compactor *compact.Compactor
+	log       zerolog.Logger
+}
+
+// New returns an Agent with defaults filled in.
+func New(opts Options) (*Agent, error) {
+	if opts.ContextWindow < 0 || opts.StepBudget < 0 || opts.ResultCap < 0 {
+		return nil, fmt.Errorf("agent: negative option (window %d, steps %d, cap %d)", opts.ContextWindow, opts.StepBudget, opts.ResultCap)
+	}
+	if opts.SoftPct != 0 && opts.HardPct != 0 && opts.SoftPct >= opts.HardPct {
+		return nil, fmt.Errorf("agent: soft threshold %.2f must be below hard %.2f", opts.SoftPct, opts.HardPct)
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&opts.ContextWindow, DefaultContextWindow)
+	def(&opts.StepBudget, DefaultStepBudget)
+	def(&opts.ResultCap, DefaultResultCap)
+	def(&opts.MaxRetriesPerTool, DefaultMaxRetriesPerTool)
+	def(&opts.MaxAdaptAttempts, DefaultMaxAdaptAttempts)
+	def(&opts.NoProgressStall, DefaultNoProgressStall)
+	def(&opts.RefaultEvery, DefaultRefaultEvery)
+	def(&opts.MaxCompactionsPerTurn, DefaultMaxCompactionsPerTurn)
+	if opts.SoftPct <= 0 {
+		opts.SoftPct = compact.DefaultSoftPct
+	}
+	if opts.HardPct <= 0 {
+		opts.HardPct = compact.DefaultHardPct
+	}
+	if opts.Counter == nil {
+		opts.Counter = compact.Heuristic
+	}
+	if opts.BackoffBase <= 0 {
+		opts.BackoffBase = 500 * time.Millisecond
+	}
+	if opts.BackoffMax <= 0 {
+		opts.BackoffMax = 8 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = sleep
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.Float64
+	}
+	return &Agent{
+		opts:      opts,
+		budget:    compact.Budget{Window: opts.ContextWindow, SoftPct: opts.SoftPct, HardPct: opts.HardPct},
+		compactor: compact.New(compact.Options{Cheap: opts.Cheap, Main: opts.Model, Logger: opts.Logger}),
+		log:       opts.Logger,
+	}, nil
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,95 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/compact"
+	"github.com/neobot/neobot/core/llm"
+)
+
+// Share of the window kept as live tail by each kind of compaction.
+const (
+	softKeep = 0.40
+	hardKeep = 0.20
+)
+
+// maybeCompact compacts when the budget says so: at the soft threshold at
+// a turn boundary if one qualifies, at the hard threshold wherever a clean
+// cut exists.
+func (tr *turn) maybeCompact(ctx context.Context, force bool) error {
+	p := tr.a.budget.Check(tr.used())
+	if force {
+		p = compact.PressureHard
+	}
+	if p == compact.PressureNone {
+		return nil
+	}
+	return tr.compact(ctx, p)
+}
+
+// compactNow forces a compaction (the model-failure adapt rung).
+func (tr *turn) compactNow(ctx context.Context) error { return tr.maybeCompact(ctx, true) }
+
+// compact swaps older live history for a consolidated summary. The cut is
+// clean (never between a tool call and its result); when the summarizer
+// fails the cut moves to the last user message (safeTail) and the summary
+// keeps the artifacts verbatim. Compactions per turn are capped.
+func (tr *turn) compact(ctx context.Context, p compact.Pressure) error {
+	a, st := tr.a, tr.st
+	if tr.compactions >= a.opts.MaxCompactionsPerTurn {
+		return nil
+	}
+	msgs := make([]llm.Message, len(st.items))
+	counts := make([]int, len(st.items))
+	for i, it := range st.items {
+		msgs[i], counts[i] = it.msg, it.tokens
+	}
+	keep := int(float64(a.opts.ContextWindow) * softKeep)
+	if p == compact.PressureHard {
+		keep = int(float64(a.opts.ContextWindow) * hardKeep)
+	}
+	split := compact.Split(msgs, counts, keep, p == compact.PressureSoft)
+	if split == 0 && p == compact.PressureHard {
+		split = compact.SafeTail(msgs)
+	}
+	if split == 0 {
+		return nil
+	}
+	tr.status(ctx, "Compacting the conversation…")
+	res, err := a.compactor.Summarize(ctx, st.summary.Text, msgs[:split])
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		a.log.Warn().Err(err).Str("thread", st.thread.Key()).Msg("agent: summarizer failed; keeping the safe tail")
+		split = compact.SafeTail(msgs)
+		if split == 0 {
+			return nil
+		}
+		res = a.compactor.Fallback(st.summary.Text, msgs[:split])
+	}
+	sum := core.Summary{Text: res.Text, UpTo: st.items[split-1].seq, At: a.opts.Now()}
+	if err := a.opts.Transcript.Compact(ctx, st.thread, sum); err != nil {
+		return fmt.Errorf("agent: compact %s: %w", st.thread, err)
+	}
+	tr.compactions++
+	a.log.Info().Str("thread", st.thread.Key()).Int("entries", split).Str("pressure", p.String()).
+		Int("restored", len(res.Dropped)).Msg("agent: compacted")
+	st.summary = sum
+	st.items = append([]item(nil), st.items[split:]...)
+	st.usage, st.usageAt = 0, 0
+	if tr.start < split {
+		// The turn's own message went into the summary: leave an anchor so
+		// a resumed Run still finds this turn.
+		in := tr.t.Inbound
+		if err := a.appendRecords(ctx, st, record{EventID: in.EventID, User: in.User, Anchor: true}); err != nil {
+			return err
+		}
+		tr.start = len(st.items) - 1
+	} else {
+		tr.start -= split
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/llm"
+)
+
+// outcome is one tool call's result as the model will see it.
+type outcome struct {
+	content string
+	failed  bool
+}
+
+// callNote records a call for the honest partial.
+type callNote struct {
+	name string
+	ok   bool
+}
+
+// runCalls dispatches one assistant turn's calls concurrently and persists
+// exactly one tool message per call, in the calls' order. It returns a
+// non-empty reason when the turn must end with an honest partial: a stall,
+// or a tool whose adapt attempts are exhausted.
+func (tr *turn) runCalls(ctx context.Context, calls []llm.ToolCall) (end string, err error) {
+	a := tr.a
+	tr.status(ctx, "Using "+callNames(calls)+"…")
+	results := make([]outcome, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Go(func() { results[i] = tr.dispatch(ctx, c) })
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+
+	// Adapt: a failure goes back to the model as signal, until a tool has
+	// failed more than MaxAdaptAttempts times this turn.
+	escalate := tr.offers(CoreExecute)
+	for i, c := range calls {
+		tr.calls = append(tr.calls, callNote{name: c.Function.Name, ok: !results[i].failed})
+		if !results[i].failed {
+			continue
+		}
+		name := c.Function.Name
+		tr.toolFails[name]++
+		switch n := tr.toolFails[name]; {
+		case n > a.opts.MaxAdaptAttempts:
+			end = fmt.Sprintf("%s kept failing (%d times)", name, n)
+		case n == a.opts.MaxAdaptAttempts && escalate && name != CoreExecute:
+			results[i].content += "\n\nThis tool has now failed repeatedly. If the task moves funds or needs rigorous execution, delegate it with core_execute; otherwise stop and tell the user plainly what failed."
+		}
+	}
+
+	recs := make([]record, len(calls))
+	for i, c := range calls {
+		m := llm.ToolResult(c.ID, c.Function.Name, results[i].content)
+		recs[i] = record{Msg: &m}
+	}
+	if err := a.appendRecords(ctx, tr.st, recs...); err != nil {
+		return "", err
+	}
+	if end != "" {
+		return end, nil
+	}
+
+	// Stall: the same batch with the same results, again and again.
+	sig := batchSignature(calls, results)
+	tr.batches[sig]++
+	if tr.batches[sig] >= a.opts.NoProgressStall {
+		return fmt.Sprintf("I was repeating the same steps (%s) without making progress", callNames(calls)), nil
+	}
+	return "", nil
+}
+
+// dispatch runs one call, retrying invocation failures with backoff. A
+// core_execute call is never retried: it may move money.
+func (tr *turn) dispatch(ctx context.Context, c llm.ToolCall) outcome {
+	a := tr.a
+	name := c.Function.Name
+	if a.opts.Tools == nil {
+		return outcome{content: "error: no tools are available in this conversation.", failed: true}
+	}
+	args, err := c.Function.ParseArgs()
+	if err != nil {
+		return outcome{failed: true, content: fmt.Sprintf("error: the arguments for %s are not a valid JSON object (%v). Call it again with a JSON object that matches its schema.", name, err)}
+	}
+	ctx = core.WithToolCall(ctx, c.ID)
+	for attempt := 1; ; attempt++ {
+		content, isError, err := a.opts.Tools.Dispatch(ctx, name, args)
+		if err == nil {
+			if isError {
+				if !strings.HasPrefix(content, "error:") {
+					content = "error: " + content
+				}
+				return outcome{content: content, failed: true}
+			}
+			if content == "" {
+				content = "(no output)"
+			}
+			return outcome{content: content}
+		}
+		if ctx.Err() != nil {
+			return outcome{content: "error: cancelled.", failed: true}
+		}
+		if name == CoreExecute || attempt > a.opts.MaxRetriesPerTool {
+			a.log.Warn().Err(err).Str("tool", name).Int("attempts", attempt).Msg("agent: tool call failed")
+			return outcome{failed: true, content: fmt.Sprintf("error: %s could not be reached after %d attempt(s): %v", name, attempt, err)}
+		}
+		d := a.backoff(attempt, err)
+		a.log.Debug().Err(err).Str("tool", name).Int("retry", attempt).Dur("wait", d).Msg("agent: tool call failed; retrying")
+		if a.opts.Sleep(ctx, d) != nil {
+			return outcome{content: "error: cancelled.", failed: true}
+		}
+	}
+}
+
+// offers reports whether the model was given the named tool.
+func (tr *turn) offers(name string) bool {
+	for _, t := range tr.tools {
+		if t.Function.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// batchSignature hashes a batch canonically: call names, arguments with
+// sorted keys, and results, independent of call IDs.
+func batchSignature(calls []llm.ToolCall, results []outcome) uint64 {
+	h := fnv.New64a()
+	for i, c := range calls {
+		h.Write([]byte(c.Function.Name))
+		h.Write([]byte{0})
+		if args, err := c.Function.ParseArgs(); err == nil {
+			b, _ := json.Marshal(args) // map keys are sorted
+			h.Write(b)
+		} else {
+			h.Write([]byte(c.Function.Arguments))
+		}
+		h.Write([]byte{0})
+		h.Write([]byte(results[i].content))
+		h.Write([]byte{1})
+	}
+	return h.Sum64()
+}
+
+// callNames lists a batch's distinct tool names.
+func callNames(calls []llm.ToolCall) string {
+	var names []string
+	seen := map[string]bool{}
+	for _, c := range calls {
+		if !seen[c.Function.Name] {
+			seen[c.Function.Name] = true
+			names = append(names, c.Function.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,290 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/compact"
+	"github.com/neobot/neobot/core/llm"
+)
+
+// turn is one Run's working state.
+type turn struct {
+	a     *Agent
+	t     *core.Turn
+	st    *state
+	rep   core.Reporter
+	start int // index of the turn's user message (or anchor) in st.items
+
+	tools       []llm.Tool
+	toolsTokens int
+	recall      core.Recall
+	steps       int // model calls made
+	adapts      int // model-output adaptations (length, empty answer)
+	hint        string
+	toolFails   map[string]int
+	batches     map[uint64]int
+	compactions int
+	calls       []callNote // what this turn did, for an honest partial
+}
+
+// Run runs one turn: it answers t.Inbound through t.Reporter, calling tools
+// as the model asks, persisting each step before the next model call.
+//
+// Run is idempotent per Inbound.EventID. A Run whose user message is
+// already stored continues from where the transcript ends, dispatching any
+// tool calls left without a result under their original IDs; a Run whose
+// final answer is already stored (or whose thread has moved on to a later
+// message) returns core.ErrAnswered and says nothing. A cancelled ctx
+// returns its error, leaving the transcript resumable.
+func (a *Agent) Run(ctx context.Context, t core.Turn) error {
+	if a.opts.Model == nil {
+		return ErrNoModel
+	}
+	if a.opts.Transcript == nil {
+		return errors.New("agent: no transcript store configured")
+	}
+	in := t.Inbound
+	st, err := a.load(ctx, in.Thread)
+	if err != nil {
+		return err
+	}
+	tr := &turn{a: a, t: &t, st: st, rep: t.Reporter, toolFails: map[string]int{}, batches: map[uint64]int{}}
+	if tr.rep == nil {
+		tr.rep = silent{}
+	}
+	place, start := st.locate(in.EventID)
+	switch place {
+	case turnAnswered:
+		return core.ErrAnswered
+	case turnOpen:
+		tr.start = start
+		a.log.Info().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("agent: resuming turn")
+	default:
+		if err := tr.closeAbandoned(ctx); err != nil {
+			return err
+		}
+		msg := llm.UserMessage(userText(in))
+		if err := a.appendRecords(ctx, st, record{Msg: &msg, EventID: in.EventID, User: in.User}); err != nil {
+			return err
+		}
+		tr.start = len(st.items) - 1
+	}
+	if a.opts.Tools != nil {
+		tr.tools = a.opts.Tools.Schemas()
+	}
+	tr.toolsTokens = compact.ToolsTokens(a.opts.Counter, tr.tools)
+	ctx = core.WithTurn(ctx, tr.t)
+	tr.recall = a.fault(ctx, in, in.Text)
+	return tr.loop(ctx)
+}
+
+// loop is the recursive tool-calling loop, unrolled.
+func (tr *turn) loop(ctx context.Context) error {
+	a := tr.a
+	for {
+		if calls := tr.st.dangling(); len(calls) > 0 {
+			end, err := tr.runCalls(ctx, calls)
+			if err != nil {
+				return err
+			}
+			if end != "" {
+				return tr.partial(ctx, end)
+			}
+		}
+		if tr.steps >= a.opts.StepBudget {
+			return tr.partial(ctx, fmt.Sprintf("I used my budget of %d steps for one message", a.opts.StepBudget))
+		}
+		if tr.steps > 0 && tr.steps%a.opts.RefaultEvery == 0 {
+			tr.recall = a.fault(ctx, tr.t.Inbound, tr.narration())
+		}
+		if err := tr.maybeCompact(ctx, false); err != nil {
+			return err
+		}
+		res, err := tr.callModel(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			a.log.Error().Err(err).Str("thread", tr.st.thread.Key()).Msg("agent: model unavailable after the recovery ladder")
+			return tr.partial(ctx, "the language model kept failing, so I had to stop")
+		}
+		tr.steps++
+		msg := res.Message
+		if res.FinishReason == llm.FinishLength || (len(msg.ToolCalls) == 0 && strings.TrimSpace(msg.Content) == "") {
+			// Never shown raw and its tool calls never run: adapt.
+			tr.adapts++
+			if tr.adapts > a.opts.MaxAdaptAttempts {
+				return tr.partial(ctx, "my replies kept getting cut off before they were complete")
+			}
+			tr.hint = "[harness] Your previous reply was cut off or empty and was discarded. Reply again, more briefly; make fewer tool calls at a time."
+			continue
+		}
+		tr.hint = ""
+		if len(msg.ToolCalls) == 0 {
+			return tr.finish(ctx, msg.Content, false)
+		}
+		msg.Role = llm.RoleAssistant
+		msg.ToolCalls = normalizeCalls(msg.ToolCalls, tr.st.nextSeq(), tr.steps)
+		if err := a.appendRecords(ctx, tr.st, record{Msg: &msg}); err != nil {
+			return err
+		}
+		if res.Usage.PromptTokens > 0 {
+			tr.st.usage = res.Usage.PromptTokens + res.Usage.CompletionTokens
+			tr.st.usageAt = len(tr.st.items)
+		}
+	}
+}
+
+// callModel calls the main model on a freshly built window, climbing the
+// recovery ladder on failure: retry transient errors with jittered backoff
+// (honouring Retry-After), then adapt by compacting and calling again; it
+// returns the last error once the ladder is exhausted.
+func (tr *turn) callModel(ctx context.Context) (*llm.ChatResult, error) {
+	a := tr.a
+	retries, adapts := 0, 0
+	for {
+		req := llm.ChatRequest{Messages: tr.window(), Tools: tr.tools}
+		tr.status(ctx, "Thinking…")
+		res, err := a.opts.Model.Chat(ctx, req)
+		if err == nil && res == nil {
+			err = errors.New("agent: model returned no result")
+		}
+		if err == nil {
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if llm.IsTransient(err) && retries < a.opts.MaxRetriesPerTool {
+			retries++
+			d := a.backoff(retries, err)
+			a.log.Warn().Err(err).Int("retry", retries).Dur("wait", d).Msg("agent: model call failed; retrying")
+			tr.status(ctx, "The model is busy; retrying…")
+			if err := a.opts.Sleep(ctx, d); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if adapts < a.opts.MaxAdaptAttempts {
+			adapts++
+			a.log.Warn().Err(err).Int("adapt", adapts).Msg("agent: model call failed; compacting and trying again")
+			if err := tr.compactNow(ctx); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return nil, err
+	}
+}
+
+// window renders the request's messages with a fresh system block.
+func (tr *turn) window() []llm.Message {
+	a := tr.a
+	p := promptInput{in: tr.t.Inbound, summary: tr.st.summary.Text, recall: tr.recall, step: tr.steps + 1}
+	p.used = tr.used()
+	return tr.st.messages(a.system(p), a.opts.ResultCap, tr.hint)
+}
+
+// used estimates the next request's tokens.
+func (tr *turn) used() int {
+	// The system block is estimated from its inputs: building it just to
+	// count it would double the per-step cost.
+	fixed := len(knowledge)/3 + 600 + tr.a.opts.Counter(tr.st.summary.Text) + tr.toolsTokens
+	return tr.st.used(fixed)
+}
+
+// narration is the query for a refault: the latest thing Neo said.
+func (tr *turn) narration() string {
+	for i := len(tr.st.items) - 1; i >= 0; i-- {
+		if m := tr.st.items[i].msg; m.Role == llm.RoleAssistant && strings.TrimSpace(m.Content) != "" {
+			return m.Content
+		}
+	}
+	return tr.t.Inbound.Text
+}
+
+// finish stores the final answer, says it, and writes the turn back to
+// memory. The answer is stored before it is said, so a resumed turn never
+// answers twice.
+func (tr *turn) finish(ctx context.Context, text string, partial bool) error {
+	a, in := tr.a, tr.t.Inbound
+	msg := llm.AssistantMessage(text)
+	if err := a.appendRecords(ctx, tr.st, record{Msg: &msg, EventID: in.EventID, Final: true, Partial: partial}); err != nil {
+		return err
+	}
+	if err := tr.rep.Say(ctx, text); err != nil {
+		return fmt.Errorf("agent: say answer in %s: %w", in.Thread, err)
+	}
+	if a.opts.Memory != nil {
+		var msgs []llm.Message
+		for _, it := range tr.st.items[min(tr.start, len(tr.st.items)):] {
+			if it.msg.Role != "" {
+				msgs = append(msgs, it.msg)
+			}
+		}
+		if err := a.opts.Memory.WriteBack(ctx, in, msgs); err != nil {
+			a.log.Warn().Err(err).Str("thread", in.Thread.Key()).Msg("agent: memory write-back failed")
+		}
+	}
+	return nil
+}
+
+// status reports progress; a failing status line never stops a turn.
+func (tr *turn) status(ctx context.Context, text string) {
+	if err := tr.rep.Status(ctx, text); err != nil {
+		tr.a.log.Debug().Err(err).Msg("agent: status not shown")
+	}
+}
+
+// closeAbandoned answers tool calls an earlier, abandoned turn left without
+// a result, so the transcript stays valid for the provider. Their outcome
+// is unknown and said so.
+func (tr *turn) closeAbandoned(ctx context.Context) error {
+	calls := tr.st.dangling()
+	if len(calls) == 0 {
+		return nil
+	}
+	recs := make([]record, len(calls))
+	for i, c := range calls {
+		m := llm.ToolResult(c.ID, c.Function.Name, "error: this call was interrupted before its result was recorded; its outcome is unknown.")
+		recs[i] = record{Msg: &m}
+	}
+	return tr.a.appendRecords(ctx, tr.st, recs...)
+}
+
+// nextSeq is the sequence number the next entry will likely get, used only
+// to mint unique tool call IDs.
+func (st *state) nextSeq() uint64 {
+	if len(st.items) == 0 {
+		return st.summary.UpTo + 1
+	}
+	return st.items[len(st.items)-1].seq + 1
+}
+
+// normalizeCalls gives every call a unique, non-empty ID and type.
+func normalizeCalls(calls []llm.ToolCall, seq uint64, step int) []llm.ToolCall {
+	out := make([]llm.ToolCall, len(calls))
+	seen := map[string]bool{}
+	for i, c := range calls {
+		if c.ID == "" || seen[c.ID] {
+			c.ID = fmt.Sprintf("call_%d_%d_%d", seq, step, i)
+		}
+		if c.Type == "" {
+			c.Type = "function"
+		}
+		seen[c.ID] = true
+		out[i] = c
+	}
+	return out
+}
+
+// silent is the Reporter of a turn that has none.
+type silent struct{}
+
+func (silent) Say(context.Context, string) error    { return nil }
+func (silent) Status(context.Context, string) error { return nil }
+func (silent) Notice(context.Context, string) error { return nil }
