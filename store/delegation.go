@@ -113,4 +113,3 @@ func delegationKey(t core.Thread, callID string) []byte {
 }
 
 func delegationPrefix(t core.Thread) []byte { return []byte(t.Key() + "\x00") }
-

@@ -1,0 +1,116 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/core"
+)
+
+func testGates(t *testing.T, open Opener) {
+	ctx := context.Background()
+	b := open(t, NewClock(epoch).Now)
+	g := core.Gate{
+		Token: "tok1", Thread: thread("g1"), IntentID: "int1", NodeID: "n1", Question: "Send 5 USDC?",
+		Options: []string{"yes", "no"}, Requester: "U1", Allowed: []string{"U2"},
+		Created: epoch, Expires: epoch.Add(time.Hour), State: core.GatePending,
+	}
+	if err := b.CreateGate(ctx, g); err != nil {
+		t.Fatalf("CreateGate = %v", err)
+	}
+	if err := b.CreateGate(ctx, g); err == nil {
+		t.Errorf("CreateGate(same token) = nil, want an error")
+	}
+	got, err := b.LoadGate(ctx, "tok1")
+	if err != nil || !gateEqual(got, g) {
+		t.Fatalf("LoadGate = %+v, %v; want %+v", got, err, g)
+	}
+	if _, err := b.LoadGate(ctx, "forged"); !errors.Is(err, core.ErrGateUnknown) {
+		t.Errorf("LoadGate(forged) = %v, want ErrGateUnknown", err)
+	}
+
+	// fn's error comes back unwrapped, with the gate as stored.
+	refuse := errors.New("refused")
+	got, err = b.UpdateGate(ctx, "tok1", func(g *core.Gate) error {
+		g.State = core.GateApproved
+		return refuse
+	})
+	if err != refuse || got.State != core.GatePending {
+		t.Errorf("UpdateGate(fn fails) = state %s, %v; want pending, the fn's error itself", got.State, err)
+	}
+	if got, _ := b.LoadGate(ctx, "tok1"); got.State != core.GatePending {
+		t.Errorf("after failed UpdateGate state = %s, want pending", got.State)
+	}
+	got, err = b.UpdateGate(ctx, "tok1", func(g *core.Gate) error {
+		g.MessageRef = "C1/1700.1"
+		g.Options = append(g.Options, "maybe")
+		return nil
+	})
+	if err != nil || got.MessageRef != "C1/1700.1" {
+		t.Fatalf("UpdateGate = %+v, %v", got, err)
+	}
+	if got, _ := b.LoadGate(ctx, "tok1"); got.MessageRef != "C1/1700.1" || !slices.Equal(got.Options, []string{"yes", "no", "maybe"}) {
+		t.Errorf("LoadGate after UpdateGate = %+v, want the update stored", got)
+	}
+	if _, err := b.UpdateGate(ctx, "forged", func(*core.Gate) error { return nil }); !errors.Is(err, core.ErrGateUnknown) {
+		t.Errorf("UpdateGate(forged) = %v, want ErrGateUnknown", err)
+	}
+
+	// GateFor finds the latest gate of a node.
+	g2 := g
+	g2.Token, g2.Created = "tok2", epoch.Add(time.Minute)
+	if err := b.CreateGate(ctx, g2); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.GateFor(ctx, "int1", "n1"); err != nil || got.Token != "tok2" {
+		t.Errorf("GateFor(int1, n1) = %s, %v; want tok2", got.Token, err)
+	}
+	if _, err := b.GateFor(ctx, "int1", "n2"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("GateFor(unknown node) = %v, want ErrNotFound", err)
+	}
+}
+
+// testGatesFlow drives core.Gates over the backend: the approval flow the
+// adapters rely on, including a restart finding the decided gate.
+func testGatesFlow(t *testing.T, open Opener) {
+	ctx := context.Background()
+	clock := NewClock(epoch)
+	b := open(t, clock.Now)
+	gates := core.NewGates(core.GatesOptions{Store: b, Now: clock.Now})
+	req := core.GateRequest{Thread: thread("f1"), IntentID: "int9", NodeID: "n1", Question: "Swap?", Options: []string{"approve", "deny"}, Requester: "U1"}
+	g, fresh, err := gates.Open(ctx, req, []string{"role:admins"})
+	if err != nil || !fresh {
+		t.Fatalf("Open = %v, %v; want a fresh gate", fresh, err)
+	}
+	steps := []struct {
+		user  string
+		roles []string
+		opt   string
+		want  error
+	}{
+		{"U9", nil, "approve", core.ErrGateForbidden},
+		{"U1", nil, "maybe", core.ErrGateOption},
+		{"U7", []string{"admins"}, "approve", nil},
+		{"U1", nil, "deny", core.ErrGateClosed},
+	}
+	for _, s := range steps {
+		if _, err := gates.Decide(ctx, g.Token, s.user, s.roles, s.opt); !errors.Is(err, s.want) {
+			t.Errorf("Decide(%s, %s) = %v, want %v", s.user, s.opt, err, s.want)
+		}
+	}
+	again, fresh, err := core.NewGates(core.GatesOptions{Store: b, Now: clock.Now}).Open(ctx, req, nil)
+	if err != nil || fresh || again.Token != g.Token || !again.Decision().Approved || again.DecidedBy != "U7" {
+		t.Errorf("Open after restart = %+v, fresh %v, %v; want the approved gate", again, fresh, err)
+	}
+}
+
+func gateEqual(a, b core.Gate) bool {
+	return a.Token == b.Token && a.Thread == b.Thread && a.IntentID == b.IntentID && a.NodeID == b.NodeID &&
+		a.Question == b.Question && slices.Equal(a.Options, b.Options) && a.Requester == b.Requester &&
+		slices.Equal(a.Allowed, b.Allowed) && a.Created.Equal(b.Created) && a.Expires.Equal(b.Expires) &&
+		a.State == b.State && a.Answer == b.Answer && a.DecidedBy == b.DecidedBy && a.DecidedAt.Equal(b.DecidedAt) &&
+		a.Sent == b.Sent && a.MessageRef == b.MessageRef
+}

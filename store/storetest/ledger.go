@@ -1,0 +1,66 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/core"
+)
+
+func testLedger(t *testing.T, open Opener) {
+	ctx := context.Background()
+	b := open(t, NewClock(epoch).Now)
+	d1 := core.Delegation{Thread: thread("d1"), CallID: "call_1", IntentID: "int1", Prose: "send 5 USDC to bob", Requester: "U1", Started: epoch}
+	d2 := core.Delegation{Thread: thread("d1"), CallID: "call_2", IntentID: "int2", Prose: "swap", Requester: "U1", Started: epoch.Add(time.Minute)}
+	d3 := core.Delegation{Thread: thread("d2"), CallID: "call_1", IntentID: "int3", Prose: "stake", Requester: "U2", Started: epoch.Add(2 * time.Minute)}
+	for _, d := range []core.Delegation{d3, d1, d2} {
+		if err := b.SaveDelegation(ctx, d); err != nil {
+			t.Fatalf("SaveDelegation(%s) = %v", d.IntentID, err)
+		}
+	}
+	if got, err := b.DelegationFor(ctx, d3.Thread, "call_1"); err != nil || got.IntentID != "int3" || !got.Started.Equal(d3.Started) {
+		t.Errorf("DelegationFor(d2, call_1) = %+v, %v; want int3", got, err)
+	}
+	if _, err := b.DelegationFor(ctx, d1.Thread, "call_9"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("DelegationFor(unknown) = %v, want ErrNotFound", err)
+	}
+	checkIntents(t, b, "int1", "int2", "int3")
+
+	if err := b.FinishDelegation(ctx, d1.Thread, "call_1"); err != nil {
+		t.Fatalf("FinishDelegation = %v", err)
+	}
+	if err := b.FinishDelegation(ctx, d1.Thread, "call_1"); err != nil {
+		t.Errorf("FinishDelegation twice = %v, want nil", err)
+	}
+	if err := b.FinishDelegation(ctx, d1.Thread, "call_9"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("FinishDelegation(unknown) = %v, want ErrNotFound", err)
+	}
+	checkIntents(t, b, "int2", "int3")
+	// A finished delegation is still found by its key, so a resumed turn
+	// polls the same intent rather than submitting again.
+	if got, err := b.DelegationFor(ctx, d1.Thread, "call_1"); err != nil || got.IntentID != "int1" {
+		t.Errorf("DelegationFor(finished) = %+v, %v; want int1", got, err)
+	}
+}
+
+func checkIntents(t *testing.T, b Backend, want ...string) {
+	t.Helper()
+	ds, err := b.Delegations(context.Background())
+	if err != nil {
+		t.Fatalf("Delegations = %v", err)
+	}
+	var got []string
+	for _, d := range ds {
+		got = append(got, d.IntentID)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Delegations = %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("Delegations = %v, want %v (oldest first)", got, want)
+		}
+	}
+}
