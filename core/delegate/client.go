@@ -221,7 +221,7 @@ func (c *Client) start(ctx context.Context, j job, prose string) (string, error)
 		}
 	}
 	var idemKey string
-	if j.keyed {
+	if j.callID != "" {
 		idemKey = "neobot:" + j.thread.Key() + ":" + j.callID
 	}
 	id, err := c.submit(ctx, idemKey, prose)
