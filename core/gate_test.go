@@ -1,0 +1,310 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/coretest"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+var gateThread = core.Thread{Platform: "discord", Workspace: "G1", Channel: "C1", ID: "T1"}
+
+func gateReq(node string) core.GateRequest {
+	return core.GateRequest{Thread: gateThread, IntentID: "i1", NodeID: node, Question: "Spend 5 PAX?", Options: []string{"approve", "deny"}, Requester: "U1"}
+}
+
+// newGates returns Gates over an in-memory store with a 30-minute TTL and a
+// settable clock.
+func newGates(t *testing.T) (*core.Gates, *coretest.GateStore, *clock) {
+	t.Helper()
+	clk := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	store := coretest.NewGateStore()
+	return core.NewGates(core.GatesOptions{Store: store, TTL: 30 * time.Minute, Now: clk.Now}), store, clk
+}
+
+func TestGatesOpen(t *testing.T) {
+	ctx := t.Context()
+	gates, _, clk := newGates(t)
+	g, fresh, err := gates.Open(ctx, gateReq("n1"), []string{"U-admin"})
+	if err != nil || !fresh {
+		t.Fatalf("Open = %v, fresh %v; want a fresh gate", err, fresh)
+	}
+	if g.State != core.GatePending || g.Token == "" || g.Requester != "U1" || !g.Expires.Equal(clk.Now().Add(30*time.Minute)) {
+		t.Errorf("Open = %+v, want pending, a token, requester U1, expiry in 30m", g)
+	}
+
+	again, fresh, err := gates.Open(ctx, gateReq("n1"), nil)
+	if err != nil || fresh || again.Token != g.Token {
+		t.Errorf("Open(same node, pending) = %s fresh %v, %v; want the same gate, not fresh", again.Token, fresh, err)
+	}
+
+	other, fresh, _ := gates.Open(ctx, gateReq("n2"), nil)
+	if !fresh || other.Token == g.Token {
+		t.Errorf("Open(other node) = %s fresh %v, want a new gate", other.Token, fresh)
+	}
+
+	if _, err := gates.Decide(ctx, g.Token, "U1", nil, "approve"); err != nil {
+		t.Fatal(err)
+	}
+	decided, fresh, _ := gates.Open(ctx, gateReq("n1"), nil)
+	if fresh || decided.Token != g.Token || !decided.Decision().Approved {
+		t.Errorf("Open(decided node) = %+v fresh %v, want the decided gate to resend", decided, fresh)
+	}
+
+	clk.Advance(31 * time.Minute)
+	renewed, fresh, _ := gates.Open(ctx, gateReq("n2"), nil)
+	if !fresh || renewed.Token == other.Token {
+		t.Errorf("Open(node whose gate expired) = %s fresh %v, want a new gate", renewed.Token, fresh)
+	}
+
+	noOpts := gateReq("n3")
+	noOpts.Options = nil
+	if g, _, _ := gates.Open(ctx, noOpts, nil); len(g.Options) != 2 || g.Options[0] != "yes" || g.Options[1] != "no" {
+		t.Errorf("Open(no options).Options = %q, want [yes no]", g.Options)
+	}
+}
+
+func TestGatesDecide(t *testing.T) {
+	tests := []struct {
+		name    string
+		user    string
+		roles   []string
+		option  string
+		token   func(real string) string
+		advance time.Duration
+		wantErr error
+		want    core.GateState
+	}{
+		{name: "requester approves", user: "U1", option: "approve", want: core.GateApproved},
+		{name: "requester denies", user: "U1", option: "deny", want: core.GateDenied},
+		{name: "configured approver", user: "U-admin", option: "approve", want: core.GateApproved},
+		{name: "allowed role", user: "U-mod", roles: []string{"R-treasury"}, option: "approve", want: core.GateApproved},
+		{name: "user not allowed", user: "U-mallory", roles: []string{"R-other"}, option: "approve", wantErr: core.ErrGateForbidden},
+		{name: "empty user", user: "", option: "approve", wantErr: core.ErrGateForbidden},
+		{name: "forged token", user: "U1", option: "approve", token: func(real string) string { return real + "x" }, wantErr: core.ErrGateUnknown},
+		{name: "empty token", user: "U1", option: "approve", token: func(string) string { return "" }, wantErr: core.ErrGateUnknown},
+		{name: "expired", user: "U1", option: "approve", advance: 30 * time.Minute, wantErr: core.ErrGateExpired},
+		{name: "not an option", user: "U1", option: "maybe", wantErr: core.ErrGateOption},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := t.Context()
+			gates, store, clk := newGates(t)
+			g, _, err := gates.Open(ctx, gateReq("n1"), []string{"U-admin", "role:R-treasury"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(tt.advance)
+			token := g.Token
+			if tt.token != nil {
+				token = tt.token(token)
+			}
+			got, err := gates.Decide(ctx, token, tt.user, tt.roles, tt.option)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("Decide = %v, want %v", err, tt.wantErr)
+				}
+				if stored, _ := store.LoadGate(ctx, g.Token); stored.State != core.GatePending || stored.DecidedBy != "" {
+					t.Errorf("gate after a refusal = %+v, want unchanged and pending", stored)
+				}
+				return
+			}
+			if err != nil || got.State != tt.want || got.DecidedBy != tt.user || got.Answer != tt.option || !got.DecidedAt.Equal(clk.Now()) {
+				t.Fatalf("Decide = %+v, %v; want %s by %s", got, err, tt.want, tt.user)
+			}
+			if stored, _ := store.LoadGate(ctx, g.Token); stored.State != tt.want {
+				t.Errorf("stored state = %s, want %s (durable before Decide returns)", stored.State, tt.want)
+			}
+			// A second answer changes nothing.
+			second, err := gates.Decide(ctx, g.Token, "U1", nil, "deny")
+			if !errors.Is(err, core.ErrGateClosed) || second.State != tt.want || second.DecidedBy != tt.user {
+				t.Errorf("Decide(second) = %+v, %v; want ErrGateClosed and the first decision", second, err)
+			}
+		})
+	}
+}
+
+func TestGatesWait(t *testing.T) {
+	t.Run("decided while waiting", func(t *testing.T) {
+		ctx := t.Context()
+		gates, _, _ := newGates(t)
+		g, _, _ := gates.Open(ctx, gateReq("n1"), nil)
+		type res struct {
+			g   core.Gate
+			err error
+		}
+		done := make(chan res, 1)
+		go func() {
+			g, err := gates.Wait(ctx, g.Token)
+			done <- res{g, err}
+		}()
+		if _, err := gates.Decide(ctx, g.Token, "U1", nil, "approve"); err != nil {
+			t.Fatal(err)
+		}
+		r := <-done
+		if r.err != nil || r.g.State != core.GateApproved || !r.g.Decision().Approved || r.g.Decision().By != "U1" {
+			t.Errorf("Wait = %+v, %v; want the approval by U1", r.g, r.err)
+		}
+	})
+	t.Run("decided before waiting", func(t *testing.T) {
+		ctx := t.Context()
+		gates, _, _ := newGates(t)
+		g, _, _ := gates.Open(ctx, gateReq("n1"), nil)
+		gates.Decide(ctx, g.Token, "U1", nil, "deny")
+		got, err := gates.Wait(ctx, g.Token)
+		if err != nil || got.State != core.GateDenied || got.Decision().Approved {
+			t.Errorf("Wait = %+v, %v; want the denial", got, err)
+		}
+	})
+	t.Run("expired", func(t *testing.T) {
+		ctx := t.Context()
+		gates, store, clk := newGates(t)
+		g, _, _ := gates.Open(ctx, gateReq("n1"), nil)
+		clk.Advance(time.Hour)
+		got, err := gates.Wait(ctx, g.Token)
+		if err != nil || got.State != core.GateExpired || got.Decision().Approved {
+			t.Errorf("Wait on an expired gate = %+v, %v; want expired, denied", got, err)
+		}
+		if stored, _ := store.LoadGate(ctx, g.Token); stored.State != core.GateExpired {
+			t.Errorf("stored state = %s, want expired", stored.State)
+		}
+		if _, err := gates.Decide(ctx, g.Token, "U1", nil, "approve"); !errors.Is(err, core.ErrGateClosed) {
+			t.Errorf("Decide after expiry = %v, want ErrGateClosed", err)
+		}
+	})
+	t.Run("ctx ends", func(t *testing.T) {
+		gates, store, _ := newGates(t)
+		g, _, _ := gates.Open(t.Context(), gateReq("n1"), nil)
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if _, err := gates.Wait(ctx, g.Token); !errors.Is(err, context.Canceled) {
+			t.Errorf("Wait(cancelled ctx) = %v, want context.Canceled", err)
+		}
+		if stored, _ := store.LoadGate(t.Context(), g.Token); stored.State != core.GatePending {
+			t.Errorf("state after a cancelled Wait = %s, want pending for whoever resumes", stored.State)
+		}
+	})
+	t.Run("unknown token", func(t *testing.T) {
+		gates, _, _ := newGates(t)
+		if _, err := gates.Wait(t.Context(), "nope"); !errors.Is(err, core.ErrGateUnknown) {
+			t.Errorf("Wait(unknown) = %v, want ErrGateUnknown", err)
+		}
+	})
+	t.Run("two waiters", func(t *testing.T) {
+		ctx := t.Context()
+		gates, _, _ := newGates(t)
+		g, _, _ := gates.Open(ctx, gateReq("n1"), nil)
+		done := make(chan core.GateState, 2)
+		for range 2 {
+			go func() {
+				got, _ := gates.Wait(ctx, g.Token)
+				done <- got.State
+			}()
+		}
+		if _, err := gates.Close(ctx, g.Token, core.GateDenied); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if s := <-done; s != core.GateDenied {
+				t.Errorf("Wait after Close = %s, want denied", s)
+			}
+		}
+	})
+}
+
+func TestGatesClose(t *testing.T) {
+	ctx := t.Context()
+	gates, _, _ := newGates(t)
+	g, _, _ := gates.Open(ctx, gateReq("n1"), nil)
+	closed, err := gates.Close(ctx, g.Token, core.GateExpired)
+	if err != nil || closed.State != core.GateExpired {
+		t.Fatalf("Close = %+v, %v; want expired", closed, err)
+	}
+	if _, err := gates.Decide(ctx, g.Token, "U1", nil, "approve"); !errors.Is(err, core.ErrGateClosed) {
+		t.Errorf("Decide after Close = %v, want ErrGateClosed", err)
+	}
+
+	g2, _, _ := gates.Open(ctx, gateReq("n2"), nil)
+	gates.Decide(ctx, g2.Token, "U1", nil, "approve")
+	kept, err := gates.Close(ctx, g2.Token, core.GateExpired)
+	if err != nil || kept.State != core.GateApproved {
+		t.Errorf("Close(decided) = %+v, %v; want the decision unchanged", kept, err)
+	}
+	if _, err := gates.Close(ctx, "nope", core.GateExpired); !errors.Is(err, core.ErrGateUnknown) {
+		t.Errorf("Close(unknown) = %v, want ErrGateUnknown", err)
+	}
+}
+
+func TestGatesUpdate(t *testing.T) {
+	ctx := t.Context()
+	gates, store, _ := newGates(t)
+	g, _, _ := gates.Open(ctx, gateReq("n1"), nil)
+	if _, err := gates.Update(ctx, g.Token, func(g *core.Gate) error { g.MessageRef = "C1/123.456"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if stored, _ := store.LoadGate(ctx, g.Token); stored.MessageRef != "C1/123.456" {
+		t.Errorf("MessageRef = %q, want C1/123.456", stored.MessageRef)
+	}
+}
+
+func TestGateMayAnswer(t *testing.T) {
+	g := core.Gate{Requester: "U1", Allowed: []string{"U2", "role:R1"}}
+	tests := []struct {
+		user  string
+		roles []string
+		want  bool
+	}{
+		{"U1", nil, true},
+		{"U2", nil, true},
+		{"U3", []string{"R1"}, true},
+		{"U3", []string{"R2"}, false},
+		{"U3", nil, false},
+		{"", nil, false},
+		{"R1", nil, false}, // a role ID is not a user ID
+	}
+	for _, tt := range tests {
+		if got := g.MayAnswer(tt.user, tt.roles); got != tt.want {
+			t.Errorf("MayAnswer(%q, %q) = %v, want %v", tt.user, tt.roles, got, tt.want)
+		}
+	}
+}
+
+// TestGateTokens checks tokens are distinct and long enough not to guess.
+func TestGateTokens(t *testing.T) {
+	gates, _, _ := newGates(t)
+	seen := map[string]bool{}
+	for i := range 100 {
+		req := gateReq("n")
+		req.IntentID = fmt.Sprintf("i%d", i)
+		g, _, err := gates.Open(t.Context(), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(g.Token) < 22 || seen[g.Token] {
+			t.Fatalf("token %q: short or repeated", g.Token)
+		}
+		seen[g.Token] = true
+	}
+}
