@@ -1,0 +1,263 @@
+package slack
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/neobot/neobot/core"
+)
+
+const (
+	gateBlockID      = "neobot_gate"
+	gateActionPrefix = "neobot_gate_"
+	// shutdownGrace is how long an approver whose turn was cancelled waits
+	// to learn whether the process is stopping (the gate then stays open
+	// for the restarted process) or the turn alone was cancelled (the gate
+	// is closed as expired).
+	shutdownGrace = 200 * time.Millisecond
+)
+
+// errPeek aborts a gate update that only reads the gate.
+var errPeek = errors.New("peek")
+
+// Approver returns the approver for turns in thread t started by
+// requester: it posts the gate's question with one button per option,
+// waits for an authorized click, and returns the decision. When the turn is
+// cancelled the gate is closed as expired and its message says so; when
+// the process is stopping (Run's context ended) the gate stays pending, so
+// a click after the restart still completes it. With no Gates configured it
+// returns nil, which denies.
+func (a *Adapter) Approver(t core.Thread, requester string) core.Approver {
+	gates := a.opts.Gates
+	if gates == nil {
+		return nil
+	}
+	return func(ctx context.Context, req core.GateRequest) (core.GateAnswer, error) {
+		if req.Thread == (core.Thread{}) {
+			req.Thread = t
+		}
+		if req.Requester == "" {
+			req.Requester = requester
+		}
+		g, fresh, err := gates.Open(ctx, req, a.opts.Approvers)
+		if err != nil {
+			return core.GateAnswer{}, fmt.Errorf("slack: open gate: %w", err)
+		}
+		if g.State == core.GateApproved || g.State == core.GateDenied {
+			return g.Decision(), nil
+		}
+		if fresh || g.MessageRef == "" {
+			ts, err := a.postTS(ctx, req.Thread, gateMessage(g)...)
+			if err != nil {
+				_, _ = gates.Close(context.WithoutCancel(ctx), g.Token, core.GateExpired)
+				return core.GateAnswer{}, fmt.Errorf("slack: post approval request: %w", err)
+			}
+			ref := req.Thread.Channel + ":" + ts
+			if g, err = gates.Update(ctx, g.Token, func(g *core.Gate) error { g.MessageRef = ref; return nil }); err != nil {
+				return core.GateAnswer{}, fmt.Errorf("slack: record approval message: %w", err)
+			}
+		}
+		decided, err := gates.Wait(ctx, g.Token)
+		if err != nil && ctx.Err() == nil {
+			return core.GateAnswer{}, fmt.Errorf("slack: wait for approval: %w", err)
+		}
+		if err != nil {
+			if a.leavePending() {
+				return core.GateAnswer{}, ctx.Err()
+			}
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+			defer cancel()
+			if decided, err = gates.Close(cctx, g.Token, core.GateExpired); err != nil {
+				return core.GateAnswer{}, fmt.Errorf("slack: close gate: %w", err)
+			}
+			if decided.State == core.GateExpired {
+				a.showGate(cctx, decided, "", "")
+				return core.GateAnswer{}, ctx.Err()
+			}
+			return decided.Decision(), nil // decided just before the cancellation
+		}
+		if decided.State == core.GateExpired {
+			a.showGate(ctx, decided, "", "")
+		}
+		return decided.Decision(), nil
+	}
+}
+
+// leavePending reports whether the process is stopping, waiting briefly
+// since the turn's context and Run's may end in either order.
+func (a *Adapter) leavePending() bool {
+	t := time.NewTimer(shutdownGrace)
+	defer t.Stop()
+	select {
+	case <-a.stopping:
+		return true
+	case <-t.C:
+		return a.isStopping()
+	}
+}
+
+// click handles a button click on a gate message.
+func (a *Adapter) click(ctx context.Context, cb slack.InteractionCallback) {
+	act := cb.ActionCallback.BlockActions[0]
+	if !strings.HasPrefix(act.ActionID, gateActionPrefix) {
+		return
+	}
+	channel := cmp.Or(cb.Container.ChannelID, cb.Channel.ID)
+	msgTS := cmp.Or(cb.Container.MessageTs, cb.Message.Timestamp)
+	threadTS := cmp.Or(cb.Container.ThreadTs, cb.Message.ThreadTimestamp)
+	user := cb.User.ID
+	say := func(text string) { a.ephemeral(ctx, channel, user, threadTS, text) }
+
+	gates := a.opts.Gates
+	token, idx, ok := parseGateValue(act.Value)
+	if gates == nil || !ok {
+		say("Sorry, that button isn't one I can act on.")
+		return
+	}
+	g, err := gates.Update(ctx, token, func(*core.Gate) error { return errPeek })
+	switch {
+	case errors.Is(err, errPeek):
+	case errors.Is(err, core.ErrGateUnknown):
+		say("This approval request is no longer pending, so your click changed nothing.")
+		if me := a.me(); me.BotID != "" && cb.Message.BotID == me.BotID {
+			a.showGate(ctx, core.Gate{Question: "", State: core.GateExpired}, channel, msgTS)
+		}
+		return
+	default:
+		a.log.Error().Err(err).Msg("slack: load gate")
+		say("Sorry, I couldn't record your answer just now. Please click again in a moment.")
+		return
+	}
+	if idx >= len(g.Options) {
+		say("Sorry, that button isn't one of this request's options.")
+		return
+	}
+	d, err := gates.Decide(ctx, token, user, nil, g.Options[idx])
+	switch {
+	case err == nil:
+		a.showGate(ctx, d, channel, msgTS)
+	case errors.Is(err, core.ErrGateForbidden):
+		say(fmt.Sprintf("Sorry, you can't approve this: only <@%s> or a configured approver can answer it.", g.Requester))
+	case errors.Is(err, core.ErrGateClosed):
+		say("This request was already answered; your click changed nothing.")
+		a.showGate(ctx, d, channel, msgTS)
+	case errors.Is(err, core.ErrGateExpired):
+		say("This request has expired, so nothing was approved.")
+		if d, err = gates.Close(ctx, token, core.GateExpired); err == nil {
+			a.showGate(ctx, d, channel, msgTS)
+		}
+	case errors.Is(err, core.ErrGateOption):
+		say("Sorry, that button isn't one of this request's options.")
+	default:
+		a.log.Error().Err(err).Msg("slack: record decision")
+		say("Sorry, I couldn't record your answer just now. Please click again in a moment.")
+	}
+}
+
+// showGate edits the gate's message to show its outcome, buttons removed.
+// channel and ts locate the message; "" takes them from the gate's MessageRef.
+func (a *Adapter) showGate(ctx context.Context, g core.Gate, channel, ts string) {
+	if channel == "" || ts == "" {
+		var ok bool
+		if channel, ts, ok = strings.Cut(g.MessageRef, ":"); !ok {
+			return
+		}
+	}
+	if err := a.update(ctx, channel, ts, gateMessage(g)...); err != nil {
+		a.log.Warn().Err(err).Msg("slack: update approval message")
+	}
+}
+
+// gateMessage renders a gate: the question with its buttons while pending,
+// then who decided and when.
+func gateMessage(g core.Gate) []slack.MsgOption {
+	question := Mrkdwn(g.Question)
+	if len(question) > 2800 {
+		question = Split(question, 2790)[0] + "…"
+	}
+	header := ":lock: *Approval needed*"
+	var outcome, fallback string
+	switch g.State {
+	case core.GatePending:
+		fallback = "Approval needed: " + g.Question
+	case core.GateApproved:
+		header = ":white_check_mark: *Approved*"
+		outcome = fmt.Sprintf(":white_check_mark: Approved (%s) by <@%s> at %s", escape(g.Answer), g.DecidedBy, slackDate(g.DecidedAt))
+	case core.GateDenied:
+		header = ":x: *Denied*"
+		outcome = ":x: Denied — the request was withdrawn."
+		if g.DecidedBy != "" {
+			outcome = fmt.Sprintf(":x: Denied (%s) by <@%s> at %s", escape(g.Answer), g.DecidedBy, slackDate(g.DecidedAt))
+		}
+	default:
+		header = ":hourglass: *Expired*"
+		outcome = ":hourglass: Expired — nothing was approved."
+		if !g.DecidedAt.IsZero() {
+			outcome = ":hourglass: Expired at " + slackDate(g.DecidedAt) + " — nothing was approved."
+		}
+	}
+	if fallback == "" {
+		fallback = outcome
+	}
+	var blocks []slack.Block
+	if question != "" {
+		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, header+"\n"+question, false, false), nil, nil))
+	}
+	if g.State == core.GatePending {
+		note := "Only the person who asked can answer this"
+		if len(g.Allowed) > 0 {
+			note += ", or a configured approver"
+		}
+		if g.Requester != "" {
+			note = fmt.Sprintf("Requested for <@%s>. %s.", g.Requester, note)
+		}
+		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, note, false, false)))
+		var buttons []slack.BlockElement
+		for i, opt := range g.Options {
+			label := opt
+			if r := []rune(label); len(r) > 75 {
+				label = string(r[:74]) + "…"
+			}
+			b := slack.NewButtonBlockElement(gateActionPrefix+strconv.Itoa(i), g.Token+":"+strconv.Itoa(i),
+				slack.NewTextBlockObject(slack.PlainTextType, label, false, false))
+			if core.Approves(opt) {
+				b.Style = slack.StylePrimary
+			} else {
+				b.Style = slack.StyleDanger
+			}
+			buttons = append(buttons, b)
+		}
+		blocks = append(blocks, slack.NewActionBlock(gateBlockID, buttons...))
+	} else {
+		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, outcome, false, false)))
+	}
+	return []slack.MsgOption{slack.MsgOptionText(fallback, false), slack.MsgOptionBlocks(blocks...)}
+}
+
+// slackDate renders t in each reader's own time zone.
+func slackDate(t time.Time) string {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return fmt.Sprintf("<!date^%d^{date_short_pretty} at {time}|%s>", t.Unix(), t.UTC().Format("2006-01-02 15:04 UTC"))
+}
+
+// parseGateValue splits a button value, token:index.
+func parseGateValue(v string) (token string, idx int, ok bool) {
+	token, i, ok := strings.Cut(v, ":")
+	if !ok || token == "" {
+		return "", 0, false
+	}
+	idx, err := strconv.Atoi(i)
+	if err != nil || idx < 0 {
+		return "", 0, false
+	}
+	return token, idx, true
+}

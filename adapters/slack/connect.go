@@ -1,0 +1,204 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+)
+
+// runSocket reads Socket Mode envelopes until ctx ends. It acks each one
+// before anything else and never waits on a turn.
+func (a *Adapter) runSocket(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	client := socketmode.New(a.api, socketmode.OptionLog(log.New(io.Discard, "", 0)))
+	errc := make(chan error, 1)
+	go func() { errc <- client.RunContext(ctx) }()
+	for {
+		select {
+		case <-ctx.Done():
+			<-errc
+			return nil
+		case err := <-errc:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("slack: socket mode: %w", err)
+		case evt := <-client.Events:
+			a.onSocketEvent(ctx, client, evt)
+		}
+	}
+}
+
+func (a *Adapter) onSocketEvent(ctx context.Context, client *socketmode.Client, evt socketmode.Event) {
+	switch evt.Type {
+	case socketmode.EventTypeEventsAPI, socketmode.EventTypeInteractive, socketmode.EventTypeSlashCommand:
+		if evt.Request != nil {
+			if err := client.AckCtx(ctx, evt.Request.EnvelopeID, nil); err != nil {
+				a.log.Warn().Err(err).Msg("slack: ack")
+			}
+		}
+	case socketmode.EventTypeConnectionError, socketmode.EventTypeInvalidAuth:
+		a.log.Warn().Str("event", string(evt.Type)).Msg("slack: socket mode connection trouble")
+		return
+	case socketmode.EventTypeConnected:
+		a.log.Debug().Msg("slack: socket mode connected")
+		return
+	default:
+		return
+	}
+	switch data := evt.Data.(type) {
+	case slackevents.EventsAPIEvent:
+		a.onEvent(data)
+	case slack.InteractionCallback:
+		a.onInteraction(data)
+	}
+}
+
+// runHTTP serves the Events API and interactivity on ListenAddr until ctx
+// ends.
+func (a *Adapter) runHTTP(ctx context.Context) error {
+	ln, err := net.Listen("tcp", a.opts.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("slack: listen on %s: %w", a.opts.ListenAddr, err)
+	}
+	srv := &http.Server{Handler: a.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	a.log.Info().Str("addr", ln.Addr().String()).Msg("slack: listening for events")
+	select {
+	case err := <-errc:
+		return fmt.Errorf("slack: serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("slack: shut down the event listener: %w", err)
+	}
+	<-errc
+	return nil
+}
+
+// maxRequestBytes bounds an HTTP-mode request body.
+const maxRequestBytes = 1 << 20
+
+// HTTPHandler returns the HTTP Events API endpoint: it verifies Slack's
+// signature (401 on a bad one or a timestamp more than five minutes off),
+// answers url_verification, acks events and interactions with 200 at once
+// and handles them as Socket Mode does. Run serves it in HTTP mode; it is
+// exported for mounting elsewhere and for tests. Both /slack/events and
+// /slack/interactive are served, and either path accepts either kind.
+func (a *Adapter) HTTPHandler() http.Handler {
+	return http.HandlerFunc(a.serveHTTP)
+}
+
+func (a *Adapter) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes))
+	if err != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	if err := a.verify(r.Header, body); err != nil {
+		a.log.Warn().Err(err).Str("remote", r.RemoteAddr).Msg("slack: refused an unsigned or stale request")
+		http.Error(w, "invalid signature", http.StatusUnauthorized)
+		return
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		a.serveInteraction(w, body)
+		return
+	}
+	var probe struct {
+		Type      string `json:"type"`
+		Challenge string `json:"challenge"`
+	}
+	if err := json.Unmarshal(body, &probe); err != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	if probe.Type == slackevents.URLVerification {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, probe.Challenge)
+		return
+	}
+	ev, err := slackevents.ParseEvent(body, slackevents.OptionNoVerifyToken())
+	if err != nil {
+		// Acked anyway: Slack would only retry an event we cannot read.
+		a.log.Warn().Err(err).Msg("slack: unreadable event")
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	a.onEvent(ev)
+}
+
+func (a *Adapter) serveInteraction(w http.ResponseWriter, body []byte) {
+	form, err := parseForm(body)
+	if err != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	var cb slack.InteractionCallback
+	if err := json.Unmarshal([]byte(form), &cb); err != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	a.onInteraction(cb)
+}
+
+// verify checks the request's signature and timestamp.
+func (a *Adapter) verify(h http.Header, body []byte) error {
+	sv, err := slack.NewSecretsVerifier(h, a.opts.SigningSecret)
+	if err != nil {
+		return fmt.Errorf("slack: verify request: %w", err)
+	}
+	if _, err := sv.Write(body); err != nil {
+		return fmt.Errorf("slack: verify request: %w", err)
+	}
+	if err := sv.Ensure(); err != nil {
+		return fmt.Errorf("slack: verify request: %w", err)
+	}
+	return nil
+}
+
+// parseForm returns the payload field of an interaction's form body.
+func parseForm(body []byte) (string, error) {
+	v, err := url.ParseQuery(string(body))
+	if err != nil {
+		return "", err
+	}
+	p := v.Get("payload")
+	if p == "" {
+		return "", errors.New("no payload")
+	}
+	return p, nil
+}
+
+// parseTS converts a Slack timestamp ("1700000000.000100") to a time.
+func parseTS(ts string) time.Time {
+	sec, frac, _ := strings.Cut(ts, ".")
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	us, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+	return time.Unix(s, us*1000)
+}

@@ -1,0 +1,92 @@
+package slack
+
+import (
+	"container/list"
+	"sync"
+)
+
+// serial runs work for one key at a time, in submission order, on a
+// goroutine that exists only while the key has work; keys run in parallel.
+// It keeps the socket reader from ever waiting on a turn while messages of
+// one thread still reach the hub in order.
+type serial struct {
+	wg *sync.WaitGroup
+	mu sync.Mutex
+	q  map[string][]func() // a present key means a drainer runs for it
+}
+
+func newSerial(wg *sync.WaitGroup) *serial {
+	return &serial{wg: wg, q: map[string][]func(){}}
+}
+
+// do queues fn after the work already queued for key.
+func (s *serial) do(key string, fn func()) {
+	s.mu.Lock()
+	pending, running := s.q[key]
+	s.q[key] = append(pending, fn)
+	if !running {
+		s.wg.Add(1)
+	}
+	s.mu.Unlock()
+	if !running {
+		go s.drain(key)
+	}
+}
+
+func (s *serial) drain(key string) {
+	defer s.wg.Done()
+	for {
+		s.mu.Lock()
+		fns := s.q[key]
+		if len(fns) == 0 {
+			delete(s.q, key)
+			s.mu.Unlock()
+			return
+		}
+		fn := fns[0]
+		fns[0] = nil
+		s.q[key] = fns[1:]
+		s.mu.Unlock()
+		fn()
+	}
+}
+
+// recent remembers the last n keys seen: the fast path of event
+// deduplication (the hub's journal is the durable one).
+type recent struct {
+	mu    sync.Mutex
+	n     int
+	order *list.List // front = newest
+	index map[string]*list.Element
+}
+
+func newRecent(n int) *recent {
+	return &recent{n: n, order: list.New(), index: map[string]*list.Element{}}
+}
+
+// first records key and reports whether it had not been seen.
+func (r *recent) first(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.index[key]; ok {
+		r.order.MoveToFront(e)
+		return false
+	}
+	r.index[key] = r.order.PushFront(key)
+	if r.order.Len() > r.n {
+		old := r.order.Back()
+		r.order.Remove(old)
+		delete(r.index, old.Value.(string))
+	}
+	return true
+}
+
+// forget drops key, so a later delivery of it is handled again.
+func (r *recent) forget(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.index[key]; ok {
+		r.order.Remove(e)
+		delete(r.index, key)
+	}
+}

@@ -1,0 +1,248 @@
+// Package slack puts Neo in Slack: channels (on a mention, answered in a
+// thread), threads it is part of, DMs and the assistant pane.
+//
+// It is the only package that imports slack-go. Events arrive over Socket
+// Mode (the default: an xapp- app token and an xoxb- bot token, no public
+// URL) or the HTTP Events API (signed requests to [Adapter.HTTPHandler]);
+// both feed the same handlers, which ack every envelope at once, drop
+// retries by event_id, and hand a core.Inbound to the conversation hub off
+// the socket's reader. Neo speaks back through [Adapter.Reporter] and asks
+// for approvals through [Adapter.Approver], whose Block Kit buttons are
+// answered by clicks handled here. Every Web API call honours 429
+// Retry-After.
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/slack-go/slack"
+
+	"github.com/neobot/neobot/core"
+)
+
+// Platform is the core.Thread platform of every Slack thread.
+const Platform = "slack"
+
+// Connection modes.
+const (
+	ModeSocket = "socket"
+	ModeHTTP   = "http"
+)
+
+// DefaultAPIURL is Slack's Web API base URL.
+const DefaultAPIURL = "https://slack.com/api/"
+
+// Submitter takes a user's message for a turn. *conversation.Hub satisfies
+// it: Submit returns once the message is journaled; false means a duplicate.
+type Submitter interface {
+	Submit(ctx context.Context, in core.Inbound) (bool, error)
+}
+
+// Threads tells whether Neo is part of a thread, across restarts; the store
+// satisfies it.
+type Threads interface {
+	ThreadKnown(ctx context.Context, t core.Thread) (bool, error)
+}
+
+// Options configures [New].
+type Options struct {
+	// BotToken is the xoxb- bot token (SLACK_BOT_TOKEN).
+	BotToken string
+	// AppToken is the xapp- app-level token with connections:write
+	// (SLACK_APP_TOKEN), required in Socket Mode.
+	AppToken string
+	// SigningSecret verifies HTTP-mode requests (SLACK_SIGNING_SECRET),
+	// required in HTTP mode.
+	SigningSecret string
+	// APIURL is the Web API base URL (SLACK_API_URL; default
+	// https://slack.com/api/), for GovSlack, proxies and tests.
+	APIURL string
+	// Mode is ModeSocket (default) or ModeHTTP.
+	Mode string
+	// ListenAddr is where HTTP mode listens (default ":3000"); Slack POSTs
+	// events to /slack/events and interactions to /slack/interactive.
+	ListenAddr string
+
+	// Hub receives inbound messages. Required.
+	Hub Submitter
+	// Threads knows the threads Neo is part of; nil means only mentions
+	// and DMs reach Neo.
+	Threads Threads
+	// Gates keeps approval gates; nil means every approval is denied.
+	Gates *core.Gates
+	// Approvers are Slack user IDs who may answer any gate besides the
+	// user who started the turn.
+	Approvers []string
+	// AllowChannels, when set, limits Neo to these channel IDs (DMs are
+	// governed by AllowUsers only).
+	AllowChannels []string
+	// AllowUsers, when set, limits Neo to these user IDs.
+	AllowUsers []string
+	// MaxFileBytes caps the size of a text attachment Neo reads (default
+	// 256 KiB; negative reads none).
+	MaxFileBytes int64
+	// AllowBots lets other bots' messages reach Neo (default: ignored).
+	AllowBots bool
+	// StatusInterval is the least time between two edits of a thread's
+	// status message (default 1 s, within chat.update's rate tier).
+	StatusInterval time.Duration
+
+	Logger     zerolog.Logger
+	HTTPClient *http.Client
+}
+
+// Adapter connects Neo to one Slack app. Its Reporter and Approver may be
+// used before Run starts (a hub resuming turns after a restart).
+type Adapter struct {
+	opts Options
+	api  *slack.Client
+	log  zerolog.Logger
+
+	self   atomic.Pointer[identity]
+	seen   *recent
+	queues *serial
+	rstate *reporterStates
+
+	stopping chan struct{} // closed when Run's context ends
+	stopOnce sync.Once
+	wg       sync.WaitGroup // goroutines handling events and clicks
+}
+
+// identity is the bot as auth.test describes it.
+type identity struct {
+	UserID, BotID, TeamID string
+}
+
+// New validates opts and returns an Adapter; nothing is contacted before Run.
+func New(opts Options) (*Adapter, error) {
+	if opts.Mode == "" {
+		opts.Mode = ModeSocket
+	}
+	switch {
+	case !strings.HasPrefix(opts.BotToken, "xoxb-"):
+		return nil, errors.New("slack: SLACK_BOT_TOKEN must be set to the app's bot token (xoxb-…, under OAuth & Permissions)")
+	case opts.Mode == ModeSocket && !strings.HasPrefix(opts.AppToken, "xapp-"):
+		return nil, errors.New("slack: Socket Mode needs SLACK_APP_TOKEN, an app-level token (xapp-…) with connections:write, under Basic Information")
+	case opts.Mode == ModeHTTP && opts.SigningSecret == "":
+		return nil, errors.New("slack: HTTP mode needs SLACK_SIGNING_SECRET (Basic Information > App Credentials)")
+	case opts.Mode != ModeSocket && opts.Mode != ModeHTTP:
+		return nil, fmt.Errorf("slack: mode %q: want %q or %q", opts.Mode, ModeSocket, ModeHTTP)
+	case opts.Hub == nil:
+		return nil, errors.New("slack: Options.Hub is required")
+	}
+	if opts.APIURL == "" {
+		opts.APIURL = DefaultAPIURL
+	}
+	if !strings.HasSuffix(opts.APIURL, "/") {
+		opts.APIURL += "/"
+	}
+	if opts.ListenAddr == "" {
+		opts.ListenAddr = ":3000"
+	}
+	if opts.MaxFileBytes == 0 {
+		opts.MaxFileBytes = 256 << 10
+	}
+	if opts.StatusInterval <= 0 {
+		opts.StatusInterval = time.Second
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	sopts := []slack.Option{slack.OptionAPIURL(opts.APIURL), slack.OptionHTTPClient(opts.HTTPClient)}
+	if opts.AppToken != "" {
+		sopts = append(sopts, slack.OptionAppLevelToken(opts.AppToken))
+	}
+	a := &Adapter{
+		opts:     opts,
+		api:      slack.New(opts.BotToken, sopts...),
+		log:      opts.Logger,
+		seen:     newRecent(8192),
+		rstate:   newReporterStates(),
+		stopping: make(chan struct{}),
+	}
+	a.queues = newSerial(&a.wg)
+	return a, nil
+}
+
+// Run connects to Slack and handles events until ctx ends, then waits for
+// the messages it accepted to reach the hub. It returns nil on ctx's end,
+// or the error that stopped it (a revoked token, a port in use).
+func (a *Adapter) Run(ctx context.Context) error {
+	defer a.wg.Wait()
+	stop := context.AfterFunc(ctx, a.stop)
+	defer stop()
+	defer a.stop()
+
+	var auth *slack.AuthTestResponse
+	err := a.retry(ctx, "auth.test", func(ctx context.Context) (err error) {
+		auth, err = a.api.AuthTestContext(ctx)
+		return err
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("slack: check the bot token: %w", err)
+	}
+	a.self.Store(&identity{UserID: auth.UserID, BotID: auth.BotID, TeamID: auth.TeamID})
+	a.log.Info().Str("team", auth.TeamID).Str("bot_user", auth.UserID).Str("mode", a.opts.Mode).Msg("slack: connected")
+
+	if a.opts.Mode == ModeHTTP {
+		return a.runHTTP(ctx)
+	}
+	return a.runSocket(ctx)
+}
+
+func (a *Adapter) stop() { a.stopOnce.Do(func() { close(a.stopping) }) }
+
+// isStopping reports whether Run's context has ended.
+func (a *Adapter) isStopping() bool {
+	select {
+	case <-a.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// me returns the bot's identity, zero before Run has called auth.test.
+func (a *Adapter) me() identity {
+	if p := a.self.Load(); p != nil {
+		return *p
+	}
+	return identity{}
+}
+
+// retry calls fn until it succeeds, fails with anything but a rate limit,
+// or has been rate limited maxRateRetries times; it waits the Retry-After
+// Slack asked for between attempts.
+func (a *Adapter) retry(ctx context.Context, method string, fn func(ctx context.Context) error) error {
+	const maxRateRetries = 5
+	for attempt := 0; ; attempt++ {
+		err := fn(ctx)
+		if err == nil {
+			return nil
+		}
+		rl, ok := errors.AsType[*slack.RateLimitedError](err)
+		if !ok || attempt >= maxRateRetries {
+			return fmt.Errorf("slack: %s: %w", method, err)
+		}
+		wait := min(rl.RetryAfter, 5*time.Minute)
+		a.log.Debug().Str("method", method).Dur("retry_after", wait).Msg("slack: rate limited")
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("slack: %s: %w", method, ctx.Err())
+		}
+	}
+}
