@@ -42,7 +42,7 @@ func newClient(t testing.TB, srv *llmtest.Server, edit func(*llm.Config)) *llm.C
 	}
 	c, err := llm.New(cfg)
 	if err != nil {
-		t.Fatalf("New(%+v) = %v", cfg, err)
+		t.Fatalf("New(%s) = %v", cfg.Model, err)
 	}
 	return c
 }

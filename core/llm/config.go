@@ -126,9 +126,9 @@ func resolve(cfg Config) (settings, error) {
 		return s, fmt.Errorf("%w: provider %q speaks a different API; use an OpenAI-compatible endpoint via NEO_LLM_BASE_URL", ErrUnsupportedShape, cfg.Provider)
 	case "":
 		name = DetectProvider(cfg.Model)
-		if fromURL := providerForURL(base); base != "" && fromURL != name {
+		if base != "" {
 			// An explicit base URL wins over the model string.
-			name = fromURL
+			name = providerForURL(base)
 			if name == "" {
 				name = ProviderCompatible
 			}
