@@ -1,0 +1,152 @@
+package conversation
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/core"
+)
+
+func TestStartResumesPending(t *testing.T) {
+	at := func(in core.Inbound, age time.Duration) core.Inbound {
+		in.At = epoch.Add(time.Minute - age)
+		return in
+	}
+	discord := msg("D", "X1", "hello")
+	discord.Thread.Platform = "discord"
+	tests := []struct {
+		name        string
+		pending     []core.Inbound
+		answered    []string // the Runner reports these already answered
+		wantTurns   []string
+		wantSays    []string // in thread A
+		wantNotices []string // in thread A
+		wantPending []string
+	}{
+		{
+			name:      "resumed in order",
+			pending:   []core.Inbound{msg("A", "E1", "one"), msg("A", "E2", "two")},
+			wantTurns: []string{"E1", "E2"},
+			wantSays:  []string{"answer E1", "answer E2"},
+		},
+		{
+			name:      "answered before the restart says nothing",
+			pending:   []core.Inbound{msg("A", "E1", "one"), msg("A", "E2", "two")},
+			answered:  []string{"E1"},
+			wantTurns: []string{"E1", "E2"},
+			wantSays:  []string{"answer E2"},
+		},
+		{
+			name:        "too old gets an honest notice",
+			pending:     []core.Inbound{at(msg("A", "E1", "one"), 25*time.Hour), at(msg("A", "E2", "two"), time.Hour)},
+			wantTurns:   []string{"E2"},
+			wantSays:    []string{"answer E2"},
+			wantNotices: []string{expiredText(epoch.Add(time.Minute - 25*time.Hour))},
+		},
+		{
+			name: "pending stop sets aside what came before it",
+			pending: []core.Inbound{
+				msg("A", "E1", "one"), msg("A", "E2", "two"), msg("A", "E3", "stop"), msg("A", "E4", "four"),
+			},
+			wantTurns:   []string{"E4"},
+			wantSays:    []string{"answer E4"},
+			wantNotices: []string{stopText(false, 2)},
+		},
+		{
+			name:        "platform not attached stays pending",
+			pending:     []core.Inbound{discord, msg("A", "E1", "one")},
+			wantTurns:   []string{"E1"},
+			wantSays:    []string{"answer E1"},
+			wantPending: []string{"X1"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := newMemJournal()
+			for _, in := range tt.pending {
+				if _, err := j.JournalInbound(context.Background(), in); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := &sayRunner{errs: map[string]error{}}
+			for _, id := range tt.answered {
+				r.errs[id] = core.ErrAnswered
+			}
+			h, _, p := startHub(t, Options{Runner: r, Journal: j})
+			j.waitCompleted(t, len(tt.pending)-len(tt.wantPending))
+			if err := h.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			rec := p.rec(msg("A", "", "").Thread)
+			if got := r.calls(); !slices.Equal(got, tt.wantTurns) {
+				t.Errorf("turns = %v, want %v", got, tt.wantTurns)
+			}
+			if got := rec.Says(); !slices.Equal(got, tt.wantSays) {
+				t.Errorf("answers = %q, want %q", got, tt.wantSays)
+			}
+			if got := rec.Notices(); !slices.Equal(got, tt.wantNotices) {
+				t.Errorf("notices = %q, want %q", got, tt.wantNotices)
+			}
+			if got := j.pendingIDs(t); !slices.Equal(got, tt.wantPending) {
+				t.Errorf("pending = %v, want %v", got, tt.wantPending)
+			}
+			assertIdle(t, h)
+		})
+	}
+}
+
+func TestSubmitBeforeStartOnlyJournals(t *testing.T) {
+	j := newMemJournal()
+	r := &sayRunner{}
+	h := New(Options{Runner: r, Journal: j, Now: func() time.Time { return epoch }})
+	p := newFakePlatform()
+	h.Attach("test", p)
+	in := msg("A", "E1", "hello")
+	submit(t, h, in)
+	h.mu.Lock()
+	queued := len(h.threads)
+	h.mu.Unlock()
+	if queued != 0 {
+		t.Errorf("mailboxes before Start = %d, want 0 (the journal holds the message)", queued)
+	}
+	if err := h.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	j.waitCompleted(t, 1)
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.calls(); !slices.Equal(got, []string{"E1"}) {
+		t.Errorf("turns = %v, want [E1] once", got)
+	}
+}
+
+// TestSubmitWhileStarting submits a message between Start's journal read
+// and its queueing: the message is in both, and must run once, after the
+// older pending message.
+func TestSubmitWhileStarting(t *testing.T) {
+	j := newMemJournal()
+	old := msg("A", "E1", "before the restart")
+	if _, err := j.JournalInbound(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	r := &sayRunner{}
+	h := New(Options{Runner: r, Journal: j, Now: func() time.Time { return epoch }})
+	h.Attach("test", newFakePlatform())
+	j.onPending = func() { submit(t, h, msg("A", "E2", "during the restart")) }
+	if err := h.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	j.waitCompleted(t, 2)
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.calls(); !slices.Equal(got, []string{"E1", "E2"}) {
+		t.Errorf("turns = %v, want [E1 E2], each once", got)
+	}
+	if err := h.Start(t.Context()); err == nil {
+		t.Error("second Start() = nil, want an error")
+	}
+}
