@@ -1,0 +1,52 @@
+package llm
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// BenchmarkCodec is the client's own CPU cost per call without the network:
+// encoding a mid-conversation request and decoding a reasoning response.
+func BenchmarkCodec(b *testing.B) {
+	c, err := New(Config{Model: "m", BaseURL: "http://127.0.0.1:1/v1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := os.ReadFile("testdata/together_inline_think.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := ChatRequest{Messages: []Message{SystemMessage("You are Neo, a careful assistant.")}}
+	for i := range 4 {
+		id := fmt.Sprintf("call_%d", i)
+		req.Messages = append(req.Messages,
+			UserMessage("what is the PAX price?"),
+			Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: id, Type: "function", Function: FunctionCall{Name: "paxeer__price", Arguments: `{"symbol":"PAX"}`}}}},
+			ToolResult(id, "paxeer__price", `{"pax":"0.42"}`),
+			AssistantMessage("PAX is trading around $0.42."),
+		)
+	}
+	for i := range 8 {
+		req.Tools = append(req.Tools, NewFunctionTool(fmt.Sprintf("srv__tool_%d", i), "Does one thing.", map[string]any{
+			"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}},
+		}))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.encodeRequest(req); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := decodeResponse("bench", 200, resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSplitThink(b *testing.B) {
+	s := "<think>\nThe user wants a greeting. Keep it short and friendly, no tools needed.\n</think>\n\nHello! How can I help you today?"
+	b.ReportAllocs()
+	for b.Loop() {
+		splitThink(s)
+	}
+}
