@@ -259,3 +259,7 @@ func toolMessages(r llmtest.Request) []llm.Message {
 func call(id, name, args string) llm.ToolCall { return llmtest.Call(id, name, args) }
 
 var _ = fmt.Sprint
+
+func compactSummary() core.Summary {
+	return core.Summary{Text: "GOAL: ship the v2 vault.\nNEXT: confirm the deploy.", UpTo: 0, At: fixedNow}
+}

@@ -1,0 +1,227 @@
+package agent
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/neobot/neobot/core/compact"
+	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/llm/llmtest"
+)
+
+const txHash = "0x5f2c3e9a7b1d4c8e6f0a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7a8"
+
+// seedHistory stores two answered turns; the first holds a tx hash in a
+// tool result.
+func seedHistory(h *harness) {
+	u1, u2 := llm.UserMessage("deploy the contract"), llm.UserMessage("status?")
+	a1 := llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call("d1", "fs__write_file", `{"path":"deploy.json"}`)}}
+	r1 := llm.ToolResult("d1", "fs__write_file", "deployed in tx "+txHash+" at block 19283746 "+strings.Repeat("log line ", 200))
+	f1, f2 := llm.AssistantMessage("Deployed."), llm.AssistantMessage("All good.")
+	h.tr.seed(testThread,
+		record{Msg: &u1, EventID: "E1"}, record{Msg: &a1}, record{Msg: &r1}, record{Msg: &f1, EventID: "E1", Final: true},
+		record{Msg: &u2, EventID: "E2"}, record{Msg: &f2, EventID: "E2", Final: true},
+	)
+}
+
+// windowFor returns the context window at which the next turn on in,
+// before any model call, fills frac of it by the offline estimate.
+func windowFor(t *testing.T, h *harness, in llm.Message, frac float64) int {
+	t.Helper()
+	st, err := h.agent.load(context.Background(), testThread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.items = append(st.items, h.agent.newItem(0, record{Msg: &in}))
+	tr := &turn{a: h.agent, st: st, toolsTokens: compact.ToolsTokens(h.agent.opts.Counter, h.tools.schemas)}
+	return int(float64(tr.used()) / frac)
+}
+
+// rebuild replaces the harness's agent with one tuned further.
+func (h *harness) rebuild(t *testing.T, tune func(*Options)) {
+	t.Helper()
+	opts := h.agent.opts
+	tune(&opts)
+	a, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.agent = a
+}
+
+const cheapSummary = `GOAL: deploy the contract and confirm its status.
+DECISIONS: wrote deploy.json.
+ARTIFACTS: block 19283746.
+OPEN: none.
+LAST_RESULTS: deployment succeeded.
+NEXT: answer the new question.`
+
+func isSummarize(r llmtest.Request) bool {
+	return len(r.Messages) > 0 && strings.HasPrefix(r.Messages[0].Content, "You compact")
+}
+
+func TestCompactionSoft(t *testing.T) {
+	h := newHarness(t, nil)
+	seedHistory(h)
+	big := "please review this plan: " + strings.Repeat("step and detail ", 400)
+	cheap := llmtest.New(t)
+	cheap.Enqueue(llmtest.Text(cheapSummary))
+	w := windowFor(t, h, llm.UserMessage(big), 0.85)
+	h.rebuild(t, func(o *Options) { o.ContextWindow = w; o.Cheap = newClient(t, cheap) })
+	h.srv.Enqueue(llmtest.Text("Reviewed."))
+
+	if err := h.run(t, inbound("E3", big)); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if len(h.tr.compacts) != 1 {
+		t.Fatalf("compactions = %d, want 1", len(h.tr.compacts))
+	}
+	sum := h.tr.compacts[0]
+	if sum.UpTo != 6 {
+		t.Errorf("summary covers up to entry %d, want 6 (the cut before the new user message)", sum.UpTo)
+	}
+	if !strings.Contains(sum.Text, compact.ArtifactsHeader+"\n- "+txHash) {
+		t.Errorf("summary lost the tx hash:\n%s", sum.Text)
+	}
+	golden(t, "summary_soft.golden", sum.Text)
+	if got := len(h.tr.archive[testThread.Key()]); got != 6 {
+		t.Errorf("archived entries = %d, want 6", got)
+	}
+	main := h.srv.Requests()
+	if len(main) != 1 || !strings.Contains(main[0].Messages[0].Content, "## Conversation summary\nGOAL: deploy") {
+		t.Fatalf("main request does not carry the summary")
+	}
+	if m := main[0].Messages[1]; m.Role != llm.RoleUser || m.Content != big {
+		t.Errorf("first live message = %s %.20q, want the new user message", m.Role, m.Content)
+	}
+	if got := cheap.Requests(); len(got) != 1 || !strings.Contains(got[0].Messages[1].Content, txHash) {
+		t.Errorf("cheap model requests = %d, want 1 holding the history", len(got))
+	}
+}
+
+func TestCompactionHard(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.ContextWindow = 100_000 })
+	seedHistory(h)
+	cheap := llmtest.New(t)
+	cheap.Enqueue(llmtest.Text(cheapSummary))
+	h.rebuild(t, func(o *Options) { o.Cheap = newClient(t, cheap) })
+	first := llmtest.Calls(call("c1", "fs__read_file", `{"path":"status"}`))
+	first.Usage = llm.Usage{PromptTokens: 95_000, CompletionTokens: 20, TotalTokens: 95_020}
+	h.srv.Enqueue(first, llmtest.Text("Still deployed."))
+
+	if err := h.run(t, inbound("E3", "check again")); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if len(h.tr.compacts) != 1 {
+		t.Fatalf("compactions = %d, want 1 forced by the provider's usage", len(h.tr.compacts))
+	}
+	reqs := h.srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("main requests = %d, want 2", len(reqs))
+	}
+	if strings.Contains(reqs[0].Messages[0].Content, "## Conversation summary") {
+		t.Errorf("first call already compacted; want compaction only after usage crossed 92%%")
+	}
+	second := reqs[1].Messages
+	if !strings.Contains(second[0].Content, txHash) {
+		t.Errorf("second call's system block lacks the preserved tx hash")
+	}
+	// The cut is clean: the live window opens on the turn's user message
+	// and keeps the tool call with its result.
+	if second[1].Role != llm.RoleUser || second[2].Role != llm.RoleAssistant || second[3].Role != llm.RoleTool || second[3].ToolCallID != "c1" {
+		t.Errorf("live window after hard compaction = %v %v %v", second[1].Role, second[2].Role, second[3].Role)
+	}
+}
+
+func TestSafeTailWhenSummarizerFails(t *testing.T) {
+	h := newHarness(t, nil)
+	seedHistory(h)
+	big := strings.Repeat("more words here ", 400)
+	cheap := llmtest.New(t)
+	cheap.Handle(func(llmtest.Request) llmtest.Reply { return llmtest.Error(http.StatusInternalServerError, "server_error", "down") })
+	w := windowFor(t, h, llm.UserMessage(big), 0.95)
+	h.rebuild(t, func(o *Options) { o.ContextWindow = w; o.Cheap = newClient(t, cheap) })
+	h.srv.Handle(func(r llmtest.Request) llmtest.Reply {
+		if isSummarize(r) {
+			return llmtest.Error(http.StatusInternalServerError, "server_error", "down")
+		}
+		return llmtest.Text("Answered from the tail.")
+	})
+	if err := h.run(t, inbound("E3", big)); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if len(h.tr.compacts) != 1 {
+		t.Fatalf("compactions = %d, want 1", len(h.tr.compacts))
+	}
+	sum := h.tr.compacts[0]
+	if sum.UpTo != 6 || !strings.Contains(sum.Text, "without a summary") || !strings.Contains(sum.Text, txHash) {
+		t.Errorf("fallback summary (up to %d):\n%s\nwant up to 6, the note and the tx hash", sum.UpTo, sum.Text)
+	}
+	if got := h.rec.Says(); len(got) != 1 || got[0] != "Answered from the tail." {
+		t.Errorf("Says = %q", got)
+	}
+}
+
+func TestCheapModelFallback(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cheap bool // a cheap model is configured, and fails
+	}{{"unset", false}, {"failing", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			seedHistory(h)
+			big := strings.Repeat("more words here ", 400)
+			w := windowFor(t, h, llm.UserMessage(big), 0.85)
+			var cheap *llmtest.Server
+			h.rebuild(t, func(o *Options) {
+				o.ContextWindow = w
+				if tc.cheap {
+					cheap = llmtest.New(t)
+					cheap.Enqueue(llmtest.Dropped())
+					o.Cheap = newClient(t, cheap)
+				}
+			})
+			h.srv.Handle(func(r llmtest.Request) llmtest.Reply {
+				if isSummarize(r) {
+					return llmtest.Text(cheapSummary)
+				}
+				return llmtest.Text("ok")
+			})
+			if err := h.run(t, inbound("E3", big)); err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+			summarized := 0
+			for _, r := range h.srv.Requests() {
+				if isSummarize(r) {
+					summarized++
+				}
+			}
+			if summarized != 1 || len(h.tr.compacts) != 1 || !strings.HasPrefix(h.tr.compacts[0].Text, "GOAL:") {
+				t.Errorf("main model summarized %d times, compactions %d; want the main model's summary stored", summarized, len(h.tr.compacts))
+			}
+			if tc.cheap && len(cheap.Requests()) != 1 {
+				t.Errorf("cheap model asked %d times, want 1", len(cheap.Requests()))
+			}
+		})
+	}
+}
+
+func TestSystemBlock(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.Constraints = []string{"Reply in English."} })
+	h.mem.recall.Profile = "Ada, protocol engineer; prefers short answers."
+	h.mem.recall.Goal = "ship the v2 vault"
+	h.mem.recall.Memories = []string{"The vault lives at 0x1111111111111111111111111111111111111111."}
+	h.mem.recall.Patterns = []string{"To check a deploy: read deploy.json, then query the tx."}
+	h.mem.recall.Turns = []string{"2026-10-30 ada: is the audit done? neo: yes, report in #audits."}
+	h.tr.Compact(context.Background(), testThread, compactSummary())
+	system, tools, err := h.agent.Prompt(context.Background(), inbound("E9", "how is the vault?"))
+	if err != nil {
+		t.Fatalf("Prompt = %v", err)
+	}
+	if len(tools) != 3 {
+		t.Errorf("Prompt tools = %d, want 3", len(tools))
+	}
+	golden(t, "system.golden", system)
+}
