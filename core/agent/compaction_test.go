@@ -140,7 +140,9 @@ func TestSafeTailWhenSummarizerFails(t *testing.T) {
 	seedHistory(h)
 	big := strings.Repeat("more words here ", 400)
 	cheap := llmtest.New(t)
-	cheap.Handle(func(llmtest.Request) llmtest.Reply { return llmtest.Error(http.StatusInternalServerError, "server_error", "down") })
+	cheap.Handle(func(llmtest.Request) llmtest.Reply {
+		return llmtest.Error(http.StatusInternalServerError, "server_error", "down")
+	})
 	w := windowFor(t, h, llm.UserMessage(big), 0.95)
 	h.rebuild(t, func(o *Options) { o.ContextWindow = w; o.Cheap = newClient(t, cheap) })
 	h.srv.Handle(func(r llmtest.Request) llmtest.Reply {

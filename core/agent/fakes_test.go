@@ -91,9 +91,9 @@ func (m *memTranscript) seed(t core.Thread, recs ...record) {
 
 // toolCall is one recorded dispatch.
 type toolCall struct {
-	Name   string
-	Args   map[string]any
-	CallID string
+	Name    string
+	Args    map[string]any
+	CallID  string
 	HasTurn bool
 }
 
