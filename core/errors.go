@@ -9,6 +9,13 @@ var (
 	// ErrAnswered reports that a turn resumed after a restart had already
 	// been answered: nothing more is said.
 	ErrAnswered = errors.New("turn already answered")
+	// ErrShutdown is the cancellation cause of a turn interrupted because
+	// the process is stopping: its pending gates stay open for the resumed
+	// turn to find (context.Cause tells it apart from a user's stop).
+	ErrShutdown = errors.New("neobot is shutting down")
+	// ErrStopped is the cancellation cause of a turn a user stopped: its
+	// pending gates are denied.
+	ErrStopped = errors.New("stopped by the user")
 	// ErrGateUnknown reports a button whose token matches no gate: forged, or
 	// from another deployment.
 	ErrGateUnknown = errors.New("gate: unknown token")
