@@ -1,0 +1,75 @@
+package memory_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/neobot/neobot/core/memory"
+)
+
+func TestForgetAbout(t *testing.T) {
+	ctx := context.Background()
+	c := newCortex(t, memory.Options{})
+	alice := memory.Scope{Platform: "slack", Workspace: "TA", User: "alice"}
+	aliceDM := memory.Scope{Platform: "slack", Workspace: "TA", User: "alice", DM: true}
+	remember(t, c, alice, memory.KindPreference, "Alice drinks green tea")
+	remember(t, c, alice, memory.KindProfile, "Alice is on team Atlas")
+	remember(t, c, aliceDM, memory.KindFact, "Alice is interviewing elsewhere")
+	remember(t, c, memory.Scope{Platform: "slack", Workspace: "TA", User: "bob"}, memory.KindPreference, "Bob drinks green tea")
+	remember(t, c, memory.Scope{Platform: "slack", Workspace: "TB", User: "alice"}, memory.KindPreference, "Alice drinks coffee in TB")
+	inChannel := inbound("TA", "general", "alice", false, "forget")
+
+	if recs, _ := c.About(ctx, inChannel); len(recs) != 2 {
+		t.Errorf("About(alice in channel) = %d records, want 2 (no DM memory)", len(recs))
+	}
+	gone, err := c.ForgetAbout(ctx, inChannel, "green tea")
+	if err != nil || len(gone) != 1 || gone[0].Text != "Alice drinks green tea" {
+		t.Fatalf("ForgetAbout(green tea) = %+v, %v; want only Alice's tea", gone, err)
+	}
+	gone, err = c.ForgetAbout(ctx, inChannel, "")
+	if err != nil || len(gone) != 2 {
+		t.Fatalf("ForgetAbout(everything) = %d records, %v; want 2 (profile and DM fact)", len(gone), err)
+	}
+	left, _ := c.List(ctx, memory.Filter{})
+	if len(left) != 2 {
+		t.Errorf("records left = %+v, want Bob's and the other workspace's", left)
+	}
+}
+
+func TestOperatorAPI(t *testing.T) {
+	ctx := context.Background()
+	c := newCortex(t, memory.Options{})
+	remember(t, c, memory.Scope{Platform: "slack", Workspace: "TA", Channel: "ops"}, memory.KindFact, "Pager rotation starts Monday")
+	remember(t, c, memory.Scope{Platform: "slack", Workspace: "TA", User: "alice"}, memory.KindPreference, "Alice wants pager alerts by SMS")
+	remember(t, c, memory.Scope{Platform: "discord", Workspace: "G1"}, memory.KindFact, "Guild pager is the bot")
+	tests := []struct {
+		name   string
+		f      memory.Filter
+		list   int
+		search int // hits for "pager"
+	}{
+		{"all", memory.Filter{}, 3, 3},
+		{"workspace", memory.Filter{Workspace: "TA"}, 2, 2},
+		{"user", memory.Filter{Workspace: "TA", User: "alice"}, 1, 1},
+		{"channel", memory.Filter{Channel: "ops"}, 1, 1},
+		{"kind", memory.Filter{Kind: memory.KindFact}, 2, 2},
+		{"platform", memory.Filter{Platform: "discord"}, 1, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, _ := c.List(ctx, tc.f); len(got) != tc.list {
+				t.Errorf("List(%+v) = %d records, want %d", tc.f, len(got), tc.list)
+			}
+			if got, _ := c.Search(ctx, tc.f, "pager", 10); len(got) != tc.search {
+				t.Errorf("Search(%+v, pager) = %d hits, want %d", tc.f, len(got), tc.search)
+			}
+		})
+	}
+	if _, err := c.Forget(ctx, memory.Filter{}); err == nil {
+		t.Errorf("Forget(no workspace, no IDs) = nil, want a refusal")
+	}
+	gone, err := c.Forget(ctx, memory.Filter{Workspace: "TA"})
+	if err != nil || len(gone) != 2 || c.Len() != 1 {
+		t.Errorf("Forget(TA) = %d, %v; left %d, want 2 gone, 1 left", len(gone), err, c.Len())
+	}
+}

@@ -1,0 +1,221 @@
+package memory_test
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/llm/llmtest"
+	"github.com/neobot/neobot/core/memory"
+)
+
+func cheapModel(t *testing.T) (*llm.Client, *llmtest.Server) {
+	t.Helper()
+	srv := llmtest.New(t)
+	client, err := llm.New(llm.Config{Model: "cheap", Provider: "openai-compatible", BaseURL: srv.BaseURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, srv
+}
+
+func factsReply(t *testing.T, facts ...map[string]any) llmtest.Reply {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{"facts": facts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return llmtest.Text("Here you go:\n" + string(raw))
+}
+
+func fact(text, kind, about string, entities ...string) map[string]any {
+	return map[string]any{"text": text, "kind": kind, "about": about, "entities": entities}
+}
+
+var answered = []llm.Message{llm.AssistantMessage("Noted.")}
+
+func TestWriteBackReconciles(t *testing.T) {
+	ctx := context.Background()
+	model, srv := cheapModel(t)
+	c := newCortex(t, memory.Options{Model: model})
+	in := inbound("TA", "general", "alice", false, "I'm Alice; answer me in French. Staging is kube-stg-2.")
+
+	// 1. Nothing known yet: facts are added without a reconcile call.
+	srv.Enqueue(factsReply(t,
+		fact("Alice prefers answers in French", "preference", "user"),
+		fact("The staging cluster is kube-stg-2", "fact", "shared", "kube-stg-2"),
+	))
+	if err := c.WriteBack(ctx, in, answered); err != nil {
+		t.Fatalf("WriteBack = %v", err)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("model calls = %d, want 1 (extract only)", n)
+	}
+	if got := srv.Requests()[0].Messages[1].Content; !strings.Contains(got, "kube-stg-2") {
+		t.Errorf("extract prompt = %q, want the turn in it", got)
+	}
+	rec, _ := c.Fault(ctx, in, "which cluster is staging")
+	if rec.Profile != "Alice prefers answers in French" || len(rec.Memories) != 1 || len(rec.Turns) != 1 {
+		t.Fatalf("Fault after write-back = %+v", rec)
+	}
+	french := about(t, c, in, "French")
+
+	// 2. A correction: the model is shown the overlap and updates it.
+	srv.Enqueue(
+		factsReply(t, fact("Alice prefers answers in Spanish", "preference", "user")),
+	)
+	srv.Handle(func(req llmtest.Request) llmtest.Reply {
+		label := labelOf(req, "Alice prefers answers in French")
+		return llmtest.Text(`{"ops":[{"fact":0,"op":"UPDATE","target":"` + label + `","text":"Alice prefers answers in Spanish"}]}`)
+	})
+	if err := c.WriteBack(ctx, in, answered); err != nil {
+		t.Fatalf("WriteBack(update) = %v", err)
+	}
+	spanish := about(t, c, in, "Spanish")
+	if spanish.Supersedes != french.ID || !spanish.Created.Equal(french.Created) {
+		t.Errorf("updated record = %+v, want it to supersede %s", spanish, french.ID)
+	}
+	if rec, _ := c.Fault(ctx, in, "language"); strings.Contains(rec.Profile, "French") {
+		t.Errorf("profile after update = %q, still French", rec.Profile)
+	}
+
+	// 3. A retraction deletes; a target the model was not shown is ignored.
+	srv.Enqueue(factsReply(t,
+		fact("kube-stg-2 was decommissioned; there is no staging cluster", "fact", "shared", "kube-stg-2"),
+		fact("Alice prefers answers in Spanish", "preference", "user"),
+	))
+	srv.Handle(func(req llmtest.Request) llmtest.Reply {
+		label := labelOf(req, "The staging cluster is kube-stg-2")
+		return llmtest.Text(`{"ops":[{"fact":0,"op":"DELETE","target":"` + label + `"},{"fact":1,"op":"DELETE","target":"c99"}]}`)
+	})
+	if err := c.WriteBack(ctx, in, answered); err != nil {
+		t.Fatalf("WriteBack(delete) = %v", err)
+	}
+	list, _ := c.List(ctx, memory.Filter{Workspace: "TA", Kind: memory.KindFact})
+	if len(list) != 0 {
+		t.Errorf("facts after DELETE = %v, want none", list)
+	}
+	about(t, c, in, "Spanish") // still there: c99 was never shown
+}
+
+func TestWriteBackScopes(t *testing.T) {
+	ctx := context.Background()
+	model, srv := cheapModel(t)
+	c := newCortex(t, memory.Options{Model: model})
+	tests := []struct {
+		name string
+		in   core.Inbound
+		want map[string]memory.Scope // fact text -> scope
+	}{
+		{"channel", inbound("TA", "general", "alice", false, "x"), map[string]memory.Scope{
+			"Works remotely from Lisbon": {Platform: "slack", Workspace: "TA", User: "alice"},
+			"Deploys freeze on Fridays":  {Platform: "slack", Workspace: "TA", Channel: "general"},
+		}},
+		{"dm", inbound("TA", "D1", "alice", true, "x"), map[string]memory.Scope{
+			"Allergic to peanuts":             {Platform: "slack", Workspace: "TA", User: "alice", DM: true},
+			"The surprise party is on June 3": {Platform: "slack", Workspace: "TA", User: "alice", DM: true},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var facts []map[string]any
+			for text, want := range tc.want {
+				kind := "fact"
+				if want.User != "" && !want.DM || strings.HasPrefix(text, "Allergic") {
+					kind = "profile" // a profile is about the user whatever "about" says
+				}
+				facts = append(facts, fact(text, kind, "shared"))
+			}
+			srv.Enqueue(factsReply(t, facts...))
+			if err := c.WriteBack(ctx, tc.in, answered); err != nil {
+				t.Fatal(err)
+			}
+			for text, want := range tc.want {
+				hs, _ := c.Search(ctx, memory.Filter{}, text, 1)
+				if len(hs) != 1 || hs[0].Text != text || hs[0].Scope != want {
+					t.Errorf("record %q = %+v, want scope %+v", text, hs, want)
+				}
+			}
+		})
+	}
+}
+
+func TestWriteBackModelFailureKeepsTurn(t *testing.T) {
+	ctx := context.Background()
+	model, srv := cheapModel(t)
+	c := newCortex(t, memory.Options{Model: model})
+	srv.Enqueue(llmtest.Text("I cannot answer in JSON today."))
+	in := inbound("TA", "general", "alice", false, "deploy the docs site")
+	if err := c.WriteBack(ctx, in, answered); err == nil {
+		t.Errorf("WriteBack(model answers prose) = nil, want an error")
+	}
+	if list, _ := c.List(ctx, memory.Filter{Kind: memory.KindTurn}); len(list) != 1 {
+		t.Errorf("turn records = %d, want 1 despite the model", len(list))
+	}
+}
+
+func TestProcedures(t *testing.T) {
+	ctx := context.Background()
+	c := newCortex(t, memory.Options{})
+	in := inbound("TA", "ops", "alice", false, "restart the billing worker in staging")
+	turn := []llm.Message{
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{llmtest.Call("c1", "k8s__get_pods", `{}`)}},
+		llm.ToolResult("c1", "k8s__get_pods", "billing-worker-1"),
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{llmtest.Call("c2", "k8s__get_pods", `{}`), llmtest.Call("c3", "k8s__restart", `{}`)}},
+		llm.ToolResult("c2", "k8s__get_pods", "ok"),
+		llm.ToolResult("c3", "k8s__restart", "restarted"),
+		llm.AssistantMessage("Restarted billing-worker-1."),
+	}
+	for range 2 { // the same steps twice keep one pattern
+		if err := c.WriteBack(ctx, in, turn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	procs, _ := c.List(ctx, memory.Filter{Kind: memory.KindProcedure})
+	if len(procs) != 1 || !strings.HasSuffix(procs[0].Text, "Steps: k8s__get_pods -> k8s__restart") {
+		t.Fatalf("procedures = %+v, want one with the folded steps", procs)
+	}
+	rec, _ := c.Fault(ctx, inbound("TA", "ops", "bob", false, "please restart the billing worker"), "")
+	if len(rec.Patterns) != 1 {
+		t.Errorf("Fault(similar goal).Patterns = %q, want the procedure", rec.Patterns)
+	}
+	// A turn that never answered completed no goal.
+	unfinished := turn[:len(turn)-1]
+	if err := c.WriteBack(ctx, inbound("TA", "ops", "alice", false, "scale the api"), unfinished); err != nil {
+		t.Fatal(err)
+	}
+	if procs, _ := c.List(ctx, memory.Filter{Kind: memory.KindProcedure}); len(procs) != 1 {
+		t.Errorf("procedures after an unfinished turn = %d, want 1", len(procs))
+	}
+}
+
+var labelLine = regexp.MustCompile(`existing (c\d+): (.*)`)
+
+// labelOf finds the label the reconcile prompt gave an existing record.
+func labelOf(req llmtest.Request, text string) string {
+	for _, m := range labelLine.FindAllStringSubmatch(req.Messages[len(req.Messages)-1].Content, -1) {
+		if m[2] == text {
+			return m[1]
+		}
+	}
+	return "missing"
+}
+
+func about(t *testing.T, c *memory.Cortex, in core.Inbound, word string) memory.Record {
+	t.Helper()
+	recs, err := c.About(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if strings.Contains(r.Text, word) {
+			return r
+		}
+	}
+	t.Fatalf("About(%s) = %+v, want a record with %q", in.User, recs, word)
+	return memory.Record{}
+}
