@@ -16,7 +16,9 @@ func TestSweep(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	clock := storetest.NewClock(t0)
 	db := openTemp(t, store.Options{Now: clock.Now, Retention: store.Retention{ThreadIdle: 30 * 24 * time.Hour}})
-	th := func(id string) core.Thread { return core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: id} }
+	th := func(id string) core.Thread {
+		return core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: id}
+	}
 	day := 24 * time.Hour
 
 	// Day 0: an old thread with a finished and an in-flight delegation, a

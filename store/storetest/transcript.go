@@ -185,4 +185,3 @@ func checkEntries(t *testing.T, entries []core.Entry, first uint64, want []strin
 		}
 	}
 }
-
