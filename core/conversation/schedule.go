@@ -86,6 +86,7 @@ func (h *Hub) stopLocked(p Platform, mb *mailbox, stop core.Inbound) {
 	}
 	rep := p.Reporter(stop.Thread)
 	h.choreLocked(func(ctx context.Context) {
+		defer h.forgetEvents(dropped)
 		if running != nil {
 			select {
 			case <-running.done:
@@ -96,7 +97,6 @@ func (h *Hub) stopLocked(p Platform, mb *mailbox, stop core.Inbound) {
 		for _, it := range dropped {
 			h.complete(ctx, it.in)
 		}
-		h.forgetEvents(dropped)
 		h.notice(ctx, rep, stop, stopText(running != nil, len(dropped)))
 		h.complete(ctx, stop)
 	})
@@ -197,7 +197,9 @@ func (h *Hub) turn(ctx context.Context, it *item) {
 		h.log.Info().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("turn interrupted by shutdown; resumes after restart")
 	default:
 		h.log.Error().Err(err).Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("turn failed")
-		h.notice(ctx, t.Reporter, in, failureText(err))
+		nctx, cancel := context.WithTimeout(ctx, h.noticeTimeout)
+		h.notice(nctx, t.Reporter, in, failureText(err))
+		cancel()
 		h.complete(ctx, in)
 	}
 }
