@@ -59,6 +59,7 @@ type SchemaError struct {
 	Want  uint64
 }
 
+// Error says which file, which versions, and what to do.
 func (e *SchemaError) Error() string {
 	return fmt.Sprintf("store: %s has schema version %d but this neobot understands up to %d; upgrade neobot or point NEO_DB_PATH at another file", e.Path, e.Found, e.Want)
 }

@@ -216,7 +216,7 @@ func readEntries(b *bolt.Bucket) ([]core.Entry, error) {
 		}
 		out = append(out, core.Entry{
 			Seq:  getU64(k),
-			At:   time.Unix(0, getI64(v[:8])),
+			At:   time.Unix(0, getI64(v[:8])).UTC(),
 			Data: bytes.Clone(v[8:]),
 		})
 		return nil

@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/neobot/neobot/core/memory"
 )
@@ -71,5 +72,23 @@ func TestOperatorAPI(t *testing.T) {
 	gone, err := c.Forget(ctx, memory.Filter{Workspace: "TA"})
 	if err != nil || len(gone) != 2 || c.Len() != 1 {
 		t.Errorf("Forget(TA) = %d, %v; left %d, want 2 gone, 1 left", len(gone), err, c.Len())
+	}
+}
+
+func TestSweepDropsOldTurns(t *testing.T) {
+	ctx := context.Background()
+	now := t0
+	c := newCortex(t, memory.Options{Now: func() time.Time { return now }, TurnTTL: 30 * 24 * time.Hour})
+	remember(t, c, wsA, memory.KindTurn, "old exchange")
+	remember(t, c, wsA, memory.KindFact, "old fact")
+	now = t0.Add(20 * 24 * time.Hour)
+	remember(t, c, wsA, memory.KindTurn, "recent exchange")
+	n, err := c.Sweep(ctx, t0.Add(31*24*time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("Sweep = %d, %v; want 1", n, err)
+	}
+	left, _ := c.List(ctx, memory.Filter{})
+	if len(left) != 2 || left[0].Text != "recent exchange" || left[1].Text != "old fact" {
+		t.Errorf("left after Sweep = %+v, want the recent turn and the fact", left)
 	}
 }

@@ -48,6 +48,10 @@ type Options struct {
 	// IdentifierBoost multiplies the weight of an exact identifier or
 	// entity match (default 2).
 	IdentifierBoost float64
+	// TurnTTL is how long turn excerpts are kept before Sweep drops them
+	// (default 90 days; negative keeps them forever). Facts, profiles and
+	// procedures stay until replaced or forgotten.
+	TurnTTL time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Logger receives write-back diagnostics (zero value: silent).
@@ -85,6 +89,9 @@ func New(ctx context.Context, opts Options) (*Cortex, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.TurnTTL == 0 {
+		opts.TurnTTL = 90 * 24 * time.Hour
 	}
 	c := &Cortex{store: opts.Store, model: opts.Model, opts: opts, now: opts.Now, log: opts.Logger, ix: newIndex()}
 	err := opts.Store.ScanMemories(ctx, func(r Record) error {
@@ -261,4 +268,19 @@ func checkRecord(r Record) error {
 		return errors.New("memory: empty record")
 	}
 	return nil
+}
+
+// Sweep drops turn excerpts older than Options.TurnTTL as of now and
+// returns how many it dropped. The caller schedules it (alongside the
+// store's sweep); it goes through the cortex so the index stays in step.
+func (c *Cortex) Sweep(ctx context.Context, now time.Time) (int, error) {
+	if c.opts.TurnTTL < 0 {
+		return 0, nil
+	}
+	old := c.match(Filter{Kind: KindTurn})
+	old = slices.DeleteFunc(old, func(r Record) bool { return now.Sub(r.Updated) < c.opts.TurnTTL })
+	if err := c.write(ctx, nil, recordIDs(old)); err != nil {
+		return 0, err
+	}
+	return len(old), nil
 }

@@ -3,6 +3,7 @@ package memory
 import (
 	"container/heap"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -78,14 +79,14 @@ func (ix *index) put(r Record) {
 	sp := ix.space(r.Scope, true)
 	terms := docTerms(&r)
 	id := int32(len(sp.docs))
-	tf := map[string]uint16{}
-	for _, t := range terms {
-		if tf[t] < math.MaxUint16 {
-			tf[t]++
+	slices.Sort(terms)
+	for i := 0; i < len(terms); {
+		j := i + 1
+		for j < len(terms) && terms[j] == terms[i] {
+			j++
 		}
-	}
-	for t, n := range tf {
-		sp.postings[t] = append(sp.postings[t], posting{doc: id, tf: n})
+		sp.postings[terms[i]] = append(sp.postings[terms[i]], posting{doc: id, tf: uint16(min(j-i, math.MaxUint16))})
+		i = j
 	}
 	sp.docs = append(sp.docs, doc{rec: r, length: int32(len(terms)), alive: true})
 	sp.live++
