@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/neobot/neobot/core"
@@ -277,7 +278,11 @@ func factScope(in core.Inbound, aboutUser bool) Scope {
 
 func renderTurn(in core.Inbound, turn []llm.Message) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s\n", speaker(in), in.Text)
+	// The turn usually opens with the user's message; when it does not,
+	// the inbound text stands in for it.
+	if !slices.ContainsFunc(turn, func(m llm.Message) bool { return m.Role == llm.RoleUser }) {
+		fmt.Fprintf(&b, "%s: %s\n", speaker(in), in.Text)
+	}
 	for _, m := range turn {
 		switch m.Role {
 		case llm.RoleAssistant:

@@ -219,3 +219,28 @@ func about(t *testing.T, c *memory.Cortex, in core.Inbound, word string) memory.
 	t.Fatalf("About(%s) = %+v, want a record with %q", in.User, recs, word)
 	return memory.Record{}
 }
+
+func TestWriteBackPromptHasTheTurnOnce(t *testing.T) {
+	model, srv := cheapModel(t)
+	c := newCortex(t, memory.Options{Model: model})
+	in := inbound("TA", "general", "alice", false, "what is the fee on bridge B-77?")
+	turn := []llm.Message{
+		llm.UserMessage(in.Text),
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{llmtest.Call("c1", "chain__fee", `{"bridge":"B-77"}`)}},
+		llm.ToolResult("c1", "chain__fee", "0.3%"),
+		llm.AssistantMessage("The fee on B-77 is 0.3%."),
+	}
+	srv.Enqueue(factsReply(t))
+	if err := c.WriteBack(context.Background(), in, turn); err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Requests()[0].Messages[1].Content
+	for _, want := range []string{"chain__fee", "0.3%", "The fee on B-77 is 0.3%."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("extract prompt lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, in.Text); n != 1 {
+		t.Errorf("extract prompt has the user's message %d times, want once:\n%s", n, got)
+	}
+}
