@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/memory"
 	"github.com/neobot/neobot/store"
 )
 
@@ -79,6 +80,44 @@ func BenchmarkOpen100kThreads(b *testing.B) {
 		}
 		if ok, err := db.ThreadKnown(ctx, probe); !ok || err != nil {
 			b.Fatalf("ThreadKnown = %v, %v", ok, err)
+		}
+		db.Close()
+	}
+}
+
+// BenchmarkCortexOpen100k rebuilds the memory index from a file holding
+// 100k memory records: what starting neobot costs for memory.
+func BenchmarkCortexOpen100k(b *testing.B) {
+	const n = 100_000
+	path := filepath.Join(b.TempDir(), "mem.db")
+	db, err := store.Open(path, store.Options{NoSync: true}) // setup only
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	words := []string{"deploy", "wallet", "billing", "staging", "release", "alice", "bob", "friday", "cluster", "invoice", "bridge", "fee"}
+	recs := make([]memory.Record, 0, 1000)
+	for i := range n {
+		text := fmt.Sprintf("%s %s %s %s record %d INC-%d", words[i%12], words[(i/12)%12], words[(i/144)%12], words[(i*7)%12], i, i)
+		recs = append(recs, memory.Record{ID: fmt.Sprintf("m%06d", i), Kind: memory.KindFact, Text: text,
+			Scope: memory.Scope{Platform: "slack", Workspace: "T1", User: fmt.Sprintf("U%d", i%50)}})
+		if len(recs) == cap(recs) {
+			if err := db.WriteMemories(ctx, recs, nil); err != nil {
+				b.Fatal(err)
+			}
+			recs = recs[:0]
+		}
+	}
+	db.Close()
+	b.ResetTimer()
+	for b.Loop() {
+		db, err := store.Open(path, store.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := memory.New(ctx, memory.Options{Store: db})
+		if err != nil || c.Len() != n {
+			b.Fatalf("memory.New = %v, %d records", err, c.Len())
 		}
 		db.Close()
 	}
