@@ -23,6 +23,11 @@
 // says how many messages were set aside, so the user can send again what
 // still matters. Messages that arrive after the "stop" run normally.
 //
+// A turn's context is cancelled with a cause: core.ErrStopped when the user
+// stopped it (an approver then denies its pending gate), core.ErrShutdown
+// when the process is stopping (the gate stays pending for the resumed
+// turn). context.Cause tells them apart.
+//
 // # Restart
 //
 // [Hub.Start] resumes every message that was journaled but never completed,

@@ -246,13 +246,13 @@ func (h *Hub) Close(ctx context.Context) error {
 	}
 }
 
-// cancelAll cancels every running turn (cause errShutdown) and chore.
+// cancelAll cancels every running turn (cause core.ErrShutdown) and chore.
 func (h *Hub) cancelAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, mb := range h.threads {
 		if mb.cur != nil {
-			mb.cur.cancel(errShutdown)
+			mb.cur.cancel(core.ErrShutdown)
 		}
 	}
 	for _, cancel := range h.chores {

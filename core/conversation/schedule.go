@@ -9,12 +9,6 @@ import (
 	"github.com/neobot/neobot/core"
 )
 
-// Causes of a turn's cancellation, told apart when the turn ends.
-var (
-	errStopped  = errors.New("conversation: stopped by the user")
-	errShutdown = errors.New("conversation: hub shutting down")
-)
-
 // mailbox is a busy thread: its queue of messages and the turn running, if
 // any. It exists only while the thread has work, so an idle thread costs
 // nothing.
@@ -81,7 +75,7 @@ func (h *Hub) stopLocked(p Platform, mb *mailbox, stop core.Inbound) {
 		running, dropped = mb.cur, mb.queue
 		mb.queue = nil
 		if running != nil {
-			running.cancel(errStopped)
+			running.cancel(core.ErrStopped)
 		}
 	}
 	rep := p.Reporter(stop.Thread)
@@ -191,9 +185,9 @@ func (h *Hub) turn(ctx context.Context, it *item) {
 	switch {
 	case err == nil, errors.Is(err, core.ErrAnswered):
 		h.complete(ctx, in)
-	case ctx.Err() != nil && errors.Is(cause, errStopped):
+	case ctx.Err() != nil && errors.Is(cause, core.ErrStopped):
 		h.complete(ctx, in) // the stop command posts the notice
-	case ctx.Err() != nil && errors.Is(cause, errShutdown):
+	case ctx.Err() != nil && errors.Is(cause, core.ErrShutdown):
 		h.log.Info().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("turn interrupted by shutdown; resumes after restart")
 	default:
 		h.log.Error().Err(err).Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("turn failed")

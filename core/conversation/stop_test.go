@@ -74,8 +74,8 @@ func TestStopCancelsToolCallAndSetsAsideQueue(t *testing.T) {
 	submit(t, h, msg("A", "E3", "and that"))
 	submit(t, h, msg("A", "E4", "STOP"))
 	toolCtx := <-r.ended
-	if !errors.Is(toolCtx.Err(), context.Canceled) {
-		t.Errorf("tool context after stop = %v, want canceled", toolCtx.Err())
+	if !errors.Is(toolCtx.Err(), context.Canceled) || !errors.Is(context.Cause(toolCtx), core.ErrStopped) {
+		t.Errorf("tool context after stop = %v (cause %v), want canceled by core.ErrStopped", toolCtx.Err(), context.Cause(toolCtx))
 	}
 	j.waitCompleted(t, 4) // E1 cancelled, E2 and E3 set aside, E4 the stop itself
 
@@ -125,27 +125,12 @@ func TestStopWithNothingRunning(t *testing.T) {
 	}
 }
 
-func TestStopDeniesPendingGate(t *testing.T) {
-	gates := core.NewGates(core.GatesOptions{Store: coretest.NewGateStore()})
-	asked := make(chan core.Gate, 1)
-	answers := make(chan core.GateAnswer, 1)
-
-	runner := runFunc(func(ctx context.Context, turn core.Turn) error {
-		ans := core.Ask(ctx, turn.Approver, core.GateRequest{
-			Thread: turn.Inbound.Thread, IntentID: "intent-1", NodeID: "node-1",
-			Question: "Send 5 USDC to alice?", Options: []string{"approve", "deny"},
-			Requester: turn.Inbound.User,
-		})
-		answers <- ans
-		if !ans.Approved {
-			return fmt.Errorf("spend not approved: %w", ctx.Err())
-		}
-		return turn.Reporter.Say(ctx, "sent")
-	})
-	h, j, p := startHub(t, Options{Runner: runner})
-	// The approver follows the adapters' flow: open the gate, post it,
-	// wait, and close it as expired when the turn's context ends.
-	p.approver = func(ctx context.Context, req core.GateRequest) (core.GateAnswer, error) {
+// gateApprover follows the adapters' approval flow over gates: open the
+// gate, post it (sent on asked), wait; when the turn's context ends, deny
+// the gate if the user stopped the turn, and leave it pending for the
+// resumed turn on a shutdown. The context's cause is sent on causes.
+func gateApprover(gates *core.Gates, asked chan<- core.Gate, causes chan<- error) core.Approver {
+	return func(ctx context.Context, req core.GateRequest) (core.GateAnswer, error) {
 		g, _, err := gates.Open(ctx, req, nil)
 		if err != nil {
 			return core.GateAnswer{}, err
@@ -153,34 +138,92 @@ func TestStopDeniesPendingGate(t *testing.T) {
 		asked <- g
 		token := g.Token
 		g, err = gates.Wait(ctx, token)
-		if err != nil {
-			if _, cerr := gates.Close(context.WithoutCancel(ctx), token, core.GateExpired); cerr != nil {
+		if err == nil {
+			return g.Decision(), nil
+		}
+		causes <- context.Cause(ctx)
+		if errors.Is(context.Cause(ctx), core.ErrStopped) {
+			if _, cerr := gates.Close(context.WithoutCancel(ctx), token, core.GateDenied); cerr != nil {
 				return core.GateAnswer{}, errors.Join(err, cerr)
 			}
-			return core.GateAnswer{}, err
 		}
-		return g.Decision(), nil
+		return core.GateAnswer{}, err
 	}
+}
 
-	in := msg("A", "E1", "send alice 5 USDC")
-	in.User = "U7"
-	submit(t, h, in)
-	g := <-asked
-	if g.Requester != "U7" {
-		t.Errorf("gate requester = %q, want the author U7", g.Requester)
+func TestCancelDuringGate(t *testing.T) {
+	tests := []struct {
+		name      string
+		cancel    func(t *testing.T, h *Hub)
+		wantCause error
+		wantState core.GateState
+		wantDone  bool // the message is completed
+	}{
+		{
+			name:      "stop denies the gate",
+			cancel:    func(t *testing.T, h *Hub) { submit(t, h, msg("A", "E2", "stop")) },
+			wantCause: core.ErrStopped, wantState: core.GateDenied, wantDone: true,
+		},
+		{
+			name: "shutdown leaves the gate pending for the resumed turn",
+			cancel: func(t *testing.T, h *Hub) {
+				if err := h.Close(context.Background()); err != nil {
+					t.Errorf("Close() = %v", err)
+				}
+			},
+			wantCause: core.ErrShutdown, wantState: core.GatePending, wantDone: false,
+		},
 	}
-	submit(t, h, msg("A", "E2", "stop"))
-	ans := <-answers
-	if ans.Approved || ans.By != "" {
-		t.Errorf("answer after stop = %+v, want denied by default", ans)
-	}
-	j.waitCompleted(t, 2)
-	after, err := gates.Decide(context.Background(), g.Token, "U7", nil, "approve")
-	if !errors.Is(err, core.ErrGateClosed) || after.State != core.GateExpired {
-		t.Errorf("click after stop = %v, state %s; want ErrGateClosed, expired", err, after.State)
-	}
-	if says := p.rec(in.Thread).Says(); len(says) != 0 {
-		t.Errorf("answers = %q, want none: the spend was stopped", says)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := coretest.NewGateStore()
+			gates := core.NewGates(core.GatesOptions{Store: store})
+			asked, causes := make(chan core.Gate, 1), make(chan error, 1)
+			answers := make(chan core.GateAnswer, 1)
+			runner := runFunc(func(ctx context.Context, turn core.Turn) error {
+				ans := core.Ask(ctx, turn.Approver, core.GateRequest{
+					Thread: turn.Inbound.Thread, IntentID: "intent-1", NodeID: "node-1",
+					Question: "Send 5 USDC to alice?", Options: []string{"approve", "deny"},
+					Requester: turn.Inbound.User,
+				})
+				answers <- ans
+				if !ans.Approved {
+					return fmt.Errorf("spend not approved: %w", ctx.Err())
+				}
+				return turn.Reporter.Say(ctx, "sent")
+			})
+			h, j, p := startHub(t, Options{Runner: runner})
+			p.approver = gateApprover(gates, asked, causes)
+
+			in := msg("A", "E1", "send alice 5 USDC")
+			in.User = "U7"
+			submit(t, h, in)
+			g := <-asked
+			if g.Requester != "U7" {
+				t.Errorf("gate requester = %q, want the author U7", g.Requester)
+			}
+			tt.cancel(t, h)
+			if cause := <-causes; !errors.Is(cause, tt.wantCause) {
+				t.Errorf("approver's context cause = %v, want %v", cause, tt.wantCause)
+			}
+			if ans := <-answers; ans.Approved || ans.By != "" {
+				t.Errorf("answer after cancel = %+v, want denied by default", ans)
+			}
+			if tt.wantDone {
+				j.waitCompleted(t, 2) // the message and the stop
+			} else if err := h.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := store.LoadGate(context.Background(), g.Token); got.State != tt.wantState {
+				t.Errorf("gate state = %s, want %s", got.State, tt.wantState)
+			}
+			if got := j.completed(in); got != tt.wantDone {
+				t.Errorf("message completed = %v, want %v", got, tt.wantDone)
+			}
+			if says := p.rec(in.Thread).Says(); len(says) != 0 {
+				t.Errorf("answers = %q, want none: the spend never happened", says)
+			}
+		})
 	}
 }
 
@@ -283,7 +326,7 @@ func TestShutdownCancelsThenResumes(t *testing.T) {
 	if err := h.Close(context.Background()); err != nil {
 		t.Fatalf("Close() = %v, want nil", err)
 	}
-	if cause := context.Cause(c.ctx); !errors.Is(cause, errShutdown) {
+	if cause := context.Cause(c.ctx); !errors.Is(cause, core.ErrShutdown) {
 		t.Errorf("running turn's cancel cause = %v, want shutdown", cause)
 	}
 	if got, want := j.pendingIDs(t), []string{"A1", "A2", "B1"}; !slices.Equal(got, want) {
