@@ -171,7 +171,9 @@ func (h *Hub) Attach(name string, p Platform) {
 // duplicate (same platform and EventID), which is dropped. A message whose
 // text is "stop" or "cancel" cancels the thread's running turn instead (see
 // the package documentation). Before Start, Submit only journals: Start
-// resumes the message. After Close it returns ErrClosed.
+// resumes the message. After Close it returns ErrClosed. A thread's turns
+// run in the order its Submit calls return; an adapter that submits one
+// thread's messages from several goroutines at once gives up that order.
 func (h *Hub) Submit(ctx context.Context, in core.Inbound) (accepted bool, err error) {
 	if h.err != nil {
 		return false, h.err

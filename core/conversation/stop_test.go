@@ -360,3 +360,32 @@ func assertIdleAfterClose(t *testing.T, h *Hub) {
 		t.Errorf("closed hub has %d workers and %d chores, want none", h.running, len(h.chores))
 	}
 }
+
+// TestCloseReportsTurnsOutlivingCtx checks that Close gives up when its
+// context ends before a turn that ignores cancellation, and that a later
+// Close waits for it.
+func TestCloseReportsTurnsOutlivingCtx(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{})
+	runner := runFunc(func(ctx context.Context, turn core.Turn) error {
+		close(started)
+		<-release // ignores ctx, like a stuck tool
+		return nil
+	})
+	h, j, _ := startHub(t, Options{Runner: runner, Grace: time.Hour})
+	in := msg("A", "E1", "hi")
+	submit(t, h, in)
+	<-started
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := h.Close(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Close(cancelled ctx) with a stuck turn = %v, want context.Canceled", err)
+	}
+	close(release)
+	if err := h.Close(context.Background()); err != nil {
+		t.Errorf("second Close() = %v, want nil once the turn ended", err)
+	}
+	if !j.completed(in) {
+		t.Error("turn that finished with nil is not completed")
+	}
+}
