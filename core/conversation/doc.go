@@ -45,10 +45,13 @@
 // delivered: the answer said (by the Runner), or a notice posted by the hub.
 // A crash between the two repeats the step on restart. For answers the
 // Runner's resume contract turns the repeat into core.ErrAnswered, so an
-// answer is given at most once as long as the Runner records it atomically
-// with saying it. Notices from the hub (failure, too old, stopped) are at
-// least once: a crash between the notice and the completion repeats the
-// notice, which is better than a user left with silence.
+// answer is never given twice: core/agent stores the final answer before it
+// says it, which leaves one narrow at-most-once window (a crash between the
+// two loses that answer). Notices from the hub (failure, too old, stopped)
+// are at least once: a crash between the notice and the completion repeats
+// the notice, which is better than a user left with silence. One known gap:
+// a message answered but not yet completed when the process died, and
+// restarted only after MaxAge, gets the "too old" notice after its answer.
 //
 // # Shutdown
 //
