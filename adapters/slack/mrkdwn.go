@@ -56,7 +56,7 @@ var (
 	headingRE = regexp.MustCompile(`^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$`)
 	bulletRE  = regexp.MustCompile(`^(\s*)[-*+]\s+(.*)$`)
 	quoteRE   = regexp.MustCompile(`^(\s*)>\s?(.*)$`)
-	ruleRE    = regexp.MustCompile(`^\s{0,3}([-*_])(\s*\1){2,}\s*$`)
+	ruleRE    = regexp.MustCompile(`^\s{0,3}(?:(?:-\s*){3,}|(?:\*\s*){3,}|(?:_\s*){3,})$`)
 )
 
 func convertLine(line string) string {

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"container/list"
+	"context"
 	"sync"
 )
 
@@ -10,13 +11,31 @@ import (
 // It keeps the socket reader from ever waiting on a turn while messages of
 // one thread still reach the hub in order.
 type serial struct {
-	wg *sync.WaitGroup
-	mu sync.Mutex
-	q  map[string][]func() // a present key means a drainer runs for it
+	wg   *sync.WaitGroup
+	mu   sync.Mutex
+	q    map[string][]func() // a present key means a drainer runs for it
+	idle chan struct{}       // closed and replaced whenever q empties
 }
 
 func newSerial(wg *sync.WaitGroup) *serial {
-	return &serial{wg: wg, q: map[string][]func(){}}
+	return &serial{wg: wg, q: map[string][]func(){}, idle: make(chan struct{})}
+}
+
+// waitIdle waits until no key has work queued or running.
+func (s *serial) waitIdle(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		n, ch := len(s.q), s.idle
+		s.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // do queues fn after the work already queued for key.
@@ -40,6 +59,10 @@ func (s *serial) drain(key string) {
 		fns := s.q[key]
 		if len(fns) == 0 {
 			delete(s.q, key)
+			if len(s.q) == 0 {
+				close(s.idle)
+				s.idle = make(chan struct{})
+			}
 			s.mu.Unlock()
 			return
 		}

@@ -16,6 +16,7 @@
 package slacktest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -274,6 +275,9 @@ func readParams(r *http.Request) (url.Values, error) {
 			return nil, err
 		}
 		var m map[string]json.RawMessage
+		if len(bytes.TrimSpace(body)) == 0 {
+			return url.Values{}, nil
+		}
 		if err := json.Unmarshal(body, &m); err != nil {
 			return nil, fmt.Errorf("slacktest: bad JSON body: %w", err)
 		}

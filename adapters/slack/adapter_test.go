@@ -1,0 +1,338 @@
+package slack
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core"
+)
+
+func TestNewValidates(t *testing.T) {
+	hub := newFakeHub(&fakeThreads{known: map[string]bool{}})
+	tests := []struct {
+		name string
+		opts Options
+		want string // substring of the error, "" for success
+	}{
+		{"socket ok", Options{BotToken: "xoxb-1", AppToken: "xapp-1", Hub: hub}, ""},
+		{"http ok", Options{BotToken: "xoxb-1", SigningSecret: "s", Mode: ModeHTTP, Hub: hub}, ""},
+		{"user token", Options{BotToken: "xoxp-1", AppToken: "xapp-1", Hub: hub}, "SLACK_BOT_TOKEN"},
+		{"no app token", Options{BotToken: "xoxb-1", Hub: hub}, "SLACK_APP_TOKEN"},
+		{"no secret", Options{BotToken: "xoxb-1", Mode: ModeHTTP, Hub: hub}, "SLACK_SIGNING_SECRET"},
+		{"bad mode", Options{BotToken: "xoxb-1", AppToken: "xapp-1", Mode: "rtm", Hub: hub}, "mode"},
+		{"no hub", Options{BotToken: "xoxb-1", AppToken: "xapp-1"}, "Hub"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.opts)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("New = %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("New = %v, want an error naming %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestMentionAnsweredInThread(t *testing.T) {
+	e := start(t, nil)
+	e.hub.onTurn(echo(e.a))
+	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "what is **2+2**?"})
+	e.ack(d)
+	in := e.hub.wait(e.ctx, t, 1)
+	want := core.Thread{Platform: "slack", Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: d.TS}
+	if in.Thread != want || in.User != "UALICE" || in.Text != "what is **2+2**?" || in.EventID != d.EventID || in.DM {
+		t.Errorf("Inbound = %+v, want thread %v, user UALICE, text without the mention, event %s", in, want, d.EventID)
+	}
+	m := e.botReply("C0GENERAL", d.TS, "echo: what is *2+2*?")
+	if m.Text != "echo: what is *2+2*?" {
+		t.Errorf("reply text = %q, want markdown converted to mrkdwn", m.Text)
+	}
+}
+
+func TestFollowUpWithoutMention(t *testing.T) {
+	e := start(t, nil)
+	e.hub.onTurn(echo(e.a))
+	root := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hi"})
+	e.botReply("C0GENERAL", root.TS, "echo: hi")
+
+	// Chatter elsewhere: a top-level message and a reply in a thread Neo is not in.
+	e.ack(e.slack.Message(slacktest.Msg{User: "UBOB", Text: "lunch?"}))
+	other := e.slack.AddMessage(slacktest.Message{Channel: "C0GENERAL", User: "UBOB", Text: "root"})
+	e.ack(e.slack.Message(slacktest.Msg{User: "UBOB", Text: "reply", ThreadTS: other.TS}))
+
+	e.ack(e.slack.Message(slacktest.Msg{User: "UALICE", Text: "and 3+3?", ThreadTS: root.TS}))
+	in := e.hub.wait(e.ctx, t, 2)
+	if in.Thread.ID != root.TS || in.Text != "and 3+3?" {
+		t.Errorf("follow-up Inbound = %+v, want text %q in thread %s", in, "and 3+3?", root.TS)
+	}
+	e.botReply("C0GENERAL", root.TS, "echo: and 3+3?")
+	e.idle()
+	if n := len(e.hub.all()); n != 2 {
+		t.Errorf("hub got %d messages, want 2 (chatter outside Neo's threads ignored): %+v", n, e.hub.all())
+	}
+}
+
+func TestIgnored(t *testing.T) {
+	tests := []struct {
+		name string
+		msg  slacktest.Msg
+	}{
+		{"own message", slacktest.Msg{User: slacktest.BotUserID, BotID: slacktest.BotID, Text: "hi", ChannelType: "im", Channel: "D1"}},
+		{"other bot", slacktest.Msg{User: "UOTHERBOT", BotID: "BOTHER", Text: "hi", ChannelType: "im", Channel: "D1"}},
+		{"edit", slacktest.Msg{User: "UALICE", Subtype: "message_changed", Text: "hi", ChannelType: "im", Channel: "D1"}},
+		{"channel join", slacktest.Msg{User: "UALICE", Subtype: "channel_join", Text: "joined", ChannelType: "im", Channel: "D1"}},
+	}
+	e := start(t, nil)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e.ack(e.slack.Message(tt.msg))
+			e.idle()
+			if got := e.hub.all(); len(got) != 0 {
+				t.Errorf("hub got %+v, want nothing", got)
+			}
+		})
+	}
+}
+
+func TestDM(t *testing.T) {
+	e := start(t, nil)
+	e.hub.onTurn(func(ctx context.Context, in core.Inbound) {
+		r := e.a.Reporter(in.Thread)
+		_ = r.Status(ctx, "thinking…")
+		_ = r.Say(ctx, "# Result\nall **good**")
+	})
+	d := e.slack.DM(slacktest.Msg{User: "UALICE", Text: "hello"})
+	in := e.hub.wait(e.ctx, t, 1)
+	if !in.DM || in.Thread.Channel != "D0DM" || in.Thread.ID != d.TS || in.Text != "hello" {
+		t.Errorf("DM Inbound = %+v, want DM in D0DM thread %s", in, d.TS)
+	}
+	// In a DM the status goes to the assistant pane and the answer is streamed.
+	m, err := e.slack.WaitMessage(e.ctx, func(m slacktest.Message) bool {
+		return m.FromBot() && m.ThreadTS == d.TS && !m.Streaming && m.Markdown != ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Markdown != "# Result\nall **good**" {
+		t.Errorf("streamed markdown = %q, want the answer as written", m.Markdown)
+	}
+	if c := e.slack.Calls("assistant.threads.setStatus"); len(c) != 1 || c[0].Params.Get("status") != "thinking…" {
+		t.Errorf("setStatus calls = %+v, want one with the status", c)
+	}
+	if c := e.slack.Calls("assistant.threads.setTitle"); len(c) != 0 {
+		t.Errorf("setTitle calls = %d for a top-level DM, want 0", len(c))
+	}
+}
+
+func TestStreamFallsBackToPost(t *testing.T) {
+	e := start(t, nil)
+	e.hub.onTurn(echo(e.a))
+	e.slack.Script("chat.startStream", slacktest.Reply{Error: "not_supported"})
+	d := e.slack.DM(slacktest.Msg{User: "UALICE", Text: "one"})
+	e.botReply("D0DM", d.TS, "echo: one")
+	// Streaming is not retried in the same thread.
+	e.slack.DM(slacktest.Msg{User: "UALICE", Text: "two", ThreadTS: d.TS})
+	e.botReply("D0DM", d.TS, "echo: two")
+	if n := len(e.slack.Calls("chat.startStream")); n != 1 {
+		t.Errorf("chat.startStream calls = %d, want 1", n)
+	}
+}
+
+func TestAssistantThreadStarted(t *testing.T) {
+	e := start(t, nil)
+	e.hub.onTurn(echo(e.a))
+	e.ack(e.slack.AssistantThreadStarted("UALICE", "D0DM", "1700000001.000001"))
+	c, err := e.slack.WaitCall(e.ctx, "assistant.threads.setSuggestedPrompts", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Params.Get("channel_id") != "D0DM" || c.Params.Get("thread_ts") != "1700000001.000001" || !strings.Contains(c.Params.Get("prompts"), "What can you do?") {
+		t.Errorf("setSuggestedPrompts params = %v, want prompts for the thread", c.Params)
+	}
+	// The first message names the thread.
+	e.slack.DM(slacktest.Msg{User: "UALICE", Text: "Plan my week\nplease", ThreadTS: "1700000001.000001"})
+	c, err = e.slack.WaitCall(e.ctx, "assistant.threads.setTitle", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Params.Get("title"); got != "Plan my week" {
+		t.Errorf("title = %q, want %q", got, "Plan my week")
+	}
+}
+
+func TestRetriedEventAnsweredOnce(t *testing.T) {
+	e := start(t, nil)
+	e.hub.onTurn(echo(e.a))
+	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "once"})
+	r := e.slack.Redeliver(d)
+	e.ack(d)
+	e.ack(r)
+	e.botReply("C0GENERAL", d.TS, "echo: once")
+	// Past the in-memory LRU (a restart forgets it), the hub's dedupe holds.
+	e.a.seen.forget(d.EventID)
+	e.ack(e.slack.Redeliver(r))
+	e.idle()
+	e.hub.wg.Wait()
+	if got := e.botMessages("C0GENERAL", d.TS); len(got) != 1 {
+		t.Errorf("bot replied %d times, want once: %+v", len(got), got)
+	}
+	if n := len(e.hub.all()); n != 1 {
+		t.Errorf("hub accepted %d messages, want 1", n)
+	}
+}
+
+func TestSubmitFailureTellsTheUser(t *testing.T) {
+	e := start(t, nil)
+	e.hub.failNext = errBoom
+	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hi"})
+	e.botReply("C0GENERAL", d.TS, "couldn't take that message")
+	// Slack will not retry (the envelope was acked), but a resend by the user works.
+	e.a.seen.forget(d.EventID)
+	e.slack.Redeliver(d)
+	if in := e.hub.wait(e.ctx, t, 1); in.EventID != d.EventID {
+		t.Errorf("Inbound after resend = %+v, want event %s", in, d.EventID)
+	}
+}
+
+func TestHistoryFetchedOnceWhenMentionedMidThread(t *testing.T) {
+	e := start(t, nil)
+	root := e.slack.AddMessage(slacktest.Message{Channel: "C0GENERAL", User: "UBOB", Text: "the deploy failed &amp; rolled back"})
+	e.slack.AddMessage(slacktest.Message{Channel: "C0GENERAL", User: "UCAROL", Text: "logs say OOM", ThreadTS: root.TS})
+	e.slack.RateLimit("conversations.replies", 1, 0)
+	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "what happened?", ThreadTS: root.TS})
+	in := e.hub.wait(e.ctx, t, 1)
+	want := "<@UBOB>: the deploy failed & rolled back\n<@UCAROL>: logs say OOM"
+	if in.Context != want {
+		t.Errorf("Inbound.Context = %q, want %q", in.Context, want)
+	}
+	if in.Thread.ID != root.TS {
+		t.Errorf("thread = %s, want the existing thread %s", in.Thread.ID, root.TS)
+	}
+	// Once Neo is in the thread, the transcript is the store's: no more fetching.
+	e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "and now?", ThreadTS: root.TS})
+	if in := e.hub.wait(e.ctx, t, 2); in.Context != "" {
+		t.Errorf("second mention Context = %q, want empty", in.Context)
+	}
+	if n := len(e.slack.Calls("conversations.replies")); n != 2 { // one 429, one answer
+		t.Errorf("conversations.replies calls = %d, want 2 (a 429 then the fetch)", n)
+	}
+	_ = d
+}
+
+func TestRateLimitedPostRetried(t *testing.T) {
+	e := start(t, nil)
+	e.hub.onTurn(echo(e.a))
+	e.slack.RateLimit("chat.postMessage", 2, 0)
+	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "busy?"})
+	e.botReply("C0GENERAL", d.TS, "echo: busy?")
+	if n := len(e.slack.Calls("chat.postMessage")); n != 3 {
+		t.Errorf("chat.postMessage calls = %d, want 3 (two 429s, then the post)", n)
+	}
+}
+
+func TestAllowlists(t *testing.T) {
+	e := start(t, func(o *Options) {
+		o.AllowUsers = []string{"UALICE"}
+		o.AllowChannels = []string{"C0OK"}
+	})
+	e.hub.onTurn(echo(e.a))
+	tests := []struct {
+		name, user, channel, want string
+	}{
+		{"user not allowed", "UMALLORY", "C0OK", "allowlist"},
+		{"channel not allowed", "UALICE", "C0ELSEWHERE", "not enabled in this channel"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := e.slack.Mention(slacktest.Msg{User: tt.user, Channel: tt.channel, Text: "hi"})
+			m, err := e.slack.WaitMessage(e.ctx, func(m slacktest.Message) bool {
+				return m.Ephemeral && m.Recipient == tt.user && m.Channel == tt.channel
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(m.Text, tt.want) {
+				t.Errorf("ephemeral = %q, want it to mention %q", m.Text, tt.want)
+			}
+			e.idle()
+			if got := e.botMessages(tt.channel, d.TS); len(got) != 0 {
+				t.Errorf("visible replies = %+v, want none", got)
+			}
+		})
+	}
+	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "C0OK", Text: "hi"})
+	e.botReply("C0OK", d.TS, "echo: hi")
+	if n := len(e.hub.all()); n != 1 {
+		t.Errorf("hub got %d messages, want only the allowed one", n)
+	}
+}
+
+func TestFiles(t *testing.T) {
+	e := start(t, func(o *Options) { o.MaxFileBytes = 64 })
+	notes := e.slack.AddFile("notes.txt", "text/plain", []byte("buy milk"))
+	big := e.slack.AddFile("big.txt", "text/plain", []byte(strings.Repeat("x", 100)))
+	pic := e.slack.AddFile("cat.png", "image/png", []byte{0x89, 'P', 'N', 'G'})
+	e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "read these", Subtype: "", Files: []slacktest.File{notes, big, pic}})
+	in := e.hub.wait(e.ctx, t, 1)
+	if len(in.Files) != 3 || in.Files[0].Text != "buy milk" || in.Files[1].Text != "" || in.Files[2].Text != "" {
+		t.Fatalf("Files = %+v, want notes.txt read and the others declined", in.Files)
+	}
+	for _, want := range []string{`"big.txt" (larger than the 64 bytes`, `"cat.png" (I can only read text files)`} {
+		if !strings.Contains(in.Text, want) {
+			t.Errorf("Inbound.Text = %q, want it to say %s", in.Text, want)
+		}
+	}
+	if c := e.slack.Calls("files"); len(c) != 1 || c[0].Token != "xoxb-test" {
+		t.Errorf("file downloads = %+v, want one, with the bot token", c)
+	}
+}
+
+func TestStatusPlaceholderReplacedByAnswer(t *testing.T) {
+	e := start(t, nil)
+	e.hub.onTurn(func(ctx context.Context, in core.Inbound) {
+		r := e.a.Reporter(in.Thread)
+		_ = r.Status(ctx, "searching…")
+		_ = r.Status(ctx, "reading…")
+		_ = r.Status(ctx, "writing…")
+		_ = r.Say(ctx, "done")
+		_ = r.Notice(ctx, "I used 2 tools")
+	})
+	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "go"})
+	e.botReply("C0GENERAL", d.TS, "I used 2 tools")
+	e.hub.wg.Wait()
+	got := e.botMessages("C0GENERAL", d.TS)
+	if len(got) != 2 {
+		t.Fatalf("bot messages = %+v, want the answer (in the edited placeholder) and the notice", got)
+	}
+	if got[0].Text != "done" || len(got[0].Blocks) > 2 || got[0].Edits == 0 {
+		t.Errorf("first message = %+v, want the placeholder edited into the answer, status block removed", got[0])
+	}
+	if bt := got[1].BlockTypes(); len(bt) != 1 || bt[0] != "context" {
+		t.Errorf("notice blocks = %v, want one context block", bt)
+	}
+	if n := len(e.slack.Calls("assistant.threads.setStatus")); n != 0 {
+		t.Errorf("setStatus calls in a channel = %d, want 0", n)
+	}
+}
+
+func TestLongAnswerSplit(t *testing.T) {
+	e := start(t, nil)
+	long := strings.Repeat("A paragraph of prose that goes on.\n\n", 80) + "```\n" + strings.Repeat("code line\n", 500) + "```\n"
+	e.hub.onTurn(func(ctx context.Context, in core.Inbound) { _ = e.a.Reporter(in.Thread).Say(ctx, long) })
+	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "long"})
+	e.hub.wait(e.ctx, t, 1)
+	e.hub.wg.Wait()
+	got := e.botMessages("C0GENERAL", d.TS)
+	if len(got) < 3 {
+		t.Fatalf("answer posted in %d messages, want it split in at least 3", len(got))
+	}
+	for i, m := range got {
+		if len(m.Text) > maxMessageChars || strings.Count(m.Text, "```")%2 != 0 {
+			t.Errorf("message %d: %d chars, %d fences; want <= %d chars and balanced fences", i, len(m.Text), strings.Count(m.Text, "```"), maxMessageChars)
+		}
+	}
+}
