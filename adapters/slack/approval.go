@@ -54,13 +54,18 @@ func (a *Adapter) Approver(t core.Thread, requester string) core.Approver {
 			return g.Decision(), nil
 		}
 		if fresh || g.MessageRef == "" {
-			ts, err := a.postTS(ctx, req.Thread, gateMessage(g)...)
+			// Posted to the end even if the turn is cancelled meanwhile, so
+			// the message is known and can be marked expired.
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+			ts, err := a.postTS(pctx, req.Thread, gateMessage(g)...)
+			cancel()
 			if err != nil {
 				_, _ = gates.Close(context.WithoutCancel(ctx), g.Token, core.GateExpired)
 				return core.GateAnswer{}, fmt.Errorf("slack: post approval request: %w", err)
 			}
 			ref := req.Thread.Channel + ":" + ts
-			if g, err = gates.Update(ctx, g.Token, func(g *core.Gate) error { g.MessageRef = ref; return nil }); err != nil {
+			// Recorded even if the turn was just cancelled: the message exists.
+			if g, err = gates.Update(context.WithoutCancel(ctx), g.Token, func(g *core.Gate) error { g.MessageRef = ref; return nil }); err != nil {
 				return core.GateAnswer{}, fmt.Errorf("slack: record approval message: %w", err)
 			}
 		}

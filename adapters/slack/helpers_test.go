@@ -68,7 +68,7 @@ func (h *fakeHub) all() []core.Inbound {
 }
 
 // wait returns the n-th (1-based) inbound once it has arrived.
-func (h *fakeHub) wait(ctx context.Context, t *testing.T, n int) core.Inbound {
+func (h *fakeHub) wait(ctx context.Context, t testing.TB, n int) core.Inbound {
 	t.Helper()
 	for {
 		h.mu.Lock()
@@ -106,7 +106,7 @@ func (f *fakeThreads) ThreadKnown(ctx context.Context, t core.Thread) (bool, err
 
 // env is one adapter running against one fake Slack.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	slack *slacktest.Server
 	hub   *fakeHub
@@ -116,7 +116,7 @@ type env struct {
 
 // start runs an adapter in Socket Mode against a fresh slacktest server;
 // edit may change the options before New.
-func start(t *testing.T, edit func(*Options)) *env {
+func start(t testing.TB, edit func(*Options)) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)

@@ -69,6 +69,8 @@ func (rs *reporterStates) get(t core.Thread) *threadState {
 func (rs *reporterStates) drop(t core.Thread, st *threadState) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	if st.placeholder == "" && st.timer == nil && !st.noAssistant && !st.noStream {
 		delete(rs.m, t.Key())
 	}

@@ -1,0 +1,214 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core"
+)
+
+// askOnTurn makes every turn ask for approval of a spend and say the outcome.
+func askOnTurn(e *env) {
+	e.hub.onTurn(func(ctx context.Context, in core.Inbound) {
+		ans := core.Ask(ctx, e.a.Approver(in.Thread, in.User), core.GateRequest{
+			IntentID: "intent-" + in.EventID, NodeID: "n1",
+			Question: "Send **5 USDC** to bob?", Options: []string{"approve", "deny"},
+		})
+		_ = e.a.Reporter(in.Thread).Say(ctx, fmt.Sprintf("approved=%v by %s", ans.Approved, ans.By))
+	})
+}
+
+// gateMessageIn waits for the approval message in the thread.
+func (e *env) gateMessageIn(channel, thread string) slacktest.Message {
+	e.t.Helper()
+	m, err := e.slack.WaitMessage(e.ctx, func(m slacktest.Message) bool {
+		return m.FromBot() && m.Channel == channel && m.ThreadTS == thread && len(m.Buttons()) > 0
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return m
+}
+
+// edited waits for msg to have been edited and returns it as it is then.
+func (e *env) edited(msg slacktest.Message) slacktest.Message {
+	e.t.Helper()
+	m, err := e.slack.WaitMessage(e.ctx, func(m slacktest.Message) bool {
+		return m.Channel == msg.Channel && m.TS == msg.TS && m.Edits > msg.Edits
+	})
+	if err != nil {
+		e.t.Fatalf("message %s never edited: %v", msg.TS, err)
+	}
+	return m
+}
+
+func TestApprovalByRequester(t *testing.T) {
+	e := start(t, nil)
+	askOnTurn(e)
+	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "pay bob"})
+	msg := e.gateMessageIn("C0GENERAL", d.TS)
+
+	buttons := msg.Buttons()
+	if len(buttons) != 2 || buttons[0].Text != "approve" || buttons[0].Style != "primary" ||
+		buttons[1].Text != "deny" || buttons[1].Style != "danger" {
+		t.Fatalf("buttons = %+v, want approve (primary) and deny (danger)", buttons)
+	}
+	token, idx, ok := parseGateValue(buttons[1].Value)
+	if !ok || idx != 1 || len(token) < 20 {
+		t.Errorf("deny button value = %q, want an opaque token and index 1", buttons[1].Value)
+	}
+	if !strings.Contains(msg.Rendered(), "Send *5 USDC* to bob?") {
+		t.Errorf("question = %q, want the question in mrkdwn", msg.Rendered())
+	}
+
+	e.ack(e.slack.Click("UALICE", msg, 0))
+	e.botReply("C0GENERAL", d.TS, "approved=true by UALICE")
+	got := e.edited(msg)
+	if len(got.Buttons()) != 0 || !strings.Contains(got.Rendered(), "Approved (approve) by <@UALICE> at <!date^") {
+		t.Errorf("gate message after the click = %q with %d buttons, want who approved and when, no buttons", got.Rendered(), len(got.Buttons()))
+	}
+
+	// A second click on the stale button changes nothing and says so privately.
+	e.ack(e.slack.Click("UALICE", msg, 1))
+	eph, err := e.slack.WaitMessage(e.ctx, func(m slacktest.Message) bool { return m.Ephemeral && m.Recipient == "UALICE" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(eph.Text, "already answered") {
+		t.Errorf("ephemeral on a stale click = %q, want it to say it was already answered", eph.Text)
+	}
+	if g, _ := e.slack.MessageAt(msg.Channel, msg.TS); !strings.Contains(g.Rendered(), "Approved") {
+		t.Errorf("gate message after a stale click = %q, want it still approved", g.Rendered())
+	}
+}
+
+func TestApprovalClickByAnotherUserRefused(t *testing.T) {
+	e := start(t, func(o *Options) { o.Approvers = []string{"UBOSS"} })
+	askOnTurn(e)
+	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "pay bob"})
+	msg := e.gateMessageIn("C0GENERAL", d.TS)
+
+	e.ack(e.slack.Click("UMALLORY", msg, 0))
+	eph, err := e.slack.WaitMessage(e.ctx, func(m slacktest.Message) bool { return m.Ephemeral && m.Recipient == "UMALLORY" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(eph.Text, "can't approve this") || eph.ThreadTS != d.TS {
+		t.Errorf("ephemeral = %+v, want a private \"you can't approve this\" in the thread", eph)
+	}
+	got, _ := e.slack.MessageAt(msg.Channel, msg.TS)
+	if got.Edits != 0 || len(got.Buttons()) != 2 {
+		t.Errorf("gate message after a refused click: %d edits, %d buttons; want it unchanged", got.Edits, len(got.Buttons()))
+	}
+
+	// A configured approver may answer.
+	e.ack(e.slack.Click("UBOSS", msg, 1))
+	e.botReply("C0GENERAL", d.TS, "approved=false by UBOSS")
+	got = e.edited(msg)
+	if !strings.Contains(got.Rendered(), "Denied (deny) by <@UBOSS>") || len(got.Buttons()) != 0 {
+		t.Errorf("gate message = %q, want denied by UBOSS without buttons", got.Rendered())
+	}
+}
+
+func TestApprovalCancelledTurnExpiresGate(t *testing.T) {
+	e := start(t, nil)
+	turnCtx, cancelTurn := context.WithCancel(context.Background())
+	defer cancelTurn()
+	e.hub.onTurn(func(ctx context.Context, in core.Inbound) {
+		ans := core.Ask(turnCtx, e.a.Approver(in.Thread, in.User), core.GateRequest{
+			IntentID: "i1", NodeID: "n1", Question: "Spend?", Options: []string{"yes", "no"}})
+		_ = e.a.Reporter(in.Thread).Say(ctx, fmt.Sprintf("approved=%v", ans.Approved))
+	})
+	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "spend"})
+	msg := e.gateMessageIn("C0GENERAL", d.TS)
+	cancelTurn()
+	e.botReply("C0GENERAL", d.TS, "approved=false")
+	got, err := e.slack.WaitMessage(e.ctx, func(m slacktest.Message) bool {
+		return m.TS == msg.TS && strings.Contains(m.Rendered(), "Expired")
+	})
+	if err != nil {
+		t.Fatalf("gate message never showed it expired: %v", err)
+	}
+	if len(got.Buttons()) != 0 {
+		t.Errorf("expired gate still has %d buttons", len(got.Buttons()))
+	}
+	// A late click is refused privately.
+	e.ack(e.slack.Click("UALICE", msg, 0))
+	eph, err := e.slack.WaitMessage(e.ctx, func(m slacktest.Message) bool { return m.Ephemeral && m.Recipient == "UALICE" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(eph.Text, "already answered") && !strings.Contains(eph.Text, "expired") {
+		t.Errorf("ephemeral on a late click = %q, want it to say the request is over", eph.Text)
+	}
+}
+
+func TestApprovalResumedGateNotPostedTwice(t *testing.T) {
+	e := start(t, nil)
+	th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000001"}
+	req := core.GateRequest{IntentID: "i9", NodeID: "n1", Question: "Spend?", Options: []string{"yes", "no"}}
+
+	// The first run posts the gate, then the process stops while it is pending.
+	first, cancel := context.WithCancel(context.Background())
+	done := make(chan core.GateAnswer, 1)
+	go func() { done <- core.Ask(first, e.a.Approver(th, "UALICE"), req) }()
+	msg := e.gateMessageIn(th.Channel, th.ID)
+	e.a.stop() // Run's context ended: leave the gate pending for the restart
+	cancel()
+	if ans := <-done; ans.Approved {
+		t.Fatalf("cancelled approver = %+v, want a denial", ans)
+	}
+
+	// The resumed turn waits on the same gate; the click completes it.
+	go func() { done <- core.Ask(e.ctx, e.a.Approver(th, "UALICE"), req) }()
+	e.ack(e.slack.Click("UALICE", msg, 0))
+	if ans := <-done; !ans.Approved || ans.By != "UALICE" || ans.Answer != "yes" {
+		t.Errorf("resumed approver = %+v, want approved by UALICE", ans)
+	}
+	n := 0
+	for _, m := range e.slack.Thread(th.Channel, th.ID) {
+		if m.FromBot() {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("gate messages posted = %d, want 1", n)
+	}
+}
+
+func TestClickOnUnknownGate(t *testing.T) {
+	e := start(t, nil)
+	blocks, _ := json.Marshal([]map[string]any{{
+		"type": "actions", "block_id": gateBlockID,
+		"elements": []map[string]any{{"type": "button", "action_id": gateActionPrefix + "0", "value": "forged:0",
+			"text": map[string]any{"type": "plain_text", "text": "yes"}}},
+	}})
+	msg := e.slack.AddMessage(slacktest.Message{Channel: "C0GENERAL", User: slacktest.BotUserID, BotID: slacktest.BotID,
+		Text: "old", Blocks: blocks})
+	e.ack(e.slack.Click("UALICE", msg, 0))
+	eph, err := e.slack.WaitMessage(e.ctx, func(m slacktest.Message) bool { return m.Ephemeral && m.Recipient == "UALICE" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(eph.Text, "no longer pending") {
+		t.Errorf("ephemeral = %q, want it to say the request is no longer pending", eph.Text)
+	}
+	got, err := e.slack.WaitMessage(e.ctx, func(m slacktest.Message) bool { return m.TS == msg.TS && m.Edits > 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Buttons()) != 0 {
+		t.Errorf("stale message still has buttons after the click")
+	}
+}
+
+func TestApproverWithoutGatesDenies(t *testing.T) {
+	e := start(t, func(o *Options) { o.Gates = nil })
+	if ap := e.a.Approver(core.Thread{}, "U"); ap != nil {
+		t.Errorf("Approver without Gates = non-nil, want nil (deny)")
+	}
+}
