@@ -1,0 +1,480 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/rs/zerolog"
+)
+
+// Errors returned by [Manager.Call]. Both are conditions the model should
+// hear about in-band, not transport failures to retry blindly.
+var (
+	// ErrUnavailable reports a server that is restarting after a crash.
+	ErrUnavailable = errors.New("server temporarily unavailable")
+	// ErrServerDown reports a server that did not start, or was rejected
+	// for tool drift, and will not come back until neobot restarts.
+	ErrServerDown = errors.New("server not running")
+)
+
+// State is where a server is in its life.
+type State string
+
+// Server states.
+const (
+	// StateUp: running, tools answer.
+	StateUp State = "up"
+	// StateRestarting: crashed or lost, being restarted with backoff; its
+	// tools stay listed and answer ErrUnavailable meanwhile.
+	StateRestarting State = "restarting"
+	// StateFailed: did not start at boot (missing variable, bad command,
+	// timeout); skipped until neobot restarts.
+	StateFailed State = "failed"
+	// StateRejected: its tools drifted from the manifest; stopped.
+	StateRejected State = "rejected"
+	// StateClosed: the manager was closed.
+	StateClosed State = "closed"
+)
+
+// Status describes one server.
+type Status struct {
+	Alias     string
+	Transport string
+	Version   string
+	State     State
+	// Tools are the tools the server advertised, sorted by name (the last
+	// known list while restarting).
+	Tools []Tool
+	// Problem says why a server is not up, written for an operator.
+	Problem string
+	// PID is a stdio server's process ID (and process group ID); 0 otherwise.
+	PID int
+	// Restarts counts restarts after crashes.
+	Restarts int
+}
+
+// Options configures [Start].
+type Options struct {
+	// Manifest declares the servers; it is validated again by Start.
+	Manifest *Manifest
+	// StartTimeout bounds each server's start plus initialize plus first
+	// tools/list (default 60s; a first npx run downloads the package). A
+	// server's start_timeout overrides it.
+	StartTimeout time.Duration
+	// StopGrace is how long a stdio server gets to exit after SIGTERM
+	// before its process group is killed (default 2s).
+	StopGrace time.Duration
+	// RestartBackoff is the first delay before restarting a crashed server
+	// (default 500ms); it doubles up to RestartMaxBackoff (default 30s).
+	RestartBackoff    time.Duration
+	RestartMaxBackoff time.Duration
+	// LookupEnv resolves $env: references (default os.LookupEnv). It is
+	// called at every start and restart.
+	LookupEnv LookupEnv
+	// InProcess holds the servers of TransportInProcess entries, by alias.
+	InProcess map[string]*Server
+	// OnStatus, when set, is called after every change of a server's
+	// state or tools. It may be called from several goroutines at once
+	// and must not block.
+	OnStatus func(Status)
+	// ClientVersion is reported to servers in the handshake (default "dev").
+	ClientVersion string
+	// Logger receives lifecycle events, and stdio servers' stderr at debug
+	// level. The zero value is silent.
+	Logger zerolog.Logger
+}
+
+// Manager runs the manifest's servers. It is safe for concurrent use.
+type Manager struct {
+	manifest      *Manifest
+	servers       []*entry
+	byAlias       map[string]*entry
+	lookup        LookupEnv
+	inProcess     map[string]*Server
+	onStatus      func(Status)
+	startTimeout  time.Duration
+	grace         time.Duration
+	backoff       time.Duration
+	maxBackoff    time.Duration
+	clientVersion string
+	log           zerolog.Logger
+
+	gen       atomic.Uint64
+	warnMu    sync.Mutex
+	warnings  []string
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+	wg        sync.WaitGroup // supervisors
+}
+
+// entry is one manifest entry and its current connection.
+type entry struct {
+	spec   ServerSpec
+	index  int
+	relist chan struct{}
+
+	mu       sync.RWMutex
+	state    State
+	conn     *conn
+	tools    []Tool
+	declared map[string]bool
+	problem  string
+	restarts int
+}
+
+// Start starts every server of the manifest in parallel and returns once
+// each is up, failed or rejected. A server that fails is recorded in
+// [Manager.Warnings] and skipped; Start fails only on an invalid manifest
+// or when ctx ends first. ctx bounds the boot only: the servers run until
+// Close.
+func Start(ctx context.Context, opts Options) (*Manager, error) {
+	if opts.Manifest == nil {
+		return nil, errors.New("mcp: start: no manifest")
+	}
+	if err := opts.Manifest.Validate(); err != nil {
+		return nil, fmt.Errorf("mcp: start: %w", err)
+	}
+	m := &Manager{
+		manifest: opts.Manifest, byAlias: map[string]*entry{}, lookup: opts.LookupEnv,
+		inProcess: opts.InProcess, onStatus: opts.OnStatus, startTimeout: opts.StartTimeout,
+		grace: opts.StopGrace, backoff: opts.RestartBackoff, maxBackoff: opts.RestartMaxBackoff,
+		clientVersion: opts.ClientVersion, log: opts.Logger, done: make(chan struct{}),
+	}
+	if m.lookup == nil {
+		m.lookup = os.LookupEnv
+	}
+	if m.startTimeout <= 0 {
+		m.startTimeout = 60 * time.Second
+	}
+	if m.grace <= 0 {
+		m.grace = 2 * time.Second
+	}
+	if m.backoff <= 0 {
+		m.backoff = 500 * time.Millisecond
+	}
+	if m.maxBackoff < m.backoff {
+		m.maxBackoff = max(30*time.Second, m.backoff)
+	}
+	if m.clientVersion == "" {
+		m.clientVersion = "dev"
+	}
+	for i, spec := range opts.Manifest.Servers {
+		s := &entry{spec: spec, index: i, relist: make(chan struct{}, 1), declared: map[string]bool{}}
+		for _, t := range spec.Tools {
+			s.declared[t] = true
+		}
+		m.servers = append(m.servers, s)
+		m.byAlias[spec.Alias] = s
+	}
+	var boot sync.WaitGroup
+	for _, s := range m.servers {
+		boot.Go(func() { m.boot(ctx, s) })
+	}
+	boot.Wait()
+	if err := ctx.Err(); err != nil {
+		_ = m.Close()
+		return nil, fmt.Errorf("mcp: start: %w", err)
+	}
+	for _, s := range m.servers {
+		if s.state == StateUp {
+			m.wg.Go(func() { m.supervise(s) })
+		}
+	}
+	return m, nil
+}
+
+func (m *Manager) timeout(s *entry) time.Duration {
+	if s.spec.StartTimeout > 0 {
+		return time.Duration(s.spec.StartTimeout)
+	}
+	return m.startTimeout
+}
+
+func (m *Manager) boot(ctx context.Context, s *entry) {
+	t := m.timeout(s)
+	ctx, cancel := context.WithTimeout(ctx, t)
+	defer cancel()
+	start := time.Now()
+	c, tools, err := m.connect(ctx, s)
+	if err == nil {
+		if err = Bijection(s.spec.Alias, s.spec.Tools, toolNames(tools)); err != nil {
+			_ = c.close(m.grace)
+			m.set(s, StateRejected, nil, nil, fmt.Sprintf("rejected at boot: %v", err))
+			return
+		}
+		m.set(s, StateUp, c, tools, "")
+		m.log.Info().Str("server", s.spec.Alias).Int("tools", len(tools)).Dur("took", time.Since(start)).Msg("mcp server up")
+		return
+	}
+	problem := "not started: " + err.Error()
+	if errors.Is(err, errStartTimeout) {
+		problem = fmt.Sprintf("not started: no answer within %s (start, initialize, tools/list); check the command, or raise servers[%d].start_timeout", t, s.index)
+	}
+	m.set(s, StateFailed, nil, nil, problem)
+}
+
+// set records a server's new state and announces it. A problem becomes a
+// warning.
+func (m *Manager) set(s *entry, st State, c *conn, tools []Tool, problem string) {
+	s.mu.Lock()
+	s.state, s.conn, s.problem = st, c, problem
+	if tools != nil || st == StateFailed || st == StateRejected {
+		s.tools = tools
+	}
+	status := s.statusLocked()
+	s.mu.Unlock()
+	if problem != "" {
+		w := fmt.Sprintf("%s: %s", s.spec.Alias, problem)
+		m.warnMu.Lock()
+		m.warnings = append(m.warnings, w)
+		m.warnMu.Unlock()
+		m.log.Warn().Str("server", s.spec.Alias).Str("state", string(st)).Msg(problem)
+	}
+	m.gen.Add(1)
+	if m.onStatus != nil {
+		m.onStatus(status)
+	}
+}
+
+func (s *entry) statusLocked() Status {
+	st := Status{
+		Alias: s.spec.Alias, Transport: s.spec.Transport, Version: s.spec.Version, State: s.state,
+		Tools: s.tools, Problem: s.problem, Restarts: s.restarts,
+	}
+	if s.conn != nil {
+		st.PID = s.conn.pid()
+	}
+	return st
+}
+
+// supervise restarts the server when its connection is lost and re-lists
+// its tools when it says they changed, until the manager closes or the
+// server is rejected.
+func (m *Manager) supervise(s *entry) {
+	for {
+		s.mu.RLock()
+		c := s.conn
+		s.mu.RUnlock()
+		if c == nil {
+			return
+		}
+		select {
+		case <-m.done:
+			return
+		case <-s.relist:
+			if !m.relist(s, c) {
+				return
+			}
+		case <-c.lost:
+			if !m.restart(s, c) {
+				return
+			}
+		}
+	}
+}
+
+// relist re-reads the tools after tools/list_changed and checks the
+// bijection again. It reports whether the server is still in service.
+func (m *Manager) relist(s *entry, c *conn) bool {
+	ctx, cancel := m.lifetimeCtx(m.timeout(s))
+	defer cancel()
+	tools, err := listTools(ctx, c, s.spec)
+	if err != nil {
+		c.markLost() // the supervisor restarts it next
+		return true
+	}
+	if err := Bijection(s.spec.Alias, s.spec.Tools, toolNames(tools)); err != nil {
+		_ = c.close(m.grace)
+		m.set(s, StateRejected, nil, nil, fmt.Sprintf("rejected after tools/list_changed: %v", err))
+		return false
+	}
+	m.set(s, StateUp, c, tools, "")
+	return true
+}
+
+// restart replaces a lost connection, retrying with backoff until it
+// succeeds, the tools drift, or the manager closes.
+func (m *Manager) restart(s *entry, old *conn) bool {
+	m.log.Warn().Str("server", s.spec.Alias).Int("pid", old.pid()).Msg("mcp server lost; restarting")
+	s.mu.Lock()
+	s.state, s.conn = StateRestarting, nil
+	status := s.statusLocked()
+	s.mu.Unlock()
+	m.gen.Add(1)
+	if m.onStatus != nil {
+		m.onStatus(status)
+	}
+	_ = old.close(m.grace)
+	delay := m.backoff
+	for {
+		t := time.NewTimer(delay)
+		select {
+		case <-m.done:
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+		ctx, cancel := m.lifetimeCtx(m.timeout(s))
+		c, tools, err := m.connect(ctx, s)
+		cancel()
+		if err != nil {
+			m.log.Warn().Str("server", s.spec.Alias).Err(err).Dur("retry_in", min(delay*2, m.maxBackoff)).Msg("mcp server restart failed")
+			delay = min(delay*2, m.maxBackoff)
+			continue
+		}
+		select {
+		case <-m.done:
+			_ = c.close(m.grace)
+			return false
+		default:
+		}
+		if err := Bijection(s.spec.Alias, s.spec.Tools, toolNames(tools)); err != nil {
+			_ = c.close(m.grace)
+			m.set(s, StateRejected, nil, nil, fmt.Sprintf("rejected after restart: %v", err))
+			return false
+		}
+		s.mu.Lock()
+		s.restarts++
+		s.mu.Unlock()
+		m.set(s, StateUp, c, tools, "")
+		m.log.Info().Str("server", s.spec.Alias).Int("pid", c.pid()).Msg("mcp server restarted")
+		return true
+	}
+}
+
+// lifetimeCtx returns a context that ends after d or when the manager
+// closes, for work the supervisors do.
+func (m *Manager) lifetimeCtx(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-m.done:
+			cancel()
+		case <-stop:
+		}
+	}()
+	return ctx, func() { close(stop); cancel() }
+}
+
+// Call calls tool on the server with alias. A failure the tool reports,
+// or a JSON-RPC error from the server, comes back as a Result with IsError
+// set. The error is ErrUnknownTool for an undeclared tool, ErrUnavailable
+// while the server restarts (including when it dies during this call),
+// ErrServerDown when it failed or was rejected, ctx's error when ctx ended,
+// or another transport failure.
+func (m *Manager) Call(ctx context.Context, alias, tool string, args map[string]any) (Result, error) {
+	s := m.byAlias[alias]
+	if s == nil || !s.declared[tool] {
+		return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, ErrUnknownTool)
+	}
+	s.mu.RLock()
+	st, c, problem := s.state, s.conn, s.problem
+	s.mu.RUnlock()
+	switch st {
+	case StateUp:
+	case StateRestarting:
+		return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, ErrUnavailable)
+	default:
+		return Result{}, fmt.Errorf("mcp: call %s/%s: %w: %s", alias, tool, ErrServerDown, problem)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := c.client.CallTool(ctx, req)
+	if err == nil {
+		return fromCallResult(res), nil
+	}
+	if ctx.Err() != nil {
+		return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, ctx.Err())
+	}
+	var te *transport.Error
+	if errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed) {
+		if s.spec.Transport != TransportInProcess {
+			c.markLost()
+			return Result{}, fmt.Errorf("mcp: call %s/%s: %w: %v", alias, tool, ErrUnavailable, err)
+		}
+		return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, err)
+	}
+	// The server answered with a JSON-RPC error (bad arguments, internal
+	// error): the model should see it and adapt.
+	return ErrorResult(fmt.Sprintf("%s failed: %v", tool, err)), nil
+}
+
+// Status returns every server's status, in manifest order.
+func (m *Manager) Status() []Status {
+	out := make([]Status, len(m.servers))
+	for i, s := range m.servers {
+		s.mu.RLock()
+		out[i] = s.statusLocked()
+		s.mu.RUnlock()
+	}
+	return out
+}
+
+// Tools returns the tools of servers that are up or restarting, in
+// manifest order then by name.
+func (m *Manager) Tools() []Tool {
+	var out []Tool
+	for _, s := range m.servers {
+		s.mu.RLock()
+		if s.state == StateUp || s.state == StateRestarting {
+			out = append(out, s.tools...)
+		}
+		s.mu.RUnlock()
+	}
+	return out
+}
+
+// Generation increases on every change of a server's state or tools;
+// callers cache what they derive from Tools and rebuild when it moves.
+func (m *Manager) Generation() uint64 { return m.gen.Load() }
+
+// Warnings returns the problems seen so far (servers that failed, were
+// rejected), oldest first.
+func (m *Manager) Warnings() []string {
+	m.warnMu.Lock()
+	defer m.warnMu.Unlock()
+	return slices.Clone(m.warnings)
+}
+
+// Manifest returns the manifest the manager runs.
+func (m *Manager) Manifest() *Manifest { return m.manifest }
+
+// Close stops the supervisors, then every server: stdio servers get
+// SIGTERM, then SIGKILL for their whole process group, and Close waits
+// until they are gone. It is safe to call more than once.
+func (m *Manager) Close() error {
+	m.closeOnce.Do(func() {
+		close(m.done)
+		m.wg.Wait()
+		var wg sync.WaitGroup
+		errs := make([]error, len(m.servers))
+		for i, s := range m.servers {
+			s.mu.Lock()
+			c := s.conn
+			s.conn, s.state = nil, StateClosed
+			s.mu.Unlock()
+			if c != nil {
+				wg.Go(func() {
+					if err := c.close(m.grace); err != nil {
+						errs[i] = fmt.Errorf("mcp: close %s: %w", s.spec.Alias, err)
+					}
+				})
+			}
+		}
+		wg.Wait()
+		m.gen.Add(1)
+		m.closeErr = errors.Join(errs...)
+	})
+	return m.closeErr
+}
