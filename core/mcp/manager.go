@@ -109,11 +109,17 @@ type Manager struct {
 
 	gen       atomic.Uint64
 	warnMu    sync.Mutex
-	warnings  []string
+	warnings  []warning
 	done      chan struct{}
 	closeOnce sync.Once
 	closeErr  error
 	wg        sync.WaitGroup // supervisors
+}
+
+// warning is a problem of the server at index in the manifest.
+type warning struct {
+	index int
+	text  string
 }
 
 // entry is one manifest entry and its current connection.
@@ -180,6 +186,8 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 		boot.Go(func() { m.boot(ctx, s) })
 	}
 	boot.Wait()
+	// Servers boot in parallel; list their problems in manifest order.
+	slices.SortStableFunc(m.warnings, func(a, b warning) int { return a.index - b.index })
 	if err := ctx.Err(); err != nil {
 		_ = m.Close()
 		return nil, fmt.Errorf("mcp: start: %w", err)
@@ -233,7 +241,7 @@ func (m *Manager) set(s *entry, st State, c *conn, tools []Tool, problem string)
 	status := s.statusLocked()
 	s.mu.Unlock()
 	if problem != "" {
-		w := fmt.Sprintf("%s: %s", s.spec.Alias, problem)
+		w := warning{index: s.index, text: fmt.Sprintf("%s: %s", s.spec.Alias, problem)}
 		m.warnMu.Lock()
 		m.warnings = append(m.warnings, w)
 		m.warnMu.Unlock()
@@ -444,7 +452,11 @@ func (m *Manager) Generation() uint64 { return m.gen.Load() }
 func (m *Manager) Warnings() []string {
 	m.warnMu.Lock()
 	defer m.warnMu.Unlock()
-	return slices.Clone(m.warnings)
+	out := make([]string, len(m.warnings))
+	for i, w := range m.warnings {
+		out[i] = w.text
+	}
+	return out
 }
 
 // Manifest returns the manifest the manager runs.

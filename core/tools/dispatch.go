@@ -1,0 +1,88 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/neobot/neobot/core/mcp"
+)
+
+// Dispatch runs the function the model called and returns what the model
+// should read.
+//
+//   - err != nil: the call could not be made (transport failure, ctx
+//     ended); the caller's recovery ladder decides whether to retry.
+//   - isError true, err nil: an in-band failure the model sees and adapts
+//     to: unknown function, an escalate tool called directly, a server
+//     restarting or down, a tool error, a per-call timeout, and every
+//     core_execute failure (a money-moving call is never retried
+//     automatically).
+//   - otherwise the tool ran and content is its result rendered as text.
+func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any) (content string, isError bool, err error) {
+	switch name {
+	case CoreExecute:
+		return s.coreExecute(ctx, args)
+	case MemoryRecall:
+		if s.recall != nil {
+			return s.memoryRecall(ctx, args)
+		}
+	}
+	b, ok := s.byFunc[name]
+	if !ok || s.mgr == nil {
+		return fmt.Sprintf("unknown tool %q — it is not available", name), true, nil
+	}
+	if b.class == Escalate {
+		return fmt.Sprintf("%q moves funds or needs a wallet signature, so it cannot be called directly — use %s "+
+			"with a plain description of what to do; the user approves any spend", name, CoreExecute), true, nil
+	}
+	callCtx, cancel := context.WithTimeout(ctx, s.callTimeout)
+	defer cancel()
+	res, err := s.mgr.Call(callCtx, b.alias, b.tool, args)
+	switch {
+	case err == nil:
+		return render(res), res.IsError, nil
+	case ctx.Err() != nil:
+		return "", false, fmt.Errorf("tools: %s: %w", name, ctx.Err())
+	case errors.Is(err, mcp.ErrUnavailable):
+		return fmt.Sprintf("%s is temporarily unavailable: its server %q is restarting. Try again shortly, or carry on without it.", name, b.alias), true, nil
+	case errors.Is(err, mcp.ErrServerDown):
+		return fmt.Sprintf("%s is not available: its server %q is not running.", name, b.alias), true, nil
+	case errors.Is(err, mcp.ErrUnknownTool):
+		return fmt.Sprintf("unknown tool %q — it is not available", name), true, nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("%s timed out after %s; it may still have taken effect, so check before calling it again.", name, s.callTimeout), true, nil
+	}
+	return "", false, fmt.Errorf("tools: %s: %w", name, err)
+}
+
+func (s *Surface) coreExecute(ctx context.Context, args map[string]any) (string, bool, error) {
+	intent, _ := args["intent"].(string)
+	if strings.TrimSpace(intent) == "" {
+		return CoreExecute + ` needs "intent": a clear, self-contained description of the task.`, true, nil
+	}
+	if s.delegate == nil {
+		return "no execution daemon is configured, so nothing that moves funds or needs a signature can be done here. " +
+			"Tell the user it is not set up.", true, nil
+	}
+	out, err := s.delegate(ctx, intent)
+	if err != nil {
+		// In-band, whatever the error: a money-moving call is never
+		// retried automatically.
+		return fmt.Sprintf("%s did not complete: %v", CoreExecute, err), true, nil
+	}
+	return out, false, nil
+}
+
+func (s *Surface) memoryRecall(ctx context.Context, args map[string]any) (string, bool, error) {
+	query, _ := args["query"].(string)
+	out, err := s.recall(ctx, strings.TrimSpace(query))
+	if err != nil {
+		return "", false, fmt.Errorf("tools: %s: %w", MemoryRecall, err)
+	}
+	if out == "" {
+		out = "nothing found in memory"
+	}
+	return out, false, nil
+}

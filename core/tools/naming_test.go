@@ -1,0 +1,102 @@
+package tools
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var funcNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+func TestBindNames(t *testing.T) {
+	long := strings.Repeat("x", 70)
+	tests := []struct {
+		name string
+		refs []toolRef
+		// want maps a ref to its exact name; "suffixed" means base + "_" + hash.
+		want map[toolRef]string
+	}{
+		{
+			name: "plain",
+			refs: []toolRef{{"fs", "read_file"}, {"paxeer-net", "get_balance"}},
+			want: map[toolRef]string{{"fs", "read_file"}: "fs__read_file", {"paxeer-net", "get_balance"}: "paxeer-net__get_balance"},
+		},
+		{
+			name: "coerced without collision",
+			refs: []toolRef{{"gh", "repos/list.all"}},
+			want: map[toolRef]string{{"gh", "repos/list.all"}: "gh__repos_list_all"},
+		},
+		{
+			name: "coercion collides: the exact name keeps it",
+			refs: []toolRef{{"gh", "a.b"}, {"gh", "a_b"}},
+			want: map[toolRef]string{{"gh", "a_b"}: "gh__a_b", {"gh", "a.b"}: "suffixed"},
+		},
+		{
+			name: "truncation collides: both suffixed",
+			refs: []toolRef{{"s", long + "1"}, {"s", long + "2"}},
+			want: map[toolRef]string{{"s", long + "1"}: "suffixed", {"s", long + "2"}: "suffixed"},
+		},
+		{
+			name: "truncated alone keeps the cut name",
+			refs: []toolRef{{"s", long}},
+			want: map[toolRef]string{{"s", long}: ("s__" + long)[:64]},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := bindNames(tt.refs, CoreExecute, MemoryRecall)
+			seen := map[string]bool{}
+			for ref, want := range tt.want {
+				name := got[ref]
+				if !funcNameRe.MatchString(name) {
+					t.Errorf("bindNames: %v = %q, want a name matching %s", ref, name, funcNameRe)
+				}
+				if seen[name] {
+					t.Errorf("bindNames: %q given twice", name)
+				}
+				seen[name] = true
+				switch {
+				case want == "suffixed" && !regexp.MustCompile(`_[0-9a-f]{6}$`).MatchString(name):
+					t.Errorf("bindNames: %v = %q, want a hash suffix", ref, name)
+				case want != "suffixed" && name != want:
+					t.Errorf("bindNames: %v = %q, want %q", ref, name, want)
+				}
+			}
+			// Deterministic whatever the order.
+			rev := slices.Clone(tt.refs)
+			slices.Reverse(rev)
+			again := bindNames(rev, CoreExecute, MemoryRecall)
+			for ref, name := range got {
+				if again[ref] != name {
+					t.Errorf("bindNames(reversed): %v = %q, want %q", ref, again[ref], name)
+				}
+			}
+		})
+	}
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		tool string
+		want Class
+	}{
+		{"transfer_tokens", Escalate},
+		{"sendRawTransaction", Escalate},
+		{"TokenSwap", Escalate},
+		{"approve_spender", Escalate},
+		{"bridge_assets", Escalate},
+		{"get_balance", Natural},
+		{"simulate_call", Natural},
+		{"list_files", Natural},
+		{"compile_contract", Natural},
+	}
+	for _, tt := range tests {
+		if got := Classify(tt.tool, DefaultEscalatePatterns()); got != tt.want {
+			t.Errorf("Classify(%q) = %s, want %s", tt.tool, got, tt.want)
+		}
+	}
+	if got := Classify("send_email", []string{"transfer"}); got != Natural {
+		t.Errorf("Classify(send_email, [transfer]) = %s, want natural", got)
+	}
+}

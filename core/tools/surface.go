@@ -1,0 +1,189 @@
+package tools
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/mcp"
+	"github.com/rs/zerolog"
+)
+
+// Options configures [Spawn].
+type Options struct {
+	// Manifest declares the MCP servers. Nil means no MCP tools: only the
+	// synthetic functions.
+	Manifest *mcp.Manifest
+	// EscalatePatterns replace the manifest's escalate_patterns, which
+	// replace DefaultEscalatePatterns. Matching is a case-insensitive
+	// substring of the tool's name.
+	EscalatePatterns []string
+	// Delegate runs core_execute. Nil keeps core_execute advertised; it
+	// then answers that no execution daemon is configured.
+	Delegate func(ctx context.Context, intent string) (string, error)
+	// Recall runs memory_recall. Nil hides memory_recall.
+	Recall func(ctx context.Context, query string) (string, error)
+	// CallTimeout bounds each MCP tool call (default 60s). core_execute
+	// and memory_recall are bounded by their own implementations.
+	CallTimeout time.Duration
+	// StartTimeout bounds each server's start (default 60s; see mcp.Options).
+	StartTimeout time.Duration
+	// LookupEnv resolves the manifest's $env: references (default
+	// os.LookupEnv).
+	LookupEnv mcp.LookupEnv
+	// InProcess holds Go servers for "inprocess" manifest entries.
+	InProcess map[string]*mcp.Server
+	// RestartBackoff is the first delay before restarting a crashed server
+	// (default 500ms).
+	RestartBackoff time.Duration
+	// Logger receives server lifecycle events. The zero value is silent.
+	Logger zerolog.Logger
+}
+
+// binding is what a function name stands for.
+type binding struct {
+	alias, tool string
+	class       Class
+}
+
+// Surface is Neo's tool surface. It is safe for concurrent use.
+type Surface struct {
+	mgr         *mcp.Manager // nil without a manifest
+	did         string
+	patterns    []string
+	delegate    func(ctx context.Context, intent string) (string, error)
+	recall      func(ctx context.Context, query string) (string, error)
+	callTimeout time.Duration
+	byFunc      map[string]binding
+	funcOf      map[toolRef]string
+
+	mu       sync.Mutex
+	cacheGen uint64
+	cache    []llm.Tool
+}
+
+// Spawn starts every server of the manifest in parallel, binds function
+// names and classifies each tool. A server that fails to start, or whose
+// tools differ from the manifest, is skipped with a warning (see
+// [Surface.Warnings]): Neo degrades rather than refusing to boot. Spawn
+// fails on an invalid manifest or when ctx ends during the boot; ctx does
+// not bound the servers' lives, Close does.
+func Spawn(ctx context.Context, opts Options) (*Surface, error) {
+	s := &Surface{
+		delegate: opts.Delegate, recall: opts.Recall, callTimeout: opts.CallTimeout,
+		byFunc: map[string]binding{}, funcOf: map[toolRef]string{},
+	}
+	if s.callTimeout <= 0 {
+		s.callTimeout = 60 * time.Second
+	}
+	s.patterns = DefaultEscalatePatterns()
+	switch {
+	case opts.EscalatePatterns != nil:
+		s.patterns = slices.Clone(opts.EscalatePatterns)
+	case opts.Manifest != nil && opts.Manifest.EscalatePatterns != nil:
+		s.patterns = slices.Clone(opts.Manifest.EscalatePatterns)
+	}
+	if opts.Manifest == nil {
+		return s, nil
+	}
+	if err := opts.Manifest.Validate(); err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
+	s.did = opts.Manifest.DID
+	// Names come from the whole manifest, not from the servers that came
+	// up, so a function keeps its name from one boot to the next.
+	var refs []toolRef
+	for _, spec := range opts.Manifest.Servers {
+		for _, t := range spec.Tools {
+			refs = append(refs, toolRef{spec.Alias, t})
+		}
+	}
+	for ref, name := range bindNames(refs, CoreExecute, MemoryRecall) {
+		s.funcOf[ref] = name
+		s.byFunc[name] = binding{alias: ref.alias, tool: ref.tool, class: Classify(ref.tool, s.patterns)}
+	}
+	mgr, err := mcp.Start(ctx, mcp.Options{
+		Manifest: opts.Manifest, StartTimeout: opts.StartTimeout, LookupEnv: opts.LookupEnv,
+		InProcess: opts.InProcess, RestartBackoff: opts.RestartBackoff, Logger: opts.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
+	s.mgr = mgr
+	return s, nil
+}
+
+// Schemas returns the functions advertised to the model: every Natural
+// tool of the servers that are up (or restarting), sorted by name, then
+// core_execute, then memory_recall when a recall function is wired.
+// Escalate tools are never included. The result is cached until a server
+// changes; callers must not modify it.
+func (s *Surface) Schemas() []llm.Tool {
+	var gen uint64
+	if s.mgr != nil {
+		gen = s.mgr.Generation()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cache != nil && s.cacheGen == gen {
+		return s.cache
+	}
+	var out []llm.Tool
+	if s.mgr != nil {
+		for _, t := range s.mgr.Tools() {
+			name, ok := s.funcOf[toolRef{t.Alias, t.Name}]
+			if !ok || s.byFunc[name].class == Escalate {
+				continue
+			}
+			out = append(out, llm.NewFunctionTool(name, t.Description, parameters(t.InputSchema)))
+		}
+	}
+	slices.SortFunc(out, func(a, b llm.Tool) int { return cmp.Compare(a.Function.Name, b.Function.Name) })
+	out = append(out, coreExecuteSchema())
+	if s.recall != nil {
+		out = append(out, memoryRecallSchema())
+	}
+	s.cache, s.cacheGen = out, gen
+	return out
+}
+
+// parameters makes sure a tool's schema is an object schema with
+// properties, which some providers insist on.
+func parameters(schema map[string]any) map[string]any {
+	p := maps.Clone(schema)
+	if p == nil {
+		p = map[string]any{}
+	}
+	if _, ok := p["type"]; !ok {
+		p["type"] = "object"
+	}
+	if _, ok := p["properties"]; !ok && p["type"] == "object" {
+		p["properties"] = map[string]any{}
+	}
+	return p
+}
+
+// Warnings returns the non-fatal problems seen: servers that failed to
+// start or were rejected for tool drift.
+func (s *Surface) Warnings() []string {
+	if s.mgr == nil {
+		return nil
+	}
+	return s.mgr.Warnings()
+}
+
+// Close stops every server and waits until their processes are gone.
+func (s *Surface) Close() error {
+	if s.mgr == nil {
+		return nil
+	}
+	if err := s.mgr.Close(); err != nil {
+		return fmt.Errorf("tools: %w", err)
+	}
+	return nil
+}

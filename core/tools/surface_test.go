@@ -1,0 +1,218 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/core/mcp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func obj(props map[string]any) map[string]any {
+	return map[string]any{"type": "object", "properties": props}
+}
+
+// chainTools is a wallet-ish server: reads are natural, spends escalate.
+func chainTools() []mcp.ServerTool {
+	text := func(s string) mcp.ToolHandler {
+		return func(context.Context, map[string]any) (mcp.Result, error) { return mcp.TextResult(s), nil }
+	}
+	return []mcp.ServerTool{
+		{Name: "get_balance", Description: "Balance of an address.", InputSchema: obj(map[string]any{"address": map[string]any{"type": "string"}}),
+			Handle: func(_ context.Context, args map[string]any) (mcp.Result, error) {
+				return mcp.TextResult("balance of " + args["address"].(string) + ": 12 PAX"), nil
+			}},
+		{Name: "transfer_tokens", Description: "Send tokens.", Handle: text("sent!")},
+		{Name: "simulate_swap", Description: "Dry-run a swap.", Handle: text("would get 3 PAX")},
+		{Name: "broken", Description: "Fails in-band.", Handle: func(context.Context, map[string]any) (mcp.Result, error) {
+			return mcp.ErrorResult("rpc node unreachable"), nil
+		}},
+		{Name: "slow", Description: "Waits for its deadline.", Handle: func(ctx context.Context, _ map[string]any) (mcp.Result, error) {
+			<-ctx.Done()
+			return mcp.Result{}, ctx.Err()
+		}},
+		{Name: "weird.name/v2", Description: "A name to coerce.", Handle: text("ok")},
+	}
+}
+
+var chainToolNames = []string{"broken", "get_balance", "simulate_swap", "slow", "transfer_tokens", "weird.name/v2"}
+
+func chainManifest() *mcp.Manifest {
+	return &mcp.Manifest{DID: "did:key:z6MkNeo", Servers: []mcp.ServerSpec{
+		{Alias: "chain", Transport: mcp.TransportInProcess, Version: "0.3.0", Tools: chainToolNames},
+	}}
+}
+
+func spawn(t *testing.T, opts Options) *Surface {
+	t.Helper()
+	if opts.Manifest == nil {
+		opts.Manifest = chainManifest()
+	}
+	if opts.InProcess == nil {
+		opts.InProcess = map[string]*mcp.Server{"chain": mcp.NewServer("chain", "0.3.0", chainTools()...)}
+	}
+	s, err := Spawn(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("Spawn() error = %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func names(s *Surface) []string {
+	var out []string
+	for _, t := range s.Schemas() {
+		out = append(out, t.Function.Name)
+	}
+	return out
+}
+
+func TestSchemas(t *testing.T) {
+	recall := func(context.Context, string) (string, error) { return "", nil }
+	tests := []struct {
+		name string
+		opts Options
+		want []string
+	}{
+		// simulate_swap contains "swap": the substring heuristic is
+		// conservative and escalates it.
+		{name: "defaults", want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", CoreExecute}},
+		{name: "with recall", opts: Options{Recall: recall}, want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", CoreExecute, MemoryRecall}},
+		{name: "own patterns", opts: Options{EscalatePatterns: []string{"balance"}}, want: []string{"chain__broken", "chain__simulate_swap", "chain__slow", "chain__transfer_tokens", "chain__weird_name_v2", CoreExecute}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := spawn(t, tt.opts)
+			if got := names(s); !slices.Equal(got, tt.want) {
+				t.Errorf("Schemas() names = %v, want %v", got, tt.want)
+			}
+			for _, tool := range s.Schemas() {
+				if tool.Type != "function" || tool.Function.Parameters["type"] != "object" {
+					t.Errorf("Schemas(): %s = %+v, want a function with an object schema", tool.Function.Name, tool)
+				}
+			}
+		})
+	}
+}
+
+func TestSchemasNoManifest(t *testing.T) {
+	s, err := Spawn(context.Background(), Options{})
+	if err != nil {
+		t.Fatalf("Spawn(no manifest) error = %v", err)
+	}
+	if got := names(s); !slices.Equal(got, []string{CoreExecute}) {
+		t.Errorf("Schemas() = %v, want only %s", got, CoreExecute)
+	}
+}
+
+func TestDispatch(t *testing.T) {
+	var intents []string
+	s := spawn(t, Options{
+		CallTimeout: 50 * time.Millisecond,
+		Delegate: func(_ context.Context, intent string) (string, error) {
+			intents = append(intents, intent)
+			if strings.Contains(intent, "fail") {
+				return "", errors.New("daemon said no")
+			}
+			return "done: " + intent, nil
+		},
+		Recall: func(_ context.Context, q string) (string, error) { return "you like " + q, nil },
+	})
+	tests := []struct {
+		name      string
+		fn        string
+		args      map[string]any
+		want      string
+		wantIsErr bool
+	}{
+		{"natural tool", "chain__get_balance", map[string]any{"address": "0xabc"}, "balance of 0xabc: 12 PAX", false},
+		{"coerced name", "chain__weird_name_v2", nil, "ok", false},
+		{"in-band tool error", "chain__broken", nil, "rpc node unreachable", true},
+		{"escalate called directly", "chain__transfer_tokens", nil, `"chain__transfer_tokens" moves funds or needs a wallet signature, so it cannot be called directly — use core_execute`, true},
+		{"unknown", "chain__nope", nil, `unknown tool "chain__nope" — it is not available`, true},
+		{"per-call timeout", "chain__slow", nil, "chain__slow timed out after 50ms", true},
+		{"core_execute", CoreExecute, map[string]any{"intent": "send 1 PAX to bob"}, "done: send 1 PAX to bob", false},
+		{"core_execute error stays in-band", CoreExecute, map[string]any{"intent": "fail please"}, "core_execute did not complete: daemon said no", true},
+		{"core_execute without intent", CoreExecute, nil, `core_execute needs "intent"`, true},
+		{"memory_recall", MemoryRecall, map[string]any{"query": "tea"}, "you like tea", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, isErr, err := s.Dispatch(context.Background(), tt.fn, tt.args)
+			if err != nil || isErr != tt.wantIsErr || !strings.HasPrefix(got, tt.want) {
+				t.Errorf("Dispatch(%s) = %q, %v, %v; want %q, %v, nil", tt.fn, got, isErr, err, tt.want, tt.wantIsErr)
+			}
+		})
+	}
+	if !slices.Equal(intents, []string{"send 1 PAX to bob", "fail please"}) {
+		t.Errorf("Delegate got intents %q, want each once", intents)
+	}
+}
+
+func TestDispatchWithoutDelegateOrRecall(t *testing.T) {
+	s := spawn(t, Options{})
+	got, isErr, err := s.Dispatch(context.Background(), CoreExecute, map[string]any{"intent": "pay rent"})
+	if err != nil || !isErr || !strings.Contains(got, "no execution daemon is configured") {
+		t.Errorf("Dispatch(core_execute) = %q, %v, %v; want in-band 'no execution daemon is configured'", got, isErr, err)
+	}
+	got, isErr, err = s.Dispatch(context.Background(), MemoryRecall, nil)
+	if err != nil || !isErr || !strings.Contains(got, "unknown tool") {
+		t.Errorf("Dispatch(memory_recall) without Recall = %q, %v, %v; want in-band unknown tool", got, isErr, err)
+	}
+}
+
+func TestDispatchCancelled(t *testing.T) {
+	s := spawn(t, Options{CallTimeout: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := s.Dispatch(ctx, "chain__slow", nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("Dispatch(cancelled ctx) error = %v, want context.Canceled", err)
+	}
+}
+
+// TestDescribe prints the surface as `neobot check` shows it, against
+// testdata/describe.golden (rewrite with -update).
+func TestDescribe(t *testing.T) {
+	m := chainManifest()
+	m.Servers = append(m.Servers,
+		mcp.ServerSpec{Alias: "drift", Transport: mcp.TransportInProcess, Version: "1.0.0", Tools: []string{"get_balance", "gone"}},
+		mcp.ServerSpec{Alias: "remote", Transport: mcp.TransportHTTP, URL: "https://example.com/mcp", Version: "2.0.0", Tools: []string{"search"},
+			Headers: map[string]string{"Authorization": "Bearer $env:REMOTE_TOKEN"}},
+	)
+	s := spawn(t, Options{
+		Manifest: m,
+		InProcess: map[string]*mcp.Server{
+			"chain": mcp.NewServer("chain", "0.3.0", chainTools()...),
+			"drift": mcp.NewServer("drift", "1.0.0", chainTools()[:1]...),
+		},
+		LookupEnv: func(string) (string, bool) { return "", false },
+	})
+	var b strings.Builder
+	if err := s.Describe(&b); err != nil {
+		t.Fatalf("Describe() error = %v", err)
+	}
+	golden := filepath.Join("testdata", "describe.golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("read golden (run with -update to create it): %v", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("Describe() =\n%s\nwant\n%s", b.String(), want)
+	}
+}

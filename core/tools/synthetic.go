@@ -1,0 +1,47 @@
+package tools
+
+import "github.com/neobot/neobot/core/llm"
+
+// Names of the synthetic functions.
+const (
+	// CoreExecute delegates a rigorous or money-moving task to the
+	// execution daemon, where a human approves any spend.
+	CoreExecute = "core_execute"
+	// MemoryRecall searches Neo's durable memory on purpose.
+	MemoryRecall = "memory_recall"
+)
+
+func coreExecuteSchema() llm.Tool {
+	return llm.NewFunctionTool(CoreExecute,
+		"Delegate a rigorous or money-moving task to the secure execution pipeline: anything that sends, "+
+			"transfers, swaps, approves, deploys, settles, funds, mints, withdraws, stakes, invokes or bridges, "+
+			"or needs a wallet signature. The pipeline plans and executes it, asks the user to approve any spend "+
+			"inline, and returns the verifiable outcome. Never call money-moving tools any other way.",
+		map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"intent": map[string]any{
+					"type": "string",
+					"description": "A clear, self-contained description of the task: what to do, with which " +
+						"assets, amounts, addresses and networks, and any limits the user set.",
+				},
+			},
+			"required": []string{"intent"},
+		})
+}
+
+func memoryRecallSchema() llm.Tool {
+	return llm.NewFunctionTool(MemoryRecall,
+		"Search your own durable memory for what you know about this user, this conversation's workspace, "+
+			"and past tasks. Use it when the user asks what you remember, or when earlier context would help "+
+			"and was not already given to you.",
+		map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"query": map[string]any{
+					"type":        "string",
+					"description": "What to look for, in a few words; empty for a general digest.",
+				},
+			},
+		})
+}
