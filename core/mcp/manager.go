@@ -395,6 +395,9 @@ func (m *Manager) Call(ctx context.Context, alias, tool string, args map[string]
 	default:
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w: %s", alias, tool, ErrServerDown, problem)
 	}
+	if args == nil {
+		args = map[string]any{} // a nil map would go out as "arguments": null, which servers refuse
+	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
