@@ -1,0 +1,76 @@
+package tools
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/core/mcp"
+)
+
+// BenchmarkDispatch measures a Natural tool's round trip through Dispatch
+// (budget over stdio to a Go server: p50 <= 500 µs).
+func BenchmarkDispatch(b *testing.B) {
+	b.Run("inprocess", func(b *testing.B) {
+		s, err := Spawn(context.Background(), Options{
+			Manifest:  chainManifest(),
+			InProcess: map[string]*mcp.Server{"chain": mcp.NewServer("chain", "0.3.0", chainTools()...)},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		benchDispatch(b, s)
+	})
+	b.Run("stdio-go", func(b *testing.B) {
+		m := &mcp.Manifest{DID: "did:key:z6MkNeo", Servers: []mcp.ServerSpec{{
+			Alias: "chain", Transport: mcp.TransportStdio, Command: os.Args[0], Version: "0.3.0",
+			Env: []string{"NEOBOT_TOOLSTEST_SERVE=$env:SERVE"}, Tools: chainToolNames,
+		}}}
+		s, err := Spawn(context.Background(), Options{Manifest: m, LookupEnv: func(string) (string, bool) { return "1", true }})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		if w := s.Warnings(); len(w) > 0 {
+			b.Fatal(w)
+		}
+		benchDispatch(b, s)
+	})
+}
+
+func benchDispatch(b *testing.B, s *Surface) {
+	ctx := context.Background()
+	args := map[string]any{"address": "0xabc"}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t := time.Now()
+		if _, isErr, err := s.Dispatch(ctx, "chain__get_balance", args); err != nil || isErr {
+			b.Fatal(err, isErr)
+		}
+		lat = append(lat, time.Since(t))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-µs")
+}
+
+// BenchmarkSchemas measures the per-step cost of asking for the schemas
+// (cached until a server changes).
+func BenchmarkSchemas(b *testing.B) {
+	s, err := Spawn(context.Background(), Options{
+		Manifest:  chainManifest(),
+		InProcess: map[string]*mcp.Server{"chain": mcp.NewServer("chain", "0.3.0", chainTools()...)},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for b.Loop() {
+		_ = s.Schemas()
+	}
+}
