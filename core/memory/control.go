@@ -83,9 +83,7 @@ func (c *Cortex) ForgetAbout(ctx context.Context, in core.Inbound, query string)
 	} else {
 		terms := queryTerms(query, c.opts.IdentifierBoost)
 		c.mu.RLock()
-		hs := c.ix.spaces[spaceKey{r.Platform, r.Workspace}].search(terms, func(rec *Record) bool {
-			return rec.Scope.User == r.User && rec.Scope.Visible(r)
-		}, maxForget)
+		hs := c.ix.spaces[spaceKey{r.Platform, r.Workspace}].search(terms, matcher{mask: kindMask(nil), reader: &r, owner: true}, maxForget)
 		for _, h := range hs {
 			// Keep to the close matches: a forget must not sweep up
 			// records that merely share a word.
@@ -139,7 +137,7 @@ func (c *Cortex) Search(ctx context.Context, f Filter, query string, limit int) 
 		limit = 20
 	}
 	terms := queryTerms(query, c.opts.IdentifierBoost)
-	keep := func(r *Record) bool { return f.Match(*r) }
+	keep := matcher{mask: kindMask(nil), fn: func(r *Record) bool { return f.Match(*r) }}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var all []hit

@@ -127,9 +127,7 @@ func (c *Cortex) Recall(r Reader, query string, k int, kinds ...Kind) []Hit {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	sp := c.ix.spaces[spaceKey{r.Platform, r.Workspace}]
-	hs := sp.search(terms, func(rec *Record) bool {
-		return (len(kinds) == 0 || slices.Contains(kinds, rec.Kind)) && rec.Scope.Visible(r)
-	}, k)
+	hs := sp.search(terms, matcher{mask: kindMask(kinds), reader: &r}, k)
 	return toHits(hs)
 }
 
