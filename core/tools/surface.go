@@ -41,6 +41,9 @@ type Options struct {
 	// RestartBackoff is the first delay before restarting a crashed server
 	// (default 500ms).
 	RestartBackoff time.Duration
+	// OnStatus, when set, is told of every change of a server's state
+	// (see mcp.Options.OnStatus); it must not block.
+	OnStatus func(mcp.Status)
 	// Logger receives server lifecycle events. The zero value is silent.
 	Logger zerolog.Logger
 }
@@ -109,7 +112,7 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 	}
 	mgr, err := mcp.Start(ctx, mcp.Options{
 		Manifest: opts.Manifest, StartTimeout: opts.StartTimeout, LookupEnv: opts.LookupEnv,
-		InProcess: opts.InProcess, RestartBackoff: opts.RestartBackoff, Logger: opts.Logger,
+		InProcess: opts.InProcess, RestartBackoff: opts.RestartBackoff, OnStatus: opts.OnStatus, Logger: opts.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
@@ -166,6 +169,14 @@ func parameters(schema map[string]any) map[string]any {
 		p["properties"] = map[string]any{}
 	}
 	return p
+}
+
+// Servers returns each server's status, in manifest order.
+func (s *Surface) Servers() []mcp.Status {
+	if s.mgr == nil {
+		return nil
+	}
+	return s.mgr.Status()
 }
 
 // Warnings returns the non-fatal problems seen: servers that failed to
