@@ -10,12 +10,17 @@ import (
 	"github.com/neobot/neobot/core"
 )
 
-// recallDigest caps the records memory_recall renders.
-const recallDigest = 8
+// recallDigest and aboutDigest cap the records memory_recall renders.
+const (
+	recallDigest = 8
+	aboutDigest  = 20
+)
 
 // RecallTool answers the memory_recall tool: a digest of the records most
 // relevant to query and the user's profile, read in the scope of the turn
-// carried by ctx. Without a turn it fails with ErrNoTurn.
+// carried by ctx. An empty query lists what is remembered about the user
+// ("what do you remember about me?"). Without a turn it fails with
+// ErrNoTurn.
 func (c *Cortex) RecallTool(ctx context.Context, query string) (string, error) {
 	t, ok := core.TurnFrom(ctx)
 	if !ok {
@@ -35,6 +40,26 @@ func (c *Cortex) RecallTool(ctx context.Context, query string) (string, error) {
 		for _, line := range strings.Split(p, "\n") {
 			fmt.Fprintf(&b, "- %s\n", line)
 		}
+	}
+	if strings.TrimSpace(query) == "" {
+		// "What do you remember about me?": everything the user owns here.
+		recs := c.owned(r, func(rec *Record) bool { return rec.Kind != KindProfile && rec.Kind != KindPreference })
+		if len(recs) > aboutDigest {
+			recs = recs[:aboutDigest]
+		}
+		if len(recs) > 0 {
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString("Remembered about them:\n")
+			for _, rec := range recs {
+				fmt.Fprintf(&b, "- [%s, %s] %s\n", rec.Kind, rec.Updated.Format("2006-01-02"), oneLine(rec.Text))
+			}
+		}
+		if b.Len() == 0 {
+			return "Nothing is remembered about this user here.", nil
+		}
+		return strings.TrimRight(b.String(), "\n"), nil
 	}
 	hits := c.Recall(r, query, recallDigest, KindFact, KindProcedure, KindTurn)
 	if len(hits) > 0 {

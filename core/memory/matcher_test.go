@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -37,5 +38,37 @@ func TestMatcherAgreesWithVisible(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestIndexCompaction removes most of a space's records, which rebuilds
+// it, and checks that searches and lookups still find the survivors.
+func TestIndexCompaction(t *testing.T) {
+	ix := newIndex()
+	scope := Scope{Platform: "slack", Workspace: "TA"}
+	for i := range 3000 {
+		ix.put(Record{ID: fmt.Sprintf("r%d", i), Scope: scope, Kind: KindFact, Text: fmt.Sprintf("common item%d", i)})
+	}
+	for i := range 3000 {
+		if i%10 != 0 {
+			ix.remove(fmt.Sprintf("r%d", i))
+		}
+	}
+	sp := ix.spaces[spaceKey{"slack", "TA"}]
+	if len(sp.docs) >= 3000 {
+		t.Fatalf("space holds %d documents after removing 2700 of 3000, want it compacted", len(sp.docs))
+	}
+	r := Reader{Platform: "slack", Workspace: "TA"}
+	for _, i := range []int{0, 10, 2990} {
+		hs := sp.search(queryTerms(fmt.Sprintf("item%d", i), 2), matcher{mask: kindMask(nil), reader: &r}, 5)
+		if len(hs) != 1 || sp.docs[hs[0].ref.doc].rec.ID != fmt.Sprintf("r%d", i) {
+			t.Errorf("search(item%d) after compaction = %v, want r%d", i, hs, i)
+		}
+		if _, ok := ix.get(fmt.Sprintf("r%d", i)); !ok {
+			t.Errorf("get(r%d) after compaction = missing", i)
+		}
+	}
+	if hs := sp.search(queryTerms("common", 2), matcher{mask: kindMask(nil), reader: &r}, 500); len(hs) != 300 {
+		t.Errorf("search(common) = %d hits, want the 300 survivors", len(hs))
 	}
 }

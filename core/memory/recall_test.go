@@ -94,6 +94,13 @@ func TestRecallTool(t *testing.T) {
 	}
 	golden(t, "recall_tool.golden", got)
 
+	remember(t, c, memory.Scope{Platform: "slack", Workspace: "TA", User: "alice", DM: true}, memory.KindFact, "Alice is moving to Oslo")
+	remember(t, c, memory.Scope{Platform: "slack", Workspace: "TA", User: "alice"}, memory.KindFact, "Alice owns the Atlas roadmap")
+	got, err = c.RecallTool(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "recall_tool_about.golden", got)
 	if got, _ := c.RecallTool(ctx, "zebra"); got == "" {
 		t.Errorf("RecallTool(no match) = empty, want the profile or a sentence")
 	}
