@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/agent"
+	"github.com/neobot/neobot/core/delegate"
+	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/core/memory"
+	"github.com/neobot/neobot/core/tools"
+	"github.com/neobot/neobot/store"
+)
+
+// app is what every command that talks shares: the store, the models, the
+// tool surface, memory and the agent, built once from Config.
+type app struct {
+	cfg     *Config
+	log     zerolog.Logger
+	db      *store.DB
+	gates   *core.Gates
+	cortex  *memory.Cortex
+	surface *tools.Surface
+	agent   *agent.Agent
+}
+
+// buildOptions says which parts a command needs.
+type buildOptions struct {
+	// model: the command talks to the model (not a dry run).
+	model bool
+}
+
+// build assembles the app. Everything it opens is closed by m.Close.
+func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts buildOptions) (*app, error) {
+	a := &app{cfg: cfg, log: log}
+
+	var main, cheap agent.Model
+	var window int
+	if opts.model {
+		if err := cfg.requireModel(); err != nil {
+			return nil, err
+		}
+		client, err := m.newLLM(cfg, cfg.Model, log)
+		if err != nil {
+			return nil, err
+		}
+		main, window = client, client.ContextWindow()
+		if cfg.CheapModel != "" {
+			c, err := m.newLLM(cfg, cfg.CheapModel, log)
+			if err != nil {
+				return nil, fmt.Errorf("NEO_CHEAP_MODEL: %w", err)
+			}
+			cheap = c
+		}
+	}
+	if cfg.ContextWindow > 0 {
+		window = cfg.ContextWindow
+	}
+
+	db, err := store.Open(cfg.DBPath, store.Options{
+		Writers:   cfg.MaxConcurrentTurns,
+		Retention: store.Retention{ThreadIdle: time.Duration(cfg.RetentionDays) * 24 * time.Hour},
+		Logger:    log.With().Str("component", "store").Logger(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("NEO_DB_PATH=%s: %w", cfg.DBPath, err)
+	}
+	m.onClose(db.Close)
+	a.db = db
+	a.gates = core.NewGates(core.GatesOptions{Store: db})
+
+	var writeBack memory.Model
+	if cheap != nil {
+		writeBack = cheap
+	} else if main != nil {
+		writeBack = main
+	}
+	a.cortex, err = memory.New(ctx, memory.Options{Store: db, Model: writeBack, Logger: log.With().Str("component", "memory").Logger()})
+	if err != nil {
+		return nil, fmt.Errorf("open memory: %w", err)
+	}
+
+	manifest, err := mcp.Load(cfg.Manifest)
+	if err != nil {
+		return nil, fmt.Errorf("NEO_MANIFEST=%s: %w", cfg.Manifest, err)
+	}
+	actor := cfg.ActorDID
+	if actor == "" {
+		actor = manifest.DID
+	}
+	topts := tools.Options{
+		Manifest:  manifest,
+		Recall:    a.cortex.RecallTool,
+		LookupEnv: m.lookupEnv,
+		Logger:    log.With().Str("component", "tools").Logger(),
+	}
+	if cfg.DaemonURL != "" {
+		d, err := delegate.New(delegate.Options{
+			BaseURL:      cfg.DaemonURL,
+			Token:        cfg.DaemonToken.Reveal(),
+			CallerDID:    actor,
+			CallerWallet: cfg.CallerWallet,
+			PollInterval: cfg.DaemonPoll,
+			Ledger:       db,
+			Logger:       log.With().Str("component", "delegate").Logger(),
+		})
+		if err != nil {
+			return nil, err
+		}
+		topts.Delegate = d.Run
+	}
+	a.surface, err = tools.Spawn(ctx, topts)
+	if err != nil {
+		return nil, fmt.Errorf("start tools: %w", err)
+	}
+	m.onClose(a.surface.Close)
+	for _, w := range a.surface.Warnings() {
+		log.Warn().Str("component", "tools").Msg(w)
+	}
+
+	aopts := agent.Options{
+		Tools:         a.surface,
+		Transcript:    db,
+		Memory:        a.cortex,
+		ActorDID:      actor,
+		ContextWindow: window,
+		StepBudget:    cfg.StepBudget,
+		ResultCap:     cfg.ToolResultCap,
+		Logger:        log.With().Str("component", "agent").Logger(),
+	}
+	if main != nil {
+		aopts.Model, aopts.Cheap = main, cheap
+	}
+	a.agent, err = agent.New(aopts)
+	if err != nil {
+		return nil, fmt.Errorf("build agent: %w", err)
+	}
+	return a, nil
+}
+
+// newLLM builds a model client; API keys come from the process environment
+// (FIREWORKS_API_KEY and friends) unless NEO_LLM_API_KEY is set.
+func (m *Main) newLLM(cfg *Config, model string, log zerolog.Logger) (*llm.Client, error) {
+	c, err := llm.New(llm.Config{
+		Model:         model,
+		Provider:      cfg.LLMProvider,
+		BaseURL:       cfg.LLMBaseURL,
+		APIKey:        cfg.LLMAPIKey.Reveal(),
+		GatewayURL:    cfg.GatewayURL,
+		GatewayToken:  cfg.GatewayToken.Reveal(),
+		ActorDID:      cfg.ActorDID,
+		ContextWindow: cfg.ContextWindow,
+		Env:           m.Getenv,
+		Logger:        log.With().Str("component", "llm").Logger(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("model %q: %w", model, err)
+	}
+	return c, nil
+}
+
+// setup loads the configuration and the logger, the first step of every
+// command but version and help.
+func (m *Main) setup(name string, args []string, extra func(*flag.FlagSet)) (*Config, []string, zerolog.Logger, error) {
+	cfg, rest, err := loadConfig(name, args, m.Getenv, m.Stderr, extra)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, nil, zerolog.Nop(), err
+		}
+		return nil, nil, zerolog.Nop(), fmt.Errorf("configuration: %w", err)
+	}
+	log, err := newLogger(m.Stderr, cfg.LogLevel, cfg.LogFormat, cfg.secrets()...)
+	if err != nil {
+		return nil, nil, zerolog.Nop(), fmt.Errorf("configuration: %w", err)
+	}
+	return cfg, rest, log, nil
+}

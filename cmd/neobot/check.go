@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/core/tools"
+)
+
+// runCheck is `neobot check`: validate the settings and the manifest,
+// start every MCP server, and print the tool surface. It does not open the
+// database, so it can run beside a live bot.
+func (m *Main) runCheck(ctx context.Context, args []string) error {
+	cfg, _, log, err := m.setup("neobot check", args, nil)
+	if err != nil {
+		return err
+	}
+	var problems []error
+	if cfg.Model == "" {
+		fmt.Fprintln(m.Stdout, "model: NEO_MODEL is not set; `neobot chat --dry-run` works, talking does not")
+	} else if c, err := m.newLLM(cfg, cfg.Model, log); err != nil {
+		problems = append(problems, err)
+	} else {
+		fmt.Fprintf(m.Stdout, "model: %s via %s (%s), context window %d tokens\n", c.Model(), c.Provider(), c.Endpoint(), c.ContextWindow())
+	}
+	if cfg.CheapModel != "" {
+		if _, err := m.newLLM(cfg, cfg.CheapModel, log); err != nil {
+			problems = append(problems, fmt.Errorf("NEO_CHEAP_MODEL: %w", err))
+		}
+	}
+	switch {
+	case cfg.SlackBotToken != "":
+		fmt.Fprintf(m.Stdout, "slack: %s mode, API %s\n", cfg.SlackMode, cfg.SlackAPIURL)
+	default:
+		fmt.Fprintln(m.Stdout, "slack: SLACK_BOT_TOKEN is not set; neobot will talk in the terminal")
+	}
+	if cfg.DaemonURL == "" {
+		fmt.Fprintln(m.Stdout, "daemon: NEO_DAEMON_URL is not set; core_execute will say no execution daemon is configured")
+	} else {
+		fmt.Fprintf(m.Stdout, "daemon: %s\n", cfg.DaemonURL)
+	}
+
+	manifest, err := mcp.Load(cfg.Manifest)
+	if err != nil {
+		return errors.Join(append(problems, fmt.Errorf("NEO_MANIFEST=%s: %w", cfg.Manifest, err))...)
+	}
+	surface, err := tools.Spawn(ctx, tools.Options{
+		Manifest:  manifest,
+		LookupEnv: m.lookupEnv,
+		Logger:    log.With().Str("component", "tools").Logger(),
+	})
+	if err != nil {
+		return errors.Join(append(problems, fmt.Errorf("start tools: %w", err))...)
+	}
+	m.onClose(surface.Close)
+	fmt.Fprintf(m.Stdout, "manifest: %s (%s)\n", cfg.Manifest, manifest.DID)
+	if err := surface.Describe(m.Stdout); err != nil {
+		problems = append(problems, err)
+	}
+	if w := surface.Warnings(); len(w) > 0 {
+		problems = append(problems, fmt.Errorf("%d tool server warning(s) above: fix the manifest or the server, then run neobot check again", len(w)))
+	}
+	if err := errors.Join(problems...); err != nil {
+		return err
+	}
+	return nil
+}
+
+// lookupEnv resolves a manifest's $env: references from the process
+// environment (m.Getenv, so tests stay hermetic).
+func (m *Main) lookupEnv(name string) (string, bool) {
+	v := m.Getenv(name)
+	return v, v != ""
+}

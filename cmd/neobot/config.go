@@ -1,0 +1,307 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Config is every setting neobot reads. Environment first, flags override;
+// secrets come only from the environment.
+type Config struct {
+	Model         string
+	CheapModel    string
+	LLMBaseURL    string
+	LLMProvider   string
+	LLMAPIKey     Secret
+	FireworksKey  Secret
+	TogetherKey   Secret
+	OpenCodeKey   Secret
+	OpenAIKey     Secret
+	GatewayURL    string
+	GatewayToken  Secret
+	ActorDID      string
+	ContextWindow int
+	StepBudget    int
+	ToolResultCap int
+
+	DBPath        string
+	RetentionDays int
+	Manifest      string
+
+	DaemonURL    string
+	DaemonToken  Secret
+	CallerWallet string
+	DaemonPoll   time.Duration
+
+	MaxConcurrentTurns int
+
+	SlackBotToken      Secret
+	SlackAppToken      Secret
+	SlackSigningSecret Secret
+	SlackAPIURL        string
+	SlackMode          string
+	SlackListenAddr    string
+	SlackApprovers     []string
+	SlackAllowChannels []string
+	SlackAllowUsers    []string
+	SlackMaxFileBytes  int
+
+	HealthAddr string
+	LogLevel   string
+	LogFormat  string
+}
+
+// setting describes one configuration variable: where it is read, its
+// default, and how it lands in Config. The table is the single source for
+// parsing, `neobot help config`, and the README's table (a test keeps them
+// in step).
+type setting struct {
+	env    string
+	flag   string // "" for secrets: environment only
+	def    string
+	usage  string
+	secret bool
+	set    func(c *Config, v string) error
+}
+
+func str(p func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error { *p(c) = strings.TrimSpace(v); return nil }
+}
+
+func secret(p func(*Config) *Secret) func(*Config, string) error {
+	return func(c *Config, v string) error { *p(c) = Secret(strings.TrimSpace(v)); return nil }
+}
+
+func list(p func(*Config) *[]string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		var out []string
+		for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
+			out = append(out, f)
+		}
+		*p(c) = out
+		return nil
+	}
+}
+
+func count(p func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a whole number >= 0, got %q", v)
+		}
+		*p(c) = n
+		return nil
+	}
+}
+
+func duration(p func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want a positive duration such as 1.5s or 500ms, got %q", v)
+		}
+		*p(c) = d
+		return nil
+	}
+}
+
+func settings() []setting {
+	return []setting{
+		{env: "NEO_MODEL", flag: "model", usage: "main model, e.g. accounts/fireworks/models/qwen3-235b-a22b, gpt-4.1, or a local model name with NEO_LLM_BASE_URL (required to talk)", set: str(func(c *Config) *string { return &c.Model })},
+		{env: "NEO_CHEAP_MODEL", flag: "cheap-model", usage: "model for compaction, validation and memory write-back; falls back to NEO_MODEL", set: str(func(c *Config) *string { return &c.CheapModel })},
+		{env: "NEO_LLM_BASE_URL", flag: "llm-base-url", usage: "any OpenAI-compatible base URL including /v1 (Ollama, vLLM, LM Studio, a gateway)", set: str(func(c *Config) *string { return &c.LLMBaseURL })},
+		{env: "NEO_LLM_PROVIDER", flag: "llm-provider", usage: "override provider detection: fireworks, together, opencode, openai, openai-compatible", set: str(func(c *Config) *string { return &c.LLMProvider })},
+		{env: "NEO_LLM_API_KEY", secret: true, usage: "API key for NEO_LLM_BASE_URL, when it needs one", set: secret(func(c *Config) *Secret { return &c.LLMAPIKey })},
+		{env: "FIREWORKS_API_KEY", secret: true, usage: "Fireworks API key (models accounts/fireworks/...)", set: secret(func(c *Config) *Secret { return &c.FireworksKey })},
+		{env: "TOGETHER_API_KEY", secret: true, usage: "Together API key (models Org/Model)", set: secret(func(c *Config) *Secret { return &c.TogetherKey })},
+		{env: "OPENCODE_API_KEY", secret: true, usage: "OpenCode API key", set: secret(func(c *Config) *Secret { return &c.OpenCodeKey })},
+		{env: "OPENAI_API_KEY", secret: true, usage: "OpenAI API key (models gpt-*, o*)", set: secret(func(c *Config) *Secret { return &c.OpenAIKey })},
+		{env: "MATRIX_GATEWAY_URL", flag: "gateway-url", usage: "metering gateway; model calls go to <url>/v1/chat/completions", set: str(func(c *Config) *string { return &c.GatewayURL })},
+		{env: "MATRIX_GATEWAY_TOKEN", secret: true, usage: "bearer token for MATRIX_GATEWAY_URL", set: secret(func(c *Config) *Secret { return &c.GatewayToken })},
+		{env: "NEO_ACTOR_DID", flag: "actor-did", usage: "Neo's DID, pinned in the system block and sent to the gateway; defaults to the manifest's", set: str(func(c *Config) *string { return &c.ActorDID })},
+		{env: "NEO_CONTEXT_WINDOW", flag: "context-window", def: "0", usage: "context window in tokens; 0 uses the model registry", set: count(func(c *Config) *int { return &c.ContextWindow })},
+		{env: "NEO_STEP_BUDGET", flag: "step-budget", def: "24", usage: "most model calls in one turn", set: count(func(c *Config) *int { return &c.StepBudget })},
+		{env: "NEO_TOOL_RESULT_CAP", flag: "tool-result-cap", def: "16384", usage: "bytes of one tool result shown to the model (the full result is archived)", set: count(func(c *Config) *int { return &c.ToolResultCap })},
+		{env: "NEO_DB_PATH", flag: "db", def: "./neobot.db", usage: "bbolt file holding transcripts, gates and memory", set: str(func(c *Config) *string { return &c.DBPath })},
+		{env: "NEO_RETENTION_DAYS", flag: "retention-days", def: "0", usage: "drop threads idle this many days; 0 keeps them", set: count(func(c *Config) *int { return &c.RetentionDays })},
+		{env: "NEO_MANIFEST", flag: "manifest", def: "manifests/default.json", usage: "agent manifest: the MCP servers and tools Neo may use", set: str(func(c *Config) *string { return &c.Manifest })},
+		{env: "NEO_DAEMON_URL", flag: "daemon-url", usage: "execution daemon for core_execute; unset, money-moving tasks are refused in words", set: str(func(c *Config) *string { return &c.DaemonURL })},
+		{env: "NEO_DAEMON_TOKEN", secret: true, usage: "bearer token for NEO_DAEMON_URL", set: secret(func(c *Config) *Secret { return &c.DaemonToken })},
+		{env: "NEO_CALLER_WALLET", flag: "caller-wallet", usage: "wallet address the daemon charges for delegated tasks", set: str(func(c *Config) *string { return &c.CallerWallet })},
+		{env: "NEO_DAEMON_POLL", flag: "daemon-poll", def: "1.5s", usage: "how often a delegated task's status and gates are polled", set: duration(func(c *Config) *time.Duration { return &c.DaemonPoll })},
+		{env: "NEO_MAX_CONCURRENT_TURNS", flag: "max-concurrent-turns", def: "64", usage: "turns running at once across all threads", set: count(func(c *Config) *int { return &c.MaxConcurrentTurns })},
+		{env: "SLACK_BOT_TOKEN", secret: true, usage: "Slack bot token (xoxb-...); set to run in Slack", set: secret(func(c *Config) *Secret { return &c.SlackBotToken })},
+		{env: "SLACK_APP_TOKEN", secret: true, usage: "Slack app-level token (xapp-...) for Socket Mode", set: secret(func(c *Config) *Secret { return &c.SlackAppToken })},
+		{env: "SLACK_SIGNING_SECRET", secret: true, usage: "Slack signing secret, for SLACK_MODE=http", set: secret(func(c *Config) *Secret { return &c.SlackSigningSecret })},
+		{env: "SLACK_API_URL", flag: "slack-api-url", def: "https://slack.com/api/", usage: "Slack Web API base URL (GovSlack, a proxy, tests)", set: str(func(c *Config) *string { return &c.SlackAPIURL })},
+		{env: "SLACK_MODE", flag: "slack-mode", def: "socket", usage: "socket (Socket Mode) or http (Events API)", set: str(func(c *Config) *string { return &c.SlackMode })},
+		{env: "SLACK_LISTEN_ADDR", flag: "slack-listen", def: ":3000", usage: "address for SLACK_MODE=http (events at /slack/events, buttons at /slack/interactive)", set: str(func(c *Config) *string { return &c.SlackListenAddr })},
+		{env: "SLACK_APPROVERS", flag: "slack-approvers", usage: "Slack user IDs who may approve any spend, besides the requester (comma-separated)", set: list(func(c *Config) *[]string { return &c.SlackApprovers })},
+		{env: "SLACK_ALLOW_CHANNELS", flag: "slack-allow-channels", usage: "only answer in these channel IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.SlackAllowChannels })},
+		{env: "SLACK_ALLOW_USERS", flag: "slack-allow-users", usage: "only answer these user IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.SlackAllowUsers })},
+		{env: "SLACK_MAX_FILE_BYTES", flag: "slack-max-file-bytes", def: "262144", usage: "largest text attachment offered to Neo", set: count(func(c *Config) *int { return &c.SlackMaxFileBytes })},
+		{env: "NEO_HEALTH_ADDR", flag: "health-addr", usage: "serve GET /healthz here (fly.io checks); empty disables", set: str(func(c *Config) *string { return &c.HealthAddr })},
+		{env: "NEO_LOG_LEVEL", flag: "log-level", def: "info", usage: "trace, debug, info, warn or error", set: str(func(c *Config) *string { return &c.LogLevel })},
+		{env: "NEO_LOG_FORMAT", flag: "log-format", def: "auto", usage: "json, console, or auto (console on a terminal, else JSON)", set: str(func(c *Config) *string { return &c.LogFormat })},
+	}
+}
+
+// loadConfig reads defaults, then the environment (via getenv), then the
+// flags in args; extra, when set, declares a command's own flags. It
+// returns the remaining arguments. Errors name the variable and say how to
+// fix it.
+func loadConfig(name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (*Config, []string, error) {
+	c := &Config{}
+	table := settings()
+	var errs []error
+	for _, s := range table {
+		v := s.def
+		if e := getenv(s.env); e != "" {
+			v = e
+		}
+		if err := s.set(c, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.env, err))
+		}
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { usage(stderr, name, fs) }
+	if extra != nil {
+		extra(fs)
+	}
+	flags := map[string]*string{}
+	for _, s := range table {
+		if s.flag != "" {
+			flags[s.flag] = fs.String(s.flag, "", fmt.Sprintf("%s (env %s)", s.usage, s.env))
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	fs.Visit(func(f *flag.Flag) {
+		for _, s := range table {
+			if s.flag == f.Name {
+				if err := s.set(c, *flags[f.Name]); err != nil {
+					errs = append(errs, fmt.Errorf("--%s: %w", f.Name, err))
+				}
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	return c, fs.Args(), c.validate()
+}
+
+// validate checks the settings that do not depend on the command: shapes
+// of tokens and URLs, and enumerations.
+func (c *Config) validate() error {
+	var errs []error
+	bad := func(env, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{env}, a...)...))
+	}
+	for _, u := range []struct{ env, v string }{
+		{"NEO_LLM_BASE_URL", c.LLMBaseURL}, {"MATRIX_GATEWAY_URL", c.GatewayURL},
+		{"NEO_DAEMON_URL", c.DaemonURL}, {"SLACK_API_URL", c.SlackAPIURL},
+	} {
+		if u.v == "" {
+			continue
+		}
+		p, err := url.Parse(u.v)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			bad(u.env, "%q is not an http(s) URL; set it like https://host/path", u.v)
+		}
+	}
+	if c.GatewayURL != "" && c.GatewayToken == "" {
+		bad("MATRIX_GATEWAY_TOKEN", "is empty but MATRIX_GATEWAY_URL is set; export the gateway's bearer token")
+	}
+	if c.SlackBotToken != "" && !strings.HasPrefix(string(c.SlackBotToken), "xoxb-") {
+		bad("SLACK_BOT_TOKEN", "must start with xoxb- (the Bot User OAuth Token from OAuth & Permissions)")
+	}
+	switch c.SlackMode {
+	case "socket":
+		if c.SlackBotToken != "" && !strings.HasPrefix(string(c.SlackAppToken), "xapp-") {
+			bad("SLACK_APP_TOKEN", "must be an app-level token starting with xapp- for Socket Mode (Basic Information > App-Level Tokens, scope connections:write); or set SLACK_MODE=http")
+		}
+	case "http":
+		if c.SlackBotToken != "" && c.SlackSigningSecret == "" {
+			bad("SLACK_SIGNING_SECRET", "is required with SLACK_MODE=http (Basic Information > Signing Secret)")
+		}
+	default:
+		bad("SLACK_MODE", "%q: want socket or http", c.SlackMode)
+	}
+	if c.MaxConcurrentTurns == 0 {
+		bad("NEO_MAX_CONCURRENT_TURNS", "must be at least 1")
+	}
+	if c.StepBudget == 0 {
+		bad("NEO_STEP_BUDGET", "must be at least 1")
+	}
+	if c.DBPath == "" {
+		bad("NEO_DB_PATH", "is empty; set a file path such as ./neobot.db")
+	}
+	return errors.Join(errs...)
+}
+
+// requireModel is the check for commands that talk to a model.
+func (c *Config) requireModel() error {
+	if c.Model == "" {
+		return errors.New("NEO_MODEL: is empty; set the model to talk to, e.g. NEO_MODEL=gpt-4.1 with OPENAI_API_KEY, or NEO_MODEL=llama3.1 with NEO_LLM_BASE_URL=http://localhost:11434/v1")
+	}
+	return nil
+}
+
+// secrets returns every credential, for the log scrubber.
+func (c *Config) secrets() []Secret {
+	return []Secret{c.LLMAPIKey, c.FireworksKey, c.TogetherKey, c.OpenCodeKey, c.OpenAIKey,
+		c.GatewayToken, c.DaemonToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret}
+}
+
+// printSettings writes the settings table, for `neobot help config`; with
+// markdown set, as the README's table.
+func printSettings(w io.Writer, markdown bool) {
+	if markdown {
+		fmt.Fprintln(w, "| Variable | Flag | Default | Meaning |")
+		fmt.Fprintln(w, "|---|---|---|---|")
+		for _, s := range settings() {
+			f, d := "env only", s.def
+			if s.flag != "" {
+				f = "`--" + s.flag + "`"
+			}
+			if d != "" {
+				d = "`" + d + "`"
+			}
+			fmt.Fprintf(w, "| `%s` | %s | %s | %s |\n", s.env, f, d, s.usage)
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VARIABLE\tFLAG\tDEFAULT\tMEANING")
+	for _, s := range settings() {
+		f := "-"
+		if s.flag != "" {
+			f = "--" + s.flag
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.env, f, s.def, s.usage)
+	}
+	tw.Flush()
+}
+
+func usage(w io.Writer, name string, fs *flag.FlagSet) {
+	fmt.Fprintf(w, `usage: %[1]s [flags]                 run Neo in Slack (with SLACK_BOT_TOKEN) or in this terminal
+       %[1]s chat [--thread NAME] [--dry-run] [flags]
+       %[1]s check [flags]          validate settings and manifest, start every MCP server, print the tools
+       %[1]s memory list|search|forget [flags]
+       %[1]s version
+       %[1]s help config            list every setting
+
+flags:
+`, name)
+	fs.PrintDefaults()
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+func envOf(kv map[string]string) func(string) string {
+	return func(k string) string { return kv[k] }
+}
+
+func TestLoadConfigPrecedence(t *testing.T) {
+	env := envOf(map[string]string{"NEO_MODEL": "gpt-4.1", "NEO_DB_PATH": "/env.db", "SLACK_APPROVERS": "U1, U2"})
+	c, rest, err := loadConfig("neobot", []string{"--db", "/flag.db", "extra"}, env, &bytes.Buffer{}, nil)
+	if err != nil {
+		t.Fatalf("loadConfig: %v", err)
+	}
+	if c.Model != "gpt-4.1" {
+		t.Errorf("Model = %q, want gpt-4.1 from the environment", c.Model)
+	}
+	if c.DBPath != "/flag.db" {
+		t.Errorf("DBPath = %q, want /flag.db: a flag overrides the environment", c.DBPath)
+	}
+	if c.StepBudget != 24 || c.MaxConcurrentTurns != 64 || c.SlackMode != "socket" {
+		t.Errorf("defaults = step %d, turns %d, mode %q; want 24, 64, socket", c.StepBudget, c.MaxConcurrentTurns, c.SlackMode)
+	}
+	if got := strings.Join(c.SlackApprovers, ","); got != "U1,U2" {
+		t.Errorf("SlackApprovers = %q, want U1,U2", got)
+	}
+	if len(rest) != 1 || rest[0] != "extra" {
+		t.Errorf("rest = %q, want [extra]", rest)
+	}
+}
+
+func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{"bad number", map[string]string{"NEO_STEP_BUDGET": "many"}, nil, []string{"NEO_STEP_BUDGET", "whole number"}},
+		{"bad flag number", nil, []string{"--max-concurrent-turns", "-3"}, []string{"--max-concurrent-turns"}},
+		{"zero turns", map[string]string{"NEO_MAX_CONCURRENT_TURNS": "0"}, nil, []string{"NEO_MAX_CONCURRENT_TURNS", "at least 1"}},
+		{"bad url", map[string]string{"NEO_LLM_BASE_URL": "localhost:11434"}, nil, []string{"NEO_LLM_BASE_URL", "http(s) URL"}},
+		{"gateway without token", map[string]string{"MATRIX_GATEWAY_URL": "https://gw.example"}, nil, []string{"MATRIX_GATEWAY_TOKEN"}},
+		{"user token as bot token", map[string]string{"SLACK_BOT_TOKEN": "xoxp-1-2", "SLACK_APP_TOKEN": "xapp-1"}, nil, []string{"SLACK_BOT_TOKEN", "xoxb-"}},
+		{"socket mode without app token", map[string]string{"SLACK_BOT_TOKEN": "xoxb-1-2"}, nil, []string{"SLACK_APP_TOKEN", "xapp-"}},
+		{"http mode without secret", map[string]string{"SLACK_BOT_TOKEN": "xoxb-1-2", "SLACK_MODE": "http"}, nil, []string{"SLACK_SIGNING_SECRET"}},
+		{"unknown mode", map[string]string{"SLACK_MODE": "rtm"}, nil, []string{"SLACK_MODE", "socket or http"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := loadConfig("neobot", tt.args, envOf(tt.env), &bytes.Buffer{}, nil)
+			if err == nil {
+				t.Fatalf("loadConfig(%v, %v) = nil error, want one naming %v", tt.env, tt.args, tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("loadConfig error = %q, want it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestRequireModel(t *testing.T) {
+	c, _, err := loadConfig("neobot", nil, envOf(nil), &bytes.Buffer{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.requireModel(); err == nil || !strings.Contains(err.Error(), "NEO_MODEL") {
+		t.Errorf("requireModel() = %v, want an error naming NEO_MODEL", err)
+	}
+}
+
+func TestSecretsNeverPrint(t *testing.T) {
+	c := &Config{SlackBotToken: "xoxb-111-222-abc", DaemonToken: "daemon-secret-value"}
+	js, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{fmt.Sprint(c), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", c), string(js)} {
+		for _, s := range []string{"xoxb-111", "daemon-secret-value"} {
+			if strings.Contains(out, s) {
+				t.Errorf("formatted config leaks %q: %s", s, out)
+			}
+		}
+	}
+	if got := c.DaemonToken.Reveal(); got != "daemon-secret-value" {
+		t.Errorf("Reveal() = %q, want the value", got)
+	}
+}
+
+func TestLogScrubsTokens(t *testing.T) {
+	var buf bytes.Buffer
+	log, err := newLogger(&buf, "debug", "json", Secret("hunter2-custom-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info().Str("token", "xoxb-123-456-abcdef").Msg("connecting")
+	log.Error().Err(fmt.Errorf("dial: Authorization: Bearer abc.def-ghi failed")).Msg("boom")
+	log.Warn().Str("app", "xapp-1-A0-123-zz").Str("cfg", "hunter2-custom-secret").Msg("x")
+	out := buf.String()
+	for _, leak := range []string{"xoxb-123", "abc.def-ghi", "xapp-1", "hunter2-custom-secret"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("log output leaks %q:\n%s", leak, out)
+		}
+	}
+	if got := strings.Count(out, "[REDACTED]"); got != 4 {
+		t.Errorf("log output has %d [REDACTED] markers, want 4:\n%s", got, out)
+	}
+}
+
+func TestLoggerRejectsBadSettings(t *testing.T) {
+	if _, err := newLogger(&bytes.Buffer{}, "loud", "json"); err == nil || !strings.Contains(err.Error(), "NEO_LOG_LEVEL") {
+		t.Errorf("newLogger(level loud) = %v, want an error naming NEO_LOG_LEVEL", err)
+	}
+	if _, err := newLogger(&bytes.Buffer{}, "info", "xml"); err == nil || !strings.Contains(err.Error(), "NEO_LOG_FORMAT") {
+		t.Errorf("newLogger(format xml) = %v, want an error naming NEO_LOG_FORMAT", err)
+	}
+}
+
+// TestReadmeListsEverySetting keeps the README's configuration table true.
+func TestReadmeListsEverySetting(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatalf("read README: %v", err)
+	}
+	for _, s := range settings() {
+		if !bytes.Contains(readme, []byte("`"+s.env+"`")) {
+			t.Errorf("README.md does not document %s", s.env)
+		}
+	}
+}

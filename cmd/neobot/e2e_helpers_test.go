@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/core/llm/llmtest"
+)
+
+// binary is the neobot executable built once by TestMain for the
+// end-to-end tests, which drive it as a user would.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "neobot-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "neobot")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build neobot: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const cheapModel = "test-cheap"
+
+// scriptModel answers the main model's calls from replies, in order, and
+// every call of the cheap model (memory write-back, compaction) with an
+// empty extraction. A main call past the script fails loudly.
+func scriptModel(t *testing.T, srv *llmtest.Server, replies ...llmtest.Reply) {
+	t.Helper()
+	var mu sync.Mutex
+	srv.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(replies) == 0 {
+			t.Errorf("model called once more than scripted; last message: %+v", r.Messages[len(r.Messages)-1])
+			return llmtest.Reply{Status: 500, Body: `{"error":{"message":"script exhausted"}}`}
+		}
+		next := replies[0]
+		replies = replies[1:]
+		return next
+	})
+}
+
+// mainRequests returns the recorded calls of the main model.
+func mainRequests(srv *llmtest.Server) []llmtest.Request {
+	var out []llmtest.Request
+	for _, r := range srv.Requests() {
+		if r.Model != cheapModel {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// repoRoot is the module root, where make test installs node_modules.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// fsManifest writes a manifest declaring the npm filesystem reference
+// server, scoped to dir, and returns its path.
+func fsManifest(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(repoRoot(t), "node_modules", ".bin", "mcp-server-filesystem")
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("%s is missing: run `make test`, which installs the pinned MCP servers with npm ci", bin)
+	}
+	m := map[string]any{
+		"did": "did:web:neobot.test:agents:e2e",
+		"servers": []map[string]any{{
+			"alias": "fs", "transport": "stdio", "command": bin, "args": []string{dir},
+			"version": "2026.8.31",
+			"tools": []string{"create_directory", "directory_tree", "edit_file", "get_file_info",
+				"list_allowed_directories", "list_directory", "list_directory_with_sizes", "move_file",
+				"read_file", "read_media_file", "read_multiple_files", "read_text_file", "search_files", "write_file"},
+		}},
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "manifest.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// emptyManifest writes a manifest with no servers: only the synthetic tools.
+func emptyManifest(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "manifest.json")
+	if err := os.WriteFile(path, []byte(`{"did":"did:web:neobot.test:agents:e2e","servers":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// env is the environment of a neobot process under test: PATH and HOME
+// from ours (node needs them), everything else explicit.
+func env(kv map[string]string) []string {
+	out := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "NEO_LOG_LEVEL=debug", "NEO_LOG_FORMAT=json"}
+	for k, v := range kv {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// run runs neobot to completion with stdin and returns its output.
+func run(t *testing.T, kv map[string]string, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = env(kv)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+// process is a neobot running in the background.
+type process struct {
+	cmd    *exec.Cmd
+	output *syncBuffer
+	done   chan struct{} // closed when the process has exited
+	err    error         // its exit status, valid once done is closed
+}
+
+// start runs neobot in the background until stop, kill or the end of the
+// test.
+func start(t *testing.T, kv map[string]string, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = env(kv)
+	p := &process{cmd: cmd, output: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.output, p.output
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start neobot: %v", err)
+	}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			t.Logf("neobot output:\n%s", p.output.String())
+		}
+	})
+	return p
+}
+
+// stop asks neobot to shut down (SIGTERM) and waits for it.
+func (p *process) stop(t *testing.T) {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		if p.err != nil {
+			t.Errorf("neobot exited with %v after SIGTERM", p.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Errorf("neobot did not stop within 30s of SIGTERM")
+		p.kill()
+	}
+}
+
+// kill stops neobot at once, as a crash would, and waits for it.
+func (p *process) kill() {
+	p.cmd.Process.Kill()
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

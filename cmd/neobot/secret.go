@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"regexp"
+	"sync"
+)
+
+// Secret is a credential read from the environment. It prints as
+// [REDACTED] however it is formatted or marshalled; Reveal is the only way
+// to the value.
+type Secret string
+
+const redacted = "[REDACTED]"
+
+// Reveal returns the credential itself, for the one place that sends it.
+func (s Secret) Reveal() string { return string(s) }
+
+// String implements fmt.Stringer.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// GoString implements fmt.GoStringer, so %#v hides the value too.
+func (s Secret) GoString() string { return s.String() }
+
+// MarshalText implements encoding.TextMarshaler (JSON and zerolog use it).
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// tokenShapes match credentials wherever they appear in a log line: Slack
+// bot/user/app tokens, bearer headers, OpenAI-style keys. They catch tokens
+// that reach a log inside an error string or a URL.
+var tokenShapes = regexp.MustCompile(
+	`xox[abposre]-[A-Za-z0-9-]+` +
+		`|xapp-[A-Za-z0-9-]+` +
+		`|(?i:bearer)\s+[A-Za-z0-9._~+/=-]+` +
+		`|sk-[A-Za-z0-9_-]{16,}` +
+		`|fw_[A-Za-z0-9]{16,}`)
+
+// scrubber is an io.Writer that removes credentials from every write before
+// passing it on: known secret values verbatim, and anything shaped like a
+// token. zerolog writes one event per Write, so a token never straddles two.
+type scrubber struct {
+	out io.Writer
+
+	mu      sync.Mutex
+	secrets [][]byte
+}
+
+func newScrubber(out io.Writer) *scrubber { return &scrubber{out: out} }
+
+// add registers secret values to remove verbatim. Values shorter than 6
+// bytes are ignored: they would redact ordinary words.
+func (s *scrubber) add(secrets ...Secret) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range secrets {
+		if len(v) >= 6 {
+			s.secrets = append(s.secrets, []byte(v))
+		}
+	}
+}
+
+func (s *scrubber) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	clean := p
+	for _, v := range s.secrets {
+		if bytes.Contains(clean, v) {
+			clean = bytes.ReplaceAll(clean, v, []byte(redacted))
+		}
+	}
+	s.mu.Unlock()
+	clean = tokenShapes.ReplaceAll(clean, []byte(redacted))
+	if _, err := s.out.Write(clean); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
