@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -125,15 +126,33 @@ func TestLoggerRejectsBadSettings(t *testing.T) {
 	}
 }
 
-// TestReadmeListsEverySetting keeps the README's configuration table true.
-func TestReadmeListsEverySetting(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+var update = flag.Bool("update", false, "rewrite golden files and the README's settings table")
+
+// TestReadmeSettings keeps the README's configuration table identical to
+// the settings neobot reads; -update rewrites it.
+func TestReadmeSettings(t *testing.T) {
+	const path = "../../README.md"
+	const startMark, endMark = "<!-- settings:start", "<!-- settings:end -->"
+	readme, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("read README: %v", err)
 	}
-	for _, s := range settings() {
-		if !bytes.Contains(readme, []byte("`"+s.env+"`")) {
-			t.Errorf("README.md does not document %s", s.env)
+	s := string(readme)
+	i, j := strings.Index(s, startMark), strings.Index(s, endMark)
+	if i < 0 || j < i {
+		t.Fatalf("README.md lacks the %q ... %q markers around the settings table", startMark, endMark)
+	}
+	i += strings.Index(s[i:], "\n") + 1
+	var table bytes.Buffer
+	printSettings(&table, true)
+	if *update {
+		s = s[:i] + table.String() + s[j:]
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
 		}
+		return
+	}
+	if got := s[i:j]; got != table.String() {
+		t.Errorf("README.md settings table is stale; run go test ./cmd/neobot -run Readme -update\ngot:\n%s\nwant:\n%s", got, table.String())
 	}
 }
