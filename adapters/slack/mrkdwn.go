@@ -64,7 +64,8 @@ func convertLine(line string) string {
 		return "──────────"
 	}
 	if m := headingRE.FindStringSubmatch(line); m != nil {
-		inner := strings.Trim(inline(m[1]), "*")
+		// The whole heading turns bold: emphasis inside it would toggle it off.
+		inner := inline(strings.NewReplacer("**", "", "__", "").Replace(m[1]))
 		if inner == "" {
 			return ""
 		}

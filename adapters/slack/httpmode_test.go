@@ -1,0 +1,131 @@
+package slack
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+)
+
+const testSecret = "8f742231b10e8888abcd99yyyzzz85a5"
+
+// startHTTP runs an adapter in HTTP mode, its handler served on loopback,
+// and points slacktest's deliveries at it.
+func startHTTP(t *testing.T) (*env, string) {
+	t.Helper()
+	e := start(t, func(o *Options) {
+		o.Mode, o.SigningSecret, o.AppToken, o.ListenAddr = ModeHTTP, testSecret, "", "127.0.0.1:0"
+	})
+	srv := httptest.NewServer(e.a.HTTPHandler())
+	t.Cleanup(srv.Close)
+	e.slack.UseHTTP(srv.URL+"/slack/events", srv.URL+"/slack/interactive", testSecret)
+	return e, srv.URL + "/slack/events"
+}
+
+func TestHTTPModeSignatures(t *testing.T) {
+	e, url := startHTTP(t)
+	body := []byte(`{"token":"x","type":"url_verification","challenge":"c-123"}`)
+	now := time.Now()
+	tests := []struct {
+		name     string
+		secret   string
+		at       time.Time
+		unsigned bool
+		want     int
+	}{
+		{"good signature", testSecret, now, false, http.StatusOK},
+		{"wrong secret", "not-the-secret", now, false, http.StatusUnauthorized},
+		{"stale timestamp", testSecret, now.Add(-10 * time.Minute), false, http.StatusUnauthorized},
+		{"future timestamp", testSecret, now.Add(10 * time.Minute), false, http.StatusUnauthorized},
+		{"unsigned", "", now, true, http.StatusUnauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := slacktest.NewEventRequest(url, tt.secret, tt.at, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.unsigned {
+				req.Header.Del("X-Slack-Signature")
+				req.Header.Del("X-Slack-Request-Timestamp")
+			}
+			resp, err := http.DefaultClient.Do(req.WithContext(e.ctx))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Errorf("POST = %d, want %d", resp.StatusCode, tt.want)
+			}
+			if tt.want == http.StatusOK && string(got) != "c-123" {
+				t.Errorf("url_verification body = %q, want the challenge", got)
+			}
+		})
+	}
+}
+
+func TestHTTPModeConversation(t *testing.T) {
+	e, _ := startHTTP(t)
+	askOnTurn(e)
+	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "pay bob"})
+	if a := e.ack(d); a.Status != http.StatusOK {
+		t.Fatalf("event delivery = %d %q, want 200", a.Status, a.Body)
+	}
+	// Slack's retry (X-Slack-Retry-Num) is acked and dropped.
+	if a := e.ack(e.slack.Redeliver(d)); a.Status != http.StatusOK {
+		t.Errorf("retried delivery = %d, want 200", a.Status)
+	}
+	msg := e.gateMessageIn("C0GENERAL", d.TS)
+	if a := e.ack(e.slack.Click("UALICE", msg, 0)); a.Status != http.StatusOK {
+		t.Errorf("interaction delivery = %d %q, want 200", a.Status, a.Body)
+	}
+	e.botReply("C0GENERAL", d.TS, "approved=true by UALICE")
+	e.idle()
+	if n := len(e.hub.all()); n != 1 {
+		t.Errorf("hub got %d messages, want 1", n)
+	}
+}
+
+func TestHTTPModeRunListens(t *testing.T) {
+	s := slacktest.New(t)
+	a, err := New(Options{BotToken: "xoxb-1", SigningSecret: testSecret, Mode: ModeHTTP, APIURL: s.APIURL(),
+		ListenAddr: "127.0.0.1:0", Hub: newFakeHub(&fakeThreads{known: map[string]bool{}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	if _, err := s.WaitCall(t.Context(), "auth.test", nil); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run after cancel = %v, want nil", err)
+	}
+	busy, err := New(Options{BotToken: "xoxb-1", SigningSecret: testSecret, Mode: ModeHTTP, APIURL: s.APIURL(),
+		ListenAddr: "256.0.0.1:1", Hub: newFakeHub(&fakeThreads{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := busy.Run(t.Context()); err == nil {
+		t.Errorf("Run on an impossible address = nil, want an error")
+	}
+}
+
+func TestRevokedTokenStopsRun(t *testing.T) {
+	s := slacktest.New(t)
+	s.Script("auth.test", slacktest.Reply{Error: "token_revoked"})
+	a, err := New(Options{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: s.APIURL(), Hub: newFakeHub(&fakeThreads{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Run(t.Context()); err == nil {
+		t.Errorf("Run with a revoked token = nil, want an error")
+	}
+}

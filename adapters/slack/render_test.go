@@ -1,0 +1,156 @@
+package slack
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// chunkSeparator separates the messages of one answer in golden files.
+const chunkSeparator = "\n======== next message ========\n"
+
+// TestRenderGolden renders each testdata/render/*.md answer as Say would
+// post it (mrkdwn, split under the message limit) and compares it to the
+// .golden file beside it.
+func TestRenderGolden(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/render/*.md")
+	if err != nil || len(inputs) == 0 {
+		t.Fatalf("no inputs in testdata/render: %v", err)
+	}
+	for _, in := range inputs {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			src, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunks := Split(Mrkdwn(string(src)), maxMessageChars)
+			checkChunks(t, chunks, maxMessageChars)
+			got := strings.Join(chunks, chunkSeparator) + "\n"
+			golden := strings.TrimSuffix(in, ".md") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("render(%s) differs from %s (run go test -update and review the diff):\n%s", in, golden, got)
+			}
+		})
+	}
+}
+
+// checkChunks asserts what every split must hold: each piece fits and
+// opens and closes its code fences.
+func checkChunks(t *testing.T, chunks []string, limit int) {
+	t.Helper()
+	for i, c := range chunks {
+		if len(c) > limit {
+			t.Errorf("chunk %d is %d bytes, want <= %d", i, len(c), limit)
+		}
+		fences := 0
+		for _, line := range strings.Split(c, "\n") {
+			if fenceOf(strings.TrimLeft(line, " \t")) != "" {
+				fences++
+			}
+		}
+		if fences%2 != 0 {
+			t.Errorf("chunk %d has %d fence lines, want them balanced:\n%s", i, fences, c)
+		}
+	}
+}
+
+func TestMrkdwn(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"**bold** and __bold__", "*bold* and *bold*"},
+		{"*italic* and _italic_", "_italic_ and _italic_"},
+		{"***both***", "_*both*_"},
+		{"~~gone~~", "~gone~"},
+		{"[docs](https://x.test/a?b=1&c=2)", "<https://x.test/a?b=1&c=2|docs>"},
+		{"[https://x.test](https://x.test)", "<https://x.test>"},
+		{"# Title", "*Title*"},
+		{"### **Bold title** ###", "*Bold title*"},
+		{"# Plan for **Tuesday**", "*Plan for Tuesday*"},
+		{"- item\n  + sub", "• item\n  • sub"},
+		{"1. one", "1. one"},
+		{"a < b && c > d", "a &lt; b &amp;&amp; c &gt; d"},
+		{"`x < **y**`", "`x &lt; **y**`"},
+		{"hi <@U123> in <#C9|general> see <https://a.test|A>", "hi <@U123> in <#C9|general> see <https://a.test|A>"},
+		{"> quoted *text*", "> quoted _text_"},
+		{"```js\nlet a = 1 < 2 // **x**\n```", "```\nlet a = 1 &lt; 2 // **x**\n```"},
+		{"```\nunterminated", "```\nunterminated\n```"},
+		{"2 * 3 * 4", "2 * 3 * 4"},
+		{"snake_case_name", "snake_case_name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := Mrkdwn(tt.in); got != tt.want {
+				t.Errorf("Mrkdwn(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSplit(t *testing.T) {
+	para := strings.Repeat("word ", 30) // 150 bytes
+	code := "```\n" + strings.Repeat("0123456789\n", 40) + "```"
+	tests := []struct {
+		name  string
+		in    string
+		limit int
+		want  int // pieces
+	}{
+		{"short", "hello", 100, 1},
+		{"empty", "", 100, 0},
+		{"paragraphs", para + "\n\n" + para + "\n\n" + para, 320, 2},
+		{"long line", strings.Repeat("abcdefghij ", 50), 100, 6},
+		{"long word", strings.Repeat("x", 250), 100, 3},
+		{"code block", "intro\n\n" + code + "\n\noutro", 200, 4},
+		{"multibyte", strings.Repeat("é", 100), 51, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Split(tt.in, tt.limit)
+			if len(got) != tt.want {
+				t.Errorf("Split(%s, %d) = %d pieces, want %d:\n%s", tt.name, tt.limit, len(got), tt.want, strings.Join(got, chunkSeparator))
+			}
+			checkChunks(t, got, tt.limit)
+			joined := strings.Join(got, "")
+			for _, word := range strings.Fields(tt.in) {
+				if !strings.Contains(joined, strings.Trim(word, "`")) {
+					t.Errorf("Split lost %q", word)
+					break
+				}
+			}
+		})
+	}
+}
+
+func TestSplitKeepsEveryCodeLine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("```go\n")
+	for i := range 300 {
+		fmt.Fprintf(&b, "line %03d\n", i)
+	}
+	b.WriteString("```")
+	chunks := Split(b.String(), 500)
+	checkChunks(t, chunks, 500)
+	n := 0
+	for _, c := range chunks {
+		if !strings.HasPrefix(c, "```go\n") || !strings.HasSuffix(c, "\n```") {
+			t.Errorf("chunk does not reopen and close the fence:\n%s", c)
+		}
+		n += strings.Count(c, "line ")
+	}
+	if n != 300 {
+		t.Errorf("code lines across chunks = %d, want 300", n)
+	}
+}
