@@ -2,8 +2,10 @@ package slack
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core"
@@ -334,5 +336,98 @@ func TestLongAnswerSplit(t *testing.T) {
 		if len(m.Text) > maxMessageChars || strings.Count(m.Text, "```")%2 != 0 {
 			t.Errorf("message %d: %d chars, %d fences; want <= %d chars and balanced fences", i, len(m.Text), strings.Count(m.Text, "```"), maxMessageChars)
 		}
+	}
+}
+
+func TestStatusThrottled(t *testing.T) {
+	tests := []struct {
+		name        string
+		interval    time.Duration
+		wantUpdates int // chat.update calls before Say
+	}{
+		// Within the interval the latest status waits; Say replaces it.
+		{"within interval", time.Hour, 0},
+		// Past the interval every status edits the placeholder at once.
+		{"past interval", time.Nanosecond, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := start(t, func(o *Options) { o.StatusInterval = tt.interval })
+			th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000009"}
+			r := e.a.Reporter(th)
+			for _, s := range []string{"one", "two", "three"} {
+				if err := r.Status(e.ctx, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := len(e.slack.Calls("chat.postMessage")); n != 1 {
+				t.Errorf("status messages posted = %d, want 1", n)
+			}
+			if n := len(e.slack.Calls("chat.update")); n != tt.wantUpdates {
+				t.Errorf("status edits = %d, want %d", n, tt.wantUpdates)
+			}
+			if err := r.Say(e.ctx, "answer"); err != nil {
+				t.Fatal(err)
+			}
+			got := e.botMessages(th.Channel, th.ID)
+			if len(got) != 1 || got[0].Text != "answer" || len(got[0].BlockTypes()) != 0 {
+				t.Errorf("thread = %+v, want one message: the answer", got)
+			}
+		})
+	}
+}
+
+func TestOrderWithinThread(t *testing.T) {
+	e := start(t, nil)
+	root := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "start"})
+	e.hub.wait(e.ctx, t, 1)
+	const n = 20
+	for i := range n {
+		e.slack.Message(slacktest.Msg{User: "UALICE", Text: fmt.Sprint(i), ThreadTS: root.TS})
+	}
+	e.hub.wait(e.ctx, t, n+1)
+	for i, in := range e.hub.all()[1:] {
+		if in.Text != fmt.Sprint(i) {
+			t.Fatalf("message %d reached the hub as %q, want %q (order kept per thread)", i, in.Text, fmt.Sprint(i))
+		}
+	}
+}
+
+// blockingThreads blocks ThreadKnown for one channel until released.
+type blockingThreads struct {
+	fakeThreads
+	channel string
+	release chan struct{}
+}
+
+func (b *blockingThreads) ThreadKnown(ctx context.Context, t core.Thread) (bool, error) {
+	if t.Channel == b.channel {
+		<-b.release
+	}
+	return b.fakeThreads.ThreadKnown(ctx, t)
+}
+
+func TestSlowThreadDoesNotBlockOthers(t *testing.T) {
+	bt := &blockingThreads{fakeThreads: fakeThreads{known: map[string]bool{}}, channel: "C0SLOW", release: make(chan struct{})}
+	e := start(t, func(o *Options) { o.Threads = bt })
+	defer close(bt.release)
+	slow := e.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "C0SLOW", Text: "slow", ThreadTS: "1600000000.000001"})
+	fast := e.slack.Mention(slacktest.Msg{User: "UBOB", Channel: "C0FAST", Text: "fast"})
+	e.ack(slow)
+	e.ack(fast)
+	if in := e.hub.wait(e.ctx, t, 1); in.Text != "fast" {
+		t.Errorf("first message through = %q, want the one whose thread is not stuck", in.Text)
+	}
+}
+
+func TestReconnects(t *testing.T) {
+	e := start(t, nil)
+	e.hub.onTurn(echo(e.a))
+	e.slack.Disconnect()
+	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "still there?"})
+	e.ack(d)
+	e.botReply("C0GENERAL", d.TS, "echo: still there?")
+	if n := e.slack.Connections(); n < 2 {
+		t.Errorf("connections = %d, want a reconnect", n)
 	}
 }

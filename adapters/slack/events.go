@@ -50,8 +50,8 @@ func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent) {
 	case *slackevents.AppMentionEvent:
 		m = incoming{user: e.User, botID: e.BotID, text: e.Text, ts: e.TimeStamp, threadTS: e.ThreadTimeStamp,
 			channel: e.Channel, channelType: "channel", files: e.Files, mention: true}
-		if e.Edited != nil {
-			return // an edit re-mentioning the bot is not a new message
+		if e.Edited != nil || strings.HasPrefix(e.Channel, "D") {
+			return // an edit is not a new message; in a DM, message.im carries it
 		}
 	case *slackevents.MessageEvent:
 		m = incoming{user: e.User, botID: e.BotID, subtype: e.SubType, text: e.Text, ts: e.TimeStamp,

@@ -1,0 +1,146 @@
+package slacktest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/slack-go/slack"
+)
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestWebAPIRecordsAndStores(t *testing.T) {
+	s := New(t)
+	api := slack.New("xoxb-test", slack.OptionAPIURL(s.APIURL()))
+	ctx := testCtx(t)
+	ch, ts, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("hello", false), slack.MsgOptionTS("1.0"))
+	if err != nil || ch != "C1" || ts == "" {
+		t.Fatalf("PostMessage = %s, %s, %v; want C1, a ts, nil", ch, ts, err)
+	}
+	if _, _, _, err := api.UpdateMessageContext(ctx, "C1", ts, slack.MsgOptionText("edited", false)); err != nil {
+		t.Fatalf("UpdateMessage = %v", err)
+	}
+	m, ok := s.MessageAt("C1", ts)
+	if !ok || m.Text != "edited" || m.Edits != 1 || m.ThreadTS != "1.0" || !m.FromBot() {
+		t.Errorf("stored message = %+v, want the edited bot reply in thread 1.0", m)
+	}
+	if c := s.Calls("chat.postMessage"); len(c) != 1 || c[0].Params.Get("text") != "hello" || c[0].Token != "xoxb-test" {
+		t.Errorf("Calls(chat.postMessage) = %+v, want one with its params and token", c)
+	}
+	if _, _, _, err := api.UpdateMessageContext(ctx, "C1", "9.9", slack.MsgOptionText("x", false)); err == nil || !strings.Contains(err.Error(), "message_not_found") {
+		t.Errorf("UpdateMessage(unknown ts) = %v, want message_not_found", err)
+	}
+}
+
+func TestScriptedReplies(t *testing.T) {
+	s := New(t)
+	api := slack.New("xoxb-test", slack.OptionAPIURL(s.APIURL()))
+	ctx := testCtx(t)
+	s.RateLimit("auth.test", 1, 7)
+	s.Script("auth.test", Reply{Error: "fatal_error"})
+	_, err := api.AuthTestContext(ctx)
+	if rl, ok := errors.AsType[*slack.RateLimitedError](err); !ok || rl.RetryAfter != 7*time.Second {
+		t.Errorf("first auth.test = %v, want a rate limit of 7s", err)
+	}
+	if _, err := api.AuthTestContext(ctx); err == nil || !strings.Contains(err.Error(), "fatal_error") {
+		t.Errorf("second auth.test = %v, want fatal_error", err)
+	}
+	if r, err := api.AuthTestContext(ctx); err != nil || r.UserID != BotUserID || r.TeamID != TeamID {
+		t.Errorf("third auth.test = %+v, %v; want the bot", r, err)
+	}
+}
+
+func TestSocketModeHelloEnvelopeAck(t *testing.T) {
+	s := New(t)
+	s.PingInterval = 10 * time.Millisecond
+	ctx := testCtx(t)
+	d := s.Mention(Msg{User: "UALICE", Text: "queued before connect"})
+
+	api := slack.New("xoxb-test", slack.OptionAPIURL(s.APIURL()), slack.OptionAppLevelToken("xapp-test"))
+	_, wsURL, err := api.StartSocketModeContext(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _, err := websocket.DefaultDialer.DialContext(ctx, wsURL, http.Header{"Origin": {"https://api.slack.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	pinged := make(chan struct{}, 1)
+	ws.SetPingHandler(func(string) error {
+		select {
+		case pinged <- struct{}{}:
+		default:
+		}
+		return nil
+	})
+	var frames []map[string]any
+	for len(frames) < 2 {
+		var f map[string]any
+		if err := ws.ReadJSON(&f); err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, f)
+	}
+	if frames[0]["type"] != "hello" || frames[1]["type"] != "events_api" || frames[1]["envelope_id"] != d.EnvelopeID {
+		t.Fatalf("frames = %v, want hello then the queued envelope %s", frames, d.EnvelopeID)
+	}
+	payload, _ := json.Marshal(frames[1]["payload"])
+	if !strings.Contains(string(payload), `"type":"app_mention"`) || !strings.Contains(string(payload), d.EventID) {
+		t.Errorf("payload = %s, want an app_mention with event %s", payload, d.EventID)
+	}
+	if err := ws.WriteJSON(map[string]string{"envelope_id": d.EnvelopeID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WaitAck(ctx, d); err != nil {
+		t.Error(err)
+	}
+	go func() { _, _, _ = ws.ReadMessage() }() // ping handlers run inside reads
+	select {
+	case <-pinged:
+	case <-ctx.Done():
+		t.Error("no websocket ping from the server")
+	}
+}
+
+func TestSignVerifiesWithSlackGo(t *testing.T) {
+	body := []byte(`{"type":"event_callback"}`)
+	req, err := NewEventRequest("http://127.0.0.1/slack/events", "secret", time.Now(), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := slack.NewSecretsVerifier(req.Header, "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = sv.Write(body)
+	if err := sv.Ensure(); err != nil {
+		t.Errorf("slack-go rejects our signature: %v", err)
+	}
+}
+
+func TestMessageHelpers(t *testing.T) {
+	blocks := json.RawMessage(`[{"type":"section","text":{"type":"mrkdwn","text":"Question?"}},
+		{"type":"context","elements":[{"type":"mrkdwn","text":"note"}]},
+		{"type":"actions","block_id":"b","elements":[{"type":"button","action_id":"a0","value":"tok:0","style":"primary","text":{"type":"plain_text","text":"yes"}}]}]`)
+	m := Message{Blocks: blocks, Text: "fallback"}
+	if got := m.Rendered(); got != "Question?\nnote" {
+		t.Errorf("Rendered() = %q, want the section and context text", got)
+	}
+	if b := m.Buttons(); len(b) != 1 || b[0].Value != "tok:0" || b[0].Text != "yes" || b[0].Style != "primary" {
+		t.Errorf("Buttons() = %+v, want the yes button", b)
+	}
+	if got := (Message{Text: "plain"}).Rendered(); got != "plain" {
+		t.Errorf("Rendered() without blocks = %q, want the text", got)
+	}
+}
