@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -214,4 +216,36 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// freeAddr returns a loopback address nobody listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// waitHTTP waits until url answers at all.
+func waitHTTP(t *testing.T, url string, p *process) {
+	t.Helper()
+	ctx := waitCtx(t)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s never answered: %v\n%s", url, err, p.output.String())
+		case <-p.done:
+			t.Fatalf("neobot exited: %v\n%s", p.err, p.output.String())
+		case <-time.After(20 * time.Millisecond): // polling a port, not timing the bot
+		}
+	}
 }

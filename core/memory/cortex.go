@@ -67,7 +67,7 @@ type Cortex struct {
 	log     zerolog.Logger
 	mu      sync.RWMutex // guards ix
 	ix      *index
-	writeMu sync.Mutex // serializes store+index updates so they land in the same order
+	writing idLocks // orders store+index updates that touch the same records
 }
 
 // New returns a cortex over opts.Store, indexing every stored record.
@@ -212,8 +212,11 @@ func (c *Cortex) write(ctx context.Context, put []Record, del []string) error {
 	if len(put) == 0 && len(del) == 0 {
 		return nil
 	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
+	ids := slices.Clone(del)
+	for _, r := range put {
+		ids = append(ids, r.ID)
+	}
+	defer c.writing.lock(ids)()
 	if err := c.store.WriteMemories(ctx, put, del); err != nil {
 		return fmt.Errorf("memory: write: %w", err)
 	}

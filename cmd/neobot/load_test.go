@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/agent"
+	"github.com/neobot/neobot/core/conversation"
+	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/llm/llmtest"
+	"github.com/neobot/neobot/core/memory"
+	"github.com/neobot/neobot/store"
+)
+
+// loadPlatform is a platform whose Reporter signals each answer: the
+// benchmark's stand-in for Slack, so it measures the hub, the agent, the
+// model client and bbolt.
+type loadPlatform struct {
+	mu      sync.Mutex
+	waiting map[string]chan struct{} // thread key -> answered
+}
+
+func (p *loadPlatform) expect(t core.Thread) chan struct{} {
+	ch := make(chan struct{}, 1)
+	p.mu.Lock()
+	p.waiting[t.Key()] = ch
+	p.mu.Unlock()
+	return ch
+}
+
+func (p *loadPlatform) Reporter(t core.Thread) core.Reporter { return loadReporter{p: p, key: t.Key()} }
+func (p *loadPlatform) Approver(core.Thread, string) core.Approver {
+	return nil
+}
+
+type loadReporter struct {
+	p   *loadPlatform
+	key string
+}
+
+func (r loadReporter) Say(context.Context, string) error {
+	r.p.mu.Lock()
+	ch := r.p.waiting[r.key]
+	r.p.mu.Unlock()
+	if ch != nil {
+		ch <- struct{}{}
+	}
+	return nil
+}
+func (loadReporter) Status(context.Context, string) error { return nil }
+func (loadReporter) Notice(context.Context, string) error { return nil }
+
+// BenchmarkLoad drives 1,000 concurrent threads through the whole core
+// stack — conversation hub, agent, memory, bbolt with fsync, the LLM client
+// over loopback — with llmtest answering at once. Each thread sends its
+// next message when the previous one is answered. It reports turns/s,
+// p50/p99 turn latency (submit to answer) and the process's peak RSS.
+func BenchmarkLoad(b *testing.B) {
+	const threads = 1000
+	ctx := context.Background()
+	model := llmtest.New(b)
+	model.Handle(func(llmtest.Request) llmtest.Reply { return llmtest.Text("ok") })
+	client, err := llm.New(llm.Config{Model: "load", BaseURL: model.BaseURL()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := store.Open(filepath.Join(b.TempDir(), "load.db"), store.Options{Writers: conversation.DefaultMaxConcurrent})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	cortex, err := memory.New(ctx, memory.Options{Store: db})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ag, err := agent.New(agent.Options{Model: client, Transcript: db, Memory: cortex})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hub := conversation.New(conversation.Options{Runner: ag, Journal: db})
+	plat := &loadPlatform{waiting: map[string]chan struct{}{}}
+	hub.Attach("load", plat)
+	if err := hub.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer hub.Close(ctx)
+
+	var (
+		mu        sync.Mutex
+		latencies []time.Duration
+		next      = make(chan int, b.N) // turn numbers still to send
+		wg        sync.WaitGroup
+	)
+	for i := range b.N {
+		next <- i
+	}
+	close(next)
+	b.ResetTimer()
+	begin := time.Now()
+	for w := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := core.Thread{Platform: "load", Workspace: "W", Channel: "C", ID: strconv.Itoa(w)}
+			for i := range next {
+				done := plat.expect(t)
+				start := time.Now()
+				in := core.Inbound{Thread: t, User: "U" + strconv.Itoa(w), Text: "ping " + strconv.Itoa(i), EventID: "ev" + strconv.Itoa(i), At: start}
+				if _, err := hub.Submit(ctx, in); err != nil {
+					b.Error(err)
+					return
+				}
+				<-done
+				mu.Lock()
+				latencies = append(latencies, time.Since(start))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(begin)
+	b.StopTimer()
+
+	slices.Sort(latencies)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
+	b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds())/1000, "p99-ms")
+	if rss, ok := peakRSS(); ok {
+		b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MB")
+	}
+}
+
+// peakRSS reads the process's high-water resident set size from /proc.
+func peakRSS() (int64, bool) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return kb << 10, true
+			}
+		}
+	}
+	return 0, false
+}
