@@ -75,6 +75,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced on every change
+	epoch    int64         // the server's start, in Unix seconds: timestamps are recent
 	seq      int
 	calls    []Call
 	messages []Message
@@ -102,6 +103,7 @@ func NewServer() *Server {
 	s := &Server{
 		PingInterval: 5 * time.Second,
 		changed:      make(chan struct{}),
+		epoch:        time.Now().Unix(),
 		files:        map[string]File{},
 		scripts:      map[string][]Reply{},
 		acks:         map[string]Ack{},
@@ -214,10 +216,11 @@ func (s *Server) notifyLocked() {
 	s.changed = make(chan struct{})
 }
 
-// nextTSLocked returns a fresh, increasing Slack timestamp.
+// nextTSLocked returns a fresh, increasing Slack timestamp: the server's
+// start time plus a counter in the microseconds, so messages look recent.
 func (s *Server) nextTSLocked() string {
 	s.seq++
-	return fmt.Sprintf("%d.%06d", 1700000000+s.seq/1000000, s.seq%1000000)
+	return fmt.Sprintf("%d.%06d", s.epoch+int64(s.seq/1000000), s.seq%1000000)
 }
 
 func (s *Server) nextIDLocked(prefix string) string {
