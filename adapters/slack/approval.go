@@ -17,11 +17,6 @@ import (
 const (
 	gateBlockID      = "neobot_gate"
 	gateActionPrefix = "neobot_gate_"
-	// shutdownGrace is how long an approver whose turn was cancelled waits
-	// to learn whether the process is stopping (the gate then stays open
-	// for the restarted process) or the turn alone was cancelled (the gate
-	// is closed as expired).
-	shutdownGrace = 200 * time.Millisecond
 )
 
 // errPeek aborts a gate update that only reads the gate.
@@ -74,15 +69,23 @@ func (a *Adapter) Approver(t core.Thread, requester string) core.Approver {
 			return core.GateAnswer{}, fmt.Errorf("slack: wait for approval: %w", err)
 		}
 		if err != nil {
-			if a.leavePending() {
+			// The turn ended while the gate waited. A process that is
+			// stopping leaves it pending for the restarted process; a user's
+			// stop denies it; anything else lets it expire.
+			cause := context.Cause(ctx)
+			if errors.Is(cause, core.ErrShutdown) || a.isStopping() {
 				return core.GateAnswer{}, ctx.Err()
+			}
+			state := core.GateExpired
+			if errors.Is(cause, core.ErrStopped) {
+				state = core.GateDenied
 			}
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
 			defer cancel()
-			if decided, err = gates.Close(cctx, g.Token, core.GateExpired); err != nil {
+			if decided, err = gates.Close(cctx, g.Token, state); err != nil {
 				return core.GateAnswer{}, fmt.Errorf("slack: close gate: %w", err)
 			}
-			if decided.State == core.GateExpired {
+			if decided.State == state && decided.DecidedBy == "" {
 				a.showGate(cctx, decided, "", "")
 				return core.GateAnswer{}, ctx.Err()
 			}
@@ -92,19 +95,6 @@ func (a *Adapter) Approver(t core.Thread, requester string) core.Approver {
 			a.showGate(ctx, decided, "", "")
 		}
 		return decided.Decision(), nil
-	}
-}
-
-// leavePending reports whether the process is stopping, waiting briefly
-// since the turn's context and Run's may end in either order.
-func (a *Adapter) leavePending() bool {
-	t := time.NewTimer(shutdownGrace)
-	defer t.Stop()
-	select {
-	case <-a.stopping:
-		return true
-	case <-t.C:
-		return a.isStopping()
 	}
 }
 

@@ -212,3 +212,48 @@ func TestApproverWithoutGatesDenies(t *testing.T) {
 		t.Errorf("Approver without Gates = non-nil, want nil (deny)")
 	}
 }
+
+// TestApprovalCancellationCause: how a gate ends when its turn is cancelled
+// depends on why — a user's stop denies it, a shutdown leaves it pending for
+// the restarted process, anything else lets it expire.
+func TestApprovalCancellationCause(t *testing.T) {
+	tests := []struct {
+		name  string
+		cause error
+		want  core.GateState
+		shown string
+	}{
+		{"user stopped the turn", core.ErrStopped, core.GateDenied, "Denied"},
+		{"process shutting down", core.ErrShutdown, core.GatePending, ""},
+		{"turn cancelled", context.Canceled, core.GateExpired, "Expired"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := start(t, nil)
+			th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: fmt.Sprintf("1700000001.00000%d", i)}
+			req := core.GateRequest{IntentID: "i-cause", NodeID: fmt.Sprint("n", i), Question: "Spend?", Options: []string{"yes", "no"}}
+			ctx, cancel := context.WithCancelCause(context.Background())
+			done := make(chan core.GateAnswer, 1)
+			go func() { done <- core.Ask(ctx, e.a.Approver(th, "UALICE"), req) }()
+			msg := e.gateMessageIn(th.Channel, th.ID)
+			cancel(tt.cause)
+			if ans := <-done; ans.Approved {
+				t.Fatalf("cancelled approver = %+v, want no approval", ans)
+			}
+			got, err := e.store.GateFor(context.Background(), req.IntentID, req.NodeID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.State != tt.want {
+				t.Errorf("gate state after cancel(%v) = %s, want %s", tt.cause, got.State, tt.want)
+			}
+			if tt.shown != "" {
+				if _, err := e.slack.WaitMessage(e.ctx, func(m slacktest.Message) bool {
+					return m.TS == msg.TS && strings.Contains(m.Rendered(), tt.shown) && len(m.Buttons()) == 0
+				}); err != nil {
+					t.Errorf("gate message never showed %q without buttons: %v", tt.shown, err)
+				}
+			}
+		})
+	}
+}

@@ -112,6 +112,7 @@ type env struct {
 	hub   *fakeHub
 	a     *Adapter
 	gates *core.Gates
+	store *coretest.GateStore
 }
 
 // start runs an adapter in Socket Mode against a fresh slacktest server;
@@ -123,7 +124,8 @@ func start(t testing.TB, edit func(*Options)) *env {
 	s := slacktest.New(t)
 	threads := &fakeThreads{known: map[string]bool{}}
 	hub := newFakeHub(threads)
-	gates := core.NewGates(core.GatesOptions{Store: coretest.NewGateStore()})
+	store := coretest.NewGateStore()
+	gates := core.NewGates(core.GatesOptions{Store: store})
 	opts := Options{
 		BotToken: "xoxb-test", AppToken: "xapp-test", APIURL: s.APIURL(),
 		Hub: hub, Threads: threads, Gates: gates,
@@ -145,7 +147,7 @@ func start(t testing.TB, edit func(*Options)) *env {
 		}
 		hub.wg.Wait()
 	})
-	e := &env{t: t, ctx: ctx, slack: s, hub: hub, a: a, gates: gates}
+	e := &env{t: t, ctx: ctx, slack: s, hub: hub, a: a, gates: gates, store: store}
 	if opts.Mode != ModeHTTP {
 		if err := s.WaitConnected(ctx); err != nil {
 			t.Fatal(err)
