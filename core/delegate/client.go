@@ -191,9 +191,11 @@ func (c *Client) Run(ctx context.Context, prose string) (string, error) {
 		return "", err
 	}
 	answer, err := c.follow(ctx, j, intentID)
-	if j.keyed && !errors.Is(err, ErrInterrupted) {
-		// The tool call has its outcome: nothing will resume it. Finishing
-		// must not be skipped because the turn's ctx just ended.
+	stopped := errors.Is(context.Cause(ctx), core.ErrStopped)
+	if j.keyed && (!errors.Is(err, ErrInterrupted) || stopped) {
+		// The tool call has its outcome, or the user stopped the turn:
+		// nothing will resume it. Finishing must not be skipped because
+		// the turn's ctx just ended.
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
 		if ferr := c.ledger.FinishDelegation(fctx, j.thread, j.callID); ferr != nil {
 			c.log.Error().Err(ferr).Str("intent", intentID).Msg("delegate: finish delegation")

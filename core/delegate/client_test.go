@@ -505,3 +505,31 @@ func TestRunEmptyProse(t *testing.T) {
 		t.Errorf("requests = %d, want none", n)
 	}
 }
+
+// TestRunStoppedByUser: a user's "stop" while a gate waits denies the gate
+// at the daemon at once and finishes the delegation, so neither the daemon
+// nor a restart keeps the spend alive.
+func TestRunStoppedByUser(t *testing.T) {
+	ctx := testCtx(t)
+	d := delegatetest.New(t)
+	d.Script(delegatetest.Intent{Gates: []delegatetest.Gate{{NodeID: "n1", Question: "Spend 5 PAX?"}}, Answer: "settled"})
+	ledger, store := coretest.NewLedger(), coretest.NewGateStore()
+	b := newBoard(store, nil)
+	turnCtx, stop := context.WithCancelCause(ctx)
+	done := runAsync(withTurn(turnCtx, nil, b.approver(), "call-9"), newClient(t, d, delegate.Options{Ledger: ledger}), "send 5 PAX to bob")
+	b.next(t, ctx)
+	stop(core.ErrStopped)
+	if r := wait(t, ctx, done); r.err == nil {
+		t.Fatalf("Run after a stop = %q, nil; want an error", r.answer)
+	}
+	answers, err := d.WaitAnswers(ctx, 1)
+	if err != nil {
+		t.Fatalf("the daemon never heard about the stopped gate: %v", err)
+	}
+	if len(answers) != 1 || answers[0].Approved {
+		t.Errorf("daemon answers = %+v, want one denial", answers)
+	}
+	if ds, _ := ledger.Delegations(ctx); len(ds) != 0 {
+		t.Errorf("Delegations after a stop = %+v, want none in flight", ds)
+	}
+}

@@ -185,9 +185,10 @@ func (gs *gateSet) sync(ctx context.Context, pending []pendingGate) {
 }
 
 // serve asks the approver about one gate and sends the decision. Nothing is
-// sent when ctx ended first: the gate was withdrawn, or Run is stopping and
+// sent when ctx ended first — the gate was withdrawn, or Run is stopping and
 // a resumed Run will ask again (an approver over core.Gates then returns the
-// recorded decision without asking twice).
+// recorded decision without asking twice) — except when the user stopped
+// the turn (cause core.ErrStopped): then the daemon is told no.
 func (gs *gateSet) serve(ctx context.Context, p pendingGate) {
 	defer gs.wakeUp()
 	c := gs.c
@@ -199,6 +200,15 @@ func (gs *gateSet) serve(ctx context.Context, p pendingGate) {
 	if ctx.Err() != nil {
 		delete(gs.nodes, p.NodeID) // ask again if it comes back
 		gs.mu.Unlock()
+		if errors.Is(context.Cause(ctx), core.ErrStopped) {
+			// The user stopped the turn: the daemon hears a denial now
+			// rather than holding the spend until its own timeout.
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
+			defer cancel()
+			if err := c.answer(sctx, gs.intentID, p.NodeID, core.GateAnswer{}); err != nil {
+				c.log.Warn().Err(err).Str("intent", gs.intentID).Str("node", p.NodeID).Msg("delegate: denial after stop not delivered")
+			}
+		}
 		return
 	}
 	if w := gs.nodes[p.NodeID]; w != nil {
