@@ -98,6 +98,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	topts := tools.Options{
 		Manifest:  manifest,
 		Recall:    a.cortex.RecallTool,
+		Forget:    a.cortex.ForgetTool,
 		LookupEnv: m.lookupEnv,
 		Logger:    log.With().Str("component", "tools").Logger(),
 	}

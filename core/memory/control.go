@@ -90,6 +90,33 @@ func (c *Cortex) About(ctx context.Context, in core.Inbound) ([]Record, error) {
 	return c.owned(ReaderOf(in), func(*Record) bool { return true }), nil
 }
 
+// ForgetTool runs the memory_forget tool: it deletes what the current
+// turn's author asked Neo to forget (see ForgetAbout) and says what went,
+// so the model can confirm it to them. The scope comes from
+// core.TurnFrom(ctx).
+func (c *Cortex) ForgetTool(ctx context.Context, query string) (string, error) {
+	t, ok := core.TurnFrom(ctx)
+	if !ok {
+		return "", ErrNoTurn
+	}
+	gone, err := c.ForgetAbout(ctx, t.Inbound, query)
+	if err != nil {
+		return "", err
+	}
+	if len(gone) == 0 {
+		if strings.TrimSpace(query) == "" {
+			return "Nothing was remembered about this user, so there was nothing to forget.", nil
+		}
+		return fmt.Sprintf("Nothing remembered about this user matches %q; nothing was forgotten.", query), nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Forgot %d memor%s about the user:\n", len(gone), map[bool]string{true: "y", false: "ies"}[len(gone) == 1])
+	for _, r := range gone {
+		fmt.Fprintf(&b, "- %s\n", oneLine(r.Text))
+	}
+	return strings.TrimRight(b.String(), "\n"), nil
+}
+
 // maxForget caps what one query-based forget removes.
 const maxForget = 10
 

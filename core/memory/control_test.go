@@ -2,9 +2,12 @@ package memory_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/memory"
 )
 
@@ -34,6 +37,32 @@ func TestForgetAbout(t *testing.T) {
 	left, _ := c.List(ctx, memory.Filter{})
 	if len(left) != 2 {
 		t.Errorf("records left = %+v, want Bob's and the other workspace's", left)
+	}
+}
+
+// TestForgetTool: a user asks Neo to forget; only their own matching
+// memories go, and the tool says which.
+func TestForgetTool(t *testing.T) {
+	c := newCortex(t, memory.Options{})
+	alice := memory.Scope{Platform: "slack", Workspace: "TA", User: "alice"}
+	remember(t, c, alice, memory.KindPreference, "Alice drinks green tea")
+	remember(t, c, memory.Scope{Platform: "slack", Workspace: "TA", User: "bob"}, memory.KindPreference, "Bob drinks green tea")
+	turn := &core.Turn{Inbound: inbound("TA", "general", "alice", false, "forget that I drink tea")}
+	ctx := core.WithTurn(context.Background(), turn)
+
+	got, err := c.ForgetTool(ctx, "green tea")
+	if err != nil || !strings.Contains(got, "Forgot 1 memory") || !strings.Contains(got, "Alice drinks green tea") {
+		t.Fatalf("ForgetTool(green tea) = %q, %v; want Alice's tea forgotten", got, err)
+	}
+	got, err = c.ForgetTool(ctx, "green tea")
+	if err != nil || !strings.Contains(got, "nothing was forgotten") {
+		t.Errorf("ForgetTool(green tea) again = %q, %v; want nothing forgotten", got, err)
+	}
+	if left, _ := c.List(context.Background(), memory.Filter{}); len(left) != 1 || left[0].Scope.User != "bob" {
+		t.Errorf("records left = %+v, want only Bob's", left)
+	}
+	if _, err := c.ForgetTool(context.Background(), ""); !errors.Is(err, memory.ErrNoTurn) {
+		t.Errorf("ForgetTool without a turn = %v, want ErrNoTurn", err)
 	}
 }
 

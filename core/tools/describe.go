@@ -54,6 +54,9 @@ func (s *Surface) Describe(w io.Writer) error {
 	if s.recall != nil {
 		fmt.Fprintf(&b, ", %s", MemoryRecall)
 	}
+	if s.forget != nil {
+		fmt.Fprintf(&b, ", %s", MemoryForget)
+	}
 	b.WriteByte('\n')
 	fmt.Fprintf(&b, "escalate patterns: %s\n", strings.Join(s.patterns, ", "))
 	warnings := s.Warnings()

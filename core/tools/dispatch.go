@@ -26,7 +26,11 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 		return s.coreExecute(ctx, args)
 	case MemoryRecall:
 		if s.recall != nil {
-			return s.memoryRecall(ctx, args)
+			return s.memory(ctx, name, s.recall, args, "nothing found in memory")
+		}
+	case MemoryForget:
+		if s.forget != nil {
+			return s.memory(ctx, name, s.forget, args, "nothing was remembered about that, so nothing was forgotten")
 		}
 	}
 	b, ok := s.byFunc[name]
@@ -75,14 +79,15 @@ func (s *Surface) coreExecute(ctx context.Context, args map[string]any) (string,
 	return out, false, nil
 }
 
-func (s *Surface) memoryRecall(ctx context.Context, args map[string]any) (string, bool, error) {
+// memory runs memory_recall or memory_forget with the call's query.
+func (s *Surface) memory(ctx context.Context, name string, fn func(context.Context, string) (string, error), args map[string]any, empty string) (string, bool, error) {
 	query, _ := args["query"].(string)
-	out, err := s.recall(ctx, strings.TrimSpace(query))
+	out, err := fn(ctx, strings.TrimSpace(query))
 	if err != nil {
-		return "", false, fmt.Errorf("tools: %s: %w", MemoryRecall, err)
+		return "", false, fmt.Errorf("tools: %s: %w", name, err)
 	}
 	if out == "" {
-		out = "nothing found in memory"
+		out = empty
 	}
 	return out, false, nil
 }

@@ -28,6 +28,8 @@ type Options struct {
 	Delegate func(ctx context.Context, intent string) (string, error)
 	// Recall runs memory_recall. Nil hides memory_recall.
 	Recall func(ctx context.Context, query string) (string, error)
+	// Forget runs memory_forget. Nil hides memory_forget.
+	Forget func(ctx context.Context, query string) (string, error)
 	// CallTimeout bounds each MCP tool call (default 60s). core_execute
 	// and memory_recall are bounded by their own implementations.
 	CallTimeout time.Duration
@@ -61,6 +63,7 @@ type Surface struct {
 	patterns    []string
 	delegate    func(ctx context.Context, intent string) (string, error)
 	recall      func(ctx context.Context, query string) (string, error)
+	forget      func(ctx context.Context, query string) (string, error)
 	callTimeout time.Duration
 	byFunc      map[string]binding
 	funcOf      map[toolRef]string
@@ -78,7 +81,7 @@ type Surface struct {
 // not bound the servers' lives, Close does.
 func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 	s := &Surface{
-		delegate: opts.Delegate, recall: opts.Recall, callTimeout: opts.CallTimeout,
+		delegate: opts.Delegate, recall: opts.Recall, forget: opts.Forget, callTimeout: opts.CallTimeout,
 		byFunc: map[string]binding{}, funcOf: map[toolRef]string{},
 	}
 	if s.callTimeout <= 0 {
@@ -106,7 +109,7 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 			refs = append(refs, toolRef{spec.Alias, t})
 		}
 	}
-	for ref, name := range bindNames(refs, CoreExecute, MemoryRecall) {
+	for ref, name := range bindNames(refs, CoreExecute, MemoryRecall, MemoryForget) {
 		s.funcOf[ref] = name
 		s.byFunc[name] = binding{alias: ref.alias, tool: ref.tool, class: Classify(ref.tool, s.patterns)}
 	}
@@ -123,7 +126,8 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 
 // Schemas returns the functions advertised to the model: every Natural
 // tool of the servers that are up (or restarting), sorted by name, then
-// core_execute, then memory_recall when a recall function is wired.
+// core_execute, then memory_recall and memory_forget when their functions
+// are wired.
 // Escalate tools are never included. The result is cached until a server
 // changes; callers must not modify it.
 func (s *Surface) Schemas() []llm.Tool {
@@ -150,6 +154,9 @@ func (s *Surface) Schemas() []llm.Tool {
 	out = append(out, coreExecuteSchema())
 	if s.recall != nil {
 		out = append(out, memoryRecallSchema())
+	}
+	if s.forget != nil {
+		out = append(out, memoryForgetSchema())
 	}
 	s.cache, s.cacheGen = out, gen
 	return out

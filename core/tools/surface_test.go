@@ -86,6 +86,7 @@ func TestSchemas(t *testing.T) {
 		// conservative and escalates it.
 		{name: "defaults", want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", CoreExecute}},
 		{name: "with recall", opts: Options{Recall: recall}, want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", CoreExecute, MemoryRecall}},
+		{name: "with recall and forget", opts: Options{Recall: recall, Forget: recall}, want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", CoreExecute, MemoryRecall, MemoryForget}},
 		{name: "own patterns", opts: Options{EscalatePatterns: []string{"balance"}}, want: []string{"chain__broken", "chain__simulate_swap", "chain__slow", "chain__transfer_tokens", "chain__weird_name_v2", CoreExecute}},
 	}
 	for _, tt := range tests {
@@ -125,6 +126,12 @@ func TestDispatch(t *testing.T) {
 			return "done: " + intent, nil
 		},
 		Recall: func(_ context.Context, q string) (string, error) { return "you like " + q, nil },
+		Forget: func(_ context.Context, q string) (string, error) {
+			if q == "" {
+				return "", nil
+			}
+			return "forgot " + q, nil
+		},
 	})
 	tests := []struct {
 		name      string
@@ -143,6 +150,8 @@ func TestDispatch(t *testing.T) {
 		{"core_execute error stays in-band", CoreExecute, map[string]any{"intent": "fail please"}, "core_execute did not complete: daemon said no", true},
 		{"core_execute without intent", CoreExecute, nil, `core_execute needs "intent"`, true},
 		{"memory_recall", MemoryRecall, map[string]any{"query": "tea"}, "you like tea", false},
+		{"memory_forget", MemoryForget, map[string]any{"query": " tea "}, "forgot tea", false},
+		{"memory_forget found nothing", MemoryForget, nil, "nothing was remembered about that", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,6 +175,10 @@ func TestDispatchWithoutDelegateOrRecall(t *testing.T) {
 	got, isErr, err = s.Dispatch(context.Background(), MemoryRecall, nil)
 	if err != nil || !isErr || !strings.Contains(got, "unknown tool") {
 		t.Errorf("Dispatch(memory_recall) without Recall = %q, %v, %v; want in-band unknown tool", got, isErr, err)
+	}
+	got, isErr, err = s.Dispatch(context.Background(), MemoryForget, nil)
+	if err != nil || !isErr || !strings.Contains(got, "unknown tool") {
+		t.Errorf("Dispatch(memory_forget) without Forget = %q, %v, %v; want in-band unknown tool", got, isErr, err)
 	}
 }
 

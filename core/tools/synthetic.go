@@ -9,6 +9,9 @@ const (
 	CoreExecute = "core_execute"
 	// MemoryRecall searches Neo's durable memory on purpose.
 	MemoryRecall = "memory_recall"
+	// MemoryForget deletes what Neo remembers about the user, at their
+	// request.
+	MemoryForget = "memory_forget"
 )
 
 func coreExecuteSchema() llm.Tool {
@@ -41,6 +44,21 @@ func memoryRecallSchema() llm.Tool {
 				"query": map[string]any{
 					"type":        "string",
 					"description": "What to look for, in a few words; empty for a general digest.",
+				},
+			},
+		})
+}
+
+func memoryForgetSchema() llm.Tool {
+	return llm.NewFunctionTool(MemoryForget,
+		"Delete what you remember about the user, when they ask you to forget something. Only their own "+
+			"memories are touched; report back what was forgotten.",
+		map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"query": map[string]any{
+					"type":        "string",
+					"description": "What to forget, in a few words; empty forgets everything remembered about the user here.",
 				},
 			},
 		})
