@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/adapters/slack"
+	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/conversation"
@@ -134,6 +136,117 @@ func BenchmarkLoad(b *testing.B) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
 	b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds())/1000, "p99-ms")
+	if rss, ok := peakRSS(); ok {
+		b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MB")
+	}
+}
+
+// answerSignal wraps a platform so the benchmark learns when each turn's
+// answer has been posted through the real adapter.
+type answerSignal struct {
+	conversation.Platform
+	mu      sync.Mutex
+	started map[string]time.Time // thread key -> mention sent
+	lat     []time.Duration
+	done    sync.WaitGroup
+}
+
+func (p *answerSignal) Reporter(t core.Thread) core.Reporter {
+	return signalReporter{Reporter: p.Platform.Reporter(t), p: p, key: t.Key()}
+}
+
+type signalReporter struct {
+	core.Reporter
+	p   *answerSignal
+	key string
+}
+
+func (r signalReporter) Say(ctx context.Context, text string) error {
+	err := r.Reporter.Say(ctx, text)
+	r.p.mu.Lock()
+	if at, ok := r.p.started[r.key]; ok {
+		r.p.lat = append(r.p.lat, time.Since(at))
+		delete(r.p.started, r.key)
+		r.p.done.Done()
+	}
+	r.p.mu.Unlock()
+	return err
+}
+
+// BenchmarkLoadSlack drives 1,000 concurrent Slack threads through the
+// whole product in one process: the fake Slack's Socket Mode websocket,
+// the Slack adapter (ack, dedupe, rendering, Web API calls), the hub, the
+// agent, memory, bbolt with fsync and the LLM client, with llmtest
+// answering at once. Each op is one turn; mentions go out in waves of
+// 1,000, one per channel. Peak RSS includes the fakes.
+func BenchmarkLoadSlack(b *testing.B) {
+	const threads = 1000
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fake := slacktest.New(b)
+	model := llmtest.New(b)
+	model.Handle(func(llmtest.Request) llmtest.Reply { return llmtest.Text("ok") })
+	client, err := llm.New(llm.Config{Model: "load", BaseURL: model.BaseURL()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := store.Open(filepath.Join(b.TempDir(), "load.db"), store.Options{Writers: conversation.DefaultMaxConcurrent})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	cortex, err := memory.New(ctx, memory.Options{Store: db})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ag, err := agent.New(agent.Options{Model: client, Transcript: db, Memory: cortex})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hub := conversation.New(conversation.Options{Runner: ag, Journal: db})
+	sl, err := slack.New(slack.Options{
+		BotToken: "xoxb-load", AppToken: "xapp-load", APIURL: fake.APIURL(),
+		Hub: hub, Threads: db, Gates: core.NewGates(core.GatesOptions{Store: db}),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sig := &answerSignal{Platform: sl, started: map[string]time.Time{}}
+	hub.Attach(slack.Platform, sig)
+	if err := hub.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	runDone := make(chan error, 1)
+	go func() { runDone <- sl.Run(ctx) }()
+	if err := fake.WaitConnected(ctx); err != nil {
+		b.Fatal(err)
+	}
+
+	b.ResetTimer()
+	begin := time.Now()
+	for sent := 0; sent < b.N; {
+		wave := min(threads, b.N-sent)
+		sig.done.Add(wave)
+		for i := range wave {
+			ch := fmt.Sprintf("C%04d", i)
+			sig.mu.Lock()
+			d := fake.Mention(slacktest.Msg{User: "U" + strconv.Itoa(i), Channel: ch, Text: "ping"})
+			sig.started[core.Thread{Platform: slack.Platform, Workspace: slacktest.TeamID, Channel: ch, ID: d.TS}.Key()] = time.Now()
+			sig.mu.Unlock()
+		}
+		sig.done.Wait()
+		sent += wave
+	}
+	elapsed := time.Since(begin)
+	b.StopTimer()
+	cancel()
+	<-runDone
+	hub.Close(context.Background())
+
+	slices.Sort(sig.lat)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
+	b.ReportMetric(float64(sig.lat[len(sig.lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(sig.lat[len(sig.lat)*99/100].Microseconds())/1000, "p99-ms")
 	if rss, ok := peakRSS(); ok {
 		b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MB")
 	}
