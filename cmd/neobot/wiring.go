@@ -1,0 +1,33 @@
+package main
+
+import (
+	"github.com/neobot/neobot/adapters/slack"
+	"github.com/neobot/neobot/adapters/terminal"
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/agent"
+	"github.com/neobot/neobot/core/conversation"
+	"github.com/neobot/neobot/core/delegate"
+	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/memory"
+	"github.com/neobot/neobot/core/tools"
+	"github.com/neobot/neobot/store"
+)
+
+// The composition root is where every consumer-side interface meets its
+// implementation; these assertions keep the pairs honest at compile time.
+var (
+	_ agent.Model           = (*llm.Client)(nil)
+	_ agent.Toolbox         = (*tools.Surface)(nil)
+	_ agent.Transcript      = (*store.DB)(nil)
+	_ agent.Memory          = (*memory.Cortex)(nil)
+	_ memory.Model          = (*llm.Client)(nil)
+	_ memory.Store          = (*store.DB)(nil)
+	_ core.GateStore        = (*store.DB)(nil)
+	_ delegate.Ledger       = (*store.DB)(nil)
+	_ conversation.Runner   = (*agent.Agent)(nil)
+	_ conversation.Journal  = (*store.DB)(nil)
+	_ conversation.Platform = (*slack.Adapter)(nil)
+	_ slack.Submitter       = (*conversation.Hub)(nil)
+	_ slack.Threads         = (*store.DB)(nil)
+	_ terminal.Runner       = (*agent.Agent)(nil)
+)
