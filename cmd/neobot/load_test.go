@@ -61,14 +61,16 @@ func (r loadReporter) Say(context.Context, string) error {
 func (loadReporter) Status(context.Context, string) error { return nil }
 func (loadReporter) Notice(context.Context, string) error { return nil }
 
-// BenchmarkLoad drives 1,000 concurrent threads through the whole core
-// stack — conversation hub, agent, memory, bbolt with fsync, the LLM client
-// over loopback — with llmtest answering at once. Each thread sends its
-// next message when the previous one is answered. It reports turns/s,
-// p50/p99 turn latency (submit to answer) and the process's peak RSS.
-func BenchmarkLoad(b *testing.B) {
-	const threads = 1000
-	ctx := context.Background()
+// loadStack is the core stack both load benchmarks drive: llmtest
+// answering at once, the LLM client, bbolt with fsync, memory, the agent
+// and the conversation hub.
+type loadStack struct {
+	db  *store.DB
+	hub *conversation.Hub
+}
+
+func newLoadStack(b *testing.B, ctx context.Context) *loadStack {
+	b.Helper()
 	model := llmtest.New(b)
 	model.Handle(func(llmtest.Request) llmtest.Reply { return llmtest.Text("ok") })
 	client, err := llm.New(llm.Config{Model: "load", BaseURL: model.BaseURL()})
@@ -79,7 +81,7 @@ func BenchmarkLoad(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	b.Cleanup(func() { db.Close() })
 	cortex, err := memory.New(ctx, memory.Options{Store: db})
 	if err != nil {
 		b.Fatal(err)
@@ -88,7 +90,19 @@ func BenchmarkLoad(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hub := conversation.New(conversation.Options{Runner: ag, Journal: db})
+	return &loadStack{db: db, hub: conversation.New(conversation.Options{Runner: ag, Journal: db})}
+}
+
+// BenchmarkLoad drives 1,000 concurrent threads through the whole core
+// stack — conversation hub, agent, memory, bbolt with fsync, the LLM client
+// over loopback — with llmtest answering at once. Each thread sends its
+// next message when the previous one is answered. It reports turns/s,
+// p50/p99 turn latency (submit to answer) and the process's peak RSS.
+func BenchmarkLoad(b *testing.B) {
+	const threads = 1000
+	ctx := context.Background()
+	stack := newLoadStack(b, ctx)
+	hub := stack.hub
 	plat := &loadPlatform{waiting: map[string]chan struct{}{}}
 	hub.Attach("load", plat)
 	if err := hub.Start(ctx); err != nil {
@@ -184,26 +198,8 @@ func BenchmarkLoadSlack(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	fake := slacktest.New(b)
-	model := llmtest.New(b)
-	model.Handle(func(llmtest.Request) llmtest.Reply { return llmtest.Text("ok") })
-	client, err := llm.New(llm.Config{Model: "load", BaseURL: model.BaseURL()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	db, err := store.Open(filepath.Join(b.TempDir(), "load.db"), store.Options{Writers: conversation.DefaultMaxConcurrent})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	cortex, err := memory.New(ctx, memory.Options{Store: db})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ag, err := agent.New(agent.Options{Model: client, Transcript: db, Memory: cortex})
-	if err != nil {
-		b.Fatal(err)
-	}
-	hub := conversation.New(conversation.Options{Runner: ag, Journal: db})
+	stack := newLoadStack(b, ctx)
+	hub, db := stack.hub, stack.db
 	sl, err := slack.New(slack.Options{
 		BotToken: "xoxb-load", AppToken: "xapp-load", APIURL: fake.APIURL(),
 		Hub: hub, Threads: db, Gates: core.NewGates(core.GatesOptions{Store: db}),

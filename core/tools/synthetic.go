@@ -34,32 +34,26 @@ func coreExecuteSchema() llm.Tool {
 }
 
 func memoryRecallSchema() llm.Tool {
-	return llm.NewFunctionTool(MemoryRecall,
+	return queryTool(MemoryRecall,
 		"Search your own durable memory for what you know about this user, this conversation's workspace, "+
 			"and past tasks. Use it when the user asks what you remember, or when earlier context would help "+
 			"and was not already given to you.",
-		map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"query": map[string]any{
-					"type":        "string",
-					"description": "What to look for, in a few words; empty for a general digest.",
-				},
-			},
-		})
+		"What to look for, in a few words; empty for a general digest.")
 }
 
 func memoryForgetSchema() llm.Tool {
-	return llm.NewFunctionTool(MemoryForget,
+	return queryTool(MemoryForget,
 		"Delete what you remember about the user, when they ask you to forget something. Only their own "+
 			"memories are touched; report back what was forgotten.",
-		map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"query": map[string]any{
-					"type":        "string",
-					"description": "What to forget, in a few words; empty forgets everything remembered about the user here.",
-				},
-			},
-		})
+		"What to forget, in a few words; empty forgets everything remembered about the user here.")
+}
+
+// queryTool is a function taking one optional "query" string.
+func queryTool(name, description, query string) llm.Tool {
+	return llm.NewFunctionTool(name, description, map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"query": map[string]any{"type": "string", "description": query},
+		},
+	})
 }
