@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -161,7 +162,9 @@ type answerSignal struct {
 	conversation.Platform
 	mu      sync.Mutex
 	started map[string]time.Time // thread key -> mention sent
-	lat     []time.Duration
+	lat     []time.Duration      // mention -> answer posted
+	status  []time.Duration      // mention -> first status posted
+	shown   map[string]bool      // threads whose first status is counted
 	done    sync.WaitGroup
 }
 
@@ -173,6 +176,17 @@ type signalReporter struct {
 	core.Reporter
 	p   *answerSignal
 	key string
+}
+
+func (r signalReporter) Status(ctx context.Context, text string) error {
+	err := r.Reporter.Status(ctx, text)
+	r.p.mu.Lock()
+	if at, ok := r.p.started[r.key]; ok && !r.p.shown[r.key] {
+		r.p.shown[r.key] = true
+		r.p.status = append(r.p.status, time.Since(at))
+	}
+	r.p.mu.Unlock()
+	return err
 }
 
 func (r signalReporter) Say(ctx context.Context, text string) error {
@@ -207,7 +221,7 @@ func BenchmarkLoadSlack(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sig := &answerSignal{Platform: sl, started: map[string]time.Time{}}
+	sig := &answerSignal{Platform: sl, started: map[string]time.Time{}, shown: map[string]bool{}}
 	hub.Attach(slack.Platform, sig)
 	if err := hub.Start(ctx); err != nil {
 		b.Fatal(err)
@@ -222,6 +236,9 @@ func BenchmarkLoadSlack(b *testing.B) {
 	begin := time.Now()
 	for sent := 0; sent < b.N; {
 		wave := min(threads, b.N-sent)
+		if *firstStatus {
+			wave = 1
+		}
 		sig.done.Add(wave)
 		for i := range wave {
 			ch := fmt.Sprintf("C%04d", i)
@@ -246,7 +263,17 @@ func BenchmarkLoadSlack(b *testing.B) {
 	if rss, ok := peakRSS(); ok {
 		b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MB")
 	}
+	if *firstStatus {
+		slices.Sort(sig.status)
+		b.ReportMetric(float64(sig.status[len(sig.status)/2].Microseconds())/1000, "status-p50-ms")
+		b.ReportMetric(float64(sig.status[len(sig.status)*99/100].Microseconds())/1000, "status-p99-ms")
+	}
 }
+
+// firstStatus turns BenchmarkLoadSlack into the event -> first visible
+// status measurement: one thread at a time, so the figure is the pipeline's
+// latency rather than queueing behind 1,000 threads.
+var firstStatus = flag.Bool("first-status", false, "BenchmarkLoadSlack: one mention at a time, report event -> first status")
 
 // peakRSS reads the process's high-water resident set size from /proc.
 func peakRSS() (int64, bool) {
