@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -429,5 +430,37 @@ func TestReconnects(t *testing.T) {
 	e.botReply("C0GENERAL", d.TS, "echo: still there?")
 	if n := e.slack.Connections(); n < 2 {
 		t.Errorf("connections = %d, want a reconnect", n)
+	}
+}
+
+// TestStatusAfterUnansweredTurn checks that a turn ending without an answer
+// (stopped, or failed: the hub posts a notice instead) leaves no stale
+// "working" line, and that the next turn's answer lands below that notice
+// rather than in the old placeholder above it.
+func TestStatusAfterUnansweredTurn(t *testing.T) {
+	e := start(t, func(o *Options) { o.StatusInterval = time.Hour })
+	th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000011"}
+	r := e.a.Reporter(th)
+	steps := []struct {
+		name string
+		do   func() error
+	}{
+		{"Status", func() error { return r.Status(e.ctx, "Thinking…") }},
+		{"Notice", func() error { return r.Notice(e.ctx, "Stopped.") }},
+		{"Status", func() error { return r.Status(e.ctx, "Thinking…") }},
+		{"Say", func() error { return r.Say(e.ctx, "the answer") }},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s() = %v, want nil", s.name, err)
+		}
+	}
+	var got []string
+	for _, m := range e.botMessages(th.Channel, th.ID) {
+		got = append(got, m.Rendered())
+	}
+	want := []string{"Stopped.", "the answer"}
+	if !slices.Equal(got, want) {
+		t.Errorf("thread after Status, Notice, Status, Say = %q, want %q", got, want)
 	}
 }

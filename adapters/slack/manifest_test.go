@@ -15,7 +15,7 @@ var (
 		"app_mentions:read", // app_mention events
 		"assistant:write",   // assistant.threads.setStatus/setSuggestedPrompts/setTitle, assistant_thread_started
 		"channels:history",  // message.channels; conversations.replies in public channels
-		"chat:write",        // chat.postMessage/update/postEphemeral, chat.*Stream
+		"chat:write",        // chat.postMessage/update/delete/postEphemeral, chat.*Stream
 		"files:read",        // url_private_download of attachments
 		"groups:history",    // message.groups; conversations.replies in private channels
 		"im:history",        // message.im (DMs, the assistant pane)

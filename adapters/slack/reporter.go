@@ -20,7 +20,7 @@ const maxStreamChars = 10000
 // placeholder message edited in place at most once per StatusInterval;
 // Say as thread replies converted to mrkdwn and split under Slack's
 // limits, streamed in DMs where the workspace supports it, replacing the
-// placeholder; Notice as a context block.
+// placeholder; Notice as a context block, which retires the placeholder.
 func (a *Adapter) Reporter(t core.Thread) core.Reporter {
 	return reporter{a: a, t: t}
 }
@@ -217,10 +217,30 @@ func (a *Adapter) stream(ctx context.Context, t core.Thread, text string) error 
 	})
 }
 
+// notice posts text as a context block. A status placeholder showing in the
+// thread is deleted first: a notice often ends a turn that gives no answer
+// (stopped, failed), whose "working" line would otherwise stay forever and
+// be edited into the next turn's answer, above this notice. Mid-turn, the
+// next Status simply posts a fresh placeholder below the notice.
 func (a *Adapter) notice(ctx context.Context, t core.Thread, text string) error {
 	body := Mrkdwn(text)
 	if len(body) > 3000 { // a context element's limit
 		body = Split(body, 2990)[0] + "…"
+	}
+	st := a.rstate.get(t)
+	st.mu.Lock()
+	defer func() {
+		st.mu.Unlock()
+		a.rstate.drop(t, st)
+	}()
+	if placeholder := a.stopStatusLocked(st); placeholder != "" {
+		err := a.retry(ctx, "chat.delete", func(ctx context.Context) error {
+			_, _, err := a.api.DeleteMessageContext(ctx, t.Channel, placeholder)
+			return err
+		})
+		if err != nil {
+			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: delete status message")
+		}
 	}
 	return a.post(ctx, t, slack.MsgOptionText(text, false),
 		slack.MsgOptionBlocks(slack.NewContextBlock("notice", slack.NewTextBlockObject(slack.MarkdownType, body, false, false))))

@@ -344,6 +344,13 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 			m.Markdown = p.Get("markdown_text")
 		}
 		return ok("channel", m.Channel, "ts", m.TS, "text", m.Text)
+	case "chat.delete":
+		i := s.findLocked(p.Get("channel"), p.Get("ts"))
+		if i < 0 {
+			return fail("message_not_found")
+		}
+		s.messages = slices.Delete(s.messages, i, i+1)
+		return ok("channel", p.Get("channel"), "ts", p.Get("ts"))
 	case "chat.postEphemeral":
 		m := Message{Channel: p.Get("channel"), ThreadTS: p.Get("thread_ts"), User: BotUserID, BotID: BotID,
 			Text: p.Get("text"), Blocks: rawJSON(p.Get("blocks")), Ephemeral: true, Recipient: p.Get("user")}
