@@ -52,9 +52,15 @@ func (db *DB) DelegationFor(ctx context.Context, t core.Thread, callID string) (
 		if v == nil {
 			return core.ErrNotFound
 		}
-		return json.Unmarshal(v, &rec)
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return fmt.Errorf("decode delegation: %w", err)
+		}
+		return nil
 	})
-	return rec.Delegation, err
+	if err != nil {
+		return core.Delegation{}, fmt.Errorf("store: delegation %s in %s: %w", callID, t.Key(), err)
+	}
+	return rec.Delegation, nil
 }
 
 // FinishDelegation marks the delegation for (t, callID) finished: it leaves
@@ -62,7 +68,7 @@ func (db *DB) DelegationFor(ctx context.Context, t core.Thread, callID string) (
 // core.ErrNotFound.
 func (db *DB) FinishDelegation(ctx context.Context, t core.Thread, callID string) error {
 	now := db.now()
-	return db.write(ctx, func(tx *bolt.Tx) error {
+	err := db.write(ctx, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketDelegations)
 		key := delegationKey(t, callID)
 		v := b.Get(key)
@@ -71,7 +77,7 @@ func (db *DB) FinishDelegation(ctx context.Context, t core.Thread, callID string
 		}
 		var rec delegationRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
-			return fmt.Errorf("store: decode delegation: %w", err)
+			return fmt.Errorf("decode delegation: %w", err)
 		}
 		if !rec.Finished.IsZero() {
 			return nil
@@ -83,6 +89,10 @@ func (db *DB) FinishDelegation(ctx context.Context, t core.Thread, callID string
 		}
 		return b.Put(key, raw)
 	})
+	if err != nil {
+		return fmt.Errorf("store: finish delegation %s in %s: %w", callID, t.Key(), err)
+	}
+	return nil
 }
 
 // Delegations returns every delegation in flight (not finished), oldest

@@ -1,10 +1,14 @@
 package store_test
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/store"
 	"github.com/neobot/neobot/store/storetest"
 )
@@ -23,4 +27,29 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, now func() time.Time) storetest.Backend {
 		return openTemp(t, store.Options{Now: now})
 	})
+}
+
+// TestLedgerErrorsSayWhich checks that ledger failures are wrapped with the
+// store and the delegation they concern, and still match core.ErrNotFound.
+func TestLedgerErrorsSayWhich(t *testing.T) {
+	db := openTemp(t, store.Options{})
+	th := core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: "1.1"}
+	tests := []struct {
+		name string
+		call func() error
+	}{
+		{"DelegationFor", func() error { _, err := db.DelegationFor(context.Background(), th, "call_9"); return err }},
+		{"FinishDelegation", func() error { return db.FinishDelegation(context.Background(), th, "call_9") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			if !errors.Is(err, core.ErrNotFound) {
+				t.Fatalf("%s(unknown) = %v, want core.ErrNotFound", tt.name, err)
+			}
+			if msg := err.Error(); !strings.HasPrefix(msg, "store: ") || !strings.Contains(msg, "call_9") {
+				t.Errorf("%s(unknown) = %q, want it to name the store and the call", tt.name, msg)
+			}
+		})
+	}
 }
