@@ -1,0 +1,325 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/neobot/neobot/core"
+)
+
+// gatePrefix starts the custom_id of every gate button:
+// neobot_gate:<token>:<option index>.
+const gatePrefix = "neobot_gate:"
+
+// errPeek aborts a gate update that only reads the gate.
+var errPeek = errors.New("peek")
+
+// Approver returns the approver for turns in thread t started by
+// requester: it posts the gate's question with one button per option,
+// waits for an authorized click, and returns the decision. When the turn is
+// cancelled the gate is closed as expired and its message says so, unless
+// the cancellation's cause is core.ErrShutdown: then the gate stays
+// pending, so a click after the restart still completes it. With no Gates
+// configured it returns nil, which denies.
+func (a *Adapter) Approver(t core.Thread, requester string) core.Approver {
+	gates := a.opts.Gates
+	if gates == nil {
+		return nil
+	}
+	return func(ctx context.Context, req core.GateRequest) (core.GateAnswer, error) {
+		if req.Thread == (core.Thread{}) {
+			req.Thread = t
+		}
+		if req.Requester == "" {
+			req.Requester = requester
+		}
+		g, fresh, err := gates.Open(ctx, req, a.opts.Approvers)
+		if err != nil {
+			return core.GateAnswer{}, fmt.Errorf("discord: open gate: %w", err)
+		}
+		if g.State == core.GateApproved || g.State == core.GateDenied {
+			return g.Decision(), nil
+		}
+		if fresh || g.MessageRef == "" {
+			// Posted to the end even if the turn is cancelled meanwhile, so
+			// the message is known and can be marked expired.
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+			m, err := a.send(pctx, req.Thread.ID, gateSend(g))
+			cancel()
+			if err != nil {
+				_, _ = gates.Close(context.WithoutCancel(ctx), g.Token, core.GateExpired)
+				return core.GateAnswer{}, fmt.Errorf("discord: post approval request: %w", err)
+			}
+			ref := m.ChannelID + ":" + m.ID
+			if g, err = gates.Update(context.WithoutCancel(ctx), g.Token, func(g *core.Gate) error { g.MessageRef = ref; return nil }); err != nil {
+				return core.GateAnswer{}, fmt.Errorf("discord: record approval message: %w", err)
+			}
+		}
+		decided, err := gates.Wait(ctx, g.Token)
+		if err != nil && ctx.Err() == nil {
+			return core.GateAnswer{}, fmt.Errorf("discord: wait for approval: %w", err)
+		}
+		if err != nil {
+			if errors.Is(context.Cause(ctx), core.ErrShutdown) {
+				return core.GateAnswer{}, ctx.Err() // the resumed turn finds the gate pending
+			}
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+			defer cancel()
+			if decided, err = gates.Close(cctx, g.Token, core.GateExpired); err != nil {
+				return core.GateAnswer{}, fmt.Errorf("discord: close gate: %w", err)
+			}
+			if decided.State == core.GateExpired {
+				a.showGate(cctx, decided)
+				return core.GateAnswer{}, ctx.Err()
+			}
+			return decided.Decision(), nil // decided just before the cancellation
+		}
+		if decided.State == core.GateExpired {
+			a.showGate(ctx, decided)
+		}
+		return decided.Decision(), nil
+	}
+}
+
+// click handles a button click on a gate message. Its first response
+// goes out as soon as the decision is recorded: the message updated in
+// place (type 7), or a private reply (flags 64) when nothing changes.
+func (a *Adapter) click(ctx context.Context, i *discordgo.Interaction) {
+	user, roles := clicker(i)
+	private := func(text string) { a.respond(ctx, i, ephemeral(text)) }
+	gates := a.opts.Gates
+	token, idx, ok := parseCustomID(i.MessageComponentData().CustomID)
+	if gates == nil || !ok {
+		private("Sorry, that button isn't one I can act on.")
+		return
+	}
+	g, err := gates.Update(ctx, token, func(*core.Gate) error { return errPeek })
+	switch {
+	case errors.Is(err, errPeek):
+	case errors.Is(err, core.ErrGateUnknown):
+		a.updateThenTell(ctx, i, core.Gate{State: core.GateExpired}, "This approval request is no longer pending, so your click changed nothing.")
+		return
+	default:
+		a.log.Error().Err(err).Msg("discord: load gate")
+		private("Sorry, I couldn't record your answer just now. Please click again in a moment.")
+		return
+	}
+	if idx >= len(g.Options) {
+		private("Sorry, that button isn't one of this request's options.")
+		return
+	}
+	d, err := gates.Decide(ctx, token, user, roles, g.Options[idx])
+	switch {
+	case err == nil:
+		a.respond(ctx, i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage, Data: gateData(d)})
+	case errors.Is(err, core.ErrGateForbidden):
+		private(fmt.Sprintf("Sorry, you can't approve this: only <@%s> or a configured approver can answer it.", g.Requester))
+	case errors.Is(err, core.ErrGateClosed):
+		a.updateThenTell(ctx, i, d, "This request was already answered; your click changed nothing.")
+	case errors.Is(err, core.ErrGateExpired):
+		if c, cerr := gates.Close(ctx, token, core.GateExpired); cerr == nil {
+			d = c
+		}
+		a.updateThenTell(ctx, i, d, "This request has expired, so nothing was approved.")
+	case errors.Is(err, core.ErrGateOption):
+		private("Sorry, that button isn't one of this request's options.")
+	default:
+		a.log.Error().Err(err).Msg("discord: record decision")
+		private("Sorry, I couldn't record your answer just now. Please click again in a moment.")
+	}
+}
+
+// clicker returns who clicked and, in a guild, their role IDs.
+func clicker(i *discordgo.Interaction) (user string, roles []string) {
+	if i.Member != nil {
+		if i.Member.User != nil {
+			user = i.Member.User.ID
+		}
+		return user, i.Member.Roles
+	}
+	if i.User != nil {
+		user = i.User.ID
+	}
+	return user, nil
+}
+
+func ephemeral(text string) *discordgo.InteractionResponse {
+	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Content: text, Flags: discordgo.MessageFlagsEphemeral,
+			AllowedMentions: &discordgo.MessageAllowedMentions{}}}
+}
+
+// updateThenTell shows g's outcome on the clicked message, then tells the
+// clicker privately why their click changed nothing.
+func (a *Adapter) updateThenTell(ctx context.Context, i *discordgo.Interaction, g core.Gate, text string) {
+	if !a.respond(ctx, i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage, Data: gateData(g)}) {
+		return
+	}
+	_, err := a.s.FollowupMessageCreate(i, false, &discordgo.WebhookParams{Content: text,
+		Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: &discordgo.MessageAllowedMentions{}}, call(ctx))
+	if err != nil {
+		a.log.Warn().Err(err).Msg("discord: private followup")
+	}
+}
+
+// respond sends the interaction's first response and reports whether it
+// was accepted.
+func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction, r *discordgo.InteractionResponse) bool {
+	if err := a.s.InteractionRespond(i, r, call(ctx)); err != nil {
+		a.log.Warn().Err(err).Str("interaction", i.ID).Msg("discord: respond to a click")
+		if r.Type == discordgo.InteractionResponseUpdateMessage && i.Message != nil {
+			// Too late for the interaction: edit the message directly.
+			content := r.Data.Content
+			_ = a.edit(ctx, &discordgo.MessageEdit{Channel: i.ChannelID, ID: i.Message.ID, Content: &content,
+				Components: &r.Data.Components, AllowedMentions: &discordgo.MessageAllowedMentions{}})
+		}
+		return false
+	}
+	return true
+}
+
+// showGate edits the gate's message to show its outcome, buttons removed.
+func (a *Adapter) showGate(ctx context.Context, g core.Gate) {
+	channel, id, ok := strings.Cut(g.MessageRef, ":")
+	if !ok {
+		return
+	}
+	data := gateData(g)
+	err := a.edit(ctx, &discordgo.MessageEdit{Channel: channel, ID: id, Content: &data.Content,
+		Components: &data.Components, AllowedMentions: &discordgo.MessageAllowedMentions{}})
+	if err != nil {
+		a.log.Warn().Err(err).Msg("discord: update approval message")
+	}
+}
+
+// maxQuestion bounds the question shown, leaving room for the header and
+// the outcome under Discord's 2,000 characters.
+const maxQuestion = 1600
+
+// gateContent renders a gate: the question while pending, then who
+// decided and when.
+func gateContent(g core.Gate) string {
+	question := strings.TrimSpace(g.Question)
+	if Width(question) > maxQuestion {
+		question = splitRunes(question, maxQuestion-1)[0] + "…"
+	}
+	var header, outcome string
+	switch g.State {
+	case core.GatePending:
+		header = "🔒 **Approval needed**"
+		outcome = "Only the person who asked can answer this"
+		if len(g.Allowed) > 0 {
+			outcome += ", or a configured approver"
+		}
+		if g.Requester != "" {
+			outcome = fmt.Sprintf("Requested for <@%s>. %s.", g.Requester, outcome)
+		}
+	case core.GateApproved:
+		header = "✅ **Approved**"
+		outcome = fmt.Sprintf("Approved (%s) by <@%s> at %s", escape(g.Answer), g.DecidedBy, discordDate(g.DecidedAt))
+	case core.GateDenied:
+		header = "❌ **Denied**"
+		outcome = "Denied — the request was withdrawn."
+		if g.DecidedBy != "" {
+			outcome = fmt.Sprintf("Denied (%s) by <@%s> at %s", escape(g.Answer), g.DecidedBy, discordDate(g.DecidedAt))
+		}
+	default:
+		header = "⌛ **Expired**"
+		outcome = "Expired — nothing was approved."
+		if !g.DecidedAt.IsZero() {
+			outcome = "Expired at " + discordDate(g.DecidedAt) + " — nothing was approved."
+		}
+	}
+	parts := []string{header}
+	if question != "" {
+		parts = append(parts, question)
+	}
+	return strings.Join(append(parts, "-# "+outcome), "\n")
+}
+
+// gateData is the gate's message as an interaction's message data: its
+// content, and its buttons while pending (none after).
+func gateData(g core.Gate) *discordgo.InteractionResponseData {
+	return &discordgo.InteractionResponseData{Content: gateContent(g), Components: gateButtons(g),
+		AllowedMentions: &discordgo.MessageAllowedMentions{}}
+}
+
+// gateSend is the gate's first posting, pinging the requester.
+func gateSend(g core.Gate) *discordgo.MessageSend {
+	m := &discordgo.MessageSend{Content: gateContent(g), Components: gateButtons(g),
+		AllowedMentions: &discordgo.MessageAllowedMentions{}}
+	if g.Requester != "" {
+		m.AllowedMentions.Users = []string{g.Requester}
+	}
+	return m
+}
+
+// gateButtons returns one button per option while the gate is pending (up
+// to Discord's 25, five to a row), else an empty list, which removes them.
+func gateButtons(g core.Gate) []discordgo.MessageComponent {
+	rows := []discordgo.MessageComponent{}
+	if g.State != core.GatePending {
+		return rows
+	}
+	var row discordgo.ActionsRow
+	for i, opt := range g.Options {
+		if i == 25 {
+			break
+		}
+		label := strings.TrimSpace(opt)
+		if r := []rune(label); len(r) > 80 {
+			label = string(r[:79]) + "…"
+		}
+		style := discordgo.DangerButton
+		if core.Approves(opt) {
+			style = discordgo.SuccessButton
+		}
+		row.Components = append(row.Components, discordgo.Button{Label: label, Style: style,
+			CustomID: gatePrefix + g.Token + ":" + strconv.Itoa(i)})
+		if len(row.Components) == 5 {
+			rows = append(rows, row)
+			row = discordgo.ActionsRow{}
+		}
+	}
+	if len(row.Components) > 0 {
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// discordDate renders t in each reader's own time zone.
+func discordDate(t time.Time) string {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return fmt.Sprintf("<t:%d:f>", t.Unix())
+}
+
+// escape keeps an option's text from being read as markdown.
+func escape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "~", `\~`, "`", "\\`", "|", `\|`, ">", `\>`)
+	return r.Replace(s)
+}
+
+// parseCustomID splits a button's custom_id, neobot_gate:<token>:<index>.
+func parseCustomID(id string) (token string, idx int, ok bool) {
+	rest, ok := strings.CutPrefix(id, gatePrefix)
+	if !ok {
+		return "", 0, false
+	}
+	token, i, ok := strings.Cut(rest, ":")
+	if !ok || token == "" {
+		return "", 0, false
+	}
+	idx, err := strconv.Atoi(i)
+	if err != nil || idx < 0 {
+		return "", 0, false
+	}
+	return token, idx, true
+}

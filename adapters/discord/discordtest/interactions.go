@@ -1,0 +1,220 @@
+package discordtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Interaction response types (Discord's values).
+const (
+	ResponseMessage         = 4 // CHANNEL_MESSAGE_WITH_SOURCE
+	ResponseDeferredMessage = 5
+	ResponseDeferredUpdate  = 6 // DEFERRED_UPDATE_MESSAGE
+	ResponseUpdate          = 7 // UPDATE_MESSAGE
+)
+
+// FlagEphemeral marks a reply only the clicking user sees.
+const FlagEphemeral = 64
+
+// Response is the bot's first response to an interaction.
+type Response struct {
+	InteractionID string
+	Type          int
+	Content       string
+	Components    json.RawMessage
+	Flags         int
+	// Sent is when the click was dispatched; At when the response arrived.
+	Sent, At time.Time
+}
+
+// interaction is a click the server dispatched.
+type interaction struct {
+	id, token, user, channel, message string
+	sent                              time.Time
+	responded                         bool
+}
+
+// Click dispatches INTERACTION_CREATE: user clicks the button at index
+// button (see [Message.Buttons]) of msg. In a guild the user's roles
+// ([Server.SetRoles]) come with the click.
+func (s *Server) Click(user string, msg Message, button int) Delivery {
+	buttons := msg.Buttons()
+	var b Button
+	if button >= 0 && button < len(buttons) {
+		b = buttons[button]
+	}
+	s.mu.Lock()
+	id := s.nextIDLocked()
+	in := &interaction{id: id, token: "itoken-" + id, user: user, channel: msg.ChannelID, message: msg.ID, sent: time.Now()}
+	s.interactions[in.token] = in
+	message := s.messageJSONLocked(msg)
+	roles := s.roles[user]
+	s.mu.Unlock()
+
+	d := map[string]any{
+		"id": id, "application_id": AppID, "type": 3, "token": in.token, "version": 1,
+		"channel_id": msg.ChannelID, "message": message,
+		"data": map[string]any{"custom_id": b.CustomID, "component_type": 2},
+	}
+	if msg.GuildID != "" {
+		d["guild_id"] = msg.GuildID
+		d["member"] = map[string]any{"user": userJSON(user, false), "roles": nonNil(roles)}
+	} else {
+		d["user"] = userJSON(user, false)
+	}
+	seq, sent := s.Dispatch("INTERACTION_CREATE", d)
+	s.mu.Lock()
+	in.sent = sent
+	s.mu.Unlock()
+	return Delivery{ID: id, ChannelID: msg.ChannelID, Seq: seq, Sent: sent}
+}
+
+// callback answers POST /interactions/{id}/{token}/callback: the first
+// response, within InteractionDeadline of the click.
+func (s *Server) callback(r *http.Request, body []byte) (int, any) {
+	var b struct {
+		Type int `json:"type"`
+		Data struct {
+			Content    *string          `json:"content"`
+			Components *json.RawMessage `json:"components"`
+			Flags      int              `json:"flags"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		return http.StatusBadRequest, apiError(50109, "The request body contains invalid JSON.")
+	}
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.interactions[r.PathValue("token")]
+	switch {
+	case !ok || in.id != r.PathValue("id") || now.Sub(in.sent) > InteractionDeadline:
+		return http.StatusNotFound, apiError(10062, "Unknown interaction")
+	case in.responded:
+		return http.StatusBadRequest, apiError(40060, "Interaction has already been acknowledged.")
+	}
+	in.responded = true
+	resp := Response{InteractionID: in.id, Type: b.Type, Flags: b.Data.Flags, Sent: in.sent, At: now}
+	if b.Data.Content != nil {
+		resp.Content = *b.Data.Content
+	}
+	if b.Data.Components != nil {
+		resp.Components = *b.Data.Components
+	}
+	s.responses = append(s.responses, resp)
+	switch b.Type {
+	case ResponseUpdate:
+		if i := s.findLocked(in.channel, in.message); i >= 0 {
+			m := &s.messages[i]
+			if b.Data.Content != nil {
+				m.Content = *b.Data.Content
+			}
+			if b.Data.Components != nil {
+				m.Components = *b.Data.Components
+			}
+			m.Edits++
+		}
+	case ResponseMessage:
+		s.addReplyLocked(in, resp.Content, resp.Flags)
+	}
+	s.notifyLocked()
+	return http.StatusNoContent, nil
+}
+
+func (s *Server) addReplyLocked(in *interaction, content string, flags int) Message {
+	m := Message{ID: s.nextIDLocked(), ChannelID: in.channel, Author: BotUserID, Bot: true, Content: content,
+		Flags: flags, At: time.Now()}
+	if c, ok := s.channels[in.channel]; ok {
+		m.GuildID = c.GuildID
+	}
+	if flags&FlagEphemeral != 0 {
+		m.Ephemeral, m.Recipient = true, in.user
+	}
+	s.messages = append(s.messages, m)
+	return m
+}
+
+// followup answers POST /webhooks/{app}/{token}: a message after the first
+// response, ephemeral with flag 64.
+func (s *Server) followup(r *http.Request, body []byte) (int, any) {
+	var b struct {
+		Content string `json:"content"`
+		Flags   int    `json:"flags"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		return http.StatusBadRequest, apiError(50109, "The request body contains invalid JSON.")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.interactions[r.PathValue("token")]
+	switch {
+	case r.PathValue("app") != AppID || !ok:
+		return http.StatusNotFound, apiError(10015, "Unknown Webhook")
+	case !in.responded:
+		return http.StatusBadRequest, apiError(10062, "Unknown interaction: respond before following up")
+	}
+	m := s.addReplyLocked(in, b.Content, b.Flags)
+	s.notifyLocked()
+	return http.StatusOK, s.messageJSONLocked(m)
+}
+
+// editFollowup answers PATCH /webhooks/{app}/{token}/messages/{message}
+// (@original is the clicked message for a component interaction).
+func (s *Server) editFollowup(r *http.Request, body []byte) (int, any) {
+	var b messageBody
+	if err := json.Unmarshal(body, &b); err != nil {
+		return http.StatusBadRequest, apiError(50109, "The request body contains invalid JSON.")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.interactions[r.PathValue("token")]
+	if !ok || !in.responded {
+		return http.StatusNotFound, apiError(10015, "Unknown Webhook")
+	}
+	id := r.PathValue("message")
+	if id == "@original" {
+		id = in.message
+	}
+	i := s.findLocked(in.channel, id)
+	if i < 0 {
+		return http.StatusNotFound, apiError(10008, "Unknown Message")
+	}
+	m := &s.messages[i]
+	if b.Content != nil {
+		m.Content = *b.Content
+	}
+	if b.Components != nil {
+		m.Components = *b.Components
+	}
+	m.Edits++
+	s.notifyLocked()
+	return http.StatusOK, s.messageJSONLocked(*m)
+}
+
+// Responses returns the first responses to interactions, in order.
+func (s *Server) Responses() []Response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Response(nil), s.responses...)
+}
+
+// WaitResponse waits for the first response to the click d.
+func (s *Server) WaitResponse(ctx context.Context, d Delivery) (Response, error) {
+	var found Response
+	err := s.wait(ctx, func() bool {
+		for _, r := range s.responses {
+			if r.InteractionID == d.ID {
+				found = r
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return Response{}, fmt.Errorf("discordtest: wait for the response to interaction %s: %w", d.ID, err)
+	}
+	return found, nil
+}

@@ -1,0 +1,111 @@
+package discord
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// chunkSeparator separates the messages of one answer in golden files.
+const chunkSeparator = "\n======== next message ========\n"
+
+// TestRenderGolden splits each testdata/render/*.md answer as Say posts it
+// and compares the messages to the .golden file beside it.
+func TestRenderGolden(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/render/*.md")
+	if err != nil || len(inputs) == 0 {
+		t.Fatalf("no inputs in testdata/render: %v", err)
+	}
+	for _, in := range inputs {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			src, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunks := Split(string(src), sayLimit)
+			checkChunks(t, chunks, maxMessageChars)
+			got := strings.Join(chunks, chunkSeparator) + "\n"
+			golden := strings.TrimSuffix(in, ".md") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("Split(%s) differs from %s (run go test -update and review the diff):\n%s", in, golden, got)
+			}
+		})
+	}
+}
+
+// checkChunks asserts what every split must hold: each piece fits and
+// opens and closes its code fences.
+func checkChunks(t *testing.T, chunks []string, limit int) {
+	t.Helper()
+	for i, c := range chunks {
+		if w := Width(c); w > limit {
+			t.Errorf("chunk %d is %d characters, want <= %d", i, w, limit)
+		}
+		fences := 0
+		for _, line := range strings.Split(c, "\n") {
+			if fenceOf(strings.TrimLeft(line, " \t")) != "" {
+				fences++
+			}
+		}
+		if fences%2 != 0 {
+			t.Errorf("chunk %d leaves a code block open:\n%s", i, c)
+		}
+	}
+}
+
+func TestSplit(t *testing.T) {
+	cases := []struct {
+		name  string
+		text  string
+		limit int
+		want  []string
+	}{
+		{"short", "hello", 20, []string{"hello"}},
+		{"empty", "\n\n", 20, nil},
+		{"paragraphs", "aaaa aaaa\n\nbbbb bbbb", 16, []string{"aaaa aaaa", "bbbb bbbb"}},
+		{"words", "one two three four five", 16, []string{"one two three", "four five"}},
+		{"emoji count two", strings.Repeat("🚀", 10), 16, []string{strings.Repeat("🚀", 8), strings.Repeat("🚀", 2)}},
+		{"code reopened with its language", "```go\nline one\nline two\nline three\n```", 24,
+			[]string{"```go\nline one\n```", "```go\nline two\n```", "```go\nline three\n```"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Split(c.text, c.limit)
+			if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", c.want) {
+				t.Errorf("Split(%q, %d) = %q, want %q", c.text, c.limit, got, c.want)
+			}
+			checkChunks(t, got, c.limit)
+		})
+	}
+}
+
+func TestWidth(t *testing.T) {
+	cases := map[string]int{"": 0, "abc": 3, "café": 4, "🚀": 2, "日本": 2}
+	for s, want := range cases {
+		if got := Width(s); got != want {
+			t.Errorf("Width(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+func TestSubtext(t *testing.T) {
+	got := Subtext("one\n\ntwo\n```\ncode\n```\n-# three")
+	want := "-# one\n\n-# two\n```\ncode\n```\n-# three"
+	if got != want {
+		t.Errorf("Subtext = %q, want %q", got, want)
+	}
+}

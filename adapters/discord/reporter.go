@@ -1,0 +1,221 @@
+package discord
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/neobot/neobot/core"
+)
+
+// Reporter returns how Neo speaks in thread t (its messages go to t.ID: the
+// thread, or the DM channel): Status as the typing indicator plus one
+// status message edited in place at most once per StatusInterval; Say as
+// messages split under 2,000 characters without breaking a code block, the
+// first replacing the status message; Notice as subtext ("-# …").
+func (a *Adapter) Reporter(t core.Thread) core.Reporter {
+	return reporter{a: a, t: t}
+}
+
+type reporter struct {
+	a *Adapter
+	t core.Thread
+}
+
+func (r reporter) Say(ctx context.Context, text string) error    { return r.a.say(ctx, r.t, text) }
+func (r reporter) Status(ctx context.Context, text string) error { return r.a.status(ctx, r.t, text) }
+func (r reporter) Notice(ctx context.Context, text string) error { return r.a.notice(ctx, r.t, text) }
+
+// answerMentions lets an answer ping the people it names, never @everyone
+// or a role.
+func answerMentions() *discordgo.MessageAllowedMentions {
+	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers}}
+}
+
+// threadState is what the reporter remembers about a thread within a turn.
+type threadState struct {
+	mu          sync.Mutex
+	placeholder string // ID of the status message, "" when none
+	lastEdit    time.Time
+	pending     string      // latest status not shown yet
+	timer       *time.Timer // flushes pending
+}
+
+type reporterStates struct {
+	mu sync.Mutex
+	m  map[string]*threadState
+}
+
+func newReporterStates() *reporterStates { return &reporterStates{m: map[string]*threadState{}} }
+
+func (rs *reporterStates) get(t core.Thread) *threadState {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	st, ok := rs.m[t.Key()]
+	if !ok {
+		st = &threadState{}
+		rs.m[t.Key()] = st
+	}
+	return st
+}
+
+// drop forgets a thread whose turn has answered.
+func (rs *reporterStates) drop(t core.Thread, st *threadState) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.placeholder == "" && st.timer == nil && rs.m[t.Key()] == st {
+		delete(rs.m, t.Key())
+	}
+}
+
+// statusContent renders a status line as subtext.
+func statusContent(text string) string {
+	line := strings.Join(strings.Fields(text), " ")
+	if r := []rune(line); len(r) > 300 {
+		line = string(r[:299]) + "…"
+	}
+	return "-# ⏳ " + line
+}
+
+func (a *Adapter) status(ctx context.Context, t core.Thread, text string) error {
+	st := a.rstate.get(t)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	a.typing(ctx, t.ID)
+	if st.placeholder == "" {
+		m, err := a.send(ctx, t.ID, &discordgo.MessageSend{Content: statusContent(text),
+			AllowedMentions: &discordgo.MessageAllowedMentions{}})
+		if err != nil {
+			return err
+		}
+		st.placeholder, st.lastEdit = m.ID, time.Now()
+		return nil
+	}
+	wait := a.opts.StatusInterval - time.Since(st.lastEdit)
+	if wait <= 0 && st.timer == nil {
+		return a.editStatusLocked(ctx, t, st, text)
+	}
+	st.pending = text // latest wins
+	if st.timer == nil {
+		a.wg.Add(1)
+		st.timer = time.AfterFunc(max(wait, 0), func() {
+			defer a.wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
+			defer cancel()
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			st.timer = nil
+			if st.pending != "" && st.placeholder != "" {
+				if err := a.editStatusLocked(ctx, t, st, st.pending); err != nil {
+					a.log.Warn().Err(err).Str("thread", t.Key()).Msg("discord: update status")
+				}
+			}
+			st.pending = ""
+		})
+	}
+	return nil
+}
+
+func (a *Adapter) editStatusLocked(ctx context.Context, t core.Thread, st *threadState, text string) error {
+	st.lastEdit = time.Now()
+	content := statusContent(text)
+	return a.edit(ctx, &discordgo.MessageEdit{Channel: t.ID, ID: st.placeholder, Content: &content})
+}
+
+// typing shows "Neo is typing…" for ten seconds or until Neo posts.
+func (a *Adapter) typing(ctx context.Context, channel string) {
+	if err := a.s.ChannelTyping(channel, call(ctx)); err != nil {
+		a.log.Debug().Err(err).Str("channel", channel).Msg("discord: typing indicator")
+	}
+}
+
+// stopStatusLocked cancels a pending status edit and returns the status
+// message's ID, forgetting it.
+func (a *Adapter) stopStatusLocked(st *threadState) string {
+	if st.timer != nil && st.timer.Stop() {
+		a.wg.Done()
+	}
+	st.timer, st.pending = nil, ""
+	id := st.placeholder
+	st.placeholder = ""
+	return id
+}
+
+func (a *Adapter) say(ctx context.Context, t core.Thread, text string) error {
+	st := a.rstate.get(t)
+	st.mu.Lock()
+	defer func() {
+		st.mu.Unlock()
+		a.rstate.drop(t, st)
+	}()
+	placeholder := a.stopStatusLocked(st)
+	for i, c := range Split(text, sayLimit) {
+		if i == 0 && placeholder != "" {
+			content := c
+			err := a.edit(ctx, &discordgo.MessageEdit{Channel: t.ID, ID: placeholder, Content: &content,
+				AllowedMentions: answerMentions()})
+			if err == nil {
+				continue
+			}
+			// The status message is gone (deleted by someone): post instead.
+		}
+		if err := a.post(ctx, t.ID, &discordgo.MessageSend{Content: c, AllowedMentions: answerMentions()}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Subtext renders text as Discord subtext: every non-empty line starts
+// with "-# ". Code blocks are left as they are.
+func Subtext(text string) string {
+	lines := strings.Split(strings.Trim(text, "\n"), "\n")
+	inCode := false
+	for i, l := range lines {
+		if fenceOf(strings.TrimLeft(l, " \t")) != "" {
+			inCode = !inCode
+			continue
+		}
+		if !inCode && strings.TrimSpace(l) != "" && !strings.HasPrefix(l, "-# ") {
+			lines[i] = "-# " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (a *Adapter) notice(ctx context.Context, t core.Thread, text string) error {
+	for _, c := range Split(Subtext(text), sayLimit) {
+		if err := a.post(ctx, t.ID, &discordgo.MessageSend{Content: c, AllowedMentions: &discordgo.MessageAllowedMentions{}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// post sends a message to channel.
+func (a *Adapter) post(ctx context.Context, channel string, m *discordgo.MessageSend) error {
+	_, err := a.send(ctx, channel, m)
+	return err
+}
+
+// send sends a message to channel and returns it.
+func (a *Adapter) send(ctx context.Context, channel string, m *discordgo.MessageSend) (*discordgo.Message, error) {
+	msg, err := a.s.ChannelMessageSendComplex(channel, m, call(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("discord: send message to %s: %w", channel, err)
+	}
+	return msg, nil
+}
+
+func (a *Adapter) edit(ctx context.Context, m *discordgo.MessageEdit) error {
+	if _, err := a.s.ChannelMessageEditComplex(m, call(ctx)); err != nil {
+		return fmt.Errorf("discord: edit message %s: %w", m.ID, err)
+	}
+	return nil
+}
