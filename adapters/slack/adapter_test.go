@@ -464,3 +464,39 @@ func TestStatusAfterUnansweredTurn(t *testing.T) {
 		t.Errorf("thread after Status, Notice, Status, Say = %q, want %q", got, want)
 	}
 }
+
+// TestStatusAfterRunStartsNoGoroutine checks that a throttled status from a
+// turn still running after Run returned (the hub's shutdown grace) starts
+// no flush goroutine: Run already waited for its goroutines, so nobody
+// would own it.
+func TestStatusAfterRunStartsNoGoroutine(t *testing.T) {
+	s := slacktest.New(t)
+	a, err := New(Options{BotToken: "xoxb-test", AppToken: "xapp-test", APIURL: s.APIURL(),
+		Hub: newFakeHub(&fakeThreads{known: map[string]bool{}}), StatusInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := a.Run(ctx); err != nil {
+		t.Fatalf("Run(cancelled) = %v, want nil", err)
+	}
+	th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000012"}
+	r := a.Reporter(th)
+	for _, text := range []string{"one", "two"} {
+		if err := r.Status(t.Context(), text); err != nil {
+			t.Fatalf("Status(%q) = %v, want nil", text, err)
+		}
+	}
+	st := a.rstate.get(th)
+	st.mu.Lock()
+	timer := st.timer
+	st.mu.Unlock()
+	if timer != nil {
+		timer.Stop()
+		t.Error("Status after Run returned scheduled a flush goroutine, want none")
+	}
+	if err := r.Say(t.Context(), "answer"); err != nil {
+		t.Fatal(err)
+	}
+}

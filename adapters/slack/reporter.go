@@ -108,8 +108,9 @@ func (a *Adapter) status(ctx context.Context, t core.Thread, text string) error 
 		return a.editStatusLocked(ctx, t, st, text)
 	}
 	st.pending = text // latest wins
-	if st.timer == nil {
-		a.wg.Add(1)
+	// After Run has returned nobody would wait for the flush: the latest
+	// status waits for the next Status or Say instead.
+	if st.timer == nil && a.goLate() {
 		st.timer = time.AfterFunc(max(wait, 0), func() {
 			defer a.wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)

@@ -113,7 +113,12 @@ type Adapter struct {
 
 	stopping chan struct{} // closed when Run's context ends
 	stopOnce sync.Once
-	wg       sync.WaitGroup // goroutines handling events and clicks
+	wg       sync.WaitGroup // goroutines handling events and clicks, status flushes
+
+	// lateMu orders Run's final wg.Wait against goroutines that callers
+	// outside Run (the hub's turns) start: once done is set, none start.
+	lateMu sync.Mutex
+	done   bool
 }
 
 // identity is the bot as auth.test describes it.
@@ -176,7 +181,12 @@ func New(opts Options) (*Adapter, error) {
 // the messages it accepted to reach the hub. It returns nil on ctx's end,
 // or the error that stopped it (a revoked token, a port in use).
 func (a *Adapter) Run(ctx context.Context) error {
-	defer a.wg.Wait()
+	defer func() {
+		a.lateMu.Lock()
+		a.done = true
+		a.lateMu.Unlock()
+		a.wg.Wait()
+	}()
 	stop := context.AfterFunc(ctx, a.stop)
 	defer stop()
 	defer a.stop()
@@ -202,6 +212,20 @@ func (a *Adapter) Run(ctx context.Context) error {
 }
 
 func (a *Adapter) stop() { a.stopOnce.Do(func() { close(a.stopping) }) }
+
+// goLate reserves a place in a.wg for a goroutine started by a caller
+// outside Run, and reports false once Run is finishing: Run waits only for
+// goroutines reserved before it began its final wait, and no WaitGroup Add
+// may race that Wait.
+func (a *Adapter) goLate() bool {
+	a.lateMu.Lock()
+	defer a.lateMu.Unlock()
+	if a.done {
+		return false
+	}
+	a.wg.Add(1)
+	return true
+}
 
 // isStopping reports whether Run's context has ended.
 func (a *Adapter) isStopping() bool {
