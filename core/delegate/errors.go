@@ -32,6 +32,7 @@ type FailedError struct {
 	Message string
 }
 
+// Error says which intent failed and, when the daemon gave one, why.
 func (e *FailedError) Error() string {
 	if e.Message == "" {
 		return fmt.Sprintf("the delegated task failed (intent %s) without a reason from the execution daemon", e.IntentID)
@@ -47,6 +48,7 @@ type ClarifyError struct {
 	Question string
 }
 
+// Error relays the daemon's question for the model to put to the user.
 func (e *ClarifyError) Error() string {
 	return fmt.Sprintf("the execution daemon needs more detail before it can act: %s", e.Question)
 }
@@ -70,6 +72,7 @@ type HTTPError struct {
 	Message string
 }
 
+// Error names the request, the status and the daemon's message.
 func (e *HTTPError) Error() string {
 	return fmt.Sprintf("delegate: %s %s: HTTP %d: %s", e.Method, e.Path, e.Status, e.Message)
 }
