@@ -110,7 +110,7 @@ func TestApprovalClickByAnotherUserRefused(t *testing.T) {
 	}
 
 	// A member holding a configured approver role may answer.
-	e.discord.Click("555", msg, 1)
+	e.response(e.discord.Click("555", msg, 1))
 	e.botReply(d.ID, "approved=false by 555")
 	got, _ := e.discord.MessageByID(msg.ID)
 	if !strings.Contains(got.Content, "Denied (deny) by <@555>") || len(got.Buttons()) != 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/neobot/neobot/adapters/discord"
 	"github.com/neobot/neobot/adapters/slack"
 	"github.com/neobot/neobot/core/conversation"
 )
@@ -14,15 +15,16 @@ import (
 // when neobot is asked to stop.
 const shutdownGrace = 10 * time.Second
 
-// runBot is plain `neobot`: Neo in Slack when SLACK_BOT_TOKEN is set,
-// otherwise a conversation in this terminal.
+// runBot is plain `neobot`: Neo in Slack when SLACK_BOT_TOKEN is set, in
+// Discord when DISCORD_BOT_TOKEN is set, in both when both are; otherwise
+// a conversation in this terminal.
 func (m *Main) runBot(ctx context.Context, args []string) error {
 	cfg, _, log, err := m.setup("neobot", args, nil)
 	if err != nil {
 		return err
 	}
-	if cfg.SlackBotToken == "" {
-		log.Info().Msg("no SLACK_BOT_TOKEN: starting a conversation in this terminal")
+	if cfg.SlackBotToken == "" && cfg.DiscordBotToken == "" {
+		log.Info().Msg("no SLACK_BOT_TOKEN or DISCORD_BOT_TOKEN: starting a conversation in this terminal")
 		return m.chat(ctx, cfg, log, "default", false)
 	}
 	if cfg.HealthAddr != "" {
@@ -45,42 +47,97 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 		Grace:         shutdownGrace,
 		Logger:        log.With().Str("component", "conversation").Logger(),
 	})
-	sl, err := slack.New(slack.Options{
-		BotToken:      cfg.SlackBotToken.Reveal(),
-		AppToken:      cfg.SlackAppToken.Reveal(),
-		SigningSecret: cfg.SlackSigningSecret.Reveal(),
-		APIURL:        cfg.SlackAPIURL,
-		Mode:          cfg.SlackMode,
-		ListenAddr:    cfg.SlackListenAddr,
-		Hub:           hub,
-		Threads:       a.db,
-		Gates:         a.gates,
-		Approvers:     cfg.SlackApprovers,
-		AllowChannels: cfg.SlackAllowChannels,
-		AllowUsers:    cfg.SlackAllowUsers,
-		MaxFileBytes:  int64(cfg.SlackMaxFileBytes),
-		Logger:        log.With().Str("component", "slack").Logger(),
-	})
-	if err != nil {
-		return fmt.Errorf("slack: %w", err)
+	var platforms []platform
+	if cfg.SlackBotToken != "" {
+		sl, err := slack.New(slack.Options{
+			BotToken:      cfg.SlackBotToken.Reveal(),
+			AppToken:      cfg.SlackAppToken.Reveal(),
+			SigningSecret: cfg.SlackSigningSecret.Reveal(),
+			APIURL:        cfg.SlackAPIURL,
+			Mode:          cfg.SlackMode,
+			ListenAddr:    cfg.SlackListenAddr,
+			Hub:           hub,
+			Threads:       a.db,
+			Gates:         a.gates,
+			Approvers:     cfg.SlackApprovers,
+			AllowChannels: cfg.SlackAllowChannels,
+			AllowUsers:    cfg.SlackAllowUsers,
+			MaxFileBytes:  int64(cfg.SlackMaxFileBytes),
+			Logger:        log.With().Str("component", "slack").Logger(),
+		})
+		if err != nil {
+			return fmt.Errorf("slack: %w", err)
+		}
+		hub.Attach(slack.Platform, sl)
+		platforms = append(platforms, platform{run: sl.Run})
+		log.Info().Str("mode", cfg.SlackMode).Msg("neobot is running in Slack")
 	}
-	hub.Attach(slack.Platform, sl)
+	if cfg.DiscordBotToken != "" {
+		dc, err := discord.New(discord.Options{
+			Token:         cfg.DiscordBotToken.Reveal(),
+			APIURL:        cfg.DiscordAPIURL,
+			Hub:           hub,
+			Threads:       a.db,
+			Gates:         a.gates,
+			Approvers:     cfg.DiscordApprovers,
+			AllowChannels: cfg.DiscordAllowChannels,
+			AllowUsers:    cfg.DiscordAllowUsers,
+			MaxFileBytes:  int64(cfg.DiscordMaxFileBytes),
+			Logger:        log.With().Str("component", "discord").Logger(),
+		})
+		if err != nil {
+			return err
+		}
+		hub.Attach(discord.Platform, dc)
+		platforms = append(platforms, platform{run: dc.Run})
+		log.Info().Msg("neobot is running in Discord")
+	}
 	if err := hub.Start(ctx); err != nil {
 		return fmt.Errorf("resume conversations: %w", err)
 	}
-	log.Info().Str("mode", cfg.SlackMode).Msg("neobot is running in Slack")
 
-	runErr := sl.Run(ctx)
-	// The adapter has stopped taking events; let running turns reach a
+	runErr := runPlatforms(ctx, platforms)
+	// The adapters have stopped taking events; let running turns reach a
 	// persisted step, then stop them (their gates stay pending).
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace+5*time.Second)
 	defer cancel()
 	closeErr := hub.Close(sctx)
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
-		return fmt.Errorf("slack: %w", runErr)
+	if runErr != nil {
+		return runErr
 	}
 	log.Info().Msg("neobot stopped")
 	return closeErr
+}
+
+// platform is one chat adapter's Run.
+type platform struct {
+	run func(ctx context.Context) error
+}
+
+// runPlatforms runs every adapter until ctx ends or one fails; a failure
+// stops the others, and the first is returned.
+func runPlatforms(ctx context.Context, ps []platform) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, len(ps))
+	for _, p := range ps {
+		go func() {
+			err := p.run(ctx)
+			if err != nil && !errors.Is(err, context.Canceled) {
+				cancel() // errors already name their platform
+			} else {
+				err = nil
+			}
+			errc <- err
+		}()
+	}
+	var first error
+	for range ps {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // sweep drops what retention says is too old, at start and then daily,

@@ -53,6 +53,13 @@ type Config struct {
 	SlackAllowUsers    []string
 	SlackMaxFileBytes  int
 
+	DiscordBotToken      Secret
+	DiscordAPIURL        string
+	DiscordApprovers     []string
+	DiscordAllowChannels []string
+	DiscordAllowUsers    []string
+	DiscordMaxFileBytes  int
+
 	HealthAddr string
 	LogLevel   string
 	LogFormat  string
@@ -147,6 +154,12 @@ func settings() []setting {
 		{env: "SLACK_ALLOW_CHANNELS", flag: "slack-allow-channels", usage: "only answer in these channel IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.SlackAllowChannels })},
 		{env: "SLACK_ALLOW_USERS", flag: "slack-allow-users", usage: "only answer these user IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.SlackAllowUsers })},
 		{env: "SLACK_MAX_FILE_BYTES", flag: "slack-max-file-bytes", def: "262144", usage: "largest text attachment offered to Neo", set: count(func(c *Config) *int { return &c.SlackMaxFileBytes })},
+		{env: "DISCORD_BOT_TOKEN", secret: true, usage: "Discord bot token (Developer Portal > Bot); set to run in Discord (with or without Slack)", set: secret(func(c *Config) *Secret { return &c.DiscordBotToken })},
+		{env: "DISCORD_API_URL", flag: "discord-api-url", def: "https://discord.com", usage: "Discord base URL for REST and gateway discovery (a proxy, tests)", set: str(func(c *Config) *string { return &c.DiscordAPIURL })},
+		{env: "DISCORD_APPROVERS", flag: "discord-approvers", usage: "Discord user IDs, and role IDs written role:ID, who may approve any spend besides the requester (comma-separated)", set: list(func(c *Config) *[]string { return &c.DiscordApprovers })},
+		{env: "DISCORD_ALLOW_CHANNELS", flag: "discord-allow-channels", usage: "only answer in these channel IDs, threads included (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.DiscordAllowChannels })},
+		{env: "DISCORD_ALLOW_USERS", flag: "discord-allow-users", usage: "only answer these Discord user IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.DiscordAllowUsers })},
+		{env: "DISCORD_MAX_FILE_BYTES", flag: "discord-max-file-bytes", def: "262144", usage: "largest text attachment offered to Neo from Discord", set: count(func(c *Config) *int { return &c.DiscordMaxFileBytes })},
 		{env: "NEO_HEALTH_ADDR", flag: "health-addr", usage: "serve GET /healthz here (fly.io checks); empty disables", set: str(func(c *Config) *string { return &c.HealthAddr })},
 		{env: "NEO_LOG_LEVEL", flag: "log-level", def: "info", usage: "trace, debug, info, warn or error", set: str(func(c *Config) *string { return &c.LogLevel })},
 		{env: "NEO_LOG_FORMAT", flag: "log-format", def: "auto", usage: "json, console, or auto (console on a terminal, else JSON)", set: str(func(c *Config) *string { return &c.LogFormat })},
@@ -210,6 +223,7 @@ func (c *Config) validate() error {
 	for _, u := range []struct{ env, v string }{
 		{"NEO_LLM_BASE_URL", c.LLMBaseURL}, {"MATRIX_GATEWAY_URL", c.GatewayURL},
 		{"NEO_DAEMON_URL", c.DaemonURL}, {"SLACK_API_URL", c.SlackAPIURL},
+		{"DISCORD_API_URL", c.DiscordAPIURL},
 	} {
 		if u.v == "" {
 			continue
@@ -237,6 +251,9 @@ func (c *Config) validate() error {
 	default:
 		bad("SLACK_MODE", "%q: want socket or http", c.SlackMode)
 	}
+	if t := string(c.DiscordBotToken); strings.HasPrefix(t, "xox") || strings.ContainsAny(t, " \t") && !strings.HasPrefix(t, "Bot ") {
+		bad("DISCORD_BOT_TOKEN", "does not look like a Discord bot token; copy it from the Developer Portal (your app > Bot > Reset Token)")
+	}
 	if c.MaxConcurrentTurns == 0 {
 		bad("NEO_MAX_CONCURRENT_TURNS", "must be at least 1")
 	}
@@ -260,7 +277,7 @@ func (c *Config) requireModel() error {
 // secrets returns every credential, for the log scrubber.
 func (c *Config) secrets() []Secret {
 	return []Secret{c.LLMAPIKey, c.FireworksKey, c.TogetherKey, c.OpenCodeKey, c.OpenAIKey,
-		c.GatewayToken, c.DaemonToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret}
+		c.GatewayToken, c.DaemonToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken}
 }
 
 // printSettings writes the settings table, for `neobot help config`; with
@@ -294,7 +311,7 @@ func printSettings(w io.Writer, markdown bool) {
 }
 
 func usage(w io.Writer, name string, fs *flag.FlagSet) {
-	fmt.Fprintf(w, `usage: %[1]s [flags]                 run Neo in Slack (with SLACK_BOT_TOKEN) or in this terminal
+	fmt.Fprintf(w, `usage: %[1]s [flags]                 run Neo in Slack (SLACK_BOT_TOKEN) and/or Discord (DISCORD_BOT_TOKEN), else in this terminal
        %[1]s chat [--thread NAME] [--dry-run] [flags]
        %[1]s check [flags]          validate settings and manifest, start every MCP server, print the tools
        %[1]s memory list|search|forget [flags]
