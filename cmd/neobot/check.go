@@ -30,11 +30,14 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 			problems = append(problems, fmt.Errorf("NEO_CHEAP_MODEL: %w", err))
 		}
 	}
-	switch {
-	case cfg.SlackBotToken != "":
+	if cfg.SlackBotToken != "" {
 		fmt.Fprintf(m.Stdout, "slack: %s mode, API %s\n", cfg.SlackMode, cfg.SlackAPIURL)
-	default:
-		fmt.Fprintln(m.Stdout, "slack: SLACK_BOT_TOKEN is not set; neobot will talk in the terminal")
+	}
+	if cfg.DiscordBotToken != "" {
+		fmt.Fprintf(m.Stdout, "discord: gateway via %s\n", cfg.DiscordAPIURL)
+	}
+	if cfg.SlackBotToken == "" && cfg.DiscordBotToken == "" {
+		fmt.Fprintln(m.Stdout, "platforms: neither SLACK_BOT_TOKEN nor DISCORD_BOT_TOKEN is set; neobot will talk in the terminal")
 	}
 	if cfg.DaemonURL == "" {
 		fmt.Fprintln(m.Stdout, "daemon: NEO_DAEMON_URL is not set; core_execute will say no execution daemon is configured")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/neobot/neobot/adapters/discord"
 	"github.com/neobot/neobot/adapters/slack"
 	"github.com/neobot/neobot/adapters/terminal"
 	"github.com/neobot/neobot/core"
@@ -29,5 +30,8 @@ var (
 	_ conversation.Platform = (*slack.Adapter)(nil)
 	_ slack.Submitter       = (*conversation.Hub)(nil)
 	_ slack.Threads         = (*store.DB)(nil)
+	_ conversation.Platform = (*discord.Adapter)(nil)
+	_ discord.Submitter     = (*conversation.Hub)(nil)
+	_ discord.Threads       = (*store.DB)(nil)
 	_ terminal.Runner       = (*agent.Agent)(nil)
 )
