@@ -264,6 +264,25 @@ func (s *Server) WaitAnswers(ctx context.Context, n int) ([]Answer, error) {
 	return s.Answers(), nil
 }
 
+// WaitRequests blocks until n recorded requests satisfy match, then
+// returns those requests; it fails when ctx ends first.
+func (s *Server) WaitRequests(ctx context.Context, n int, match func(Request) bool) ([]Request, error) {
+	var got []Request
+	err := s.wait(ctx, func() bool {
+		got = got[:0]
+		for _, r := range s.requests {
+			if match(r) {
+				got = append(got, r)
+			}
+		}
+		return len(got) >= n
+	})
+	if err != nil {
+		return got, fmt.Errorf("delegatetest: waiting for %d matching requests, got %d: %w", n, len(got), err)
+	}
+	return got, nil
+}
+
 // WaitIntents blocks until n intents were submitted, then returns them; it
 // fails when ctx ends first.
 func (s *Server) WaitIntents(ctx context.Context, n int) ([]Submission, error) {
