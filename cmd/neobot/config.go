@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -60,6 +64,7 @@ type Config struct {
 	DiscordAllowUsers    []string
 	DiscordMaxFileBytes  int
 
+	ConfigFile string
 	HealthAddr string
 	LogLevel   string
 	LogFormat  string
@@ -160,29 +165,20 @@ func settings() []setting {
 		{env: "DISCORD_ALLOW_CHANNELS", flag: "discord-allow-channels", usage: "only answer in these channel IDs, threads included (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.DiscordAllowChannels })},
 		{env: "DISCORD_ALLOW_USERS", flag: "discord-allow-users", usage: "only answer these Discord user IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.DiscordAllowUsers })},
 		{env: "DISCORD_MAX_FILE_BYTES", flag: "discord-max-file-bytes", def: "262144", usage: "largest text attachment offered to Neo from Discord", set: count(func(c *Config) *int { return &c.DiscordMaxFileBytes })},
+		{env: "NEO_CONFIG", flag: "config", usage: "JSON file of settings keyed by variable name, lists as arrays (e.g. SLACK_APPROVERS); the environment and flags override it; secrets are refused", set: str(func(c *Config) *string { return &c.ConfigFile })},
 		{env: "NEO_HEALTH_ADDR", flag: "health-addr", usage: "serve GET /healthz here (fly.io checks); empty disables", set: str(func(c *Config) *string { return &c.HealthAddr })},
 		{env: "NEO_LOG_LEVEL", flag: "log-level", def: "info", usage: "trace, debug, info, warn or error", set: str(func(c *Config) *string { return &c.LogLevel })},
 		{env: "NEO_LOG_FORMAT", flag: "log-format", def: "auto", usage: "json, console, or auto (console on a terminal, else JSON)", set: str(func(c *Config) *string { return &c.LogFormat })},
 	}
 }
 
-// loadConfig reads defaults, then the environment (via getenv), then the
-// flags in args; extra, when set, declares a command's own flags. It
-// returns the remaining arguments. Errors name the variable and say how to
-// fix it.
+// loadConfig reads, from weakest to strongest: defaults, the optional
+// settings file (NEO_CONFIG or --config), the environment (via getenv),
+// then the flags in args; extra, when set, declares a command's own flags.
+// It returns the remaining arguments. Errors name the variable and say how
+// to fix it.
 func loadConfig(name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (*Config, []string, error) {
-	c := &Config{}
 	table := settings()
-	var errs []error
-	for _, s := range table {
-		v := s.def
-		if e := getenv(s.env); e != "" {
-			v = e
-		}
-		if err := s.set(c, v); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", s.env, err))
-		}
-	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { usage(stderr, name, fs) }
@@ -198,19 +194,93 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
-	fs.Visit(func(f *flag.Flag) {
-		for _, s := range table {
-			if s.flag == f.Name {
-				if err := s.set(c, *flags[f.Name]); err != nil {
-					errs = append(errs, fmt.Errorf("--%s: %w", f.Name, err))
-				}
-			}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	values := map[string]string{} // variable -> value, strongest source last
+	for _, s := range table {
+		values[s.env] = s.def
+	}
+	path := getenv("NEO_CONFIG")
+	if set["config"] {
+		path = *flags["config"]
+	}
+	var errs []error
+	if path != "" {
+		file, err := readSettingsFile(path, table)
+		if err != nil {
+			return nil, nil, err
 		}
-	})
+		maps.Copy(values, file)
+	}
+	for _, s := range table {
+		if e := getenv(s.env); e != "" {
+			values[s.env] = e
+		}
+	}
+	c := &Config{}
+	for _, s := range table {
+		source := s.env
+		v := values[s.env]
+		if s.flag != "" && set[s.flag] {
+			source, v = "--"+s.flag, *flags[s.flag]
+		}
+		if err := s.set(c, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", source, err))
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
 	}
 	return c, fs.Args(), c.validate()
+}
+
+// readSettingsFile reads a JSON object of settings keyed by variable name:
+// strings, numbers, or lists of strings (the lists are why the file
+// exists). Secrets and unknown names are refused.
+func readSettingsFile(path string, table []setting) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("NEO_CONFIG=%s: %w", path, err)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("NEO_CONFIG=%s: not a JSON object of settings (%v); write it like {\"SLACK_APPROVERS\": [\"U123\"]}", path, err)
+	}
+	known := map[string]setting{}
+	for _, s := range table {
+		known[s.env] = s
+	}
+	out := map[string]string{}
+	var errs []error
+	for _, key := range slices.Sorted(maps.Keys(raw)) {
+		s, ok := known[key]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("NEO_CONFIG=%s: %s is not a setting; run neobot help config for the list", path, key))
+			continue
+		case s.secret:
+			errs = append(errs, fmt.Errorf("NEO_CONFIG=%s: %s is a secret; set it in the environment, never in a file", path, key))
+			continue
+		case key == "NEO_CONFIG":
+			errs = append(errs, fmt.Errorf("NEO_CONFIG=%s: a settings file cannot name another one", path))
+			continue
+		}
+		var str string
+		var list []string
+		var num json.Number
+		switch {
+		case json.Unmarshal(raw[key], &str) == nil:
+			out[key] = str
+		case json.Unmarshal(raw[key], &list) == nil:
+			out[key] = strings.Join(list, ",")
+		case json.Unmarshal(raw[key], &num) == nil:
+			out[key] = num.String()
+		default:
+			errs = append(errs, fmt.Errorf("NEO_CONFIG=%s: %s must be a string, a number or a list of strings", path, key))
+		}
+	}
+	return out, errors.Join(errs...)
 }
 
 // validate checks the settings that do not depend on the command: shapes

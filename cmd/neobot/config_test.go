@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -155,4 +156,75 @@ func TestReadmeSettings(t *testing.T) {
 	if got := s[i:j]; got != table.String() {
 		t.Errorf("README.md settings table is stale; run go test ./cmd/neobot -run Readme -update\ngot:\n%s\nwant:\n%s", got, table.String())
 	}
+}
+
+func TestSettingsFile(t *testing.T) {
+	write := func(t *testing.T, body string) string {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "neobot.json")
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	t.Run("lists, numbers, and who wins", func(t *testing.T) {
+		path := write(t, `{"SLACK_APPROVERS": ["U1", "U2"], "NEO_STEP_BUDGET": 12, "NEO_DB_PATH": "/file.db", "NEO_MODEL": "from-file"}`)
+		env := envOf(map[string]string{"NEO_CONFIG": path, "NEO_DB_PATH": "/env.db"})
+		c, _, err := loadConfig("neobot", []string{"--model", "from-flag"}, env, &bytes.Buffer{}, nil)
+		if err != nil {
+			t.Fatalf("loadConfig: %v", err)
+		}
+		if got := strings.Join(c.SlackApprovers, ","); got != "U1,U2" {
+			t.Errorf("SlackApprovers = %q, want U1,U2 from the file", got)
+		}
+		if c.StepBudget != 12 {
+			t.Errorf("StepBudget = %d, want 12 from the file", c.StepBudget)
+		}
+		if c.DBPath != "/env.db" {
+			t.Errorf("DBPath = %q, want /env.db: the environment overrides the file", c.DBPath)
+		}
+		if c.Model != "from-flag" {
+			t.Errorf("Model = %q, want from-flag: a flag overrides the file", c.Model)
+		}
+	})
+	t.Run("--config beats NEO_CONFIG", func(t *testing.T) {
+		a, b := write(t, `{"NEO_MODEL": "a"}`), write(t, `{"NEO_MODEL": "b"}`)
+		c, _, err := loadConfig("neobot", []string{"--config", b}, envOf(map[string]string{"NEO_CONFIG": a}), &bytes.Buffer{}, nil)
+		if err != nil || c.Model != "b" {
+			t.Errorf("loadConfig(--config b) = %+v, %v; want model b", c, err)
+		}
+	})
+	refusals := []struct {
+		name, body string
+		want       []string
+	}{
+		{"secret", `{"SLACK_BOT_TOKEN": "xoxb-1-2"}`, []string{"SLACK_BOT_TOKEN", "secret", "environment"}},
+		{"unknown", `{"SLACK_APPROVER": ["U1"]}`, []string{"SLACK_APPROVER", "not a setting"}},
+		{"not an object", `["U1"]`, []string{"NEO_CONFIG", "JSON object"}},
+		{"wrong type", `{"SLACK_APPROVERS": {"a": 1}}`, []string{"SLACK_APPROVERS", "list of strings"}},
+		{"bad value", `{"NEO_STEP_BUDGET": "lots"}`, []string{"NEO_STEP_BUDGET", "whole number"}},
+	}
+	for _, tt := range refusals {
+		t.Run(tt.name, func(t *testing.T) {
+			path := write(t, tt.body)
+			_, _, err := loadConfig("neobot", nil, envOf(map[string]string{"NEO_CONFIG": path}), &bytes.Buffer{}, nil)
+			if err == nil {
+				t.Fatalf("loadConfig(%s) = nil error, want a refusal", tt.body)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("loadConfig(%s) error = %q, want it to contain %q", tt.body, err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "xoxb-1-2") {
+				t.Errorf("error echoes the secret: %q", err)
+			}
+		})
+	}
+	t.Run("missing file", func(t *testing.T) {
+		_, _, err := loadConfig("neobot", nil, envOf(map[string]string{"NEO_CONFIG": "/nonexistent/neobot.json"}), &bytes.Buffer{}, nil)
+		if err == nil || !strings.Contains(err.Error(), "NEO_CONFIG=/nonexistent/neobot.json") {
+			t.Errorf("loadConfig(missing file) = %v, want an error naming NEO_CONFIG and the path", err)
+		}
+	})
 }
