@@ -77,7 +77,7 @@ func (tr *turn) compact(ctx context.Context, p compact.Pressure) error {
 	tr.compactions++
 	a.log.Info().Str("thread", st.thread.Key()).Int("entries", split).Str("pressure", p.String()).
 		Int("restored", len(res.Dropped)).Msg("agent: compacted")
-	st.summary = sum
+	st.setSummary(sum)
 	st.items = append([]item(nil), st.items[split:]...)
 	st.usage, st.usageAt = 0, 0
 	if tr.start < split {

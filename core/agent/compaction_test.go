@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/compact"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/llm/llmtest"
@@ -128,6 +129,12 @@ func TestCompactionHard(t *testing.T) {
 	if !strings.Contains(second[0].Content, txHash) {
 		t.Errorf("second call's system block lacks the preserved tx hash")
 	}
+	if got, want := pinnedGoal(second[0].Content), "deploy the contract and confirm its status."; got != want {
+		t.Errorf("second call pins active goal %q, want %q from the new summary", got, want)
+	}
+	if got := pinnedGoal(reqs[0].Messages[0].Content); got != "" {
+		t.Errorf("first call pins active goal %q before any summary, want none", got)
+	}
 	// The cut is clean: the live window opens on the turn's user message
 	// and keeps the tool call with its result.
 	if second[1].Role != llm.RoleUser || second[2].Role != llm.RoleAssistant || second[3].Role != llm.RoleTool || second[3].ToolCallID != "c1" {
@@ -211,19 +218,56 @@ func TestCheapModelFallback(t *testing.T) {
 }
 
 func TestSystemBlock(t *testing.T) {
-	h := newHarness(t, func(o *Options) { o.Constraints = []string{"Reply in English."} })
-	h.mem.recall.Profile = "Ada, protocol engineer; prefers short answers."
-	h.mem.recall.Goal = "ship the v2 vault"
-	h.mem.recall.Memories = []string{"The vault lives at 0x1111111111111111111111111111111111111111."}
-	h.mem.recall.Patterns = []string{"To check a deploy: read deploy.json, then query the tx."}
-	h.mem.recall.Turns = []string{"2026-10-30 ada: is the audit done? neo: yes, report in #audits."}
-	h.tr.Compact(context.Background(), testThread, compactSummary())
-	system, tools, err := h.agent.Prompt(context.Background(), inbound("E9", "how is the vault?"))
-	if err != nil {
-		t.Fatalf("Prompt = %v", err)
+	for _, tc := range []struct {
+		name       string
+		memoryGoal string
+		summary    string
+		golden     string // "" asserts only wantGoal
+		wantGoal   string // the Active goal line's text; "" for no line
+	}{
+		// Memory's goal wins over the summary's.
+		{"memory goal", "ship the v2 vault", compactSummary().Text, "system.golden", "ship the v2 vault"},
+		// Memory knows no goal: the thread's summary supplies it.
+		{"summary goal", "", compactSummary().Text, "system_summary_goal.golden", "ship the v2 vault."},
+		{"no goal anywhere", "", "DECISIONS: audit first.\nNEXT: deploy.", "", ""},
+		{"no summary", "", "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, func(o *Options) { o.Constraints = []string{"Reply in English."} })
+			h.mem.recall.Profile = "Ada, protocol engineer; prefers short answers."
+			h.mem.recall.Goal = tc.memoryGoal
+			h.mem.recall.Memories = []string{"The vault lives at 0x1111111111111111111111111111111111111111."}
+			h.mem.recall.Patterns = []string{"To check a deploy: read deploy.json, then query the tx."}
+			h.mem.recall.Turns = []string{"2026-10-30 ada: is the audit done? neo: yes, report in #audits."}
+			if tc.summary != "" {
+				h.tr.Compact(context.Background(), testThread, core.Summary{Text: tc.summary, At: fixedNow})
+			}
+			system, tools, err := h.agent.Prompt(context.Background(), inbound("E9", "how is the vault?"))
+			if err != nil {
+				t.Fatalf("Prompt = %v", err)
+			}
+			if len(tools) != 3 {
+				t.Errorf("Prompt tools = %d, want 3", len(tools))
+			}
+			if got := pinnedGoal(system); got != tc.wantGoal {
+				t.Errorf("Prompt pins active goal %q, want %q", got, tc.wantGoal)
+			}
+			if tc.golden != "" {
+				golden(t, tc.golden, system)
+			}
+		})
 	}
-	if len(tools) != 3 {
-		t.Errorf("Prompt tools = %d, want 3", len(tools))
+}
+
+// pinnedGoal returns the Active goal line of a system block's pinned
+// section, or "".
+func pinnedGoal(system string) string {
+	pinned, _, _ := strings.Cut(system, "\n## Conversation summary")
+	pinned, _, _ = strings.Cut(pinned, "\n## Recalled turns")
+	for line := range strings.Lines(pinned) {
+		if g, ok := strings.CutPrefix(line, "Active goal: "); ok {
+			return strings.TrimSuffix(g, "\n")
+		}
 	}
-	golden(t, "system.golden", system)
+	return ""
 }

@@ -37,9 +37,11 @@ var invariantRules = []string{
 type promptInput struct {
 	in      core.Inbound
 	summary string
-	recall  core.Recall
-	used    int
-	step    int
+	// goal is the summary's GOAL, the active goal when memory has none.
+	goal   string
+	recall core.Recall
+	used   int
+	step   int
 }
 
 // system builds the system block; it is rebuilt for every model call.
@@ -71,11 +73,20 @@ func (a *Agent) system(p promptInput) string {
 	for _, c := range a.opts.Constraints {
 		b.WriteString("- " + c + "\n")
 	}
-	if p.recall.Profile != "" {
-		b.WriteString("\nUser profile: " + p.recall.Profile + "\n")
+	// Memory's goal wins; otherwise the thread's own summary says what
+	// the user is after, so a long task keeps its aim across compactions.
+	goal := p.recall.Goal
+	if goal == "" {
+		goal = p.goal
 	}
-	if p.recall.Goal != "" {
-		b.WriteString("Active goal: " + p.recall.Goal + "\n")
+	if p.recall.Profile != "" || goal != "" {
+		b.WriteString("\n")
+	}
+	if p.recall.Profile != "" {
+		b.WriteString("User profile: " + p.recall.Profile + "\n")
+	}
+	if goal != "" {
+		b.WriteString("Active goal: " + goal + "\n")
 	}
 
 	if s := strings.TrimSpace(p.summary); s != "" {
@@ -150,7 +161,7 @@ func (a *Agent) Prompt(ctx context.Context, in core.Inbound) (system string, too
 		if err != nil {
 			return "", nil, err
 		}
-		p.summary = st.summary.Text
+		p.summary, p.goal = st.summary.Text, st.goal
 		msgs = append(st.messages("", 0, "")[1:], msgs...)
 	}
 	if a.opts.Tools != nil {

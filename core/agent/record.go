@@ -44,7 +44,10 @@ type item struct {
 type state struct {
 	thread  core.Thread
 	summary core.Summary
-	items   []item
+	// goal is the GOAL section of summary, derived once per summary
+	// rather than on every step.
+	goal  string
+	items []item
 	// usage is the provider's count for the window as of item usageAt
 	// (exclusive); 0 when unknown.
 	usage   int
@@ -57,7 +60,8 @@ func (a *Agent) load(ctx context.Context, t core.Thread) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: load transcript %s: %w", t, err)
 	}
-	st := &state{thread: t, summary: sum, items: make([]item, 0, len(entries)+8)}
+	st := &state{thread: t, items: make([]item, 0, len(entries)+8)}
+	st.setSummary(sum)
 	for _, e := range entries {
 		var r record
 		if err := json.Unmarshal(e.Data, &r); err != nil {
@@ -132,6 +136,11 @@ func (st *state) locate(eventID string) (turnPlace, int) {
 		return turnOpen, start
 	}
 	return turnNew, -1
+}
+
+// setSummary installs s and the active goal it states.
+func (st *state) setSummary(s core.Summary) {
+	st.summary, st.goal = s, compact.Goal(s.Text)
 }
 
 // dangling returns the tool calls of the last assistant message that have

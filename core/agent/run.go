@@ -184,7 +184,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.ChatResult, error) {
 // window renders the request's messages with a fresh system block.
 func (tr *turn) window() []llm.Message {
 	a := tr.a
-	p := promptInput{in: tr.t.Inbound, summary: tr.st.summary.Text, recall: tr.recall, step: tr.steps + 1}
+	p := promptInput{in: tr.t.Inbound, summary: tr.st.summary.Text, goal: tr.st.goal, recall: tr.recall, step: tr.steps + 1}
 	p.used = tr.used()
 	return tr.st.messages(a.system(p), a.opts.ResultCap, tr.hint)
 }

@@ -178,3 +178,29 @@ func BenchmarkValidateSummary1MB(b *testing.B) {
 		ValidateSummary(summary, history)
 	}
 }
+
+func TestGoal(t *testing.T) {
+	long := strings.Repeat("migrate every vault ", 30)
+	for _, tc := range []struct {
+		name, summary, want string
+	}{
+		{"schema", "GOAL: ship the v2 vault.\nDECISIONS: audit first.\nNEXT: deploy.", "ship the v2 vault."},
+		{"continued lines", "GOAL: ship the v2 vault\n  and retire v1.\nDECISIONS: none.", "ship the v2 vault and retire v1."},
+		{"header on its own line", "GOAL:\n- ship the v2 vault\n\nOPEN: who signs?", "ship the v2 vault"},
+		{"markdown headers", "**GOAL:** ship it\n**DECISIONS:** none", "ship it"},
+		{"markdown heading", "## Goal\nship it\n## Decisions\nnone", "ship it"},
+		{"not first", "(Earlier messages were set aside.)\nGOAL: keep going\nNEXT: x", "keep going"},
+		{"ends at the ledger", "GOAL: pay bob\n" + LedgerHeader + "\n- core_execute {} -> done", "pay bob"},
+		{"no goal", "DECISIONS: none.\nNEXT: answer.", ""},
+		{"says none", "GOAL: none.\nNEXT: wait.", ""},
+		{"empty", "", ""},
+		{"word inside text is not a header", "GOAL: find the goal: the OPEN one\nNEXT: x", "find the goal: the OPEN one"},
+		{"capped", "GOAL: " + long + "\nNEXT: x", strings.TrimSpace(long[:strings.LastIndexByte(long[:goalCap], ' ')]) + "…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Goal(tc.summary); got != tc.want {
+				t.Errorf("Goal(%.40q) = %q, want %q", tc.summary, got, tc.want)
+			}
+		})
+	}
+}

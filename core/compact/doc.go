@@ -7,7 +7,8 @@
 // NEXT plus a ledger of side effects already done), and holds that summary
 // to the trust contract ([ValidateSummary]): every high-entropy token of the
 // compacted history survives verbatim. When no summary can be written the
-// caller degrades to [SafeTail].
+// caller degrades to [SafeTail]. [Goal] reads a summary's GOAL back, so the
+// agent can pin it as the active goal.
 //
 // compact never touches storage: core/agent archives what it compacts.
 package compact
