@@ -2,8 +2,11 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/neobot/neobot/core"
@@ -270,4 +273,151 @@ func pinnedGoal(system string) string {
 		}
 	}
 	return ""
+}
+
+// overfull wires h for turns whose every tool call fills the window: a
+// 100k window, tool results of ~25k tokens (more than a hard compaction
+// keeps), and a cheap summarizer. It returns the summarizer.
+func overfull(t *testing.T, h *harness, tune func(*Options)) *llmtest.Server {
+	t.Helper()
+	cheap := llmtest.New(t)
+	cheap.Handle(func(llmtest.Request) llmtest.Reply { return llmtest.Text(cheapSummary) })
+	h.rebuild(t, func(o *Options) {
+		o.ContextWindow = 100_000
+		o.Cheap = newClient(t, cheap)
+		if tune != nil {
+			tune(o)
+		}
+	})
+	h.tools.fn = func(ctx context.Context, name string, args map[string]any) (string, bool, error) {
+		return fmt.Sprintf("part %v:\n%s", args["n"], strings.Repeat("line of output\n", 5000)), false, nil
+	}
+	return cheap
+}
+
+// overfullCall is step n's tool call, with the provider reporting a
+// window over the hard threshold (95% of 100k).
+func overfullCall(n int) llmtest.Reply {
+	r := llmtest.Calls(call(fmt.Sprintf("c%d", n), "fs__read_file", fmt.Sprintf(`{"n":%d}`, n)))
+	r.Usage = llm.Usage{PromptTokens: 95_000, CompletionTokens: 20, TotalTokens: 95_020}
+	return r
+}
+
+func TestCompactionsPerTurnCapped(t *testing.T) {
+	const maxCompactions = 2
+	for _, tc := range []struct {
+		name     string
+		steps    int    // tool-calling steps before the model answers (0: never)
+		budget   int    // StepBudget
+		wantSay  string // prefix of the one thing said
+		wantPart bool
+	}{
+		{"answers after the cap", 5, 0, "Done.", false},
+		{"step budget ends it", 0, 5, "I couldn't finish this: I used my budget of 5 steps", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			cheap := overfull(t, h, func(o *Options) {
+				o.MaxCompactionsPerTurn = maxCompactions
+				o.StepBudget = tc.budget
+			})
+			var step atomic.Int32
+			h.srv.Handle(func(llmtest.Request) llmtest.Reply {
+				n := int(step.Add(1))
+				if tc.steps > 0 && n > tc.steps {
+					return llmtest.Text("Done.")
+				}
+				return overfullCall(n)
+			})
+			if err := h.run(t, inbound("E1", "read every part")); err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+			// Every step leaves the window over the hard threshold; only
+			// the cap stops a compaction after each of them.
+			if got := len(cheap.Requests()); got != maxCompactions {
+				t.Errorf("summarizer calls = %d, want %d (MaxCompactionsPerTurn)", got, maxCompactions)
+			}
+			if got := len(h.tr.compacts); got != maxCompactions {
+				t.Errorf("compactions stored = %d, want %d", got, maxCompactions)
+			}
+			says := h.rec.Says()
+			if len(says) != 1 || !strings.HasPrefix(says[0], tc.wantSay) {
+				t.Fatalf("Says = %q, want one reply starting %q", says, tc.wantSay)
+			}
+			recs := h.tr.records(testThread)
+			if last := recs[len(recs)-1]; !last.Final || last.EventID != "E1" || last.Partial != tc.wantPart {
+				t.Errorf("last entry = final %v event %q partial %v, want final E1 partial %v", last.Final, last.EventID, last.Partial, tc.wantPart)
+			}
+		})
+	}
+}
+
+func TestResumeAfterTurnMessageCompacted(t *testing.T) {
+	h := newHarness(t, nil)
+	overfull(t, h, nil)
+	big := h.tools.fn
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The process "dies" while running step 2's call, after the hard
+	// compaction of step 1 archived the turn's own user message.
+	h.tools.fn = func(c context.Context, name string, args map[string]any) (string, bool, error) {
+		if args["n"] == 2.0 {
+			cancel()
+			return "", false, c.Err()
+		}
+		return big(c, name, args)
+	}
+	h.srv.Enqueue(overfullCall(1), overfullCall(2))
+	if err := h.agent.Run(ctx, core.Turn{Inbound: inbound("E1", "compare the parts"), Reporter: h.rec}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted Run = %v, want context.Canceled", err)
+	}
+	archived := h.tr.archive[testThread.Key()]
+	if len(archived) != 1 || !strings.Contains(string(archived[0].Data), "compare the parts") {
+		t.Fatalf("archive = %d entries, want the turn's user message alone", len(archived))
+	}
+	anchors := 0
+	for _, r := range h.tr.records(testThread) {
+		if r.Anchor && r.EventID == "E1" && r.Msg == nil {
+			anchors++
+		}
+	}
+	if anchors != 1 {
+		t.Fatalf("live anchors for E1 = %d, want 1", anchors)
+	}
+
+	// Restart: a fresh agent over the same store, the same event redelivered.
+	h.rebuild(t, func(*Options) {})
+	h.tools.fn = big
+	h.srv.Enqueue(llmtest.Text("Both parts match."))
+	if err := h.run(t, inbound("E1", "compare the parts")); err != nil {
+		t.Fatalf("resumed Run = %v", err)
+	}
+	if got := h.rec.Says(); len(got) != 1 || got[0] != "Both parts match." {
+		t.Errorf("Says = %q, want the one answer of the resumed turn", got)
+	}
+	calls := h.tools.recorded()
+	if len(calls) != 3 || calls[1].CallID != "c2" || calls[2].CallID != "c2" {
+		t.Errorf("dispatches = %+v; want c1, c2 interrupted, then c2 resumed under its own ID", calls)
+	}
+	reqs := h.srv.Requests()
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == llm.RoleUser {
+			t.Errorf("resumed window holds a user message %.30q; the turn's message is in the summary, want none re-sent", m.Content)
+		}
+		if m.Role == llm.RoleTool && strings.Contains(m.Content, "outcome is unknown") {
+			t.Errorf("resumed window closed %s as abandoned; want it dispatched", m.ToolCallID)
+		}
+	}
+	recs := h.tr.records(testThread)
+	if last := recs[len(recs)-1]; !last.Final || last.EventID != "E1" || last.Partial {
+		t.Errorf("last entry = %+v, want the final answer of E1", last)
+	}
+
+	// Delivered once more, the turn is found answered.
+	if err := h.run(t, inbound("E1", "compare the parts")); !errors.Is(err, core.ErrAnswered) {
+		t.Errorf("third Run = %v, want core.ErrAnswered", err)
+	}
+	if got := len(h.rec.Says()); got != 1 {
+		t.Errorf("Says after redelivery = %d, want still 1", got)
+	}
 }
