@@ -27,6 +27,8 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
 
+	"github.com/neobot/neobot/adapters/internal/recent"
+	"github.com/neobot/neobot/adapters/internal/serial"
 	"github.com/neobot/neobot/core"
 )
 
@@ -100,9 +102,9 @@ type Adapter struct {
 	log  zerolog.Logger
 
 	self     atomic.Pointer[discordgo.User]
-	seen     *recent
+	seen     *recent.Keys
 	channels *channelCache
-	queues   *serial
+	queues   *serial.Queue
 	rstate   *reporterStates
 
 	stopping chan struct{} // closed when Run's context ends
@@ -158,12 +160,12 @@ func New(opts Options) (*Adapter, error) {
 		opts:     opts,
 		s:        s,
 		log:      opts.Logger,
-		seen:     newRecent(8192),
+		seen:     recent.New(8192),
 		channels: newChannelCache(4096),
 		rstate:   newReporterStates(),
 		stopping: make(chan struct{}),
 	}
-	a.queues = newSerial(&a.wg)
+	a.queues = serial.New(&a.wg)
 	return a, nil
 }
 

@@ -27,10 +27,10 @@ const threadArchiveMinutes = 1440
 // filters and deduplicates, and queues the rest per channel.
 func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCreate) {
 	m := ev.Message
-	if m == nil || !a.wanted(m) || !a.seen.first(m.ID) {
+	if m == nil || !a.wanted(m) || !a.seen.First(m.ID) {
 		return
 	}
-	a.queues.do(m.ChannelID, func() {
+	a.queues.Do(m.ChannelID, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
 		a.accept(ctx, m)
@@ -122,7 +122,7 @@ func (a *Adapter) accept(ctx context.Context, m *discordgo.Message) {
 		}
 	}
 	if _, err := a.opts.Hub.Submit(ctx, in); err != nil {
-		a.seen.forget(m.ID)
+		a.seen.Forget(m.ID)
 		a.log.Error().Err(err).Str("thread", t.Key()).Msg("discord: submit message")
 		_ = a.post(ctx, t.ID, &discordgo.MessageSend{Content: "Sorry, I couldn't take that message just now. Please send it again in a moment."})
 	}
@@ -233,7 +233,7 @@ func (a *Adapter) channel(ctx context.Context, id string) (channelInfo, error) {
 // reader, which the 3 s response budget allows.
 func (a *Adapter) onInteractionCreate(_ *discordgo.Session, ev *discordgo.InteractionCreate) {
 	i := ev.Interaction
-	if i == nil || i.Type != discordgo.InteractionMessageComponent || !a.seen.first("i:"+i.ID) {
+	if i == nil || i.Type != discordgo.InteractionMessageComponent || !a.seen.First("i:"+i.ID) {
 		return
 	}
 	if !strings.HasPrefix(i.MessageComponentData().CustomID, gatePrefix) {

@@ -176,7 +176,7 @@ func TestRetriedEventAnsweredOnce(t *testing.T) {
 	e.ack(r)
 	e.botReply("C0GENERAL", d.TS, "echo: once")
 	// Past the in-memory LRU (a restart forgets it), the hub's dedupe holds.
-	e.a.seen.forget(d.EventID)
+	e.a.seen.Forget(d.EventID)
 	e.ack(e.slack.Redeliver(r))
 	e.idle()
 	e.hub.wg.Wait()
@@ -194,7 +194,7 @@ func TestSubmitFailureTellsTheUser(t *testing.T) {
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hi"})
 	e.botReply("C0GENERAL", d.TS, "couldn't take that message")
 	// Slack will not retry (the envelope was acked), but a resend by the user works.
-	e.a.seen.forget(d.EventID)
+	e.a.seen.Forget(d.EventID)
 	e.slack.Redeliver(d)
 	if in := e.hub.wait(e.ctx, t, 1); in.EventID != d.EventID {
 		t.Errorf("Inbound after resend = %+v, want event %s", in, d.EventID)

@@ -60,7 +60,7 @@ func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent) {
 			m.files = e.Message.Files
 		}
 	case *slackevents.AssistantThreadStartedEvent:
-		if !a.seen.first(cb.EventID) {
+		if !a.seen.First(cb.EventID) {
 			return
 		}
 		at := e.AssistantThread
@@ -77,10 +77,10 @@ func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent) {
 	if m.team == "" {
 		m.team = a.me().TeamID
 	}
-	if !a.wanted(m) || !a.seen.first(m.eventID) {
+	if !a.wanted(m) || !a.seen.First(m.eventID) {
 		return
 	}
-	a.queues.do(m.thread().Key(), func() {
+	a.queues.Do(m.thread().Key(), func() {
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
 		a.accept(ctx, m)
@@ -148,7 +148,7 @@ func (a *Adapter) accept(ctx context.Context, m incoming) {
 		a.setTitle(ctx, t, in.Text)
 	}
 	if _, err := a.opts.Hub.Submit(ctx, in); err != nil {
-		a.seen.forget(m.eventID)
+		a.seen.Forget(m.eventID)
 		a.log.Error().Err(err).Str("thread", t.Key()).Msg("slack: submit message")
 		_ = a.post(ctx, t, slack.MsgOptionText("Sorry, I couldn't take that message just now. Please send it again in a moment.", false))
 	}

@@ -25,6 +25,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
 
+	"github.com/neobot/neobot/adapters/internal/recent"
+	"github.com/neobot/neobot/adapters/internal/serial"
 	"github.com/neobot/neobot/core"
 )
 
@@ -107,8 +109,8 @@ type Adapter struct {
 	log  zerolog.Logger
 
 	self   atomic.Pointer[identity]
-	seen   *recent
-	queues *serial
+	seen   *recent.Keys
+	queues *serial.Queue
 	rstate *reporterStates
 
 	stopping chan struct{} // closed when Run's context ends
@@ -169,11 +171,11 @@ func New(opts Options) (*Adapter, error) {
 		opts:     opts,
 		api:      slack.New(opts.BotToken, sopts...),
 		log:      opts.Logger,
-		seen:     newRecent(8192),
+		seen:     recent.New(8192),
 		rstate:   newReporterStates(),
 		stopping: make(chan struct{}),
 	}
-	a.queues = newSerial(&a.wg)
+	a.queues = serial.New(&a.wg)
 	return a, nil
 }
 
