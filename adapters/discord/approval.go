@@ -11,6 +11,8 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/neobot/neobot/core"
+
+	"github.com/neobot/neobot/adapters/internal/mdsplit"
 )
 
 // gatePrefix starts the custom_id of every gate button:
@@ -207,7 +209,7 @@ const maxQuestion = 1600
 func gateContent(g core.Gate) string {
 	question := strings.TrimSpace(g.Question)
 	if Width(question) > maxQuestion {
-		question = splitRunes(question, maxQuestion-1)[0] + "…"
+		question = mdsplit.Prefix(question, maxQuestion-1, Width) + "…"
 	}
 	var header, outcome string
 	switch g.State {

@@ -2,11 +2,12 @@ package discord
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/neobot/neobot/adapters/internal/mdsplit"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -57,39 +58,13 @@ func checkChunks(t *testing.T, chunks []string, limit int) {
 		}
 		fences := 0
 		for _, line := range strings.Split(c, "\n") {
-			if fenceOf(strings.TrimLeft(line, " \t")) != "" {
+			if mdsplit.Fence(strings.TrimLeft(line, " \t")) != "" {
 				fences++
 			}
 		}
 		if fences%2 != 0 {
 			t.Errorf("chunk %d leaves a code block open:\n%s", i, c)
 		}
-	}
-}
-
-func TestSplit(t *testing.T) {
-	cases := []struct {
-		name  string
-		text  string
-		limit int
-		want  []string
-	}{
-		{"short", "hello", 20, []string{"hello"}},
-		{"empty", "\n\n", 20, nil},
-		{"paragraphs", "aaaa aaaa\n\nbbbb bbbb", 16, []string{"aaaa aaaa", "bbbb bbbb"}},
-		{"words", "one two three four five", 16, []string{"one two three", "four five"}},
-		{"emoji count two", strings.Repeat("🚀", 10), 16, []string{strings.Repeat("🚀", 8), strings.Repeat("🚀", 2)}},
-		{"code reopened with its language", "```go\nline one\nline two\nline three\n```", 24,
-			[]string{"```go\nline one\n```", "```go\nline two\n```", "```go\nline three\n```"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got := Split(c.text, c.limit)
-			if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", c.want) {
-				t.Errorf("Split(%q, %d) = %q, want %q", c.text, c.limit, got, c.want)
-			}
-			checkChunks(t, got, c.limit)
-		})
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/neobot/neobot/core"
+
+	"github.com/neobot/neobot/adapters/internal/mdsplit"
 )
 
 // Reporter returns how Neo speaks in thread t (its messages go to t.ID: the
@@ -178,7 +180,7 @@ func Subtext(text string) string {
 	lines := strings.Split(strings.Trim(text, "\n"), "\n")
 	inCode := false
 	for i, l := range lines {
-		if fenceOf(strings.TrimLeft(l, " \t")) != "" {
+		if mdsplit.Fence(strings.TrimLeft(l, " \t")) != "" {
 			inCode = !inCode
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/neobot/neobot/adapters/internal/mdsplit"
 )
 
 // Mrkdwn converts standard markdown, as models write it, to Slack's mrkdwn:
@@ -28,7 +30,7 @@ func Mrkdwn(md string) string {
 			out = append(out, escape(line))
 			continue
 		}
-		if f := fenceOf(trimmed); f != "" {
+		if f := mdsplit.Fence(trimmed); f != "" {
 			fence = f
 			out = append(out, "```")
 			continue
@@ -39,17 +41,6 @@ func Mrkdwn(md string) string {
 		out = append(out, "```") // close an unterminated block
 	}
 	return strings.Join(out, "\n")
-}
-
-// fenceOf returns the fence a line opens (``` or ~~~, possibly longer), or "".
-func fenceOf(trimmed string) string {
-	for _, c := range []string{"`", "~"} {
-		n := len(trimmed) - len(strings.TrimLeft(trimmed, c))
-		if n >= 3 {
-			return strings.Repeat(c, n)
-		}
-	}
-	return ""
 }
 
 var (

@@ -2,11 +2,12 @@ package slack
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/neobot/neobot/adapters/internal/mdsplit"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -58,7 +59,7 @@ func checkChunks(t *testing.T, chunks []string, limit int) {
 		}
 		fences := 0
 		for _, line := range strings.Split(c, "\n") {
-			if fenceOf(strings.TrimLeft(line, " \t")) != "" {
+			if mdsplit.Fence(strings.TrimLeft(line, " \t")) != "" {
 				fences++
 			}
 		}
@@ -96,61 +97,5 @@ func TestMrkdwn(t *testing.T) {
 				t.Errorf("Mrkdwn(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
-	}
-}
-
-func TestSplit(t *testing.T) {
-	para := strings.Repeat("word ", 30) // 150 bytes
-	code := "```\n" + strings.Repeat("0123456789\n", 40) + "```"
-	tests := []struct {
-		name  string
-		in    string
-		limit int
-		want  int // pieces
-	}{
-		{"short", "hello", 100, 1},
-		{"empty", "", 100, 0},
-		{"paragraphs", para + "\n\n" + para + "\n\n" + para, 320, 2},
-		{"long line", strings.Repeat("abcdefghij ", 50), 100, 6},
-		{"long word", strings.Repeat("x", 250), 100, 3},
-		{"code block", "intro\n\n" + code + "\n\noutro", 200, 4},
-		{"multibyte", strings.Repeat("é", 100), 51, 4},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := Split(tt.in, tt.limit)
-			if len(got) != tt.want {
-				t.Errorf("Split(%s, %d) = %d pieces, want %d:\n%s", tt.name, tt.limit, len(got), tt.want, strings.Join(got, chunkSeparator))
-			}
-			checkChunks(t, got, tt.limit)
-			joined := strings.Join(got, "")
-			for _, word := range strings.Fields(tt.in) {
-				if !strings.Contains(joined, strings.Trim(word, "`")) {
-					t.Errorf("Split lost %q", word)
-					break
-				}
-			}
-		})
-	}
-}
-
-func TestSplitKeepsEveryCodeLine(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("```go\n")
-	for i := range 300 {
-		fmt.Fprintf(&b, "line %03d\n", i)
-	}
-	b.WriteString("```")
-	chunks := Split(b.String(), 500)
-	checkChunks(t, chunks, 500)
-	n := 0
-	for _, c := range chunks {
-		if !strings.HasPrefix(c, "```go\n") || !strings.HasSuffix(c, "\n```") {
-			t.Errorf("chunk does not reopen and close the fence:\n%s", c)
-		}
-		n += strings.Count(c, "line ")
-	}
-	if n != 300 {
-		t.Errorf("code lines across chunks = %d, want 300", n)
 	}
 }
