@@ -24,11 +24,12 @@ var errPeek = errors.New("peek")
 
 // Approver returns the approver for turns in thread t started by
 // requester: it posts the gate's question with one button per option,
-// waits for an authorized click, and returns the decision. When the turn is
-// cancelled the gate is closed as expired and its message says so, unless
-// the cancellation's cause is core.ErrShutdown: then the gate stays
-// pending, so a click after the restart still completes it. With no Gates
-// configured it returns nil, which denies.
+// waits for an authorized click, and returns the decision, following
+// [core.Gates.Ask]. When the turn is cancelled the gate is closed as
+// expired and its message says so, unless the cancellation's cause is
+// core.ErrShutdown: then the gate stays pending, so a click after the
+// restart still completes it. With no Gates configured it returns nil,
+// which denies.
 func (a *Adapter) Approver(t core.Thread, requester string) core.Approver {
 	gates := a.opts.Gates
 	if gates == nil {
@@ -41,53 +42,42 @@ func (a *Adapter) Approver(t core.Thread, requester string) core.Approver {
 		if req.Requester == "" {
 			req.Requester = requester
 		}
-		g, fresh, err := gates.Open(ctx, req, a.opts.Approvers)
-		if err != nil {
-			return core.GateAnswer{}, fmt.Errorf("discord: open gate: %w", err)
-		}
-		if g.State == core.GateApproved || g.State == core.GateDenied {
-			return g.Decision(), nil
-		}
-		if fresh || g.MessageRef == "" {
-			// Posted to the end even if the turn is cancelled meanwhile, so
-			// the message is known and can be marked expired.
-			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
-			m, err := a.send(pctx, req.Thread.ID, gateSend(g))
-			cancel()
-			if err != nil {
-				_, _ = gates.Close(context.WithoutCancel(ctx), g.Token, core.GateExpired)
-				return core.GateAnswer{}, fmt.Errorf("discord: post approval request: %w", err)
-			}
-			ref := m.ChannelID + ":" + m.ID
-			if g, err = gates.Update(context.WithoutCancel(ctx), g.Token, func(g *core.Gate) error { g.MessageRef = ref; return nil }); err != nil {
-				return core.GateAnswer{}, fmt.Errorf("discord: record approval message: %w", err)
-			}
-		}
-		decided, err := gates.Wait(ctx, g.Token)
-		if err != nil && ctx.Err() == nil {
-			return core.GateAnswer{}, fmt.Errorf("discord: wait for approval: %w", err)
-		}
-		if err != nil {
-			if errors.Is(context.Cause(ctx), core.ErrShutdown) {
-				return core.GateAnswer{}, ctx.Err() // the resumed turn finds the gate pending
-			}
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
-			defer cancel()
-			if decided, err = gates.Close(cctx, g.Token, core.GateExpired); err != nil {
-				return core.GateAnswer{}, fmt.Errorf("discord: close gate: %w", err)
-			}
-			if decided.State == core.GateExpired {
-				a.showGate(cctx, decided)
-				return core.GateAnswer{}, ctx.Err()
-			}
-			return decided.Decision(), nil // decided just before the cancellation
-		}
-		if decided.State == core.GateExpired {
-			a.showGate(ctx, decided)
-		}
-		return decided.Decision(), nil
+		ctx, cancel := expireOnStop(ctx)
+		defer cancel()
+		return gates.Ask(ctx, req, a.opts.Approvers, gateUI{a})
 	}
 }
+
+// expireOnStop returns a context that ends when ctx does, with ctx's cause
+// except core.ErrStopped, which becomes context.Canceled: on Discord a
+// gate whose turn the user stopped expires rather than being denied
+// (core.Gates.Ask would deny it), as it always has.
+func expireOnStop(ctx context.Context) (context.Context, context.CancelFunc) {
+	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		cause := context.Cause(ctx)
+		if errors.Is(cause, core.ErrStopped) {
+			cause = context.Canceled
+		}
+		cancel(cause)
+	})
+	return sctx, func() { stop(); cancel(context.Canceled) }
+}
+
+// gateUI shows gates as messages with button components.
+type gateUI struct{ a *Adapter }
+
+// PostGate posts the pending gate and returns its channel:message ID.
+func (u gateUI) PostGate(ctx context.Context, g core.Gate) (string, error) {
+	m, err := u.a.send(ctx, g.Thread.ID, gateSend(g))
+	if err != nil {
+		return "", err
+	}
+	return m.ChannelID + ":" + m.ID, nil
+}
+
+// ShowGate edits the gate's message to show its outcome.
+func (u gateUI) ShowGate(ctx context.Context, g core.Gate) { u.a.showGate(ctx, g) }
 
 // click handles a button click on a gate message. Its first response
 // goes out as soon as the decision is recorded: the message updated in

@@ -24,11 +24,11 @@ var errPeek = errors.New("peek")
 
 // Approver returns the approver for turns in thread t started by
 // requester: it posts the gate's question with one button per option,
-// waits for an authorized click, and returns the decision. When the turn is
-// cancelled the gate is closed as expired and its message says so; when
-// the process is stopping (Run's context ended) the gate stays pending, so
-// a click after the restart still completes it. With no Gates configured it
-// returns nil, which denies.
+// waits for an authorized click, and returns the decision, following
+// [core.Gates.Ask]. A turn cancelled while the process is stopping (Run's
+// context ended) counts as a shutdown whatever its cause, so the gate stays
+// pending and a click after the restart still completes it. With no Gates
+// configured it returns nil, which denies.
 func (a *Adapter) Approver(t core.Thread, requester string) core.Approver {
 	gates := a.opts.Gates
 	if gates == nil {
@@ -41,62 +41,40 @@ func (a *Adapter) Approver(t core.Thread, requester string) core.Approver {
 		if req.Requester == "" {
 			req.Requester = requester
 		}
-		g, fresh, err := gates.Open(ctx, req, a.opts.Approvers)
-		if err != nil {
-			return core.GateAnswer{}, fmt.Errorf("slack: open gate: %w", err)
-		}
-		if g.State == core.GateApproved || g.State == core.GateDenied {
-			return g.Decision(), nil
-		}
-		if fresh || g.MessageRef == "" {
-			// Posted to the end even if the turn is cancelled meanwhile, so
-			// the message is known and can be marked expired.
-			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
-			ts, err := a.postTS(pctx, req.Thread, gateMessage(g)...)
-			cancel()
-			if err != nil {
-				_, _ = gates.Close(context.WithoutCancel(ctx), g.Token, core.GateExpired)
-				return core.GateAnswer{}, fmt.Errorf("slack: post approval request: %w", err)
-			}
-			ref := req.Thread.Channel + ":" + ts
-			// Recorded even if the turn was just cancelled: the message exists.
-			if g, err = gates.Update(context.WithoutCancel(ctx), g.Token, func(g *core.Gate) error { g.MessageRef = ref; return nil }); err != nil {
-				return core.GateAnswer{}, fmt.Errorf("slack: record approval message: %w", err)
-			}
-		}
-		decided, err := gates.Wait(ctx, g.Token)
-		if err != nil && ctx.Err() == nil {
-			return core.GateAnswer{}, fmt.Errorf("slack: wait for approval: %w", err)
-		}
-		if err != nil {
-			// The turn ended while the gate waited. A process that is
-			// stopping leaves it pending for the restarted process; a user's
-			// stop denies it; anything else lets it expire.
-			cause := context.Cause(ctx)
-			if errors.Is(cause, core.ErrShutdown) || a.isStopping() {
-				return core.GateAnswer{}, ctx.Err()
-			}
-			state := core.GateExpired
-			if errors.Is(cause, core.ErrStopped) {
-				state = core.GateDenied
-			}
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
-			defer cancel()
-			if decided, err = gates.Close(cctx, g.Token, state); err != nil {
-				return core.GateAnswer{}, fmt.Errorf("slack: close gate: %w", err)
-			}
-			if decided.State == state && decided.DecidedBy == "" {
-				a.showGate(cctx, decided, "", "")
-				return core.GateAnswer{}, ctx.Err()
-			}
-			return decided.Decision(), nil // decided just before the cancellation
-		}
-		if decided.State == core.GateExpired {
-			a.showGate(ctx, decided, "", "")
-		}
-		return decided.Decision(), nil
+		ctx, cancel := a.shutdownAware(ctx)
+		defer cancel()
+		return gates.Ask(ctx, req, a.opts.Approvers, gateUI{a})
 	}
 }
+
+// shutdownAware returns a context that ends when ctx does, with ctx's
+// cause, or with core.ErrShutdown when Run is stopping by then.
+func (a *Adapter) shutdownAware(ctx context.Context) (context.Context, context.CancelFunc) {
+	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		cause := context.Cause(ctx)
+		if a.isStopping() {
+			cause = core.ErrShutdown
+		}
+		cancel(cause)
+	})
+	return sctx, func() { stop(); cancel(context.Canceled) }
+}
+
+// gateUI shows gates as Block Kit messages.
+type gateUI struct{ a *Adapter }
+
+// PostGate posts the pending gate and returns its channel:ts.
+func (u gateUI) PostGate(ctx context.Context, g core.Gate) (string, error) {
+	ts, err := u.a.postTS(ctx, g.Thread, gateMessage(g)...)
+	if err != nil {
+		return "", err
+	}
+	return g.Thread.Channel + ":" + ts, nil
+}
+
+// ShowGate edits the gate's message to show its outcome.
+func (u gateUI) ShowGate(ctx context.Context, g core.Gate) { u.a.showGate(ctx, g, "", "") }
 
 // click handles a button click on a gate message.
 func (a *Adapter) click(ctx context.Context, cb slack.InteractionCallback) {

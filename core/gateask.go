@@ -1,0 +1,87 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// GateUI shows gates on one chat platform. Each adapter implements it so
+// that [Gates.Ask] runs the same approval flow everywhere.
+type GateUI interface {
+	// PostGate posts the pending gate g, one button per option, in
+	// g.Thread and returns the message's reference, recorded as the gate's
+	// MessageRef.
+	PostGate(ctx context.Context, g Gate) (ref string, err error)
+	// ShowGate edits the message named by g.MessageRef to show g's outcome,
+	// buttons removed. A failure is the UI's to log: the decision stands.
+	ShowGate(ctx context.Context, g Gate)
+}
+
+// gateUITimeout bounds a post or a close that must finish even though the
+// turn was cancelled meanwhile.
+const gateUITimeout = 30 * time.Second
+
+// Ask runs one approval through ui: it opens the gate for req (allowed are
+// the approvers besides the requester), posts it unless a resumed turn finds
+// it posted already, waits for a decision, and returns it. A gate decided
+// before a restart returns its decision without asking again.
+//
+// When ctx ends first, context.Cause decides what becomes of the gate:
+// [ErrShutdown] leaves it pending, so a click after the restart still
+// completes it; [ErrStopped] (the user stopped the turn) denies it; any
+// other cause lets it expire. Ask then returns ctx.Err(), unless a human
+// decided just before the cancellation. The post and the close run to the
+// end even when ctx is cancelled meanwhile, so the message is known and
+// shows how the gate ended.
+func (gs *Gates) Ask(ctx context.Context, req GateRequest, allowed []string, ui GateUI) (GateAnswer, error) {
+	g, fresh, err := gs.Open(ctx, req, allowed)
+	if err != nil {
+		return GateAnswer{}, err
+	}
+	if g.State == GateApproved || g.State == GateDenied {
+		return g.Decision(), nil
+	}
+	if fresh || g.MessageRef == "" {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gateUITimeout)
+		ref, err := ui.PostGate(pctx, g)
+		cancel()
+		if err != nil {
+			_, _ = gs.Close(context.WithoutCancel(ctx), g.Token, GateExpired)
+			return GateAnswer{}, fmt.Errorf("gate: post approval request: %w", err)
+		}
+		// Recorded even if the turn was just cancelled: the message exists.
+		if g, err = gs.Update(context.WithoutCancel(ctx), g.Token, func(g *Gate) error { g.MessageRef = ref; return nil }); err != nil {
+			return GateAnswer{}, fmt.Errorf("gate: record approval message: %w", err)
+		}
+	}
+	decided, err := gs.Wait(ctx, g.Token)
+	if err != nil && ctx.Err() == nil {
+		return GateAnswer{}, fmt.Errorf("gate: wait for approval: %w", err)
+	}
+	if err != nil {
+		cause := context.Cause(ctx)
+		if errors.Is(cause, ErrShutdown) {
+			return GateAnswer{}, ctx.Err() // the resumed turn finds the gate pending
+		}
+		state := GateExpired
+		if errors.Is(cause, ErrStopped) {
+			state = GateDenied
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gateUITimeout)
+		defer cancel()
+		if decided, err = gs.Close(cctx, g.Token, state); err != nil {
+			return GateAnswer{}, fmt.Errorf("gate: close: %w", err)
+		}
+		if decided.State == state && decided.DecidedBy == "" {
+			ui.ShowGate(cctx, decided)
+			return GateAnswer{}, ctx.Err()
+		}
+		return decided.Decision(), nil // decided just before the cancellation
+	}
+	if decided.State == GateExpired {
+		ui.ShowGate(ctx, decided)
+	}
+	return decided.Decision(), nil
+}
