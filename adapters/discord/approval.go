@@ -42,26 +42,8 @@ func (a *Adapter) Approver(t core.Thread, requester string) core.Approver {
 		if req.Requester == "" {
 			req.Requester = requester
 		}
-		ctx, cancel := expireOnStop(ctx)
-		defer cancel()
 		return gates.Ask(ctx, req, a.opts.Approvers, gateUI{a})
 	}
-}
-
-// expireOnStop returns a context that ends when ctx does, with ctx's cause
-// except core.ErrStopped, which becomes context.Canceled: on Discord a
-// gate whose turn the user stopped expires rather than being denied
-// (core.Gates.Ask would deny it), as it always has.
-func expireOnStop(ctx context.Context) (context.Context, context.CancelFunc) {
-	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, func() {
-		cause := context.Cause(ctx)
-		if errors.Is(cause, core.ErrStopped) {
-			cause = context.Canceled
-		}
-		cancel(cause)
-	})
-	return sctx, func() { stop(); cancel(context.Canceled) }
 }
 
 // gateUI shows gates as messages with button components.

@@ -118,7 +118,8 @@ func TestApprovalClickByAnotherUserRefused(t *testing.T) {
 	}
 }
 
-func TestApprovalStoppedTurnExpiresGate(t *testing.T) {
+// TestApprovalStoppedTurnDeniesGate: a user's stop denies the pending gate.
+func TestApprovalStoppedTurnDeniesGate(t *testing.T) {
 	t.Parallel()
 	e := start(t, nil)
 	turnCtx, cancelTurn := context.WithCancelCause(context.Background())
@@ -133,13 +134,13 @@ func TestApprovalStoppedTurnExpiresGate(t *testing.T) {
 	cancelTurn(core.ErrStopped)
 	e.botReply(d.ID, "approved=false")
 	got, err := e.discord.WaitMessage(e.ctx, func(m discordtest.Message) bool {
-		return m.ID == msg.ID && strings.Contains(m.Content, "Expired")
+		return m.ID == msg.ID && strings.Contains(m.Content, "Denied")
 	})
 	if err != nil {
-		t.Fatalf("gate message never showed it expired: %v", err)
+		t.Fatalf("gate message never showed it was denied: %v", err)
 	}
 	if len(got.Buttons()) != 0 {
-		t.Errorf("expired gate still has %d buttons", len(got.Buttons()))
+		t.Errorf("denied gate still has %d buttons", len(got.Buttons()))
 	}
 	// A late click is refused privately.
 	e.discord.Click("111", msg, 0)
