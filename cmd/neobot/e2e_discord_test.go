@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/core/delegate/delegatetest"
@@ -36,14 +37,31 @@ func newDiscordWorld(t *testing.T) *discordWorld {
 }
 
 // start runs neobot against the world and waits until it is connected to
-// the gateway.
-func (w *discordWorld) start(t *testing.T) *process {
+// the gateway (the n-th gateway session of this world) and heartbeating.
+func (w *discordWorld) start(t *testing.T, n int) *process {
 	t.Helper()
 	p := start(t, w.env)
-	if err := w.discord.WaitConnected(waitCtx(t)); err != nil {
-		t.Fatalf("neobot never connected to Discord: %v\n%s", err, p.output.String())
+	ctx := waitCtx(t)
+	for {
+		if err := w.discord.WaitConnected(ctx); err != nil {
+			t.Fatalf("neobot never connected to Discord: %v\n%s", err, p.output.String())
+		}
+		if w.discord.Connections() >= n {
+			// The n-th session replaced any earlier one, so the connection
+			// WaitConnected saw heartbeating is this process's.
+			if err := w.discord.WaitConnected(ctx); err != nil {
+				t.Fatalf("neobot never connected to Discord: %v\n%s", err, p.output.String())
+			}
+			return p
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("neobot never opened gateway session %d\n%s", n, p.output.String())
+		case <-p.done:
+			t.Fatalf("neobot exited: %v\n%s", p.err, p.output.String())
+		case <-time.After(10 * time.Millisecond): // polling the fake's counter, not timing the bot
+		}
 	}
-	return p
 }
 
 // answerIn waits for a visible bot message in channel containing want.
@@ -68,7 +86,7 @@ func TestDiscordConversation(t *testing.T) {
 		llmtest.Text("You asked me who I am."),
 		llmtest.Text("Hi in private."),
 	)
-	p := w.start(t)
+	p := w.start(t, 1)
 
 	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "who are you?"})
 	w.answerIn(t, mention.ID, "Hello! I'm Neo.")
@@ -119,7 +137,7 @@ func TestDiscordApproval(t *testing.T) {
 		llmtest.Calls(llmtest.Call("c1", "core_execute", `{"intent":"send 5 PAX to 0xabc"}`)),
 		llmtest.Text("Done: 5 PAX sent (tx 0xfeed)."),
 	)
-	p := w.start(t)
+	p := w.start(t, 1)
 	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "send 5 PAX to 0xabc"})
 	gate, err := w.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
 		return m.FromBot() && len(m.Buttons()) == 2 && strings.Contains(m.Content, "Approve spend of 5 PAX")

@@ -149,59 +149,83 @@ func TestSlackConversation(t *testing.T) {
 }
 
 // TestSlackApprovalAcrossRestart: a spend asks for approval with buttons;
-// another user's click is refused; neobot restarts while the gate is
-// pending; the requester's click on the same button completes it.
+// another user's click is refused; neobot stops (SIGTERM) or dies (SIGKILL)
+// while the gate is pending; after the restart the requester's click on
+// the same button completes the spend, once.
 func TestSlackApprovalAcrossRestart(t *testing.T) {
-	w := newSlackWorld(t)
-	w.daemon.Script(delegatetest.Intent{
-		Gates:  []delegatetest.Gate{{NodeID: "n1", Question: "Approve spend of 5 PAX to 0xabc?", Options: []string{"approve", "deny"}}},
-		Answer: "settled: tx 0xfeed",
-	})
-	scriptModel(t, w.model,
-		llmtest.Calls(llmtest.Call("c1", "core_execute", `{"intent":"send 5 PAX to 0xabc"}`)),
-		llmtest.Text("Done: 5 PAX sent (tx 0xfeed)."),
-	)
-	p1 := w.start(t, 1)
-	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 5 PAX to 0xabc"})
-	gate, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
-		return m.FromBot() && len(m.Buttons()) == 2 && strings.Contains(m.Rendered(), "Approve spend of 5 PAX")
-	})
-	if err != nil {
-		t.Fatalf("no approval message: %v\n%s", err, p1.output.String())
-	}
-	if gate.ThreadTS != mention.TS {
-		t.Errorf("approval posted in thread %q, want the mention's thread %q", gate.ThreadTS, mention.TS)
-	}
+	for _, rs := range restarts {
+		t.Run(rs.name, func(t *testing.T) {
+			w := newSlackWorld(t)
+			w.daemon.Script(delegatetest.Intent{
+				Gates:  []delegatetest.Gate{{NodeID: "n1", Question: "Approve spend of 5 PAX to 0xabc?", Options: []string{"approve", "deny"}}},
+				Answer: "settled: tx 0xfeed",
+			})
+			scriptModel(t, w.model,
+				llmtest.Calls(llmtest.Call("c1", "core_execute", `{"intent":"send 5 PAX to 0xabc"}`)),
+				llmtest.Text("Done: 5 PAX sent (tx 0xfeed)."),
+			)
+			p1 := w.start(t, 1)
+			mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 5 PAX to 0xabc"})
+			gate, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+				return m.FromBot() && len(m.Buttons()) == 2 && strings.Contains(m.Rendered(), "Approve spend of 5 PAX")
+			})
+			if err != nil {
+				t.Fatalf("no approval message: %v\n%s", err, p1.output.String())
+			}
+			if gate.ThreadTS != mention.TS {
+				t.Errorf("approval posted in thread %q, want the mention's thread %q", gate.ThreadTS, mention.TS)
+			}
 
-	// Bob is not the requester nor an approver: refused in private.
-	w.slack.Click("UBOB", gate, 0)
-	if _, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
-		return m.FromBot() && m.Ephemeral && m.Recipient == "UBOB"
-	}); err != nil {
-		if _, err2 := w.slack.WaitCall(waitCtx(t), "response_url", nil); err2 != nil {
-			t.Fatalf("Bob got no private refusal: %v / %v", err, err2)
-		}
-	}
-	if len(w.daemon.Answers()) != 0 {
-		t.Fatalf("Bob's click answered the gate: %+v", w.daemon.Answers())
-	}
+			// Bob is not the requester nor an approver: refused in private.
+			w.slack.Click("UBOB", gate, 0)
+			if _, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+				return m.FromBot() && m.Ephemeral && m.Recipient == "UBOB"
+			}); err != nil {
+				if _, err2 := w.slack.WaitCall(waitCtx(t), "response_url", nil); err2 != nil {
+					t.Fatalf("Bob got no private refusal: %v / %v", err, err2)
+				}
+			}
+			if len(w.daemon.Answers()) != 0 {
+				t.Fatalf("Bob's click answered the gate: %+v", w.daemon.Answers())
+			}
 
-	// Restart with the gate pending.
-	p1.stop(t)
-	w.start(t, 2)
+			// Restart with the gate pending.
+			rs.halt(t, p1)
+			p2 := w.start(t, 2)
 
-	w.slack.Click("UALICE", gate, 0)
-	w.answerIn(t, "C0GENERAL", mention.TS, "Done: 5 PAX sent (tx 0xfeed).")
-	answers := w.daemon.Answers()
-	if len(answers) != 1 || !answers[0].Approved {
-		t.Errorf("daemon answers = %+v, want one approval", answers)
-	}
-	if n := len(w.daemon.Intents()); n != 1 {
-		t.Errorf("daemon got %d intents, want 1: the restart must resume, not resubmit", n)
-	}
-	decided, ok := w.slack.MessageAt(gate.Channel, gate.TS)
-	if !ok || len(decided.Buttons()) != 0 || !strings.Contains(decided.Rendered(), "UALICE") {
-		t.Errorf("approval message after the click = %q with %d buttons, want who decided and no buttons", decided.Rendered(), len(decided.Buttons()))
+			w.slack.Click("UALICE", gate, 0)
+			w.answerIn(t, "C0GENERAL", mention.TS, "Done: 5 PAX sent (tx 0xfeed).")
+			p2.stop(t) // settles every turn: nothing more can be posted
+
+			answers := w.daemon.Answers()
+			if len(answers) != 1 || !answers[0].Approved {
+				t.Errorf("daemon answers = %+v, want one approval", answers)
+			}
+			if n := len(w.daemon.Intents()); n != 1 {
+				t.Errorf("daemon got %d intents, want 1: the restart must resume, not resubmit", n)
+			}
+			if got := botAnswers(w, "Done: 5 PAX sent"); got != 1 {
+				t.Errorf("final answer posted %d times, want once", got)
+			}
+			requests := 0
+			for _, c := range w.slack.Calls("chat.postMessage") {
+				if strings.Contains(c.Params.Encode(), "Approve+spend") {
+					requests++
+				}
+			}
+			switch {
+			case requests != 1 && rs.name == "graceful":
+				t.Errorf("approval requests posted = %d, want 1: the restart must not ask again", requests)
+			case requests != 1:
+				// core/gateask.go posts, then records where: a crash in
+				// between makes the resumed turn post again.
+				t.Logf("approval requests posted = %d: the crash came before the first one's ts was recorded", requests)
+			}
+			decided, ok := w.slack.MessageAt(gate.Channel, gate.TS)
+			if !ok || len(decided.Buttons()) != 0 || !strings.Contains(decided.Rendered(), "UALICE") {
+				t.Errorf("approval message after the click = %q with %d buttons, want who decided and no buttons", decided.Rendered(), len(decided.Buttons()))
+			}
+		})
 	}
 }
 

@@ -1,0 +1,310 @@
+package main
+
+import (
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/neobot/neobot/adapters/discord/discordtest"
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core/delegate/delegatetest"
+	"github.com/neobot/neobot/core/llm/llmtest"
+)
+
+// restarts are the two ways a neobot process ends before it is started
+// again: asked to stop (SIGTERM, the deploy path), and killed (SIGKILL, a
+// crash or an OOM kill), which skips every shutdown step.
+var restarts = []struct {
+	name string
+	halt func(t *testing.T, p *process)
+}{
+	{"graceful", func(t *testing.T, p *process) { p.stop(t) }},
+	{"crash", func(t *testing.T, p *process) { p.kill() }},
+}
+
+// heldModel is scriptModel with two additions for turns cut short: every
+// main-model call is sent on calls as it arrives, and the first one's
+// reply is held back until release is called (or the test ends), so the
+// test decides what the process is doing while the model is thinking.
+func heldModel(t *testing.T, srv *llmtest.Server, replies ...llmtest.Reply) (calls <-chan llmtest.Request, release func()) {
+	t.Helper()
+	ch := make(chan llmtest.Request, len(replies)+1)
+	hold := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(release) // before the model server's Close, which waits for the held call
+	var mu sync.Mutex
+	first := true
+	srv.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		mu.Lock()
+		ch <- r
+		held := first
+		first = false
+		var next llmtest.Reply
+		if len(replies) == 0 {
+			t.Errorf("model called once more than scripted; last message: %+v", r.Messages[len(r.Messages)-1])
+			next = llmtest.Reply{Status: 500, Body: `{"error":{"message":"script exhausted"}}`}
+		} else {
+			next, replies = replies[0], replies[1:]
+		}
+		mu.Unlock()
+		if held {
+			<-hold
+		}
+		return next
+	})
+	return ch, release
+}
+
+// waitModelCall waits for the next main-model call reported by heldModel.
+func waitModelCall(t *testing.T, calls <-chan llmtest.Request, p *process) llmtest.Request {
+	t.Helper()
+	select {
+	case r := <-calls:
+		return r
+	case <-p.done:
+		t.Fatalf("neobot exited before calling the model: %v\n%s", p.err, p.output.String())
+	case <-waitCtx(t).Done():
+		t.Fatalf("the model was never called\n%s", p.output.String())
+	}
+	return llmtest.Request{}
+}
+
+// userTurns counts the user messages of a model call that contain text.
+func userTurns(r llmtest.Request, text string) int {
+	n := 0
+	for _, m := range r.Messages {
+		if m.Role == "user" && strings.Contains(m.Content, text) {
+			n++
+		}
+	}
+	return n
+}
+
+// midTurn are the ways a process ends while a turn waits on the model.
+var midTurn = []struct {
+	name string
+	// halt ends p while its model call is held; release lets the call
+	// answer.
+	halt func(t *testing.T, p *process, release func())
+	// resumed is whether the restarted process runs the turn again (a
+	// second call of the model for the first message).
+	resumed bool
+}{
+	{
+		// SIGTERM, then the model answers: the process is within its
+		// shutdown grace, finishes the turn, and exits; whichever of the
+		// signal and the answer it sees first, the answer is posted by the
+		// stopping process and the turn is done.
+		name: "graceful",
+		halt: func(t *testing.T, p *process, release func()) {
+			p.cmd.Process.Signal(syscall.SIGTERM)
+			release()
+			select {
+			case <-p.done:
+				if p.err != nil {
+					t.Errorf("neobot exited with %v after SIGTERM", p.err)
+				}
+			case <-waitCtx(t).Done():
+				t.Fatalf("neobot did not stop after SIGTERM\n%s", p.output.String())
+			}
+		},
+	},
+	{
+		// SIGKILL: the model's answer never reaches the process; the
+		// journal has the message, and the restarted process resumes it.
+		name:    "crash",
+		halt:    func(t *testing.T, p *process, _ func()) { p.kill() },
+		resumed: true,
+	},
+}
+
+// midTurnReplies: the cut call's answer, the resumed call's (the same
+// text, so a second post would be counted), a follow-up's.
+var midTurnReplies = []llmtest.Reply{
+	llmtest.Text("The answer is 4."),
+	llmtest.Text("The answer is 4."),
+	llmtest.Text("Yes, still 4."),
+}
+
+// TestSlackTurnAcrossRestart: a message is journaled and its turn is
+// waiting on the model when neobot is stopped or killed; the thread gets
+// the answer exactly once, from the stopping process or from the
+// restarted one that resumes the turn.
+func TestSlackTurnAcrossRestart(t *testing.T) {
+	for _, tc := range midTurn {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newSlackWorld(t)
+			replies := midTurnReplies
+			if !tc.resumed {
+				replies = []llmtest.Reply{replies[0], replies[2]}
+			}
+			calls, release := heldModel(t, w.model, replies...)
+			p1 := w.start(t, 1)
+			mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "what is 2+2?"})
+			waitModelCall(t, calls, p1)
+			tc.halt(t, p1, release)
+			if !tc.resumed {
+				if got := botAnswers(w, "The answer is 4."); got != 1 {
+					t.Errorf("answers posted by the stopping process = %d, want 1", got)
+				}
+			}
+
+			p2 := w.start(t, 2)
+			if tc.resumed {
+				resumed := waitModelCall(t, calls, p2)
+				if n := userTurns(resumed, "what is 2+2?"); n != 1 {
+					t.Errorf("resumed model call has the question %d times, want once:\n%+v", n, resumed.Messages)
+				}
+			}
+			w.answerIn(t, "C0GENERAL", mention.TS, "The answer is 4.")
+
+			// The thread's turns run one at a time, in order, resumed ones
+			// first: once the follow-up is answered, any second run of the
+			// first message would have posted already.
+			w.slack.Message(slacktest.Msg{User: "UALICE", Text: "sure?", ThreadTS: mention.TS})
+			w.answerIn(t, "C0GENERAL", mention.TS, "Yes, still 4.")
+			if got := botAnswers(w, "The answer is 4."); got != 1 {
+				t.Errorf("answer posted %d times, want once", got)
+			}
+			if got, want := len(mainRequests(w.model)), len(replies); got != want {
+				t.Errorf("model calls = %d, want %d", got, want)
+			}
+		})
+	}
+}
+
+// TestDiscordTurnAcrossRestart: as TestSlackTurnAcrossRestart, on Discord:
+// the mention's thread gets the answer exactly once.
+func TestDiscordTurnAcrossRestart(t *testing.T) {
+	for _, tc := range midTurn {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newDiscordWorld(t)
+			replies := midTurnReplies
+			if !tc.resumed {
+				replies = []llmtest.Reply{replies[0], replies[2]}
+			}
+			calls, release := heldModel(t, w.model, replies...)
+			p1 := w.start(t, 1)
+			mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "what is 2+2?"})
+			waitModelCall(t, calls, p1)
+			tc.halt(t, p1, release)
+			if !tc.resumed {
+				if got := discordAnswers(w, "The answer is 4."); got != 1 {
+					t.Errorf("answers posted by the stopping process = %d, want 1", got)
+				}
+			}
+
+			p2 := w.start(t, 2)
+			if tc.resumed {
+				resumed := waitModelCall(t, calls, p2)
+				if n := userTurns(resumed, "what is 2+2?"); n != 1 {
+					t.Errorf("resumed model call has the question %d times, want once:\n%+v", n, resumed.Messages)
+				}
+			}
+			w.answerIn(t, mention.ID, "The answer is 4.")
+
+			w.discord.Message(discordtest.Msg{User: "111", Channel: mention.ID, Text: "sure?"})
+			w.answerIn(t, mention.ID, "Yes, still 4.")
+			if got := discordAnswers(w, "The answer is 4."); got != 1 {
+				t.Errorf("answer posted %d times, want once", got)
+			}
+			if got, want := len(mainRequests(w.model)), len(replies); got != want {
+				t.Errorf("model calls = %d, want %d", got, want)
+			}
+			if n := len(w.discord.Calls("POST /channels/{channel}/messages/{message}/threads")); n != 1 {
+				t.Errorf("threads started = %d, want 1: every answer goes to the mention's thread", n)
+			}
+		})
+	}
+}
+
+// TestDiscordApprovalAcrossRestart: a spend's gate is pending when neobot
+// stops or dies; after the restart the requester's click on the old
+// button completes the spend, once.
+func TestDiscordApprovalAcrossRestart(t *testing.T) {
+	for _, rs := range restarts {
+		t.Run(rs.name, func(t *testing.T) {
+			w := newDiscordWorld(t)
+			w.daemon.Script(delegatetest.Intent{
+				Gates:  []delegatetest.Gate{{NodeID: "n1", Question: "Approve spend of 5 PAX to 0xabc?", Options: []string{"approve", "deny"}}},
+				Answer: "settled: tx 0xfeed",
+			})
+			scriptModel(t, w.model,
+				llmtest.Calls(llmtest.Call("c1", "core_execute", `{"intent":"send 5 PAX to 0xabc"}`)),
+				llmtest.Text("Done: 5 PAX sent (tx 0xfeed)."),
+			)
+			p1 := w.start(t, 1)
+			mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "send 5 PAX to 0xabc"})
+			gate, err := w.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
+				return m.FromBot() && len(m.Buttons()) == 2 && strings.Contains(m.Content, "Approve spend of 5 PAX")
+			})
+			if err != nil {
+				t.Fatalf("no approval message: %v\n%s", err, p1.output.String())
+			}
+			rs.halt(t, p1)
+
+			p2 := w.start(t, 2)
+			resp, err := w.discord.WaitResponse(waitCtx(t), w.discord.Click("111", gate, 0))
+			if err != nil {
+				t.Fatalf("click after the restart got no response: %v\n%s", err, p2.output.String())
+			}
+			if resp.Flags&discordtest.FlagEphemeral != 0 {
+				t.Errorf("response to the requester's click = %+v, want the message updated, not a private reply", resp)
+			}
+			w.answerIn(t, mention.ID, "Done: 5 PAX sent (tx 0xfeed).")
+			p2.stop(t)
+
+			answers := w.daemon.Answers()
+			if len(answers) != 1 || !answers[0].Approved {
+				t.Errorf("daemon answers = %+v, want one approval", answers)
+			}
+			if n := len(w.daemon.Intents()); n != 1 {
+				t.Errorf("daemon got %d intents, want 1: the restart must resume, not resubmit", n)
+			}
+			if got := discordAnswers(w, "Done: 5 PAX sent"); got != 1 {
+				t.Errorf("final answer posted %d times, want once", got)
+			}
+			// A crash between posting the request and recording where it is
+			// makes the resumed turn post it again (see approval.go); a
+			// graceful stop records it first.
+			switch n := approvalMessages(w); {
+			case n != 1 && rs.name == "graceful":
+				t.Errorf("approval messages = %d, want 1: the restart must not ask again", n)
+			case n != 1:
+				t.Logf("approval messages = %d: the crash came before the first one's ID was recorded", n)
+			}
+			decided, ok := w.discord.MessageByID(gate.ID)
+			if !ok || len(decided.Buttons()) != 0 || !strings.Contains(decided.Content, "Approved (approve) by <@111>") {
+				t.Errorf("approval message after the click = %q with %d buttons, want who decided and no buttons", decided.Content, len(decided.Buttons()))
+			}
+		})
+	}
+}
+
+// discordAnswers counts the visible bot messages containing want.
+func discordAnswers(w *discordWorld, want string) int {
+	n := 0
+	for _, m := range w.discord.Messages() {
+		if m.FromBot() && !m.Ephemeral && strings.Contains(m.Content, want) {
+			n++
+		}
+	}
+	return n
+}
+
+// approvalMessages counts the approval requests for the scripted spend the
+// bot posted (later edits to a request are not counted).
+func approvalMessages(w *discordWorld) int {
+	n := 0
+	for _, c := range w.discord.Calls("POST /channels/{channel}/messages") {
+		if strings.Contains(string(c.Body), "Approve spend of 5 PAX") {
+			n++
+		}
+	}
+	return n
+}
