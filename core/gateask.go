@@ -19,6 +19,16 @@ type GateUI interface {
 	ShowGate(ctx context.Context, g Gate)
 }
 
+// GateFinder is implemented by a GateUI that can find a gate's message in
+// its thread. A crash between posting a gate and recording its MessageRef
+// leaves the message posted but unrecorded; [Gates.Ask] then asks the
+// finder before posting the gate a second time.
+type GateFinder interface {
+	// FindGate returns the reference of the message showing g, found
+	// false when there is none.
+	FindGate(ctx context.Context, g Gate) (ref string, found bool, err error)
+}
+
 // gateUITimeout bounds a post or a close that must finish even though the
 // turn was cancelled meanwhile.
 const gateUITimeout = 30 * time.Second
@@ -45,7 +55,15 @@ func (gs *Gates) Ask(ctx context.Context, req GateRequest, allowed []string, ui 
 	}
 	if fresh || g.MessageRef == "" {
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gateUITimeout)
-		ref, err := ui.PostGate(pctx, g)
+		ref, found := "", false
+		if f, ok := ui.(GateFinder); ok && !fresh {
+			// Resumed with no message recorded: the process may have died
+			// right after posting it. A lookup failure just posts again.
+			ref, found, _ = f.FindGate(pctx, g)
+		}
+		if !found {
+			ref, err = ui.PostGate(pctx, g)
+		}
 		cancel()
 		if err != nil {
 			_, _ = gs.Close(context.WithoutCancel(ctx), g.Token, GateExpired)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/coretest"
 )
 
 // fakeUI records what Gates.Ask shows; posted carries each gate posted.
@@ -121,3 +122,90 @@ type failingUI struct{}
 
 func (failingUI) PostGate(context.Context, core.Gate) (string, error) { return "", errPost }
 func (failingUI) ShowGate(context.Context, core.Gate)                 {}
+
+// findingUI is a GateUI that can also find a message it posted before.
+type findingUI struct {
+	*fakeUI
+	found string
+}
+
+func (u findingUI) FindGate(context.Context, core.Gate) (string, bool, error) {
+	return u.found, u.found != "", nil
+}
+
+// refSignal is a gate store that reports each MessageRef recorded.
+type refSignal struct {
+	*coretest.GateStore
+	recorded chan string
+}
+
+func (s *refSignal) UpdateGate(ctx context.Context, token string, fn func(*core.Gate) error) (core.Gate, error) {
+	before, _ := s.GateStore.LoadGate(ctx, token)
+	g, err := s.GateStore.UpdateGate(ctx, token, fn)
+	if err == nil && g.MessageRef != before.MessageRef {
+		s.recorded <- g.MessageRef
+	}
+	return g, err
+}
+
+// TestAskAfterCrashBeforeRecordingTheMessage: the process died between
+// posting a gate and recording its message. The resumed Ask reuses the
+// message a GateFinder finds, and posts again only when none is found.
+func TestAskAfterCrashBeforeRecordingTheMessage(t *testing.T) {
+	tests := []struct {
+		name     string
+		found    string
+		wantPost bool
+		wantRef  string
+	}{
+		{"finder finds the message", "C1:old", false, "C1:old"},
+		{"finder finds nothing", "", true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := &refSignal{GateStore: coretest.NewGateStore(), recorded: make(chan string, 1)}
+			gs := core.NewGates(core.GatesOptions{Store: store})
+			ctx := context.Background()
+			// First run: the gate exists, its message was posted, the ref
+			// never recorded.
+			g, _, err := gs.Open(ctx, gateReq("n1"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ui := findingUI{fakeUI: newFakeUI(), found: tt.found}
+			done := make(chan error, 1)
+			go func() {
+				_, err := gs.Ask(ctx, gateReq("n1"), nil, ui)
+				done <- err
+			}()
+			if tt.wantPost {
+				posted := <-ui.posted
+				if posted.Token != g.Token {
+					t.Errorf("posted gate %s, want the resumed gate %s", posted.Token, g.Token)
+				}
+				tt.wantRef = "C1:" + g.Token
+			}
+			if ref := <-store.recorded; ref != tt.wantRef {
+				t.Errorf("recorded MessageRef %q, want %q", ref, tt.wantRef)
+			}
+			if _, err := gs.Decide(ctx, g.Token, "U1", nil, "approve"); err != nil {
+				t.Fatalf("Decide = %v", err)
+			}
+			if err := <-done; err != nil {
+				t.Fatalf("Ask = %v", err)
+			}
+			select {
+			case p := <-ui.posted:
+				t.Errorf("Ask posted gate %s again although the finder found its message", p.Token)
+			default:
+			}
+			got, err := store.LoadGate(ctx, g.Token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.MessageRef != tt.wantRef {
+				t.Errorf("MessageRef = %q, want %q", got.MessageRef, tt.wantRef)
+			}
+		})
+	}
+}

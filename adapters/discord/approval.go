@@ -58,6 +58,33 @@ func (u gateUI) PostGate(ctx context.Context, g core.Gate) (string, error) {
 	return m.ChannelID + ":" + m.ID, nil
 }
 
+// FindGate looks for g's message among the thread's latest messages: the
+// one carrying a button for g's token (128 random bits, so no other
+// message can). It lets a turn resumed after a crash reuse the approval it
+// posted instead of posting it twice, even before the gateway is up.
+func (u gateUI) FindGate(ctx context.Context, g core.Gate) (string, bool, error) {
+	msgs, err := u.a.s.ChannelMessages(g.Thread.ID, 50, "", "", "", call(ctx))
+	if err != nil {
+		return "", false, fmt.Errorf("discord: list messages of %s: %w", g.Thread.ID, err)
+	}
+	for _, m := range msgs {
+		for _, row := range m.Components {
+			r, ok := row.(*discordgo.ActionsRow)
+			if !ok {
+				continue
+			}
+			for _, c := range r.Components {
+				if b, ok := c.(*discordgo.Button); ok {
+					if token, _, ok := parseCustomID(b.CustomID); ok && token == g.Token {
+						return m.ChannelID + ":" + m.ID, true, nil
+					}
+				}
+			}
+		}
+	}
+	return "", false, nil
+}
+
 // ShowGate edits the gate's message to show its outcome.
 func (u gateUI) ShowGate(ctx context.Context, g core.Gate) { u.a.showGate(ctx, g) }
 
