@@ -11,10 +11,6 @@ import (
 	"github.com/neobot/neobot/core/conversation"
 )
 
-// shutdownGrace is how long running turns get to reach a persisted step
-// when neobot is asked to stop.
-const shutdownGrace = 10 * time.Second
-
 // runBot is plain `neobot`: Neo in Slack when SLACK_BOT_TOKEN is set, in
 // Discord when DISCORD_BOT_TOKEN is set, in both when both are; otherwise
 // a conversation in this terminal.
@@ -44,7 +40,7 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 		Runner:        a.agent,
 		Journal:       a.db,
 		MaxConcurrent: cfg.MaxConcurrentTurns,
-		Grace:         shutdownGrace,
+		Grace:         cfg.ShutdownGrace,
 		Logger:        log.With().Str("component", "conversation").Logger(),
 	})
 	var platforms []platform
@@ -99,7 +95,7 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 	runErr := runPlatforms(ctx, platforms)
 	// The adapters have stopped taking events; let running turns reach a
 	// persisted step, then stop them (their gates stay pending).
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace+5*time.Second)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownGrace+5*time.Second)
 	defer cancel()
 	closeErr := hub.Close(sctx)
 	if runErr != nil {

@@ -45,6 +45,7 @@ type Config struct {
 	DaemonPoll   time.Duration
 
 	MaxConcurrentTurns int
+	ShutdownGrace      time.Duration
 
 	SlackBotToken      Secret
 	SlackAppToken      Secret
@@ -149,6 +150,7 @@ func settings() []setting {
 		{env: "NEO_CALLER_WALLET", flag: "caller-wallet", usage: "wallet address the daemon charges for delegated tasks", set: str(func(c *Config) *string { return &c.CallerWallet })},
 		{env: "NEO_DAEMON_POLL", flag: "daemon-poll", def: "1.5s", usage: "how often a delegated task's status and gates are polled", set: duration(func(c *Config) *time.Duration { return &c.DaemonPoll })},
 		{env: "NEO_MAX_CONCURRENT_TURNS", flag: "max-concurrent-turns", def: "64", usage: "turns running at once across all threads", set: count(func(c *Config) *int { return &c.MaxConcurrentTurns })},
+		{env: "NEO_SHUTDOWN_GRACE", flag: "shutdown-grace", def: "10s", usage: "on SIGTERM, how long running turns get to finish before they are stopped (they resume after the restart); keep it under the platform's kill timeout", set: duration(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 		{env: "SLACK_BOT_TOKEN", secret: true, usage: "Slack bot token (xoxb-...); set to run in Slack", set: secret(func(c *Config) *Secret { return &c.SlackBotToken })},
 		{env: "SLACK_APP_TOKEN", secret: true, usage: "Slack app-level token (xapp-...) for Socket Mode", set: secret(func(c *Config) *Secret { return &c.SlackAppToken })},
 		{env: "SLACK_SIGNING_SECRET", secret: true, usage: "Slack signing secret, for SLACK_MODE=http", set: secret(func(c *Config) *Secret { return &c.SlackSigningSecret })},

@@ -127,7 +127,7 @@ func emptyManifest(t *testing.T) string {
 // env is the environment of a neobot process under test: PATH and HOME
 // from ours (node needs them), everything else explicit.
 func env(kv map[string]string) []string {
-	out := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "NEO_LOG_LEVEL=debug", "NEO_LOG_FORMAT=json"}
+	out := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "NEO_LOG_LEVEL=debug", "NEO_LOG_FORMAT=json", "NEO_SHUTDOWN_GRACE=2s"}
 	for k, v := range kv {
 		out = append(out, k+"="+v)
 	}
