@@ -73,6 +73,40 @@ func (u gateUI) PostGate(ctx context.Context, g core.Gate) (string, error) {
 	return g.Thread.Channel + ":" + ts, nil
 }
 
+// FindGate looks for g's message among the thread's replies since the gate
+// was opened: the one carrying a button for g's token (128 random bits, so
+// no other message can). It lets a turn resumed after a crash reuse the
+// approval it posted instead of posting it twice.
+func (u gateUI) FindGate(ctx context.Context, g core.Gate) (string, bool, error) {
+	var msgs []slack.Message
+	err := u.a.retry(ctx, "conversations.replies", func(ctx context.Context) (err error) {
+		msgs, _, _, err = u.a.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+			ChannelID: g.Thread.Channel, Timestamp: g.Thread.ID,
+			Oldest: strconv.FormatInt(g.Created.Unix()-1, 10) + ".000000", Inclusive: true, Limit: 200,
+		})
+		return err
+	})
+	if err != nil {
+		return "", false, fmt.Errorf("slack: find approval message: %w", err)
+	}
+	for _, m := range msgs {
+		for _, b := range m.Blocks.BlockSet {
+			actions, ok := b.(*slack.ActionBlock)
+			if !ok || actions.Elements == nil {
+				continue
+			}
+			for _, el := range actions.Elements.ElementSet {
+				if btn, ok := el.(*slack.ButtonBlockElement); ok {
+					if token, _, ok := parseGateValue(btn.Value); ok && token == g.Token {
+						return g.Thread.Channel + ":" + m.Timestamp, true, nil
+					}
+				}
+			}
+		}
+	}
+	return "", false, nil
+}
+
 // ShowGate edits the gate's message to show its outcome.
 func (u gateUI) ShowGate(ctx context.Context, g core.Gate) { u.a.showGate(ctx, g, "", "") }
 

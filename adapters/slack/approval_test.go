@@ -257,3 +257,43 @@ func TestApprovalCancellationCause(t *testing.T) {
 		})
 	}
 }
+
+// TestApprovalPostedButNotRecorded: the process died between posting the
+// approval and recording where it is. The resumed turn finds the posted
+// message in the thread and waits on it instead of asking twice.
+func TestApprovalPostedButNotRecorded(t *testing.T) {
+	e := start(t, nil)
+	ctx := context.Background()
+	th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000002.000001"}
+	req := core.GateRequest{Thread: th, IntentID: "i-crash", NodeID: "n1", Question: "Spend?", Options: []string{"yes", "no"}, Requester: "UALICE"}
+	g, _, err := e.gates.Open(ctx, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (gateUI{e.a}).PostGate(ctx, g); err != nil { // posted, never recorded
+		t.Fatal(err)
+	}
+	msg := e.gateMessageIn(th.Channel, th.ID)
+
+	done := make(chan core.GateAnswer, 1)
+	go func() { done <- core.Ask(e.ctx, e.a.Approver(th, "UALICE"), req) }()
+	if _, err := e.slack.WaitCall(e.ctx, "conversations.replies", nil); err != nil {
+		t.Fatalf("the resumed approver never looked for its message: %v", err)
+	}
+	e.ack(e.slack.Click("UALICE", msg, 0))
+	if ans := <-done; !ans.Approved || ans.By != "UALICE" {
+		t.Errorf("resumed approver = %+v, want approved by UALICE", ans)
+	}
+	n := 0
+	for _, m := range e.slack.Thread(th.Channel, th.ID) {
+		if m.FromBot() && !m.Ephemeral {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("approval messages in the thread = %d, want 1", n)
+	}
+	if got, _ := e.store.LoadGate(ctx, g.Token); got.MessageRef != th.Channel+":"+msg.TS {
+		t.Errorf("MessageRef = %q, want the found message %s:%s", got.MessageRef, th.Channel, msg.TS)
+	}
+}

@@ -358,7 +358,7 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		s.messages = append(s.messages, m)
 		return ok("message_ts", m.TS)
 	case "conversations.replies":
-		return ok("messages", s.repliesLocked(p.Get("channel"), p.Get("ts")), "has_more", false)
+		return ok("messages", s.repliesLocked(p.Get("channel"), p.Get("ts"), p.Get("oldest")), "has_more", false)
 	case "assistant.threads.setStatus", "assistant.threads.setSuggestedPrompts", "assistant.threads.setTitle":
 		return ok()
 	case "chat.startStream":
@@ -396,14 +396,21 @@ func (s *Server) findLocked(channel, ts string) int {
 	})
 }
 
-// repliesLocked returns the thread's messages as conversations.replies does.
-func (s *Server) repliesLocked(channel, ts string) []map[string]any {
+// repliesLocked returns the thread's messages as conversations.replies does:
+// the parent always, the replies from oldest (a ts) on when it is set.
+func (s *Server) repliesLocked(channel, ts, oldest string) []map[string]any {
 	var out []map[string]any
 	for _, m := range s.messages {
 		if m.Channel != channel || m.Ephemeral || (m.TS != ts && m.ThreadTS != ts) {
 			continue
 		}
+		if oldest != "" && m.TS != ts && tsLess(m.TS, oldest) {
+			continue
+		}
 		r := map[string]any{"type": "message", "user": m.User, "text": m.Text, "ts": m.TS}
+		if len(m.Blocks) > 0 {
+			r["blocks"] = m.Blocks
+		}
 		if m.ThreadTS != "" {
 			r["thread_ts"] = m.ThreadTS
 		}
@@ -413,6 +420,19 @@ func (s *Server) repliesLocked(channel, ts string) []map[string]any {
 		out = append(out, r)
 	}
 	return out
+}
+
+// tsLess orders Slack timestamps ("seconds.micros").
+func tsLess(a, b string) bool {
+	as, af, _ := strings.Cut(a, ".")
+	bs, bf, _ := strings.Cut(b, ".")
+	if len(as) != len(bs) {
+		return len(as) < len(bs)
+	}
+	if as != bs {
+		return as < bs
+	}
+	return af < bf
 }
 
 // serveFile serves a file added with AddFile to a holder of a bot token.
