@@ -136,8 +136,9 @@ func runPlatforms(ctx context.Context, ps []platform) error {
 	return first
 }
 
-// sweep drops what retention says is too old, at start and then daily,
-// until ctx ends.
+// sweep drops what retention says is too old — idle threads, expired
+// dedupe keys, old gates and delegations, stale turn excerpts in memory —
+// at start and then daily, until ctx ends.
 func (m *Main) sweep(ctx context.Context, a *app) {
 	done := make(chan struct{})
 	stop := make(chan struct{})
@@ -146,8 +147,16 @@ func (m *Main) sweep(ctx context.Context, a *app) {
 		t := time.NewTicker(24 * time.Hour)
 		defer t.Stop()
 		for {
-			if _, err := a.db.Sweep(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			now := time.Now()
+			if st, err := a.db.Sweep(ctx, now); err != nil && ctx.Err() == nil {
 				a.log.Error().Err(err).Msg("retention sweep failed; retrying tomorrow")
+			} else if err == nil {
+				a.log.Debug().Interface("dropped", st).Msg("retention sweep")
+			}
+			if n, err := a.cortex.Sweep(ctx, now); err != nil && ctx.Err() == nil {
+				a.log.Error().Err(err).Msg("memory sweep failed; retrying tomorrow")
+			} else if n > 0 {
+				a.log.Info().Int("turn_excerpts", n).Msg("memory sweep dropped old turn excerpts")
 			}
 			select {
 			case <-t.C:
