@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/neobot/neobot/adapters/discord/discordtest"
+	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 )
 
@@ -334,5 +335,43 @@ func TestNewValidates(t *testing.T) {
 	}
 	if _, err := New(Options{Token: "Bot t", Hub: hub}); err != nil {
 		t.Errorf("New with a \"Bot \"-prefixed token = %v, want it accepted", err)
+	}
+}
+
+// TestStatusAfterRunStartsNoGoroutine checks that a throttled status from a
+// turn still running after Run returned (the hub's shutdown grace) starts
+// no flush goroutine: Run already waited for its goroutines, so nobody
+// would own it.
+func TestStatusAfterRunStartsNoGoroutine(t *testing.T) {
+	t.Parallel()
+	s := discordtest.New(t)
+	a, err := New(Options{Token: "t", APIURL: s.URL(), Hub: newFakeHub(&fakeThreads{known: map[string]bool{}}),
+		StatusInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := a.Run(ctx); err != nil {
+		t.Fatalf("Run(cancelled) = %v, want nil", err)
+	}
+	th := s.AddThread(discordtest.ChannelID, "late")
+	thread := core.Thread{Platform: Platform, Workspace: discordtest.GuildID, Channel: discordtest.ChannelID, ID: th.ID}
+	r := a.Reporter(thread)
+	for _, text := range []string{"one", "two"} {
+		if err := r.Status(t.Context(), text); err != nil {
+			t.Fatalf("Status(%q) = %v, want nil", text, err)
+		}
+	}
+	var scheduled bool
+	_ = a.lines.With(thread.Key(), func(l *statusline.Line[struct{}]) error {
+		scheduled = l.Scheduled()
+		return nil
+	})
+	if scheduled {
+		t.Error("Status after Run returned scheduled a flush goroutine, want none")
+	}
+	if err := r.Say(t.Context(), "answer"); err != nil {
+		t.Fatal(err)
 	}
 }

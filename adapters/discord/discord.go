@@ -29,6 +29,7 @@ import (
 
 	"github.com/neobot/neobot/adapters/internal/recent"
 	"github.com/neobot/neobot/adapters/internal/serial"
+	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 )
 
@@ -105,7 +106,7 @@ type Adapter struct {
 	seen     *recent.Keys
 	channels *channelCache
 	queues   *serial.Queue
-	rstate   *reporterStates
+	lines    *statusline.Lines[struct{}] // per-thread status messages; owns their timers
 
 	stopping chan struct{} // closed when Run's context ends
 	stopOnce sync.Once
@@ -162,10 +163,10 @@ func New(opts Options) (*Adapter, error) {
 		log:      opts.Logger,
 		seen:     recent.New(8192),
 		channels: newChannelCache(4096),
-		rstate:   newReporterStates(),
 		stopping: make(chan struct{}),
 	}
 	a.queues = serial.New(&a.wg)
+	a.lines = newStatusLines(a)
 	return a, nil
 }
 
@@ -195,6 +196,9 @@ func (rt rewriteHost) RoundTrip(r *http.Request) (*http.Response, error) {
 // end, or the error that stopped it (a revoked token, a missing intent).
 func (a *Adapter) Run(ctx context.Context) error {
 	defer a.wg.Wait()
+	// Turns outlive Run (the hub's shutdown grace): from here on a
+	// throttled status schedules no flush nobody would wait for.
+	defer a.lines.Close()
 	stop := context.AfterFunc(ctx, a.stop)
 	defer stop()
 	defer a.stop()

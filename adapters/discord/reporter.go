@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/neobot/neobot/core"
 
 	"github.com/neobot/neobot/adapters/internal/mdsplit"
+	"github.com/neobot/neobot/adapters/internal/statusline"
 )
 
 // Reporter returns how Neo speaks in thread t (its messages go to t.ID: the
@@ -38,42 +37,16 @@ func answerMentions() *discordgo.MessageAllowedMentions {
 	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers}}
 }
 
-// threadState is what the reporter remembers about a thread within a turn.
-type threadState struct {
-	mu          sync.Mutex
-	placeholder string // ID of the status message, "" when none
-	lastEdit    time.Time
-	pending     string      // latest status not shown yet
-	timer       *time.Timer // flushes pending
-}
-
-type reporterStates struct {
-	mu sync.Mutex
-	m  map[string]*threadState
-}
-
-func newReporterStates() *reporterStates { return &reporterStates{m: map[string]*threadState{}} }
-
-func (rs *reporterStates) get(t core.Thread) *threadState {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	st, ok := rs.m[t.Key()]
-	if !ok {
-		st = &threadState{}
-		rs.m[t.Key()] = st
-	}
-	return st
-}
-
-// drop forgets a thread whose turn has answered.
-func (rs *reporterStates) drop(t core.Thread, st *threadState) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.placeholder == "" && st.timer == nil && rs.m[t.Key()] == st {
-		delete(rs.m, t.Key())
-	}
+// newStatusLines returns the reporter's per-thread status lines; their
+// timers end by Run's return. Discord needs nothing else remembered.
+func newStatusLines(a *Adapter) *statusline.Lines[struct{}] {
+	return statusline.New(statusline.Options[struct{}]{
+		Interval:     a.opts.StatusInterval,
+		FlushTimeout: submitTimeout,
+		FlushFailed: func(thread string, err error) {
+			a.log.Warn().Err(err).Str("thread", thread).Msg("discord: update status")
+		},
+	})
 }
 
 // statusContent renders a status line as subtext.
@@ -86,48 +59,22 @@ func statusContent(text string) string {
 }
 
 func (a *Adapter) status(ctx context.Context, t core.Thread, text string) error {
-	st := a.rstate.get(t)
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	a.typing(ctx, t.ID)
-	if st.placeholder == "" {
-		m, err := a.send(ctx, t.ID, &discordgo.MessageSend{Content: statusContent(text),
-			AllowedMentions: &discordgo.MessageAllowedMentions{}})
-		if err != nil {
-			return err
-		}
-		st.placeholder, st.lastEdit = m.ID, time.Now()
-		return nil
-	}
-	wait := a.opts.StatusInterval - time.Since(st.lastEdit)
-	if wait <= 0 && st.timer == nil {
-		return a.editStatusLocked(ctx, t, st, text)
-	}
-	st.pending = text // latest wins
-	if st.timer == nil {
-		a.wg.Add(1)
-		st.timer = time.AfterFunc(max(wait, 0), func() {
-			defer a.wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
-			defer cancel()
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			st.timer = nil
-			if st.pending != "" && st.placeholder != "" {
-				if err := a.editStatusLocked(ctx, t, st, st.pending); err != nil {
-					a.log.Warn().Err(err).Str("thread", t.Key()).Msg("discord: update status")
-				}
+	return a.lines.With(t.Key(), func(st *statusline.Line[struct{}]) error {
+		a.typing(ctx, t.ID)
+		if st.ID() == "" {
+			m, err := a.send(ctx, t.ID, &discordgo.MessageSend{Content: statusContent(text),
+				AllowedMentions: &discordgo.MessageAllowedMentions{}})
+			if err != nil {
+				return err
 			}
-			st.pending = ""
+			st.Posted(m.ID)
+			return nil
+		}
+		return st.Update(ctx, text, func(ctx context.Context, id, text string) error {
+			content := statusContent(text)
+			return a.edit(ctx, &discordgo.MessageEdit{Channel: t.ID, ID: id, Content: &content})
 		})
-	}
-	return nil
-}
-
-func (a *Adapter) editStatusLocked(ctx context.Context, t core.Thread, st *threadState, text string) error {
-	st.lastEdit = time.Now()
-	content := statusContent(text)
-	return a.edit(ctx, &discordgo.MessageEdit{Channel: t.ID, ID: st.placeholder, Content: &content})
+	})
 }
 
 // typing shows "Neo is typing…" for ten seconds or until Neo posts.
@@ -137,41 +84,25 @@ func (a *Adapter) typing(ctx context.Context, channel string) {
 	}
 }
 
-// stopStatusLocked cancels a pending status edit and returns the status
-// message's ID, forgetting it.
-func (a *Adapter) stopStatusLocked(st *threadState) string {
-	if st.timer != nil && st.timer.Stop() {
-		a.wg.Done()
-	}
-	st.timer, st.pending = nil, ""
-	id := st.placeholder
-	st.placeholder = ""
-	return id
-}
-
 func (a *Adapter) say(ctx context.Context, t core.Thread, text string) error {
-	st := a.rstate.get(t)
-	st.mu.Lock()
-	defer func() {
-		st.mu.Unlock()
-		a.rstate.drop(t, st)
-	}()
-	placeholder := a.stopStatusLocked(st)
-	for i, c := range Split(text, sayLimit) {
-		if i == 0 && placeholder != "" {
-			content := c
-			err := a.edit(ctx, &discordgo.MessageEdit{Channel: t.ID, ID: placeholder, Content: &content,
-				AllowedMentions: answerMentions()})
-			if err == nil {
-				continue
+	return a.lines.Finish(t.Key(), func(st *statusline.Line[struct{}]) error {
+		placeholder := st.Clear()
+		for i, c := range Split(text, sayLimit) {
+			if i == 0 && placeholder != "" {
+				content := c
+				err := a.edit(ctx, &discordgo.MessageEdit{Channel: t.ID, ID: placeholder, Content: &content,
+					AllowedMentions: answerMentions()})
+				if err == nil {
+					continue
+				}
+				// The status message is gone (deleted by someone): post instead.
 			}
-			// The status message is gone (deleted by someone): post instead.
+			if err := a.post(ctx, t.ID, &discordgo.MessageSend{Content: c, AllowedMentions: answerMentions()}); err != nil {
+				return err
+			}
 		}
-		if err := a.post(ctx, t.ID, &discordgo.MessageSend{Content: c, AllowedMentions: answerMentions()}); err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Subtext renders text as Discord subtext: every non-empty line starts

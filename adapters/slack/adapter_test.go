@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core"
 )
@@ -488,12 +489,12 @@ func TestStatusAfterRunStartsNoGoroutine(t *testing.T) {
 			t.Fatalf("Status(%q) = %v, want nil", text, err)
 		}
 	}
-	st := a.rstate.get(th)
-	st.mu.Lock()
-	timer := st.timer
-	st.mu.Unlock()
-	if timer != nil {
-		timer.Stop()
+	var scheduled bool
+	_ = a.lines.With(th.Key(), func(l *statusline.Line[learned]) error {
+		scheduled = l.Scheduled()
+		return nil
+	})
+	if scheduled {
 		t.Error("Status after Run returned scheduled a flush goroutine, want none")
 	}
 	if err := r.Say(t.Context(), "answer"); err != nil {

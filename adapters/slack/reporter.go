@@ -3,11 +3,10 @@ package slack
 import (
 	"context"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/slack-go/slack"
 
+	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 )
 
@@ -34,46 +33,27 @@ func (r reporter) Say(ctx context.Context, text string) error    { return r.a.sa
 func (r reporter) Status(ctx context.Context, text string) error { return r.a.status(ctx, r.t, text) }
 func (r reporter) Notice(ctx context.Context, text string) error { return r.a.notice(ctx, r.t, text) }
 
-// threadState is what the reporter remembers about a thread between calls
-// within a turn.
-type threadState struct {
-	mu          sync.Mutex
-	placeholder string // ts of the status message, "" when none
-	lastEdit    time.Time
-	pending     string      // latest status not shown yet
-	timer       *time.Timer // flushes pending
-	noAssistant bool        // setStatus failed here: use the placeholder
-	noStream    bool        // chat.startStream failed here: post instead
+// learned is what Slack taught the reporter about a thread: a feature
+// found missing there, worth remembering after the turn so the next one
+// does not try it again.
+type learned struct {
+	noAssistant bool // setStatus failed here: use the placeholder
+	noStream    bool // chat.startStream failed here: post instead
 }
 
-type reporterStates struct {
-	mu sync.Mutex
-	m  map[string]*threadState
-}
+func (l learned) worthKeeping() bool { return l.noAssistant || l.noStream }
 
-func newReporterStates() *reporterStates { return &reporterStates{m: map[string]*threadState{}} }
-
-func (rs *reporterStates) get(t core.Thread) *threadState {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	st, ok := rs.m[t.Key()]
-	if !ok {
-		st = &threadState{}
-		rs.m[t.Key()] = st
-	}
-	return st
-}
-
-// drop forgets a thread whose turn has answered, unless it learned
-// something worth keeping.
-func (rs *reporterStates) drop(t core.Thread, st *threadState) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.placeholder == "" && st.timer == nil && !st.noAssistant && !st.noStream {
-		delete(rs.m, t.Key())
-	}
+// newStatusLines returns the reporter's per-thread status lines; their
+// timers end by Run's return.
+func newStatusLines(a *Adapter) *statusline.Lines[learned] {
+	return statusline.New(statusline.Options[learned]{
+		Interval:     a.opts.StatusInterval,
+		FlushTimeout: submitTimeout,
+		FlushFailed: func(thread string, err error) {
+			a.log.Warn().Err(err).Str("thread", thread).Msg("slack: update status")
+		},
+		Keep: learned.worthKeeping,
+	})
 }
 
 // assistantThread reports whether t may be an assistant-pane thread: only
@@ -81,57 +61,30 @@ func (rs *reporterStates) drop(t core.Thread, st *threadState) {
 func assistantThread(t core.Thread) bool { return strings.HasPrefix(t.Channel, "D") }
 
 func (a *Adapter) status(ctx context.Context, t core.Thread, text string) error {
-	st := a.rstate.get(t)
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if assistantThread(t) && !st.noAssistant && st.placeholder == "" {
-		err := a.retry(ctx, "assistant.threads.setStatus", func(ctx context.Context) error {
-			return a.api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
-				ChannelID: t.Channel, ThreadTS: t.ID, Status: text})
-		})
-		if err == nil {
+	return a.lines.With(t.Key(), func(st *statusline.Line[learned]) error {
+		if assistantThread(t) && !st.Ext.noAssistant && st.ID() == "" {
+			err := a.retry(ctx, "assistant.threads.setStatus", func(ctx context.Context) error {
+				return a.api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
+					ChannelID: t.Channel, ThreadTS: t.ID, Status: text})
+			})
+			if err == nil {
+				return nil
+			}
+			a.log.Debug().Err(err).Str("thread", t.Key()).Msg("slack: no assistant status here; using a status message")
+			st.Ext.noAssistant = true
+		}
+		if st.ID() == "" {
+			ts, err := a.postTS(ctx, t, statusMessage(text)...)
+			if err != nil {
+				return err
+			}
+			st.Posted(ts)
 			return nil
 		}
-		a.log.Debug().Err(err).Str("thread", t.Key()).Msg("slack: no assistant status here; using a status message")
-		st.noAssistant = true
-	}
-	if st.placeholder == "" {
-		ts, err := a.postTS(ctx, t, statusMessage(text)...)
-		if err != nil {
-			return err
-		}
-		st.placeholder, st.lastEdit = ts, time.Now()
-		return nil
-	}
-	wait := a.opts.StatusInterval - time.Since(st.lastEdit)
-	if wait <= 0 && st.timer == nil {
-		return a.editStatusLocked(ctx, t, st, text)
-	}
-	st.pending = text // latest wins
-	// After Run has returned nobody would wait for the flush: the latest
-	// status waits for the next Status or Say instead.
-	if st.timer == nil && a.goLate() {
-		st.timer = time.AfterFunc(max(wait, 0), func() {
-			defer a.wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
-			defer cancel()
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			st.timer = nil
-			if st.pending != "" && st.placeholder != "" {
-				if err := a.editStatusLocked(ctx, t, st, st.pending); err != nil {
-					a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: update status")
-				}
-			}
-			st.pending = ""
+		return st.Update(ctx, text, func(ctx context.Context, ts, text string) error {
+			return a.update(ctx, t.Channel, ts, statusMessage(text)...)
 		})
-	}
-	return nil
-}
-
-func (a *Adapter) editStatusLocked(ctx context.Context, t core.Thread, st *threadState, text string) error {
-	st.lastEdit = time.Now()
-	return a.update(ctx, t.Channel, st.placeholder, statusMessage(text)...)
+	})
 }
 
 // statusMessage renders a status line as a small grey context block.
@@ -143,36 +96,25 @@ func statusMessage(text string) []slack.MsgOption {
 	}
 }
 
-// stopStatusLocked cancels a pending status edit and returns the
-// placeholder's ts, forgetting it.
-func (a *Adapter) stopStatusLocked(st *threadState) string {
-	if st.timer != nil && st.timer.Stop() {
-		a.wg.Done()
-	}
-	st.timer, st.pending = nil, ""
-	ts := st.placeholder
-	st.placeholder = ""
-	return ts
+func (a *Adapter) say(ctx context.Context, t core.Thread, text string) error {
+	return a.lines.Finish(t.Key(), func(st *statusline.Line[learned]) error {
+		return a.sayLocked(ctx, t, st, text)
+	})
 }
 
-func (a *Adapter) say(ctx context.Context, t core.Thread, text string) error {
-	st := a.rstate.get(t)
-	st.mu.Lock()
-	defer func() {
-		st.mu.Unlock()
-		a.rstate.drop(t, st)
-	}()
-	placeholder := a.stopStatusLocked(st)
+// sayLocked is say with the thread's status line locked.
+func (a *Adapter) sayLocked(ctx context.Context, t core.Thread, st *statusline.Line[learned], text string) error {
+	placeholder := st.Clear()
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
-	if assistantThread(t) && placeholder == "" && !st.noStream {
+	if assistantThread(t) && placeholder == "" && !st.Ext.noStream {
 		err := a.stream(ctx, t, text)
 		if err == nil {
 			return nil
 		}
 		a.log.Debug().Err(err).Str("thread", t.Key()).Msg("slack: streaming not available; posting")
-		st.noStream = true
+		st.Ext.noStream = true
 	}
 	chunks := Split(Mrkdwn(text), maxMessageChars)
 	for i, c := range chunks {
@@ -228,23 +170,19 @@ func (a *Adapter) notice(ctx context.Context, t core.Thread, text string) error 
 	if len(body) > 3000 { // a context element's limit
 		body = Split(body, 2990)[0] + "…"
 	}
-	st := a.rstate.get(t)
-	st.mu.Lock()
-	defer func() {
-		st.mu.Unlock()
-		a.rstate.drop(t, st)
-	}()
-	if placeholder := a.stopStatusLocked(st); placeholder != "" {
-		err := a.retry(ctx, "chat.delete", func(ctx context.Context) error {
-			_, _, err := a.api.DeleteMessageContext(ctx, t.Channel, placeholder)
-			return err
-		})
-		if err != nil {
-			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: delete status message")
+	return a.lines.Finish(t.Key(), func(st *statusline.Line[learned]) error {
+		if placeholder := st.Clear(); placeholder != "" {
+			err := a.retry(ctx, "chat.delete", func(ctx context.Context) error {
+				_, _, err := a.api.DeleteMessageContext(ctx, t.Channel, placeholder)
+				return err
+			})
+			if err != nil {
+				a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: delete status message")
+			}
 		}
-	}
-	return a.post(ctx, t, slack.MsgOptionText(text, false),
-		slack.MsgOptionBlocks(slack.NewContextBlock("notice", slack.NewTextBlockObject(slack.MarkdownType, body, false, false))))
+		return a.post(ctx, t, slack.MsgOptionText(text, false),
+			slack.MsgOptionBlocks(slack.NewContextBlock("notice", slack.NewTextBlockObject(slack.MarkdownType, body, false, false))))
+	})
 }
 
 // post replies in the thread.

@@ -27,6 +27,7 @@ import (
 
 	"github.com/neobot/neobot/adapters/internal/recent"
 	"github.com/neobot/neobot/adapters/internal/serial"
+	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 )
 
@@ -111,16 +112,11 @@ type Adapter struct {
 	self   atomic.Pointer[identity]
 	seen   *recent.Keys
 	queues *serial.Queue
-	rstate *reporterStates
+	lines  *statusline.Lines[learned] // per-thread status messages; owns their timers
 
 	stopping chan struct{} // closed when Run's context ends
 	stopOnce sync.Once
-	wg       sync.WaitGroup // goroutines handling events and clicks, status flushes
-
-	// lateMu orders Run's final wg.Wait against goroutines that callers
-	// outside Run (the hub's turns) start: once done is set, none start.
-	lateMu sync.Mutex
-	done   bool
+	wg       sync.WaitGroup // goroutines handling events and clicks
 }
 
 // identity is the bot as auth.test describes it.
@@ -172,10 +168,10 @@ func New(opts Options) (*Adapter, error) {
 		api:      slack.New(opts.BotToken, sopts...),
 		log:      opts.Logger,
 		seen:     recent.New(8192),
-		rstate:   newReporterStates(),
 		stopping: make(chan struct{}),
 	}
 	a.queues = serial.New(&a.wg)
+	a.lines = newStatusLines(a)
 	return a, nil
 }
 
@@ -183,12 +179,10 @@ func New(opts Options) (*Adapter, error) {
 // the messages it accepted to reach the hub. It returns nil on ctx's end,
 // or the error that stopped it (a revoked token, a port in use).
 func (a *Adapter) Run(ctx context.Context) error {
-	defer func() {
-		a.lateMu.Lock()
-		a.done = true
-		a.lateMu.Unlock()
-		a.wg.Wait()
-	}()
+	defer a.wg.Wait()
+	// Turns outlive Run (the hub's shutdown grace): from here on a
+	// throttled status schedules no flush nobody would wait for.
+	defer a.lines.Close()
 	stop := context.AfterFunc(ctx, a.stop)
 	defer stop()
 	defer a.stop()
@@ -214,20 +208,6 @@ func (a *Adapter) Run(ctx context.Context) error {
 }
 
 func (a *Adapter) stop() { a.stopOnce.Do(func() { close(a.stopping) }) }
-
-// goLate reserves a place in a.wg for a goroutine started by a caller
-// outside Run, and reports false once Run is finishing: Run waits only for
-// goroutines reserved before it began its final wait, and no WaitGroup Add
-// may race that Wait.
-func (a *Adapter) goLate() bool {
-	a.lateMu.Lock()
-	defer a.lateMu.Unlock()
-	if a.done {
-		return false
-	}
-	a.wg.Add(1)
-	return true
-}
 
 // isStopping reports whether Run's context has ended.
 func (a *Adapter) isStopping() bool {
