@@ -84,6 +84,11 @@ func (m *Manager) connect(ctx context.Context, s *entry) (*conn, []Tool, error) 
 		if err != nil {
 			return nil, nil, err
 		}
+		// The standalone GET stream carries tools/list_changed under the
+		// protocol version we pin (ProtocolVersion, 2025-11-25). mcp-go
+		// marks the option deprecated for 2026-07-28, which replaced the
+		// stream with subscriptions/listen; move to Client.Listen together
+		// with the pin.
 		h, err := transport.NewStreamableHTTP(spec.URL, transport.WithHTTPHeaders(headers), transport.WithContinuousListening())
 		if err != nil {
 			return nil, nil, err
