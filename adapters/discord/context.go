@@ -1,12 +1,9 @@
 package discord
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"path"
 	"slices"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/neobot/neobot/adapters/internal/attach"
 	"github.com/neobot/neobot/core"
 )
 
@@ -62,89 +60,37 @@ func (a *Adapter) history(ctx context.Context, m *discordgo.Message) string {
 // readFiles downloads the text attachments under the size cap and returns
 // them with a sentence about each file it declined.
 func (a *Adapter) readFiles(ctx context.Context, files []*discordgo.MessageAttachment) ([]core.File, string) {
-	var out []core.File
-	var declined []string
+	var in []attach.File
+	urls := map[string]string{}
 	for _, f := range files {
 		if f == nil {
 			continue
 		}
-		cf := core.File{Name: f.Filename, MIMEType: f.ContentType, Size: int64(f.Size)}
-		switch {
-		case a.opts.MaxFileBytes < 0:
-			declined = append(declined, fmt.Sprintf("%q (I don't read attachments here)", f.Filename))
-		case !isText(f):
-			declined = append(declined, fmt.Sprintf("%q (I can only read text files)", f.Filename))
-		case int64(f.Size) > a.opts.MaxFileBytes:
-			declined = append(declined, fmt.Sprintf("%q (larger than the %s I can read)", f.Filename, sizeWords(a.opts.MaxFileBytes)))
-		default:
-			text, err := a.download(ctx, f.URL)
-			if err != nil {
-				a.log.Warn().Err(err).Str("file", f.ID).Msg("discord: download attachment")
-				declined = append(declined, fmt.Sprintf("%q (I couldn't download it)", f.Filename))
-				break
-			}
-			cf.Text = text
-		}
-		out = append(out, cf)
+		ext := strings.TrimPrefix(path.Ext(f.Filename), ".")
+		in = append(in, attach.File{ID: f.ID, Name: f.Filename, MIMEType: f.ContentType, Kind: ext, Size: int64(f.Size)})
+		urls[f.ID] = f.URL
 	}
-	if len(declined) == 0 {
-		return out, ""
-	}
-	return out, "[Attachments not read: " + strings.Join(declined, "; ") + ".]"
+	return attach.Read(ctx, in, a.opts.MaxFileBytes, func(ctx context.Context, f attach.File, w *attach.Buffer) error {
+		return a.download(ctx, urls[f.ID], w)
+	}, func(f attach.File, err error) {
+		a.log.Warn().Err(err).Str("file", f.ID).Msg("discord: download attachment")
+	})
 }
 
-var errTooBig = errors.New("file larger than the cap")
-
-// download fetches an attachment from Discord's CDN, refusing more than
-// MaxFileBytes whatever the event claimed.
-func (a *Adapter) download(ctx context.Context, url string) (string, error) {
+// download copies an attachment from Discord's CDN into w.
+func (a *Adapter) download(ctx context.Context, url string, w io.Writer) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return "", err
+		return err
 	}
 	resp, err := a.opts.HTTPClient.Do(req)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("download: HTTP %d", resp.StatusCode)
+		return fmt.Errorf("download: HTTP %d", resp.StatusCode)
 	}
-	var buf bytes.Buffer
-	n, err := io.Copy(&buf, io.LimitReader(resp.Body, a.opts.MaxFileBytes+1))
-	switch {
-	case err != nil:
-		return "", err
-	case n > a.opts.MaxFileBytes:
-		return "", errTooBig
-	case !utf8.Valid(buf.Bytes()):
-		return "", errors.New("not UTF-8 text")
-	}
-	return buf.String(), nil
-}
-
-// textTypes are file extensions and MIME types read as text.
-var textTypes = map[string]bool{
-	"txt": true, "md": true, "markdown": true, "csv": true, "tsv": true, "json": true, "yaml": true, "yml": true,
-	"xml": true, "html": true, "css": true, "js": true, "ts": true, "go": true, "py": true, "rb": true, "rs": true,
-	"java": true, "kt": true, "c": true, "h": true, "cpp": true, "cs": true, "sh": true, "sql": true, "toml": true,
-	"ini": true, "diff": true, "patch": true, "log": true, "php": true, "swift": true, "scala": true,
-	"application/json": true, "application/xml": true, "application/x-yaml": true, "application/yaml": true,
-	"application/javascript": true, "application/toml": true, "application/x-sh": true, "application/sql": true,
-}
-
-func isText(f *discordgo.MessageAttachment) bool {
-	mt, _, _ := mime.ParseMediaType(f.ContentType)
-	ext := strings.ToLower(strings.TrimPrefix(path.Ext(f.Filename), "."))
-	return strings.HasPrefix(mt, "text/") || textTypes[mt] || textTypes[ext]
-}
-
-func sizeWords(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MB", n>>20)
-	case n >= 1<<10:
-		return fmt.Sprintf("%d KB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
+	_, err = io.Copy(w, resp.Body)
+	return err
 }

@@ -1,18 +1,15 @@
 package slack
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"errors"
-	"fmt"
 	"html"
-	"mime"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
+	"github.com/neobot/neobot/adapters/internal/attach"
 	"github.com/neobot/neobot/core"
 )
 
@@ -67,90 +64,20 @@ func (a *Adapter) history(ctx context.Context, m incoming) string {
 // readFiles downloads the text attachments under the size cap and returns
 // them with a sentence about each file it declined.
 func (a *Adapter) readFiles(ctx context.Context, files []slack.File) ([]core.File, string) {
-	var out []core.File
-	var declined []string
-	for _, f := range files {
-		cf := core.File{Name: f.Name, MIMEType: f.Mimetype, Size: int64(f.Size)}
-		switch {
-		case a.opts.MaxFileBytes < 0:
-			declined = append(declined, fmt.Sprintf("%q (I don't read attachments here)", f.Name))
-		case !isText(f):
-			declined = append(declined, fmt.Sprintf("%q (I can only read text files)", f.Name))
-		case int64(f.Size) > a.opts.MaxFileBytes:
-			declined = append(declined, fmt.Sprintf("%q (larger than the %s I can read)", f.Name, sizeWords(a.opts.MaxFileBytes)))
-		default:
-			text, err := a.download(ctx, f)
-			if err != nil {
-				a.log.Warn().Err(err).Str("file", f.ID).Msg("slack: download attachment")
-				declined = append(declined, fmt.Sprintf("%q (I couldn't download it)", f.Name))
-				break
-			}
-			cf.Text = text
-		}
-		out = append(out, cf)
+	in := make([]attach.File, len(files))
+	byID := make(map[string]slack.File, len(files))
+	for i, f := range files {
+		in[i] = attach.File{ID: f.ID, Name: f.Name, MIMEType: f.Mimetype, Kind: f.Filetype, Size: int64(f.Size)}
+		byID[f.ID] = f
 	}
-	if len(declined) == 0 {
-		return out, ""
+	download := func(ctx context.Context, f attach.File, w *attach.Buffer) error {
+		u := cmp.Or(byID[f.ID].URLPrivateDownload, byID[f.ID].URLPrivate)
+		return a.retry(ctx, "files download", func(ctx context.Context) error {
+			w.Reset()
+			return a.api.GetFileContext(ctx, u, w)
+		})
 	}
-	return out, "[Attachments not read: " + strings.Join(declined, "; ") + ".]"
-}
-
-var errTooBig = errors.New("file larger than the cap")
-
-// capped is a writer that refuses to grow past n bytes.
-type capped struct {
-	buf bytes.Buffer
-	n   int64
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	if int64(c.buf.Len()+len(p)) > c.n {
-		return 0, errTooBig
-	}
-	return c.buf.Write(p)
-}
-
-func (a *Adapter) download(ctx context.Context, f slack.File) (string, error) {
-	u := f.URLPrivateDownload
-	if u == "" {
-		u = f.URLPrivate
-	}
-	var w *capped
-	err := a.retry(ctx, "files download", func(ctx context.Context) error {
-		w = &capped{n: a.opts.MaxFileBytes}
-		return a.api.GetFileContext(ctx, u, w)
+	return attach.Read(ctx, in, a.opts.MaxFileBytes, download, func(f attach.File, err error) {
+		a.log.Warn().Err(err).Str("file", f.ID).Msg("slack: download attachment")
 	})
-	if err != nil {
-		return "", err
-	}
-	if !utf8.Valid(w.buf.Bytes()) {
-		return "", errors.New("not UTF-8 text")
-	}
-	return w.buf.String(), nil
-}
-
-// textTypes are Slack filetypes and MIME types read as text.
-var textTypes = map[string]bool{
-	"text": true, "markdown": true, "md": true, "csv": true, "tsv": true, "json": true, "yaml": true, "yml": true,
-	"xml": true, "html": true, "css": true, "javascript": true, "js": true, "typescript": true, "ts": true,
-	"go": true, "python": true, "py": true, "ruby": true, "rust": true, "java": true, "kotlin": true, "c": true,
-	"cpp": true, "csharp": true, "shell": true, "sh": true, "sql": true, "toml": true, "ini": true, "diff": true,
-	"log": true, "txt": true, "php": true, "swift": true, "scala": true, "dockerfile": true, "makefile": true,
-	"application/json": true, "application/xml": true, "application/x-yaml": true, "application/yaml": true,
-	"application/javascript": true, "application/toml": true, "application/x-sh": true, "application/sql": true,
-}
-
-func isText(f slack.File) bool {
-	mt, _, _ := mime.ParseMediaType(f.Mimetype)
-	return strings.HasPrefix(mt, "text/") || textTypes[mt] || textTypes[strings.ToLower(f.Filetype)]
-}
-
-func sizeWords(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MB", n>>20)
-	case n >= 1<<10:
-		return fmt.Sprintf("%d KB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -1,0 +1,125 @@
+// Package attach decides which of a message's attachments Neo reads: text
+// files under a size cap, downloaded through the platform's own client.
+// Every file it declines is named in one sentence the agent can pass on.
+package attach
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/neobot/neobot/core"
+)
+
+// File is one attachment as the platform describes it.
+type File struct {
+	ID       string
+	Name     string
+	MIMEType string
+	// Kind is the platform's file type (Slack's filetype) or the name's
+	// extension, lower case.
+	Kind string
+	Size int64
+}
+
+// Download fetches f's content into w, which refuses to grow past the cap.
+// A download that retries calls w.Reset before each attempt.
+type Download func(ctx context.Context, f File, w *Buffer) error
+
+// ErrTooBig reports content past the cap, whatever the event claimed.
+var ErrTooBig = errors.New("file larger than the cap")
+
+// Read returns files as core.Files, with the text of each readable one:
+// text by type, at most max bytes (negative max reads none), valid UTF-8.
+// note is a sentence naming every declined file and why, "" when none;
+// failed reports a download error for the caller to log.
+func Read(ctx context.Context, files []File, max int64, download Download, failed func(File, error)) (out []core.File, note string) {
+	var declined []string
+	for _, f := range files {
+		cf := core.File{Name: f.Name, MIMEType: f.MIMEType, Size: f.Size}
+		switch {
+		case max < 0:
+			declined = append(declined, fmt.Sprintf("%q (I don't read attachments here)", f.Name))
+		case !IsText(f):
+			declined = append(declined, fmt.Sprintf("%q (I can only read text files)", f.Name))
+		case f.Size > max:
+			declined = append(declined, fmt.Sprintf("%q (larger than the %s I can read)", f.Name, sizeWords(max)))
+		default:
+			text, err := fetch(ctx, f, max, download)
+			if err != nil {
+				if failed != nil {
+					failed(f, err)
+				}
+				declined = append(declined, fmt.Sprintf("%q (I couldn't download it)", f.Name))
+				break
+			}
+			cf.Text = text
+		}
+		out = append(out, cf)
+	}
+	if len(declined) == 0 {
+		return out, ""
+	}
+	return out, "[Attachments not read: " + strings.Join(declined, "; ") + ".]"
+}
+
+func fetch(ctx context.Context, f File, max int64, download Download) (string, error) {
+	w := &Buffer{n: max}
+	if err := download(ctx, f, w); err != nil {
+		return "", err
+	}
+	if !utf8.Valid(w.buf) {
+		return "", errors.New("not UTF-8 text")
+	}
+	return string(w.buf), nil
+}
+
+// Buffer is a writer that refuses to grow past the cap with ErrTooBig.
+type Buffer struct {
+	buf []byte
+	n   int64
+}
+
+// Write appends p, or fails with ErrTooBig when that would pass the cap.
+func (b *Buffer) Write(p []byte) (int, error) {
+	if int64(len(b.buf)+len(p)) > b.n {
+		return 0, ErrTooBig
+	}
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+// Reset empties the buffer, for a download starting over.
+func (b *Buffer) Reset() { b.buf = b.buf[:0] }
+
+// textKinds are file types, extensions and MIME types read as text.
+var textKinds = map[string]bool{
+	"text": true, "txt": true, "markdown": true, "md": true, "csv": true, "tsv": true, "json": true, "yaml": true,
+	"yml": true, "xml": true, "html": true, "css": true, "javascript": true, "js": true, "typescript": true,
+	"ts": true, "go": true, "python": true, "py": true, "ruby": true, "rb": true, "rust": true, "rs": true,
+	"java": true, "kotlin": true, "kt": true, "c": true, "h": true, "cpp": true, "csharp": true, "cs": true,
+	"shell": true, "sh": true, "sql": true, "toml": true, "ini": true, "diff": true, "patch": true, "log": true,
+	"php": true, "swift": true, "scala": true, "dockerfile": true, "makefile": true,
+	"application/json": true, "application/xml": true, "application/x-yaml": true, "application/yaml": true,
+	"application/javascript": true, "application/toml": true, "application/x-sh": true, "application/sql": true,
+}
+
+// IsText reports whether f is read as text: a text/* or known MIME type,
+// or a known file type or extension.
+func IsText(f File) bool {
+	mt, _, _ := mime.ParseMediaType(f.MIMEType)
+	return strings.HasPrefix(mt, "text/") || textKinds[mt] || textKinds[strings.ToLower(f.Kind)]
+}
+
+func sizeWords(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
