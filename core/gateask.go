@@ -33,6 +33,26 @@ type GateFinder interface {
 // turn was cancelled meanwhile.
 const gateUITimeout = 30 * time.Second
 
+// Approver returns the approver for turns in thread t started by
+// requester, running [Gates.Ask] through ui; a request that names no
+// thread or requester gets t and requester. allowed are the configured
+// approvers besides the requester. On nil Gates it returns nil, which
+// denies.
+func (gs *Gates) Approver(t Thread, requester string, allowed []string, ui GateUI) Approver {
+	if gs == nil {
+		return nil
+	}
+	return func(ctx context.Context, req GateRequest) (GateAnswer, error) {
+		if req.Thread == (Thread{}) {
+			req.Thread = t
+		}
+		if req.Requester == "" {
+			req.Requester = requester
+		}
+		return gs.Ask(ctx, req, allowed, ui)
+	}
+}
+
 // Ask runs one approval through ui: it opens the gate for req (allowed are
 // the approvers besides the requester), posts it unless a resumed turn finds
 // it posted already, waits for a decision, and returns it. A gate decided

@@ -209,3 +209,29 @@ func TestAskAfterCrashBeforeRecordingTheMessage(t *testing.T) {
 		})
 	}
 }
+
+// TestGatesApprover: the approver fills in the turn's thread and requester,
+// and nil Gates give a nil approver, which denies.
+func TestGatesApprover(t *testing.T) {
+	var none *core.Gates
+	if none.Approver(gateThread, "U1", nil, newFakeUI()) != nil {
+		t.Error("(*Gates)(nil).Approver = non-nil, want nil (deny)")
+	}
+	gs, _, _ := newGates(t)
+	ui := newFakeUI()
+	ask := gs.Approver(gateThread, "U1", nil, ui)
+	done := make(chan core.GateAnswer, 1)
+	go func() {
+		done <- core.Ask(context.Background(), ask, core.GateRequest{IntentID: "i1", NodeID: "n9", Question: "Spend?", Options: []string{"approve", "deny"}})
+	}()
+	g := <-ui.posted
+	if g.Thread != gateThread || g.Requester != "U1" {
+		t.Errorf("posted gate thread %v requester %q, want %v and U1", g.Thread, g.Requester, gateThread)
+	}
+	if _, err := gs.Decide(context.Background(), g.Token, "U1", nil, "approve"); err != nil {
+		t.Fatal(err)
+	}
+	if ans := <-done; !ans.Approved {
+		t.Errorf("approver answer = %+v, want approved", ans)
+	}
+}

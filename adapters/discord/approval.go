@@ -31,19 +31,7 @@ var errPeek = errors.New("peek")
 // restart still completes it. With no Gates configured it returns nil,
 // which denies.
 func (a *Adapter) Approver(t core.Thread, requester string) core.Approver {
-	gates := a.opts.Gates
-	if gates == nil {
-		return nil
-	}
-	return func(ctx context.Context, req core.GateRequest) (core.GateAnswer, error) {
-		if req.Thread == (core.Thread{}) {
-			req.Thread = t
-		}
-		if req.Requester == "" {
-			req.Requester = requester
-		}
-		return gates.Ask(ctx, req, a.opts.Approvers, gateUI{a})
-	}
+	return a.opts.Gates.Approver(t, requester, a.opts.Approvers, gateUI{a})
 }
 
 // gateUI shows gates as messages with button components.

@@ -30,20 +30,14 @@ var errPeek = errors.New("peek")
 // pending and a click after the restart still completes it. With no Gates
 // configured it returns nil, which denies.
 func (a *Adapter) Approver(t core.Thread, requester string) core.Approver {
-	gates := a.opts.Gates
-	if gates == nil {
+	ask := a.opts.Gates.Approver(t, requester, a.opts.Approvers, gateUI{a})
+	if ask == nil {
 		return nil
 	}
 	return func(ctx context.Context, req core.GateRequest) (core.GateAnswer, error) {
-		if req.Thread == (core.Thread{}) {
-			req.Thread = t
-		}
-		if req.Requester == "" {
-			req.Requester = requester
-		}
 		ctx, cancel := a.shutdownAware(ctx)
 		defer cancel()
-		return gates.Ask(ctx, req, a.opts.Approvers, gateUI{a})
+		return ask(ctx, req)
 	}
 }
 
