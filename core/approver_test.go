@@ -42,14 +42,74 @@ func TestAsk(t *testing.T) {
 }
 
 func TestApproves(t *testing.T) {
-	tests := map[string]bool{
-		"yes": true, "approve": true, "Approve spend": true, "send 5 PAX": true, "ok": true,
-		"no": false, "No": false, " deny ": false, "reject": false, "decline": false,
-		"cancel": false, "abort": false, "stop": false, "n": false, "": false, "  ": false,
+	tests := []struct {
+		option string
+		want   bool
+	}{
+		// A plain yes approves.
+		{"yes", true},
+		{"Yes", true},
+		{"  YES  ", true},
+		{"y", true},
+		{"Y", true},
+		{"approve", true},
+		{"Approve spend", true},
+		{"Approved", true},
+		{"Confirm", true},
+		{"Confirm transfer of 5 USDC", true},
+		{"ok", true},
+		{"OK!", true},
+		{"Proceed", true},
+		{"Proceed with the swap", true},
+		{"Allow", true},
+		{"Accept", true},
+		{"Yes, send it", true},
+		{"Yes - send 5 PAX to 0xabc", true},
+		{"yes.", true},
+
+		// Everything else denies.
+		{"", false},
+		{"   ", false},
+		{"no", false},
+		{"No", false},
+		{" deny ", false},
+		{"n", false},
+		{"reject", false},
+		{"decline", false},
+		{"cancel", false},
+		{"abort", false},
+		{"stop", false},
+		{"Don't send", false},
+		{"Don’t send", false},
+		{"Do not send", false},
+		{"No, keep the money", false},
+		{"Not now", false},
+		{"Skip", false},
+		{"Skip this one", false},
+		{"Later", false},
+		{"Wait", false},
+		{"Send 5 PAX", false},
+		{"send", false},
+		{"Maybe", false},
+		{"👍", false},
+		{"Yes, but not today", false},
+		{"OK, don't send yet", false},
+		{"Approve? No", false},
+		{"yes/no", false},
+		{"Confirm cancellation", false},
+		{"Proceed without sending", false},
+		{"Accept nothing", false},
+		{"I won't approve", false},
+		{"yesterday", false},
+		{"okay-ish", false},
+		{"Allow? Never", false},
+		{"Approve later", false},
+		{"Yes, cancel it", false},
+		{"Reject the spend", false},
 	}
-	for option, want := range tests {
-		if got := core.Approves(option); got != want {
-			t.Errorf("Approves(%q) = %v, want %v", option, got, want)
+	for _, tt := range tests {
+		if got := core.Approves(tt.option); got != tt.want {
+			t.Errorf("Approves(%q) = %v, want %v", tt.option, got, tt.want)
 		}
 	}
 }

@@ -27,12 +27,17 @@ const (
 // thread. A button carries only the gate's Token; everything that decides
 // whether a click counts lives here.
 type Gate struct {
-	Token    string   `json:"token"`
-	Thread   Thread   `json:"thread"`
-	IntentID string   `json:"intent_id"`
-	NodeID   string   `json:"node_id"`
+	Token    string `json:"token"`
+	Thread   Thread `json:"thread"`
+	IntentID string `json:"intent_id"`
+	NodeID   string `json:"node_id"`
+	// CallID is the tool call that delegated the intent.
+	CallID   string   `json:"call_id,omitempty"`
 	Question string   `json:"question"`
 	Options  []string `json:"options"`
+	// Binding is [GateRequest.Binding] of the request that opened the
+	// gate: its decision answers that request and no other.
+	Binding string `json:"binding,omitempty"`
 	// Requester started the turn; Allowed lists everyone who may answer
 	// (user IDs, and role IDs as "role:<id>"). The requester is always in it.
 	Requester string    `json:"requester"`
@@ -87,9 +92,9 @@ type GateStore interface {
 	// written and UpdateGate returns the gate as stored with fn's error
 	// unwrapped. It returns ErrGateUnknown when no gate has that token.
 	UpdateGate(ctx context.Context, token string, fn func(*Gate) error) (Gate, error)
-	// GateFor returns the most recent gate for an intent's node, or
-	// ErrNotFound.
-	GateFor(ctx context.Context, intentID, nodeID string) (Gate, error)
+	// GateBound returns the most recent gate opened with binding (see
+	// [GateRequest.Binding]), or ErrNotFound.
+	GateBound(ctx context.Context, binding string) (Gate, error)
 }
 
 // GatesOptions configures [NewGates].
@@ -124,14 +129,18 @@ func NewGates(opts GatesOptions) *Gates {
 	return g
 }
 
-// Open returns the gate for req, creating it when the intent's node has no
-// gate yet or only an expired one. fresh is false when an existing gate was
-// found (a turn resumed after a restart): a pending one already has its
-// buttons in the thread, a decided one carries the decision to resend.
-// allowed are the configured approvers besides the requester.
+// Open returns the gate for req, creating it unless a gate with the same
+// binding (thread, tool call, intent, node, question and options) is still
+// open or decided. fresh is false when such a gate was found — a turn
+// resumed after a restart: a pending one already has its buttons in the
+// thread, a decided one carries the decision to resend. Anything else, the
+// same intent and node IDs from another thread or call, or a node re-raised
+// with a new question, opens a new gate and asks again. allowed are the
+// configured approvers besides the requester.
 func (gs *Gates) Open(ctx context.Context, req GateRequest, allowed []string) (g Gate, fresh bool, err error) {
 	now := gs.now()
-	prev, err := gs.store.GateFor(ctx, req.IntentID, req.NodeID)
+	binding := req.Binding()
+	prev, err := gs.store.GateBound(ctx, binding)
 	switch {
 	case err == nil && (prev.Open(now) || prev.State == GateApproved || prev.State == GateDenied):
 		// Resumed after a restart: the buttons are in the thread already,
@@ -146,6 +155,7 @@ func (gs *Gates) Open(ctx context.Context, req GateRequest, allowed []string) (g
 	}
 	g = Gate{
 		Token: token, Thread: req.Thread, IntentID: req.IntentID, NodeID: req.NodeID,
+		CallID: req.CallID, Binding: binding,
 		Question: req.Question, Options: slices.Clone(req.Options),
 		Requester: req.Requester, Allowed: slices.Clone(allowed),
 		Created: now, Expires: now.Add(gs.ttl), State: GatePending,

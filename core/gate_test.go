@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -83,6 +84,59 @@ func TestGatesOpen(t *testing.T) {
 	noOpts.Options = nil
 	if g, _, _ := gates.Open(ctx, noOpts, nil); len(g.Options) != 2 || g.Options[0] != "yes" || g.Options[1] != "no" {
 		t.Errorf("Open(no options).Options = %q, want [yes no]", g.Options)
+	}
+}
+
+// TestGatesOpenBinding: a decision answers the exact gate a person saw. A
+// daemon restarted on an empty database reuses intent and node IDs; its
+// new spend in another thread, from another tool call, or with another
+// question must ask again.
+func TestGatesOpenBinding(t *testing.T) {
+	otherThread := gateThread
+	otherThread.ID = "1700000999.000100"
+	tests := []struct {
+		name   string
+		change func(*core.GateRequest)
+		reuse  bool
+	}{
+		{"same request (a resumed turn)", func(*core.GateRequest) {}, true},
+		{"another thread", func(r *core.GateRequest) { r.Thread = otherThread }, false},
+		{"another tool call", func(r *core.GateRequest) { r.CallID = "call-2" }, false},
+		{"another intent", func(r *core.GateRequest) { r.IntentID = "i2" }, false},
+		{"node re-raised with a new question", func(r *core.GateRequest) { r.Question = "Spend 500 PAX?" }, false},
+		{"other options", func(r *core.GateRequest) { r.Options = []string{"approve", "deny", "later"} }, false},
+	}
+	for _, tt := range tests {
+		for _, state := range []string{"approve", "deny", "pending"} {
+			t.Run(tt.name+"/"+state, func(t *testing.T) {
+				ctx := t.Context()
+				gates, _, _ := newGates(t)
+				first := gateReq("n1")
+				first.CallID = "call-1"
+				g, _, err := gates.Open(ctx, first, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if state != "pending" {
+					if _, err := gates.Decide(ctx, g.Token, "U1", nil, state); err != nil {
+						t.Fatal(err)
+					}
+				}
+				next := first
+				next.Options = slices.Clone(first.Options)
+				tt.change(&next)
+				got, fresh, err := gates.Open(ctx, next, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if reused := !fresh && got.Token == g.Token; reused != tt.reuse {
+					t.Errorf("Open(%s) reused the earlier gate = %v, want %v", tt.name, reused, tt.reuse)
+				}
+				if !tt.reuse && (got.State != core.GatePending || got.Decision().Approved) {
+					t.Errorf("Open(%s) = %s gate, want a new pending one that waits for a click", tt.name, got.State)
+				}
+			})
+		}
 	}
 }
 

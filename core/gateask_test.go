@@ -110,7 +110,7 @@ func TestAskPostFailureExpiresGate(t *testing.T) {
 	if !errors.Is(err, errPost) {
 		t.Fatalf("Ask = %v, want errPost", err)
 	}
-	g, err := store.GateFor(context.Background(), "i1", "n1")
+	g, err := store.GateBound(context.Background(), gateReq("n1").Binding())
 	if err != nil || g.State != core.GateExpired {
 		t.Errorf("gate after a failed post = %s, %v; want expired", g.State, err)
 	}

@@ -10,8 +10,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Gates live in gates/<token> as JSON; gate_nodes/<intent>\x00<node> holds
-// the token of the latest gate opened for that node.
+// Gates live in gates/<token> as JSON; gate_nodes/<binding> holds the token
+// of the latest gate opened with that binding (core.GateRequest.Binding).
 
 var _ core.GateStore = (*DB)(nil)
 
@@ -32,7 +32,7 @@ func (db *DB) CreateGate(ctx context.Context, g core.Gate) error {
 		if err := gates.Put([]byte(g.Token), raw); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketGateNodes).Put(gateNodeKey(g.IntentID, g.NodeID), []byte(g.Token))
+		return tx.Bucket(bucketGateNodes).Put(gateNodeKey(g), []byte(g.Token))
 	})
 	if err != nil {
 		return fmt.Errorf("store: create gate for %s/%s: %w", g.IntentID, g.NodeID, err)
@@ -96,12 +96,15 @@ func (db *DB) UpdateGate(ctx context.Context, token string, fn func(*core.Gate) 
 	return out, nil
 }
 
-// GateFor returns the latest gate opened for an intent's node, or
+// GateBound returns the latest gate opened with binding, or
 // core.ErrNotFound.
-func (db *DB) GateFor(ctx context.Context, intentID, nodeID string) (core.Gate, error) {
+func (db *DB) GateBound(ctx context.Context, binding string) (core.Gate, error) {
 	var g core.Gate
+	if binding == "" {
+		return g, core.ErrNotFound
+	}
 	err := db.read(ctx, func(tx *bolt.Tx) error {
-		token := tx.Bucket(bucketGateNodes).Get(gateNodeKey(intentID, nodeID))
+		token := tx.Bucket(bucketGateNodes).Get([]byte(binding))
 		if token == nil {
 			return core.ErrNotFound
 		}
@@ -127,6 +130,12 @@ func getGate(tx *bolt.Tx, token string) (core.Gate, error) {
 	return g, nil
 }
 
-func gateNodeKey(intentID, nodeID string) []byte {
-	return []byte(intentID + "\x00" + nodeID)
+// gateNodeKey is g's key in gate_nodes. Gates stored before bindings
+// existed were keyed by intent and node; no binding ever matches such a
+// key, so their decisions are never reused, and the sweep still finds them.
+func gateNodeKey(g core.Gate) []byte {
+	if g.Binding == "" {
+		return []byte(g.IntentID + "\x00" + g.NodeID)
+	}
+	return []byte(g.Binding)
 }

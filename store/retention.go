@@ -175,7 +175,7 @@ func (db *DB) sweepGates(tx *bolt.Tx, now time.Time) (int, error) {
 		if err := gates.Delete([]byte(g.Token)); err != nil {
 			return 0, err
 		}
-		nk := gateNodeKey(g.IntentID, g.NodeID)
+		nk := gateNodeKey(g)
 		if string(nodes.Get(nk)) == g.Token {
 			if err := nodes.Delete(nk); err != nil {
 				return 0, err

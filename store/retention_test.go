@@ -36,7 +36,7 @@ func TestSweep(t *testing.T) {
 	mustOK(t, func() error { return db.CompleteInbound(ctx, old, "E1") })
 	mustOK(t, func() error { _, err := db.JournalInbound(ctx, core.Inbound{Thread: old, EventID: "E2"}); return err })
 	mustOK(t, func() error {
-		return db.CreateGate(ctx, core.Gate{Token: "g1", IntentID: "i1", NodeID: "n", Thread: old, Expires: t0.Add(time.Hour)})
+		return db.CreateGate(ctx, core.Gate{Token: "g1", IntentID: "i1", NodeID: "n", Binding: "b1", Thread: old, Expires: t0.Add(time.Hour)})
 	})
 
 	// Day 2: the dedupe key of the completed message has expired.
@@ -53,8 +53,8 @@ func TestSweep(t *testing.T) {
 	if err != nil || st != (store.SweepStats{Gates: 1, Delegations: 1}) {
 		t.Fatalf("Sweep(day 20) = %+v, %v; want 1 gate, 1 delegation", st, err)
 	}
-	if _, err := db.GateFor(ctx, "i1", "n"); !errors.Is(err, core.ErrNotFound) {
-		t.Errorf("GateFor(swept) = %v, want ErrNotFound", err)
+	if _, err := db.GateBound(ctx, "b1"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("GateBound(swept) = %v, want ErrNotFound", err)
 	}
 	// Day 31: the old thread has been idle 31 days, the fresh one 11.
 	clock.Advance(11 * day)

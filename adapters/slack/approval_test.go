@@ -240,7 +240,9 @@ func TestApprovalCancellationCause(t *testing.T) {
 			if ans := <-done; ans.Approved {
 				t.Fatalf("cancelled approver = %+v, want no approval", ans)
 			}
-			got, err := e.store.GateFor(context.Background(), req.IntentID, req.NodeID)
+			bound := req
+			bound.Thread = th // as the thread's approver fills it in
+			got, err := e.store.GateBound(context.Background(), bound.Binding())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -40,14 +40,16 @@ func TestGateStoreUpdate(t *testing.T) {
 	if _, err := s.UpdateGate(ctx, "nope", func(*core.Gate) error { return nil }); !errors.Is(err, core.ErrGateUnknown) {
 		t.Errorf("UpdateGate(unknown) = %v, want ErrGateUnknown", err)
 	}
-	if _, err := s.GateFor(ctx, "i1", "n2"); !errors.Is(err, core.ErrNotFound) {
-		t.Errorf("GateFor(missing) = %v, want ErrNotFound", err)
+	if _, err := s.GateBound(ctx, "b2"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("GateBound(missing) = %v, want ErrNotFound", err)
 	}
-	if err := s.CreateGate(ctx, core.Gate{Token: "t2", IntentID: "i1", NodeID: "n1"}); err != nil {
-		t.Fatal(err)
+	for _, tok := range []string{"t2", "t3"} {
+		if err := s.CreateGate(ctx, core.Gate{Token: tok, IntentID: "i1", NodeID: "n1", Binding: "b1"}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if got, _ := s.GateFor(ctx, "i1", "n1"); got.Token != "t2" {
-		t.Errorf("GateFor(i1, n1) = %s, want the most recent t2", got.Token)
+	if got, _ := s.GateBound(ctx, "b1"); got.Token != "t3" {
+		t.Errorf("GateBound(b1) = %s, want the most recent t3", got.Token)
 	}
 }
 

@@ -17,7 +17,7 @@ type GateStore struct {
 }
 
 type storedGate struct {
-	seq  uint64 // creation order, so GateFor finds the most recent
+	seq  uint64 // creation order, so GateBound finds the most recent
 	gate core.Gate
 }
 
@@ -78,9 +78,9 @@ func (s *GateStore) UpdateGate(ctx context.Context, token string, fn func(*core.
 	return g, nil
 }
 
-// GateFor returns the most recently created gate for the intent's node, or
+// GateBound returns the most recently created gate opened with binding, or
 // core.ErrNotFound.
-func (s *GateStore) GateFor(ctx context.Context, intentID, nodeID string) (core.Gate, error) {
+func (s *GateStore) GateBound(ctx context.Context, binding string) (core.Gate, error) {
 	if err := ctx.Err(); err != nil {
 		return core.Gate{}, err
 	}
@@ -89,7 +89,7 @@ func (s *GateStore) GateFor(ctx context.Context, intentID, nodeID string) (core.
 	var best storedGate
 	found := false
 	for _, sg := range s.gates {
-		if sg.gate.IntentID == intentID && sg.gate.NodeID == nodeID && (!found || sg.seq > best.seq) {
+		if binding != "" && sg.gate.Binding == binding && (!found || sg.seq > best.seq) {
 			best, found = sg, true
 		}
 	}

@@ -201,8 +201,8 @@ func TestRunGateExpiry(t *testing.T) {
 }
 
 // TestRunGateWithdrawn: when the daemon drops a gate from its pending list,
-// the approver's ctx is cancelled, nothing is answered, and the adapter
-// closes the gate in chat.
+// the approver's ctx is cancelled, the daemon is still sent a denial (it
+// refuses it: the gate is gone), and the adapter closes the gate in chat.
 func TestRunGateWithdrawn(t *testing.T) {
 	ctx := testCtx(t)
 	d := delegatetest.New(t)
@@ -229,7 +229,10 @@ func TestRunGateWithdrawn(t *testing.T) {
 		t.Errorf("Run = %q, %v; want the daemon's failure", r.answer, r.err)
 	}
 	if got := d.Answers(); len(got) != 0 {
-		t.Errorf("daemon answers = %+v, want none for a withdrawn gate", got)
+		t.Errorf("daemon answers accepted = %+v, want none for a withdrawn gate", got)
+	}
+	if got, err := d.WaitReceived(ctx, 1); err != nil || got[0].Approved || got[0].NodeID != "n1" {
+		t.Errorf("daemon was sent %+v, %v; want a denial of n1", got, err)
 	}
 	if got, _ := store.LoadGate(ctx, g.Token); got.State != core.GateExpired {
 		t.Errorf("gate state = %s, want expired (closed in chat)", got.State)
@@ -272,7 +275,7 @@ func TestRunClicks(t *testing.T) {
 	}
 }
 
-// TestRunRestart: the client stops while a gate waits; a new client on the
+// TestRunRestart: the client shuts down while a gate waits; a new client on the
 // same ledger and gate store finds the intent and the gate, and finishes
 // after the approval without submitting again.
 func TestRunRestart(t *testing.T) {
@@ -283,15 +286,15 @@ func TestRunRestart(t *testing.T) {
 
 	// First process: stopped while the gate waits.
 	b1 := newBoard(store, nil)
-	ctx1, stop := context.WithCancel(ctx)
+	ctx1, stop := context.WithCancelCause(ctx)
 	done := runAsync(withTurn(ctx1, nil, b1.approver(), "call-7"), newClient(t, d, delegate.Options{Ledger: ledger}), "send 5 PAX to bob")
 	g1 := b1.next(t, ctx)
-	stop()
+	stop(core.ErrShutdown)
 	if r := wait(t, ctx, done); !errors.Is(r.err, delegate.ErrInterrupted) {
 		t.Fatalf("Run after stop = %q, %v; want ErrInterrupted", r.answer, r.err)
 	}
 	if got := d.Answers(); len(got) != 0 {
-		t.Fatalf("daemon answers after the stop = %+v, want none (a stop is not a denial)", got)
+		t.Fatalf("daemon answers after shutdown = %+v, want none (the gate stays pending for the resumed turn)", got)
 	}
 	if ds, _ := ledger.Delegations(ctx); len(ds) != 1 || ds[0].IntentID != "i1" || ds[0].CallID != "call-7" || ds[0].Requester != "U1" {
 		t.Fatalf("Delegations after the stop = %+v, want i1 for call-7 by U1", ds)
@@ -347,7 +350,7 @@ func TestRunRestartAfterDecision(t *testing.T) {
 	if d.Pending("i1") != "n1" {
 		t.Fatalf("daemon pending gate of i1 = %q, want n1", d.Pending("i1"))
 	}
-	g, _, err := gates.Open(ctx, core.GateRequest{Thread: thread, IntentID: "i1", NodeID: "n1", Question: "Spend 5 PAX?", Requester: "U1"}, nil)
+	g, _, err := gates.Open(ctx, core.GateRequest{Thread: thread, IntentID: "i1", NodeID: "n1", CallID: "call-7", Question: "Spend 5 PAX?", Options: []string{"yes", "no"}, Requester: "U1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,5 +536,85 @@ func TestRunStoppedByUser(t *testing.T) {
 	}
 	if ds, _ := ledger.Delegations(ctx); len(ds) != 0 {
 		t.Errorf("Delegations after a stop = %+v, want none in flight", ds)
+	}
+}
+
+// TestRunGateClosedTellsDaemon: every way a gate closes without a human's
+// decision but shutdown reaches the daemon as approved: false.
+func TestRunGateClosedTellsDaemon(t *testing.T) {
+	tests := []struct {
+		name  string
+		cause error // the turn's ctx ends with this cause; nil: MaxWait passes
+		want  int   // denials the daemon is sent
+	}{
+		{"max wait passes", nil, 1},
+		{"turn cancelled", context.Canceled, 1},
+		{"user stopped the turn", core.ErrStopped, 1},
+		{"shutdown leaves the gate pending", core.ErrShutdown, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			d := delegatetest.New(t)
+			d.Script(delegatetest.Intent{Gates: []delegatetest.Gate{{NodeID: "n1", Question: "Spend 5 PAX?"}}, Answer: "settled"})
+			opts := delegate.Options{}
+			if tt.cause == nil {
+				// Each poll moves the clock a minute on: MaxWait passes
+				// after a few polls while the approver still waits.
+				clk := newClock()
+				opts.Now = func() time.Time { clk.Advance(time.Minute); return clk.Now() }
+				opts.MaxWait = 5 * time.Minute
+			}
+			asked := make(chan struct{}, 1)
+			blocking := core.Approver(func(ctx context.Context, req core.GateRequest) (core.GateAnswer, error) {
+				asked <- struct{}{}
+				<-ctx.Done()
+				return core.GateAnswer{}, ctx.Err()
+			})
+			turnCtx, cancel := context.WithCancelCause(ctx)
+			defer cancel(nil)
+			done := runAsync(withTurn(turnCtx, nil, blocking, ""), newClient(t, d, opts), "send 5 PAX to bob")
+			if tt.cause != nil {
+				select {
+				case <-asked:
+				case <-ctx.Done():
+					t.Fatal("the approver was never asked")
+				}
+				cancel(tt.cause)
+			}
+			if r := wait(t, ctx, done); r.err == nil {
+				t.Fatalf("Run = %q, nil; want an error", r.answer)
+			}
+			if tt.want == 0 {
+				if got := d.Received(); len(got) != 0 {
+					t.Errorf("daemon was sent %+v, want nothing", got)
+				}
+				return
+			}
+			got, err := d.WaitReceived(ctx, tt.want)
+			if err != nil || got[0].Approved || got[0].NodeID != "n1" {
+				t.Errorf("daemon was sent %+v, %v; want a denial of n1", got, err)
+			}
+		})
+	}
+}
+
+// TestRunApproverPanicDenies: an approver that panics on a question
+// (a renderer bug) denies the gate instead of crashing the process.
+func TestRunApproverPanicDenies(t *testing.T) {
+	ctx := testCtx(t)
+	d := delegatetest.New(t)
+	d.Script(delegatetest.Intent{Gates: []delegatetest.Gate{{NodeID: "n1", Question: " "}}, Answer: "settled"})
+	panicky := core.Approver(func(context.Context, core.GateRequest) (core.GateAnswer, error) {
+		var parts []string
+		return core.GateAnswer{Approved: true, Answer: parts[0]}, nil
+	})
+	_, err := newClient(t, d, delegate.Options{}).Run(withTurn(ctx, nil, panicky, ""), "send 5 PAX to bob")
+	var fe *delegate.FailedError
+	if !errors.As(err, &fe) {
+		t.Fatalf("Run = %v, want the daemon's denial", err)
+	}
+	if got := d.Answers(); len(got) != 1 || got[0].Approved {
+		t.Errorf("daemon answers = %+v, want one denial", got)
 	}
 }

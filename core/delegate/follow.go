@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -184,30 +185,30 @@ func (gs *gateSet) sync(ctx context.Context, pending []pendingGate) {
 	}
 }
 
-// serve asks the approver about one gate and sends the decision. Nothing is
-// sent when ctx ended first — the gate was withdrawn, or Run is stopping and
-// a resumed Run will ask again (an approver over core.Gates then returns the
-// recorded decision without asking twice) — except when the user stopped
-// the turn (cause core.ErrStopped): then the daemon is told no.
+// serve asks the approver about one gate and sends the decision. The
+// daemon hears every outcome — approval, denial, timeout, a stopped turn, a
+// withdrawn gate, an approver that failed — as an answer, never silence,
+// except when Neo is shutting down (cause core.ErrShutdown): then the gate
+// stays pending and a resumed Run asks again (an approver over core.Gates
+// returns the recorded decision without asking twice).
 func (gs *gateSet) serve(ctx context.Context, p pendingGate) {
 	defer gs.wakeUp()
 	c := gs.c
-	ans := core.Ask(ctx, gs.job.approver, core.GateRequest{
-		Thread: gs.job.thread, IntentID: gs.intentID, NodeID: p.NodeID,
-		Question: p.Question, Options: p.Options, Requester: gs.job.requester,
-	})
+	log := c.log.With().Str("intent", gs.intentID).Str("node", p.NodeID).Logger()
+	ans := gs.ask(ctx, p)
 	gs.mu.Lock()
 	if ctx.Err() != nil {
 		delete(gs.nodes, p.NodeID) // ask again if it comes back
 		gs.mu.Unlock()
-		if errors.Is(context.Cause(ctx), core.ErrStopped) {
-			// The user stopped the turn: the daemon hears a denial now
-			// rather than holding the spend until its own timeout.
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
-			defer cancel()
-			if err := c.answer(sctx, gs.intentID, p.NodeID, core.GateAnswer{}); err != nil {
-				c.log.Warn().Err(err).Str("intent", gs.intentID).Str("node", p.NodeID).Msg("delegate: denial after stop not delivered")
-			}
+		if errors.Is(context.Cause(ctx), core.ErrShutdown) {
+			return
+		}
+		// Stopped, withdrawn, or Run ended: the daemon hears a denial
+		// now rather than holding the spend until its own timeout.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
+		defer cancel()
+		if err := c.answer(sctx, gs.intentID, p.NodeID, core.GateAnswer{}); err != nil {
+			log.Warn().Err(err).Msg("delegate: denial of a closed gate not delivered")
 		}
 		return
 	}
@@ -216,7 +217,7 @@ func (gs *gateSet) serve(ctx context.Context, p pendingGate) {
 	}
 	gs.mu.Unlock()
 
-	log := c.log.With().Str("intent", gs.intentID).Str("node", p.NodeID).Bool("approved", ans.Approved).Logger()
+	log = log.With().Bool("approved", ans.Approved).Logger()
 	if err := c.answer(ctx, gs.intentID, p.NodeID, ans); err != nil {
 		log.Warn().Err(err).Msg("delegate: gate answer not delivered; will ask again if still pending")
 		gs.mu.Lock()
@@ -228,6 +229,24 @@ func (gs *gateSet) serve(ctx context.Context, p pendingGate) {
 		return
 	}
 	log.Info().Str("by", ans.By).Msg("delegate: gate answered")
+}
+
+// ask puts one gate to the approver. An approver that panics (a question
+// no renderer expected) denies the gate and is logged, instead of taking
+// the process down and crashing again on every restart.
+func (gs *gateSet) ask(ctx context.Context, p pendingGate) (ans core.GateAnswer) {
+	defer func() {
+		if r := recover(); r != nil {
+			gs.c.log.Error().Str("intent", gs.intentID).Str("node", p.NodeID).
+				Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).
+				Msg("delegate: approver panicked; the gate is denied")
+			ans = core.GateAnswer{}
+		}
+	}()
+	return core.Ask(ctx, gs.job.approver, core.GateRequest{
+		Thread: gs.job.thread, IntentID: gs.intentID, NodeID: p.NodeID, CallID: gs.job.callID,
+		Question: p.Question, Options: p.Options, Requester: gs.job.requester,
+	})
 }
 
 func (gs *gateSet) wakeUp() {

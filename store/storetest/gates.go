@@ -59,17 +59,25 @@ func testGates(t *testing.T, open Opener) {
 		t.Errorf("UpdateGate(forged) = %v, want ErrGateUnknown", err)
 	}
 
-	// GateFor finds the latest gate of a node.
+	// GateBound finds the latest gate opened with a binding, and no other.
+	g.Binding = "bind1"
 	g2 := g
 	g2.Token, g2.Created = "tok2", epoch.Add(time.Minute)
 	if err := b.CreateGate(ctx, g2); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := b.GateFor(ctx, "int1", "n1"); err != nil || got.Token != "tok2" {
-		t.Errorf("GateFor(int1, n1) = %s, %v; want tok2", got.Token, err)
+	g3 := g
+	g3.Token, g3.Binding, g3.Created = "tok3", "bind2", epoch.Add(2*time.Minute)
+	if err := b.CreateGate(ctx, g3); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := b.GateFor(ctx, "int1", "n2"); !errors.Is(err, core.ErrNotFound) {
-		t.Errorf("GateFor(unknown node) = %v, want ErrNotFound", err)
+	if got, err := b.GateBound(ctx, "bind1"); err != nil || got.Token != "tok2" {
+		t.Errorf("GateBound(bind1) = %s, %v; want tok2", got.Token, err)
+	}
+	for _, binding := range []string{"bind3", ""} {
+		if _, err := b.GateBound(ctx, binding); !errors.Is(err, core.ErrNotFound) {
+			t.Errorf("GateBound(%q) = %v, want ErrNotFound", binding, err)
+		}
 	}
 }
 

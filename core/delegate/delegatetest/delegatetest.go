@@ -118,6 +118,7 @@ type Server struct {
 	byKey    map[string]*intent // submit Idempotency-Key -> intent
 	answered map[string]bool    // intent + "\x00" + answer Idempotency-Key
 	answers  []Answer
+	received []Answer // every well-formed answer, accepted or refused
 	requests []Request
 	changed  chan struct{} // closed and replaced on every recorded change
 }
@@ -227,6 +228,25 @@ func (s *Server) Answers() []Answer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.answers)
+}
+
+// Received returns every well-formed gate answer the daemon was sent, in
+// order, including those it refused because the gate was no longer
+// pending (a withdrawn gate).
+func (s *Server) Received() []Answer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.received)
+}
+
+// WaitReceived waits until at least n answers were sent (see Received) or
+// ctx ends.
+func (s *Server) WaitReceived(ctx context.Context, n int) ([]Answer, error) {
+	err := s.wait(ctx, func() bool { return len(s.received) >= n })
+	if err != nil {
+		return s.Received(), fmt.Errorf("delegatetest: waiting for %d answers sent, got %d: %w", n, len(s.Received()), err)
+	}
+	return s.Received(), nil
 }
 
 // Intents returns every intent submitted, in order, with its current
@@ -443,6 +463,8 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 	}
 	id, node, key := r.PathValue("id"), r.PathValue("nid"), r.Header.Get("Idempotency-Key")
 	s.mu.Lock()
+	s.received = append(s.received, Answer{IntentID: id, NodeID: node, Approved: *req.Approved, Answer: req.Answer, Key: key})
+	s.changedLocked()
 	in := s.find(id)
 	switch {
 	case in == nil:
