@@ -38,12 +38,15 @@ type Gate struct {
 	// Binding is [GateRequest.Binding] of the request that opened the
 	// gate: its decision answers that request and no other.
 	Binding string `json:"binding,omitempty"`
-	// Requester started the turn; Allowed lists everyone who may answer
-	// (user IDs, and role IDs as "role:<id>"). The requester is always in it.
-	Requester string    `json:"requester"`
-	Allowed   []string  `json:"allowed"`
-	Created   time.Time `json:"created"`
-	Expires   time.Time `json:"expires"`
+	// Requester started the turn; Allowed lists the approvers (user IDs,
+	// and role IDs as "role:<id>"). The requester may answer only when
+	// SelfApprove is set, even if listed in Allowed or holding a listed
+	// role.
+	Requester   string    `json:"requester"`
+	Allowed     []string  `json:"allowed"`
+	SelfApprove bool      `json:"self_approve,omitempty"`
+	Created     time.Time `json:"created"`
+	Expires     time.Time `json:"expires"`
 
 	State     GateState `json:"state"`
 	Answer    string    `json:"answer,omitempty"`
@@ -68,9 +71,15 @@ func (g Gate) Decision() GateAnswer {
 	return GateAnswer{Approved: g.State == GateApproved, Answer: g.Answer, By: g.DecidedBy}
 }
 
-// MayAnswer reports whether the user, holding roles, may answer the gate.
+// MayAnswer reports whether the user, holding roles, may answer the gate:
+// an approver, or the requester where self-approval is allowed.
 func (g Gate) MayAnswer(user string, roles []string) bool {
-	if user != "" && (user == g.Requester || slices.Contains(g.Allowed, user)) {
+	switch {
+	case user == "":
+		return false
+	case user == g.Requester:
+		return g.SelfApprove
+	case slices.Contains(g.Allowed, user):
 		return true
 	}
 	for _, r := range roles {
@@ -104,14 +113,18 @@ type GatesOptions struct {
 	TTL time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// SelfApprove lets the person who asked for a spend approve it
+	// themselves. Off, only the configured approvers can.
+	SelfApprove bool
 }
 
 // Gates opens approval gates, records decisions before anyone acts on them,
 // and wakes the approver waiting on a gate. One Gates serves every adapter.
 type Gates struct {
-	store GateStore
-	ttl   time.Duration
-	now   func() time.Time
+	store       GateStore
+	ttl         time.Duration
+	now         func() time.Time
+	selfApprove bool
 
 	mu      sync.Mutex
 	waiters map[string][]chan Gate // token -> approvers blocked in Wait
@@ -119,7 +132,7 @@ type Gates struct {
 
 // NewGates returns a Gates over the store.
 func NewGates(opts GatesOptions) *Gates {
-	g := &Gates{store: opts.Store, ttl: opts.TTL, now: opts.Now, waiters: map[string][]chan Gate{}}
+	g := &Gates{store: opts.Store, ttl: opts.TTL, now: opts.Now, selfApprove: opts.SelfApprove, waiters: map[string][]chan Gate{}}
 	if g.ttl <= 0 {
 		g.ttl = 30 * time.Minute
 	}
@@ -157,7 +170,7 @@ func (gs *Gates) Open(ctx context.Context, req GateRequest, allowed []string) (g
 		Token: token, Thread: req.Thread, IntentID: req.IntentID, NodeID: req.NodeID,
 		CallID: req.CallID, Binding: binding,
 		Question: req.Question, Options: slices.Clone(req.Options),
-		Requester: req.Requester, Allowed: slices.Clone(allowed),
+		Requester: req.Requester, Allowed: slices.Clone(allowed), SelfApprove: gs.selfApprove,
 		Created: now, Expires: now.Add(gs.ttl), State: GatePending,
 	}
 	if len(g.Options) == 0 {

@@ -42,7 +42,7 @@ func newGates(t *testing.T) (*core.Gates, *coretest.GateStore, *clock) {
 	t.Helper()
 	clk := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	store := coretest.NewGateStore()
-	return core.NewGates(core.GatesOptions{Store: store, TTL: 30 * time.Minute, Now: clk.Now}), store, clk
+	return core.NewGates(core.GatesOptions{Store: store, SelfApprove: true, TTL: 30 * time.Minute, Now: clk.Now}), store, clk
 }
 
 func TestGatesOpen(t *testing.T) {
@@ -324,24 +324,50 @@ func TestGatesUpdate(t *testing.T) {
 }
 
 func TestGateMayAnswer(t *testing.T) {
-	g := core.Gate{Requester: "U1", Allowed: []string{"U2", "role:R1"}}
 	tests := []struct {
+		self  bool // the gate allows self-approval
 		user  string
 		roles []string
 		want  bool
 	}{
-		{"U1", nil, true},
-		{"U2", nil, true},
-		{"U3", []string{"R1"}, true},
-		{"U3", []string{"R2"}, false},
-		{"U3", nil, false},
-		{"", nil, false},
-		{"R1", nil, false}, // a role ID is not a user ID
+		{true, "U1", nil, true},
+		{false, "U1", nil, false},            // the requester, no self-approval
+		{false, "U1", []string{"R1"}, false}, // ... even holding an approver role
+		{false, "U-both", nil, false},        // ... even listed as an approver
+		{true, "U-both", nil, true},
+		{false, "U2", nil, true},
+		{false, "U3", []string{"R1"}, true},
+		{false, "U3", []string{"R2"}, false},
+		{false, "U3", nil, false},
+		{false, "", nil, false},
+		{true, "", nil, false},
+		{false, "R1", nil, false}, // a role ID is not a user ID
 	}
 	for _, tt := range tests {
-		if got := g.MayAnswer(tt.user, tt.roles); got != tt.want {
-			t.Errorf("MayAnswer(%q, %q) = %v, want %v", tt.user, tt.roles, got, tt.want)
+		g := core.Gate{Requester: "U1", Allowed: []string{"U2", "U-both", "role:R1"}, SelfApprove: tt.self}
+		if tt.user == "U-both" {
+			g.Requester = "U-both"
 		}
+		if got := g.MayAnswer(tt.user, tt.roles); got != tt.want {
+			t.Errorf("Gate{Requester: %s, SelfApprove: %v}.MayAnswer(%q, %q) = %v, want %v", g.Requester, tt.self, tt.user, tt.roles, got, tt.want)
+		}
+	}
+}
+
+// TestGatesNoSelfApproval: without SelfApprove the requester's own click
+// is refused and changes nothing; an approver's counts.
+func TestGatesNoSelfApproval(t *testing.T) {
+	ctx := t.Context()
+	gates := core.NewGates(core.GatesOptions{Store: coretest.NewGateStore()})
+	g, _, err := gates.Open(ctx, gateReq("n1"), []string{"U-admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := gates.Decide(ctx, g.Token, "U1", nil, "approve"); !errors.Is(err, core.ErrGateForbidden) || got.State != core.GatePending {
+		t.Fatalf("Decide(by the requester) = %s, %v; want ErrGateForbidden and the gate pending", got.State, err)
+	}
+	if got, err := gates.Decide(ctx, g.Token, "U-admin", nil, "approve"); err != nil || got.State != core.GateApproved {
+		t.Errorf("Decide(by an approver) = %s, %v; want approved", got.State, err)
 	}
 }
 

@@ -164,7 +164,7 @@ func TestAskAfterCrashBeforeRecordingTheMessage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			store := &refSignal{GateStore: coretest.NewGateStore(), recorded: make(chan string, 1)}
-			gs := core.NewGates(core.GatesOptions{Store: store})
+			gs := core.NewGates(core.GatesOptions{Store: store, SelfApprove: true})
 			ctx := context.Background()
 			// First run: the gate exists, its message was posted, the ref
 			// never recorded.

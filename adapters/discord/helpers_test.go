@@ -124,7 +124,7 @@ func start(t testing.TB, edit func(*Options)) *env {
 	s := discordtest.New(t)
 	threads := &fakeThreads{known: map[string]bool{}}
 	hub := newFakeHub(threads)
-	gates := core.NewGates(core.GatesOptions{Store: coretest.NewGateStore()})
+	gates := core.NewGates(core.GatesOptions{Store: coretest.NewGateStore(), SelfApprove: true})
 	opts := Options{Token: "test-token", APIURL: s.URL(), Hub: hub, Threads: threads, Gates: gates}
 	if edit != nil {
 		edit(&opts)

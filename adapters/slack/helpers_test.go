@@ -125,7 +125,7 @@ func start(t testing.TB, edit func(*Options)) *env {
 	threads := &fakeThreads{known: map[string]bool{}}
 	hub := newFakeHub(threads)
 	store := coretest.NewGateStore()
-	gates := core.NewGates(core.GatesOptions{Store: store})
+	gates := core.NewGates(core.GatesOptions{Store: store, SelfApprove: true})
 	opts := Options{
 		BotToken: "xoxb-test", AppToken: "xapp-test", APIURL: s.APIURL(),
 		Hub: hub, Threads: threads, Gates: gates,

@@ -23,6 +23,9 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 		log.Info().Msg("no SLACK_BOT_TOKEN or DISCORD_BOT_TOKEN: starting a conversation in this terminal")
 		return m.chat(ctx, cfg, log, "default", false)
 	}
+	if err := cfg.spendAuthority(); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
 	if cfg.HealthAddr != "" {
 		stop, err := serveHealth(ctx, cfg.HealthAddr)
 		if err != nil {

@@ -74,7 +74,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	}
 	m.onClose(db.Close)
 	a.db = db
-	a.gates = core.NewGates(core.GatesOptions{Store: db})
+	a.gates = core.NewGates(core.GatesOptions{Store: db, SelfApprove: cfg.SelfApprove})
 
 	var writeBack memory.Model
 	if cheap != nil {
@@ -109,6 +109,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 			CallerDID:    actor,
 			CallerWallet: cfg.CallerWallet,
 			PollInterval: cfg.DaemonPoll,
+			Authorize:    cfg.spendPolicy().Authorize,
 			Ledger:       db,
 			Logger:       log.With().Str("component", "delegate").Logger(),
 		})

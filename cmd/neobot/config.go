@@ -43,6 +43,7 @@ type Config struct {
 	DaemonToken  Secret
 	CallerWallet string
 	DaemonPoll   time.Duration
+	SelfApprove  bool
 
 	MaxConcurrentTurns int
 	ShutdownGrace      time.Duration
@@ -54,6 +55,8 @@ type Config struct {
 	SlackMode          string
 	SlackListenAddr    string
 	SlackApprovers     []string
+	SlackSpendUsers    []string
+	SlackSpendChannels []string
 	SlackAllowChannels []string
 	SlackAllowUsers    []string
 	SlackMaxFileBytes  int
@@ -61,6 +64,9 @@ type Config struct {
 	DiscordBotToken      Secret
 	DiscordAPIURL        string
 	DiscordApprovers     []string
+	DiscordSpendUsers    []string
+	DiscordSpendRoles    []string
+	DiscordSpendChannels []string
 	DiscordAllowChannels []string
 	DiscordAllowUsers    []string
 	DiscordMaxFileBytes  int
@@ -99,6 +105,17 @@ func list(p func(*Config) *[]string) func(*Config, string) error {
 			out = append(out, f)
 		}
 		*p(c) = out
+		return nil
+	}
+}
+
+func boolean(p func(*Config) *bool) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		*p(c) = b
 		return nil
 	}
 }
@@ -148,6 +165,7 @@ func settings() []setting {
 		{env: "NEO_DAEMON_URL", flag: "daemon-url", usage: "execution daemon for core_execute; unset, money-moving tasks are refused in words", set: str(func(c *Config) *string { return &c.DaemonURL })},
 		{env: "NEO_DAEMON_TOKEN", secret: true, usage: "bearer token for NEO_DAEMON_URL", set: secret(func(c *Config) *Secret { return &c.DaemonToken })},
 		{env: "NEO_CALLER_WALLET", flag: "caller-wallet", usage: "wallet address the daemon charges for delegated tasks", set: str(func(c *Config) *string { return &c.CallerWallet })},
+		{env: "NEO_SELF_APPROVE", flag: "self-approve", def: "false", usage: "let the person who asked for a spend approve it themselves; off, only the *_APPROVERS can (the terminal always asks its one operator)", set: boolean(func(c *Config) *bool { return &c.SelfApprove })},
 		{env: "NEO_DAEMON_POLL", flag: "daemon-poll", def: "1.5s", usage: "how often a delegated task's status and gates are polled", set: duration(func(c *Config) *time.Duration { return &c.DaemonPoll })},
 		{env: "NEO_MAX_CONCURRENT_TURNS", flag: "max-concurrent-turns", def: "64", usage: "turns running at once across all threads", set: count(func(c *Config) *int { return &c.MaxConcurrentTurns })},
 		{env: "NEO_SHUTDOWN_GRACE", flag: "shutdown-grace", def: "10s", usage: "on SIGTERM, how long running turns get to finish before they are stopped (they resume after the restart); keep it under the platform's kill timeout", set: duration(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
@@ -157,13 +175,18 @@ func settings() []setting {
 		{env: "SLACK_API_URL", flag: "slack-api-url", def: "https://slack.com/api/", usage: "Slack Web API base URL (GovSlack, a proxy, tests)", set: str(func(c *Config) *string { return &c.SlackAPIURL })},
 		{env: "SLACK_MODE", flag: "slack-mode", def: "socket", usage: "socket (Socket Mode) or http (Events API)", set: str(func(c *Config) *string { return &c.SlackMode })},
 		{env: "SLACK_LISTEN_ADDR", flag: "slack-listen", def: ":3000", usage: "address for SLACK_MODE=http (events at /slack/events, buttons at /slack/interactive)", set: str(func(c *Config) *string { return &c.SlackListenAddr })},
-		{env: "SLACK_APPROVERS", flag: "slack-approvers", usage: "Slack user IDs who may approve any spend, besides the requester (comma-separated)", set: list(func(c *Config) *[]string { return &c.SlackApprovers })},
+		{env: "SLACK_APPROVERS", flag: "slack-approvers", usage: "Slack user IDs who may approve spends (comma-separated); with NEO_DAEMON_URL, required unless NEO_SELF_APPROVE", set: list(func(c *Config) *[]string { return &c.SlackApprovers })},
+		{env: "SLACK_SPEND_USERS", flag: "slack-spend-users", usage: "Slack user IDs who may ask Neo for spends (comma-separated); with NEO_DAEMON_URL, this or SLACK_SPEND_CHANNELS is required", set: list(func(c *Config) *[]string { return &c.SlackSpendUsers })},
+		{env: "SLACK_SPEND_CHANNELS", flag: "slack-spend-channels", usage: "channel IDs where spends may be asked for (comma-separated); with SLACK_SPEND_USERS, both must match", set: list(func(c *Config) *[]string { return &c.SlackSpendChannels })},
 		{env: "SLACK_ALLOW_CHANNELS", flag: "slack-allow-channels", usage: "only answer in these channel IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.SlackAllowChannels })},
 		{env: "SLACK_ALLOW_USERS", flag: "slack-allow-users", usage: "only answer these user IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.SlackAllowUsers })},
 		{env: "SLACK_MAX_FILE_BYTES", flag: "slack-max-file-bytes", def: "262144", usage: "largest text attachment offered to Neo", set: count(func(c *Config) *int { return &c.SlackMaxFileBytes })},
 		{env: "DISCORD_BOT_TOKEN", secret: true, usage: "Discord bot token (Developer Portal > Bot); set to run in Discord (with or without Slack)", set: secret(func(c *Config) *Secret { return &c.DiscordBotToken })},
 		{env: "DISCORD_API_URL", flag: "discord-api-url", def: "https://discord.com", usage: "Discord base URL for REST and gateway discovery (a proxy, tests)", set: str(func(c *Config) *string { return &c.DiscordAPIURL })},
-		{env: "DISCORD_APPROVERS", flag: "discord-approvers", usage: "Discord user IDs, and role IDs written role:ID, who may approve any spend besides the requester (comma-separated)", set: list(func(c *Config) *[]string { return &c.DiscordApprovers })},
+		{env: "DISCORD_APPROVERS", flag: "discord-approvers", usage: "Discord user IDs, and role IDs written role:ID, who may approve spends (comma-separated); with NEO_DAEMON_URL, required unless NEO_SELF_APPROVE", set: list(func(c *Config) *[]string { return &c.DiscordApprovers })},
+		{env: "DISCORD_SPEND_USERS", flag: "discord-spend-users", usage: "Discord user IDs who may ask Neo for spends (comma-separated); with NEO_DAEMON_URL, this, DISCORD_SPEND_ROLES or DISCORD_SPEND_CHANNELS is required", set: list(func(c *Config) *[]string { return &c.DiscordSpendUsers })},
+		{env: "DISCORD_SPEND_ROLES", flag: "discord-spend-roles", usage: "Discord role IDs whose members may ask Neo for spends (comma-separated)", set: list(func(c *Config) *[]string { return &c.DiscordSpendRoles })},
+		{env: "DISCORD_SPEND_CHANNELS", flag: "discord-spend-channels", usage: "Discord channel or thread IDs where spends may be asked for, threads of a listed channel included (comma-separated); with users or roles, both must match", set: list(func(c *Config) *[]string { return &c.DiscordSpendChannels })},
 		{env: "DISCORD_ALLOW_CHANNELS", flag: "discord-allow-channels", usage: "only answer in these channel IDs, threads included (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.DiscordAllowChannels })},
 		{env: "DISCORD_ALLOW_USERS", flag: "discord-allow-users", usage: "only answer these Discord user IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.DiscordAllowUsers })},
 		{env: "DISCORD_MAX_FILE_BYTES", flag: "discord-max-file-bytes", def: "262144", usage: "largest text attachment offered to Neo from Discord", set: count(func(c *Config) *int { return &c.DiscordMaxFileBytes })},

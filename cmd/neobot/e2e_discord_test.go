@@ -32,6 +32,8 @@ func newDiscordWorld(t *testing.T) *discordWorld {
 		"NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"), "NEO_MANIFEST": emptyManifest(t),
 		"NEO_DAEMON_URL": w.daemon.URL(), "NEO_DAEMON_TOKEN": "daemon-token", "NEO_DAEMON_POLL": "20ms",
 		"DISCORD_BOT_TOKEN": discordE2EToken, "DISCORD_API_URL": w.discord.URL(),
+		// User 111 may ask for spends and approve their own; 333 approves.
+		"DISCORD_SPEND_USERS": "111", "DISCORD_APPROVERS": "333", "NEO_SELF_APPROVE": "true",
 	}
 	return w
 }

@@ -34,6 +34,8 @@ func newSlackWorld(t *testing.T) *slackWorld {
 		"NEO_DAEMON_URL": w.daemon.URL(), "NEO_DAEMON_TOKEN": "daemon-token", "NEO_DAEMON_POLL": "20ms",
 		"SLACK_BOT_TOKEN": "xoxb-e2e-bot-token", "SLACK_APP_TOKEN": "xapp-e2e-app-token",
 		"SLACK_API_URL": w.slack.APIURL(),
+		// Alice may ask for spends and approve her own; Carol approves.
+		"SLACK_SPEND_USERS": "UALICE", "SLACK_APPROVERS": "UCAROL", "NEO_SELF_APPROVE": "true",
 	}
 	return w
 }

@@ -177,7 +177,7 @@ func TestCancelDuringGate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			store := coretest.NewGateStore()
-			gates := core.NewGates(core.GatesOptions{Store: store})
+			gates := core.NewGates(core.GatesOptions{Store: store, SelfApprove: true})
 			asked, causes := make(chan core.Gate, 1), make(chan error, 1)
 			answers := make(chan core.GateAnswer, 1)
 			runner := runFunc(func(ctx context.Context, turn core.Turn) error {

@@ -49,6 +49,11 @@ type Options struct {
 	// Approver decides gates when ctx carries no core.Turn (or one without
 	// an approver). Nil denies every gate.
 	Approver core.Approver
+	// Authorize, when set, decides whether the turn's requester may ask
+	// for a spend at all (core.SpendPolicy.Authorize). A refusal is
+	// returned to the model as Run's error and nothing reaches the
+	// daemon; so is a Run outside any turn, which has no requester.
+	Authorize func(core.Inbound) error
 	// Notify receives short user-facing progress sentences. When nil, the
 	// turn's Reporter.Notice is used, if ctx carries a turn.
 	Notify func(ctx context.Context, text string)
@@ -75,6 +80,7 @@ type Client struct {
 	base                      string
 	token, did, wallet, skill string
 	approver                  core.Approver
+	authorize                 func(core.Inbound) error
 	notify                    func(ctx context.Context, text string)
 	poll, maxWait, timeout    time.Duration
 	ledger                    Ledger
@@ -93,20 +99,21 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("delegate: NEO_DAEMON_URL %q is not an http(s) URL", opts.BaseURL)
 	}
 	c := &Client{
-		base:     strings.TrimRight(u.String(), "/"),
-		token:    opts.Token,
-		did:      opts.CallerDID,
-		wallet:   opts.CallerWallet,
-		skill:    opts.Skill,
-		approver: opts.Approver,
-		notify:   opts.Notify,
-		poll:     opts.PollInterval,
-		maxWait:  opts.MaxWait,
-		timeout:  opts.Timeout,
-		ledger:   opts.Ledger,
-		http:     opts.HTTPClient,
-		log:      opts.Logger,
-		now:      opts.Now,
+		base:      strings.TrimRight(u.String(), "/"),
+		token:     opts.Token,
+		did:       opts.CallerDID,
+		wallet:    opts.CallerWallet,
+		skill:     opts.Skill,
+		approver:  opts.Approver,
+		authorize: opts.Authorize,
+		notify:    opts.Notify,
+		poll:      opts.PollInterval,
+		maxWait:   opts.MaxWait,
+		timeout:   opts.Timeout,
+		ledger:    opts.Ledger,
+		http:      opts.HTTPClient,
+		log:       opts.Logger,
+		now:       opts.Now,
 	}
 	if c.poll <= 0 {
 		c.poll = DefaultPollInterval
@@ -185,6 +192,9 @@ func (c *Client) Run(ctx context.Context, prose string) (string, error) {
 	if prose == "" {
 		return "", fmt.Errorf("%w: core_execute needs a description of what to do", ErrRefused)
 	}
+	if err := c.authorized(ctx); err != nil {
+		return "", err
+	}
 	j := c.jobFor(ctx)
 	intentID, err := c.start(ctx, j, prose)
 	if err != nil {
@@ -203,6 +213,22 @@ func (c *Client) Run(ctx context.Context, prose string) (string, error) {
 		cancel()
 	}
 	return answer, err
+}
+
+// authorized applies Options.Authorize to the turn's requester.
+func (c *Client) authorized(ctx context.Context) error {
+	if c.authorize == nil {
+		return nil
+	}
+	t, ok := core.TurnFrom(ctx)
+	if !ok {
+		return &core.SpendRefusal{Reason: "asked outside any conversation, with no one to hold responsible", Setting: "a chat platform's *_SPEND_* settings"}
+	}
+	if err := c.authorize(t.Inbound); err != nil {
+		c.log.Info().Str("thread", t.Inbound.Thread.Key()).Str("user", t.Inbound.User).Msg("delegate: spend refused: requester not allowed")
+		return err
+	}
+	return nil
 }
 
 // start returns the intent to follow: the one recorded for this tool call,

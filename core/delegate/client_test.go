@@ -337,7 +337,7 @@ func TestRunRestartAfterDecision(t *testing.T) {
 	d := delegatetest.New(t)
 	d.Script(delegatetest.Intent{Gates: []delegatetest.Gate{{NodeID: "n1", Question: "Spend 5 PAX?"}}, Answer: "settled"})
 	ledger, store := coretest.NewLedger(), coretest.NewGateStore()
-	gates := core.NewGates(core.GatesOptions{Store: store})
+	gates := core.NewGates(core.GatesOptions{Store: store, SelfApprove: true})
 	// State a crash leaves behind: intent recorded, gate decided, not sent.
 	if err := ledger.SaveDelegation(ctx, core.Delegation{Thread: thread, CallID: "call-7", IntentID: "i1", Requester: "U1"}); err != nil {
 		t.Fatal(err)
@@ -616,5 +616,43 @@ func TestRunApproverPanicDenies(t *testing.T) {
 	}
 	if got := d.Answers(); len(got) != 1 || got[0].Approved {
 		t.Errorf("daemon answers = %+v, want one denial", got)
+	}
+}
+
+// TestRunSpendAuthority: a requester the operator did not allow gets a
+// refusal in words and the daemon sees no request at all.
+func TestRunSpendAuthority(t *testing.T) {
+	policy := core.SpendPolicy{"slack": {Users: []string{"U-treasurer"}}}
+	tests := []struct {
+		name    string
+		ctx     func(context.Context) context.Context
+		allowed bool
+	}{
+		{"listed requester", func(ctx context.Context) context.Context {
+			return core.WithTurn(ctx, &core.Turn{Inbound: core.Inbound{Thread: thread, User: "U-treasurer"}, Approver: answerWith("yes")})
+		}, true},
+		{"unlisted requester", func(ctx context.Context) context.Context { return withTurn(ctx, nil, answerWith("yes"), "") }, false},
+		{"no turn, no requester", func(ctx context.Context) context.Context { return ctx }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			d := delegatetest.New(t)
+			d.Script(delegatetest.Intent{Answer: "settled"})
+			got, err := newClient(t, d, delegate.Options{Authorize: policy.Authorize, Approver: answerWith("yes")}).Run(tt.ctx(ctx), "send 5 PAX to bob")
+			if tt.allowed {
+				if err != nil || got != "settled" {
+					t.Errorf("Run = %q, %v; want settled", got, err)
+				}
+				return
+			}
+			var refusal *core.SpendRefusal
+			if !errors.As(err, &refusal) || !errors.Is(err, core.ErrSpendForbidden) || !strings.Contains(err.Error(), "nothing was submitted") {
+				t.Errorf("Run = %q, %v; want a *core.SpendRefusal saying nothing was submitted", got, err)
+			}
+			if n := len(d.Requests()); n != 0 {
+				t.Errorf("daemon requests = %d, want none", n)
+			}
+		})
 	}
 }

@@ -100,7 +100,7 @@ type board struct {
 
 func newBoard(store core.GateStore, now func() time.Time, allowed ...string) *board {
 	return &board{
-		gates:   core.NewGates(core.GatesOptions{Store: store, TTL: 30 * time.Minute, Now: now}),
+		gates:   core.NewGates(core.GatesOptions{Store: store, SelfApprove: true, TTL: 30 * time.Minute, Now: now}),
 		allowed: allowed, shown: make(chan core.Gate, 16), cancelled: make(chan string, 16),
 	}
 }

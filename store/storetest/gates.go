@@ -87,7 +87,7 @@ func testGatesFlow(t *testing.T, open Opener) {
 	ctx := context.Background()
 	clock := NewClock(epoch)
 	b := open(t, clock.Now)
-	gates := core.NewGates(core.GatesOptions{Store: b, Now: clock.Now})
+	gates := core.NewGates(core.GatesOptions{Store: b, SelfApprove: true, Now: clock.Now})
 	req := core.GateRequest{Thread: thread("f1"), IntentID: "int9", NodeID: "n1", Question: "Swap?", Options: []string{"approve", "deny"}, Requester: "U1"}
 	g, fresh, err := gates.Open(ctx, req, []string{"role:admins"})
 	if err != nil || !fresh {
@@ -109,7 +109,7 @@ func testGatesFlow(t *testing.T, open Opener) {
 			t.Errorf("Decide(%s, %s) = %v, want %v", s.user, s.opt, err, s.want)
 		}
 	}
-	again, fresh, err := core.NewGates(core.GatesOptions{Store: b, Now: clock.Now}).Open(ctx, req, nil)
+	again, fresh, err := core.NewGates(core.GatesOptions{Store: b, SelfApprove: true, Now: clock.Now}).Open(ctx, req, nil)
 	if err != nil || fresh || again.Token != g.Token || !again.Decision().Approved || again.DecidedBy != "U7" {
 		t.Errorf("Open after restart = %+v, fresh %v, %v; want the approved gate", again, fresh, err)
 	}

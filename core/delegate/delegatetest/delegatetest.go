@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -50,6 +51,10 @@ type Intent struct {
 	// Match selects this script for a submission whose prose contains it
 	// (case-insensitive); "" matches any prose.
 	Match string
+	// ID, when set, is the intent ID handed out instead of the next
+	// i<N>: a daemon restarted on an empty database reuses IDs. The
+	// newest intent with an ID answers for it.
+	ID string
 	// Gates are presented one at a time, in order.
 	Gates []Gate
 	// Answer is result.answer on completion ("" reports no answer).
@@ -342,7 +347,7 @@ func (s *Server) changedLocked() {
 }
 
 func (s *Server) find(id string) *intent {
-	for _, in := range s.intents {
+	for _, in := range slices.Backward(s.intents) {
 		if in.ID == id {
 			return in
 		}
@@ -397,6 +402,11 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 			CallerDID: req.CallerDID, CallerWallet: req.CallerWallet, Key: key,
 		},
 		script: script,
+	}
+	if script.ID != "" {
+		// A restarted daemon forgets the answers it applied before.
+		in.ID = script.ID
+		maps.DeleteFunc(s.answered, func(k string, _ bool) bool { return strings.HasPrefix(k, in.ID+"\x00") })
 	}
 	s.intents = append(s.intents, in)
 	if key != "" {
