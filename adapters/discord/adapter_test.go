@@ -263,6 +263,12 @@ func TestRateLimitHonoured(t *testing.T) {
 	e.discord.RateLimit("POST /channels/{channel}/messages", 2, 20*time.Millisecond)
 	d := e.discord.Mention(discordtest.Msg{User: "111", Text: "busy"})
 	e.botReply(d.ID, "echo: busy")
+	// The fake stores the message before it records the call that made it.
+	if _, err := e.discord.WaitCall(e.ctx, "POST /channels/{channel}/messages", func(c discordtest.Call) bool {
+		return c.Status == http.StatusOK
+	}); err != nil {
+		t.Fatal(err)
+	}
 	var statuses []int
 	for _, c := range e.discord.Calls("POST /channels/{channel}/messages") {
 		statuses = append(statuses, c.Status)
