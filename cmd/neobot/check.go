@@ -44,6 +44,9 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	} else {
 		fmt.Fprintf(m.Stdout, "daemon: %s\n", cfg.DaemonURL)
 	}
+	if err := cfg.spendAuthority(); err != nil {
+		problems = append(problems, fmt.Errorf("spend authority: %w", err))
+	}
 
 	manifest, err := mcp.Load(cfg.Manifest)
 	if err != nil {

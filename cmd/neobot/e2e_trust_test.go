@@ -139,3 +139,22 @@ func TestSlackStartRefusedWithoutSpendAuthority(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckNamesMissingSpendAuthority: `neobot check` reports the same
+// missing spend settings start-up would refuse, before anyone deploys.
+func TestCheckNamesMissingSpendAuthority(t *testing.T) {
+	env := map[string]string{
+		"NEO_MANIFEST":      fsManifest(t, t.TempDir()),
+		"DISCORD_BOT_TOKEN": "check-token",
+		"NEO_DAEMON_URL":    "http://127.0.0.1:1",
+	}
+	_, stderr, err := run(t, env, "", "check")
+	if err == nil {
+		t.Fatal("neobot check passed with a daemon and no spend settings, want a non-zero exit")
+	}
+	for _, want := range []string{"DISCORD_SPEND_USERS", "DISCORD_APPROVERS", "NEO_SELF_APPROVE"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("check error does not name %s:\n%s", want, stderr)
+		}
+	}
+}
