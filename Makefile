@@ -3,6 +3,7 @@
 
 test:
 	npm ci --no-audit --no-fund --loglevel=error
+	go mod tidy -diff
 	go test -race ./...
 
 run:
