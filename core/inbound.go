@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Inbound is one message from a person, translated from a platform event.
 type Inbound struct {
@@ -18,6 +21,17 @@ type Inbound struct {
 	// Files are the attachments offered to the agent (text files under the
 	// adapter's size cap).
 	Files []File `json:"files,omitempty"`
+	// MessageID is the platform's ID of the message itself (Slack ts,
+	// Discord message ID), where EventID names the event that carried it.
+	MessageID string `json:"message_id,omitempty"`
+	// Attachments are the message's files as the platform describes them,
+	// not yet read. They are journaled with the message and read into
+	// Files when its turn starts (see [Preparer]), so a slow download
+	// never holds up the platform's acknowledgement.
+	Attachments []Attachment `json:"attachments,omitempty"`
+	// FetchContext asks the platform to fill Context when the turn starts:
+	// Neo was mentioned in the middle of a thread it is not part of.
+	FetchContext bool `json:"fetch_context,omitempty"`
 	// EventID is the platform's unique event identifier, used to drop
 	// duplicates (Slack event_id, Discord message ID).
 	EventID string `json:"event_id"`
@@ -38,4 +52,26 @@ type File struct {
 	Size     int64  `json:"size"`
 	// Text is the file's content, empty when the file was declined.
 	Text string `json:"text,omitempty"`
+}
+
+// Attachment is a file a message carries, as the platform describes it.
+type Attachment struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	MIMEType string `json:"mime_type,omitempty"`
+	// Kind is the platform's file type (Slack's filetype) or the name's
+	// extension.
+	Kind string `json:"kind,omitempty"`
+	Size int64  `json:"size"`
+	// URL is where the platform serves the content to the bot.
+	URL string `json:"url,omitempty"`
+}
+
+// Preparer completes a journaled Inbound when its turn starts: it reads
+// Attachments into Files and, when FetchContext is set, fills Context.
+// Platforms whose messages carry either implement it. Prepare never fails:
+// a file it cannot read is named in the text, and missing history leaves
+// Context empty.
+type Preparer interface {
+	Prepare(ctx context.Context, in Inbound) Inbound
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/neobot/neobot/adapters/discord/discordtest"
+	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 )
@@ -17,11 +18,11 @@ import (
 func TestMentionStartsThread(t *testing.T) {
 	t.Parallel()
 	e := start(t, nil)
-	e.hub.onTurn(echo(e.a))
+	e.hub.OnTurn(echo(e.a))
 	e.discord.SetRoles("111", "R1", "R2")
 	d := e.discord.Mention(discordtest.Msg{User: "111", Text: "what is up?\nsecond line"})
 
-	in := e.hub.wait(e.ctx, t, 1)
+	in := e.hub.Wait(e.ctx, t, 1)
 	want := core.Thread{Platform: Platform, Workspace: discordtest.GuildID, Channel: discordtest.ChannelID, ID: d.ID}
 	if in.Thread != want {
 		t.Errorf("Inbound.Thread = %v, want %v (a thread started from the mention)", in.Thread, want)
@@ -49,7 +50,7 @@ func TestMentionStartsThread(t *testing.T) {
 func TestThreadContinuesWithoutMention(t *testing.T) {
 	t.Parallel()
 	e := start(t, nil)
-	e.hub.onTurn(echo(e.a))
+	e.hub.OnTurn(echo(e.a))
 	d := e.discord.Mention(discordtest.Msg{User: "111", Text: "first"})
 	e.botReply(d.ID, "echo: first")
 
@@ -58,13 +59,13 @@ func TestThreadContinuesWithoutMention(t *testing.T) {
 	e.discord.Message(discordtest.Msg{User: "111", Channel: other.ID, Text: "chatter in a thread Neo is not in"})
 	e.discord.Message(discordtest.Msg{User: "111", Channel: d.ID, Text: "second"})
 
-	in := e.hub.wait(e.ctx, t, 2)
+	in := e.hub.Wait(e.ctx, t, 2)
 	if in.Text != "second" || in.Thread.ID != d.ID || in.Thread.Channel != discordtest.ChannelID {
 		t.Errorf("follow-up Inbound = %+v, want \"second\" in thread %s", in, d.ID)
 	}
 	e.botReply(d.ID, "echo: second")
 	e.idle()
-	if n := len(e.hub.all()); n != 2 {
+	if n := len(e.hub.Journaled()); n != 2 {
 		t.Errorf("hub got %d messages, want 2 (chatter ignored)", n)
 	}
 }
@@ -73,14 +74,14 @@ func TestKnownThreadAcrossRestart(t *testing.T) {
 	t.Parallel()
 	e := start(t, nil)
 	th := e.discord.AddThread(discordtest.ChannelID, "from before the restart")
-	e.hub.threads.add(core.Thread{Platform: Platform, Workspace: discordtest.GuildID, Channel: discordtest.ChannelID, ID: th.ID})
+	e.threads.Add(core.Thread{Platform: Platform, Workspace: discordtest.GuildID, Channel: discordtest.ChannelID, ID: th.ID})
 	e.discord.Message(discordtest.Msg{User: "111", Channel: th.ID, Text: "still there?"})
-	in := e.hub.wait(e.ctx, t, 1)
+	in := e.hub.Wait(e.ctx, t, 1)
 	if in.Thread.ID != th.ID || in.Context != "" {
 		t.Errorf("Inbound = %+v, want thread %s and no fetched context (the store has it)", in, th.ID)
 	}
 	e.discord.Message(discordtest.Msg{User: "111", Channel: th.ID, Text: "again"})
-	e.hub.wait(e.ctx, t, 2)
+	e.hub.Wait(e.ctx, t, 2)
 	if n := len(e.discord.Calls("GET /channels/{channel}")); n != 1 {
 		t.Errorf("GET /channels/{id} called %d times, want 1 (cached)", n)
 	}
@@ -93,7 +94,7 @@ func TestMentionInExistingThreadFetchesContext(t *testing.T) {
 	e.discord.Message(discordtest.Msg{User: "111", Channel: th.ID, Text: "we should ship friday"})
 	e.discord.Message(discordtest.Msg{User: "222", Channel: th.ID, Text: "agreed"})
 	d := e.discord.Mention(discordtest.Msg{User: "111", Channel: th.ID, Text: "summarize please"})
-	in := e.hub.wait(e.ctx, t, 1)
+	in := e.hub.Wait(e.ctx, t, 1)
 	if in.Thread.ID != th.ID || in.Thread.Channel != discordtest.ChannelID || in.EventID != d.ID {
 		t.Errorf("Inbound.Thread = %v, want the existing thread %s under #general", in.Thread, th.ID)
 	}
@@ -109,9 +110,9 @@ func TestMentionInExistingThreadFetchesContext(t *testing.T) {
 func TestDM(t *testing.T) {
 	t.Parallel()
 	e := start(t, nil)
-	e.hub.onTurn(echo(e.a))
+	e.hub.OnTurn(echo(e.a))
 	d := e.discord.DM(discordtest.Msg{User: "333", Text: "hello in private"})
-	in := e.hub.wait(e.ctx, t, 1)
+	in := e.hub.Wait(e.ctx, t, 1)
 	want := core.Thread{Platform: Platform, Workspace: DMWorkspace, Channel: d.ChannelID, ID: d.ChannelID}
 	if in.Thread != want || !in.DM || in.Text != "hello in private" {
 		t.Errorf("Inbound = %+v, want a DM in thread %v", in, want)
@@ -128,9 +129,9 @@ func TestIgnored(t *testing.T) {
 	e.discord.DM(discordtest.Msg{User: "444", Bot: true, Text: "a bot's DM"})
 	d := e.discord.Mention(discordtest.Msg{User: "111", Text: "a person"})
 	e.discord.Mention(discordtest.Msg{User: "111", Text: "a person", ID: d.ID}) // redelivered after a resume
-	e.hub.wait(e.ctx, t, 1)
+	e.hub.Wait(e.ctx, t, 1)
 	e.idle()
-	if got := e.hub.all(); len(got) != 1 || got[0].EventID != d.ID {
+	if got := e.hub.Journaled(); len(got) != 1 || got[0].EventID != d.ID {
 		t.Errorf("hub got %+v, want only the person's message, once", got)
 	}
 }
@@ -159,10 +160,10 @@ func TestAllowlists(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			before := len(e.hub.all())
+			before := len(e.hub.Journaled())
 			d := c.send()
 			if c.reply == "" {
-				e.hub.wait(e.ctx, t, before+1)
+				e.hub.Wait(e.ctx, t, before+1)
 				return
 			}
 			m := e.botReply(d.ChannelID, c.reply)
@@ -170,7 +171,7 @@ func TestAllowlists(t *testing.T) {
 				t.Errorf("refusal replies to %q, want the message %s", m.ReferenceID, d.ID)
 			}
 			e.idle()
-			if len(e.hub.all()) != before {
+			if len(e.hub.Journaled()) != before {
 				t.Errorf("a refused message reached the hub")
 			}
 		})
@@ -184,7 +185,7 @@ func TestAttachments(t *testing.T) {
 	big := e.discord.AddFile("big.txt", "text/plain", []byte(strings.Repeat("x", 65)))
 	img := e.discord.AddFile("cat.png", "image/png", []byte{0x89, 'P', 'N', 'G'})
 	e.discord.Mention(discordtest.Msg{User: "111", Text: "read these", Files: []discordtest.File{notes, big, img}})
-	in := e.hub.wait(e.ctx, t, 1)
+	in := e.hub.Wait(e.ctx, t, 1)
 	if len(in.Files) != 3 || in.Files[0].Text != "# Notes\nship it" || in.Files[1].Text != "" || in.Files[2].Text != "" {
 		t.Fatalf("Inbound.Files = %+v, want notes.md read, the others declined", in.Files)
 	}
@@ -259,7 +260,7 @@ func TestLongAnswerSplitsUnderLimit(t *testing.T) {
 func TestRateLimitHonoured(t *testing.T) {
 	t.Parallel()
 	e := start(t, nil)
-	e.hub.onTurn(echo(e.a))
+	e.hub.OnTurn(echo(e.a))
 	e.discord.RateLimit("POST /channels/{channel}/messages", 2, 20*time.Millisecond)
 	d := e.discord.Mention(discordtest.Msg{User: "111", Text: "busy"})
 	e.botReply(d.ID, "echo: busy")
@@ -281,14 +282,12 @@ func TestRateLimitHonoured(t *testing.T) {
 func TestSubmitFailureApologises(t *testing.T) {
 	t.Parallel()
 	e := start(t, nil)
-	e.hub.mu.Lock()
-	e.hub.failNext = errBoom
-	e.hub.mu.Unlock()
+	e.hub.FailNext(errBoom)
 	d := e.discord.Mention(discordtest.Msg{User: "111", Text: "hello"})
 	e.botReply(d.ID, "couldn't take that message")
 	// The same message delivered again (a resumed session) is taken.
 	e.discord.Mention(discordtest.Msg{User: "111", Text: "hello", ID: d.ID})
-	if in := e.hub.wait(e.ctx, t, 1); in.EventID != d.ID || in.Thread.ID != d.ID {
+	if in := e.hub.Wait(e.ctx, t, 1); in.EventID != d.ID || in.Thread.ID != d.ID {
 		t.Errorf("redelivered Inbound = %+v, want event %s in its thread", in, d.ID)
 	}
 }
@@ -298,7 +297,7 @@ func TestReconnectResumes(t *testing.T) {
 	e := start(t, nil)
 	e.discord.Disconnect()
 	d := e.discord.Mention(discordtest.Msg{User: "111", Text: "after the drop"}) // queued until the client is back
-	if in := e.hub.wait(e.ctx, t, 1); in.EventID != d.ID {
+	if in := e.hub.Wait(e.ctx, t, 1); in.EventID != d.ID {
 		t.Errorf("Inbound after reconnect = %+v, want event %s", in, d.ID)
 	}
 	if c := e.discord.Connections(); c != 2 {
@@ -310,7 +309,7 @@ func TestBadTokenFailsRun(t *testing.T) {
 	t.Parallel()
 	s := discordtest.New(t)
 	s.RequireToken("right")
-	a, err := New(Options{Token: "wrong", APIURL: s.URL(), Hub: newFakeHub(&fakeThreads{known: map[string]bool{}})})
+	a, err := New(Options{Token: "wrong", APIURL: s.URL(), Hub: intaketest.NewHub(intaketest.NewThreads())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +321,7 @@ func TestBadTokenFailsRun(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	hub := newFakeHub(&fakeThreads{})
+	hub := intaketest.NewHub(intaketest.NewThreads())
 	cases := []struct {
 		name string
 		opts Options
@@ -351,7 +350,7 @@ func TestNewValidates(t *testing.T) {
 func TestStatusAfterRunStartsNoGoroutine(t *testing.T) {
 	t.Parallel()
 	s := discordtest.New(t)
-	a, err := New(Options{Token: "t", APIURL: s.URL(), Hub: newFakeHub(&fakeThreads{known: map[string]bool{}}),
+	a, err := New(Options{Token: "t", APIURL: s.URL(), Hub: intaketest.NewHub(intaketest.NewThreads()),
 		StatusInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)

@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/neobot/neobot/adapters/discord/discordtest"
+	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
 	"github.com/neobot/neobot/core"
 )
 
 // askOnTurn makes every turn ask for approval of a spend and say the outcome.
 func askOnTurn(e *env) {
-	e.hub.onTurn(func(ctx context.Context, in core.Inbound) {
+	e.hub.OnTurn(func(ctx context.Context, in core.Inbound) {
 		ans := core.Ask(ctx, e.a.Approver(in.Thread, in.User), core.GateRequest{
 			IntentID: "intent-" + in.EventID, NodeID: "n1",
 			Question: "Send **5 USDC** to bob?", Options: []string{"approve", "deny"},
@@ -124,7 +125,7 @@ func TestApprovalStoppedTurnDeniesGate(t *testing.T) {
 	e := start(t, nil)
 	turnCtx, cancelTurn := context.WithCancelCause(context.Background())
 	defer cancelTurn(nil)
-	e.hub.onTurn(func(ctx context.Context, in core.Inbound) {
+	e.hub.OnTurn(func(ctx context.Context, in core.Inbound) {
 		ans := core.Ask(turnCtx, e.a.Approver(in.Thread, in.User), core.GateRequest{
 			IntentID: "i1", NodeID: "n1", Question: "Spend?", Options: []string{"yes", "no"}})
 		_ = e.a.Reporter(in.Thread).Say(ctx, fmt.Sprintf("approved=%v", ans.Approved))
@@ -196,7 +197,7 @@ func TestClickOnUnknownGate(t *testing.T) {
 }
 
 func TestApproverWithoutGatesDenies(t *testing.T) {
-	a, err := New(Options{Token: "t", Hub: newFakeHub(&fakeThreads{})})
+	a, err := New(Options{Token: "t", Hub: intaketest.NewHub(intaketest.NewThreads())})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,10 +18,10 @@ import (
 func BenchmarkEventToSubmit(b *testing.B) {
 	e := start(b, nil)
 	th := e.discord.AddThread(discordtest.ChannelID, "bench")
-	e.hub.threads.add(core.Thread{Platform: Platform, Workspace: discordtest.GuildID, Channel: discordtest.ChannelID, ID: th.ID})
+	e.threads.Add(core.Thread{Platform: Platform, Workspace: discordtest.GuildID, Channel: discordtest.ChannelID, ID: th.ID})
 	var mu sync.Mutex
 	arrived := map[string]time.Time{}
-	e.hub.onTurn(func(_ context.Context, in core.Inbound) {
+	e.hub.OnTurn(func(_ context.Context, in core.Inbound) {
 		mu.Lock()
 		arrived[in.EventID] = time.Now()
 		mu.Unlock()
@@ -31,10 +31,10 @@ func BenchmarkEventToSubmit(b *testing.B) {
 	for i := range b.N {
 		d := e.discord.Message(discordtest.Msg{User: "111", Channel: th.ID, Text: fmt.Sprint("hi ", i)})
 		sent[d.ID] = d.Sent
-		e.hub.wait(e.ctx, b, i+1)
+		e.hub.Wait(e.ctx, b, i+1)
 	}
 	b.StopTimer()
-	e.hub.wg.Wait()
+	e.hub.WaitTurns()
 	lat := make([]time.Duration, 0, b.N)
 	mu.Lock()
 	for id, at := range arrived {

@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path"
 	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/bwmarrin/discordgo"
 
 	"github.com/neobot/neobot/adapters/internal/attach"
 	"github.com/neobot/neobot/core"
@@ -23,10 +20,10 @@ const maxHistoryChars = 8000
 // history fetches the thread's earlier messages once, when Neo is first
 // mentioned in a thread it is not part of. Failures leave the context
 // empty: the turn goes on without it.
-func (a *Adapter) history(ctx context.Context, m *discordgo.Message) string {
-	msgs, err := a.s.ChannelMessages(m.ChannelID, 50, m.ID, "", "", call(ctx))
+func (a *Adapter) history(ctx context.Context, channel, before string) string {
+	msgs, err := a.s.ChannelMessages(channel, 50, before, "", "", call(ctx))
 	if err != nil {
-		a.log.Warn().Err(err).Str("channel", m.ChannelID).Msg("discord: thread history")
+		a.log.Warn().Err(err).Str("channel", channel).Msg("discord: thread history")
 		return ""
 	}
 	slices.Reverse(msgs) // Discord lists newest first
@@ -59,20 +56,10 @@ func (a *Adapter) history(ctx context.Context, m *discordgo.Message) string {
 
 // readFiles downloads the text attachments under the size cap and returns
 // them with a sentence about each file it declined.
-func (a *Adapter) readFiles(ctx context.Context, files []*discordgo.MessageAttachment) ([]core.File, string) {
-	var in []attach.File
-	urls := map[string]string{}
-	for _, f := range files {
-		if f == nil {
-			continue
-		}
-		ext := strings.TrimPrefix(path.Ext(f.Filename), ".")
-		in = append(in, attach.File{ID: f.ID, Name: f.Filename, MIMEType: f.ContentType, Kind: ext, Size: int64(f.Size)})
-		urls[f.ID] = f.URL
-	}
-	return attach.Read(ctx, in, a.opts.MaxFileBytes, func(ctx context.Context, f attach.File, w *attach.Buffer) error {
-		return a.download(ctx, urls[f.ID], w)
-	}, func(f attach.File, err error) {
+func (a *Adapter) readFiles(ctx context.Context, files []core.Attachment) ([]core.File, string) {
+	return attach.Read(ctx, files, a.opts.MaxFileBytes, func(ctx context.Context, f core.Attachment, w *attach.Buffer) error {
+		return a.download(ctx, f.URL, w)
+	}, func(f core.Attachment, err error) {
 		a.log.Warn().Err(err).Str("file", f.ID).Msg("discord: download attachment")
 	})
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
 
+	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/adapters/internal/recent"
 	"github.com/neobot/neobot/adapters/internal/serial"
 	"github.com/neobot/neobot/adapters/internal/statusline"
@@ -48,18 +49,6 @@ const DMWorkspace = "@me"
 const Intents = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages |
 	discordgo.IntentsDirectMessages | discordgo.IntentsMessageContent
 
-// Submitter takes a user's message for a turn. *conversation.Hub satisfies
-// it: Submit returns once the message is journaled; false means a duplicate.
-type Submitter interface {
-	Submit(ctx context.Context, in core.Inbound) (bool, error)
-}
-
-// Threads tells whether Neo is part of a thread, across restarts; the store
-// satisfies it.
-type Threads interface {
-	ThreadKnown(ctx context.Context, t core.Thread) (bool, error)
-}
-
 // Options configures [New].
 type Options struct {
 	// Token is the bot token (DISCORD_BOT_TOKEN), without the "Bot " prefix.
@@ -69,10 +58,10 @@ type Options struct {
 	APIURL string
 
 	// Hub receives inbound messages. Required.
-	Hub Submitter
+	Hub intake.Submitter
 	// Threads knows the threads Neo is part of; nil means only mentions,
 	// DMs and the threads this process created reach Neo.
-	Threads Threads
+	Threads intake.Threads
 	// Gates keeps approval gates; nil means every approval is denied.
 	Gates *core.Gates
 	// Approvers may answer any gate besides the user who started the
@@ -84,6 +73,9 @@ type Options struct {
 	AllowChannels []string
 	// AllowUsers, when set, limits Neo to these user IDs.
 	AllowUsers []string
+	// MaxText caps a message's text in characters
+	// (intake.DefaultMaxText when zero).
+	MaxText int
 	// MaxFileBytes caps the size of a text attachment Neo reads (default
 	// 256 KiB; negative reads none).
 	MaxFileBytes int64
@@ -104,6 +96,7 @@ type Adapter struct {
 
 	self     atomic.Pointer[discordgo.User]
 	seen     *recent.Keys
+	intake   *intake.Intake
 	channels *channelCache
 	queues   *serial.Queue
 	lines    *statusline.Lines[struct{}] // per-thread status messages; owns their timers
@@ -164,6 +157,10 @@ func New(opts Options) (*Adapter, error) {
 		seen:     recent.New(8192),
 		channels: newChannelCache(4096),
 		stopping: make(chan struct{}),
+	}
+	a.intake = &intake.Intake{
+		Hub: opts.Hub, Threads: opts.Threads, MaxText: opts.MaxText, Log: opts.Logger,
+		Rules: intake.Rules{AllowUsers: opts.AllowUsers, AllowChannels: opts.AllowChannels},
 	}
 	a.queues = serial.New(&a.wg)
 	a.lines = newStatusLines(a)

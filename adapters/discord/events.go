@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"path"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/core"
 )
 
@@ -24,7 +26,7 @@ const submitTimeout = 30 * time.Second
 const threadArchiveMinutes = 1440
 
 // onMessageCreate handles MESSAGE_CREATE on the gateway's reader: it only
-// filters and deduplicates, and queues the rest per channel.
+// filters and deduplicates, and queues the rest by channel.
 func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCreate) {
 	m := ev.Message
 	if m == nil || !a.wanted(m) || !a.seen.First(m.ID) {
@@ -33,7 +35,7 @@ func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCre
 	a.queues.Do(m.ChannelID, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
-		a.accept(ctx, m)
+		a.route(ctx, m)
 	})
 }
 
@@ -47,6 +49,9 @@ func (a *Adapter) wanted(m *discordgo.Message) bool {
 		return false
 	case m.Type != discordgo.MessageTypeDefault && m.Type != discordgo.MessageTypeReply:
 		return false // thread created, pins, joins, …
+	case m.ChannelID == "" || m.ID == "":
+		a.log.Debug().Str("message", m.ID).Msg("discord: dropped a message missing its channel or ID")
+		return false
 	}
 	return true
 }
@@ -65,79 +70,128 @@ func (a *Adapter) mentions(m *discordgo.Message) bool {
 	return strings.Contains(m.Content, "<@"+me+">") || strings.Contains(m.Content, "<@!"+me+">")
 }
 
-// accept turns a wanted message into an Inbound and submits it. It runs
-// off the reader, one message at a time per channel.
-func (a *Adapter) accept(ctx context.Context, m *discordgo.Message) {
-	dm := m.GuildID == ""
-	mention := a.mentions(m)
-	var (
-		t      core.Thread
-		known  bool
-		info   channelInfo
-		parent = m.ChannelID
-	)
-	switch {
-	case dm:
-		t = core.Thread{Platform: Platform, Workspace: DMWorkspace, Channel: m.ChannelID, ID: m.ChannelID}
-	default:
-		var err error
-		info, err = a.channel(ctx, m.ChannelID)
+// incoming is a wanted message with what its channel turned out to be.
+type incoming struct {
+	m       *discordgo.Message
+	dm      bool
+	mention bool
+	info    channelInfo
+}
+
+// route learns what kind of channel m is in (one REST call the first time,
+// so it runs in the channel's queue, in arrival order) and queues the rest
+// under the conversation's own key: the thread it is in, or for a mention
+// in a text channel the thread that mention starts, whose ID is the
+// message's. A follow-up in that new thread therefore waits for the
+// mention that started it, however long the mention takes.
+func (a *Adapter) route(ctx context.Context, m *discordgo.Message) {
+	in := incoming{m: m, dm: m.GuildID == "", mention: a.mentions(m)}
+	key := m.ChannelID
+	if !in.dm {
+		info, err := a.channel(ctx, m.ChannelID)
 		if err != nil {
 			a.log.Warn().Err(err).Str("channel", m.ChannelID).Msg("discord: look up channel")
-			if !mention {
+			if !in.mention {
 				return
 			}
 		}
-		if info.thread {
-			parent = info.parent
-			t = core.Thread{Platform: Platform, Workspace: m.GuildID, Channel: parent, ID: m.ChannelID}
-			known = info.ours || a.threadKnown(ctx, t)
+		in.info = info
+		if !info.thread {
+			key = m.ID
 		}
 	}
-	if !mention && !dm && !known {
-		return // chatter Neo is not part of
+	a.queues.Do(key, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
+		defer cancel()
+		a.accept(ctx, in)
+	})
+}
+
+// accept hands a routed message to the intake. Nothing here waits on a
+// download: history and files are fetched by Prepare when the turn starts.
+func (a *Adapter) accept(ctx context.Context, im incoming) {
+	m := im.m
+	t := core.Thread{Platform: Platform, Workspace: m.GuildID, Channel: m.ChannelID, ID: m.ChannelID}
+	channels := []string{m.ChannelID}
+	if im.dm {
+		t.Workspace = DMWorkspace
 	}
-	if reason := a.refusal(m.Author.ID, dm, m.ChannelID, parent); reason != "" {
-		a.replyTo(ctx, m, reason)
-		return
-	}
-	if !dm && !info.thread {
-		t = a.startThread(ctx, m)
+	if im.info.thread {
+		t.Channel = im.info.parent
+		channels = append(channels, im.info.parent)
 	}
 	in := core.Inbound{
 		Thread: t, User: m.Author.ID, UserName: cmp.Or(m.Author.GlobalName, m.Author.Username),
-		Text: a.cleanText(m.Content), EventID: m.ID, DM: dm, At: m.Timestamp,
+		Text: a.cleanText(m.Content), EventID: m.ID, MessageID: m.ID, DM: im.dm, At: m.Timestamp,
+		Attachments: attachments(m.Attachments), FetchContext: im.info.thread,
 	}
 	if m.Member != nil {
 		in.Roles = slices.Clone(m.Member.Roles)
 	}
-	if info.thread && !known {
-		in.Context = a.history(ctx, m)
+	a.intake.Accept(ctx, intake.Message{
+		Inbound: in, Mention: im.mention, Channels: channels,
+		Known: im.info.ours, Lookup: im.info.thread,
+	}, intakePlatform{a, im})
+}
+
+// intakePlatform is the adapter as the intake sees one message.
+type intakePlatform struct {
+	a  *Adapter
+	im incoming
+}
+
+// Refuse replies to the message where it was written.
+func (p intakePlatform) Refuse(ctx context.Context, _ intake.Message, text string) {
+	p.a.replyTo(ctx, p.im.m, text)
+}
+
+// Place starts a thread from a mention in a text channel; elsewhere the
+// conversation stays where it is.
+func (p intakePlatform) Place(ctx context.Context, m intake.Message) core.Thread {
+	if p.im.dm || p.im.info.thread {
+		return m.Inbound.Thread
 	}
-	if len(m.Attachments) > 0 {
-		files, notes := a.readFiles(ctx, m.Attachments)
-		in.Files = files
+	return p.a.startThread(ctx, p.im.m)
+}
+
+// Reply posts text in the thread.
+func (p intakePlatform) Reply(ctx context.Context, t core.Thread, text string) error {
+	return p.a.post(ctx, t.ID, &discordgo.MessageSend{Content: text, AllowedMentions: &discordgo.MessageAllowedMentions{}})
+}
+
+// Forget lets a redelivered message through the duplicate filter.
+func (p intakePlatform) Forget(eventID string) { p.a.seen.Forget(eventID) }
+
+// Prepare reads a journaled message's attachments and, on a first mention
+// in a thread Neo is not part of, its earlier messages; the hub calls it
+// when the turn starts.
+func (a *Adapter) Prepare(ctx context.Context, in core.Inbound) core.Inbound {
+	if in.FetchContext {
+		in.Context = a.history(ctx, in.Thread.ID, in.MessageID)
+		in.FetchContext = false
+	}
+	if len(in.Attachments) > 0 {
+		files, notes := a.readFiles(ctx, in.Attachments)
+		in.Files = append(in.Files, files...)
 		if notes != "" {
 			in.Text = strings.TrimSpace(in.Text + "\n\n" + notes)
 		}
+		in.Attachments = nil
 	}
-	if _, err := a.opts.Hub.Submit(ctx, in); err != nil {
-		a.seen.Forget(m.ID)
-		a.log.Error().Err(err).Str("thread", t.Key()).Msg("discord: submit message")
-		_ = a.post(ctx, t.ID, &discordgo.MessageSend{Content: "Sorry, I couldn't take that message just now. Please send it again in a moment."})
-	}
+	return in
 }
 
-// threadKnown asks the store whether Neo is part of t.
-func (a *Adapter) threadKnown(ctx context.Context, t core.Thread) bool {
-	if a.opts.Threads == nil {
-		return false
+// attachments describes a message's files for the journal.
+func attachments(files []*discordgo.MessageAttachment) []core.Attachment {
+	var out []core.Attachment
+	for _, f := range files {
+		if f == nil {
+			continue
+		}
+		out = append(out, core.Attachment{ID: f.ID, Name: f.Filename, MIMEType: f.ContentType,
+			Kind: strings.TrimPrefix(path.Ext(f.Filename), "."), Size: int64(f.Size), URL: f.URL})
 	}
-	k, err := a.opts.Threads.ThreadKnown(ctx, t)
-	if err != nil {
-		a.log.Error().Err(err).Str("thread", t.Key()).Msg("discord: look up thread")
-	}
-	return k
+	return out
 }
 
 // startThread creates a thread from the mention in a text channel and
@@ -172,19 +226,6 @@ func threadName(text string) string {
 		name = "Conversation with Neo"
 	}
 	return name
-}
-
-// refusal returns the polite reply for a user or channel outside the
-// allowlists, or "".
-func (a *Adapter) refusal(user string, dm bool, channel, parent string) string {
-	if len(a.opts.AllowUsers) > 0 && !slices.Contains(a.opts.AllowUsers, user) {
-		return "Sorry, I can only help people my operator has added to my allowlist. Ask them if you'd like access."
-	}
-	if !dm && len(a.opts.AllowChannels) > 0 &&
-		!slices.Contains(a.opts.AllowChannels, channel) && !slices.Contains(a.opts.AllowChannels, parent) {
-		return "Sorry, I'm not enabled in this channel. You can message me directly, or ask my operator to add this channel."
-	}
-	return ""
 }
 
 // replyTo answers m in its channel, as a reply to it.

@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core"
 )
 
 func TestNewValidates(t *testing.T) {
-	hub := newFakeHub(&fakeThreads{known: map[string]bool{}})
+	hub := intaketest.NewHub(intaketest.NewThreads())
 	tests := []struct {
 		name string
 		opts Options
@@ -43,10 +44,10 @@ func TestNewValidates(t *testing.T) {
 
 func TestMentionAnsweredInThread(t *testing.T) {
 	e := start(t, nil)
-	e.hub.onTurn(echo(e.a))
+	e.hub.OnTurn(echo(e.a))
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "what is **2+2**?"})
 	e.ack(d)
-	in := e.hub.wait(e.ctx, t, 1)
+	in := e.hub.Wait(e.ctx, t, 1)
 	want := core.Thread{Platform: "slack", Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: d.TS}
 	if in.Thread != want || in.User != "UALICE" || in.Text != "what is **2+2**?" || in.EventID != d.EventID || in.DM {
 		t.Errorf("Inbound = %+v, want thread %v, user UALICE, text without the mention, event %s", in, want, d.EventID)
@@ -59,7 +60,7 @@ func TestMentionAnsweredInThread(t *testing.T) {
 
 func TestFollowUpWithoutMention(t *testing.T) {
 	e := start(t, nil)
-	e.hub.onTurn(echo(e.a))
+	e.hub.OnTurn(echo(e.a))
 	root := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hi"})
 	e.botReply("C0GENERAL", root.TS, "echo: hi")
 
@@ -69,14 +70,14 @@ func TestFollowUpWithoutMention(t *testing.T) {
 	e.ack(e.slack.Message(slacktest.Msg{User: "UBOB", Text: "reply", ThreadTS: other.TS}))
 
 	e.ack(e.slack.Message(slacktest.Msg{User: "UALICE", Text: "and 3+3?", ThreadTS: root.TS}))
-	in := e.hub.wait(e.ctx, t, 2)
+	in := e.hub.Wait(e.ctx, t, 2)
 	if in.Thread.ID != root.TS || in.Text != "and 3+3?" {
 		t.Errorf("follow-up Inbound = %+v, want text %q in thread %s", in, "and 3+3?", root.TS)
 	}
 	e.botReply("C0GENERAL", root.TS, "echo: and 3+3?")
 	e.idle()
-	if n := len(e.hub.all()); n != 2 {
-		t.Errorf("hub got %d messages, want 2 (chatter outside Neo's threads ignored): %+v", n, e.hub.all())
+	if n := len(e.hub.Journaled()); n != 2 {
+		t.Errorf("hub got %d messages, want 2 (chatter outside Neo's threads ignored): %+v", n, e.hub.Journaled())
 	}
 }
 
@@ -95,7 +96,7 @@ func TestIgnored(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e.ack(e.slack.Message(tt.msg))
 			e.idle()
-			if got := e.hub.all(); len(got) != 0 {
+			if got := e.hub.Journaled(); len(got) != 0 {
 				t.Errorf("hub got %+v, want nothing", got)
 			}
 		})
@@ -104,13 +105,13 @@ func TestIgnored(t *testing.T) {
 
 func TestDM(t *testing.T) {
 	e := start(t, nil)
-	e.hub.onTurn(func(ctx context.Context, in core.Inbound) {
+	e.hub.OnTurn(func(ctx context.Context, in core.Inbound) {
 		r := e.a.Reporter(in.Thread)
 		_ = r.Status(ctx, "thinking…")
 		_ = r.Say(ctx, "# Result\nall **good**")
 	})
 	d := e.slack.DM(slacktest.Msg{User: "UALICE", Text: "hello"})
-	in := e.hub.wait(e.ctx, t, 1)
+	in := e.hub.Wait(e.ctx, t, 1)
 	if !in.DM || in.Thread.Channel != "D0DM" || in.Thread.ID != d.TS || in.Text != "hello" {
 		t.Errorf("DM Inbound = %+v, want DM in D0DM thread %s", in, d.TS)
 	}
@@ -134,7 +135,7 @@ func TestDM(t *testing.T) {
 
 func TestStreamFallsBackToPost(t *testing.T) {
 	e := start(t, nil)
-	e.hub.onTurn(echo(e.a))
+	e.hub.OnTurn(echo(e.a))
 	e.slack.Script("chat.startStream", slacktest.Reply{Error: "not_supported"})
 	d := e.slack.DM(slacktest.Msg{User: "UALICE", Text: "one"})
 	e.botReply("D0DM", d.TS, "echo: one")
@@ -148,7 +149,7 @@ func TestStreamFallsBackToPost(t *testing.T) {
 
 func TestAssistantThreadStarted(t *testing.T) {
 	e := start(t, nil)
-	e.hub.onTurn(echo(e.a))
+	e.hub.OnTurn(echo(e.a))
 	e.ack(e.slack.AssistantThreadStarted("UALICE", "D0DM", "1700000001.000001"))
 	c, err := e.slack.WaitCall(e.ctx, "assistant.threads.setSuggestedPrompts", nil)
 	if err != nil {
@@ -170,7 +171,7 @@ func TestAssistantThreadStarted(t *testing.T) {
 
 func TestRetriedEventAnsweredOnce(t *testing.T) {
 	e := start(t, nil)
-	e.hub.onTurn(echo(e.a))
+	e.hub.OnTurn(echo(e.a))
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "once"})
 	r := e.slack.Redeliver(d)
 	e.ack(d)
@@ -180,24 +181,24 @@ func TestRetriedEventAnsweredOnce(t *testing.T) {
 	e.a.seen.Forget(d.EventID)
 	e.ack(e.slack.Redeliver(r))
 	e.idle()
-	e.hub.wg.Wait()
+	e.hub.WaitTurns()
 	if got := e.botMessages("C0GENERAL", d.TS); len(got) != 1 {
 		t.Errorf("bot replied %d times, want once: %+v", len(got), got)
 	}
-	if n := len(e.hub.all()); n != 1 {
+	if n := len(e.hub.Journaled()); n != 1 {
 		t.Errorf("hub accepted %d messages, want 1", n)
 	}
 }
 
 func TestSubmitFailureTellsTheUser(t *testing.T) {
 	e := start(t, nil)
-	e.hub.failNext = errBoom
+	e.hub.FailNext(errBoom)
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hi"})
 	e.botReply("C0GENERAL", d.TS, "couldn't take that message")
 	// Slack will not retry (the envelope was acked), but a resend by the user works.
 	e.a.seen.Forget(d.EventID)
 	e.slack.Redeliver(d)
-	if in := e.hub.wait(e.ctx, t, 1); in.EventID != d.EventID {
+	if in := e.hub.Wait(e.ctx, t, 1); in.EventID != d.EventID {
 		t.Errorf("Inbound after resend = %+v, want event %s", in, d.EventID)
 	}
 }
@@ -208,7 +209,7 @@ func TestHistoryFetchedOnceWhenMentionedMidThread(t *testing.T) {
 	e.slack.AddMessage(slacktest.Message{Channel: "C0GENERAL", User: "UCAROL", Text: "logs say OOM", ThreadTS: root.TS})
 	e.slack.RateLimit("conversations.replies", 1, 0)
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "what happened?", ThreadTS: root.TS})
-	in := e.hub.wait(e.ctx, t, 1)
+	in := e.hub.Wait(e.ctx, t, 1)
 	want := "<@UBOB>: the deploy failed & rolled back\n<@UCAROL>: logs say OOM"
 	if in.Context != want {
 		t.Errorf("Inbound.Context = %q, want %q", in.Context, want)
@@ -218,7 +219,7 @@ func TestHistoryFetchedOnceWhenMentionedMidThread(t *testing.T) {
 	}
 	// Once Neo is in the thread, the transcript is the store's: no more fetching.
 	e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "and now?", ThreadTS: root.TS})
-	if in := e.hub.wait(e.ctx, t, 2); in.Context != "" {
+	if in := e.hub.Wait(e.ctx, t, 2); in.Context != "" {
 		t.Errorf("second mention Context = %q, want empty", in.Context)
 	}
 	if n := len(e.slack.Calls("conversations.replies")); n != 2 { // one 429, one answer
@@ -229,7 +230,7 @@ func TestHistoryFetchedOnceWhenMentionedMidThread(t *testing.T) {
 
 func TestRateLimitedPostRetried(t *testing.T) {
 	e := start(t, nil)
-	e.hub.onTurn(echo(e.a))
+	e.hub.OnTurn(echo(e.a))
 	e.slack.RateLimit("chat.postMessage", 2, 0)
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "busy?"})
 	e.botReply("C0GENERAL", d.TS, "echo: busy?")
@@ -243,7 +244,7 @@ func TestAllowlists(t *testing.T) {
 		o.AllowUsers = []string{"UALICE"}
 		o.AllowChannels = []string{"C0OK"}
 	})
-	e.hub.onTurn(echo(e.a))
+	e.hub.OnTurn(echo(e.a))
 	tests := []struct {
 		name, user, channel, want string
 	}{
@@ -270,7 +271,7 @@ func TestAllowlists(t *testing.T) {
 	}
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "C0OK", Text: "hi"})
 	e.botReply("C0OK", d.TS, "echo: hi")
-	if n := len(e.hub.all()); n != 1 {
+	if n := len(e.hub.Journaled()); n != 1 {
 		t.Errorf("hub got %d messages, want only the allowed one", n)
 	}
 }
@@ -281,7 +282,7 @@ func TestFiles(t *testing.T) {
 	big := e.slack.AddFile("big.txt", "text/plain", []byte(strings.Repeat("x", 100)))
 	pic := e.slack.AddFile("cat.png", "image/png", []byte{0x89, 'P', 'N', 'G'})
 	e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "read these", Subtype: "", Files: []slacktest.File{notes, big, pic}})
-	in := e.hub.wait(e.ctx, t, 1)
+	in := e.hub.Wait(e.ctx, t, 1)
 	if len(in.Files) != 3 || in.Files[0].Text != "buy milk" || in.Files[1].Text != "" || in.Files[2].Text != "" {
 		t.Fatalf("Files = %+v, want notes.txt read and the others declined", in.Files)
 	}
@@ -297,7 +298,7 @@ func TestFiles(t *testing.T) {
 
 func TestStatusPlaceholderReplacedByAnswer(t *testing.T) {
 	e := start(t, nil)
-	e.hub.onTurn(func(ctx context.Context, in core.Inbound) {
+	e.hub.OnTurn(func(ctx context.Context, in core.Inbound) {
 		r := e.a.Reporter(in.Thread)
 		_ = r.Status(ctx, "searching…")
 		_ = r.Status(ctx, "reading…")
@@ -307,7 +308,7 @@ func TestStatusPlaceholderReplacedByAnswer(t *testing.T) {
 	})
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "go"})
 	e.botReply("C0GENERAL", d.TS, "I used 2 tools")
-	e.hub.wg.Wait()
+	e.hub.WaitTurns()
 	got := e.botMessages("C0GENERAL", d.TS)
 	if len(got) != 2 {
 		t.Fatalf("bot messages = %+v, want the answer (in the edited placeholder) and the notice", got)
@@ -326,10 +327,10 @@ func TestStatusPlaceholderReplacedByAnswer(t *testing.T) {
 func TestLongAnswerSplit(t *testing.T) {
 	e := start(t, nil)
 	long := strings.Repeat("A paragraph of prose that goes on.\n\n", 80) + "```\n" + strings.Repeat("code line\n", 500) + "```\n"
-	e.hub.onTurn(func(ctx context.Context, in core.Inbound) { _ = e.a.Reporter(in.Thread).Say(ctx, long) })
+	e.hub.OnTurn(func(ctx context.Context, in core.Inbound) { _ = e.a.Reporter(in.Thread).Say(ctx, long) })
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "long"})
-	e.hub.wait(e.ctx, t, 1)
-	e.hub.wg.Wait()
+	e.hub.Wait(e.ctx, t, 1)
+	e.hub.WaitTurns()
 	got := e.botMessages("C0GENERAL", d.TS)
 	if len(got) < 3 {
 		t.Fatalf("answer posted in %d messages, want it split in at least 3", len(got))
@@ -382,13 +383,13 @@ func TestStatusThrottled(t *testing.T) {
 func TestOrderWithinThread(t *testing.T) {
 	e := start(t, nil)
 	root := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "start"})
-	e.hub.wait(e.ctx, t, 1)
+	e.hub.Wait(e.ctx, t, 1)
 	const n = 20
 	for i := range n {
 		e.slack.Message(slacktest.Msg{User: "UALICE", Text: fmt.Sprint(i), ThreadTS: root.TS})
 	}
-	e.hub.wait(e.ctx, t, n+1)
-	for i, in := range e.hub.all()[1:] {
+	e.hub.Wait(e.ctx, t, n+1)
+	for i, in := range e.hub.Journaled()[1:] {
 		if in.Text != fmt.Sprint(i) {
 			t.Fatalf("message %d reached the hub as %q, want %q (order kept per thread)", i, in.Text, fmt.Sprint(i))
 		}
@@ -397,7 +398,7 @@ func TestOrderWithinThread(t *testing.T) {
 
 // blockingThreads blocks ThreadKnown for one channel until released.
 type blockingThreads struct {
-	fakeThreads
+	*intaketest.Threads
 	channel string
 	release chan struct{}
 }
@@ -406,25 +407,25 @@ func (b *blockingThreads) ThreadKnown(ctx context.Context, t core.Thread) (bool,
 	if t.Channel == b.channel {
 		<-b.release
 	}
-	return b.fakeThreads.ThreadKnown(ctx, t)
+	return b.Threads.ThreadKnown(ctx, t)
 }
 
 func TestSlowThreadDoesNotBlockOthers(t *testing.T) {
-	bt := &blockingThreads{fakeThreads: fakeThreads{known: map[string]bool{}}, channel: "C0SLOW", release: make(chan struct{})}
+	bt := &blockingThreads{Threads: intaketest.NewThreads(), channel: "C0SLOW", release: make(chan struct{})}
 	e := start(t, func(o *Options) { o.Threads = bt })
 	defer close(bt.release)
-	slow := e.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "C0SLOW", Text: "slow", ThreadTS: "1600000000.000001"})
+	// Acked only once journaled, which waits on its stuck thread lookup.
+	e.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "C0SLOW", Text: "slow", ThreadTS: "1600000000.000001"})
 	fast := e.slack.Mention(slacktest.Msg{User: "UBOB", Channel: "C0FAST", Text: "fast"})
-	e.ack(slow)
 	e.ack(fast)
-	if in := e.hub.wait(e.ctx, t, 1); in.Text != "fast" {
+	if in := e.hub.Wait(e.ctx, t, 1); in.Text != "fast" {
 		t.Errorf("first message through = %q, want the one whose thread is not stuck", in.Text)
 	}
 }
 
 func TestReconnects(t *testing.T) {
 	e := start(t, nil)
-	e.hub.onTurn(echo(e.a))
+	e.hub.OnTurn(echo(e.a))
 	e.slack.Disconnect()
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "still there?"})
 	e.ack(d)
@@ -473,7 +474,7 @@ func TestStatusAfterUnansweredTurn(t *testing.T) {
 func TestStatusAfterRunStartsNoGoroutine(t *testing.T) {
 	s := slacktest.New(t)
 	a, err := New(Options{BotToken: "xoxb-test", AppToken: "xapp-test", APIURL: s.APIURL(),
-		Hub: newFakeHub(&fakeThreads{known: map[string]bool{}}), StatusInterval: time.Hour})
+		Hub: intaketest.NewHub(intaketest.NewThreads()), StatusInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

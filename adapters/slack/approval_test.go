@@ -13,7 +13,7 @@ import (
 
 // askOnTurn makes every turn ask for approval of a spend and say the outcome.
 func askOnTurn(e *env) {
-	e.hub.onTurn(func(ctx context.Context, in core.Inbound) {
+	e.hub.OnTurn(func(ctx context.Context, in core.Inbound) {
 		ans := core.Ask(ctx, e.a.Approver(in.Thread, in.User), core.GateRequest{
 			IntentID: "intent-" + in.EventID, NodeID: "n1",
 			Question: "Send **5 USDC** to bob?", Options: []string{"approve", "deny"},
@@ -118,7 +118,7 @@ func TestApprovalCancelledTurnExpiresGate(t *testing.T) {
 	e := start(t, nil)
 	turnCtx, cancelTurn := context.WithCancel(context.Background())
 	defer cancelTurn()
-	e.hub.onTurn(func(ctx context.Context, in core.Inbound) {
+	e.hub.OnTurn(func(ctx context.Context, in core.Inbound) {
 		ans := core.Ask(turnCtx, e.a.Approver(in.Thread, in.User), core.GateRequest{
 			IntentID: "i1", NodeID: "n1", Question: "Spend?", Options: []string{"yes", "no"}})
 		_ = e.a.Reporter(in.Thread).Say(ctx, fmt.Sprintf("approved=%v", ans.Approved))

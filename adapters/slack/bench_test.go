@@ -35,7 +35,7 @@ func BenchmarkThreads(b *testing.B) {
 	const threads = 1000
 	e := start(b, nil)
 	var done sync.WaitGroup
-	e.hub.onTurn(func(ctx context.Context, in core.Inbound) {
+	e.hub.OnTurn(func(ctx context.Context, in core.Inbound) {
 		defer done.Done()
 		_ = e.a.Reporter(in.Thread).Say(ctx, "ok")
 	})

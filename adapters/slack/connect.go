@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -44,27 +45,55 @@ func (a *Adapter) runSocket(ctx context.Context) error {
 }
 
 func (a *Adapter) onSocketEvent(ctx context.Context, client *socketmode.Client, evt socketmode.Event) {
+	ack := func(envelopeID string) func() {
+		var once sync.Once
+		return func() {
+			once.Do(func() {
+				if err := client.AckCtx(ctx, envelopeID, nil); err != nil {
+					a.log.Warn().Err(err).Msg("slack: ack")
+				}
+			})
+		}
+	}
 	switch evt.Type {
-	case socketmode.EventTypeEventsAPI, socketmode.EventTypeInteractive, socketmode.EventTypeSlashCommand:
+	case socketmode.EventTypeEventsAPI:
+		data, ok := evt.Data.(slackevents.EventsAPIEvent)
+		if evt.Request == nil {
+			return
+		}
+		if !ok {
+			ack(evt.Request.EnvelopeID)()
+			return
+		}
+		// Acked once the message is journaled: see onEvent.
+		a.onEvent(data, ack(evt.Request.EnvelopeID))
+	case socketmode.EventTypeInteractive, socketmode.EventTypeSlashCommand:
 		if evt.Request != nil {
-			if err := client.AckCtx(ctx, evt.Request.EnvelopeID, nil); err != nil {
-				a.log.Warn().Err(err).Msg("slack: ack")
-			}
+			ack(evt.Request.EnvelopeID)()
+		}
+		if data, ok := evt.Data.(slack.InteractionCallback); ok {
+			a.onInteraction(data)
+		}
+	case socketmode.EventTypeErrorBadMessage:
+		// slack-go could not read the envelope (no event, an unknown inner
+		// type, a field of the wrong type). Ack it from the raw envelope,
+		// or Slack retries it and a click of that shape shows an error.
+		bad, _ := evt.Data.(*socketmode.ErrorBadMessage)
+		if bad == nil {
+			return
+		}
+		var env struct {
+			EnvelopeID string `json:"envelope_id"`
+		}
+		_ = json.Unmarshal(bad.Message, &env)
+		a.log.Debug().AnErr("cause", bad.Cause).Str("envelope", env.EnvelopeID).Msg("slack: unreadable envelope acked and dropped")
+		if env.EnvelopeID != "" {
+			ack(env.EnvelopeID)()
 		}
 	case socketmode.EventTypeConnectionError, socketmode.EventTypeInvalidAuth:
 		a.log.Warn().Str("event", string(evt.Type)).Msg("slack: socket mode connection trouble")
-		return
 	case socketmode.EventTypeConnected:
 		a.log.Debug().Msg("slack: socket mode connected")
-		return
-	default:
-		return
-	}
-	switch data := evt.Data.(type) {
-	case slackevents.EventsAPIEvent:
-		a.onEvent(data)
-	case slack.InteractionCallback:
-		a.onInteraction(data)
 	}
 }
 
@@ -145,9 +174,26 @@ func (a *Adapter) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
+	// Answered once the message is journaled, so a crash before the
+	// journal leaves Slack to deliver it again; Slack waits three seconds.
+	journaled := make(chan struct{})
+	var once sync.Once
+	a.onEvent(ev, func() { once.Do(func() { close(journaled) }) })
+	t := time.NewTimer(httpAckWait)
+	defer t.Stop()
+	select {
+	case <-journaled:
+	case <-t.C:
+		a.log.Warn().Msg("slack: answered an event before it was journaled; the journal is slow")
+	case <-r.Context().Done():
+		return
+	}
 	w.WriteHeader(http.StatusOK)
-	a.onEvent(ev)
 }
+
+// httpAckWait bounds how long an HTTP-mode event waits for its journal
+// before it is answered anyway, within Slack's three seconds.
+const httpAckWait = 2500 * time.Millisecond
 
 func (a *Adapter) serveInteraction(w http.ResponseWriter, body []byte) {
 	form, err := parseForm(body)

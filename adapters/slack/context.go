@@ -20,22 +20,22 @@ const maxHistoryChars = 8000
 // history fetches the thread's earlier messages once, when Neo is first
 // mentioned in the middle of it. Failures leave the context empty: the
 // turn goes on without it.
-func (a *Adapter) history(ctx context.Context, m incoming) string {
+func (a *Adapter) history(ctx context.Context, t core.Thread, ts string) string {
 	var msgs []slack.Message
 	err := a.retry(ctx, "conversations.replies", func(ctx context.Context) (err error) {
 		msgs, _, _, err = a.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
-			ChannelID: m.channel, Timestamp: m.threadTS, Limit: 100,
+			ChannelID: t.Channel, Timestamp: t.ID, Limit: 100,
 		})
 		return err
 	})
 	if err != nil {
-		a.log.Warn().Err(err).Str("channel", m.channel).Msg("slack: thread history")
+		a.log.Warn().Err(err).Str("channel", t.Channel).Msg("slack: thread history")
 		return ""
 	}
 	me := a.me()
 	var lines []string
 	for _, msg := range msgs {
-		if !parseTS(msg.Timestamp).Before(parseTS(m.ts)) {
+		if !parseTS(msg.Timestamp).Before(parseTS(ts)) {
 			continue // the mention itself, and anything after it
 		}
 		who := "<@" + msg.User + ">"
@@ -63,21 +63,14 @@ func (a *Adapter) history(ctx context.Context, m incoming) string {
 
 // readFiles downloads the text attachments under the size cap and returns
 // them with a sentence about each file it declined.
-func (a *Adapter) readFiles(ctx context.Context, files []slack.File) ([]core.File, string) {
-	in := make([]attach.File, len(files))
-	byID := make(map[string]slack.File, len(files))
-	for i, f := range files {
-		in[i] = attach.File{ID: f.ID, Name: f.Name, MIMEType: f.Mimetype, Kind: f.Filetype, Size: int64(f.Size)}
-		byID[f.ID] = f
-	}
-	download := func(ctx context.Context, f attach.File, w *attach.Buffer) error {
-		u := cmp.Or(byID[f.ID].URLPrivateDownload, byID[f.ID].URLPrivate)
+func (a *Adapter) readFiles(ctx context.Context, files []core.Attachment) ([]core.File, string) {
+	download := func(ctx context.Context, f core.Attachment, w *attach.Buffer) error {
 		return a.retry(ctx, "files download", func(ctx context.Context) error {
 			w.Reset()
-			return a.api.GetFileContext(ctx, u, w)
+			return a.api.GetFileContext(ctx, f.URL, w)
 		})
 	}
-	return attach.Read(ctx, in, a.opts.MaxFileBytes, download, func(f attach.File, err error) {
+	return attach.Read(ctx, files, a.opts.MaxFileBytes, download, func(f core.Attachment, err error) {
 		a.log.Warn().Err(err).Str("file", f.ID).Msg("slack: download attachment")
 	})
 }

@@ -1,16 +1,17 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"html"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
+	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/core"
 )
 
@@ -38,11 +39,24 @@ func (m incoming) thread() core.Thread {
 	return core.Thread{Platform: Platform, Workspace: m.team, Channel: m.channel, ID: id}
 }
 
-// onEvent handles one acked Events API event. It runs on the reader: it
-// only filters and deduplicates, and queues the rest per thread.
-func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent) {
+// onEvent handles one Events API event on the reader: it filters and
+// deduplicates, and queues the rest per thread. ack acknowledges the
+// envelope; it is called once, after the message is journaled (or at once
+// for an event Neo does not take), so a crash before the journal leaves
+// Slack to deliver it again.
+func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent, ack func()) {
+	taken := false
+	defer func() {
+		if !taken {
+			ack()
+		}
+	}()
 	cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent)
 	if !ok {
+		return
+	}
+	if me := a.me().TeamID; me != "" && ev.TeamID != "" && ev.TeamID != me {
+		a.log.Debug().Str("team", ev.TeamID).Msg("slack: event for a workspace this installation does not serve")
 		return
 	}
 	var m incoming
@@ -77,10 +91,16 @@ func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent) {
 	if m.team == "" {
 		m.team = a.me().TeamID
 	}
+	if m.channel == "" || m.ts == "" || (m.user == "" && m.botID == "") {
+		a.log.Debug().Str("event", m.eventID).Msg("slack: dropped a message event missing its channel, author or ts")
+		return
+	}
 	if !a.wanted(m) || !a.seen.First(m.eventID) {
 		return
 	}
+	taken = true
 	a.queues.Do(m.thread().Key(), func() {
+		defer ack()
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
 		a.accept(ctx, m)
@@ -93,8 +113,6 @@ func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent) {
 func (a *Adapter) wanted(m incoming) bool {
 	me := a.me()
 	switch {
-	case m.user == "" && m.botID == "":
-		return false
 	case me.UserID != "" && m.user == me.UserID, me.BotID != "" && m.botID == me.BotID:
 		return false
 	case (m.botID != "" || m.subtype == "bot_message") && !a.opts.AllowBots:
@@ -109,61 +127,76 @@ func (a *Adapter) wanted(m incoming) bool {
 	return m.threadTS != "" // a reply in a thread, if Neo is part of it
 }
 
-// accept turns a wanted message into an Inbound and submits it. It runs
-// off the reader, one message at a time per thread.
+// accept hands a wanted message to the intake. It runs off the reader, one
+// message at a time per thread. Nothing here waits on a download: history
+// and files are fetched by Prepare when the turn starts.
 func (a *Adapter) accept(ctx context.Context, m incoming) {
-	t := m.thread()
-	known := false
-	if a.opts.Threads != nil && (!m.mention || m.threadTS != "") {
-		k, err := a.opts.Threads.ThreadKnown(ctx, t)
-		if err != nil {
-			a.log.Error().Err(err).Str("thread", t.Key()).Msg("slack: look up thread")
-		}
-		known = k
-	}
-	if !m.mention && !m.dm() && !known {
-		return // chatter in a thread Neo is not part of
-	}
-	if reason := a.refusal(m); reason != "" {
-		if m.mention || m.dm() {
-			a.ephemeral(ctx, m.channel, m.user, m.threadTS, reason)
-		}
-		return
-	}
-	in := core.Inbound{
-		Thread: t, User: m.user, Text: a.cleanText(m.text), EventID: m.eventID,
-		DM: m.dm(), At: parseTS(m.ts),
-	}
-	if !known && m.threadTS != "" && m.threadTS != m.ts && !m.dm() {
-		in.Context = a.history(ctx, m)
-	}
-	if len(m.files) > 0 {
-		files, notes := a.readFiles(ctx, m.files)
-		in.Files = files
-		if notes != "" {
-			in.Text = strings.TrimSpace(in.Text + "\n\n" + notes)
-		}
-	}
-	if m.dm() && !known && m.threadTS != "" {
-		a.setTitle(ctx, t, in.Text)
-	}
-	if _, err := a.opts.Hub.Submit(ctx, in); err != nil {
-		a.seen.Forget(m.eventID)
-		a.log.Error().Err(err).Str("thread", t.Key()).Msg("slack: submit message")
-		_ = a.post(ctx, t, slack.MsgOptionText("Sorry, I couldn't take that message just now. Please send it again in a moment.", false))
+	msg, out := a.intake.Accept(ctx, intake.Message{
+		Inbound: core.Inbound{
+			Thread: m.thread(), User: m.user, Text: a.cleanText(m.text), EventID: m.eventID, MessageID: m.ts,
+			DM: m.dm(), At: parseTS(m.ts), Attachments: attachments(m.files),
+			FetchContext: m.threadTS != "" && m.threadTS != m.ts && !m.dm(),
+		},
+		Mention:  m.mention,
+		Channels: []string{m.channel},
+		Lookup:   !m.mention || m.threadTS != "",
+	}, intakePlatform{a, m})
+	if out == intake.Accepted && m.dm() && !msg.Known && m.threadTS != "" {
+		a.setTitle(ctx, msg.Inbound.Thread, msg.Inbound.Text)
 	}
 }
 
-// refusal returns the polite reply for a user or channel outside the
-// allowlists, or "".
-func (a *Adapter) refusal(m incoming) string {
-	if len(a.opts.AllowUsers) > 0 && !slices.Contains(a.opts.AllowUsers, m.user) {
-		return "Sorry, I can only help people my operator has added to my allowlist. Ask them if you'd like access."
+// intakePlatform is the adapter as the intake sees one message.
+type intakePlatform struct {
+	a *Adapter
+	m incoming
+}
+
+// Refuse answers only the author, ephemerally, where they wrote.
+func (p intakePlatform) Refuse(ctx context.Context, _ intake.Message, text string) {
+	p.a.ephemeral(ctx, p.m.channel, p.m.user, p.m.threadTS, text)
+}
+
+// Place keeps the thread: a Slack thread exists as soon as it is replied to.
+func (p intakePlatform) Place(_ context.Context, m intake.Message) core.Thread {
+	return m.Inbound.Thread
+}
+
+// Reply posts text in the thread.
+func (p intakePlatform) Reply(ctx context.Context, t core.Thread, text string) error {
+	return p.a.post(ctx, t, slack.MsgOptionText(text, false))
+}
+
+// Forget lets a redelivered event through the duplicate filter.
+func (p intakePlatform) Forget(eventID string) { p.a.seen.Forget(eventID) }
+
+// Prepare reads a journaled message's attachments and, on a first mention
+// in the middle of a thread, its earlier messages; the hub calls it when
+// the turn starts.
+func (a *Adapter) Prepare(ctx context.Context, in core.Inbound) core.Inbound {
+	if in.FetchContext {
+		in.Context = a.history(ctx, in.Thread, in.MessageID)
+		in.FetchContext = false
 	}
-	if !m.dm() && len(a.opts.AllowChannels) > 0 && !slices.Contains(a.opts.AllowChannels, m.channel) {
-		return "Sorry, I'm not enabled in this channel. You can message me directly, or ask my operator to add this channel."
+	if len(in.Attachments) > 0 {
+		files, notes := a.readFiles(ctx, in.Attachments)
+		in.Files = append(in.Files, files...)
+		if notes != "" {
+			in.Text = strings.TrimSpace(in.Text + "\n\n" + notes)
+		}
+		in.Attachments = nil
 	}
-	return ""
+	return in
+}
+
+// attachments describes a message's files for the journal.
+func attachments(files []slack.File) []core.Attachment {
+	var out []core.Attachment
+	for _, f := range files {
+		out = append(out, core.Attachment{ID: f.ID, Name: f.Name, MIMEType: f.Mimetype, Kind: f.Filetype,
+			Size: int64(f.Size), URL: cmp.Or(f.URLPrivateDownload, f.URLPrivate)})
+	}
+	return out
 }
 
 var leadingMention = regexp.MustCompile(`^\s*<@[A-Z0-9]+(?:\|[^>]*)?>\s*`)

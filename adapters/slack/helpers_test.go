@@ -3,116 +3,26 @@ package slack
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/coretest"
 )
 
-// fakeHub is a conversation hub in miniature: it dedupes by EventID, marks
-// the thread known, and runs respond (the "turn") on its own goroutine.
-type fakeHub struct {
-	mu       sync.Mutex
-	seen     map[string]bool
-	inbounds []core.Inbound
-	changed  chan struct{}
-	threads  *fakeThreads
-	respond  func(ctx context.Context, in core.Inbound)
-	wg       sync.WaitGroup
-	failNext error
-}
-
-func newFakeHub(threads *fakeThreads) *fakeHub {
-	return &fakeHub{seen: map[string]bool{}, changed: make(chan struct{}), threads: threads}
-}
-
-func (h *fakeHub) Submit(ctx context.Context, in core.Inbound) (bool, error) {
-	h.mu.Lock()
-	if err := h.failNext; err != nil {
-		h.failNext = nil
-		h.mu.Unlock()
-		return false, err
-	}
-	if h.seen[in.EventID] {
-		h.mu.Unlock()
-		return false, nil
-	}
-	h.seen[in.EventID] = true
-	respond := h.respond
-	if respond != nil {
-		h.wg.Add(1) // before the inbound is visible, so a test's wg.Wait covers its turn
-	}
-	h.threads.add(in.Thread)
-	h.inbounds = append(h.inbounds, in)
-	close(h.changed)
-	h.changed = make(chan struct{})
-	h.mu.Unlock()
-	if respond != nil {
-		go func() {
-			defer h.wg.Done()
-			respond(context.WithoutCancel(ctx), in)
-		}()
-	}
-	return true, nil
-}
-
-func (h *fakeHub) all() []core.Inbound {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return slices.Clone(h.inbounds)
-}
-
-// wait returns the n-th (1-based) inbound once it has arrived.
-func (h *fakeHub) wait(ctx context.Context, t testing.TB, n int) core.Inbound {
-	t.Helper()
-	for {
-		h.mu.Lock()
-		got, ch := len(h.inbounds), h.changed
-		if got >= n {
-			in := h.inbounds[n-1]
-			h.mu.Unlock()
-			return in
-		}
-		h.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			t.Fatalf("hub got %d inbound messages, want %d", got, n)
-		}
-	}
-}
-
-type fakeThreads struct {
-	mu    sync.Mutex
-	known map[string]bool
-}
-
-func (f *fakeThreads) add(t core.Thread) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.known[t.Key()] = true
-}
-
-func (f *fakeThreads) ThreadKnown(ctx context.Context, t core.Thread) (bool, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.known[t.Key()], nil
-}
-
 // env is one adapter running against one fake Slack.
 type env struct {
-	t     testing.TB
-	ctx   context.Context
-	slack *slacktest.Server
-	hub   *fakeHub
-	a     *Adapter
-	gates *core.Gates
-	store *coretest.GateStore
+	t       testing.TB
+	ctx     context.Context
+	slack   *slacktest.Server
+	hub     *intaketest.Hub
+	threads *intaketest.Threads
+	a       *Adapter
+	gates   *core.Gates
+	store   *coretest.GateStore
 }
 
 // start runs an adapter in Socket Mode against a fresh slacktest server;
@@ -122,8 +32,8 @@ func start(t testing.TB, edit func(*Options)) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	s := slacktest.New(t)
-	threads := &fakeThreads{known: map[string]bool{}}
-	hub := newFakeHub(threads)
+	threads := intaketest.NewThreads()
+	hub := intaketest.NewHub(threads)
 	store := coretest.NewGateStore()
 	gates := core.NewGates(core.GatesOptions{Store: store, SelfApprove: true})
 	opts := Options{
@@ -137,6 +47,7 @@ func start(t testing.TB, edit func(*Options)) *env {
 	if err != nil {
 		t.Fatalf("New = %v", err)
 	}
+	hub.Prepare(a)
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(runCtx) }()
@@ -145,9 +56,9 @@ func start(t testing.TB, edit func(*Options)) *env {
 		if err := <-done; err != nil {
 			t.Errorf("Run = %v, want nil after cancel", err)
 		}
-		hub.wg.Wait()
+		hub.WaitTurns()
 	})
-	e := &env{t: t, ctx: ctx, slack: s, hub: hub, a: a, gates: gates, store: store}
+	e := &env{t: t, ctx: ctx, slack: s, hub: hub, threads: threads, a: a, gates: gates, store: store}
 	if opts.Mode != ModeHTTP {
 		if err := s.WaitConnected(ctx); err != nil {
 			t.Fatal(err)
@@ -206,10 +117,3 @@ func echo(a *Adapter) func(ctx context.Context, in core.Inbound) {
 }
 
 var errBoom = errors.New("boom")
-
-// onTurn sets what the hub does with each accepted message.
-func (h *fakeHub) onTurn(f func(ctx context.Context, in core.Inbound)) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.respond = f
-}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 )
 
@@ -86,7 +87,7 @@ func TestHTTPModeConversation(t *testing.T) {
 	}
 	e.botReply("C0GENERAL", d.TS, "approved=true by UALICE")
 	e.idle()
-	if n := len(e.hub.all()); n != 1 {
+	if n := len(e.hub.Journaled()); n != 1 {
 		t.Errorf("hub got %d messages, want 1", n)
 	}
 }
@@ -94,7 +95,7 @@ func TestHTTPModeConversation(t *testing.T) {
 func TestHTTPModeRunListens(t *testing.T) {
 	s := slacktest.New(t)
 	a, err := New(Options{BotToken: "xoxb-1", SigningSecret: testSecret, Mode: ModeHTTP, APIURL: s.APIURL(),
-		ListenAddr: "127.0.0.1:0", Hub: newFakeHub(&fakeThreads{known: map[string]bool{}})})
+		ListenAddr: "127.0.0.1:0", Hub: intaketest.NewHub(intaketest.NewThreads())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestHTTPModeRunListens(t *testing.T) {
 		t.Errorf("Run after cancel = %v, want nil", err)
 	}
 	busy, err := New(Options{BotToken: "xoxb-1", SigningSecret: testSecret, Mode: ModeHTTP, APIURL: s.APIURL(),
-		ListenAddr: "256.0.0.1:1", Hub: newFakeHub(&fakeThreads{})})
+		ListenAddr: "256.0.0.1:1", Hub: intaketest.NewHub(intaketest.NewThreads())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestHTTPModeRunListens(t *testing.T) {
 func TestRevokedTokenStopsRun(t *testing.T) {
 	s := slacktest.New(t)
 	s.Script("auth.test", slacktest.Reply{Error: "token_revoked"})
-	a, err := New(Options{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: s.APIURL(), Hub: newFakeHub(&fakeThreads{})})
+	a, err := New(Options{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: s.APIURL(), Hub: intaketest.NewHub(intaketest.NewThreads())})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
 
+	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/adapters/internal/recent"
 	"github.com/neobot/neobot/adapters/internal/serial"
 	"github.com/neobot/neobot/adapters/internal/statusline"
@@ -42,18 +43,6 @@ const (
 
 // DefaultAPIURL is Slack's Web API base URL.
 const DefaultAPIURL = "https://slack.com/api/"
-
-// Submitter takes a user's message for a turn. *conversation.Hub satisfies
-// it: Submit returns once the message is journaled; false means a duplicate.
-type Submitter interface {
-	Submit(ctx context.Context, in core.Inbound) (bool, error)
-}
-
-// Threads tells whether Neo is part of a thread, across restarts; the store
-// satisfies it.
-type Threads interface {
-	ThreadKnown(ctx context.Context, t core.Thread) (bool, error)
-}
 
 // Options configures [New].
 type Options struct {
@@ -75,10 +64,10 @@ type Options struct {
 	ListenAddr string
 
 	// Hub receives inbound messages. Required.
-	Hub Submitter
+	Hub intake.Submitter
 	// Threads knows the threads Neo is part of; nil means only mentions
 	// and DMs reach Neo.
-	Threads Threads
+	Threads intake.Threads
 	// Gates keeps approval gates; nil means every approval is denied.
 	Gates *core.Gates
 	// Approvers are Slack user IDs who may answer any gate besides the
@@ -89,6 +78,9 @@ type Options struct {
 	AllowChannels []string
 	// AllowUsers, when set, limits Neo to these user IDs.
 	AllowUsers []string
+	// MaxText caps a message's text in characters
+	// (intake.DefaultMaxText when zero).
+	MaxText int
 	// MaxFileBytes caps the size of a text attachment Neo reads (default
 	// 256 KiB; negative reads none).
 	MaxFileBytes int64
@@ -111,6 +103,7 @@ type Adapter struct {
 
 	self   atomic.Pointer[identity]
 	seen   *recent.Keys
+	intake *intake.Intake
 	queues *serial.Queue
 	lines  *statusline.Lines[learned] // per-thread status messages; owns their timers
 
@@ -169,6 +162,10 @@ func New(opts Options) (*Adapter, error) {
 		log:      opts.Logger,
 		seen:     recent.New(8192),
 		stopping: make(chan struct{}),
+	}
+	a.intake = &intake.Intake{
+		Hub: opts.Hub, Threads: opts.Threads, MaxText: opts.MaxText, Log: opts.Logger,
+		Rules: intake.Rules{AllowUsers: opts.AllowUsers, AllowChannels: opts.AllowChannels},
 	}
 	a.queues = serial.New(&a.wg)
 	a.lines = newStatusLines(a)

@@ -28,10 +28,14 @@ var (
 	_ conversation.Runner   = (*agent.Agent)(nil)
 	_ conversation.Journal  = (*store.DB)(nil)
 	_ conversation.Platform = (*slack.Adapter)(nil)
-	_ slack.Submitter       = (*conversation.Hub)(nil)
-	_ slack.Threads         = (*store.DB)(nil)
+	_ core.Preparer         = (*slack.Adapter)(nil)
 	_ conversation.Platform = (*discord.Adapter)(nil)
-	_ discord.Submitter     = (*conversation.Hub)(nil)
-	_ discord.Threads       = (*store.DB)(nil)
+	_ core.Preparer         = (*discord.Adapter)(nil)
 	_ terminal.Runner       = (*agent.Agent)(nil)
+)
+
+// The adapters' shared intake takes the hub and the store.
+var (
+	_ = slack.Options{Hub: (*conversation.Hub)(nil), Threads: (*store.DB)(nil)}
+	_ = discord.Options{Hub: (*conversation.Hub)(nil), Threads: (*store.DB)(nil)}
 )

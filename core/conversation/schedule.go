@@ -179,6 +179,9 @@ func (h *Hub) turn(ctx context.Context, it *item) {
 		h.log.Error().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("no platform for turn")
 		return
 	}
+	if pr, ok := p.(core.Preparer); ok && (len(in.Attachments) > 0 || in.FetchContext) {
+		in = pr.Prepare(ctx, in)
+	}
 	t := core.Turn{Inbound: in, Reporter: p.Reporter(in.Thread), Approver: p.Approver(in.Thread, in.User)}
 	err := h.run(core.WithTurn(ctx, &t), t)
 	cause := context.Cause(ctx)

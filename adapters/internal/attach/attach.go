@@ -14,20 +14,9 @@ import (
 	"github.com/neobot/neobot/core"
 )
 
-// File is one attachment as the platform describes it.
-type File struct {
-	ID       string
-	Name     string
-	MIMEType string
-	// Kind is the platform's file type (Slack's filetype) or the name's
-	// extension, lower case.
-	Kind string
-	Size int64
-}
-
 // Download fetches f's content into w, which refuses to grow past the cap.
 // A download that retries calls w.Reset before each attempt.
-type Download func(ctx context.Context, f File, w *Buffer) error
+type Download func(ctx context.Context, f core.Attachment, w *Buffer) error
 
 // ErrTooBig reports content past the cap, whatever the event claimed.
 var ErrTooBig = errors.New("file larger than the cap")
@@ -36,7 +25,7 @@ var ErrTooBig = errors.New("file larger than the cap")
 // text by type, at most max bytes (negative max reads none), valid UTF-8.
 // note is a sentence naming every declined file and why, "" when none;
 // failed reports a download error for the caller to log.
-func Read(ctx context.Context, files []File, max int64, download Download, failed func(File, error)) (out []core.File, note string) {
+func Read(ctx context.Context, files []core.Attachment, max int64, download Download, failed func(core.Attachment, error)) (out []core.File, note string) {
 	var declined []string
 	for _, f := range files {
 		cf := core.File{Name: f.Name, MIMEType: f.MIMEType, Size: f.Size}
@@ -66,7 +55,7 @@ func Read(ctx context.Context, files []File, max int64, download Download, faile
 	return out, "[Attachments not read: " + strings.Join(declined, "; ") + ".]"
 }
 
-func fetch(ctx context.Context, f File, max int64, download Download) (string, error) {
+func fetch(ctx context.Context, f core.Attachment, max int64, download Download) (string, error) {
 	w := &Buffer{n: max}
 	if err := download(ctx, f, w); err != nil {
 		return "", err
@@ -109,7 +98,7 @@ var textKinds = map[string]bool{
 
 // IsText reports whether f is read as text: a text/* or known MIME type,
 // or a known file type or extension.
-func IsText(f File) bool {
+func IsText(f core.Attachment) bool {
 	mt, _, _ := mime.ParseMediaType(f.MIMEType)
 	return strings.HasPrefix(mt, "text/") || textKinds[mt] || textKinds[strings.ToLower(f.Kind)]
 }

@@ -1,0 +1,178 @@
+// Package intake is the path every chat platform's messages take to the
+// conversation hub, written once: whether Neo is part of the thread, the
+// operator's allowlists and the sentences that refuse, the journaled
+// submit, and what happens when journaling fails. An adapter maps its
+// events to a [Message] and keeps only what is truly its own: the event
+// shapes, threads, history and downloads.
+//
+// Nothing slow happens here: attachments and thread history travel as
+// references in the Inbound and are read when the turn starts
+// (core.Preparer), so a message is journaled before the platform is
+// acknowledged.
+package intake
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+
+	"github.com/neobot/neobot/core"
+)
+
+// Submitter takes a user's message for a turn. *conversation.Hub satisfies
+// it: Submit returns once the message is journaled; false means a duplicate.
+type Submitter interface {
+	Submit(ctx context.Context, in core.Inbound) (bool, error)
+}
+
+// Threads tells whether Neo is part of a thread, across restarts; the store
+// satisfies it.
+type Threads interface {
+	ThreadKnown(ctx context.Context, t core.Thread) (bool, error)
+}
+
+// The sentences Neo answers with when it won't or can't take a message.
+const (
+	RefuseUser    = "Sorry, I can only help people my operator has added to my allowlist. Ask them if you'd like access."
+	RefuseChannel = "Sorry, I'm not enabled in this channel. You can message me directly, or ask my operator to add this channel."
+	Apology       = "Sorry, I couldn't take that message just now. Please send it again in a moment."
+)
+
+// DefaultMaxText is the longest message text Neo takes, in characters, when
+// Intake.MaxText is zero: far more than anyone types, far less than a
+// model's window.
+const DefaultMaxText = 32 << 10
+
+// tooLong is the sentence for a message over the cap.
+func tooLong(n, max int) string {
+	return fmt.Sprintf("That message is too long for me: %d characters, and I read at most %d. Please shorten it, or attach the long part as a text file.", n, max)
+}
+
+// Rules are the operator's allowlists; an empty list allows everyone.
+type Rules struct {
+	// AllowUsers limits Neo to these user IDs, in DMs too.
+	AllowUsers []string
+	// AllowChannels limits Neo to these channel IDs outside DMs.
+	AllowChannels []string
+}
+
+// Refusal returns the sentence refusing m, or "" when the rules allow it.
+func (r Rules) Refusal(m Message) string {
+	in := m.Inbound
+	if len(r.AllowUsers) > 0 && !slices.Contains(r.AllowUsers, in.User) {
+		return RefuseUser
+	}
+	if in.DM || len(r.AllowChannels) == 0 {
+		return ""
+	}
+	for _, c := range m.Channels {
+		if slices.Contains(r.AllowChannels, c) {
+			return ""
+		}
+	}
+	return RefuseChannel
+}
+
+// Message is one platform message on its way to the hub.
+type Message struct {
+	// Inbound is the message as the hub will journal it. Its Thread may
+	// still change in Platform.Place.
+	Inbound core.Inbound
+	// Mention is true when the message mentions Neo.
+	Mention bool
+	// Channels are the IDs an AllowChannels entry may name: the channel,
+	// and for a thread its parent too.
+	Channels []string
+	// Known is true when the adapter already knows Neo is part of the
+	// thread (one it started); otherwise Threads is asked when Lookup is set.
+	Known bool
+	// Lookup asks Threads whether Neo is part of the thread.
+	Lookup bool
+}
+
+// Platform is what the intake needs from an adapter.
+type Platform interface {
+	// Refuse tells the author why Neo won't answer, as privately as the
+	// platform allows.
+	Refuse(ctx context.Context, m Message, text string)
+	// Place returns the thread an accepted message's conversation lives
+	// in, creating it if the platform needs to (a Discord thread started
+	// from a mention).
+	Place(ctx context.Context, m Message) core.Thread
+	// Reply posts text in a thread, as Neo.
+	Reply(ctx context.Context, t core.Thread, text string) error
+	// Forget drops the event from the adapter's duplicate filter, so a
+	// redelivery is taken again.
+	Forget(eventID string)
+}
+
+// Intake takes messages for one adapter.
+type Intake struct {
+	Hub     Submitter
+	Threads Threads // nil: only mentions, DMs and known threads reach Neo
+	Rules   Rules
+	// MaxText caps a message's text in characters (DefaultMaxText when zero):
+	// over it Neo says so in the thread and no turn starts.
+	MaxText int
+	Log     zerolog.Logger
+}
+
+// Outcome is what became of a message.
+type Outcome int
+
+// Outcomes of [Intake.Accept].
+const (
+	// Ignored: chatter in a thread Neo is not part of.
+	Ignored Outcome = iota
+	// Refused: the allowlists keep the author or channel out, or the
+	// text is over the cap; the author was told.
+	Refused
+	// Accepted: journaled for a turn (or a duplicate of one that was).
+	Accepted
+	// Failed: the hub could not journal it; the author was asked to send
+	// it again.
+	Failed
+)
+
+// Accept decides on m and, when Neo should answer it, journals it through
+// the hub. It returns m as decided on: Known filled in, and Inbound as
+// submitted.
+func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Outcome) {
+	in := &m.Inbound
+	if !m.Known && m.Lookup && k.Threads != nil {
+		known, err := k.Threads.ThreadKnown(ctx, in.Thread)
+		if err != nil {
+			k.Log.Error().Err(err).Str("thread", in.Thread.Key()).Msg("intake: look up thread")
+		}
+		m.Known = known
+	}
+	if !m.Mention && !in.DM && !m.Known {
+		return m, Ignored
+	}
+	if reason := k.Rules.Refusal(m); reason != "" {
+		p.Refuse(ctx, m, reason)
+		return m, Refused
+	}
+	in.Thread = p.Place(ctx, m)
+	if n, max := utf8.RuneCountInString(in.Text), cmp.Or(k.MaxText, DefaultMaxText); n > max {
+		k.Log.Info().Str("thread", in.Thread.Key()).Int("chars", n).Msg("intake: message over the text cap")
+		if err := p.Reply(ctx, in.Thread, tooLong(n, max)); err != nil {
+			k.Log.Warn().Err(err).Str("thread", in.Thread.Key()).Msg("intake: say a message is too long")
+		}
+		return m, Refused
+	}
+	in.FetchContext = in.FetchContext && !m.Known
+	if _, err := k.Hub.Submit(ctx, *in); err != nil {
+		p.Forget(in.EventID)
+		k.Log.Error().Err(err).Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("intake: submit message")
+		if err := p.Reply(ctx, in.Thread, Apology); err != nil {
+			k.Log.Warn().Err(err).Str("thread", in.Thread.Key()).Msg("intake: apologise for a lost message")
+		}
+		return m, Failed
+	}
+	return m, Accepted
+}
