@@ -214,3 +214,10 @@ func (s *Server) deliver(typ string, payload json.RawMessage, retry int) Deliver
 	}
 	return s.sendEnvelope(typ, payload, retry)
 }
+
+// Raw delivers payload exactly as given, under envelope type typ
+// ("events_api", "interactive"): for shapes the helpers above never
+// produce, such as an event_callback without an event.
+func (s *Server) Raw(typ string, payload json.RawMessage) Delivery {
+	return s.deliver(typ, payload, 0)
+}

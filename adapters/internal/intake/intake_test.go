@@ -1,0 +1,132 @@
+package intake_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/neobot/neobot/adapters/internal/intake"
+	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
+	"github.com/neobot/neobot/core"
+)
+
+// platform records what the intake asked of the adapter.
+type platform struct {
+	refused, replied, forgotten []string
+	placed                      core.Thread
+}
+
+func (p *platform) Refuse(_ context.Context, _ intake.Message, text string) {
+	p.refused = append(p.refused, text)
+}
+
+func (p *platform) Place(_ context.Context, m intake.Message) core.Thread {
+	if p.placed.ID != "" {
+		return p.placed
+	}
+	return m.Inbound.Thread
+}
+
+func (p *platform) Reply(_ context.Context, _ core.Thread, text string) error {
+	p.replied = append(p.replied, text)
+	return nil
+}
+
+func (p *platform) Forget(eventID string) { p.forgotten = append(p.forgotten, eventID) }
+
+func TestAccept(t *testing.T) {
+	thread := core.Thread{Platform: "test", Workspace: "W", Channel: "C1", ID: "T1"}
+	known := core.Thread{Platform: "test", Workspace: "W", Channel: "C1", ID: "T9"}
+	msg := func(edit func(*intake.Message)) intake.Message {
+		m := intake.Message{
+			Inbound:  core.Inbound{Thread: thread, User: "U1", Text: "hello", EventID: "E1", FetchContext: true},
+			Mention:  true,
+			Channels: []string{"C1", "P1"},
+			Lookup:   true,
+		}
+		if edit != nil {
+			edit(&m)
+		}
+		return m
+	}
+	tests := []struct {
+		name    string
+		rules   intake.Rules
+		m       intake.Message
+		fail    error
+		want    intake.Outcome
+		refused string // substring of the refusal, "" for none
+		replied string // substring of a reply in the thread, "" for none
+	}{
+		{name: "mention", m: msg(nil), want: intake.Accepted},
+		{name: "chatter in an unknown thread", m: msg(func(m *intake.Message) { m.Mention = false }), want: intake.Ignored},
+		{name: "reply in a known thread", m: msg(func(m *intake.Message) { m.Mention, m.Inbound.Thread = false, known }), want: intake.Accepted},
+		{name: "DM without a mention", m: msg(func(m *intake.Message) { m.Mention, m.Inbound.DM = false, true }), want: intake.Accepted},
+		{name: "user not allowed", rules: intake.Rules{AllowUsers: []string{"U2"}}, m: msg(nil), want: intake.Refused, refused: "allowlist"},
+		{name: "user not allowed in a DM", rules: intake.Rules{AllowUsers: []string{"U2"}},
+			m: msg(func(m *intake.Message) { m.Inbound.DM = true }), want: intake.Refused, refused: "allowlist"},
+		{name: "channel not allowed", rules: intake.Rules{AllowChannels: []string{"C7"}}, m: msg(nil), want: intake.Refused, refused: "not enabled in this channel"},
+		{name: "thread of an allowed parent", rules: intake.Rules{AllowChannels: []string{"P1"}}, m: msg(nil), want: intake.Accepted},
+		{name: "DM outside the channel list", rules: intake.Rules{AllowChannels: []string{"C7"}},
+			m: msg(func(m *intake.Message) { m.Inbound.DM = true }), want: intake.Accepted},
+		{name: "text over the cap", m: msg(func(m *intake.Message) { m.Inbound.Text = strings.Repeat("é", intake.DefaultMaxText+1) }),
+			want: intake.Refused, replied: "too long for me"},
+		{name: "journal failure", m: msg(nil), fail: errors.New("disk full"), want: intake.Failed, replied: "send it again"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			threads := intaketest.NewThreads()
+			threads.Add(known)
+			hub := intaketest.NewHub(threads)
+			if tt.fail != nil {
+				hub.FailNext(tt.fail)
+			}
+			p := &platform{}
+			k := &intake.Intake{Hub: hub, Threads: threads, Rules: tt.rules}
+			m, got := k.Accept(t.Context(), tt.m, p)
+			if got != tt.want {
+				t.Fatalf("Accept = %v, want %v", got, tt.want)
+			}
+			if journaled := hub.Journaled(); (got == intake.Accepted) != (len(journaled) == 1) {
+				t.Errorf("journaled %d messages for outcome %v", len(journaled), got)
+			}
+			if got == intake.Accepted && m.Inbound.FetchContext == m.Known {
+				t.Errorf("FetchContext = %v in a thread known = %v: want history only where Neo is new", m.Inbound.FetchContext, m.Known)
+			}
+			checkOne(t, "refusal", p.refused, tt.refused)
+			checkOne(t, "reply", p.replied, tt.replied)
+			if (tt.fail != nil) != (len(p.forgotten) == 1) {
+				t.Errorf("forgot %v, want the event forgotten only when journaling failed", p.forgotten)
+			}
+			hub.WaitTurns()
+		})
+	}
+}
+
+func checkOne(t *testing.T, what string, got []string, want string) {
+	t.Helper()
+	switch {
+	case want == "" && len(got) > 0:
+		t.Errorf("%s %q, want none", what, got)
+	case want != "" && (len(got) != 1 || !strings.Contains(got[0], want)):
+		t.Errorf("%s %q, want one saying %q", what, got, want)
+	}
+}
+
+// TestAcceptPlaces: the thread the platform places a message in (a new
+// Discord thread) is the one journaled.
+func TestAcceptPlaces(t *testing.T) {
+	threads := intaketest.NewThreads()
+	hub := intaketest.NewHub(threads)
+	p := &platform{placed: core.Thread{Platform: "test", Workspace: "W", Channel: "C1", ID: "NEW"}}
+	k := &intake.Intake{Hub: hub, Threads: threads}
+	in := core.Inbound{Thread: core.Thread{Platform: "test", Workspace: "W", Channel: "C1", ID: "C1"}, User: "U1", Text: "hi", EventID: "E1"}
+	if _, got := k.Accept(t.Context(), intake.Message{Inbound: in, Mention: true}, p); got != intake.Accepted {
+		t.Fatalf("Accept = %v, want Accepted", got)
+	}
+	if j := hub.Journaled(); len(j) != 1 || j[0].Thread != p.placed {
+		t.Errorf("journaled %+v, want it in the placed thread", j)
+	}
+	hub.WaitTurns()
+}
