@@ -169,9 +169,11 @@ func (tr *turn) callModel(ctx context.Context) (*llm.ChatResult, error) {
 			}
 			continue
 		}
-		if adapts < a.opts.MaxAdaptAttempts {
+		// Only a request too large for the window is helped by compacting:
+		// an outage or a bad key would archive the thread for nothing.
+		if adapts < a.opts.MaxAdaptAttempts && llm.IsContextLength(err) {
 			adapts++
-			a.log.Warn().Err(err).Int("adapt", adapts).Msg("agent: model call failed; compacting and trying again")
+			a.log.Warn().Err(err).Int("adapt", adapts).Msg("agent: request over the model's window; compacting and trying again")
 			if err := tr.compactNow(ctx); err != nil {
 				return nil, err
 			}

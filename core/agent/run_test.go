@@ -302,23 +302,44 @@ func TestLengthTruncation(t *testing.T) {
 	})
 }
 
+// TestModelFailureLadder: a failing model is retried when the failure is
+// transient; only the provider saying the request is over the window
+// compacts. An outage or a refused key leaves the thread's earlier turns
+// as they were.
 func TestModelFailureLadder(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		reply     llmtest.Reply
-		wantCalls int
+		name         string
+		reply        llmtest.Reply
+		wantCalls    int
+		wantCompacts int
 	}{
-		{"transient", llmtest.Error(http.StatusBadGateway, "upstream", "bad gateway"), 1 + DefaultMaxRetriesPerTool + DefaultMaxAdaptAttempts},
-		{"permanent", llmtest.Error(http.StatusBadRequest, "invalid_request_error", "bad"), 1 + DefaultMaxAdaptAttempts},
+		{"outage", llmtest.Error(http.StatusBadGateway, "upstream", "bad gateway"), 1 + DefaultMaxRetriesPerTool, 0},
+		{"bad key", llmtest.Error(http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided"), 1, 0},
+		{"permanent", llmtest.Error(http.StatusBadRequest, "invalid_request_error", "bad"), 1, 0},
+		// Compacting asks the model for a summary too: calls are not counted.
+		{"over the window", llmtest.Error(http.StatusBadRequest, "context_length_exceeded", "This model's maximum context length is 8192 tokens"), -1, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nil)
+			for i := range 3 {
+				u, f := llm.UserMessage(fmt.Sprint("earlier question ", i)), llm.AssistantMessage(fmt.Sprint("earlier answer ", i))
+				h.tr.seed(testThread, record{Msg: &u, EventID: fmt.Sprint("old", i)}, record{Msg: &f, EventID: fmt.Sprint("old", i), Final: true})
+			}
 			h.srv.Handle(func(llmtest.Request) llmtest.Reply { return tc.reply })
 			if err := h.run(t, inbound("E1", "hi")); err != nil {
 				t.Fatalf("Run = %v", err)
 			}
-			if got := len(h.srv.Requests()); got != tc.wantCalls {
+			if got := len(h.srv.Requests()); tc.wantCalls >= 0 && got != tc.wantCalls {
 				t.Errorf("model calls = %d, want %d", got, tc.wantCalls)
+			}
+			h.tr.mu.Lock()
+			compacts, archived := len(h.tr.compacts), len(h.tr.archive[testThread.Key()])
+			h.tr.mu.Unlock()
+			if (compacts == 0) != (tc.wantCompacts == 0) {
+				t.Errorf("compactions = %d, want %d", compacts, tc.wantCompacts)
+			}
+			if tc.wantCompacts == 0 && archived != 0 {
+				t.Errorf("%d earlier entries archived by a model failure, want none", archived)
 			}
 			says := h.rec.Says()
 			if len(says) != 1 || !strings.Contains(says[0], "the language model kept failing") {

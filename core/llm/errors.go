@@ -81,6 +81,31 @@ func RetryAfter(err error) (time.Duration, bool) {
 	return 0, false
 }
 
+// IsContextLength reports whether err is the provider refusing a request
+// for being larger than the model's context window: HTTP 413, or a 400-class
+// error whose type or message says so (OpenAI's context_length_exceeded,
+// vLLM's "maximum context length", and the like). Only this error, never a
+// bad key or an outage, is a reason to compact the thread.
+func IsContextLength(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	if e.Status == http.StatusRequestEntityTooLarge {
+		return true
+	}
+	if e.Status < 400 || e.Status >= 500 {
+		return false
+	}
+	text := strings.ToLower(e.Type + " " + e.Message)
+	for _, s := range []string{"context_length", "context length", "context window", "maximum context", "too many tokens", "prompt is too long", "reduce the length"} {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // wireError is the error object of OpenAI-style bodies; Fireworks, Together,
 // vLLM and most gateways use the same shape or a subset of it.
 type wireError struct {

@@ -142,3 +142,28 @@ func TestSummarizeHTML(t *testing.T) {
 		}
 	}
 }
+
+func TestIsContextLength(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"openai code", &Error{Status: 400, Type: "context_length_exceeded", Message: "too long"}, true},
+		{"vllm message", &Error{Status: 400, Message: "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens."}, true},
+		{"payload too large", &Error{Status: 413, Message: "Request Entity Too Large"}, true},
+		{"anthropic-style wording", &Error{Status: 400, Message: "prompt is too long: 210000 tokens > 200000 maximum"}, true},
+		{"bad key", &Error{Status: 401, Type: "invalid_api_key", Message: "Incorrect API key provided"}, false},
+		{"outage", &Error{Status: 503, Message: "maximum context length unavailable upstream"}, false},
+		{"bad request", &Error{Status: 400, Type: "invalid_request_error", Message: "temperature must be <= 2"}, false},
+		{"not a provider error", errors.New("context length exceeded"), false},
+		{"wrapped", fmt.Errorf("agent: call: %w", &Error{Status: 400, Type: "context_length_exceeded"}), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := IsContextLength(tt.err); got != tt.want {
+				t.Errorf("IsContextLength(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+}
