@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -195,9 +196,7 @@ const maxQuestion = 1600
 // decided and when.
 func gateContent(g core.Gate) string {
 	question := strings.TrimSpace(g.Question)
-	if Width(question) > maxQuestion {
-		question = mdsplit.Prefix(question, maxQuestion-1, Width) + "…"
-	}
+	question = mdsplit.Clip(question, maxQuestion, Width)
 	var header, outcome string
 	switch g.State {
 	case core.GatePending:
@@ -211,12 +210,12 @@ func gateContent(g core.Gate) string {
 		}
 	case core.GateApproved:
 		header = "✅ **Approved**"
-		outcome = fmt.Sprintf("Approved (%s) by <@%s> at %s", escape(g.Answer), g.DecidedBy, discordDate(g.DecidedAt))
+		outcome = fmt.Sprintf("Approved (%s) by <@%s> at %s", escape(optionLabel(g.Answer, 0)), g.DecidedBy, discordDate(g.DecidedAt))
 	case core.GateDenied:
 		header = "❌ **Denied**"
 		outcome = "Denied — the request was withdrawn."
 		if g.DecidedBy != "" {
-			outcome = fmt.Sprintf("Denied (%s) by <@%s> at %s", escape(g.Answer), g.DecidedBy, discordDate(g.DecidedAt))
+			outcome = fmt.Sprintf("Denied (%s) by <@%s> at %s", escape(optionLabel(g.Answer, 0)), g.DecidedBy, discordDate(g.DecidedAt))
 		}
 	default:
 		header = "⌛ **Expired**"
@@ -261,10 +260,7 @@ func gateButtons(g core.Gate) []discordgo.MessageComponent {
 		if i == 25 {
 			break
 		}
-		label := strings.TrimSpace(opt)
-		if r := []rune(label); len(r) > 80 {
-			label = string(r[:79]) + "…"
-		}
+		label := optionLabel(opt, i)
 		style := discordgo.DangerButton
 		if core.Approves(opt) {
 			style = discordgo.SuccessButton
@@ -280,6 +276,17 @@ func gateButtons(g core.Gate) []discordgo.MessageComponent {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// optionLabel is how an option shows on its button (at most 80
+// characters, Discord's limit) and in the outcome: never blank, so a
+// daemon offering an empty option cannot make the message unpostable.
+func optionLabel(opt string, i int) string {
+	label := strings.Join(strings.Fields(opt), " ")
+	if label == "" {
+		return "Option " + strconv.Itoa(i+1)
+	}
+	return mdsplit.Clip(label, 80, utf8.RuneCountInString)
 }
 
 // discordDate renders t in each reader's own time zone.

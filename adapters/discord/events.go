@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"path"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -35,6 +37,7 @@ func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCre
 	a.queues.Do(m.ChannelID, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
+		defer a.guard("message")
 		a.route(ctx, m)
 	})
 }
@@ -103,6 +106,7 @@ func (a *Adapter) route(ctx context.Context, m *discordgo.Message) {
 	a.queues.Do(key, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
+		defer a.guard("message")
 		a.accept(ctx, in)
 	})
 }
@@ -285,6 +289,17 @@ func (a *Adapter) onInteractionCreate(_ *discordgo.Session, ev *discordgo.Intera
 		defer a.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
+		defer a.guard("click")
 		a.click(ctx, i)
 	}()
+}
+
+// guard keeps a panic in an event handler from taking the process down
+// (and with it every thread, again after each restart while the event is
+// redelivered): it logs the panic with its stack, and the event changes
+// nothing. Deferred directly by each handler goroutine.
+func (a *Adapter) guard(what string) {
+	if r := recover(); r != nil {
+		a.log.Error().Str("stack", string(debug.Stack())).Str("panic", fmt.Sprint(r)).Msgf("discord: %s handler panicked; it changed nothing", what)
+	}
 }

@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
+	"github.com/neobot/neobot/adapters/internal/mdsplit"
 	"github.com/neobot/neobot/core"
 )
 
@@ -179,23 +181,26 @@ func (a *Adapter) showGate(ctx context.Context, g core.Gate, channel, ts string)
 // gateMessage renders a gate: the question with its buttons while pending,
 // then who decided and when.
 func gateMessage(g core.Gate) []slack.MsgOption {
-	question := Mrkdwn(g.Question)
-	if len(question) > 2800 {
-		question = Split(question, 2790)[0] + "…"
-	}
+	fallback, blocks := gateBlocks(g)
+	return []slack.MsgOption{slack.MsgOptionText(fallback, false), slack.MsgOptionBlocks(blocks...)}
+}
+
+// gateBlocks is the gate's message as fallback text and Block Kit blocks.
+func gateBlocks(g core.Gate) (fallback string, blocks []slack.Block) {
+	question := mdsplit.Clip(Mrkdwn(g.Question), 2800, mdsplit.Bytes)
 	header := ":lock: *Approval needed*"
-	var outcome, fallback string
+	var outcome string
 	switch g.State {
 	case core.GatePending:
-		fallback = "Approval needed: " + g.Question
+		fallback = mdsplit.Clip("Approval needed: "+g.Question, 3000, mdsplit.Bytes)
 	case core.GateApproved:
 		header = ":white_check_mark: *Approved*"
-		outcome = fmt.Sprintf(":white_check_mark: Approved (%s) by <@%s> at %s", escape(g.Answer), g.DecidedBy, slackDate(g.DecidedAt))
+		outcome = fmt.Sprintf(":white_check_mark: Approved (%s) by <@%s> at %s", escape(optionLabel(g.Answer, 0)), g.DecidedBy, slackDate(g.DecidedAt))
 	case core.GateDenied:
 		header = ":x: *Denied*"
 		outcome = ":x: Denied — the request was withdrawn."
 		if g.DecidedBy != "" {
-			outcome = fmt.Sprintf(":x: Denied (%s) by <@%s> at %s", escape(g.Answer), g.DecidedBy, slackDate(g.DecidedAt))
+			outcome = fmt.Sprintf(":x: Denied (%s) by <@%s> at %s", escape(optionLabel(g.Answer, 0)), g.DecidedBy, slackDate(g.DecidedAt))
 		}
 	default:
 		header = ":hourglass: *Expired*"
@@ -207,7 +212,6 @@ func gateMessage(g core.Gate) []slack.MsgOption {
 	if fallback == "" {
 		fallback = outcome
 	}
-	var blocks []slack.Block
 	if question != "" {
 		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, header+"\n"+question, false, false), nil, nil))
 	}
@@ -221,13 +225,9 @@ func gateMessage(g core.Gate) []slack.MsgOption {
 		}
 		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, note, false, false)))
 		var buttons []slack.BlockElement
-		for i, opt := range g.Options {
-			label := opt
-			if r := []rune(label); len(r) > 75 {
-				label = string(r[:74]) + "…"
-			}
+		for i, opt := range g.Options[:min(len(g.Options), maxButtons)] {
 			b := slack.NewButtonBlockElement(gateActionPrefix+strconv.Itoa(i), g.Token+":"+strconv.Itoa(i),
-				slack.NewTextBlockObject(slack.PlainTextType, label, false, false))
+				slack.NewTextBlockObject(slack.PlainTextType, optionLabel(opt, i), false, false))
 			if core.Approves(opt) {
 				b.Style = slack.StylePrimary
 			} else {
@@ -239,7 +239,21 @@ func gateMessage(g core.Gate) []slack.MsgOption {
 	} else {
 		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, outcome, false, false)))
 	}
-	return []slack.MsgOption{slack.MsgOptionText(fallback, false), slack.MsgOptionBlocks(blocks...)}
+	return fallback, blocks
+}
+
+// maxButtons is the most elements Slack takes in one actions block.
+const maxButtons = 25
+
+// optionLabel is how an option shows on its button (at most 75
+// characters, Slack's limit) and in the outcome: never blank, so a daemon
+// offering an empty option cannot make the message unpostable.
+func optionLabel(opt string, i int) string {
+	label := strings.Join(strings.Fields(opt), " ")
+	if label == "" {
+		return "Option " + strconv.Itoa(i+1)
+	}
+	return mdsplit.Clip(label, 75, utf8.RuneCountInString)
 }
 
 // slackDate renders t in each reader's own time zone.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
@@ -109,5 +110,33 @@ func TestAckAfterJournal(t *testing.T) {
 	e.ack(d)
 	if in := g.Wait(e.ctx, t, 1); in.Text != "hello" {
 		t.Errorf("journaled %q, want hello", in.Text)
+	}
+}
+
+// panickyHub panics on its first Submit, as a bug deep in a turn's intake
+// would.
+type panickyHub struct {
+	*intaketest.Hub
+	panicked *atomic.Bool
+}
+
+func (p panickyHub) Submit(ctx context.Context, in core.Inbound) (bool, error) {
+	if p.panicked.CompareAndSwap(false, true) {
+		panic("boom")
+	}
+	return p.Hub.Submit(ctx, in)
+}
+
+// TestHandlerPanicIsContained: a panic while taking one message is logged
+// and contained; its envelope is still acked and Neo goes on answering.
+func TestHandlerPanicIsContained(t *testing.T) {
+	hub := panickyHub{Hub: intaketest.NewHub(intaketest.NewThreads()), panicked: new(atomic.Bool)}
+	e := start(t, func(o *Options) { o.Hub = hub })
+	first := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "first"})
+	e.ack(first)
+	second := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "second"})
+	e.ack(second)
+	if in := hub.Wait(e.ctx, t, 1); in.Text != "second" {
+		t.Errorf("hub took %q, want the message after the panic", in.Text)
 	}
 }

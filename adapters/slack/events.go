@@ -3,8 +3,10 @@ package slack
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"html"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -101,6 +103,7 @@ func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent, ack func()) {
 	taken = true
 	a.queues.Do(m.thread().Key(), func() {
 		defer ack()
+		defer a.guard("message")
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
 		a.accept(ctx, m)
@@ -259,6 +262,17 @@ func (a *Adapter) onInteraction(cb slack.InteractionCallback) {
 		defer a.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
+		defer a.guard("click")
 		a.click(ctx, cb)
 	}()
+}
+
+// guard keeps a panic in an event handler from taking the process down
+// (and with it every thread, again after each restart while the event is
+// redelivered): it logs the panic with its stack, and the event changes
+// nothing. Deferred directly by each handler goroutine.
+func (a *Adapter) guard(what string) {
+	if r := recover(); r != nil {
+		a.log.Error().Str("stack", string(debug.Stack())).Str("panic", fmt.Sprint(r)).Msgf("slack: %s handler panicked; it changed nothing", what)
+	}
 }

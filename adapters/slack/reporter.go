@@ -6,6 +6,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/neobot/neobot/adapters/internal/mdsplit"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 )
@@ -166,10 +167,7 @@ func (a *Adapter) stream(ctx context.Context, t core.Thread, text string) error 
 // be edited into the next turn's answer, above this notice. Mid-turn, the
 // next Status simply posts a fresh placeholder below the notice.
 func (a *Adapter) notice(ctx context.Context, t core.Thread, text string) error {
-	body := Mrkdwn(text)
-	if len(body) > 3000 { // a context element's limit
-		body = Split(body, 2990)[0] + "…"
-	}
+	body := mdsplit.Clip(Mrkdwn(text), 3000, mdsplit.Bytes) // a context element's limit
 	return a.lines.Finish(t.Key(), func(st *statusline.Line[learned]) error {
 		if placeholder := st.Clear(); placeholder != "" {
 			err := a.retry(ctx, "chat.delete", func(ctx context.Context) error {

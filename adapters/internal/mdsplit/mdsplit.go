@@ -8,6 +8,7 @@
 package mdsplit
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -37,10 +38,10 @@ func Split(text string, limit int, width func(string) int) []string {
 		limit = 16
 	}
 	text = strings.Trim(text, "\n")
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
 	if width(text) <= limit {
-		if strings.TrimSpace(text) == "" {
-			return nil
-		}
 		return []string{text}
 	}
 	var chunks []string
@@ -97,16 +98,29 @@ func Split(text string, limit int, width func(string) int) []string {
 		pieces := splitUnit(u, limit, width)
 		chunks = append(chunks, pieces[:len(pieces)-1]...)
 		last := pieces[len(pieces)-1]
-		add(unit{text: last, width: width(last), code: u.code})
+		add(unit{text: last, width: width(last), code: u.code, blank: strings.TrimSpace(last) == ""})
 	}
 	flush()
-	return chunks
+	// A line of blanks longer than the limit splits into blank pieces:
+	// they say nothing, and a platform refuses an empty message.
+	return slices.DeleteFunc(chunks, func(c string) bool { return strings.TrimSpace(c) == "" })
 }
 
 // Prefix returns the longest prefix of s, cut on a rune boundary, at most
 // limit wide; if even the first rune is wider, it returns that rune.
 func Prefix(s string, limit int, width func(string) int) string {
 	return splitRunes(s, limit, width)[0]
+}
+
+// Clip returns s when it is at most limit wide, and otherwise its longest
+// prefix that fits with an ellipsis after it. It never fails, whatever s
+// holds: blank text, one wide rune, invalid UTF-8.
+func Clip(s string, limit int, width func(string) int) string {
+	if width(s) <= limit {
+		return s
+	}
+	const ellipsis = "…"
+	return strings.TrimRight(Prefix(s, max(limit-width(ellipsis), 1), width), " \t\n") + ellipsis
 }
 
 // Fence returns the code fence that opens a line already trimmed of
