@@ -59,6 +59,8 @@ const (
 	DefaultNoProgressStall       = 3
 	DefaultRefaultEvery          = 6
 	DefaultMaxCompactionsPerTurn = 3
+	DefaultMaxCallsPerStep       = 8
+	DefaultMaxParallelCalls      = 4
 )
 
 // ErrNoModel reports a Run on an agent built without a model (dry run only).
@@ -104,6 +106,12 @@ type Options struct {
 	NoProgressStall       int
 	RefaultEvery          int
 	MaxCompactionsPerTurn int
+	// MaxCallsPerStep caps the tool calls run from one model reply
+	// (default 8); the rest are answered "not run" so the model asks
+	// again. MaxParallelCalls caps how many run at once (default 4).
+	// core_execute calls always run one at a time, in order.
+	MaxCallsPerStep  int
+	MaxParallelCalls int
 	// BackoffBase and BackoffMax shape retry delays (500ms, 8s); a
 	// provider's Retry-After wins, capped at one minute.
 	BackoffBase, BackoffMax time.Duration
@@ -148,6 +156,8 @@ func New(opts Options) (*Agent, error) {
 	def(&opts.NoProgressStall, DefaultNoProgressStall)
 	def(&opts.RefaultEvery, DefaultRefaultEvery)
 	def(&opts.MaxCompactionsPerTurn, DefaultMaxCompactionsPerTurn)
+	def(&opts.MaxCallsPerStep, DefaultMaxCallsPerStep)
+	def(&opts.MaxParallelCalls, DefaultMaxParallelCalls)
 	if opts.SoftPct <= 0 {
 		opts.SoftPct = compact.DefaultSoftPct
 	}

@@ -3,8 +3,10 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -16,6 +18,7 @@ import (
 type outcome struct {
 	content string
 	failed  bool
+	skipped bool // over the per-step cap: not run, not a tool failure
 }
 
 // callNote records a call for the honest partial.
@@ -31,12 +34,7 @@ type callNote struct {
 func (tr *turn) runCalls(ctx context.Context, calls []llm.ToolCall) (end string, err error) {
 	a := tr.a
 	tr.status(ctx, "Using "+callNames(calls)+"…")
-	results := make([]outcome, len(calls))
-	var wg sync.WaitGroup
-	for i, c := range calls {
-		wg.Go(func() { results[i] = tr.dispatch(ctx, c) })
-	}
-	wg.Wait()
+	results := tr.runAll(ctx, calls)
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -45,6 +43,9 @@ func (tr *turn) runCalls(ctx context.Context, calls []llm.ToolCall) (end string,
 	// failed more than MaxAdaptAttempts times this turn.
 	escalate := tr.offers(CoreExecute)
 	for i, c := range calls {
+		if results[i].skipped {
+			continue
+		}
 		tr.calls = append(tr.calls, callNote{name: c.Function.Name, ok: !results[i].failed})
 		if !results[i].failed {
 			continue
@@ -80,6 +81,64 @@ func (tr *turn) runCalls(ctx context.Context, calls []llm.ToolCall) (end string,
 	return "", nil
 }
 
+// runAll runs one reply's calls: at most MaxCallsPerStep of them (the rest
+// are answered "not run"), at most MaxParallelCalls at once, and every
+// core_execute call one at a time, in the order the model gave them, so
+// two spends never race each other.
+func (tr *turn) runAll(ctx context.Context, calls []llm.ToolCall) []outcome {
+	a := tr.a
+	results := make([]outcome, len(calls))
+	sem := make(chan struct{}, a.opts.MaxParallelCalls)
+	var wg sync.WaitGroup
+	var spends []int
+	for i, c := range calls {
+		switch {
+		case i >= a.opts.MaxCallsPerStep:
+			results[i] = outcome{skipped: true, content: fmt.Sprintf("error: not run: I run at most %d tool calls from one reply. "+
+				"Ask for this one again in your next reply if it is still needed.", a.opts.MaxCallsPerStep)}
+		case c.Function.Name == CoreExecute:
+			spends = append(spends, i)
+		default:
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				results[i] = tr.dispatchSafe(ctx, c)
+			})
+		}
+	}
+	if len(spends) > 0 {
+		wg.Go(func() {
+			for _, i := range spends {
+				sem <- struct{}{}
+				results[i] = tr.dispatchSafe(ctx, calls[i])
+				<-sem
+			}
+		})
+	}
+	wg.Wait()
+	return results
+}
+
+// dispatchSafe is dispatch with a tool's panic contained: the call fails
+// in-band, the stack is logged, and the turn and every other thread go on.
+func (tr *turn) dispatchSafe(ctx context.Context, c llm.ToolCall) (out outcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			tr.a.log.Error().Str("tool", c.Function.Name).Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg("agent: tool call panicked")
+			out = outcome{failed: true, content: fmt.Sprintf("error: %s crashed while running; its outcome is unknown.", c.Function.Name)}
+		}
+	}()
+	return tr.dispatch(ctx, c)
+}
+
+// inBand is a dispatch error that also says, for the model, what went
+// wrong (a tool server restarting, a call timing out): worth retrying, and
+// when retries run out, the model reads the sentence.
+type inBand interface {
+	error
+	InBand() string
+}
+
 // dispatch runs one call, retrying invocation failures with backoff. A
 // core_execute call is never retried: it may move money.
 func (tr *turn) dispatch(ctx context.Context, c llm.ToolCall) outcome {
@@ -112,6 +171,9 @@ func (tr *turn) dispatch(ctx context.Context, c llm.ToolCall) outcome {
 		}
 		if name == CoreExecute || attempt > a.opts.MaxRetriesPerTool {
 			a.log.Warn().Err(err).Str("tool", name).Int("attempts", attempt).Msg("agent: tool call failed")
+			if ib, ok := errors.AsType[inBand](err); ok {
+				return outcome{failed: true, content: "error: " + ib.InBand()}
+			}
 			return outcome{failed: true, content: fmt.Sprintf("error: %s could not be reached after %d attempt(s): %v", name, attempt, err)}
 		}
 		d := a.backoff(attempt, err)

@@ -12,13 +12,14 @@ import (
 // Dispatch runs the function the model called and returns what the model
 // should read.
 //
-//   - err != nil: the call could not be made (transport failure, ctx
-//     ended); the caller's recovery ladder decides whether to retry.
+//   - err != nil: the call could not be made (transport failure, a server
+//     restarting, a per-call timeout, ctx ended); the caller's recovery
+//     ladder decides whether to retry. A [*RetryableError] also carries
+//     the sentence for the model should the retries run out.
 //   - isError true, err nil: an in-band failure the model sees and adapts
 //     to: unknown function, an escalate tool called directly, a server
-//     restarting or down, a tool error, a per-call timeout, and every
-//     core_execute failure (a money-moving call is never retried
-//     automatically).
+//     that is not running, a tool error, and every core_execute failure
+//     (a money-moving call is never retried automatically).
 //   - otherwise the tool ran and content is its result rendered as text.
 func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any) (content string, isError bool, err error) {
 	switch name {
@@ -50,16 +51,36 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 	case ctx.Err() != nil:
 		return "", false, fmt.Errorf("tools: %s: %w", name, ctx.Err())
 	case errors.Is(err, mcp.ErrUnavailable):
-		return fmt.Sprintf("%s is temporarily unavailable: its server %q is restarting. Try again shortly, or carry on without it.", name, b.alias), true, nil
+		return "", false, &RetryableError{Err: err,
+			Text: fmt.Sprintf("%s is temporarily unavailable: its server %q is restarting. Try again shortly, or carry on without it.", name, b.alias)}
 	case errors.Is(err, mcp.ErrServerDown):
 		return fmt.Sprintf("%s is not available: its server %q is not running.", name, b.alias), true, nil
 	case errors.Is(err, mcp.ErrUnknownTool):
 		return fmt.Sprintf("unknown tool %q — it is not available", name), true, nil
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("%s timed out after %s; it may still have taken effect, so check before calling it again.", name, s.callTimeout), true, nil
+		return "", false, &RetryableError{Err: err,
+			Text: fmt.Sprintf("%s timed out after %s; it may still have taken effect, so check before calling it again.", name, s.callTimeout)}
 	}
 	return "", false, fmt.Errorf("tools: %s: %w", name, err)
 }
+
+// RetryableError is a call that failed on its way to the tool, not in it:
+// the tool's server was restarting, or the call timed out. Natural tools
+// are reversible, so the agent retries it with backoff; Text is what the
+// model reads if the retries run out.
+type RetryableError struct {
+	Text string
+	Err  error
+}
+
+// Error implements error.
+func (e *RetryableError) Error() string { return "tools: " + e.Text + " (" + e.Err.Error() + ")" }
+
+// Unwrap returns the underlying error.
+func (e *RetryableError) Unwrap() error { return e.Err }
+
+// InBand returns the sentence for the model.
+func (e *RetryableError) InBand() string { return e.Text }
 
 func (s *Surface) coreExecute(ctx context.Context, args map[string]any) (string, bool, error) {
 	intent, _ := args["intent"].(string)

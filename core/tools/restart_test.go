@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"sync"
@@ -13,8 +14,8 @@ import (
 )
 
 // TestDispatchWhileRestarting kills the stdio server behind a tool: the
-// tool answers in-band that it is temporarily unavailable, stays
-// advertised, and works again once the server is back.
+// call fails as retryable, saying it is temporarily unavailable, the tool
+// stays advertised, and works again once the server is back.
 func TestDispatchWhileRestarting(t *testing.T) {
 	var mu sync.Mutex
 	gate := make(chan struct{})
@@ -64,16 +65,16 @@ func TestDispatchWhileRestarting(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(mcp.StateRestarting)
-	got, isErr, err := s.Dispatch(context.Background(), "chain__get_balance", map[string]any{"address": "0x1"})
-	if err != nil || !isErr || !strings.Contains(got, "temporarily unavailable") {
-		t.Errorf("Dispatch() while restarting = %q, %v, %v; want in-band 'temporarily unavailable'", got, isErr, err)
+	_, _, err := s.Dispatch(context.Background(), "chain__get_balance", map[string]any{"address": "0x1"})
+	if re, ok := errors.AsType[*RetryableError](err); !ok || !strings.Contains(re.InBand(), "temporarily unavailable") {
+		t.Errorf("Dispatch() while restarting = %v; want a RetryableError saying 'temporarily unavailable'", err)
 	}
 	if !strings.Contains(strings.Join(names(s), ","), "chain__get_balance") {
 		t.Errorf("Schemas() while restarting = %v, want chain__get_balance still advertised", names(s))
 	}
 	close(held)
 	wait(mcp.StateUp)
-	got, isErr, err = s.Dispatch(context.Background(), "chain__get_balance", map[string]any{"address": "0x1"})
+	got, isErr, err := s.Dispatch(context.Background(), "chain__get_balance", map[string]any{"address": "0x1"})
 	if err != nil || isErr || got != "balance of 0x1: 12 PAX" {
 		t.Errorf("Dispatch() after restart = %q, %v, %v; want the balance", got, isErr, err)
 	}

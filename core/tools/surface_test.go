@@ -145,7 +145,6 @@ func TestDispatch(t *testing.T) {
 		{"in-band tool error", "chain__broken", nil, "rpc node unreachable", true},
 		{"escalate called directly", "chain__transfer_tokens", nil, `"chain__transfer_tokens" moves funds or needs a wallet signature, so it cannot be called directly — use core_execute`, true},
 		{"unknown", "chain__nope", nil, `unknown tool "chain__nope" — it is not available`, true},
-		{"per-call timeout", "chain__slow", nil, "chain__slow timed out after 50ms", true},
 		{"core_execute", CoreExecute, map[string]any{"intent": "send 1 PAX to bob"}, "done: send 1 PAX to bob", false},
 		{"core_execute error stays in-band", CoreExecute, map[string]any{"intent": "fail please"}, "core_execute did not complete: daemon said no", true},
 		{"core_execute without intent", CoreExecute, nil, `core_execute needs "intent"`, true},
@@ -161,6 +160,12 @@ func TestDispatch(t *testing.T) {
 			}
 		})
 	}
+	t.Run("per-call timeout is retryable", func(t *testing.T) {
+		_, _, err := s.Dispatch(context.Background(), "chain__slow", nil)
+		if re, ok := errors.AsType[*RetryableError](err); !ok || !strings.HasPrefix(re.InBand(), "chain__slow timed out after 50ms") {
+			t.Errorf("Dispatch(chain__slow) = %v, want a RetryableError saying it timed out after 50ms", err)
+		}
+	})
 	if !slices.Equal(intents, []string{"send 1 PAX to bob", "fail please"}) {
 		t.Errorf("Delegate got intents %q, want each once", intents)
 	}
