@@ -144,6 +144,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	if err != nil {
 		return nil, fmt.Errorf("build agent: %w", err)
 	}
+	m.onClose(a.agent.Close) // before the database closes: write-backs still running finish
 	return a, nil
 }
 

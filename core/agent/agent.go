@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/neobot/neobot/core"
@@ -133,6 +134,9 @@ type Agent struct {
 	budget    compact.Budget
 	compactor *compact.Compactor
 	log       zerolog.Logger
+
+	later   sync.WaitGroup // memory write-backs after their turns
+	writers chan struct{}  // a slot per running write-back
 }
 
 // New returns an Agent with defaults filled in.
@@ -187,6 +191,7 @@ func New(opts Options) (*Agent, error) {
 		budget:    compact.Budget{Window: opts.ContextWindow, SoftPct: opts.SoftPct, HardPct: opts.HardPct},
 		compactor: compact.New(compact.Options{Cheap: opts.Cheap, Main: opts.Model, Logger: opts.Logger}),
 		log:       opts.Logger,
+		writers:   make(chan struct{}, maxWriteBacks),
 	}, nil
 }
 

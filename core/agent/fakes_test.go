@@ -134,6 +134,8 @@ func schema(names ...string) []llm.Tool {
 
 // fakeMemory records faults and write-backs.
 type fakeMemory struct {
+	// hold, when set, blocks each WriteBack until it is closed.
+	hold    chan struct{}
 	mu      sync.Mutex
 	recall  core.Recall
 	queries []string
@@ -148,6 +150,9 @@ func (f *fakeMemory) Fault(ctx context.Context, in core.Inbound, query string) (
 }
 
 func (f *fakeMemory) WriteBack(ctx context.Context, in core.Inbound, turn []llm.Message) error {
+	if f.hold != nil {
+		<-f.hold
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.written = append(f.written, turn)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/compact"
@@ -221,17 +222,49 @@ func (tr *turn) finish(ctx context.Context, text string, partial bool) error {
 	if err := tr.rep.Say(ctx, text); err != nil {
 		return fmt.Errorf("agent: say answer in %s: %w", in.Thread, err)
 	}
-	if a.opts.Memory != nil {
+	// A partial turn teaches nothing: what it did is not a pattern to
+	// repeat. Stopped and failed turns never get here.
+	if a.opts.Memory != nil && !partial {
 		var msgs []llm.Message
 		for _, it := range tr.st.items[min(tr.start, len(tr.st.items)):] {
 			if it.msg.Role != "" {
 				msgs = append(msgs, it.msg)
 			}
 		}
+		a.writeBack(ctx, in, msgs)
+	}
+	return nil
+}
+
+// writeBackTimeout bounds one turn's memory write-back.
+const writeBackTimeout = 2 * time.Minute
+
+// maxWriteBacks caps the write-backs running at once; past it a turn's
+// write-back is dropped (and logged) rather than holding anything up.
+const maxWriteBacks = 8
+
+// writeBack updates memory after the answer is posted, off the turn: the
+// thread is free for its next message at once. Close waits for it.
+func (a *Agent) writeBack(ctx context.Context, in core.Inbound, msgs []llm.Message) {
+	select {
+	case a.writers <- struct{}{}:
+	default:
+		a.log.Warn().Str("thread", in.Thread.Key()).Msg("agent: too many memory write-backs running; this turn's is skipped")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeBackTimeout)
+	a.later.Go(func() {
+		defer func() { <-a.writers }()
+		defer cancel()
 		if err := a.opts.Memory.WriteBack(ctx, in, msgs); err != nil {
 			a.log.Warn().Err(err).Str("thread", in.Thread.Key()).Msg("agent: memory write-back failed")
 		}
-	}
+	})
+}
+
+// Close waits for the memory write-backs still running.
+func (a *Agent) Close() error {
+	a.later.Wait()
 	return nil
 }
 

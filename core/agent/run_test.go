@@ -35,6 +35,7 @@ func TestPlainAnswer(t *testing.T) {
 	if len(recs) != 2 || recs[0].EventID != "E1" || recs[0].Msg.Role != llm.RoleUser || !recs[1].Final || recs[1].EventID != "E1" {
 		t.Errorf("transcript = %+v, want user E1 then final E1", recs)
 	}
+	h.agent.Close() // the write-back runs after the turn
 	if len(h.mem.written) != 1 || len(h.mem.written[0]) != 2 {
 		t.Errorf("WriteBack = %v, want one turn of 2 messages", h.mem.written)
 	}
