@@ -13,7 +13,6 @@ import (
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/delegate"
 	"github.com/neobot/neobot/core/llm"
-	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/memory"
 	"github.com/neobot/neobot/core/tools"
 	"github.com/neobot/neobot/store"
@@ -87,9 +86,9 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		return nil, fmt.Errorf("open memory: %w", err)
 	}
 
-	manifest, err := mcp.Load(cfg.Manifest)
+	manifest, err := loadManifest(cfg.Manifest)
 	if err != nil {
-		return nil, fmt.Errorf("NEO_MANIFEST=%s: %w", cfg.Manifest, err)
+		return nil, err
 	}
 	actor := cfg.ActorDID
 	if actor == "" {
@@ -179,7 +178,9 @@ func (m *Main) setup(name string, args []string, extra func(*flag.FlagSet)) (*Co
 		}
 		return nil, nil, zerolog.Nop(), fmt.Errorf("configuration: %w", err)
 	}
-	log, err := newLogger(m.Stderr, cfg.LogLevel, cfg.LogFormat, cfg.secrets()...)
+	m.scrub = newScrubber(m.Stderr)
+	m.scrub.add(cfg.secrets()...)
+	log, err := newScrubbedLogger(m.Stderr, m.scrub, cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return nil, nil, zerolog.Nop(), fmt.Errorf("configuration: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/tools"
 )
 
@@ -48,9 +47,9 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		problems = append(problems, fmt.Errorf("spend authority: %w", err))
 	}
 
-	manifest, err := mcp.Load(cfg.Manifest)
+	manifest, err := loadManifest(cfg.Manifest)
 	if err != nil {
-		return errors.Join(append(problems, fmt.Errorf("NEO_MANIFEST=%s: %w", cfg.Manifest, err))...)
+		return errors.Join(append(problems, err)...)
 	}
 	surface, err := tools.Spawn(ctx, tools.Options{
 		Manifest:  manifest,
@@ -75,8 +74,12 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 }
 
 // lookupEnv resolves a manifest's $env: references from the process
-// environment (m.Getenv, so tests stay hermetic).
+// environment (m.Getenv, so tests stay hermetic). Every value it hands to
+// a tool server is a credential as far as the logs are concerned.
 func (m *Main) lookupEnv(name string) (string, bool) {
 	v := m.Getenv(name)
+	if v != "" && m.scrub != nil {
+		m.scrub.add(Secret(v))
+	}
 	return v, v != ""
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/neobot/neobot/core/mcp"
 )
 
 // Config is every setting neobot reads. Environment first, flags override;
@@ -327,6 +329,10 @@ func (c *Config) validate() error {
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			bad(u.env, "%q is not an http(s) URL; set it like https://host/path", u.v)
 		}
+	}
+	// The daemon's bearer token and every spend travel to NEO_DAEMON_URL.
+	if p, err := url.Parse(c.DaemonURL); err == nil && p.Scheme == "http" && !mcp.Loopback(p.Hostname()) {
+		bad("NEO_DAEMON_URL", "%q sends the daemon token and every spend over plain http to another machine; use https, or http only on loopback (127.0.0.1, ::1, localhost)", c.DaemonURL)
 	}
 	if c.GatewayURL != "" && c.GatewayToken == "" {
 		bad("MATRIX_GATEWAY_TOKEN", "is empty but MATRIX_GATEWAY_URL is set; export the gateway's bearer token")

@@ -54,6 +54,7 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		{"socket mode without app token", map[string]string{"SLACK_BOT_TOKEN": "xoxb-1-2"}, nil, []string{"SLACK_APP_TOKEN", "xapp-"}},
 		{"http mode without secret", map[string]string{"SLACK_BOT_TOKEN": "xoxb-1-2", "SLACK_MODE": "http"}, nil, []string{"SLACK_SIGNING_SECRET"}},
 		{"unknown mode", map[string]string{"SLACK_MODE": "rtm"}, nil, []string{"SLACK_MODE", "socket or http"}},
+		{"daemon over plain http", map[string]string{"NEO_DAEMON_URL": "http://10.0.0.5:8080"}, nil, []string{"NEO_DAEMON_URL", "https", "loopback"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,12 +16,18 @@ import (
 // line passes through a scrubber that removes the given secrets and any
 // token-shaped string.
 func newLogger(w io.Writer, level, format string, secrets ...Secret) (zerolog.Logger, error) {
+	scrub := newScrubber(w)
+	scrub.add(secrets...)
+	return newScrubbedLogger(w, scrub, level, format)
+}
+
+// newScrubbedLogger is newLogger writing through scrub, which the caller
+// keeps to register secrets learned later (a manifest's $env values).
+func newScrubbedLogger(w io.Writer, scrub *scrubber, level, format string) (zerolog.Logger, error) {
 	lvl, err := zerolog.ParseLevel(strings.ToLower(level))
 	if err != nil || level == "" {
 		return zerolog.Nop(), fmt.Errorf("NEO_LOG_LEVEL=%q: want one of trace, debug, info, warn, error", level)
 	}
-	scrub := newScrubber(w)
-	scrub.add(secrets...)
 	var out io.Writer = scrub
 	switch format {
 	case "json":

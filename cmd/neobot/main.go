@@ -38,6 +38,7 @@ type Main struct {
 	Getenv         func(string) string
 
 	closers []func() error
+	scrub   *scrubber // the logs' scrubber, once setup has run
 }
 
 // Run parses args and runs the chosen command until it ends or ctx is done.

@@ -32,14 +32,20 @@ func (s Secret) GoString() string { return s.String() }
 func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // tokenShapes match credentials wherever they appear in a log line: Slack
-// bot/user/app tokens, bearer headers, OpenAI-style keys. They catch tokens
-// that reach a log inside an error string or a URL.
+// bot/user/app tokens, bearer headers, OpenAI-style keys, GitHub tokens,
+// AWS access key IDs and Discord bot tokens (three dot-separated base64url
+// parts). They catch tokens that reach a log inside an error string or a
+// URL.
 var tokenShapes = regexp.MustCompile(
 	`xox[abposre]-[A-Za-z0-9-]+` +
 		`|xapp-[A-Za-z0-9-]+` +
 		`|(?i:bearer)\s+[A-Za-z0-9._~+/=-]+` +
 		`|sk-[A-Za-z0-9_-]{16,}` +
-		`|fw_[A-Za-z0-9]{16,}`)
+		`|fw_[A-Za-z0-9]{16,}` +
+		`|gh[pousr]_[A-Za-z0-9]{20,}` +
+		`|github_pat_[A-Za-z0-9_]{20,}` +
+		`|\b(?:AKIA|ASIA)[A-Z0-9]{16}\b` +
+		`|\b[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,}`)
 
 // scrubber is an io.Writer that removes credentials from every write before
 // passing it on: known secret values verbatim, and anything shaped like a

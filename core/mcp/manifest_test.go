@@ -58,6 +58,7 @@ func TestParseInvalid(t *testing.T) {
 		{"duplicate alias", `{"did": "did:key:z", "servers": [{` + stdio + `}, {` + stdio + `}]}`, "servers[1].alias", "its own alias"},
 		{"missing transport", server(`"alias": "s", "command": "srv", "version": "1.0.0", "tools": ["t"]`), "servers[0].transport", `"stdio" or "http"`},
 		{"sse refused", server(strings.Replace(http, `"http"`, `"sse"`, 1)), "servers[0].transport", "streamable-HTTP"},
+		{"plain http off the machine", server(strings.Replace(http, "https://example.com", "http://example.com", 1)), "servers[0].url", "https://example.com/mcp"},
 		{"unknown transport", server(strings.Replace(stdio, `"stdio"`, `"grpc"`, 1)), "servers[0].transport", `"stdio" or "http"`},
 		{"inprocess from a file", server(strings.Replace(stdio, `"stdio"`, `"inprocess"`, 1)), "servers[0].transport", `"stdio" or "http"`},
 		{"missing command", server(`"alias": "s", "transport": "stdio", "version": "1.0.0", "tools": ["t"]`), "servers[0].command", "npx"},

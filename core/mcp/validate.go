@@ -3,6 +3,7 @@ package mcp
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -243,6 +244,9 @@ func validateHTTP(s *ServerSpec, at func(string) string, problems []FieldError) 
 		add(at("url"), "is not an http or https URL", `write it as "https://host/path"`)
 	} else if u.User != nil {
 		add(at("url"), "carries credentials in the URL", `remove them and send them in a header such as "Authorization": "Bearer $env:VAR"`)
+	} else if u.Scheme == "http" && !Loopback(u.Hostname()) {
+		add(at("url"), "uses plain http to another machine, where anyone on the way can read and change the tool calls and their headers",
+			`use "https://`+u.Host+u.Path+`"; plain http is allowed only on loopback (127.0.0.1, ::1, localhost)`)
 	}
 	if s.Command != "" || len(s.Args) > 0 {
 		add(at("command"), "is set on an http server", `remove command and args, or use transport "stdio"`)
@@ -271,4 +275,14 @@ func validateHTTP(s *ServerSpec, at func(string) string, problems []FieldError) 
 		}
 	}
 	return problems
+}
+
+// Loopback reports whether host (no port) is this machine: localhost, or
+// an address in 127.0.0.0/8 or ::1. Plain http is safe only there.
+func Loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
