@@ -104,7 +104,16 @@ func (a *Adapter) runHTTP(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("slack: listen on %s: %w", a.opts.ListenAddr, err)
 	}
-	srv := &http.Server{Handler: a.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler: a.HTTPHandler(),
+		// Slack sends small bodies promptly and waits three seconds for an
+		// answer: anything slower is not Slack, and must not hold a socket.
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      10 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	a.log.Info().Str("addr", ln.Addr().String()).Msg("slack: listening for events")
@@ -140,13 +149,19 @@ func (a *Adapter) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
+		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
 	if err != nil {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
 	if err := a.verify(r.Header, body); err != nil {
-		a.log.Warn().Err(err).Str("remote", r.RemoteAddr).Msg("slack: refused an unsigned or stale request")
+		if n, ok := a.refusals.Allow(time.Now()); ok {
+			a.log.Warn().Err(err).Str("remote", r.RemoteAddr).Int("suppressed", n).Msg("slack: refused an unsigned or stale request")
+		}
 		http.Error(w, "invalid signature", http.StatusUnauthorized)
 		return
 	}
@@ -247,4 +262,28 @@ func parseTS(ts string) time.Time {
 	}
 	us, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
 	return time.Unix(s, us*1000)
+}
+
+// logEvery lets a repeated log line through at most once per interval,
+// counting what it held back: a flood of forged requests must not become
+// a flood of log lines.
+type logEvery struct {
+	interval time.Duration
+
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+// Allow reports whether to log now, and how many lines were held back
+// since the last one logged.
+func (l *logEvery) Allow(now time.Time) (suppressed int, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.last.IsZero() && now.Sub(l.last) < l.interval {
+		l.suppressed++
+		return 0, false
+	}
+	l.last, suppressed, l.suppressed = now, l.suppressed, 0
+	return suppressed, true
 }

@@ -1,12 +1,17 @@
 package slack
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
@@ -129,4 +134,74 @@ func TestRevokedTokenStopsRun(t *testing.T) {
 	if err := a.Run(t.Context()); err == nil {
 		t.Errorf("Run with a revoked token = nil, want an error")
 	}
+}
+
+// TestHTTPModeBodyLimit: a body over the limit is refused with 413 before
+// anything reads it whole, signed or not.
+func TestHTTPModeBodyLimit(t *testing.T) {
+	e, url := startHTTP(t)
+	big := []byte(`{"type":"event_callback","event":{"type":"app_mention","text":"` + strings.Repeat("x", maxRequestBytes) + `"}}`)
+	req, err := slacktest.NewEventRequest(url, testSecret, time.Now(), big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req.WithContext(e.ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("status = %d, want 413", resp.StatusCode)
+	}
+	if n := len(e.hub.Journaled()); n != 0 {
+		t.Errorf("hub took %d messages from an oversized body", n)
+	}
+}
+
+// TestRefusalLogRateLimited: a flood of unsigned requests logs one line
+// per interval, counting the rest, instead of one line each.
+func TestRefusalLogRateLimited(t *testing.T) {
+	var logs bytes.Buffer
+	e := start(t, func(o *Options) {
+		o.Mode, o.SigningSecret, o.AppToken, o.ListenAddr = ModeHTTP, testSecret, "", "127.0.0.1:0"
+		o.Logger = zerolog.New(&syncWriter{w: &logs})
+	})
+	srv := httptest.NewServer(e.a.HTTPHandler())
+	t.Cleanup(srv.Close)
+	for range 50 {
+		resp, err := http.Post(srv.URL+"/slack/events", "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if n := strings.Count(logs.String(), "refused an unsigned"); n < 1 || n > 2 {
+		t.Errorf("50 unsigned requests logged %d lines, want one (two if the interval passed)", n)
+	}
+	// The rate limiter itself, on its own clock.
+	l := logEvery{interval: 10 * time.Second}
+	t0 := time.Unix(1700000000, 0)
+	if n, ok := l.Allow(t0); !ok || n != 0 {
+		t.Errorf("first Allow = %d, %v", n, ok)
+	}
+	for i := range 5 {
+		if _, ok := l.Allow(t0.Add(time.Duration(i) * time.Second)); ok {
+			t.Errorf("Allow within the interval let a line through")
+		}
+	}
+	if n, ok := l.Allow(t0.Add(11 * time.Second)); !ok || n != 5 {
+		t.Errorf("Allow after the interval = %d, %v; want it through with 5 held back", n, ok)
+	}
+}
+
+// syncWriter serialises writes to a buffer shared with the test.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

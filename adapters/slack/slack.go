@@ -104,8 +104,10 @@ type Adapter struct {
 	self   atomic.Pointer[identity]
 	seen   *recent.Keys
 	intake *intake.Intake
-	queues *serial.Queue
-	lines  *statusline.Lines[learned] // per-thread status messages; owns their timers
+	// refusals rate-limits the log line for unsigned HTTP requests.
+	refusals logEvery
+	queues   *serial.Queue
+	lines    *statusline.Lines[learned] // per-thread status messages; owns their timers
 
 	stopping chan struct{} // closed when Run's context ends
 	stopOnce sync.Once
@@ -163,6 +165,7 @@ func New(opts Options) (*Adapter, error) {
 		seen:     recent.New(8192),
 		stopping: make(chan struct{}),
 	}
+	a.refusals.interval = 10 * time.Second
 	a.intake = &intake.Intake{
 		Hub: opts.Hub, Threads: opts.Threads, MaxText: opts.MaxText, Log: opts.Logger,
 		Rules: intake.Rules{AllowUsers: opts.AllowUsers, AllowChannels: opts.AllowChannels},
