@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -40,19 +41,27 @@ type buildOptions struct {
 func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts buildOptions) (*app, error) {
 	a := &app{cfg: cfg, log: log}
 
+	// The manifest comes first: its DID is who the models' calls are
+	// metered for, unless NEO_ACTOR_DID says otherwise.
+	manifest, err := loadManifest(cfg.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	actor := cmp.Or(cfg.ActorDID, manifest.DID)
+
 	var main, cheap agent.Model
 	var window int
 	if opts.model {
 		if err := cfg.requireModel(); err != nil {
 			return nil, err
 		}
-		client, err := m.newLLM(cfg, cfg.Model, log)
+		client, err := m.newLLM(cfg, cfg.Model, actor, log)
 		if err != nil {
 			return nil, err
 		}
 		main, window = client, client.ContextWindow()
 		if cfg.CheapModel != "" {
-			c, err := m.newLLM(cfg, cfg.CheapModel, log)
+			c, err := m.newLLM(cfg, cfg.CheapModel, actor, log)
 			if err != nil {
 				return nil, fmt.Errorf("NEO_CHEAP_MODEL: %w", err)
 			}
@@ -86,14 +95,6 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		return nil, fmt.Errorf("open memory: %w", err)
 	}
 
-	manifest, err := loadManifest(cfg.Manifest)
-	if err != nil {
-		return nil, err
-	}
-	actor := cfg.ActorDID
-	if actor == "" {
-		actor = manifest.DID
-	}
 	topts := tools.Options{
 		Manifest:  manifest,
 		Recall:    a.cortex.RecallTool,
@@ -149,7 +150,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 
 // newLLM builds a model client; API keys come from the process environment
 // (FIREWORKS_API_KEY and friends) unless NEO_LLM_API_KEY is set.
-func (m *Main) newLLM(cfg *Config, model string, log zerolog.Logger) (*llm.Client, error) {
+func (m *Main) newLLM(cfg *Config, model, actor string, log zerolog.Logger) (*llm.Client, error) {
 	c, err := llm.New(llm.Config{
 		Model:         model,
 		Provider:      cfg.LLMProvider,
@@ -157,7 +158,7 @@ func (m *Main) newLLM(cfg *Config, model string, log zerolog.Logger) (*llm.Clien
 		APIKey:        cfg.LLMAPIKey.Reveal(),
 		GatewayURL:    cfg.GatewayURL,
 		GatewayToken:  cfg.GatewayToken.Reveal(),
-		ActorDID:      cfg.ActorDID,
+		ActorDID:      actor,
 		ContextWindow: cfg.ContextWindow,
 		Env:           m.Getenv,
 		Logger:        log.With().Str("component", "llm").Logger(),

@@ -19,13 +19,13 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	var problems []error
 	if cfg.Model == "" {
 		fmt.Fprintln(m.Stdout, "model: NEO_MODEL is not set; `neobot chat --dry-run` works, talking does not")
-	} else if c, err := m.newLLM(cfg, cfg.Model, log); err != nil {
+	} else if c, err := m.newLLM(cfg, cfg.Model, cfg.ActorDID, log); err != nil {
 		problems = append(problems, err)
 	} else {
 		fmt.Fprintf(m.Stdout, "model: %s via %s (%s), context window %d tokens\n", c.Model(), c.Provider(), c.Endpoint(), c.ContextWindow())
 	}
 	if cfg.CheapModel != "" {
-		if _, err := m.newLLM(cfg, cfg.CheapModel, log); err != nil {
+		if _, err := m.newLLM(cfg, cfg.CheapModel, cfg.ActorDID, log); err != nil {
 			problems = append(problems, fmt.Errorf("NEO_CHEAP_MODEL: %w", err))
 		}
 	}

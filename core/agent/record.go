@@ -174,7 +174,11 @@ func (st *state) dangling() []llm.ToolCall {
 }
 
 // messages renders the live items for the model: tool results capped,
-// reasoning withheld, anchors skipped.
+// anchors skipped. Reasoning has one rule, the client's: it goes back on
+// the wire only on an assistant tool-call turn, and only to a provider
+// that rejects that turn without it (llm.Config.EchoReasoning). So a
+// tool-call turn keeps its reasoning here and the client decides; an
+// answer's reasoning is never needed and never sent.
 func (st *state) messages(system string, resultCap int, hint string) []llm.Message {
 	out := make([]llm.Message, 0, len(st.items)+2)
 	out = append(out, llm.SystemMessage(system))
@@ -183,7 +187,9 @@ func (st *state) messages(system string, resultCap int, hint string) []llm.Messa
 			continue
 		}
 		m := it.msg
-		m.Reasoning = ""
+		if len(m.ToolCalls) == 0 {
+			m.Reasoning = ""
+		}
 		if m.Role == llm.RoleTool {
 			m.Content = capResult(m.Content, resultCap)
 		}

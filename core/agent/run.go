@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -49,6 +51,7 @@ func (a *Agent) Run(ctx context.Context, t core.Turn) error {
 		return errors.New("agent: no transcript store configured")
 	}
 	in := t.Inbound
+	ctx = llm.WithIntentID(ctx, intentID(in))
 	st, err := a.load(ctx, in.Thread)
 	if err != nil {
 		return err
@@ -323,3 +326,11 @@ type silent struct{}
 func (silent) Say(context.Context, string) error    { return nil }
 func (silent) Status(context.Context, string) error { return nil }
 func (silent) Notice(context.Context, string) error { return nil }
+
+// intentID names a turn for the gateway's metering: the same for every
+// model call of the turn, across retries and a resume after a restart, and
+// different for every turn.
+func intentID(in core.Inbound) string {
+	sum := sha256.Sum256([]byte(in.Thread.Key() + "\x00" + in.EventID))
+	return "turn-" + hex.EncodeToString(sum[:12])
+}

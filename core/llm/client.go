@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,7 +87,7 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	if err != nil {
 		return nil, fmt.Errorf("neo/llm: %s: build request: %w", name, err)
 	}
-	c.setHeaders(hreq.Header)
+	c.setHeaders(ctx, hreq.Header)
 
 	resp, err := c.http.Do(hreq)
 	if err != nil {
@@ -106,9 +107,25 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	return decodeResponse(name, resp.StatusCode, raw)
 }
 
+type intentKey struct{}
+
+// WithIntentID returns a context whose model calls the gateway meters
+// under id (X-Matrix-Intent-ID): the agent sets one per turn, so every
+// call a turn makes, its retries and its compactions included, is billed
+// to that turn.
+func WithIntentID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, intentKey{}, id)
+}
+
+// IntentIDFrom returns the intent ID ctx carries, or "".
+func IntentIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(intentKey{}).(string)
+	return id
+}
+
 // setHeaders adds authentication and, through the gateway, the metering
 // metadata.
-func (c *Client) setHeaders(h http.Header) {
+func (c *Client) setHeaders(ctx context.Context, h http.Header) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "application/json")
 	h.Set("User-Agent", "neobot")
@@ -119,8 +136,8 @@ func (c *Client) setHeaders(h http.Header) {
 		if c.cfg.ActorDID != "" {
 			h.Set("X-Matrix-Actor-DID", c.cfg.ActorDID)
 		}
-		if c.cfg.IntentID != "" {
-			h.Set("X-Matrix-Intent-ID", c.cfg.IntentID)
+		if id := cmp.Or(IntentIDFrom(ctx), c.cfg.IntentID); id != "" {
+			h.Set("X-Matrix-Intent-ID", id)
 		}
 		h.Set("X-Matrix-Slot", c.cfg.SlotLabel)
 	}

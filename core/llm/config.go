@@ -44,7 +44,8 @@ type Config struct {
 	// GatewayToken is the gateway bearer token (MATRIX_GATEWAY_TOKEN).
 	GatewayToken string
 	// ActorDID, IntentID and SlotLabel are sent to the gateway as
-	// X-Matrix-Actor-DID, X-Matrix-Intent-ID and X-Matrix-Slot (default "neo").
+	// X-Matrix-Actor-DID, X-Matrix-Intent-ID and X-Matrix-Slot (default
+	// "neo"). A call's context overrides IntentID ([WithIntentID]).
 	ActorDID  string
 	IntentID  string
 	SlotLabel string
