@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/bwmarrin/discordgo"
@@ -87,7 +88,7 @@ func (a *Adapter) typing(ctx context.Context, channel string) {
 func (a *Adapter) say(ctx context.Context, t core.Thread, text string) error {
 	return a.lines.Finish(t.Key(), func(st *statusline.Line[struct{}]) error {
 		placeholder := st.Clear()
-		for i, c := range Split(text, sayLimit) {
+		for i, c := range Split(inert(text), sayLimit) {
 			if i == 0 && placeholder != "" {
 				content := c
 				err := a.edit(ctx, &discordgo.MessageEdit{Channel: t.ID, ID: placeholder, Content: &content,
@@ -151,4 +152,41 @@ func (a *Adapter) edit(ctx context.Context, m *discordgo.MessageEdit) error {
 		return fmt.Errorf("discord: edit message %s: %w", m.ID, err)
 	}
 	return nil
+}
+
+// maskedLink is a markdown link whose text hides its URL.
+var maskedLink = regexp.MustCompile(`\[([^\]\n]+)\]\(<?(https?://[^)\s>]+)>?(?:\s+"[^"]*")?\)`)
+
+// inert makes model or daemon text safe to post: a masked link shows its
+// real URL after its text (no "[Approve here](https://evil.example)"),
+// outside code, where Discord would render it. Mentions are handled by
+// each message's allowed mentions, which never include @everyone, @here
+// or roles.
+func inert(text string) string {
+	lines := strings.Split(text, "\n")
+	fence := ""
+	for i, line := range lines {
+		if f := mdsplit.Fence(strings.TrimLeft(line, " \t")); f != "" {
+			switch {
+			case fence == "":
+				fence = f
+			case strings.HasPrefix(f, fence):
+				fence = ""
+			}
+			continue
+		}
+		if fence == "" {
+			lines[i] = maskedLink.ReplaceAllStringFunc(line, func(m string) string {
+				p := maskedLink.FindStringSubmatch(m)
+				bare := func(s string) string {
+					return strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "https://"), "http://"), "/")
+				}
+				if bare(p[1]) == bare(p[2]) {
+					return "<" + p[2] + ">"
+				}
+				return p[1] + " (<" + p[2] + ">)"
+			})
+		}
+	}
+	return strings.Join(lines, "\n")
 }

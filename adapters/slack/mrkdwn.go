@@ -110,18 +110,27 @@ func inlineText(s string) string {
 		kept = append(kept, tok)
 		return "\x00" + strconv.Itoa(len(kept)-1) + "\x00"
 	}
-	s = slackTokenRE.ReplaceAllStringFunc(s, keep)
+	s = slackTokenRE.ReplaceAllStringFunc(s, func(tok string) string {
+		switch {
+		case strings.HasPrefix(tok, "<!date^"):
+			return keep(tok)
+		case strings.HasPrefix(tok, "<!"):
+			// @channel, @here, @everyone, user groups: the model's text
+			// never pings a crowd. Left to be escaped, it shows as written.
+			return tok
+		case strings.HasPrefix(tok, "<http"), strings.HasPrefix(tok, "<mailto:"):
+			url, text, _ := strings.Cut(tok[1:len(tok)-1], "|")
+			return keep(link(url, text))
+		}
+		return keep(tok)
+	})
 	s = imageRE.ReplaceAllStringFunc(s, func(m string) string {
 		p := imageRE.FindStringSubmatch(m)
-		return keep("<" + p[2] + "|" + escapeLinkText(p[1]) + ">")
+		return keep(link(p[2], p[1]))
 	})
 	s = linkRE.ReplaceAllStringFunc(s, func(m string) string {
 		p := linkRE.FindStringSubmatch(m)
-		text := p[1]
-		if text == p[2] {
-			return keep("<" + p[2] + ">")
-		}
-		return keep("<" + p[2] + "|" + escapeLinkText(text) + ">")
+		return keep(link(p[2], p[1]))
 	})
 	s = escape(s)
 	s = boldRE.ReplaceAllString(s, "\x01$1$2\x01")
@@ -134,6 +143,19 @@ func inlineText(s string) string {
 		s = strings.Replace(s, "\x00"+strconv.Itoa(i)+"\x00", tok, 1)
 	}
 	return s
+}
+
+// link renders a link so that what it says is where it goes: the text,
+// then the real URL. A model (or a daemon's question) can't dress
+// https://evil.example as "Approve here".
+func link(url, text string) string {
+	bare := func(s string) string {
+		return strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "https://"), "http://"), "/")
+	}
+	if text = strings.TrimSpace(text); text == "" || bare(text) == bare(url) {
+		return "<" + url + ">"
+	}
+	return escapeLinkText(text) + " (<" + url + ">)"
 }
 
 func escapeLinkText(s string) string {
