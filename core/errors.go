@@ -28,3 +28,8 @@ var (
 	// ErrGateOption reports an answer that is not one of the gate's options.
 	ErrGateOption = errors.New("gate: not one of the options")
 )
+
+// CoreExecute is the one tool that moves money or needs a wallet
+// signature: the model describes the task, the execution daemon does it,
+// and a person approves every spend. It is never retried automatically.
+const CoreExecute = "core_execute"

@@ -196,7 +196,7 @@ const maxQuestion = 1600
 // decided and when.
 func gateContent(g core.Gate) string {
 	question := strings.TrimSpace(g.Question)
-	question = mdsplit.Clip(inert(question), maxQuestion, Width)
+	question = mdsplit.Clip(inert(question), maxQuestion, width)
 	var header, outcome string
 	switch g.State {
 	case core.GatePending:

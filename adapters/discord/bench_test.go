@@ -85,7 +85,7 @@ func BenchmarkSplit(b *testing.B) {
 	src := longAnswer()
 	b.SetBytes(int64(len(src)))
 	for b.Loop() {
-		_ = Split(src, sayLimit)
+		_ = split(src, sayLimit)
 	}
 }
 

@@ -24,7 +24,7 @@ func FuzzGateContent(f *testing.F) {
 			g := core.Gate{Token: "tok", Question: question, Options: []string{opt1, opt2}, State: state,
 				Answer: opt2, DecidedBy: "1", DecidedAt: time.Unix(1700000000, 0), Requester: "2"}
 			m := gateSend(g)
-			if w := Width(m.Content); w > maxMessageChars {
+			if w := width(m.Content); w > maxMessageChars {
 				t.Errorf("content is %d characters, over Discord's %d", w, maxMessageChars)
 			}
 			for _, row := range m.Components {
@@ -46,17 +46,17 @@ func FuzzSplit(f *testing.F) {
 	f.Add(strings.Repeat("```go\n"+strings.Repeat("x", 50)+"\n", 80))
 	f.Add(strings.Repeat("🙂", 3000))
 	f.Fuzz(func(t *testing.T, text string) {
-		chunks := Split(text, sayLimit)
+		chunks := split(text, sayLimit)
 		for _, c := range chunks {
 			if strings.TrimSpace(c) == "" {
 				t.Fatalf("blank chunk in %q", chunks)
 			}
-			if w := Width(c); w > maxMessageChars {
+			if w := width(c); w > maxMessageChars {
 				t.Fatalf("chunk of %d characters, over Discord's %d", w, maxMessageChars)
 			}
 		}
 		if strings.TrimSpace(text) != "" && len(chunks) == 0 {
-			t.Fatalf("Split(%q) lost the text", text)
+			t.Fatalf("split(%q) lost the text", text)
 		}
 	})
 }

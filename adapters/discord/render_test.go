@@ -28,7 +28,7 @@ func TestRenderGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			chunks := Split(string(src), sayLimit)
+			chunks := split(string(src), sayLimit)
 			checkChunks(t, chunks, maxMessageChars)
 			got := strings.Join(chunks, chunkSeparator) + "\n"
 			golden := strings.TrimSuffix(in, ".md") + ".golden"
@@ -42,7 +42,7 @@ func TestRenderGolden(t *testing.T) {
 				t.Fatalf("%v (run go test -update to create it)", err)
 			}
 			if got != string(want) {
-				t.Errorf("Split(%s) differs from %s (run go test -update and review the diff):\n%s", in, golden, got)
+				t.Errorf("split(%s) differs from %s (run go test -update and review the diff):\n%s", in, golden, got)
 			}
 		})
 	}
@@ -53,7 +53,7 @@ func TestRenderGolden(t *testing.T) {
 func checkChunks(t *testing.T, chunks []string, limit int) {
 	t.Helper()
 	for i, c := range chunks {
-		if w := Width(c); w > limit {
+		if w := width(c); w > limit {
 			t.Errorf("chunk %d is %d characters, want <= %d", i, w, limit)
 		}
 		fences := 0
@@ -71,14 +71,14 @@ func checkChunks(t *testing.T, chunks []string, limit int) {
 func TestWidth(t *testing.T) {
 	cases := map[string]int{"": 0, "abc": 3, "café": 4, "🚀": 2, "日本": 2}
 	for s, want := range cases {
-		if got := Width(s); got != want {
-			t.Errorf("Width(%q) = %d, want %d", s, got, want)
+		if got := width(s); got != want {
+			t.Errorf("width(%q) = %d, want %d", s, got, want)
 		}
 	}
 }
 
 func TestSubtext(t *testing.T) {
-	got := Subtext("one\n\ntwo\n```\ncode\n```\n-# three")
+	got := subtext("one\n\ntwo\n```\ncode\n```\n-# three")
 	want := "-# one\n\n-# two\n```\ncode\n```\n-# three"
 	if got != want {
 		t.Errorf("Subtext = %q, want %q", got, want)

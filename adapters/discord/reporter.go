@@ -88,7 +88,7 @@ func (a *Adapter) typing(ctx context.Context, channel string) {
 func (a *Adapter) say(ctx context.Context, t core.Thread, text string) error {
 	return a.lines.Finish(t.Key(), func(st *statusline.Line[struct{}]) error {
 		placeholder := st.Clear()
-		for i, c := range Split(inert(text), sayLimit) {
+		for i, c := range split(inert(text), sayLimit) {
 			if i == 0 && placeholder != "" {
 				content := c
 				err := a.edit(ctx, &discordgo.MessageEdit{Channel: t.ID, ID: placeholder, Content: &content,
@@ -106,9 +106,9 @@ func (a *Adapter) say(ctx context.Context, t core.Thread, text string) error {
 	})
 }
 
-// Subtext renders text as Discord subtext: every non-empty line starts
+// subtext renders text as Discord subtext: every non-empty line starts
 // with "-# ". Code blocks are left as they are.
-func Subtext(text string) string {
+func subtext(text string) string {
 	lines := strings.Split(strings.Trim(text, "\n"), "\n")
 	inCode := false
 	for i, l := range lines {
@@ -124,7 +124,7 @@ func Subtext(text string) string {
 }
 
 func (a *Adapter) notice(ctx context.Context, t core.Thread, text string) error {
-	for _, c := range Split(Subtext(text), sayLimit) {
+	for _, c := range split(subtext(text), sayLimit) {
 		if err := a.post(ctx, t.ID, &discordgo.MessageSend{Content: c, AllowedMentions: &discordgo.MessageAllowedMentions{}}); err != nil {
 			return err
 		}

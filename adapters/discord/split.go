@@ -8,10 +8,10 @@ const maxMessageChars = 2000
 // sayLimit is where Say splits an answer, a little under the limit.
 const sayLimit = 1990
 
-// Width returns the length of s as Discord counts it against the 2,000
+// width returns the length of s as Discord counts it against the 2,000
 // character limit: UTF-16 code units, so an emoji outside the Basic
 // Multilingual Plane counts two.
-func Width(s string) int {
+func width(s string) int {
 	n := 0
 	for _, r := range s {
 		n++
@@ -22,11 +22,11 @@ func Width(s string) int {
 	return n
 }
 
-// Split cuts text into pieces of at most limit characters (as [Width]
+// split cuts text into pieces of at most limit characters (as [width]
 // counts), preferring paragraph breaks, then line breaks, then spaces. A
 // code block is never cut at random: when it must be split, the piece ends
 // by closing the fence and the next one reopens it with the same opening
 // line, language included.
-func Split(text string, limit int) []string {
-	return mdsplit.Split(text, limit, Width)
+func split(text string, limit int) []string {
+	return mdsplit.Split(text, limit, width)
 }

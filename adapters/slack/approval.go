@@ -187,7 +187,7 @@ func gateMessage(g core.Gate) []slack.MsgOption {
 
 // gateBlocks is the gate's message as fallback text and Block Kit blocks.
 func gateBlocks(g core.Gate) (fallback string, blocks []slack.Block) {
-	question := mdsplit.Clip(Mrkdwn(g.Question), 2800, mdsplit.Bytes)
+	question := mdsplit.Clip(mrkdwn(g.Question), 2800, mdsplit.Bytes)
 	header := ":lock: *Approval needed*"
 	var outcome string
 	switch g.State {

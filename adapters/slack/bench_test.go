@@ -57,7 +57,7 @@ func BenchmarkRender(b *testing.B) {
 	src := longAnswer()
 	b.SetBytes(int64(len(src)))
 	for b.Loop() {
-		_ = Split(Mrkdwn(src), maxMessageChars)
+		_ = split(mrkdwn(src), maxMessageChars)
 	}
 }
 

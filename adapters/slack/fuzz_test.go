@@ -79,14 +79,14 @@ func FuzzSplit(f *testing.F) {
 	f.Add(strings.Repeat("🙂", 3000), 50)
 	f.Fuzz(func(t *testing.T, text string, limit int) {
 		limit = 16 + abs(limit)%4000
-		chunks := Split(text, limit)
+		chunks := split(text, limit)
 		for _, c := range chunks {
 			if strings.TrimSpace(c) == "" {
 				t.Fatalf("blank chunk in %q", chunks)
 			}
 		}
 		if strings.TrimSpace(text) != "" && len(chunks) == 0 {
-			t.Fatalf("Split(%q) lost the text", text)
+			t.Fatalf("split(%q) lost the text", text)
 		}
 	})
 }

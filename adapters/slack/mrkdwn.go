@@ -8,14 +8,14 @@ import (
 	"github.com/neobot/neobot/adapters/internal/mdsplit"
 )
 
-// Mrkdwn converts standard markdown, as models write it, to Slack's mrkdwn:
+// mrkdwn converts standard markdown, as models write it, to Slack's mrkdwn:
 // **bold** and __bold__ become *bold*, *italics* become _italics_,
 // ~~strike~~ becomes ~strike~, [text](url) becomes <url|text>, headings
 // become bold lines, list bullets become •. Code spans and fenced blocks
 // are kept as written (a fence's language tag is dropped, since Slack would
 // show it as code). &, < and > are escaped as Slack requires, except in
 // Slack's own tokens (<@U123>, <#C123>, <!here>, <https://…>).
-func Mrkdwn(md string) string {
+func mrkdwn(md string) string {
 	lines := strings.Split(strings.ReplaceAll(md, "\r\n", "\n"), "\n")
 	out := make([]string, 0, len(lines))
 	fence := ""

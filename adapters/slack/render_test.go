@@ -29,7 +29,7 @@ func TestRenderGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			chunks := Split(Mrkdwn(string(src)), maxMessageChars)
+			chunks := split(mrkdwn(string(src)), maxMessageChars)
 			checkChunks(t, chunks, maxMessageChars)
 			got := strings.Join(chunks, chunkSeparator) + "\n"
 			golden := strings.TrimSuffix(in, ".md") + ".golden"
@@ -99,8 +99,8 @@ func TestMrkdwn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			if got := Mrkdwn(tt.in); got != tt.want {
-				t.Errorf("Mrkdwn(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := mrkdwn(tt.in); got != tt.want {
+				t.Errorf("mrkdwn(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}

@@ -117,7 +117,7 @@ func (a *Adapter) sayLocked(ctx context.Context, t core.Thread, st *statusline.L
 		a.log.Debug().Err(err).Str("thread", t.Key()).Msg("slack: streaming not available; posting")
 		st.Ext.noStream = true
 	}
-	chunks := Split(Mrkdwn(text), maxMessageChars)
+	chunks := split(mrkdwn(text), maxMessageChars)
 	for i, c := range chunks {
 		opts := []slack.MsgOption{slack.MsgOptionText(c, false)}
 		if i == 0 && placeholder != "" {
@@ -137,7 +137,7 @@ func (a *Adapter) sayLocked(ctx context.Context, t core.Thread, st *statusline.L
 // stream posts text with chat.startStream/appendStream/stopStream, which
 // Slack renders from standard markdown.
 func (a *Adapter) stream(ctx context.Context, t core.Thread, text string) error {
-	parts := Split(text, maxStreamChars)
+	parts := split(text, maxStreamChars)
 	var ts string
 	err := a.retry(ctx, "chat.startStream", func(ctx context.Context) (err error) {
 		_, ts, err = a.api.StartStreamContext(ctx, t.Channel,
@@ -167,7 +167,7 @@ func (a *Adapter) stream(ctx context.Context, t core.Thread, text string) error 
 // be edited into the next turn's answer, above this notice. Mid-turn, the
 // next Status simply posts a fresh placeholder below the notice.
 func (a *Adapter) notice(ctx context.Context, t core.Thread, text string) error {
-	body := mdsplit.Clip(Mrkdwn(text), 3000, mdsplit.Bytes) // a context element's limit
+	body := mdsplit.Clip(mrkdwn(text), 3000, mdsplit.Bytes) // a context element's limit
 	return a.lines.Finish(t.Key(), func(st *statusline.Line[learned]) error {
 		if placeholder := st.Clear(); placeholder != "" {
 			err := a.retry(ctx, "chat.delete", func(ctx context.Context) error {

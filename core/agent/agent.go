@@ -46,10 +46,6 @@ type Memory interface {
 	WriteBack(ctx context.Context, in core.Inbound, turn []llm.Message) error
 }
 
-// CoreExecute is the synthetic tool that delegates money-moving or rigorous
-// work; it is never retried automatically.
-const CoreExecute = "core_execute"
-
 // Defaults of the tunables in Options.
 const (
 	DefaultContextWindow         = 128_000

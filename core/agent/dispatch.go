@@ -41,7 +41,7 @@ func (tr *turn) runCalls(ctx context.Context, calls []llm.ToolCall) (end string,
 
 	// Adapt: a failure goes back to the model as signal, until a tool has
 	// failed more than MaxAdaptAttempts times this turn.
-	escalate := tr.offers(CoreExecute)
+	escalate := tr.offers(core.CoreExecute)
 	for i, c := range calls {
 		if results[i].skipped {
 			continue
@@ -55,7 +55,7 @@ func (tr *turn) runCalls(ctx context.Context, calls []llm.ToolCall) (end string,
 		switch n := tr.toolFails[name]; {
 		case n > a.opts.MaxAdaptAttempts:
 			end = fmt.Sprintf("%s kept failing (%d times)", name, n)
-		case n == a.opts.MaxAdaptAttempts && escalate && name != CoreExecute:
+		case n == a.opts.MaxAdaptAttempts && escalate && name != core.CoreExecute:
 			results[i].content += "\n\nThis tool has now failed repeatedly. If the task moves funds or needs rigorous execution, delegate it with core_execute; otherwise stop and tell the user plainly what failed."
 		}
 	}
@@ -96,7 +96,7 @@ func (tr *turn) runAll(ctx context.Context, calls []llm.ToolCall) []outcome {
 		case i >= a.opts.MaxCallsPerStep:
 			results[i] = outcome{skipped: true, content: fmt.Sprintf("error: not run: I run at most %d tool calls from one reply. "+
 				"Ask for this one again in your next reply if it is still needed.", a.opts.MaxCallsPerStep)}
-		case c.Function.Name == CoreExecute:
+		case c.Function.Name == core.CoreExecute:
 			spends = append(spends, i)
 		default:
 			wg.Go(func() {
@@ -169,7 +169,7 @@ func (tr *turn) dispatch(ctx context.Context, c llm.ToolCall) outcome {
 		if ctx.Err() != nil {
 			return outcome{content: "error: cancelled.", failed: true}
 		}
-		if name == CoreExecute || attempt > a.opts.MaxRetriesPerTool {
+		if name == core.CoreExecute || attempt > a.opts.MaxRetriesPerTool {
 			a.log.Warn().Err(err).Str("tool", name).Int("attempts", attempt).Msg("agent: tool call failed")
 			if ib, ok := errors.AsType[inBand](err); ok {
 				return outcome{failed: true, content: "error: " + ib.InBand()}

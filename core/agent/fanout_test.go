@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/neobot/neobot/core"
+
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/llm/llmtest"
 )
@@ -86,7 +88,7 @@ func TestSpendsRunOneAtATime(t *testing.T) {
 		order      []string
 	)
 	h.tools.fn = func(ctx context.Context, name string, args map[string]any) (string, bool, error) {
-		if name != CoreExecute {
+		if name != core.CoreExecute {
 			return "ok", false, nil
 		}
 		mu.Lock()
@@ -99,7 +101,7 @@ func TestSpendsRunOneAtATime(t *testing.T) {
 		mu.Unlock()
 		return "paid", false, nil
 	}
-	reply := append(calls(3, CoreExecute), call("r1", "fs__read_file", `{}`))
+	reply := append(calls(3, core.CoreExecute), call("r1", "fs__read_file", `{}`))
 	h.srv.Enqueue(llmtest.Calls(reply...), llmtest.Text("done"))
 	if err := h.run(t, inbound("E1", "pay three people")); err != nil {
 		t.Fatalf("Run = %v", err)
@@ -180,7 +182,7 @@ func TestRetryableToolFailure(t *testing.T) {
 		h.tools.fn = func(ctx context.Context, name string, args map[string]any) (string, bool, error) {
 			return "", false, errors.Join(restarting{})
 		}
-		h.srv.Enqueue(llmtest.Calls(call("c1", CoreExecute, `{"intent":"pay"}`)), llmtest.Text("done"))
+		h.srv.Enqueue(llmtest.Calls(call("c1", core.CoreExecute, `{"intent":"pay"}`)), llmtest.Text("done"))
 		if err := h.run(t, inbound("E1", "pay")); err != nil {
 			t.Fatalf("Run = %v", err)
 		}

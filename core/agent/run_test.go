@@ -346,7 +346,7 @@ func TestModelFailureLadder(t *testing.T) {
 			if len(says) != 1 || !strings.Contains(says[0], "the language model kept failing") {
 				t.Errorf("Says = %q, want an honest partial", says)
 			}
-			if strings.Contains(says[0], "neo/llm") {
+			if strings.Contains(says[0], "llm:") {
 				t.Errorf("Says leaks the raw error: %q", says[0])
 			}
 		})

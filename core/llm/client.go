@@ -72,7 +72,7 @@ func (c *Client) ContextWindow() int {
 // RetryAfter before retrying.
 func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error) {
 	if len(req.Messages) == 0 {
-		return nil, errors.New("neo/llm: chat needs at least one message")
+		return nil, errors.New("llm: chat needs at least one message")
 	}
 	body, err := c.encodeRequest(req)
 	if err != nil {
@@ -85,7 +85,7 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	start := c.now()
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.set.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("neo/llm: %s: build request: %w", name, err)
+		return nil, fmt.Errorf("llm: %s: build request: %w", name, err)
 	}
 	c.setHeaders(ctx, hreq.Header)
 
@@ -96,7 +96,7 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
-		return nil, fmt.Errorf("neo/llm: %s: read response (%d bytes before the connection ended): %w", name, len(raw), c.contextCause(ctx, err))
+		return nil, fmt.Errorf("llm: %s: read response (%d bytes before the connection ended): %w", name, len(raw), c.contextCause(ctx, err))
 	}
 	c.cfg.Logger.Debug().Str("provider", name).Str("model", c.cfg.Model).Int("status", resp.StatusCode).
 		Int("request_bytes", len(body)).Int("response_bytes", len(raw)).Dur("took", c.now().Sub(start)).Msg("llm chat")
@@ -151,9 +151,9 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("neo/llm: %s: no answer within %s: %w", name, c.cfg.Timeout, err)
+		return fmt.Errorf("llm: %s: no answer within %s: %w", name, c.cfg.Timeout, err)
 	}
-	return fmt.Errorf("neo/llm: %s: request failed: %w", name, err)
+	return fmt.Errorf("llm: %s: request failed: %w", name, err)
 }
 
 // contextCause reports a read cut short by our deadline as one.

@@ -318,7 +318,7 @@ func TestChatErrors(t *testing.T) {
 				r.Header.Set("Retry-After", "7")
 				return r
 			}(),
-			wantText:   "neo/llm: fireworks http 429: Rate limit exceeded (type=rate_limit)",
+			wantText:   "llm: fireworks http 429: Rate limit exceeded (type=rate_limit)",
 			status:     429,
 			typ:        "rate_limit",
 			transient:  true,
@@ -332,7 +332,7 @@ func TestChatErrors(t *testing.T) {
 				r.Header.Set("Retry-After", date.Add(90*time.Second).Format(http.TimeFormat))
 				return r
 			}(),
-			wantText:   "neo/llm: fireworks http 429: slow down (type=rate_limit)",
+			wantText:   "llm: fireworks http 429: slow down (type=rate_limit)",
 			status:     429,
 			typ:        "rate_limit",
 			transient:  true,
@@ -341,51 +341,51 @@ func TestChatErrors(t *testing.T) {
 		{
 			name:      "502 HTML from a proxy",
 			reply:     llmtest.HTML(502, fixture(t, "cloudflare_502.html")),
-			wantText:  "neo/llm: fireworks http 502: api.together.xyz | 502: Bad gateway (HTML page,",
+			wantText:  "llm: fireworks http 502: api.together.xyz | 502: Bad gateway (HTML page,",
 			status:    502,
 			transient: true,
 		},
 		{
 			name:      "500 HTML without a title",
 			reply:     llmtest.HTML(500, fixture(t, "nginx_500.html")),
-			wantText:  "neo/llm: fireworks http 500: 500 Internal Server Error nginx/1.25.3 (HTML page,",
+			wantText:  "llm: fireworks http 500: 500 Internal Server Error nginx/1.25.3 (HTML page,",
 			status:    500,
 			transient: true,
 		},
 		{
 			name:     "400 invalid request is permanent",
 			reply:    llmtest.Error(400, "invalid_request_error", "thinking is enabled but reasoning_content is missing in assistant tool call message at index 3"),
-			wantText: "neo/llm: fireworks http 400: thinking is enabled but reasoning_content is missing in assistant tool call message at index 3 (type=invalid_request_error)",
+			wantText: "llm: fireworks http 400: thinking is enabled but reasoning_content is missing in assistant tool call message at index 3 (type=invalid_request_error)",
 			status:   400,
 			typ:      "invalid_request_error",
 		},
 		{
 			name:     "401 vLLM style body",
 			reply:    llmtest.Raw(401, `{"object":"error","message":"Invalid API key","type":"AuthenticationError","param":null,"code":401}`),
-			wantText: "neo/llm: fireworks http 401: Invalid API key (type=AuthenticationError)",
+			wantText: "llm: fireworks http 401: Invalid API key (type=AuthenticationError)",
 			status:   401,
 			typ:      "AuthenticationError",
 		},
 		{
 			name:      "503 empty body",
 			reply:     llmtest.Raw(503, ""),
-			wantText:  "neo/llm: fireworks http 503: Service Unavailable",
+			wantText:  "llm: fireworks http 503: Service Unavailable",
 			status:    503,
 			transient: true,
 		},
 		{
 			name:      "error object in a 200",
 			reply:     llmtest.Raw(200, `{"error":{"message":"Upstream overloaded","code":529}}`),
-			wantText:  "neo/llm: fireworks http 529: Upstream overloaded",
+			wantText:  "llm: fireworks http 529: Upstream overloaded",
 			status:    529,
 			transient: true,
 		},
-		{name: "empty choices", reply: llmtest.Raw(200, `{"id":"x","object":"chat.completion","choices":[]}`), wantText: "neo/llm: fireworks: unusable response: no choices", bad: true},
-		{name: "non-JSON 200", reply: llmtest.Malformed("upstream connect error or disconnect/reset before headers"), wantText: "neo/llm: fireworks: unusable response: invalid JSON", bad: true},
-		{name: "HTML 200", reply: llmtest.Malformed("<html><title>Just a moment...</title></html>"), wantText: "neo/llm: fireworks: unusable response: HTML instead of JSON: Just a moment...", bad: true},
-		{name: "truncated JSON", reply: llmtest.Malformed(`{"choices":[{"message":{"role":"assistant","content":"hel`), wantText: "neo/llm: fireworks: unusable response: truncated JSON", bad: true},
-		{name: "connection cut mid-body", reply: llmtest.Truncated(fixture(t, "fireworks_reasoning_content.json")), wantText: "neo/llm: fireworks: read response", transient: true},
-		{name: "dropped connection", reply: llmtest.Dropped(), wantText: "neo/llm: fireworks: request failed", transient: true},
+		{name: "empty choices", reply: llmtest.Raw(200, `{"id":"x","object":"chat.completion","choices":[]}`), wantText: "llm: fireworks: unusable response: no choices", bad: true},
+		{name: "non-JSON 200", reply: llmtest.Malformed("upstream connect error or disconnect/reset before headers"), wantText: "llm: fireworks: unusable response: invalid JSON", bad: true},
+		{name: "HTML 200", reply: llmtest.Malformed("<html><title>Just a moment...</title></html>"), wantText: "llm: fireworks: unusable response: HTML instead of JSON: Just a moment...", bad: true},
+		{name: "truncated JSON", reply: llmtest.Malformed(`{"choices":[{"message":{"role":"assistant","content":"hel`), wantText: "llm: fireworks: unusable response: truncated JSON", bad: true},
+		{name: "connection cut mid-body", reply: llmtest.Truncated(fixture(t, "fireworks_reasoning_content.json")), wantText: "llm: fireworks: read response", transient: true},
+		{name: "dropped connection", reply: llmtest.Dropped(), wantText: "llm: fireworks: request failed", transient: true},
 	}
 	srv := llmtest.New(t)
 	c := newClient(t, srv, nil)

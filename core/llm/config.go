@@ -21,7 +21,7 @@ const DefaultSlot = "neo"
 // ErrUnsupportedShape is returned by New for an API that is not
 // chat-completions (Anthropic Messages, OpenAI Responses): their tool schemas
 // differ and would break the agent loop.
-var ErrUnsupportedShape = errors.New("neo/llm: only the OpenAI chat-completions API is supported")
+var ErrUnsupportedShape = errors.New("llm: only the OpenAI chat-completions API is supported")
 
 // Config configures a Client. Only Model is required; the rest is detected or
 // defaulted.
@@ -93,19 +93,19 @@ type settings struct {
 func resolve(cfg Config) (settings, error) {
 	var s settings
 	if strings.TrimSpace(cfg.Model) == "" {
-		return s, errors.New("neo/llm: no model configured: set NEO_MODEL (e.g. accounts/fireworks/models/qwen3-235b-a22b)")
+		return s, errors.New("llm: no model configured: set NEO_MODEL (e.g. accounts/fireworks/models/qwen3-235b-a22b)")
 	}
 	if cfg.Temperature < 0 || cfg.Temperature > 2 {
-		return s, fmt.Errorf("neo/llm: temperature %g is outside 0..2", cfg.Temperature)
+		return s, fmt.Errorf("llm: temperature %g is outside 0..2", cfg.Temperature)
 	}
 	if cfg.MaxTokens < 0 {
-		return s, fmt.Errorf("neo/llm: max tokens %d is negative", cfg.MaxTokens)
+		return s, fmt.Errorf("llm: max tokens %d is negative", cfg.MaxTokens)
 	}
 	if cfg.Timeout < 0 {
-		return s, fmt.Errorf("neo/llm: timeout %s is negative", cfg.Timeout)
+		return s, fmt.Errorf("llm: timeout %s is negative", cfg.Timeout)
 	}
 	if cfg.ContextWindow < 0 {
-		return s, fmt.Errorf("neo/llm: context window %d is negative", cfg.ContextWindow)
+		return s, fmt.Errorf("llm: context window %d is negative", cfg.ContextWindow)
 	}
 	env := cfg.Env
 	if env == nil {
@@ -141,12 +141,12 @@ func resolve(cfg Config) (settings, error) {
 			if strings.HasPrefix(strings.ToLower(cfg.Model), "claude") {
 				return s, fmt.Errorf("%w: model %q is served by the Anthropic Messages API; set NEO_LLM_BASE_URL to an OpenAI-compatible endpoint for it", ErrUnsupportedShape, cfg.Model)
 			}
-			return s, fmt.Errorf("neo/llm: cannot tell which provider serves model %q: set NEO_MODEL to a known form (accounts/fireworks/models/..., Org/Model for Together, opencode/..., gpt-...) or set NEO_LLM_BASE_URL to an OpenAI-compatible endpoint", cfg.Model)
+			return s, fmt.Errorf("llm: cannot tell which provider serves model %q: set NEO_MODEL to a known form (accounts/fireworks/models/..., Org/Model for Together, opencode/..., gpt-...) or set NEO_LLM_BASE_URL to an OpenAI-compatible endpoint", cfg.Model)
 		}
 	}
 	p, ok := providerNamed(name)
 	if !ok {
-		return s, fmt.Errorf("neo/llm: unknown provider %q: use fireworks, together, opencode, openai or openai-compatible", cfg.Provider)
+		return s, fmt.Errorf("llm: unknown provider %q: use fireworks, together, opencode, openai or openai-compatible", cfg.Provider)
 	}
 	s.provider = p
 	s.model = wireModel(p.name, strings.TrimSpace(cfg.Model))
@@ -160,14 +160,14 @@ func resolve(cfg Config) (settings, error) {
 			s.apiKey = env("MATRIX_GATEWAY_TOKEN")
 		}
 		if s.apiKey == "" {
-			return s, errors.New("neo/llm: MATRIX_GATEWAY_URL is set but MATRIX_GATEWAY_TOKEN is empty: set the gateway token or unset the gateway URL")
+			return s, errors.New("llm: MATRIX_GATEWAY_URL is set but MATRIX_GATEWAY_TOKEN is empty: set the gateway token or unset the gateway URL")
 		}
 	case base != "":
 		s.endpoint = base + "/chat/completions"
 	case p.baseURL != "":
 		s.endpoint = p.baseURL + "/chat/completions"
 	default:
-		return s, fmt.Errorf("neo/llm: provider %s needs a base URL: set NEO_LLM_BASE_URL (e.g. http://127.0.0.1:11434/v1)", p.name)
+		return s, fmt.Errorf("llm: provider %s needs a base URL: set NEO_LLM_BASE_URL (e.g. http://127.0.0.1:11434/v1)", p.name)
 	}
 
 	if !s.gateway {
@@ -175,7 +175,7 @@ func resolve(cfg Config) (settings, error) {
 		if s.apiKey == "" && p.keyEnv != "" {
 			s.apiKey = env(p.keyEnv)
 			if s.apiKey == "" {
-				return s, fmt.Errorf("neo/llm: %s needs an API key: set %s", p.name, p.keyEnv)
+				return s, fmt.Errorf("llm: %s needs an API key: set %s", p.name, p.keyEnv)
 			}
 		}
 	}
@@ -197,7 +197,7 @@ func checkBaseURL(raw, variable string) (string, error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("neo/llm: %s %q is not an http(s) URL", variable, raw)
+		return "", fmt.Errorf("llm: %s %q is not an http(s) URL", variable, raw)
 	}
 	path := strings.ToLower(u.Path)
 	switch {

@@ -18,7 +18,7 @@ import (
 
 // Error is a provider's HTTP error, parsed from its structured body when it
 // has one. Its text reads like
-// "neo/llm: fireworks http 429: Rate limit exceeded (type=rate_limit)".
+// "llm: fireworks http 429: Rate limit exceeded (type=rate_limit)".
 type Error struct {
 	Provider string
 	Status   int
@@ -32,7 +32,7 @@ type Error struct {
 // Error implements error.
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "neo/llm: %s http %d: %s", e.Provider, e.Status, e.Message)
+	fmt.Fprintf(&b, "llm: %s http %d: %s", e.Provider, e.Status, e.Message)
 	if e.Type != "" {
 		fmt.Fprintf(&b, " (type=%s)", e.Type)
 	}

@@ -71,7 +71,7 @@ func TestIsTransient(t *testing.T) {
 		{"reset", &net.OpError{Op: "read", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, true},
 		{"refused", &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, true},
 		{"net timeout", &net.OpError{Op: "read", Err: timeoutErr{}}, true},
-		{"bad response", fmt.Errorf("neo/llm: x: %w", ErrBadResponse), false},
+		{"bad response", fmt.Errorf("llm: x: %w", ErrBadResponse), false},
 		{"other", errors.New("boom"), false},
 	}
 	for _, tt := range tests {
@@ -88,8 +88,8 @@ func TestErrorText(t *testing.T) {
 		err  *Error
 		want string
 	}{
-		{&Error{Provider: "fireworks", Status: 429, Message: "Rate limit exceeded", Type: "rate_limit"}, "neo/llm: fireworks http 429: Rate limit exceeded (type=rate_limit)"},
-		{&Error{Provider: "openai-compatible", Status: 500, Message: "Internal Server Error"}, "neo/llm: openai-compatible http 500: Internal Server Error"},
+		{&Error{Provider: "fireworks", Status: 429, Message: "Rate limit exceeded", Type: "rate_limit"}, "llm: fireworks http 429: Rate limit exceeded (type=rate_limit)"},
+		{&Error{Provider: "openai-compatible", Status: 500, Message: "Internal Server Error"}, "llm: openai-compatible http 500: Internal Server Error"},
 	}
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {

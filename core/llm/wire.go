@@ -61,7 +61,7 @@ func (c *Client) encodeRequest(req ChatRequest) ([]byte, error) {
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		if m.Role == "" {
-			return nil, fmt.Errorf("neo/llm: message %d has no role", i)
+			return nil, fmt.Errorf("llm: message %d has no role", i)
 		}
 		wm := wireMessage{Role: m.Role, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name}
 		if m.Content != "" || len(m.ToolCalls) == 0 {
@@ -102,7 +102,7 @@ func (c *Client) encodeRequest(req ChatRequest) ([]byte, error) {
 			wr.ToolChoice = nc
 		}
 	} else if req.ToolChoice != "" && req.ToolChoice != "auto" && req.ToolChoice != "none" {
-		return nil, fmt.Errorf("neo/llm: tool choice %q without any tools", req.ToolChoice)
+		return nil, fmt.Errorf("llm: tool choice %q without any tools", req.ToolChoice)
 	}
 	return json.Marshal(wr)
 }
@@ -136,19 +136,19 @@ type wireReply struct {
 func decodeResponse(providerName string, status int, body []byte) (*ChatResult, error) {
 	var wr wireResponse
 	if err := json.Unmarshal(body, &wr); err != nil {
-		return nil, fmt.Errorf("neo/llm: %s: %w: %s", providerName, ErrBadResponse, describeJSONError(body, err))
+		return nil, fmt.Errorf("llm: %s: %w: %s", providerName, ErrBadResponse, describeJSONError(body, err))
 	}
 	if len(wr.Choices) == 0 {
 		if wr.Error != nil {
 			e := wr.Error.toError(providerName, status)
 			return nil, e
 		}
-		return nil, fmt.Errorf("neo/llm: %s: %w: no choices in the response", providerName, ErrBadResponse)
+		return nil, fmt.Errorf("llm: %s: %w: no choices in the response", providerName, ErrBadResponse)
 	}
 	ch := wr.Choices[0]
 	content, err := contentText(ch.Message.Content)
 	if err != nil {
-		return nil, fmt.Errorf("neo/llm: %s: %w: %v", providerName, ErrBadResponse, err)
+		return nil, fmt.Errorf("llm: %s: %w: %v", providerName, ErrBadResponse, err)
 	}
 	visible, inline := splitThink(content)
 	msg := Message{Role: RoleAssistant, Content: visible}

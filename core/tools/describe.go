@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/neobot/neobot/core"
+
 	"github.com/neobot/neobot/core/mcp"
 )
 
@@ -48,9 +50,9 @@ func (s *Surface) Describe(w io.Writer) error {
 		slices.Sort(natural)
 		slices.Sort(escalated)
 		fmt.Fprintf(&b, "    natural (%d): %s\n", len(natural), list(natural))
-		fmt.Fprintf(&b, "    escalated (%d, only via %s): %s\n", len(escalated), CoreExecute, list(escalated))
+		fmt.Fprintf(&b, "    escalated (%d, only via %s): %s\n", len(escalated), core.CoreExecute, list(escalated))
 	}
-	fmt.Fprintf(&b, "synthetic: %s (%s)", CoreExecute, map[bool]string{true: "execution daemon configured", false: "no execution daemon: answers that it is not configured"}[s.delegate != nil])
+	fmt.Fprintf(&b, "synthetic: %s (%s)", core.CoreExecute, map[bool]string{true: "execution daemon configured", false: "no execution daemon: answers that it is not configured"}[s.delegate != nil])
 	if s.recall != nil {
 		fmt.Fprintf(&b, ", %s", MemoryRecall)
 	}

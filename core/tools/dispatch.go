@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/neobot/neobot/core"
+
 	"github.com/neobot/neobot/core/mcp"
 )
 
@@ -23,7 +25,7 @@ import (
 //   - otherwise the tool ran and content is its result rendered as text.
 func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any) (content string, isError bool, err error) {
 	switch name {
-	case CoreExecute:
+	case core.CoreExecute:
 		return s.coreExecute(ctx, args)
 	case MemoryRecall:
 		if s.recall != nil {
@@ -40,7 +42,7 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 	}
 	if b.class == Escalate {
 		return fmt.Sprintf("%q moves funds or needs a wallet signature, so it cannot be called directly — use %s "+
-			"with a plain description of what to do; the user approves any spend", name, CoreExecute), true, nil
+			"with a plain description of what to do; the user approves any spend", name, core.CoreExecute), true, nil
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
@@ -85,7 +87,7 @@ func (e *RetryableError) InBand() string { return e.Text }
 func (s *Surface) coreExecute(ctx context.Context, args map[string]any) (string, bool, error) {
 	intent, _ := args["intent"].(string)
 	if strings.TrimSpace(intent) == "" {
-		return CoreExecute + ` needs "intent": a clear, self-contained description of the task.`, true, nil
+		return core.CoreExecute + ` needs "intent": a clear, self-contained description of the task.`, true, nil
 	}
 	if s.delegate == nil {
 		return "no execution daemon is configured, so nothing that moves funds or needs a signature can be done here. " +
@@ -95,7 +97,7 @@ func (s *Surface) coreExecute(ctx context.Context, args map[string]any) (string,
 	if err != nil {
 		// In-band, whatever the error: a money-moving call is never
 		// retried automatically.
-		return fmt.Sprintf("%s did not complete: %v", CoreExecute, err), true, nil
+		return fmt.Sprintf("%s did not complete: %v", core.CoreExecute, err), true, nil
 	}
 	return out, false, nil
 }

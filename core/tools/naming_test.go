@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/neobot/neobot/core"
 )
 
 var funcNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -45,7 +47,7 @@ func TestBindNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := bindNames(tt.refs, CoreExecute, MemoryRecall)
+			got := bindNames(tt.refs, core.CoreExecute, MemoryRecall)
 			seen := map[string]bool{}
 			for ref, want := range tt.want {
 				name := got[ref]
@@ -66,7 +68,7 @@ func TestBindNames(t *testing.T) {
 			// Deterministic whatever the order.
 			rev := slices.Clone(tt.refs)
 			slices.Reverse(rev)
-			again := bindNames(rev, CoreExecute, MemoryRecall)
+			again := bindNames(rev, core.CoreExecute, MemoryRecall)
 			for ref, name := range got {
 				if again[ref] != name {
 					t.Errorf("bindNames(reversed): %v = %q, want %q", ref, again[ref], name)

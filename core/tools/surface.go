@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/neobot/neobot/core"
+
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/rs/zerolog"
@@ -109,7 +111,7 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 			refs = append(refs, toolRef{spec.Alias, t})
 		}
 	}
-	for ref, name := range bindNames(refs, CoreExecute, MemoryRecall, MemoryForget) {
+	for ref, name := range bindNames(refs, core.CoreExecute, MemoryRecall, MemoryForget) {
 		s.funcOf[ref] = name
 		s.byFunc[name] = binding{alias: ref.alias, tool: ref.tool, class: Classify(ref.tool, s.patterns)}
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/core"
+
 	"github.com/neobot/neobot/core/mcp"
 )
 
@@ -84,10 +86,10 @@ func TestSchemas(t *testing.T) {
 	}{
 		// simulate_swap contains "swap": the substring heuristic is
 		// conservative and escalates it.
-		{name: "defaults", want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", CoreExecute}},
-		{name: "with recall", opts: Options{Recall: recall}, want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", CoreExecute, MemoryRecall}},
-		{name: "with recall and forget", opts: Options{Recall: recall, Forget: recall}, want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", CoreExecute, MemoryRecall, MemoryForget}},
-		{name: "own patterns", opts: Options{EscalatePatterns: []string{"balance"}}, want: []string{"chain__broken", "chain__simulate_swap", "chain__slow", "chain__transfer_tokens", "chain__weird_name_v2", CoreExecute}},
+		{name: "defaults", want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", core.CoreExecute}},
+		{name: "with recall", opts: Options{Recall: recall}, want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", core.CoreExecute, MemoryRecall}},
+		{name: "with recall and forget", opts: Options{Recall: recall, Forget: recall}, want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", core.CoreExecute, MemoryRecall, MemoryForget}},
+		{name: "own patterns", opts: Options{EscalatePatterns: []string{"balance"}}, want: []string{"chain__broken", "chain__simulate_swap", "chain__slow", "chain__transfer_tokens", "chain__weird_name_v2", core.CoreExecute}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,8 +111,8 @@ func TestSchemasNoManifest(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Spawn(no manifest) error = %v", err)
 	}
-	if got := names(s); !slices.Equal(got, []string{CoreExecute}) {
-		t.Errorf("Schemas() = %v, want only %s", got, CoreExecute)
+	if got := names(s); !slices.Equal(got, []string{core.CoreExecute}) {
+		t.Errorf("Schemas() = %v, want only %s", got, core.CoreExecute)
 	}
 }
 
@@ -145,9 +147,9 @@ func TestDispatch(t *testing.T) {
 		{"in-band tool error", "chain__broken", nil, "rpc node unreachable", true},
 		{"escalate called directly", "chain__transfer_tokens", nil, `"chain__transfer_tokens" moves funds or needs a wallet signature, so it cannot be called directly — use core_execute`, true},
 		{"unknown", "chain__nope", nil, `unknown tool "chain__nope" — it is not available`, true},
-		{"core_execute", CoreExecute, map[string]any{"intent": "send 1 PAX to bob"}, "done: send 1 PAX to bob", false},
-		{"core_execute error stays in-band", CoreExecute, map[string]any{"intent": "fail please"}, "core_execute did not complete: daemon said no", true},
-		{"core_execute without intent", CoreExecute, nil, `core_execute needs "intent"`, true},
+		{"core_execute", core.CoreExecute, map[string]any{"intent": "send 1 PAX to bob"}, "done: send 1 PAX to bob", false},
+		{"core_execute error stays in-band", core.CoreExecute, map[string]any{"intent": "fail please"}, "core_execute did not complete: daemon said no", true},
+		{"core_execute without intent", core.CoreExecute, nil, `core_execute needs "intent"`, true},
 		{"memory_recall", MemoryRecall, map[string]any{"query": "tea"}, "you like tea", false},
 		{"memory_forget", MemoryForget, map[string]any{"query": " tea "}, "forgot tea", false},
 		{"memory_forget found nothing", MemoryForget, nil, "nothing was remembered about that", false},
@@ -173,7 +175,7 @@ func TestDispatch(t *testing.T) {
 
 func TestDispatchWithoutDelegateOrRecall(t *testing.T) {
 	s := spawn(t, Options{})
-	got, isErr, err := s.Dispatch(context.Background(), CoreExecute, map[string]any{"intent": "pay rent"})
+	got, isErr, err := s.Dispatch(context.Background(), core.CoreExecute, map[string]any{"intent": "pay rent"})
 	if err != nil || !isErr || !strings.Contains(got, "no execution daemon is configured") {
 		t.Errorf("Dispatch(core_execute) = %q, %v, %v; want in-band 'no execution daemon is configured'", got, isErr, err)
 	}

@@ -1,12 +1,12 @@
 package tools
 
-import "github.com/neobot/neobot/core/llm"
+import (
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/llm"
+)
 
 // Names of the synthetic functions.
 const (
-	// CoreExecute delegates a rigorous or money-moving task to the
-	// execution daemon, where a human approves any spend.
-	CoreExecute = "core_execute"
 	// MemoryRecall searches Neo's durable memory on purpose.
 	MemoryRecall = "memory_recall"
 	// MemoryForget deletes what Neo remembers about the user, at their
@@ -15,7 +15,7 @@ const (
 )
 
 func coreExecuteSchema() llm.Tool {
-	return llm.NewFunctionTool(CoreExecute,
+	return llm.NewFunctionTool(core.CoreExecute,
 		"Delegate a rigorous or money-moving task to the secure execution pipeline: anything that sends, "+
 			"transfers, swaps, approves, deploys, settles, funds, mints, withdraws, stakes, invokes or bridges, "+
 			"or needs a wallet signature. The pipeline plans and executes it, asks the user to approve any spend "+
