@@ -163,7 +163,7 @@ func settings() []setting {
 		{env: "NEO_TOOL_RESULT_CAP", flag: "tool-result-cap", def: "16384", usage: "bytes of one tool result shown to the model (the full result is archived)", set: count(func(c *Config) *int { return &c.ToolResultCap })},
 		{env: "NEO_DB_PATH", flag: "db", def: "./neobot.db", usage: "bbolt file holding transcripts, gates and memory", set: str(func(c *Config) *string { return &c.DBPath })},
 		{env: "NEO_RETENTION_DAYS", flag: "retention-days", def: "0", usage: "drop threads idle this many days; 0 keeps them", set: count(func(c *Config) *int { return &c.RetentionDays })},
-		{env: "NEO_MANIFEST", flag: "manifest", def: "manifests/default.json", usage: "agent manifest: the MCP servers and tools Neo may use", set: str(func(c *Config) *string { return &c.Manifest })},
+		{env: "NEO_MANIFEST", flag: "manifest", def: "manifests/default.json", usage: "agent manifest: the MCP servers and tools Neo may use (the default is built in when the file is absent)", set: str(func(c *Config) *string { return &c.Manifest })},
 		{env: "NEO_DAEMON_URL", flag: "daemon-url", usage: "execution daemon for core_execute; unset, money-moving tasks are refused in words", set: str(func(c *Config) *string { return &c.DaemonURL })},
 		{env: "NEO_DAEMON_TOKEN", secret: true, usage: "bearer token for NEO_DAEMON_URL", set: secret(func(c *Config) *Secret { return &c.DaemonToken })},
 		{env: "NEO_CALLER_WALLET", flag: "caller-wallet", usage: "wallet address the daemon charges for delegated tasks", set: str(func(c *Config) *string { return &c.CallerWallet })},

@@ -3,10 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"regexp"
 	"slices"
 
 	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/manifests"
 )
 
 // envRef finds the variable names of $env: references.
@@ -16,8 +19,19 @@ var envRef = regexp.MustCompile(`\$env:([A-Za-z_][A-Za-z0-9_]*)`)
 // that hands neobot's own credentials (chat tokens, model keys, the daemon
 // token) to a tool server: a tool server is code neobot runs, not code
 // neobot trusts with the keys to its chats and its wallet.
+//
+// The default path, when no such file exists where neobot runs, is the
+// manifest built into the binary.
 func loadManifest(path string) (*mcp.Manifest, error) {
-	m, err := mcp.Load(path)
+	var (
+		m   *mcp.Manifest
+		err error
+	)
+	if _, statErr := os.Stat(path); path == manifests.DefaultPath && errors.Is(statErr, fs.ErrNotExist) {
+		m, err = mcp.Parse(manifests.Default)
+	} else {
+		m, err = mcp.Load(path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("NEO_MANIFEST=%s: %w", path, err)
 	}

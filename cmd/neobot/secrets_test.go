@@ -102,3 +102,19 @@ func TestManifestEnvValuesScrubbed(t *testing.T) {
 		t.Errorf("log line %q leaks the $env value", out.String())
 	}
 }
+
+// TestDefaultManifestBuiltIn: from a directory without manifests/, the
+// default manifest is the one built into the binary.
+func TestDefaultManifestBuiltIn(t *testing.T) {
+	t.Chdir(t.TempDir())
+	m, err := loadManifest("manifests/default.json")
+	if err != nil {
+		t.Fatalf("loadManifest(default) away from the repo = %v", err)
+	}
+	if m.DID != "did:web:neobot.local:agents:default" || len(m.Servers) != 1 {
+		t.Errorf("built-in manifest = %+v", m)
+	}
+	if _, err := loadManifest("elsewhere.json"); err == nil {
+		t.Error("a missing non-default manifest loaded, want an error")
+	}
+}
