@@ -29,6 +29,14 @@ type GateFinder interface {
 	FindGate(ctx context.Context, g Gate) (ref string, found bool, err error)
 }
 
+// Stopper is implemented by a GateUI whose platform connection can be
+// stopping. A turn cancelled while it is (for whatever cause the
+// cancellation carries) counts as a shutdown: the gate stays pending, so a
+// click after the restart still completes it.
+type Stopper interface {
+	Stopping() bool
+}
+
 // gateUITimeout bounds a post or a close that must finish even though the
 // turn was cancelled meanwhile.
 const gateUITimeout = 30 * time.Second
@@ -49,8 +57,27 @@ func (gs *Gates) Approver(t Thread, requester string, allowed []string, ui GateU
 		if req.Requester == "" {
 			req.Requester = requester
 		}
+		if st, ok := ui.(Stopper); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = shutdownAware(ctx, st)
+			defer cancel()
+		}
 		return gs.Ask(ctx, req, allowed, ui)
 	}
+}
+
+// shutdownAware returns a context that ends when ctx does, with ctx's
+// cause, or with ErrShutdown when st is stopping by then.
+func shutdownAware(ctx context.Context, st Stopper) (context.Context, context.CancelFunc) {
+	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		cause := context.Cause(ctx)
+		if st.Stopping() {
+			cause = ErrShutdown
+		}
+		cancel(cause)
+	})
+	return sctx, func() { stop(); cancel(context.Canceled) }
 }
 
 // Ask runs one approval through ui: it opens the gate for req (allowed are

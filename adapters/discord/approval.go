@@ -2,7 +2,6 @@ package discord
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -20,23 +19,31 @@ import (
 // neobot_gate:<token>:<option index>.
 const gatePrefix = "neobot_gate:"
 
-// errPeek aborts a gate update that only reads the gate.
-var errPeek = errors.New("peek")
-
 // Approver returns the approver for turns in thread t started by
 // requester: it posts the gate's question with one button per option,
 // waits for an authorized click, and returns the decision, following
 // [core.Gates.Ask]. When the turn is cancelled the gate is closed as
 // expired and its message says so, unless the cancellation's cause is
-// core.ErrShutdown: then the gate stays pending, so a click after the
-// restart still completes it. With no Gates configured it returns nil,
-// which denies.
+// core.ErrShutdown or the adapter is stopping (core.Stopper): then the
+// gate stays pending, so a click after the restart still completes it.
+// With no Gates configured it returns nil, which denies.
 func (a *Adapter) Approver(t core.Thread, requester string) core.Approver {
 	return a.opts.Gates.Approver(t, requester, a.opts.Approvers, gateUI{a})
 }
 
 // gateUI shows gates as messages with button components.
 type gateUI struct{ a *Adapter }
+
+// Stopping reports whether Run is stopping: a turn cancelled then is a
+// shutdown (core.Stopper).
+func (u gateUI) Stopping() bool {
+	select {
+	case <-u.a.stopping:
+		return true
+	default:
+		return false
+	}
+}
 
 // PostGate posts the pending gate and returns its channel:message ID.
 func (u gateUI) PostGate(ctx context.Context, g core.Gate) (string, error) {
@@ -89,39 +96,17 @@ func (a *Adapter) click(ctx context.Context, i *discordgo.Interaction) {
 		private("Sorry, that button isn't one I can act on.")
 		return
 	}
-	g, err := gates.Update(ctx, token, func(*core.Gate) error { return errPeek })
-	switch {
-	case errors.Is(err, errPeek):
-	case errors.Is(err, core.ErrGateUnknown):
-		a.updateThenTell(ctx, i, core.Gate{State: core.GateExpired}, "This approval request is no longer pending, so your click changed nothing.")
-		return
-	default:
-		a.log.Error().Err(err).Msg("discord: load gate")
-		private("Sorry, I couldn't record your answer just now. Please click again in a moment.")
-		return
+	c, err := gates.Answer(ctx, token, idx, user, roles)
+	if err != nil {
+		a.log.Error().Err(err).Msg("discord: answer gate")
 	}
-	if idx >= len(g.Options) {
-		private("Sorry, that button isn't one of this request's options.")
-		return
-	}
-	d, err := gates.Decide(ctx, token, user, roles, g.Options[idx])
 	switch {
-	case err == nil:
-		a.respond(ctx, i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage, Data: gateData(d)})
-	case errors.Is(err, core.ErrGateForbidden):
-		private(fmt.Sprintf("Sorry, you can't approve this: only <@%s> or a configured approver can answer it.", g.Requester))
-	case errors.Is(err, core.ErrGateClosed):
-		a.updateThenTell(ctx, i, d, "This request was already answered; your click changed nothing.")
-	case errors.Is(err, core.ErrGateExpired):
-		if c, cerr := gates.Close(ctx, token, core.GateExpired); cerr == nil {
-			d = c
-		}
-		a.updateThenTell(ctx, i, d, "This request has expired, so nothing was approved.")
-	case errors.Is(err, core.ErrGateOption):
-		private("Sorry, that button isn't one of this request's options.")
+	case c.Redraw && c.Refusal != "":
+		a.updateThenTell(ctx, i, c.Gate, c.Refusal)
+	case c.Redraw:
+		a.respond(ctx, i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage, Data: gateData(c.Gate)})
 	default:
-		a.log.Error().Err(err).Msg("discord: record decision")
-		private("Sorry, I couldn't record your answer just now. Please click again in a moment.")
+		private(c.Refusal)
 	}
 }
 

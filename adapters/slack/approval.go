@@ -3,7 +3,6 @@ package slack
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -21,9 +20,6 @@ const (
 	gateActionPrefix = "neobot_gate_"
 )
 
-// errPeek aborts a gate update that only reads the gate.
-var errPeek = errors.New("peek")
-
 // Approver returns the approver for turns in thread t started by
 // requester: it posts the gate's question with one button per option,
 // waits for an authorized click, and returns the decision, following
@@ -32,33 +28,15 @@ var errPeek = errors.New("peek")
 // pending and a click after the restart still completes it. With no Gates
 // configured it returns nil, which denies.
 func (a *Adapter) Approver(t core.Thread, requester string) core.Approver {
-	ask := a.opts.Gates.Approver(t, requester, a.opts.Approvers, gateUI{a})
-	if ask == nil {
-		return nil
-	}
-	return func(ctx context.Context, req core.GateRequest) (core.GateAnswer, error) {
-		ctx, cancel := a.shutdownAware(ctx)
-		defer cancel()
-		return ask(ctx, req)
-	}
-}
-
-// shutdownAware returns a context that ends when ctx does, with ctx's
-// cause, or with core.ErrShutdown when Run is stopping by then.
-func (a *Adapter) shutdownAware(ctx context.Context) (context.Context, context.CancelFunc) {
-	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, func() {
-		cause := context.Cause(ctx)
-		if a.isStopping() {
-			cause = core.ErrShutdown
-		}
-		cancel(cause)
-	})
-	return sctx, func() { stop(); cancel(context.Canceled) }
+	return a.opts.Gates.Approver(t, requester, a.opts.Approvers, gateUI{a})
 }
 
 // gateUI shows gates as Block Kit messages.
 type gateUI struct{ a *Adapter }
+
+// Stopping reports whether Run is stopping: a turn cancelled then is a
+// shutdown (core.Stopper).
+func (u gateUI) Stopping() bool { return u.a.isStopping() }
 
 // PostGate posts the pending gate and returns its channel:ts.
 func (u gateUI) PostGate(ctx context.Context, g core.Gate) (string, error) {
@@ -124,43 +102,15 @@ func (a *Adapter) click(ctx context.Context, cb slack.InteractionCallback) {
 		say("Sorry, that button isn't one I can act on.")
 		return
 	}
-	g, err := gates.Update(ctx, token, func(*core.Gate) error { return errPeek })
-	switch {
-	case errors.Is(err, errPeek):
-	case errors.Is(err, core.ErrGateUnknown):
-		say("This approval request is no longer pending, so your click changed nothing.")
-		if me := a.me(); me.BotID != "" && cb.Message.BotID == me.BotID {
-			a.showGate(ctx, core.Gate{Question: "", State: core.GateExpired}, channel, msgTS)
-		}
-		return
-	default:
-		a.log.Error().Err(err).Msg("slack: load gate")
-		say("Sorry, I couldn't record your answer just now. Please click again in a moment.")
-		return
+	c, err := gates.Answer(ctx, token, idx, user, nil)
+	if err != nil {
+		a.log.Error().Err(err).Msg("slack: answer gate")
 	}
-	if idx >= len(g.Options) {
-		say("Sorry, that button isn't one of this request's options.")
-		return
+	if c.Redraw && (c.Gate.Token != "" || cb.Message.BotID == a.me().BotID && a.me().BotID != "") {
+		a.showGate(ctx, c.Gate, channel, msgTS)
 	}
-	d, err := gates.Decide(ctx, token, user, nil, g.Options[idx])
-	switch {
-	case err == nil:
-		a.showGate(ctx, d, channel, msgTS)
-	case errors.Is(err, core.ErrGateForbidden):
-		say(fmt.Sprintf("Sorry, you can't approve this: only <@%s> or a configured approver can answer it.", g.Requester))
-	case errors.Is(err, core.ErrGateClosed):
-		say("This request was already answered; your click changed nothing.")
-		a.showGate(ctx, d, channel, msgTS)
-	case errors.Is(err, core.ErrGateExpired):
-		say("This request has expired, so nothing was approved.")
-		if d, err = gates.Close(ctx, token, core.GateExpired); err == nil {
-			a.showGate(ctx, d, channel, msgTS)
-		}
-	case errors.Is(err, core.ErrGateOption):
-		say("Sorry, that button isn't one of this request's options.")
-	default:
-		a.log.Error().Err(err).Msg("slack: record decision")
-		say("Sorry, I couldn't record your answer just now. Please click again in a moment.")
+	if c.Refusal != "" {
+		say(c.Refusal)
 	}
 }
 

@@ -1,0 +1,79 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Click is what a click on a gate's button came to, for the adapter to
+// show. The decision itself is already durable.
+type Click struct {
+	// Gate is the gate as it stands after the click; zero when no gate
+	// has the button's token.
+	Gate Gate
+	// Redraw is true when the clicked message should be redrawn from Gate
+	// (its outcome shown, buttons removed).
+	Redraw bool
+	// Refusal is the sentence for the clicker alone when the click
+	// decided nothing; "" when it decided the gate.
+	Refusal string
+}
+
+// The sentences a click can be refused with.
+const (
+	refuseButton  = "Sorry, that button isn't one of this request's options."
+	refuseStale   = "This approval request is no longer pending, so your click changed nothing."
+	refuseClosed  = "This request was already answered; your click changed nothing."
+	refuseExpired = "This request has expired, so nothing was approved."
+	refuseFailed  = "Sorry, I couldn't record your answer just now. Please click again in a moment."
+)
+
+// Load returns the gate with token without writing anything, so a click
+// from someone who may not answer costs no write and no fsync.
+func (gs *Gates) Load(ctx context.Context, token string) (Gate, error) {
+	return gs.store.LoadGate(ctx, token)
+}
+
+// Answer records user's click on option idx of the gate with token, for
+// every adapter alike: who may answer, stale and double clicks, expiry,
+// and the sentence that tells the clicker why nothing changed. A store
+// failure is returned as err, with the sentence asking to click again.
+func (gs *Gates) Answer(ctx context.Context, token string, idx int, user string, roles []string) (Click, error) {
+	g, err := gs.Load(ctx, token)
+	switch {
+	case errors.Is(err, ErrGateUnknown):
+		return Click{Gate: Gate{State: GateExpired}, Redraw: true, Refusal: refuseStale}, nil
+	case err != nil:
+		return Click{Refusal: refuseFailed}, fmt.Errorf("gates: load %s: %w", token, err)
+	case idx < 0 || idx >= len(g.Options):
+		return Click{Refusal: refuseButton}, nil
+	case g.State == GatePending && !g.MayAnswer(user, roles):
+		return Click{Refusal: gs.forbidden(g)}, nil
+	}
+	d, err := gs.Decide(ctx, token, user, roles, g.Options[idx])
+	switch {
+	case err == nil:
+		return Click{Gate: d, Redraw: true}, nil
+	case errors.Is(err, ErrGateForbidden):
+		return Click{Refusal: gs.forbidden(d)}, nil
+	case errors.Is(err, ErrGateClosed):
+		return Click{Gate: d, Redraw: true, Refusal: refuseClosed}, nil
+	case errors.Is(err, ErrGateExpired):
+		if c, cerr := gs.Close(ctx, token, GateExpired); cerr == nil {
+			d = c
+		}
+		return Click{Gate: d, Redraw: true, Refusal: refuseExpired}, nil
+	case errors.Is(err, ErrGateOption):
+		return Click{Refusal: refuseButton}, nil
+	}
+	return Click{Refusal: refuseFailed}, fmt.Errorf("gates: record decision on %s: %w", token, err)
+}
+
+// forbidden tells a clicker who may not answer g who can.
+func (gs *Gates) forbidden(g Gate) string {
+	if g.SelfApprove && g.Requester != "" {
+		return fmt.Sprintf("Sorry, you can't approve this: only <@%s> or a configured approver can answer it.", g.Requester)
+	}
+	return "Sorry, you can't approve this: only a configured approver can answer it."
+}
