@@ -6,12 +6,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/neobot/neobot/core"
 
+	"github.com/neobot/neobot/adapters/internal/gatetext"
 	"github.com/neobot/neobot/adapters/internal/mdsplit"
 )
 
@@ -185,29 +185,13 @@ func gateContent(g core.Gate) string {
 	var header, outcome string
 	switch g.State {
 	case core.GatePending:
-		header = "🔒 **Approval needed**"
-		outcome = "Only the person who asked can answer this"
-		if len(g.Allowed) > 0 {
-			outcome += ", or a configured approver"
-		}
-		if g.Requester != "" {
-			outcome = fmt.Sprintf("Requested for <@%s>. %s.", g.Requester, outcome)
-		}
+		header, outcome = "🔒 **Approval needed**", gatetext.Who(g)
 	case core.GateApproved:
-		header = "✅ **Approved**"
-		outcome = fmt.Sprintf("Approved (%s) by <@%s> at %s", escape(optionLabel(g.Answer, 0)), g.DecidedBy, discordDate(g.DecidedAt))
+		header, outcome = "✅ **Approved**", gatetext.Outcome(g, discordDate, escape)
 	case core.GateDenied:
-		header = "❌ **Denied**"
-		outcome = "Denied — the request was withdrawn."
-		if g.DecidedBy != "" {
-			outcome = fmt.Sprintf("Denied (%s) by <@%s> at %s", escape(optionLabel(g.Answer, 0)), g.DecidedBy, discordDate(g.DecidedAt))
-		}
+		header, outcome = "❌ **Denied**", gatetext.Outcome(g, discordDate, escape)
 	default:
-		header = "⌛ **Expired**"
-		outcome = "Expired — nothing was approved."
-		if !g.DecidedAt.IsZero() {
-			outcome = "Expired at " + discordDate(g.DecidedAt) + " — nothing was approved."
-		}
+		header, outcome = "⌛ **Expired**", gatetext.Outcome(g, discordDate, escape)
 	}
 	parts := []string{header}
 	if question != "" {
@@ -245,7 +229,7 @@ func gateButtons(g core.Gate) []discordgo.MessageComponent {
 		if i == 25 {
 			break
 		}
-		label := optionLabel(opt, i)
+		label := gatetext.Label(opt, i, 80)
 		style := discordgo.DangerButton
 		if core.Approves(opt) {
 			style = discordgo.SuccessButton
@@ -261,17 +245,6 @@ func gateButtons(g core.Gate) []discordgo.MessageComponent {
 		rows = append(rows, row)
 	}
 	return rows
-}
-
-// optionLabel is how an option shows on its button (at most 80
-// characters, Discord's limit) and in the outcome: never blank, so a
-// daemon offering an empty option cannot make the message unpostable.
-func optionLabel(opt string, i int) string {
-	label := strings.Join(strings.Fields(opt), " ")
-	if label == "" {
-		return "Option " + strconv.Itoa(i+1)
-	}
-	return mdsplit.Clip(label, 80, utf8.RuneCountInString)
 }
 
 // discordDate renders t in each reader's own time zone.

@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
+	"github.com/neobot/neobot/adapters/internal/gatetext"
 	"github.com/neobot/neobot/adapters/internal/mdsplit"
 	"github.com/neobot/neobot/core"
 )
@@ -145,19 +145,13 @@ func gateBlocks(g core.Gate) (fallback string, blocks []slack.Block) {
 		fallback = mdsplit.Clip("Approval needed: "+g.Question, 3000, mdsplit.Bytes)
 	case core.GateApproved:
 		header = ":white_check_mark: *Approved*"
-		outcome = fmt.Sprintf(":white_check_mark: Approved (%s) by <@%s> at %s", escape(optionLabel(g.Answer, 0)), g.DecidedBy, slackDate(g.DecidedAt))
+		outcome = ":white_check_mark: " + gatetext.Outcome(g, slackDate, escape)
 	case core.GateDenied:
 		header = ":x: *Denied*"
-		outcome = ":x: Denied — the request was withdrawn."
-		if g.DecidedBy != "" {
-			outcome = fmt.Sprintf(":x: Denied (%s) by <@%s> at %s", escape(optionLabel(g.Answer, 0)), g.DecidedBy, slackDate(g.DecidedAt))
-		}
+		outcome = ":x: " + gatetext.Outcome(g, slackDate, escape)
 	default:
 		header = ":hourglass: *Expired*"
-		outcome = ":hourglass: Expired — nothing was approved."
-		if !g.DecidedAt.IsZero() {
-			outcome = ":hourglass: Expired at " + slackDate(g.DecidedAt) + " — nothing was approved."
-		}
+		outcome = ":hourglass: " + gatetext.Outcome(g, slackDate, escape)
 	}
 	if fallback == "" {
 		fallback = outcome
@@ -166,18 +160,12 @@ func gateBlocks(g core.Gate) (fallback string, blocks []slack.Block) {
 		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, header+"\n"+question, false, false), nil, nil))
 	}
 	if g.State == core.GatePending {
-		note := "Only the person who asked can answer this"
-		if len(g.Allowed) > 0 {
-			note += ", or a configured approver"
-		}
-		if g.Requester != "" {
-			note = fmt.Sprintf("Requested for <@%s>. %s.", g.Requester, note)
-		}
+		note := gatetext.Who(g)
 		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, note, false, false)))
 		var buttons []slack.BlockElement
 		for i, opt := range g.Options[:min(len(g.Options), maxButtons)] {
 			b := slack.NewButtonBlockElement(gateActionPrefix+strconv.Itoa(i), g.Token+":"+strconv.Itoa(i),
-				slack.NewTextBlockObject(slack.PlainTextType, optionLabel(opt, i), false, false))
+				slack.NewTextBlockObject(slack.PlainTextType, gatetext.Label(opt, i, 75), false, false))
 			if core.Approves(opt) {
 				b.Style = slack.StylePrimary
 			} else {
@@ -194,17 +182,6 @@ func gateBlocks(g core.Gate) (fallback string, blocks []slack.Block) {
 
 // maxButtons is the most elements Slack takes in one actions block.
 const maxButtons = 25
-
-// optionLabel is how an option shows on its button (at most 75
-// characters, Slack's limit) and in the outcome: never blank, so a daemon
-// offering an empty option cannot make the message unpostable.
-func optionLabel(opt string, i int) string {
-	label := strings.Join(strings.Fields(opt), " ")
-	if label == "" {
-		return "Option " + strconv.Itoa(i+1)
-	}
-	return mdsplit.Clip(label, 75, utf8.RuneCountInString)
-}
 
 // slackDate renders t in each reader's own time zone.
 func slackDate(t time.Time) string {
