@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"path"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -37,7 +35,7 @@ func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCre
 	a.queues.Do(m.ChannelID, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
-		defer a.guard("message")
+		defer intake.Guard(a.log, "discord: message")
 		a.route(ctx, m)
 	})
 }
@@ -106,7 +104,7 @@ func (a *Adapter) route(ctx context.Context, m *discordgo.Message) {
 	a.queues.Do(key, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
-		defer a.guard("message")
+		defer intake.Guard(a.log, "discord: message")
 		a.accept(ctx, in)
 	})
 }
@@ -170,19 +168,9 @@ func (p intakePlatform) Forget(eventID string) { p.a.seen.Forget(eventID) }
 // in a thread Neo is not part of, its earlier messages; the hub calls it
 // when the turn starts.
 func (a *Adapter) Prepare(ctx context.Context, in core.Inbound) core.Inbound {
-	if in.FetchContext {
-		in.Context = a.history(ctx, in.Thread.ID, in.MessageID)
-		in.FetchContext = false
-	}
-	if len(in.Attachments) > 0 {
-		files, notes := a.readFiles(ctx, in.Attachments)
-		in.Files = append(in.Files, files...)
-		if notes != "" {
-			in.Text = strings.TrimSpace(in.Text + "\n\n" + notes)
-		}
-		in.Attachments = nil
-	}
-	return in
+	return intake.Prepare(ctx, in, func(ctx context.Context, in core.Inbound) string {
+		return a.history(ctx, in.Thread.ID, in.MessageID)
+	}, a.readFiles)
 }
 
 // attachments describes a message's files for the journal.
@@ -289,17 +277,7 @@ func (a *Adapter) onInteractionCreate(_ *discordgo.Session, ev *discordgo.Intera
 		defer a.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
-		defer a.guard("click")
+		defer intake.Guard(a.log, "discord: click")
 		a.click(ctx, i)
 	}()
-}
-
-// guard keeps a panic in an event handler from taking the process down
-// (and with it every thread, again after each restart while the event is
-// redelivered): it logs the panic with its stack, and the event changes
-// nothing. Deferred directly by each handler goroutine.
-func (a *Adapter) guard(what string) {
-	if r := recover(); r != nil {
-		a.log.Error().Str("stack", string(debug.Stack())).Str("panic", fmt.Sprint(r)).Msgf("discord: %s handler panicked; it changed nothing", what)
-	}
 }

@@ -3,10 +3,8 @@ package slack
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"html"
 	"regexp"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -103,7 +101,7 @@ func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent, ack func()) {
 	taken = true
 	a.queues.Do(m.thread().Key(), func() {
 		defer ack()
-		defer a.guard("message")
+		defer intake.Guard(a.log, "slack: message")
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
 		a.accept(ctx, m)
@@ -177,19 +175,9 @@ func (p intakePlatform) Forget(eventID string) { p.a.seen.Forget(eventID) }
 // in the middle of a thread, its earlier messages; the hub calls it when
 // the turn starts.
 func (a *Adapter) Prepare(ctx context.Context, in core.Inbound) core.Inbound {
-	if in.FetchContext {
-		in.Context = a.history(ctx, in.Thread, in.MessageID)
-		in.FetchContext = false
-	}
-	if len(in.Attachments) > 0 {
-		files, notes := a.readFiles(ctx, in.Attachments)
-		in.Files = append(in.Files, files...)
-		if notes != "" {
-			in.Text = strings.TrimSpace(in.Text + "\n\n" + notes)
-		}
-		in.Attachments = nil
-	}
-	return in
+	return intake.Prepare(ctx, in, func(ctx context.Context, in core.Inbound) string {
+		return a.history(ctx, in.Thread, in.MessageID)
+	}, a.readFiles)
 }
 
 // attachments describes a message's files for the journal.
@@ -262,17 +250,7 @@ func (a *Adapter) onInteraction(cb slack.InteractionCallback) {
 		defer a.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
-		defer a.guard("click")
+		defer intake.Guard(a.log, "slack: click")
 		a.click(ctx, cb)
 	}()
-}
-
-// guard keeps a panic in an event handler from taking the process down
-// (and with it every thread, again after each restart while the event is
-// redelivered): it logs the panic with its stack, and the event changes
-// nothing. Deferred directly by each handler goroutine.
-func (a *Adapter) guard(what string) {
-	if r := recover(); r != nil {
-		a.log.Error().Str("stack", string(debug.Stack())).Str("panic", fmt.Sprint(r)).Msgf("slack: %s handler panicked; it changed nothing", what)
-	}
 }

@@ -15,7 +15,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"runtime/debug"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
@@ -175,4 +177,35 @@ func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Ou
 		return m, Failed
 	}
 	return m, Accepted
+}
+
+// Prepare completes a journaled Inbound when its turn starts, for an
+// adapter's core.Preparer: history fills Context when the message asks for
+// it, and read turns Attachments into Files, naming what it declined in
+// the text.
+func Prepare(ctx context.Context, in core.Inbound, history func(context.Context, core.Inbound) string,
+	read func(context.Context, []core.Attachment) ([]core.File, string)) core.Inbound {
+	if in.FetchContext {
+		in.Context = history(ctx, in)
+		in.FetchContext = false
+	}
+	if len(in.Attachments) > 0 {
+		files, notes := read(ctx, in.Attachments)
+		in.Files = append(in.Files, files...)
+		if notes != "" {
+			in.Text = strings.TrimSpace(in.Text + "\n\n" + notes)
+		}
+		in.Attachments = nil
+	}
+	return in
+}
+
+// Guard keeps a panic in an event handler from taking the process down
+// (and with it every thread, again after each restart while the event is
+// redelivered): it logs the panic with its stack, and the event changes
+// nothing. Defer it directly in each handler goroutine.
+func Guard(log zerolog.Logger, what string) {
+	if r := recover(); r != nil {
+		log.Error().Str("stack", string(debug.Stack())).Str("panic", fmt.Sprint(r)).Msgf("%s handler panicked; it changed nothing", what)
+	}
 }
