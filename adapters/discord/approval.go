@@ -3,7 +3,6 @@ package discord
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -235,7 +234,7 @@ func gateButtons(g core.Gate) []discordgo.MessageComponent {
 			style = discordgo.SuccessButton
 		}
 		row.Components = append(row.Components, discordgo.Button{Label: label, Style: style,
-			CustomID: gatePrefix + g.Token + ":" + strconv.Itoa(i)})
+			CustomID: gatePrefix + gatetext.Value(g.Token, i)})
 		if len(row.Components) == 5 {
 			rows = append(rows, row)
 			row = discordgo.ActionsRow{}
@@ -267,13 +266,5 @@ func parseCustomID(id string) (token string, idx int, ok bool) {
 	if !ok {
 		return "", 0, false
 	}
-	token, i, ok := strings.Cut(rest, ":")
-	if !ok || token == "" {
-		return "", 0, false
-	}
-	idx, err := strconv.Atoi(i)
-	if err != nil || idx < 0 {
-		return "", 0, false
-	}
-	return token, idx, true
+	return gatetext.ParseValue(rest)
 }

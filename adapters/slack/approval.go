@@ -71,7 +71,7 @@ func (u gateUI) FindGate(ctx context.Context, g core.Gate) (string, bool, error)
 			}
 			for _, el := range actions.Elements.ElementSet {
 				if btn, ok := el.(*slack.ButtonBlockElement); ok {
-					if token, _, ok := parseGateValue(btn.Value); ok && token == g.Token {
+					if token, _, ok := gatetext.ParseValue(btn.Value); ok && token == g.Token {
 						return g.Thread.Channel + ":" + m.Timestamp, true, nil
 					}
 				}
@@ -97,7 +97,7 @@ func (a *Adapter) click(ctx context.Context, cb slack.InteractionCallback) {
 	say := func(text string) { a.ephemeral(ctx, channel, user, threadTS, text) }
 
 	gates := a.opts.Gates
-	token, idx, ok := parseGateValue(act.Value)
+	token, idx, ok := gatetext.ParseValue(act.Value)
 	if gates == nil || !ok {
 		say("Sorry, that button isn't one I can act on.")
 		return
@@ -164,7 +164,7 @@ func gateBlocks(g core.Gate) (fallback string, blocks []slack.Block) {
 		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, note, false, false)))
 		var buttons []slack.BlockElement
 		for i, opt := range g.Options[:min(len(g.Options), maxButtons)] {
-			b := slack.NewButtonBlockElement(gateActionPrefix+strconv.Itoa(i), g.Token+":"+strconv.Itoa(i),
+			b := slack.NewButtonBlockElement(gateActionPrefix+strconv.Itoa(i), gatetext.Value(g.Token, i),
 				slack.NewTextBlockObject(slack.PlainTextType, gatetext.Label(opt, i, 75), false, false))
 			if core.Approves(opt) {
 				b.Style = slack.StylePrimary
@@ -189,17 +189,4 @@ func slackDate(t time.Time) string {
 		t = time.Now()
 	}
 	return fmt.Sprintf("<!date^%d^{date_short_pretty} at {time}|%s>", t.Unix(), t.UTC().Format("2006-01-02 15:04 UTC"))
-}
-
-// parseGateValue splits a button value, token:index.
-func parseGateValue(v string) (token string, idx int, ok bool) {
-	token, i, ok := strings.Cut(v, ":")
-	if !ok || token == "" {
-		return "", 0, false
-	}
-	idx, err := strconv.Atoi(i)
-	if err != nil || idx < 0 {
-		return "", 0, false
-	}
-	return token, idx, true
 }

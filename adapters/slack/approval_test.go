@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neobot/neobot/adapters/internal/gatetext"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core"
 )
@@ -57,7 +58,7 @@ func TestApprovalByRequester(t *testing.T) {
 		buttons[1].Text != "deny" || buttons[1].Style != "danger" {
 		t.Fatalf("buttons = %+v, want approve (primary) and deny (danger)", buttons)
 	}
-	token, idx, ok := parseGateValue(buttons[1].Value)
+	token, idx, ok := gatetext.ParseValue(buttons[1].Value)
 	if !ok || idx != 1 || len(token) < 20 {
 		t.Errorf("deny button value = %q, want an opaque token and index 1", buttons[1].Value)
 	}

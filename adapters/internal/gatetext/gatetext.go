@@ -60,3 +60,21 @@ func Label(opt string, i, max int) string {
 	}
 	return mdsplit.Clip(label, max, utf8.RuneCountInString)
 }
+
+// Value is what a gate's button carries: the gate's token and the
+// option's index.
+func Value(token string, idx int) string { return token + ":" + strconv.Itoa(idx) }
+
+// ParseValue splits a button value made by Value; ok is false for anything
+// else.
+func ParseValue(v string) (token string, idx int, ok bool) {
+	token, i, ok := strings.Cut(v, ":")
+	if !ok || token == "" {
+		return "", 0, false
+	}
+	idx, err := strconv.Atoi(i)
+	if err != nil || idx < 0 {
+		return "", 0, false
+	}
+	return token, idx, true
+}
