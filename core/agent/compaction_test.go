@@ -312,8 +312,11 @@ func TestCompactionsPerTurnCapped(t *testing.T) {
 		wantSay  string // prefix of the one thing said
 		wantPart bool
 	}{
-		{"answers after the cap", 5, 0, "Done.", false},
-		{"step budget ends it", 0, 5, "I couldn't finish this: I used my budget of 5 steps", true},
+		// Every step leaves the window over the hard threshold: once the
+		// cap is reached the turn ends honestly instead of sending a
+		// request the model would refuse, whatever came next.
+		{"would have answered after the cap", 5, 0, "I couldn't finish this: this conversation grew too large", true},
+		{"step budget not reached", 0, 5, "I couldn't finish this: this conversation grew too large", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nil)
@@ -400,13 +403,20 @@ func TestResumeAfterTurnMessageCompacted(t *testing.T) {
 		t.Errorf("dispatches = %+v; want c1, c2 interrupted, then c2 resumed under its own ID", calls)
 	}
 	reqs := h.srv.Requests()
-	for _, m := range reqs[len(reqs)-1].Messages {
+	sent := reqs[len(reqs)-1].Messages
+	var users []string
+	for _, m := range sent {
 		if m.Role == llm.RoleUser {
-			t.Errorf("resumed window holds a user message %.30q; the turn's message is in the summary, want none re-sent", m.Content)
+			users = append(users, m.Content)
 		}
 		if m.Role == llm.RoleTool && strings.Contains(m.Content, "outcome is unknown") {
 			t.Errorf("resumed window closed %s as abandoned; want it dispatched", m.ToolCallID)
 		}
+	}
+	// The turn's message was archived, yet the request still carries it,
+	// before the turn's tool calls: no request opens with an assistant turn.
+	if len(users) != 1 || users[0] != "compare the parts" || sent[1].Role != llm.RoleUser {
+		t.Errorf("resumed window's user messages = %q (second message %s), want the turn's own message right after the system block", users, sent[1].Role)
 	}
 	recs := h.tr.records(testThread)
 	if last := recs[len(recs)-1]; !last.Final || last.EventID != "E1" || last.Partial {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -108,6 +109,11 @@ func (tr *turn) loop(ctx context.Context) error {
 		if err := tr.maybeCompact(ctx, false); err != nil {
 			return err
 		}
+		if tr.a.budget.Check(tr.used()) == compact.PressureHard && tr.compactions >= a.opts.MaxCompactionsPerTurn {
+			// Compacting again is not allowed this turn, and a request over
+			// the window would only be refused: stop honestly instead.
+			return tr.partial(ctx, "this conversation grew too large for the model's window even after compacting it")
+		}
 		res, err := tr.callModel(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -187,12 +193,22 @@ func (tr *turn) callModel(ctx context.Context) (*llm.ChatResult, error) {
 	}
 }
 
-// window renders the request's messages with a fresh system block.
+// window renders the request's messages with a fresh system block. When a
+// compaction archived the turn's own message (an anchor holds its place),
+// the message is put back first: every request carries what the user
+// asked, and never opens with an assistant tool call, which stricter
+// providers refuse.
 func (tr *turn) window() []llm.Message {
 	a := tr.a
 	p := promptInput{in: tr.t.Inbound, summary: tr.st.summary.Text, goal: tr.st.goal, recall: tr.recall, step: tr.steps + 1}
 	p.used = tr.used()
-	return tr.st.messages(a.system(p), a.opts.ResultCap, tr.hint)
+	msgs := tr.st.messages(a.system(p), a.opts.ResultCap, tr.hint)
+	if tr.start < len(tr.st.items) && tr.st.items[tr.start].msg.Role == "" {
+		// Compaction archives a prefix: with the turn's message gone, every
+		// live item is this turn's, so the message goes first.
+		msgs = slices.Insert(msgs, 1, llm.UserMessage(userText(tr.t.Inbound)))
+	}
+	return msgs
 }
 
 // used estimates the next request's tokens.
