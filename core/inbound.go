@@ -38,6 +38,10 @@ type Inbound struct {
 	// DM is true for a direct message. Memory from a DM is never recalled in
 	// a channel.
 	DM bool `json:"dm,omitempty"`
+	// Private is true in a conversation only its members can read (a
+	// Discord private thread): its memory stays in the thread, never
+	// reaching the parent channel.
+	Private bool `json:"private,omitempty"`
 	// Roles are the author's platform roles (Discord role IDs), used to
 	// decide who may approve a gate.
 	Roles []string `json:"roles,omitempty"`

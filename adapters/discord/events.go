@@ -125,7 +125,7 @@ func (a *Adapter) accept(ctx context.Context, im incoming) {
 	in := core.Inbound{
 		Thread: t, User: m.Author.ID, UserName: cmp.Or(m.Author.GlobalName, m.Author.Username),
 		Text: a.cleanText(m.Content), EventID: m.ID, MessageID: m.ID, DM: im.dm, At: m.Timestamp,
-		Attachments: attachments(m.Attachments), FetchContext: im.info.thread,
+		Attachments: attachments(m.Attachments), FetchContext: im.info.thread, Private: im.info.private,
 	}
 	if m.Member != nil {
 		in.Roles = slices.Clone(m.Member.Roles)
@@ -243,6 +243,8 @@ type channelInfo struct {
 	thread bool
 	parent string // the thread's parent channel
 	ours   bool   // a thread this process started
+	// private is a private thread: only its members can read it.
+	private bool
 }
 
 // channel returns what kind of channel id is, from the cache or REST.
@@ -257,7 +259,7 @@ func (a *Adapter) channel(ctx context.Context, id string) (channelInfo, error) {
 		}
 		return channelInfo{}, err
 	}
-	info := channelInfo{thread: ch.IsThread(), parent: ch.ParentID}
+	info := channelInfo{thread: ch.IsThread(), parent: ch.ParentID, private: ch.Type == discordgo.ChannelTypeGuildPrivateThread}
 	a.channels.put(id, info)
 	return info, nil
 }

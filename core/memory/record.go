@@ -59,12 +59,18 @@ type Reader struct {
 	DM        bool
 }
 
-// ReaderOf returns the reader of an inbound message's conversation.
+// ReaderOf returns the reader of an inbound message's conversation. In a
+// private thread the thread is the channel: its members read what was said
+// there, not what the wider channel knows.
 func ReaderOf(in core.Inbound) Reader {
-	return Reader{
+	r := Reader{
 		Platform: in.Thread.Platform, Workspace: in.Thread.Workspace,
 		User: in.User, Channel: in.Thread.Channel, DM: in.DM,
 	}
+	if in.Private {
+		r.Channel = in.Thread.ID
+	}
+	return r
 }
 
 // Visible reports whether a record with scope s may be recalled by r. This
@@ -98,6 +104,9 @@ type Record struct {
 	Updated  time.Time `json:"updated"`
 	// Supersedes is the ID of the record this one replaced, if any.
 	Supersedes string `json:"supersedes,omitempty"`
+	// Source is where a fact was learned: the thread, the message's event
+	// ID and its author, whose own words it came from.
+	Source string `json:"source,omitempty"`
 }
 
 // Store keeps records durably. The store package implements it over bbolt;

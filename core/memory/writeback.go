@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/neobot/neobot/core"
@@ -118,7 +117,10 @@ func (c *Cortex) extract(ctx context.Context, in core.Inbound, turn []llm.Messag
 	var facts struct {
 		Facts []extracted `json:"facts"`
 	}
-	if err := c.ask(ctx, extractPrompt, renderTurn(in, turn), &facts); err != nil {
+	// Facts come from the author's own words alone: never from a file,
+	// a tool's result, the thread's other people or Neo's replies, any of
+	// which could plant a "fact" in someone's memory.
+	if err := c.ask(ctx, extractPrompt, ownWords(in), &facts); err != nil {
 		return nil, nil, fmt.Errorf("extract facts: %w", err)
 	}
 	r := ReaderOf(in)
@@ -185,6 +187,7 @@ func (c *Cortex) extract(ctx context.Context, in core.Inbound, turn []llm.Messag
 			if err != nil {
 				return nil, nil, err
 			}
+			rec.Source = source(in)
 			put = append(put, rec)
 		case "UPDATE":
 			if !known {
@@ -194,10 +197,13 @@ func (c *Cortex) extract(ctx context.Context, in core.Inbound, turn []llm.Messag
 			if text == "" {
 				text = p.fact.Text
 			}
-			rec, err := newRec(p.scope, p.fact.Kind, text, mergeEntities(target.Entities, p.fact.Entities))
+			// An update stays where the record was: learning more about it
+			// in a wider conversation never widens who may recall it.
+			rec, err := newRec(target.Scope, p.fact.Kind, text, mergeEntities(target.Entities, p.fact.Entities))
 			if err != nil {
 				return nil, nil, err
 			}
+			rec.Source = source(in)
 			rec.Supersedes, rec.Created = target.ID, target.Created
 			put = append(put, rec)
 			del = append(del, target.ID)
@@ -258,9 +264,14 @@ func outcome(turn []llm.Message) (answer string, tools []string) {
 // belong: a direct message stays with its user, a channel with its channel.
 func conversationScope(in core.Inbound) Scope {
 	s := Scope{Platform: in.Thread.Platform, Workspace: in.Thread.Workspace}
-	if in.DM {
+	switch {
+	case in.DM:
 		s.User, s.DM = in.User, true
-	} else {
+	case in.Private:
+		// A private thread's members are not its channel's: what is said
+		// there stays there.
+		s.Channel = in.Thread.ID
+	default:
 		s.Channel = in.Thread.Channel
 	}
 	return s
@@ -270,35 +281,21 @@ func conversationScope(in core.Inbound) Scope {
 // follow the user through the workspace (except from a direct message,
 // which never leaves it); shared facts stay in the conversation's scope.
 func factScope(in core.Inbound, aboutUser bool) Scope {
-	if aboutUser && !in.DM && in.User != "" {
+	if aboutUser && !in.DM && !in.Private && in.User != "" {
 		return Scope{Platform: in.Thread.Platform, Workspace: in.Thread.Workspace, User: in.User}
 	}
 	return conversationScope(in)
 }
 
-func renderTurn(in core.Inbound, turn []llm.Message) string {
-	var b strings.Builder
-	// The turn usually opens with the user's message; when it does not,
-	// the inbound text stands in for it.
-	if !slices.ContainsFunc(turn, func(m llm.Message) bool { return m.Role == llm.RoleUser }) {
-		fmt.Fprintf(&b, "%s: %s\n", speaker(in), in.Text)
-	}
-	for _, m := range turn {
-		switch m.Role {
-		case llm.RoleAssistant:
-			for _, tc := range m.ToolCalls {
-				fmt.Fprintf(&b, "Neo called %s(%s)\n", tc.Function.Name, excerpt(tc.Function.Arguments, 300))
-			}
-			if m.Content != "" {
-				fmt.Fprintf(&b, "Neo: %s\n", m.Content)
-			}
-		case llm.RoleTool:
-			fmt.Fprintf(&b, "%s returned: %s\n", m.Name, excerpt(m.Content, 300))
-		case llm.RoleUser:
-			fmt.Fprintf(&b, "%s: %s\n", speaker(in), m.Content)
-		}
-	}
-	return b.String()
+// ownWords is what fact extraction reads: the author's message as they
+// wrote it, nothing else of the turn.
+func ownWords(in core.Inbound) string {
+	return fmt.Sprintf("%s: %s\n", speaker(in), in.Text)
+}
+
+// source names where a fact was learned.
+func source(in core.Inbound) string {
+	return fmt.Sprintf("%s event %s by %s", in.Thread.Key(), in.EventID, in.User)
 }
 
 func speaker(in core.Inbound) string {
