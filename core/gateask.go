@@ -121,7 +121,11 @@ func (gs *Gates) Ask(ctx context.Context, req GateRequest, allowed []string, ui 
 			return GateAnswer{}, fmt.Errorf("gate: record approval message: %w", err)
 		}
 	}
+	// A person may take minutes to click: meanwhile the turn holds no
+	// slot, so pending approvals can't starve every other thread.
+	resume := Idle(ctx)
 	decided, err := gs.Wait(ctx, g.Token)
+	resume(ctx)
 	if err != nil && ctx.Err() == nil {
 		return GateAnswer{}, fmt.Errorf("gate: wait for approval: %w", err)
 	}

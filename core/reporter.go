@@ -50,3 +50,26 @@ func ToolCallFrom(ctx context.Context) string {
 	id, _ := ctx.Value(toolCallKey{}).(string)
 	return id
 }
+
+type idleKey struct{}
+
+// Idler gives up a running turn's share of the turn limit while the turn
+// waits on a person (an approval), and returns the function that takes it
+// back, waiting for a free slot, before the turn goes on.
+type Idler func() (resume func(ctx context.Context))
+
+// WithIdler returns a context whose turn can give up its slot through idle.
+// The conversation hub sets it on every turn it runs.
+func WithIdler(ctx context.Context, idle Idler) context.Context {
+	return context.WithValue(ctx, idleKey{}, idle)
+}
+
+// Idle gives up ctx's turn slot, if it has one, while the caller waits on a
+// person; call the returned function to take it back. Without a slot both
+// are no-ops.
+func Idle(ctx context.Context) (resume func(ctx context.Context)) {
+	if idle, ok := ctx.Value(idleKey{}).(Idler); ok && idle != nil {
+		return idle()
+	}
+	return func(context.Context) {}
+}

@@ -43,6 +43,8 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 		Runner:        a.agent,
 		Journal:       a.db,
 		MaxConcurrent: cfg.MaxConcurrentTurns,
+		MaxPerUser:    cfg.MaxTurnsPerUser,
+		MaxQueued:     cfg.MaxQueuedPerThread,
 		Grace:         cfg.ShutdownGrace,
 		Logger:        log.With().Str("component", "conversation").Logger(),
 	})

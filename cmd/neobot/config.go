@@ -48,6 +48,8 @@ type Config struct {
 	SelfApprove  bool
 
 	MaxConcurrentTurns int
+	MaxTurnsPerUser    int
+	MaxQueuedPerThread int
 	ShutdownGrace      time.Duration
 
 	SlackBotToken      Secret
@@ -169,7 +171,9 @@ func settings() []setting {
 		{env: "NEO_CALLER_WALLET", flag: "caller-wallet", usage: "wallet address the daemon charges for delegated tasks", set: str(func(c *Config) *string { return &c.CallerWallet })},
 		{env: "NEO_SELF_APPROVE", flag: "self-approve", def: "false", usage: "let the person who asked for a spend approve it themselves; off, only the *_APPROVERS can (the terminal always asks its one operator)", set: boolean(func(c *Config) *bool { return &c.SelfApprove })},
 		{env: "NEO_DAEMON_POLL", flag: "daemon-poll", def: "1.5s", usage: "how often a delegated task's status and gates are polled", set: duration(func(c *Config) *time.Duration { return &c.DaemonPoll })},
-		{env: "NEO_MAX_CONCURRENT_TURNS", flag: "max-concurrent-turns", def: "64", usage: "turns running at once across all threads", set: count(func(c *Config) *int { return &c.MaxConcurrentTurns })},
+		{env: "NEO_MAX_CONCURRENT_TURNS", flag: "max-concurrent-turns", def: "64", usage: "turns running at once across all threads (a turn waiting on an approval does not count)", set: count(func(c *Config) *int { return &c.MaxConcurrentTurns })},
+		{env: "NEO_MAX_TURNS_PER_USER", flag: "max-turns-per-user", def: "0", usage: "turns one person's messages run at once; 0 means a quarter of NEO_MAX_CONCURRENT_TURNS (at least 1)", set: count(func(c *Config) *int { return &c.MaxTurnsPerUser })},
+		{env: "NEO_MAX_QUEUED_PER_THREAD", flag: "max-queued-per-thread", def: "20", usage: "messages that may wait in one thread; past it a message is set aside and its author told", set: count(func(c *Config) *int { return &c.MaxQueuedPerThread })},
 		{env: "NEO_SHUTDOWN_GRACE", flag: "shutdown-grace", def: "10s", usage: "on SIGTERM, how long running turns get to finish before they are stopped (they resume after the restart); keep it under the platform's kill timeout", set: duration(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 		{env: "SLACK_BOT_TOKEN", secret: true, usage: "Slack bot token (xoxb-...); set to run in Slack", set: secret(func(c *Config) *Secret { return &c.SlackBotToken })},
 		{env: "SLACK_APP_TOKEN", secret: true, usage: "Slack app-level token (xapp-...) for Socket Mode", set: secret(func(c *Config) *Secret { return &c.SlackAppToken })},

@@ -18,7 +18,7 @@ var epoch = time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
 func msg(thread, event, text string) core.Inbound {
 	return core.Inbound{
 		Thread:  core.Thread{Platform: "test", Workspace: "W1", Channel: "C1", ID: thread},
-		User:    "U1",
+		User:    "U-" + thread, // one author per thread: the per-user cap is tested on its own
 		Text:    text,
 		EventID: event,
 		At:      epoch,

@@ -53,6 +53,9 @@ const (
 	DefaultMaxAge = 24 * time.Hour
 	// DefaultNoticeTimeout bounds each notice the hub posts on its own.
 	DefaultNoticeTimeout = 30 * time.Second
+	// DefaultMaxQueued is how many messages may wait in one thread when
+	// Options.MaxQueued is zero (NEO_MAX_QUEUED_PER_THREAD).
+	DefaultMaxQueued = 20
 )
 
 // Errors returned by the hub.
@@ -69,8 +72,15 @@ type Options struct {
 	Runner  Runner
 	Journal Journal
 	// MaxConcurrent caps the turns running at once across all threads
-	// (DefaultMaxConcurrent when zero or negative).
+	// (DefaultMaxConcurrent when zero or negative). A turn waiting on a
+	// person's approval does not count.
 	MaxConcurrent int
+	// MaxPerUser caps the turns one user's messages run at once, so one
+	// person can't take every slot (MaxConcurrent/4, at least 1, when zero).
+	MaxPerUser int
+	// MaxQueued caps the messages waiting in one thread (DefaultMaxQueued
+	// when zero); past it a message is set aside, and its author told.
+	MaxQueued int
 	// Grace is how long Close waits for running turns before it cancels
 	// them (DefaultGrace when zero; negative cancels at once).
 	Grace time.Duration
@@ -102,6 +112,8 @@ type Hub struct {
 	runner        Runner
 	journal       Journal
 	max           int
+	maxPerUser    int
+	maxQueued     int
 	grace         time.Duration
 	maxAge        time.Duration
 	noticeTimeout time.Duration
@@ -115,7 +127,9 @@ type Hub struct {
 	threads   map[string]*mailbox // thread key -> mailbox, only while busy
 	inflight  map[string]bool     // eventKey of every queued or running message
 	ready     []*mailbox          // threads waiting for a turn slot, FIFO
-	running   int                 // worker goroutines, at most max
+	running   int                 // turns holding a slot, at most max
+	byUser    map[string]int      // running turns per user (platform, user)
+	slotFree  chan struct{}       // closed and replaced when a slot frees
 	chores    map[uint64]context.CancelFunc
 	choreSeq  uint64
 	closing   chan struct{} // closed when Close begins
@@ -128,6 +142,8 @@ type Hub struct {
 func New(opts Options) *Hub {
 	h := &Hub{
 		runner: opts.Runner, journal: opts.Journal, max: opts.MaxConcurrent,
+		maxPerUser: opts.MaxPerUser, maxQueued: opts.MaxQueued,
+		byUser: map[string]int{}, slotFree: make(chan struct{}),
 		grace: opts.Grace, maxAge: opts.MaxAge, noticeTimeout: opts.NoticeTimeout,
 		now: opts.Now, log: opts.Logger,
 		platforms: map[string]Platform{}, threads: map[string]*mailbox{},
@@ -142,6 +158,12 @@ func New(opts Options) *Hub {
 	}
 	if h.max <= 0 {
 		h.max = DefaultMaxConcurrent
+	}
+	if h.maxPerUser <= 0 {
+		h.maxPerUser = max(h.max/4, 1)
+	}
+	if h.maxQueued <= 0 {
+		h.maxQueued = DefaultMaxQueued
 	}
 	if h.grace == 0 {
 		h.grace = DefaultGrace

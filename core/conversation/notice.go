@@ -8,6 +8,12 @@ import (
 	"time"
 )
 
+// queueFullText tells a user their message was set aside: the thread
+// already has max messages waiting.
+func queueFullText(max int) string {
+	return fmt.Sprintf("I already have %d messages waiting in this thread, so I set this one aside. Send it again once I've answered the others, or say \"stop\" to clear the queue.", max)
+}
+
 // textQueued tells a user their message waits behind the running turn.
 const textQueued = "Got it, I'll get to this as soon as I finish what I'm working on here."
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 
 	"github.com/neobot/neobot/core"
 )
@@ -40,6 +41,16 @@ func (h *Hub) admitLocked(p Platform, in core.Inbound) {
 	k := eventKey(in)
 	if h.inflight[k] {
 		return // resumed by Start while Submit was journaling it
+	}
+	if mb != nil && len(mb.queue) >= h.maxQueued {
+		// Set aside in words, never silently: the journal settles it so
+		// a restart does not bring it back either.
+		rep := p.Reporter(in.Thread)
+		h.choreLocked(func(ctx context.Context) {
+			h.notice(ctx, rep, in, queueFullText(h.maxQueued))
+			h.complete(ctx, in)
+		})
+		return
 	}
 	h.inflight[k] = true
 	if mb == nil {
@@ -117,27 +128,70 @@ func (h *Hub) scheduleLocked() {
 	}
 }
 
-// nextLocked takes the thread at the front of the line and starts its next
-// turn, or returns nil when nothing may run.
+// nextLocked takes the first thread in line whose next message's author
+// is under MaxPerUser and starts its turn, or returns nil when nothing may
+// run. Threads passed over keep their place.
 func (h *Hub) nextLocked() (*mailbox, *item, context.Context) {
-	for h.state == stateRunning && len(h.ready) > 0 {
-		mb := h.ready[0]
-		h.ready[0] = nil
-		h.ready = h.ready[1:]
-		mb.inReady = false
+	for i := 0; h.state == stateRunning && i < len(h.ready); {
+		mb := h.ready[i]
 		if len(mb.queue) == 0 { // emptied by a stop while it waited
+			h.ready = slices.Delete(h.ready, i, i+1)
+			mb.inReady = false
 			h.forgetLocked(mb)
 			continue
 		}
+		if h.byUser[userKey(mb.queue[0].in)] >= h.maxPerUser {
+			i++
+			continue
+		}
+		h.ready = slices.Delete(h.ready, i, i+1)
+		mb.inReady = false
 		it := mb.queue[0]
 		mb.queue[0] = nil
 		mb.queue = mb.queue[1:]
 		ctx, cancel := context.WithCancelCause(context.Background())
+		ctx = core.WithIdler(ctx, h.idler)
 		it.cancel, it.done = cancel, make(chan struct{})
 		mb.cur = it
+		h.byUser[userKey(it.in)]++
 		return mb, it, ctx
 	}
 	return nil, nil, nil
+}
+
+// userKey names a message's author across the hub.
+func userKey(in core.Inbound) string { return in.Thread.Platform + "\x00" + in.User }
+
+// releaseLocked gives up one slot and starts whatever may now run.
+func (h *Hub) releaseLocked() {
+	h.running--
+	close(h.slotFree)
+	h.slotFree = make(chan struct{})
+	h.scheduleLocked()
+}
+
+// idler is every turn's core.Idler: a turn waiting on a person gives up
+// its slot, and takes one back (waiting for it) before going on. Should
+// the turn end meanwhile, it takes the slot back at once, to give it up
+// as it ends.
+func (h *Hub) idler() func(ctx context.Context) {
+	h.mu.Lock()
+	h.releaseLocked()
+	h.mu.Unlock()
+	return func(ctx context.Context) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for h.running >= h.max && ctx.Err() == nil {
+			free := h.slotFree
+			h.mu.Unlock()
+			select {
+			case <-free:
+			case <-ctx.Done():
+			}
+			h.mu.Lock()
+		}
+		h.running++
+	}
 }
 
 // forgetLocked drops an idle mailbox, unless a newer one replaced it.
@@ -155,11 +209,16 @@ func (h *Hub) work(ctx context.Context, mb *mailbox, it *item) {
 		h.mu.Lock()
 		mb.cur = nil
 		delete(h.inflight, eventKey(it.in))
+		if u := userKey(it.in); h.byUser[u] <= 1 {
+			delete(h.byUser, u)
+		} else {
+			h.byUser[u]--
+		}
 		h.readyLocked(mb)
 		h.forgetLocked(mb)
 		mb, it, ctx = h.nextLocked()
 		if mb == nil {
-			h.running--
+			h.releaseLocked()
 			h.mu.Unlock()
 			return
 		}

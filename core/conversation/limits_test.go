@@ -1,0 +1,107 @@
+package conversation
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/neobot/neobot/core"
+)
+
+// TestApprovalWaitFreesSlot: with one slot, a turn waiting on a person's
+// approval lets another thread's turn run meanwhile, then takes a slot
+// back to finish.
+func TestApprovalWaitFreesSlot(t *testing.T) {
+	idle, approved := make(chan struct{}), make(chan struct{})
+	var order []string
+	r := newHeldRunner()
+	runner := runFunc(func(ctx context.Context, turn core.Turn) error {
+		if turn.Inbound.Thread.ID == "A" {
+			resume := core.Idle(ctx) // as Gates.Ask does around the wait
+			close(idle)
+			<-approved
+			resume(ctx)
+			order = append(order, "A finished")
+			return nil
+		}
+		return r.Run(ctx, turn)
+	})
+	h, j, _ := startHub(t, Options{Runner: runner, MaxConcurrent: 1})
+	submit(t, h, msg("A", "A1", "send 5 PAX"))
+	<-idle
+	submit(t, h, msg("B", "B1", "hello"))
+	b := r.next(t) // B runs while A waits on its approval
+	h.mu.Lock()
+	running := h.running
+	h.mu.Unlock()
+	if running != 1 {
+		t.Errorf("slots taken while A waits and B runs = %d, want 1", running)
+	}
+	close(approved)
+	order = append(order, "B finished")
+	b.reply <- nil
+	j.waitCompleted(t, 2)
+	if strings.Join(order, ", ") != "B finished, A finished" {
+		t.Errorf("order = %v, want B to finish before A took a slot back", order)
+	}
+}
+
+// TestPerUserCap: one user's threads run at most MaxPerUser turns at once;
+// another user's thread runs meanwhile.
+func TestPerUserCap(t *testing.T) {
+	r := newHeldRunner()
+	h, j, _ := startHub(t, Options{Runner: r, MaxConcurrent: 4, MaxPerUser: 1})
+	mine := func(thread string) core.Inbound {
+		in := msg(thread, thread+"1", "hi")
+		in.User = "U-busy"
+		return in
+	}
+	submit(t, h, mine("A"))
+	submit(t, h, mine("B"))
+	submit(t, h, msg("C", "C1", "hi"))
+	first, second := r.next(t), r.next(t)
+	if first.turn.Inbound.Thread.ID == "C" {
+		first, second = second, first
+	}
+	if first.turn.Inbound.Thread.ID != "A" || second.turn.Inbound.Thread.ID != "C" {
+		t.Fatalf("first turns ran in threads %s and %s, want A and C (B waits behind its author's running turn)",
+			first.turn.Inbound.Thread.ID, second.turn.Inbound.Thread.ID)
+	}
+	first.reply <- nil
+	third := r.next(t)
+	if third.turn.Inbound.Thread.ID != "B" {
+		t.Errorf("third turn in %s, want B once A ended", third.turn.Inbound.Thread.ID)
+	}
+	second.reply <- nil
+	third.reply <- nil
+	j.waitCompleted(t, 3)
+}
+
+// TestQueueCap: a thread with MaxQueued messages waiting sets the next one
+// aside, tells its author, and settles it in the journal.
+func TestQueueCap(t *testing.T) {
+	r := newHeldRunner()
+	h, j, p := startHub(t, Options{Runner: r, MaxQueued: 2})
+	submit(t, h, msg("A", "A1", "first"))
+	running := r.next(t)
+	submit(t, h, msg("A", "A2", "second"))
+	submit(t, h, msg("A", "A3", "third"))
+	submit(t, h, msg("A", "A4", "fourth"))
+	rec := p.rec(msg("A", "", "").Thread)
+	notices, err := rec.WaitNotices(waitCtx(t), 3)
+	if err != nil {
+		t.Fatalf("notices: %v (got %q)", err, rec.Notices())
+	}
+	if n := strings.Count(strings.Join(notices, "\n"), "set this one aside"); n != 1 {
+		t.Errorf("notices = %q, want the fourth message, and only it, set aside in words", notices)
+	}
+	j.waitCompleted(t, 1)
+	if !j.completed(msg("A", "A4", "")) {
+		t.Error("the set-aside message is still pending in the journal")
+	}
+	running.reply <- nil
+	for range 2 {
+		r.next(t).reply <- nil
+	}
+	j.waitCompleted(t, 4)
+}
