@@ -106,3 +106,34 @@ func TestApproverStoppingKeepsGatePending(t *testing.T) {
 		t.Errorf("gate %s after a cancel while stopping, want pending", stored.State)
 	}
 }
+
+// TestAskIdlesWhileWaiting: a turn waiting on a person gives up its slot
+// for the wait and takes it back once the person has answered.
+func TestAskIdlesWhileWaiting(t *testing.T) {
+	store := coretest.NewGateStore()
+	gates := core.NewGates(core.GatesOptions{Store: store})
+	ui := stoppingUI{posted: make(chan core.Gate, 1)}
+	var events []string
+	idled := make(chan struct{})
+	ctx := core.WithIdler(t.Context(), func() func(context.Context) {
+		events = append(events, "idle")
+		close(idled)
+		return func(context.Context) { events = append(events, "resume") }
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := gates.Ask(ctx, gateReq("n1"), []string{"U-admin"}, ui)
+		done <- err
+	}()
+	g := <-ui.posted
+	<-idled
+	if _, err := gates.Answer(t.Context(), g.Token, 0, "U-admin", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Ask = %v", err)
+	}
+	if strings.Join(events, ",") != "idle,resume" {
+		t.Errorf("slot events = %v, want idle then resume", events)
+	}
+}
