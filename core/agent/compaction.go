@@ -45,6 +45,11 @@ func (tr *turn) compact(ctx context.Context, p compact.Pressure) error {
 	counts := make([]int, len(st.items))
 	for i, it := range st.items {
 		msgs[i], counts[i] = it.msg, it.tokens
+		if msgs[i].Role == llm.RoleTool {
+			// Summarize, and keep identifiers from, what the model saw:
+			// the archive keeps the rest, unread.
+			msgs[i].Content = capResult(msgs[i].Content, a.opts.ResultCap)
+		}
 	}
 	keep := int(float64(a.opts.ContextWindow) * softKeep)
 	if p == compact.PressureHard {

@@ -431,3 +431,30 @@ func TestResumeAfterTurnMessageCompacted(t *testing.T) {
 		t.Errorf("Says after redelivery = %d, want still 1", got)
 	}
 }
+
+// TestSummaryKeepsOnlyIdentifiersTheModelSaw: a tool result longer than
+// ResultCap was shown to the model cut short; the identifiers past the cut
+// never reached the model, so compaction does not carry them into the
+// summary (the archive still holds the full result).
+func TestSummaryKeepsOnlyIdentifiersTheModelSaw(t *testing.T) {
+	h := newHarness(t, nil)
+	overfull(t, h, func(o *Options) { o.ResultCap = 4 << 10 })
+	const seen, unseen = "0x52908400098527886E0F7030069857D2E4169EE7", "0x8617E340B3D01FA5F11F306F4090FD50E238070D"
+	h.tools.fn = func(ctx context.Context, name string, args map[string]any) (string, bool, error) {
+		return "owner " + seen + "\n" + strings.Repeat("line of output\n", 5000) + "hidden " + unseen, false, nil
+	}
+	h.srv.Enqueue(overfullCall(1), overfullCall(2), overfullCall(3), llmtest.Text("Done."))
+	if err := h.run(t, inbound("E1", "who owns it?")); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if len(h.tr.compacts) == 0 {
+		t.Fatal("no compaction happened")
+	}
+	sum := h.tr.compacts[len(h.tr.compacts)-1].Text
+	if !strings.Contains(sum, seen) {
+		t.Errorf("summary lost %s, which the model saw:\n%s", seen, sum)
+	}
+	if strings.Contains(sum, unseen) {
+		t.Errorf("summary carries %s, which the model never saw", unseen)
+	}
+}

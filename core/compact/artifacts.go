@@ -39,8 +39,9 @@ func ValidateSummary(summary, history string) (validated string, dropped []strin
 		}
 		seen[tok] = true
 		// A token may sit inside a longer one in the summary (an ID
-		// inside a URL): that is still verbatim.
-		if strings.Contains(summary, tok) {
+		// inside a URL): that is still verbatim, but only as a whole
+		// token. "0xabc1" does not keep "0xabc", nor "12345" keep "1234".
+		if containsToken(summary, tok) {
 			return
 		}
 		dropped = append(dropped, tok)
@@ -132,21 +133,63 @@ func scanWords(field string, add func(string)) {
 	}
 }
 
-func wordByte(c byte) bool { return isAlnum(c) || c == '-' || c == '.' }
+func wordByte(c byte) bool { return isAlnum(c) || c == '-' || c == '.' || c == '_' }
 
-// classify adds word if it is high-entropy, else tries its parts.
+// classify adds word if it is high-entropy. A word made of a prefix and a
+// high-entropy part (req-550e8400-…, tx_9f86d0…) is added whole: its
+// prefix is part of the identifier. Dotted words (a host, a sentence's
+// last word) give their parts.
 func classify(w string, add func(string)) {
 	if len(w) < 6 {
 		return
 	}
-	if isUUID(w) || isDecimal(w) || isHexToken(w) || isSlackID(w) || isBase58(w) {
+	if highEntropy(w) {
 		add(w)
 		return
 	}
-	if strings.ContainsAny(w, "-.") {
-		for _, part := range strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '.' }) {
-			classify(part, add)
+	if !strings.ContainsAny(w, "-._") {
+		return
+	}
+	if !strings.Contains(w, ".") {
+		for _, part := range strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '_' }) {
+			if len(part) >= 6 && highEntropy(part) || strings.Contains(w, "-") && hasUUID(w) {
+				add(w)
+				return
+			}
 		}
+	}
+	for _, part := range strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '.' || r == '_' }) {
+		classify(part, add)
+	}
+}
+
+// highEntropy reports whether w is one identifier of a kind a summary
+// must keep verbatim.
+func highEntropy(w string) bool {
+	return isUUID(w) || isDecimal(w) || isHexToken(w) || isSlackID(w) || isBase58(w)
+}
+
+// hasUUID reports whether w ends in a UUID after a prefix.
+func hasUUID(w string) bool { return len(w) > 37 && w[len(w)-37] == '-' && isUUID(w[len(w)-36:]) }
+
+// containsToken reports whether tok appears in s as a whole token: not
+// continued by a letter, digit, '-' or '_' on either side (a '.' after it
+// ends a sentence unless more of the word follows).
+func containsToken(s, tok string) bool {
+	for off := 0; ; {
+		i := strings.Index(s[off:], tok)
+		if i < 0 {
+			return false
+		}
+		i += off
+		j := i + len(tok)
+		left := i == 0 || !(isAlnum(s[i-1]) || s[i-1] == '-' || s[i-1] == '_' || s[i-1] == '.')
+		right := j == len(s) || !(isAlnum(s[j]) || s[j] == '-' || s[j] == '_') &&
+			!(s[j] == '.' && j+1 < len(s) && isAlnum(s[j+1]))
+		if left && right {
+			return true
+		}
+		off = i + 1
 	}
 }
 
