@@ -190,3 +190,32 @@ func inert(text string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Tidy deletes the status messages Neo left in thread t: a turn cut short
+// by a crash never edited its "⏳" line into an answer, and a resumed turn
+// posts its own (conversation.Tidier).
+func (a *Adapter) Tidy(ctx context.Context, t core.Thread) {
+	msgs, err := a.s.ChannelMessages(t.ID, 50, "", "", "", call(ctx))
+	if err != nil {
+		a.log.Warn().Err(err).Str("thread", t.Key()).Msg("discord: look for stale status messages")
+		return
+	}
+	me := a.me()
+	if me == "" { // a turn resumed before Run has connected
+		u, err := a.s.User("@me", call(ctx))
+		if err != nil {
+			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("discord: look for stale status messages")
+			return
+		}
+		me = u.ID
+		a.self.CompareAndSwap(nil, u)
+	}
+	for _, m := range msgs {
+		if m.Author == nil || m.Author.ID != me || !strings.HasPrefix(m.Content, statusContent("")) {
+			continue
+		}
+		if err := a.s.ChannelMessageDelete(t.ID, m.ID, call(ctx)); err != nil {
+			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("discord: delete a stale status message")
+		}
+	}
+}

@@ -220,3 +220,52 @@ func (a *Adapter) ephemeral(ctx context.Context, channel, user, threadTS, text s
 		a.log.Warn().Err(err).Str("channel", channel).Msg("slack: ephemeral reply")
 	}
 }
+
+// Tidy deletes the status messages Neo left in thread t: a turn cut short
+// by a crash never edited its "Thinking…" line into an answer, and a
+// resumed turn posts its own (conversation.Tidier).
+func (a *Adapter) Tidy(ctx context.Context, t core.Thread) {
+	me := a.me()
+	if me.BotID == "" { // a turn resumed before Run has connected
+		auth, err := a.api.AuthTestContext(ctx)
+		if err != nil {
+			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: look for stale status messages")
+			return
+		}
+		me = identity{UserID: auth.UserID, BotID: auth.BotID, TeamID: auth.TeamID}
+		a.self.CompareAndSwap(nil, &me)
+	}
+	var msgs []slack.Message
+	err := a.retry(ctx, "conversations.replies", func(ctx context.Context) (err error) {
+		msgs, _, _, err = a.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+			ChannelID: t.Channel, Timestamp: t.ID, Limit: 200,
+		})
+		return err
+	})
+	if err != nil {
+		a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: look for stale status messages")
+		return
+	}
+	for _, m := range msgs {
+		if m.BotID != me.BotID || !isStatusMessage(m) {
+			continue
+		}
+		err := a.retry(ctx, "chat.delete", func(ctx context.Context) error {
+			_, _, err := a.api.DeleteMessageContext(ctx, t.Channel, m.Timestamp)
+			return err
+		})
+		if err != nil {
+			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: delete a stale status message")
+		}
+	}
+}
+
+// isStatusMessage reports whether m is a status line statusMessage posted.
+func isStatusMessage(m slack.Message) bool {
+	for _, b := range m.Blocks.BlockSet {
+		if c, ok := b.(*slack.ContextBlock); ok && c.BlockID == "status" {
+			return true
+		}
+	}
+	return false
+}

@@ -162,6 +162,11 @@ func TestSlackTurnAcrossRestart(t *testing.T) {
 				}
 			}
 			w.answerIn(t, "C0GENERAL", mention.TS, "The answer is 4.")
+			for _, m := range w.slack.Thread("C0GENERAL", mention.TS) {
+				if m.FromBot() && strings.Contains(string(m.Blocks), `"block_id":"status"`) {
+					t.Errorf("a status line is left in the thread after the answer: %q", m.Rendered())
+				}
+			}
 
 			// The thread's turns run one at a time, in order, resumed ones
 			// first: once the follow-up is answered, any second run of the
@@ -207,6 +212,11 @@ func TestDiscordTurnAcrossRestart(t *testing.T) {
 				}
 			}
 			w.answerIn(t, mention.ID, "The answer is 4.")
+			for _, m := range w.discord.In(mention.ID) {
+				if m.FromBot() && strings.HasPrefix(m.Content, "-# ⏳") {
+					t.Errorf("a status line is left in the thread after the answer: %q", m.Content)
+				}
+			}
 
 			w.discord.Message(discordtest.Msg{User: "111", Channel: mention.ID, Text: "sure?"})
 			w.answerIn(t, mention.ID, "Yes, still 4.")

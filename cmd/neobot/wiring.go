@@ -29,6 +29,8 @@ var (
 	_ conversation.Journal  = (*store.DB)(nil)
 	_ conversation.Platform = (*slack.Adapter)(nil)
 	_ core.Preparer         = (*slack.Adapter)(nil)
+	_ conversation.Tidier   = (*slack.Adapter)(nil)
+	_ conversation.Tidier   = (*discord.Adapter)(nil)
 	_ conversation.Platform = (*discord.Adapter)(nil)
 	_ core.Preparer         = (*discord.Adapter)(nil)
 	_ terminal.Runner       = (*agent.Agent)(nil)

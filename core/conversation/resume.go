@@ -103,6 +103,7 @@ func (h *Hub) resumeLocked(plan *resumePlan) {
 	if len(plan.items) > 0 {
 		for _, it := range plan.items {
 			h.inflight[eventKey(it.in)] = true
+			it.resumed = true
 		}
 		mb := h.threads[plan.thread.Key()]
 		if mb == nil {

@@ -26,9 +26,17 @@ type mailbox struct {
 
 // item is one message waiting for, or running, its turn.
 type item struct {
-	in     core.Inbound
-	cancel context.CancelCauseFunc // set when the turn starts
-	done   chan struct{}           // closed once the turn ended and the message was settled
+	in      core.Inbound
+	resumed bool                    // journaled by an earlier process that did not finish it
+	cancel  context.CancelCauseFunc // set when the turn starts
+	done    chan struct{}           // closed once the turn ended and the message was settled
+}
+
+// Tidier is implemented by a platform that can clear what a turn cut
+// short by a crash left in its thread, such as a "Thinking…" status line
+// nobody will ever edit again. The hub calls Tidy before a resumed turn.
+type Tidier interface {
+	Tidy(ctx context.Context, t core.Thread)
 }
 
 // admitLocked queues a fresh message, or handles it as a stop command.
@@ -237,6 +245,9 @@ func (h *Hub) turn(ctx context.Context, it *item) {
 	if p == nil { // detached since; leave it pending for a restart
 		h.log.Error().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("no platform for turn")
 		return
+	}
+	if td, ok := p.(Tidier); ok && it.resumed {
+		td.Tidy(ctx, in.Thread)
 	}
 	if pr, ok := p.(core.Preparer); ok && (len(in.Attachments) > 0 || in.FetchContext) {
 		in = pr.Prepare(ctx, in)

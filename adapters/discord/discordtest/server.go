@@ -139,6 +139,7 @@ func NewServer() *Server {
 		"GET /channels/{channel}/messages":                    s.listMessages,
 		"POST /channels/{channel}/messages":                   s.createMessage,
 		"PATCH /channels/{channel}/messages/{message}":        s.editMessage,
+		"DELETE /channels/{channel}/messages/{message}":       s.deleteMessage,
 		"POST /channels/{channel}/messages/{message}/threads": s.createThread,
 		"POST /channels/{channel}/typing":                     s.typing,
 		"POST /interactions/{id}/{token}/callback":            s.callback,
@@ -502,6 +503,23 @@ func contentLength(s string) int {
 		}
 	}
 	return n
+}
+
+// deleteMessage removes one of the bot's messages, as Discord does; the
+// bot may not delete anyone else's (it lacks Manage Messages).
+func (s *Server) deleteMessage(r *http.Request, _ []byte) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := s.findLocked(r.PathValue("channel"), r.PathValue("message"))
+	if i < 0 {
+		return http.StatusNotFound, apiError(10008, "Unknown Message")
+	}
+	if s.messages[i].Author != BotUserID {
+		return http.StatusForbidden, apiError(50013, "Missing Permissions")
+	}
+	s.messages = append(s.messages[:i], s.messages[i+1:]...)
+	s.notifyLocked()
+	return http.StatusNoContent, nil
 }
 
 func (s *Server) editMessage(r *http.Request, body []byte) (int, any) {
