@@ -35,12 +35,18 @@ type Options struct {
 	Logger zerolog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Interrupt delivers Ctrl-C: it stops a running turn, and ends the
+	// conversation when nothing runs (nil: no interrupts).
+	Interrupt <-chan struct{}
 }
 
 // Run reads one message per line from In and runs a turn for each, until In
 // ends (a clean nil) or ctx ends (its error). Blank lines are skipped;
-// "exit" or "quit" ends the conversation. A turn's approvals are asked on
-// Err and answered by the next line of In.
+// "exit" or "quit" ends the conversation. While a turn runs, "stop" (or
+// "cancel") or an interrupt stops it, as in Slack; an interrupt while idle,
+// or a second one while a turn stops, ends the conversation cleanly. A
+// turn's approvals are asked on Err and answered by the next line of In;
+// other lines typed meanwhile wait for their own turn.
 //
 // The line reader stops at the end of In. When ctx ends first, Run returns
 // at once and the reader stops at In's next line or end.
@@ -54,20 +60,31 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	t := &term{opts: opts, lines: make(chan string), done: make(chan struct{})}
+	t := &term{opts: opts, lines: make(chan string), done: make(chan struct{}), asks: make(chan chan string)}
 	go t.read()
 	defer close(t.done)
-
+	t.printErr(banner(opts.Thread))
 	session := opts.Now().UnixNano()
+	var queued []string
 	for n := 1; ; n++ {
-		t.printErr("> ")
-		line, ok, err := t.next(ctx)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			t.printErr("\n")
-			return nil
+		var line string
+		if len(queued) > 0 {
+			line, queued = queued[0], queued[1:]
+		} else {
+			t.printErr("> ")
+			select {
+			case l, ok := <-t.lines:
+				if !ok {
+					t.printErr("\n")
+					return nil
+				}
+				line = l
+			case <-opts.Interrupt:
+				t.printErr("\n")
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 		text := strings.TrimSpace(line)
 		switch strings.ToLower(text) {
@@ -76,19 +93,105 @@ func Run(ctx context.Context, opts Options) error {
 		case "exit", "quit":
 			return nil
 		}
+		if isStop(text) {
+			t.printErr("  note: nothing is running.\n")
+			continue
+		}
 		in := core.Inbound{
 			Thread: opts.Thread, User: opts.User, UserName: opts.User, Text: text,
 			EventID: fmt.Sprintf("terminal-%d-%d", session, n), DM: true, At: opts.Now(),
 		}
-		turn := core.Turn{Inbound: in, Reporter: t, Approver: t.approve}
-		err = opts.Runner.Run(ctx, turn)
-		switch {
-		case err == nil, errors.Is(err, core.ErrAnswered):
-		case ctx.Err() != nil:
-			return ctx.Err()
-		default:
-			opts.Logger.Error().Err(err).Str("thread", opts.Thread.Key()).Msg("terminal: turn failed")
-			t.printErr("Sorry, I couldn't finish that; the details are in the log.\n")
+		more, leave, err := t.turn(ctx, in)
+		queued = append(queued, more...)
+		if err != nil || leave {
+			return err
+		}
+	}
+}
+
+// isStop reports whether a line asks to stop the running turn.
+func isStop(line string) bool {
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "stop", "cancel":
+		return true
+	}
+	return false
+}
+
+// banner is the one line that opens a conversation: which thread it is
+// and how to leave.
+func banner(th core.Thread) string {
+	name := th.ID
+	if name == "" {
+		name = "default"
+	}
+	return fmt.Sprintf("Neo — conversation %q (continued when it has history). Type exit or press Ctrl-D to leave; stop or Ctrl-C stops an answer.\n", name)
+}
+
+// turn runs one message's turn while it watches the input: a "stop" line
+// or an interrupt stops the turn, a second interrupt leaves once it has
+// stopped, an approval gets the next line, and any other line waits in
+// more for its own turn.
+func (t *term) turn(ctx context.Context, in core.Inbound) (more []string, leave bool, err error) {
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan error, 1)
+	go func() {
+		done <- t.opts.Runner.Run(tctx, core.Turn{Inbound: in, Reporter: t, Approver: t.approve})
+	}()
+	lines := t.lines
+	stopping := false
+	var asking chan string // an approval waiting for a line
+	for {
+		select {
+		case err := <-done:
+			switch {
+			case err == nil, errors.Is(err, core.ErrAnswered):
+			case errors.Is(context.Cause(tctx), core.ErrStopped):
+				t.printErr("  note: stopped.\n")
+			case ctx.Err() != nil:
+				return more, true, ctx.Err()
+			default:
+				t.opts.Logger.Error().Err(err).Str("thread", t.opts.Thread.Key()).Msg("terminal: turn failed")
+				t.printErr("Sorry, I couldn't finish that; the details are in the log.\n")
+			}
+			return more, leave, nil
+		case <-t.opts.Interrupt:
+			if stopping {
+				leave = true
+				continue
+			}
+			stopping = true
+			cancel(core.ErrStopped)
+		case ask := <-t.asks:
+			switch {
+			case len(more) > 0: // typed before the question showed
+				ask <- more[0]
+				more = more[1:]
+			case lines == nil: // no more input: the approval is denied
+				ask <- ""
+			default:
+				asking = ask
+			}
+		case line, ok := <-lines:
+			if !ok {
+				lines = nil // the end of input: lines typed before it still run
+				if asking != nil {
+					asking <- ""
+					asking = nil
+				}
+				continue
+			}
+			switch {
+			case isStop(line):
+				stopping = true
+				cancel(core.ErrStopped)
+			case asking != nil:
+				asking <- line
+				asking = nil
+			default:
+				more = append(more, line)
+			}
 		}
 	}
 }
@@ -99,6 +202,7 @@ type term struct {
 	mu    sync.Mutex // serializes writes
 	lines chan string
 	done  chan struct{}
+	asks  chan chan string // an approval asking the running turn for the next line
 }
 
 // read feeds In's lines to whoever asks next: the REPL or an approver.
@@ -112,16 +216,6 @@ func (t *term) read() {
 		case <-t.done:
 			return
 		}
-	}
-}
-
-// next returns the next line; ok is false at the end of input.
-func (t *term) next(ctx context.Context) (string, bool, error) {
-	select {
-	case line, ok := <-t.lines:
-		return line, ok, nil
-	case <-ctx.Done():
-		return "", false, ctx.Err()
 	}
 }
 
@@ -161,14 +255,19 @@ func (t *term) approve(ctx context.Context, req core.GateRequest) (core.GateAnsw
 		options = []string{"yes", "no"}
 	}
 	t.printErr(fmt.Sprintf("approval needed — %s\n    options: %s\n    approve? [y/N] ", req.Question, strings.Join(options, " | ")))
-	line, ok, err := t.next(ctx)
-	if err != nil {
+	reply := make(chan string, 1)
+	var line string
+	select {
+	case t.asks <- reply:
+		select {
+		case line = <-reply:
+		case <-ctx.Done():
+			t.printErr("\n")
+			return core.GateAnswer{}, ctx.Err()
+		}
+	case <-ctx.Done():
 		t.printErr("\n")
-		return core.GateAnswer{}, err
-	}
-	if !ok {
-		t.printErr("\n")
-		return core.GateAnswer{}, nil
+		return core.GateAnswer{}, ctx.Err()
 	}
 	answer := strings.TrimSpace(line)
 	choice := ""

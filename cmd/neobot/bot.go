@@ -26,6 +26,8 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 	if err := cfg.spendAuthority(); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
+	ctx, cancel := m.interruptible(ctx) // in Slack or Discord, Ctrl-C is a shutdown, like SIGTERM
+	defer cancel()
 	if cfg.HealthAddr != "" {
 		stop, err := serveHealth(ctx, cfg.HealthAddr)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -172,7 +173,11 @@ func (m *Main) newLLM(cfg *Config, model, actor string, log zerolog.Logger) (*ll
 // setup loads the configuration and the logger, the first step of every
 // command but version and help.
 func (m *Main) setup(name string, args []string, extra func(*flag.FlagSet)) (*Config, []string, zerolog.Logger, error) {
-	cfg, rest, err := loadConfig(name, args, m.Getenv, m.Stderr, extra)
+	out := m.Stderr
+	if slices.ContainsFunc(args, func(a string) bool { return a == "-h" || a == "-help" || a == "--help" }) {
+		out = m.Stdout // asked for: usage is the answer, not an error
+	}
+	cfg, rest, err := loadConfig(name, args, m.Getenv, out, extra)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, nil, zerolog.Nop(), err

@@ -58,7 +58,7 @@ func (m *Main) chat(ctx context.Context, cfg *Config, log zerolog.Logger, name s
 		return nil
 	}
 	return terminal.Run(ctx, terminal.Options{
-		In: m.Stdin, Out: m.Stdout, Err: m.Stderr,
+		In: m.Stdin, Out: m.Stdout, Err: m.Stderr, Interrupt: m.Interrupt,
 		Thread: thread, Runner: a.agent, Logger: log.With().Str("component", "terminal").Logger(),
 	})
 }

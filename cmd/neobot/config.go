@@ -219,7 +219,11 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	flags := map[string]*string{}
 	for _, s := range table {
 		if s.flag != "" {
-			flags[s.flag] = fs.String(s.flag, "", fmt.Sprintf("%s (env %s)", s.usage, s.env))
+			help := fmt.Sprintf("%s (env %s)", s.usage, s.env)
+			if s.def != "" {
+				help = fmt.Sprintf("%s (env %s, default %s)", s.usage, s.env, s.def)
+			}
+			flags[s.flag] = fs.String(s.flag, "", help)
 		}
 	}
 	if err := fs.Parse(args); err != nil {
@@ -416,14 +420,35 @@ func printSettings(w io.Writer, markdown bool) {
 }
 
 func usage(w io.Writer, name string, fs *flag.FlagSet) {
-	fmt.Fprintf(w, `usage: %[1]s [flags]                 run Neo in Slack (SLACK_BOT_TOKEN) and/or Discord (DISCORD_BOT_TOKEN), else in this terminal
-       %[1]s chat [--thread NAME] [--dry-run] [flags]
-       %[1]s check [flags]          validate settings and manifest, start every MCP server, print the tools
-       %[1]s memory list|search|forget [flags]
-       %[1]s version
-       %[1]s help config            list every setting
-
-flags:
-`, name)
+	help := commandHelp()
+	if words := strings.Fields(name); len(words) > 1 {
+		c := help[words[1]]
+		if c.synopsis == "" {
+			c.synopsis, c.what = strings.Join(words[1:], " ")+" [flags]", "Runs Neo."
+		}
+		fmt.Fprintf(w, "usage: neobot %s\n\n%s\n\nflags (defaults shown; neobot help config lists every setting):\n", c.synopsis, c.what)
+		fs.PrintDefaults()
+		return
+	}
+	fmt.Fprintf(w, "usage: neobot %-41s %s\n", "[flags]", "run Neo in Slack (SLACK_BOT_TOKEN) and/or Discord (DISCORD_BOT_TOKEN), else in this terminal")
+	for _, c := range []string{"chat", "check", "memory"} {
+		fmt.Fprintf(w, "       neobot %-41s %s\n", help[c].synopsis, help[c].short)
+	}
+	fmt.Fprintf(w, "       neobot %-41s %s\n", "version", "print the version (also --version)")
+	fmt.Fprintf(w, "       neobot %-41s %s\n", "help [COMMAND|config]", "a command's usage, or every setting")
+	fmt.Fprintln(w, "\nflags:")
 	fs.PrintDefaults()
+}
+
+// commandHelp returns each command's usage: its synopsis, a one-line
+// summary for the overview, and what it does.
+func commandHelp() map[string]struct{ synopsis, short, what string } {
+	return map[string]struct{ synopsis, short, what string }{
+		"chat": {"chat [--thread NAME] [--dry-run] [flags]", "a conversation in this terminal",
+			"A conversation with Neo in this terminal. --thread continues a stored conversation by name; --dry-run prints the system block and tool schemas it would send, without a model.\nType stop to stop the running turn; Ctrl-C stops it too, and a second Ctrl-C (or Ctrl-C while idle, or Ctrl-D) leaves."},
+		"check": {"check [flags]", "validate settings and manifest, start every MCP server, print the tools",
+			"Validates the settings and the manifest, starts every MCP server, and prints the tool surface. Exits non-zero when something is wrong."},
+		"memory": {"memory list|search|forget [flags]", "show, search or delete what Neo remembers",
+			"Shows (list), searches (search QUERY) or deletes (forget [ID...]) what Neo remembers, scoped by --workspace, --user and --channel."},
+	}
 }

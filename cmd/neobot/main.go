@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
@@ -17,10 +18,22 @@ import (
 var version = "dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	m := &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	sigint := make(chan os.Signal, 1)
+	signal.Notify(sigint, os.Interrupt)
+	interrupts := make(chan struct{})
+	go func() {
+		for range sigint {
+			select {
+			case interrupts <- struct{}{}:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	m := &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Interrupt: interrupts}
 	err := m.Run(ctx, os.Args[1:])
 	stop()
+	signal.Stop(sigint)
 	if cerr := m.Close(); err == nil {
 		err = cerr
 	}
@@ -36,6 +49,10 @@ type Main struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+	// Interrupt delivers Ctrl-C. A conversation in the terminal stops its
+	// running turn on it, or ends when idle; every other command shuts
+	// down on the first one.
+	Interrupt <-chan struct{}
 
 	closers []func() error
 	scrub   *scrubber // the logs' scrubber, once setup has run
@@ -47,14 +64,20 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
 	}
+	if cmd == "" && len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		cmd = "version"
+	}
 	switch cmd {
 	case "version":
-		fmt.Fprintf(m.Stdout, "neobot %s\n", version)
+		fmt.Fprintf(m.Stdout, "neobot %s\n", versionString())
 		return nil
 	case "help":
-		if len(args) > 0 && args[0] == "config" {
+		switch {
+		case len(args) > 0 && args[0] == "config":
 			printSettings(m.Stdout, len(args) > 1 && args[1] == "--markdown")
 			return nil
+		case len(args) > 0 && (args[0] == "chat" || args[0] == "check" || args[0] == "memory" || args[0] == "run"):
+			return m.Run(ctx, []string{args[0], "-h"})
 		}
 		_, _, err := loadConfig("neobot", []string{"-h"}, m.Getenv, m.Stdout, nil)
 		return err
@@ -63,12 +86,51 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	case "chat":
 		return m.runChat(ctx, args)
 	case "check":
+		ctx, cancel := m.interruptible(ctx)
+		defer cancel()
 		return m.runCheck(ctx, args)
 	case "memory":
+		ctx, cancel := m.interruptible(ctx)
+		defer cancel()
 		return m.runMemory(ctx, args)
 	default:
 		return fmt.Errorf("unknown command %q; run neobot help", cmd)
 	}
+}
+
+// versionString is the version set at build time, or else what the Go
+// toolchain recorded: the module version and the VCS revision.
+func versionString() string {
+	if version != "dev" {
+		return version
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version
+	}
+	v := version
+	if mv := info.Main.Version; mv != "" && mv != "(devel)" {
+		v = mv
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " (" + s.Value[:12] + ")"
+		}
+	}
+	return v
+}
+
+// interruptible returns a context that also ends on the first Ctrl-C.
+func (m *Main) interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-m.Interrupt:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // Close releases everything Run opened, in reverse order.

@@ -15,6 +15,9 @@ import (
 // runMemory is `neobot memory list|search|forget`: what Neo remembers, for
 // an operator, by scope.
 func (m *Main) runMemory(ctx context.Context, args []string) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		args = append([]string{"list"}, args...) // the flags are the same for every verb
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return errors.New("memory: say list, search QUERY, or forget [ID...]; scope with --workspace, --user, --channel")
 	}
