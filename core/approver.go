@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // GateRequest is what the execution daemon asks a human before a spend.
@@ -98,13 +99,32 @@ func negates(w string) bool {
 	return false
 }
 
+// MaxApprovingOption is the longest option, in characters (whitespace
+// collapsed), that can approve: the shortest button label of the
+// platforms Neo runs on (Slack's 75).
+const MaxApprovingOption = 75
+
 // Approves reports whether choosing option approves the gate. Only a plain
 // yes approves: one of yes, y, approve, approved, confirm, ok, proceed,
 // allow or accept, as the whole option or its first word, with no negation
 // anywhere in it ("Yes, send it" approves; "Don't send", "Not now", "Skip"
 // and "OK, but not today" deny). Everything else denies, so an option
 // worded in a way Neo doesn't understand can never move money.
+//
+// An approving option must also read the same to everyone: it fits whole
+// on any platform's button (MaxApprovingOption characters), so no part of
+// what is approved hides behind a cut label, and it holds no invisible or
+// combining characters, which can make "Y̶e̶s̶" or a hidden word read
+// differently from what the words say.
 func Approves(option string) bool {
+	if utf8.RuneCountInString(strings.Join(strings.Fields(option), " ")) > MaxApprovingOption {
+		return false
+	}
+	for _, r := range option {
+		if unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf) || unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return false
+		}
+	}
 	words := optionWords(option)
 	if len(words) == 0 || !yesWords[words[0]] {
 		return false

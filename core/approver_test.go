@@ -46,6 +46,14 @@ func TestApproves(t *testing.T) {
 		option string
 		want   bool
 	}{
+		// An approving option must read the same to everyone: whole on
+		// its button, no invisible or combining characters.
+		{"Yes, send 5 PAX to 0x52908400098527886E0F7030069857D2E4169EE7", true},
+		{"Yes, send 5 PAX to 0x52908400098527886E0F7030069857D2E4169EE7 and 500 PAX to 0x8617E340B3D01FA5F11F306F4090FD50E238070D", false},
+		{"Y\u0336e\u0336s\u0336", false},         // struck through
+		{"Yes\u200b", false},                     // zero-width space
+		{"Yes, send \u202eXAP 005\u202c", false}, // right-to-left override
+		{"Approve\x00", false},
 		// A plain yes approves.
 		{"yes", true},
 		{"Yes", true},
