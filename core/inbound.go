@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -79,3 +80,21 @@ type Attachment struct {
 type Preparer interface {
 	Prepare(ctx context.Context, in Inbound) Inbound
 }
+
+// IsStop reports whether text is the stop command: "stop" or "cancel" as the
+// whole message, any case (every platform and the terminal alike), with surrounding space, trailing "." or "!", and
+// a leading mention (<@U123>) ignored.
+func IsStop(text string) bool {
+	t := strings.TrimSpace(text)
+	if strings.HasPrefix(t, "<@") {
+		if i := strings.IndexByte(t, '>'); i >= 0 {
+			t = t[i+1:]
+		}
+	}
+	t = strings.ToLower(strings.TrimSpace(strings.TrimRight(strings.TrimSpace(t), ".!")))
+	return t == "stop" || t == "cancel"
+}
+
+// Unprepared reports whether in still carries work for a [Preparer]:
+// attachments to read or thread history to fetch.
+func (in Inbound) Unprepared() bool { return len(in.Attachments) > 0 || in.FetchContext }

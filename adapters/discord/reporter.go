@@ -178,10 +178,7 @@ func inert(text string) string {
 		if fence == "" {
 			lines[i] = maskedLink.ReplaceAllStringFunc(line, func(m string) string {
 				p := maskedLink.FindStringSubmatch(m)
-				bare := func(s string) string {
-					return strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "https://"), "http://"), "/")
-				}
-				if bare(p[1]) == bare(p[2]) {
+				if mdsplit.SaysURL(p[1], p[2]) {
 					return "<" + p[2] + ">"
 				}
 				return p[1] + " (<" + p[2] + ">)"

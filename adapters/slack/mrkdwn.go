@@ -149,13 +149,10 @@ func inlineText(s string) string {
 // then the real URL. A model (or a daemon's question) can't dress
 // https://evil.example as "Approve here".
 func link(url, text string) string {
-	bare := func(s string) string {
-		return strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "https://"), "http://"), "/")
-	}
-	if text = strings.TrimSpace(text); text == "" || bare(text) == bare(url) {
+	if mdsplit.SaysURL(text, url) {
 		return "<" + url + ">"
 	}
-	return escapeLinkText(text) + " (<" + url + ">)"
+	return escapeLinkText(strings.TrimSpace(text)) + " (<" + url + ">)"
 }
 
 func escapeLinkText(s string) string {

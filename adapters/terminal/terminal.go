@@ -93,7 +93,7 @@ func Run(ctx context.Context, opts Options) error {
 		case "exit", "quit":
 			return nil
 		}
-		if isStop(text) {
+		if core.IsStop(text) {
 			t.printErr("  note: nothing is running.\n")
 			continue
 		}
@@ -107,15 +107,6 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-}
-
-// isStop reports whether a line asks to stop the running turn.
-func isStop(line string) bool {
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "stop", "cancel":
-		return true
-	}
-	return false
 }
 
 // banner is the one line that opens a conversation: which thread it is
@@ -183,7 +174,7 @@ func (t *term) turn(ctx context.Context, in core.Inbound) (more []string, leave 
 				continue
 			}
 			switch {
-			case isStop(line):
+			case core.IsStop(line):
 				stopping = true
 				cancel(core.ErrStopped)
 			case asking != nil:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -16,20 +15,6 @@ func queueFullText(max int) string {
 
 // textQueued tells a user their message waits behind the running turn.
 const textQueued = "Got it, I'll get to this as soon as I finish what I'm working on here."
-
-// isStop reports whether text is the stop command: "stop" or "cancel" as the
-// whole message, any case, with surrounding space, trailing "." or "!", and
-// a leading mention (<@U123>) ignored.
-func isStop(text string) bool {
-	t := strings.TrimSpace(text)
-	if strings.HasPrefix(t, "<@") {
-		if i := strings.IndexByte(t, '>'); i >= 0 {
-			t = t[i+1:]
-		}
-	}
-	t = strings.ToLower(strings.TrimSpace(strings.TrimRight(strings.TrimSpace(t), ".!")))
-	return t == "stop" || t == "cancel"
-}
 
 // stopText is the notice answering a stop: whether a turn was cancelled and
 // how many queued messages were set aside.

@@ -61,7 +61,7 @@ func (h *Hub) Start(ctx context.Context) error {
 			order = append(order, plan)
 		}
 		switch {
-		case isStop(in.Text):
+		case core.IsStop(in.Text):
 			plan.settle = append(plan.settle, settlement{in: in, dropped: plan.items})
 			plan.items = nil
 		case !in.At.IsZero() && now.Sub(in.At) > h.maxAge:
@@ -103,8 +103,8 @@ func (h *Hub) resumeLocked(plan *resumePlan) {
 	if len(plan.items) > 0 {
 		for _, it := range plan.items {
 			h.inflight[eventKey(it.in)] = true
-			it.resumed = true
 		}
+		plan.items[0].resumed = true // the first resumed turn tidies the thread
 		mb := h.threads[plan.thread.Key()]
 		if mb == nil {
 			mb = &mailbox{thread: plan.thread, key: plan.thread.Key()}

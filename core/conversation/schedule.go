@@ -42,7 +42,7 @@ type Tidier interface {
 // admitLocked queues a fresh message, or handles it as a stop command.
 func (h *Hub) admitLocked(p Platform, in core.Inbound) {
 	mb := h.threads[in.Thread.Key()]
-	if isStop(in.Text) {
+	if core.IsStop(in.Text) {
 		h.stopLocked(p, mb, in)
 		return
 	}
@@ -249,7 +249,7 @@ func (h *Hub) turn(ctx context.Context, it *item) {
 	if td, ok := p.(Tidier); ok && it.resumed {
 		td.Tidy(ctx, in.Thread)
 	}
-	if pr, ok := p.(core.Preparer); ok && (len(in.Attachments) > 0 || in.FetchContext) {
+	if pr, ok := p.(core.Preparer); ok && in.Unprepared() {
 		in = pr.Prepare(ctx, in)
 	}
 	t := core.Turn{Inbound: in, Reporter: p.Reporter(in.Thread), Approver: p.Approver(in.Thread, in.User)}

@@ -13,32 +13,6 @@ import (
 	"github.com/neobot/neobot/core/coretest"
 )
 
-func TestIsStop(t *testing.T) {
-	tests := []struct {
-		text string
-		want bool
-	}{
-		{"stop", true},
-		{"STOP", true},
-		{"Cancel", true},
-		{"  stop.  ", true},
-		{"stop!", true},
-		{"<@U0BOT> stop", true},
-		{"stop it", false},
-		{"please stop", false},
-		{"cancel my subscription", false},
-		{"don't stop", false},
-		{"", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.text, func(t *testing.T) {
-			if got := isStop(tt.text); got != tt.want {
-				t.Errorf("isStop(%q) = %v, want %v", tt.text, got, tt.want)
-			}
-		})
-	}
-}
-
 // toolRunner runs a fake tool for messages whose text is "use the tool":
 // the tool reports that it started and blocks until its context ends.
 // Other messages are answered at once.

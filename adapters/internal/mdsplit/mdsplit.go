@@ -123,6 +123,15 @@ func Clip(s string, limit int, width func(string) int) string {
 	return strings.TrimRight(Prefix(s, max(limit-width(ellipsis), 1), width), " \t\n") + ellipsis
 }
 
+// SaysURL reports whether a link's text is its own URL (give or take the
+// scheme and a trailing slash), so the link needs no separate URL shown.
+func SaysURL(text, url string) bool {
+	bare := func(s string) string {
+		return strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "https://"), "http://"), "/")
+	}
+	return strings.TrimSpace(text) == "" || bare(text) == bare(url)
+}
+
 // Fence returns the code fence that opens a line already trimmed of
 // leading blanks (``` or ~~~, possibly longer), or "".
 func Fence(trimmed string) string {

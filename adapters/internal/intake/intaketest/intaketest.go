@@ -76,7 +76,7 @@ func (h *Hub) Submit(ctx context.Context, in core.Inbound) (bool, error) {
 	i, prep, respond := len(h.turns)-1, h.preparer, h.respond
 	h.wg.Go(func() {
 		ctx := context.WithoutCancel(ctx)
-		if prep != nil && (len(in.Attachments) > 0 || in.FetchContext) {
+		if prep != nil && in.Unprepared() {
 			in = prep.Prepare(ctx, in)
 		}
 		h.mu.Lock()
