@@ -27,6 +27,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/neobot/neobot/adapters/internal/fakeapi"
 )
 
 // Identities of the fake guild and its bot.
@@ -93,15 +95,13 @@ type Server struct {
 	srv *httptest.Server
 
 	mu           sync.Mutex
-	changed      chan struct{} // closed and replaced on every change
+	rec          *fakeapi.Recorder[Call, Reply] // calls and scripts, under mu
 	seq          uint64
 	token        string // required bot token, "" accepts any
 	heartbeat    time.Duration
-	calls        []Call
 	messages     []Message
 	channels     map[string]Channel
 	files        map[string]File
-	scripts      map[string][]Reply
 	roles        map[string][]string
 	interactions map[string]*interaction // by token
 	responses    []Response
@@ -121,14 +121,15 @@ func New(tb testing.TB) *Server {
 // NewServer starts a Server; the caller must Close it.
 func NewServer() *Server {
 	s := &Server{
-		changed:      make(chan struct{}),
 		heartbeat:    41250 * time.Millisecond,
 		channels:     map[string]Channel{},
 		files:        map[string]File{},
-		scripts:      map[string][]Reply{},
 		roles:        map[string][]string{},
 		interactions: map[string]*interaction{},
 	}
+	s.rec = fakeapi.New(&s.mu, func(c Call) string { return c.Route }, func(d time.Duration) Reply {
+		return Reply{Status: http.StatusTooManyRequests, RetryAfter: d}
+	})
 	s.channels[ChannelID] = Channel{ID: ChannelID, GuildID: GuildID, Type: ChannelText, Name: "general"}
 	mux := http.NewServeMux()
 	for route, h := range map[string]func(*http.Request, []byte) (int, any){
@@ -205,49 +206,24 @@ func (s *Server) SetRoles(user string, roles ...string) {
 // Script queues replies for route (as in [Call.Route]): its next calls
 // answer with them, in order, before it answers normally again. A
 // scripted call is recorded and has no other effect.
-func (s *Server) Script(route string, replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.scripts[route] = append(s.scripts[route], replies...)
-}
+func (s *Server) Script(route string, replies ...Reply) { s.rec.Script(route, replies...) }
 
 // RateLimit makes the next n calls of route answer 429 with retryAfter.
 func (s *Server) RateLimit(route string, n int, retryAfter time.Duration) {
-	for range n {
-		s.Script(route, Reply{Status: http.StatusTooManyRequests, RetryAfter: retryAfter})
-	}
+	s.rec.RateLimit(route, n, retryAfter)
 }
 
 // Calls returns the recorded calls of route, or every call when route is "".
-func (s *Server) Calls(route string) []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []Call
-	for _, c := range s.calls {
-		if route == "" || c.Route == route {
-			out = append(out, c)
-		}
-	}
-	return out
-}
+func (s *Server) Calls(route string) []Call { return s.rec.Calls(route) }
 
 // WaitCall waits for a call of route that satisfies pred (nil matches any)
 // and returns it.
 func (s *Server) WaitCall(ctx context.Context, route string, pred func(Call) bool) (Call, error) {
-	var found Call
-	err := s.wait(ctx, func() bool {
-		for _, c := range s.calls {
-			if c.Route == route && (pred == nil || pred(c)) {
-				found = c
-				return true
-			}
-		}
-		return false
-	})
+	c, err := s.rec.WaitCall(ctx, route, pred)
 	if err != nil {
-		return Call{}, fmt.Errorf("discordtest: wait for %s: %w", route, err)
+		return Call{}, fmt.Errorf("discordtest: %w", err)
 	}
-	return found, nil
+	return c, nil
 }
 
 // Channel returns the channel with id.
@@ -280,28 +256,10 @@ func (s *Server) AddChannel(name string) Channel {
 }
 
 // wait blocks until cond, called with s.mu held, is true or ctx ends.
-func (s *Server) wait(ctx context.Context, cond func() bool) error {
-	for {
-		s.mu.Lock()
-		ok := cond()
-		ch := s.changed
-		s.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
+func (s *Server) wait(ctx context.Context, cond func() bool) error { return s.rec.Wait(ctx, cond) }
 
 // notifyLocked wakes every waiter; s.mu must be held.
-func (s *Server) notifyLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
+func (s *Server) notifyLocked() { s.rec.NotifyLocked() }
 
 // nextIDLocked returns a fresh snowflake-shaped ID.
 func (s *Server) nextIDLocked() string {
@@ -330,9 +288,8 @@ func (s *Server) api(route string, h func(*http.Request, []byte) (int, any)) htt
 			call.Body = json.RawMessage(body)
 		}
 		var scripted *Reply
-		if q := s.scripts[route]; len(q) > 0 {
-			scripted = &q[0]
-			s.scripts[route] = q[1:]
+		if r, ok := s.rec.NextLocked(route); ok {
+			scripted = &r
 		}
 		needAuth := !strings.HasPrefix(route, "POST /interactions") && !strings.Contains(route, "/webhooks/")
 		badToken := needAuth && (!strings.HasPrefix(auth, "Bot ") || (s.token != "" && auth != "Bot "+s.token))
@@ -364,8 +321,7 @@ func (s *Server) api(route string, h func(*http.Request, []byte) (int, any)) htt
 		}
 		s.mu.Lock()
 		call.Status = status
-		s.calls = append(s.calls, call)
-		s.notifyLocked()
+		s.rec.RecordLocked(call)
 		s.mu.Unlock()
 
 		if status == http.StatusNoContent || resp == nil {
@@ -618,8 +574,7 @@ func (s *Server) FileURL(f File) string { return s.srv.URL + "/attachments/" + f
 
 func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	s.calls = append(s.calls, Call{Route: "GET /attachments/{id}/{name}", Path: r.URL.Path, Status: http.StatusOK, At: time.Now()})
-	s.notifyLocked()
+	s.rec.RecordLocked(Call{Route: "GET /attachments/{id}/{name}", Path: r.URL.Path, Status: http.StatusOK, At: time.Now()})
 	f, ok := s.files[r.PathValue("id")]
 	s.mu.Unlock()
 	if !ok {

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -29,6 +30,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/neobot/neobot/adapters/internal/fakeapi"
 )
 
 // Identities of the fake workspace and its bot.
@@ -58,8 +61,8 @@ type Call struct {
 type Reply struct {
 	// Status is the HTTP status; 429 sends a Retry-After header.
 	Status int
-	// RetryAfter is the Retry-After header's value in seconds for a 429.
-	RetryAfter int
+	// RetryAfter is a 429's Retry-After, sent in whole seconds, rounded up.
+	RetryAfter time.Duration
 	// Error answers {"ok":false,"error":Error} with status 200 when set.
 	Error string
 }
@@ -74,13 +77,11 @@ type Server struct {
 	PingInterval time.Duration
 
 	mu       sync.Mutex
-	changed  chan struct{} // closed and replaced on every change
-	epoch    int64         // the server's start, in Unix seconds: timestamps are recent
+	rec      *fakeapi.Recorder[Call, Reply] // calls and scripts, under mu
+	epoch    int64                          // the server's start, in Unix seconds: timestamps are recent
 	seq      int
-	calls    []Call
 	messages []Message
 	files    map[string]File
-	scripts  map[string][]Reply
 	acks     map[string]Ack
 	queue    []envelope // waiting for a websocket connection
 	conn     *socketConn
@@ -102,12 +103,13 @@ func New(tb testing.TB) *Server {
 func NewServer() *Server {
 	s := &Server{
 		PingInterval: 5 * time.Second,
-		changed:      make(chan struct{}),
 		epoch:        time.Now().Unix(),
 		files:        map[string]File{},
-		scripts:      map[string][]Reply{},
 		acks:         map[string]Ack{},
 	}
+	s.rec = fakeapi.New(&s.mu, func(c Call) string { return c.Method }, func(d time.Duration) Reply {
+		return Reply{Status: http.StatusTooManyRequests, RetryAfter: d}
+	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/{method}", s.serveAPI)
 	mux.HandleFunc("/files/{id}/{name}", s.serveFile)
@@ -146,75 +148,32 @@ func (s *Server) APIURL() string { return s.srv.URL + "/api/" }
 // Script queues replies for method: its next calls answer with them, in
 // order, before it answers normally again. A scripted call is recorded and
 // has no other effect.
-func (s *Server) Script(method string, replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.scripts[method] = append(s.scripts[method], replies...)
-}
+func (s *Server) Script(method string, replies ...Reply) { s.rec.Script(method, replies...) }
 
 // RateLimit makes the next n calls of method answer 429 with Retry-After
-// retryAfter seconds.
-func (s *Server) RateLimit(method string, n, retryAfter int) {
-	for range n {
-		s.Script(method, Reply{Status: http.StatusTooManyRequests, RetryAfter: retryAfter})
-	}
+// retryAfter.
+func (s *Server) RateLimit(method string, n int, retryAfter time.Duration) {
+	s.rec.RateLimit(method, n, retryAfter)
 }
 
 // Calls returns the recorded calls of method, or every call when method is "".
-func (s *Server) Calls(method string) []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []Call
-	for _, c := range s.calls {
-		if method == "" || c.Method == method {
-			out = append(out, c)
-		}
-	}
-	return out
-}
+func (s *Server) Calls(method string) []Call { return s.rec.Calls(method) }
 
 // WaitCall waits for a call of method that satisfies pred (nil matches any)
 // and returns it.
 func (s *Server) WaitCall(ctx context.Context, method string, pred func(Call) bool) (Call, error) {
-	var found Call
-	err := s.wait(ctx, func() bool {
-		for _, c := range s.calls {
-			if c.Method == method && (pred == nil || pred(c)) {
-				found = c
-				return true
-			}
-		}
-		return false
-	})
+	c, err := s.rec.WaitCall(ctx, method, pred)
 	if err != nil {
-		return Call{}, fmt.Errorf("slacktest: wait for %s: %w", method, err)
+		return Call{}, fmt.Errorf("slacktest: %w", err)
 	}
-	return found, nil
+	return c, nil
 }
 
 // wait blocks until cond, called with s.mu held, is true or ctx ends.
-func (s *Server) wait(ctx context.Context, cond func() bool) error {
-	for {
-		s.mu.Lock()
-		ok := cond()
-		ch := s.changed
-		s.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
+func (s *Server) wait(ctx context.Context, cond func() bool) error { return s.rec.Wait(ctx, cond) }
 
 // notifyLocked wakes every waiter; s.mu must be held.
-func (s *Server) notifyLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
+func (s *Server) notifyLocked() { s.rec.NotifyLocked() }
 
 // nextTSLocked returns a fresh, increasing Slack timestamp: the server's
 // start time plus a counter in the microseconds, so messages look recent.
@@ -241,12 +200,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		token = params.Get("token")
 	}
 	s.mu.Lock()
-	s.calls = append(s.calls, Call{Method: method, Params: params, Token: token, At: time.Now()})
-	s.notifyLocked()
+	s.rec.RecordLocked(Call{Method: method, Params: params, Token: token, At: time.Now()})
 	var scripted *Reply
-	if q := s.scripts[method]; len(q) > 0 {
-		scripted = &q[0]
-		s.scripts[method] = q[1:]
+	if r, ok := s.rec.NextLocked(method); ok {
+		scripted = &r
 	}
 	var resp map[string]any
 	if scripted == nil {
@@ -257,7 +214,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	switch {
 	case scripted != nil && scripted.Status == http.StatusTooManyRequests:
-		w.Header().Set("Retry-After", fmt.Sprint(scripted.RetryAfter))
+		w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(scripted.RetryAfter.Seconds()))))
 		w.WriteHeader(http.StatusTooManyRequests)
 		_, _ = io.WriteString(w, `{"ok":false,"error":"ratelimited"}`)
 		return
@@ -439,8 +396,7 @@ func tsLess(a, b string) bool {
 func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	s.mu.Lock()
-	s.calls = append(s.calls, Call{Method: "files", Params: url.Values{"id": {r.PathValue("id")}}, Token: token, At: time.Now()})
-	s.notifyLocked()
+	s.rec.RecordLocked(Call{Method: "files", Params: url.Values{"id": {r.PathValue("id")}}, Token: token, At: time.Now()})
 	f, ok := s.files[r.PathValue("id")]
 	s.mu.Unlock()
 	switch {
@@ -468,9 +424,8 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls = append(s.calls, Call{Method: "response_url", At: time.Now(), Params: url.Values{
+	s.rec.RecordLocked(Call{Method: "response_url", At: time.Now(), Params: url.Values{
 		"id": {r.PathValue("id")}, "text": {body.Text}, "response_type": {body.ResponseType},
 	}})
-	s.notifyLocked()
 	_, _ = io.WriteString(w, `{"ok":true}`)
 }

@@ -46,7 +46,7 @@ func TestScriptedReplies(t *testing.T) {
 	s := New(t)
 	api := slack.New("xoxb-test", slack.OptionAPIURL(s.APIURL()))
 	ctx := testCtx(t)
-	s.RateLimit("auth.test", 1, 7)
+	s.RateLimit("auth.test", 1, 7*time.Second)
 	s.Script("auth.test", Reply{Error: "fatal_error"})
 	_, err := api.AuthTestContext(ctx)
 	if rl, ok := errors.AsType[*slack.RateLimitedError](err); !ok || rl.RetryAfter != 7*time.Second {
