@@ -11,6 +11,7 @@ require (
 	github.com/slack-go/slack v0.35.0
 	github.com/tiktoken-go/tokenizer v0.10.0
 	go.etcd.io/bbolt v1.5.0
+	golang.org/x/tools v0.52.0
 )
 
 require (

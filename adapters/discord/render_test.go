@@ -2,50 +2,23 @@ package discord
 
 import (
 	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/neobot/neobot/adapters/internal/mdsplit"
+	"github.com/neobot/neobot/adapters/internal/rendertest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
-// chunkSeparator separates the messages of one answer in golden files.
-const chunkSeparator = "\n======== next message ========\n"
-
-// TestRenderGolden splits each testdata/render/*.md answer as Say posts it
-// and compares the messages to the .golden file beside it.
+// TestRenderGolden splits every shared case (adapters/testdata/render) as
+// Say posts it.
 func TestRenderGolden(t *testing.T) {
-	inputs, err := filepath.Glob("testdata/render/*.md")
-	if err != nil || len(inputs) == 0 {
-		t.Fatalf("no inputs in testdata/render: %v", err)
-	}
-	for _, in := range inputs {
-		t.Run(filepath.Base(in), func(t *testing.T) {
-			src, err := os.ReadFile(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			chunks := split(string(src), sayLimit)
-			checkChunks(t, chunks, maxMessageChars)
-			got := strings.Join(chunks, chunkSeparator) + "\n"
-			golden := strings.TrimSuffix(in, ".md") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("split(%s) differs from %s (run go test -update and review the diff):\n%s", in, golden, got)
-			}
-		})
-	}
+	rendertest.Run(t, "discord", *update, func(md string) []string {
+		chunks := split(inert(md), sayLimit)
+		checkChunks(t, chunks, maxMessageChars)
+		return chunks
+	})
 }
 
 // checkChunks asserts what every split must hold: each piece fits and
