@@ -19,7 +19,7 @@ func TestGatesAnswer(t *testing.T) {
 		selfApprove bool
 		user        string
 		idx         int
-		before      func(g *core.Gates, token string, clk *clock)
+		before      func(g *core.Gates, token string, clk *coretest.Clock)
 		wantState   core.GateState
 		wantRedraw  bool
 		refusal     string // substring, "" for a click that decided
@@ -31,17 +31,17 @@ func TestGatesAnswer(t *testing.T) {
 		{name: "stranger with self-approval", selfApprove: true, user: "U-mallory", idx: 0, wantState: core.GatePending, refusal: "only <@U1> or a configured approver"},
 		{name: "no such option", user: "U-admin", idx: 7, wantState: core.GatePending, refusal: "isn't one of this request's options"},
 		{name: "double click", user: "U-admin", idx: 0, wantState: core.GateApproved, wantRedraw: true, refusal: "already answered",
-			before: func(g *core.Gates, token string, _ *clock) {
+			before: func(g *core.Gates, token string, _ *coretest.Clock) {
 				_, _ = g.Answer(context.Background(), token, 0, "U-admin", nil)
 			}},
 		{name: "expired", user: "U-admin", idx: 0, wantState: core.GateExpired, wantRedraw: true, refusal: "expired",
-			before: func(_ *core.Gates, _ string, clk *clock) { clk.Advance(time.Hour) }},
+			before: func(_ *core.Gates, _ string, clk *coretest.Clock) { clk.Advance(time.Hour) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+			clk := coretest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 			store := coretest.NewGateStore()
-			gates := core.NewGates(core.GatesOptions{Store: store, SelfApprove: tt.selfApprove, TTL: 30 * time.Minute, Now: clk.Now})
+			gates := core.NewGates(core.GatesOptions{Store: store, SelfApprove: tt.selfApprove, TTL: 30 * time.Minute, Clock: clk})
 			g, _, err := gates.Open(t.Context(), gateReq("n1"), []string{"U-admin"})
 			if err != nil {
 				t.Fatal(err)

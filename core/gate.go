@@ -111,8 +111,9 @@ type GatesOptions struct {
 	Store GateStore
 	// TTL is how long a gate stays open (default 30 minutes).
 	TTL time.Duration
-	// Now is the clock (default time.Now).
-	Now func() time.Time
+	// Clock tells the time and times a gate's expiry (default the real
+	// clock).
+	Clock Clock
 	// SelfApprove lets the person who asked for a spend approve it
 	// themselves. Off, only the configured approvers can.
 	SelfApprove bool
@@ -123,7 +124,7 @@ type GatesOptions struct {
 type Gates struct {
 	store       GateStore
 	ttl         time.Duration
-	now         func() time.Time
+	clock       Clock
 	selfApprove bool
 
 	mu      sync.Mutex
@@ -132,12 +133,12 @@ type Gates struct {
 
 // NewGates returns a Gates over the store.
 func NewGates(opts GatesOptions) *Gates {
-	g := &Gates{store: opts.Store, ttl: opts.TTL, now: opts.Now, selfApprove: opts.SelfApprove, waiters: map[string][]chan Gate{}}
+	g := &Gates{store: opts.Store, ttl: opts.TTL, clock: opts.Clock, selfApprove: opts.SelfApprove, waiters: map[string][]chan Gate{}}
 	if g.ttl <= 0 {
 		g.ttl = 30 * time.Minute
 	}
-	if g.now == nil {
-		g.now = time.Now
+	if g.clock == nil {
+		g.clock = realClock{}
 	}
 	return g
 }
@@ -151,7 +152,7 @@ func NewGates(opts GatesOptions) *Gates {
 // with a new question, opens a new gate and asks again. allowed are the
 // configured approvers besides the requester.
 func (gs *Gates) Open(ctx context.Context, req GateRequest, allowed []string) (g Gate, fresh bool, err error) {
-	now := gs.now()
+	now := gs.clock.Now()
 	binding := req.Binding()
 	prev, err := gs.store.GateBound(ctx, binding)
 	switch {
@@ -189,7 +190,7 @@ func (gs *Gates) Open(ctx context.Context, req GateRequest, allowed []string) (g
 // ErrGateOption; the returned gate is still filled in when it exists, so
 // the caller can show its state.
 func (gs *Gates) Decide(ctx context.Context, token, user string, roles []string, option string) (Gate, error) {
-	now := gs.now()
+	now := gs.clock.Now()
 	g, err := gs.store.UpdateGate(ctx, token, func(g *Gate) error {
 		switch {
 		case g.State != GatePending:
@@ -219,7 +220,7 @@ func (gs *Gates) Decide(ctx context.Context, token, user string, roles []string,
 // GateDenied): the turn was cancelled, the gate timed out, or the daemon no
 // longer asks. A gate already decided is returned unchanged.
 func (gs *Gates) Close(ctx context.Context, token string, state GateState) (Gate, error) {
-	now := gs.now()
+	now := gs.clock.Now()
 	g, err := gs.store.UpdateGate(ctx, token, func(g *Gate) error {
 		if g.State != GatePending {
 			return ErrGateClosed
@@ -261,12 +262,12 @@ func (gs *Gates) Wait(ctx context.Context, token string) (Gate, error) {
 	if g.State != GatePending {
 		return g, nil
 	}
-	timer := time.NewTimer(g.Expires.Sub(gs.now()))
-	defer timer.Stop()
+	expired, stop := gs.clock.NewTimer(g.Expires.Sub(gs.clock.Now()))
+	defer stop()
 	select {
 	case g := <-ch:
 		return g, nil
-	case <-timer.C:
+	case <-expired:
 		return gs.Close(ctx, token, GateExpired)
 	case <-ctx.Done():
 		return g, ctx.Err()

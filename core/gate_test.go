@@ -5,30 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/coretest"
 )
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 var gateThread = core.Thread{Platform: "discord", Workspace: "G1", Channel: "C1", ID: "T1"}
 
@@ -38,11 +20,11 @@ func gateReq(node string) core.GateRequest {
 
 // newGates returns Gates over an in-memory store with a 30-minute TTL and a
 // settable clock.
-func newGates(t *testing.T) (*core.Gates, *coretest.GateStore, *clock) {
+func newGates(t *testing.T) (*core.Gates, *coretest.GateStore, *coretest.Clock) {
 	t.Helper()
-	clk := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clk := coretest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	store := coretest.NewGateStore()
-	return core.NewGates(core.GatesOptions{Store: store, SelfApprove: true, TTL: 30 * time.Minute, Now: clk.Now}), store, clk
+	return core.NewGates(core.GatesOptions{Store: store, SelfApprove: true, TTL: 30 * time.Minute, Clock: clk}), store, clk
 }
 
 func TestGatesOpen(t *testing.T) {
@@ -246,6 +228,30 @@ func TestGatesWait(t *testing.T) {
 		}
 		if _, err := gates.Decide(ctx, g.Token, "U1", nil, "approve"); !errors.Is(err, core.ErrGateClosed) {
 			t.Errorf("Decide after expiry = %v, want ErrGateClosed", err)
+		}
+	})
+	t.Run("expires while waiting", func(t *testing.T) {
+		ctx := t.Context()
+		gates, store, clk := newGates(t)
+		g, _, _ := gates.Open(ctx, gateReq("n1"), nil)
+		done := make(chan core.Gate, 1)
+		go func() {
+			got, _ := gates.Wait(ctx, g.Token)
+			done <- got
+		}()
+		if err := clk.WaitPending(ctx, 1); err != nil {
+			t.Fatalf("Wait never armed its expiry timer: %v", err)
+		}
+		clk.Advance(29 * time.Minute)
+		if stored, _ := store.LoadGate(ctx, g.Token); stored.State != core.GatePending {
+			t.Fatalf("state a minute before expiry = %s, want pending", stored.State)
+		}
+		clk.Advance(time.Minute)
+		if got := <-done; got.State != core.GateExpired || got.Decision().Approved {
+			t.Errorf("Wait across the expiry = %+v, want expired, denied", got)
+		}
+		if _, err := gates.Decide(ctx, g.Token, "U1", nil, "approve"); !errors.Is(err, core.ErrGateClosed) {
+			t.Errorf("a click after the wait expired = %v, want ErrGateClosed", err)
 		}
 	})
 	t.Run("ctx ends", func(t *testing.T) {

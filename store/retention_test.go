@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/store"
-	"github.com/neobot/neobot/store/storetest"
 )
 
 func TestSweep(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	clock := storetest.NewClock(t0)
+	clock := coretest.NewClock(t0)
 	db := openTemp(t, store.Options{Now: clock.Now, Retention: store.Retention{ThreadIdle: 30 * 24 * time.Hour}})
 	th := func(id string) core.Thread {
 		return core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: id}

@@ -53,25 +53,28 @@ func TestGateStoreUpdate(t *testing.T) {
 	}
 }
 
-func TestLedger(t *testing.T) {
+// The ledger's contract is checked by storetest (conformance_test.go);
+// Finished is the fake's own.
+func TestLedgerFinished(t *testing.T) {
 	ctx := context.Background()
 	l := NewLedger()
 	th := core.Thread{Platform: "slack", Workspace: "T", Channel: "C", ID: "1"}
-	d := core.Delegation{Thread: th, CallID: "c1", IntentID: "i1", Started: time.Unix(1, 0)}
-	if err := l.SaveDelegation(ctx, d); err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"c1", "c2"} {
+		if err := l.SaveDelegation(ctx, core.Delegation{Thread: th, CallID: id, IntentID: "i-" + id, Started: time.Unix(1, 0)}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if got, err := l.DelegationFor(ctx, th, "c1"); err != nil || got.IntentID != "i1" {
-		t.Errorf("DelegationFor = %+v, %v; want i1", got, err)
+	for _, id := range []string{"c2", "c2", "c1"} {
+		if err := l.FinishDelegation(ctx, th, id); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := l.FinishDelegation(ctx, th, "c1"); err != nil {
-		t.Fatal(err)
+	var got []string
+	for _, d := range l.Finished() {
+		got = append(got, d.IntentID)
 	}
-	if _, err := l.DelegationFor(ctx, th, "c1"); !errors.Is(err, core.ErrNotFound) {
-		t.Errorf("DelegationFor after finish = %v, want ErrNotFound", err)
-	}
-	if got, _ := l.Delegations(ctx); len(got) != 0 {
-		t.Errorf("Delegations = %v, want none", got)
+	if len(got) != 2 || got[0] != "i-c2" || got[1] != "i-c1" {
+		t.Errorf("Finished = %v, want [i-c2 i-c1]: each once, in the order finished", got)
 	}
 }
 

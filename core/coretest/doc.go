@@ -1,5 +1,5 @@
 // Package coretest provides in-memory fakes of core's storage contracts and
-// a recording core.Reporter, for tests of the packages built on core.
+// a recording core.Reporter, and a manual [Clock], for tests of the packages built on core.
 //
 // The fakes honour the same contracts as the bbolt store (UpdateGate is
 // atomic and writes nothing when its function fails; lookups return

@@ -9,60 +9,70 @@ import (
 	"github.com/neobot/neobot/core"
 )
 
-// Ledger is an in-memory record of delegations in flight, with the method
-// set of delegate.Ledger.
+// Ledger is an in-memory record of delegations, with the method set of
+// delegate.Ledger.
 type Ledger struct {
 	mu       sync.Mutex
-	inFlight map[ledgerKey]core.Delegation
+	records  map[ledgerKey]*ledgerRecord
 	finished []core.Delegation
 }
 
 type ledgerKey struct{ thread, callID string }
 
-// NewLedger returns an empty Ledger.
-func NewLedger() *Ledger {
-	return &Ledger{inFlight: map[ledgerKey]core.Delegation{}}
+type ledgerRecord struct {
+	d    core.Delegation
+	done bool
 }
 
-// SaveDelegation records d under (d.Thread, d.CallID), replacing any
-// earlier record with that key.
+// NewLedger returns an empty Ledger.
+func NewLedger() *Ledger {
+	return &Ledger{records: map[ledgerKey]*ledgerRecord{}}
+}
+
+// SaveDelegation records d under (d.Thread, d.CallID), in flight,
+// replacing any earlier record with that key.
 func (l *Ledger) SaveDelegation(ctx context.Context, d core.Delegation) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.inFlight[ledgerKey{d.Thread.Key(), d.CallID}] = d
+	l.records[ledgerKey{d.Thread.Key(), d.CallID}] = &ledgerRecord{d: d}
 	return nil
 }
 
-// DelegationFor returns the delegation in flight for the thread's tool
-// call, or core.ErrNotFound.
+// DelegationFor returns the delegation recorded for the thread's tool
+// call, in flight or finished (so a resumed turn polls the same intent
+// rather than submitting again), or core.ErrNotFound.
 func (l *Ledger) DelegationFor(ctx context.Context, t core.Thread, callID string) (core.Delegation, error) {
 	if err := ctx.Err(); err != nil {
 		return core.Delegation{}, err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	d, ok := l.inFlight[ledgerKey{t.Key(), callID}]
+	r, ok := l.records[ledgerKey{t.Key(), callID}]
 	if !ok {
 		return core.Delegation{}, core.ErrNotFound
 	}
-	return d, nil
+	return r.d, nil
 }
 
-// FinishDelegation removes the delegation from the in-flight set; finishing
-// one that is not in flight is not an error.
+// FinishDelegation marks the delegation finished: it leaves Delegations
+// and stays findable by DelegationFor. Finishing it twice is not an error;
+// finishing one never saved is core.ErrNotFound.
 func (l *Ledger) FinishDelegation(ctx context.Context, t core.Thread, callID string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	k := ledgerKey{t.Key(), callID}
-	if d, ok := l.inFlight[k]; ok {
-		l.finished = append(l.finished, d)
-		delete(l.inFlight, k)
+	r, ok := l.records[ledgerKey{t.Key(), callID}]
+	if !ok {
+		return core.ErrNotFound
+	}
+	if !r.done {
+		r.done = true
+		l.finished = append(l.finished, r.d)
 	}
 	return nil
 }
@@ -74,9 +84,11 @@ func (l *Ledger) Delegations(ctx context.Context) ([]core.Delegation, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]core.Delegation, 0, len(l.inFlight))
-	for _, d := range l.inFlight {
-		out = append(out, d)
+	var out []core.Delegation
+	for _, r := range l.records {
+		if !r.done {
+			out = append(out, r.d)
+		}
 	}
 	slices.SortFunc(out, func(a, b core.Delegation) int {
 		if c := a.Started.Compare(b.Started); c != 0 {

@@ -184,7 +184,7 @@ func TestRunGateExpiry(t *testing.T) {
 	d.Script(delegatetest.Intent{Gates: []delegatetest.Gate{{NodeID: "n1", Question: "Spend 5 PAX?"}}, Answer: "settled"})
 	clk := newClock()
 	store := coretest.NewGateStore()
-	b := newBoard(store, clk.Now)
+	b := newBoard(store, clk)
 	b.beforeWait = func() { clk.Advance(31 * time.Minute) } // nobody clicks
 	_, err := newClient(t, d, delegate.Options{}).Run(withTurn(ctx, nil, b.approver(), ""), "send 5 PAX to bob")
 	var fe *delegate.FailedError

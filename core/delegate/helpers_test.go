@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -63,25 +62,7 @@ func answerWith(option string) core.Approver {
 	}
 }
 
-// clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *coretest.Clock { return coretest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 // board stands in for a chat thread with approval buttons: it is the
 // adapter's approver flow of contracts.md over core.Gates. Every gate it
@@ -98,9 +79,9 @@ type board struct {
 	cancelled     chan string // node IDs whose approver ctx ended
 }
 
-func newBoard(store core.GateStore, now func() time.Time, allowed ...string) *board {
+func newBoard(store core.GateStore, clock core.Clock, allowed ...string) *board {
 	return &board{
-		gates:   core.NewGates(core.GatesOptions{Store: store, SelfApprove: true, TTL: 30 * time.Minute, Now: now}),
+		gates:   core.NewGates(core.GatesOptions{Store: store, SelfApprove: true, TTL: 30 * time.Minute, Clock: clock}),
 		allowed: allowed, shown: make(chan core.Gate, 16), cancelled: make(chan string, 16),
 	}
 }

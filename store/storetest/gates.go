@@ -10,9 +10,8 @@ import (
 	"github.com/neobot/neobot/core"
 )
 
-func testGates(t *testing.T, open Opener) {
+func testGates(t *testing.T, b core.GateStore) {
 	ctx := context.Background()
-	b := open(t, NewClock(epoch).Now)
 	g := core.Gate{
 		Token: "tok1", Thread: thread("g1"), IntentID: "int1", NodeID: "n1", Question: "Send 5 USDC?",
 		Options: []string{"yes", "no"}, Requester: "U1", Allowed: []string{"U2"},
@@ -83,11 +82,10 @@ func testGates(t *testing.T, open Opener) {
 
 // testGatesFlow drives core.Gates over the backend: the approval flow the
 // adapters rely on, including a restart finding the decided gate.
-func testGatesFlow(t *testing.T, open Opener) {
+func testGatesFlow(t *testing.T, b core.GateStore) {
 	ctx := context.Background()
-	clock := NewClock(epoch)
-	b := open(t, clock.Now)
-	gates := core.NewGates(core.GatesOptions{Store: b, SelfApprove: true, Now: clock.Now})
+	clock := epochClock()
+	gates := core.NewGates(core.GatesOptions{Store: b, SelfApprove: true, Clock: clock})
 	req := core.GateRequest{Thread: thread("f1"), IntentID: "int9", NodeID: "n1", Question: "Swap?", Options: []string{"approve", "deny"}, Requester: "U1"}
 	g, fresh, err := gates.Open(ctx, req, []string{"role:admins"})
 	if err != nil || !fresh {
@@ -109,7 +107,7 @@ func testGatesFlow(t *testing.T, open Opener) {
 			t.Errorf("Decide(%s, %s) = %v, want %v", s.user, s.opt, err, s.want)
 		}
 	}
-	again, fresh, err := core.NewGates(core.GatesOptions{Store: b, SelfApprove: true, Now: clock.Now}).Open(ctx, req, nil)
+	again, fresh, err := core.NewGates(core.GatesOptions{Store: b, SelfApprove: true, Clock: clock}).Open(ctx, req, nil)
 	if err != nil || fresh || again.Token != g.Token || !again.Decision().Approved || again.DecidedBy != "U7" {
 		t.Errorf("Open after restart = %+v, fresh %v, %v; want the approved gate", again, fresh, err)
 	}

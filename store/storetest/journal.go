@@ -11,7 +11,7 @@ import (
 
 func testJournal(t *testing.T, open Opener) {
 	ctx := context.Background()
-	clock := NewClock(epoch)
+	clock := epochClock()
 	b := open(t, clock.Now)
 	in := func(platform, event, text string) core.Inbound {
 		th := thread("j1")

@@ -9,9 +9,8 @@ import (
 	"github.com/neobot/neobot/core"
 )
 
-func testLedger(t *testing.T, open Opener) {
+func testLedger(t *testing.T, b Ledger) {
 	ctx := context.Background()
-	b := open(t, NewClock(epoch).Now)
 	d1 := core.Delegation{Thread: thread("d1"), CallID: "call_1", IntentID: "int1", Prose: "send 5 USDC to bob", Requester: "U1", Started: epoch}
 	d2 := core.Delegation{Thread: thread("d1"), CallID: "call_2", IntentID: "int2", Prose: "swap", Requester: "U1", Started: epoch.Add(time.Minute)}
 	d3 := core.Delegation{Thread: thread("d2"), CallID: "call_1", IntentID: "int3", Prose: "stake", Requester: "U2", Started: epoch.Add(2 * time.Minute)}
@@ -45,7 +44,7 @@ func testLedger(t *testing.T, open Opener) {
 	}
 }
 
-func checkIntents(t *testing.T, b Backend, want ...string) {
+func checkIntents(t *testing.T, b Ledger, want ...string) {
 	t.Helper()
 	ds, err := b.Delegations(context.Background())
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 func testMemories(t *testing.T, open Opener) {
 	ctx := context.Background()
-	b := open(t, NewClock(epoch).Now)
+	b := open(t, epochClock().Now)
 	scope := memory.Scope{Platform: "slack", Workspace: "T1", User: "U1"}
 	rec := func(id string, kind memory.Kind, text string) memory.Record {
 		return memory.Record{ID: id, Scope: scope, Kind: kind, Text: text, Entities: []string{"x"}, Created: epoch, Updated: epoch}

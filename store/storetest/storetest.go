@@ -5,11 +5,11 @@ package storetest
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/memory"
 )
 
@@ -23,12 +23,7 @@ type Backend interface {
 	Archived(ctx context.Context, t core.Thread) ([]core.Entry, error)
 
 	core.GateStore
-
-	// delegate.Ledger.
-	SaveDelegation(ctx context.Context, d core.Delegation) error
-	DelegationFor(ctx context.Context, t core.Thread, callID string) (core.Delegation, error)
-	FinishDelegation(ctx context.Context, t core.Thread, callID string) error
-	Delegations(ctx context.Context) ([]core.Delegation, error)
+	Ledger
 
 	// conversation.Journal and slack.Threads.
 	JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, err error)
@@ -39,47 +34,47 @@ type Backend interface {
 	memory.Store
 }
 
+// Ledger is the delegation ledger, with the method set of delegate.Ledger.
+type Ledger interface {
+	SaveDelegation(ctx context.Context, d core.Delegation) error
+	DelegationFor(ctx context.Context, t core.Thread, callID string) (core.Delegation, error)
+	FinishDelegation(ctx context.Context, t core.Thread, callID string) error
+	Delegations(ctx context.Context) ([]core.Delegation, error)
+}
+
 // Opener returns a new, empty backend whose clock is now. The backend's
 // dedupe TTL must be the default, 24 hours.
 type Opener func(t *testing.T, now func() time.Time) Backend
+
+// RunGates runs the gate part of the suite against stores from open: for
+// a store of gates alone, such as coretest.GateStore.
+func RunGates(t *testing.T, open func(t *testing.T) core.GateStore) {
+	t.Run("Gates", func(t *testing.T) { testGates(t, open(t)) })
+	t.Run("GatesFlow", func(t *testing.T) { testGatesFlow(t, open(t)) })
+}
+
+// RunLedger runs the ledger part of the suite against ledgers from open:
+// for a ledger alone, such as coretest.Ledger.
+func RunLedger(t *testing.T, open func(t *testing.T) Ledger) {
+	t.Run("Ledger", func(t *testing.T) { testLedger(t, open(t)) })
+}
 
 // Run runs the conformance suite against backends from open.
 func Run(t *testing.T, open Opener) {
 	t.Run("Transcript", func(t *testing.T) { testTranscript(t, open) })
 	t.Run("Compact", func(t *testing.T) { testCompact(t, open) })
 	t.Run("ConcurrentAppends", func(t *testing.T) { testConcurrentAppends(t, open) })
-	t.Run("Gates", func(t *testing.T) { testGates(t, open) })
-	t.Run("GatesFlow", func(t *testing.T) { testGatesFlow(t, open) })
-	t.Run("Ledger", func(t *testing.T) { testLedger(t, open) })
+	RunGates(t, func(t *testing.T) core.GateStore { return open(t, epochClock().Now) })
+	RunLedger(t, func(t *testing.T) Ledger { return open(t, epochClock().Now) })
 	t.Run("Journal", func(t *testing.T) { testJournal(t, open) })
 	t.Run("ThreadKnown", func(t *testing.T) { testThreadKnown(t, open) })
 	t.Run("Memories", func(t *testing.T) { testMemories(t, open) })
 }
 
-// Clock is a manual clock for tests.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// NewClock returns a clock stopped at t.
-func NewClock(t time.Time) *Clock { return &Clock{t: t} }
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Advance moves the clock forward by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// epochClock returns a manual clock stopped at epoch.
+func epochClock() *coretest.Clock { return coretest.NewClock(epoch) }
 
 func thread(id string) core.Thread {
 	return core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: id}

@@ -11,7 +11,7 @@ import (
 
 func testTranscript(t *testing.T, open Opener) {
 	ctx := context.Background()
-	b := open(t, NewClock(epoch).Now)
+	b := open(t, epochClock().Now)
 	th, other := thread("100.1"), thread("100.10") // one key is a prefix of the other
 
 	sum, entries, err := b.LoadTranscript(ctx, th)
@@ -51,7 +51,7 @@ func testTranscript(t *testing.T, open Opener) {
 
 func testCompact(t *testing.T, open Opener) {
 	ctx := context.Background()
-	b := open(t, NewClock(epoch).Now)
+	b := open(t, epochClock().Now)
 	th := thread("200.1")
 	if _, err := b.AppendEntries(ctx, th, bytesOf([]string{"a", "b", "c", "d"})...); err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func testCompact(t *testing.T, open Opener) {
 
 func testConcurrentAppends(t *testing.T, open Opener) {
 	ctx := context.Background()
-	b := open(t, NewClock(epoch).Now)
+	b := open(t, epochClock().Now)
 	const writers, each = 16, 20
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
@@ -148,7 +148,7 @@ func testConcurrentAppends(t *testing.T, open Opener) {
 
 func testThreadKnown(t *testing.T, open Opener) {
 	ctx := context.Background()
-	b := open(t, NewClock(epoch).Now)
+	b := open(t, epochClock().Now)
 	appended, journaled, never := thread("k1"), thread("k2"), thread("k3")
 	if _, err := b.AppendEntries(ctx, appended, []byte("x")); err != nil {
 		t.Fatal(err)

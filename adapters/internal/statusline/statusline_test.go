@@ -7,64 +7,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/neobot/neobot/core/coretest"
 )
-
-// fakeClock is a Clock whose time moves only when the test says; due
-// timers then run on the test's goroutine.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	at   time.Time
-	f    func()
-	done bool // fired or stopped
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		stopped := !t.done
-		t.done = true
-		return stopped
-	}
-}
-
-// due moves the time on by d and returns the timers then due, marked
-// fired, without running them.
-func (c *fakeClock) due(d time.Duration) []func() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	var fs []func()
-	for _, t := range c.timers {
-		if !t.done && !t.at.After(c.now) {
-			t.done = true
-			fs = append(fs, t.f)
-		}
-	}
-	return fs
-}
-
-// advance moves the time on by d and runs the timers then due.
-func (c *fakeClock) advance(d time.Duration) {
-	for _, f := range c.due(d) {
-		f()
-	}
-}
 
 // editor records the edits made through it.
 type editor struct {
@@ -88,7 +33,7 @@ func (e *editor) got() []string {
 
 const interval = time.Second
 
-func newLines(c *fakeClock) *Lines[bool] {
+func newLines(c *coretest.Clock) *Lines[bool] {
 	return New(Options[bool]{Interval: interval, Clock: c, Keep: func(keep bool) bool { return keep }})
 }
 
@@ -112,11 +57,11 @@ func TestUpdateThrottles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &fakeClock{now: time.Unix(1e9, 0)}
+			c := coretest.NewClock(time.Unix(1e9, 0))
 			s, e := newLines(c), &editor{}
 			_ = s.With("k", func(l *Line[bool]) error { l.Posted("m"); return nil })
 			for _, st := range tt.steps {
-				c.advance(st.wait)
+				c.Advance(st.wait)
 				if st.status == "" {
 					continue
 				}
@@ -138,7 +83,7 @@ func TestUpdateThrottles(t *testing.T) {
 }
 
 func TestUpdateReturnsEditError(t *testing.T) {
-	c := &fakeClock{now: time.Unix(1e9, 0)}
+	c := coretest.NewClock(time.Unix(1e9, 0))
 	var flushed []error
 	s := New(Options[bool]{Interval: interval, Clock: c, FlushFailed: func(key string, err error) {
 		flushed = append(flushed, err)
@@ -149,21 +94,21 @@ func TestUpdateReturnsEditError(t *testing.T) {
 		return s.With("k", func(l *Line[bool]) error { return l.Update(context.Background(), text, e.edit) })
 	}
 	_ = s.With("k", func(l *Line[bool]) error { l.Posted("m"); return nil })
-	c.advance(interval)
+	c.Advance(interval)
 	if err := update("now"); !errors.Is(err, boom) {
 		t.Errorf("Update past the interval = %v, want %v", err, boom)
 	}
 	if err := update("later"); err != nil {
 		t.Errorf("Update within the interval = %v, want nil (held back)", err)
 	}
-	c.advance(interval)
+	c.Advance(interval)
 	if len(flushed) != 1 || !errors.Is(flushed[0], boom) {
 		t.Errorf("FlushFailed heard %v, want [%v]", flushed, boom)
 	}
 }
 
 func TestClear(t *testing.T) {
-	c := &fakeClock{now: time.Unix(1e9, 0)}
+	c := coretest.NewClock(time.Unix(1e9, 0))
 	s, e := newLines(c), &editor{}
 	var id string
 	_ = s.With("k", func(l *Line[bool]) error {
@@ -175,7 +120,7 @@ func TestClear(t *testing.T) {
 	if id != "m" {
 		t.Errorf("Clear() = %q, want %q", id, "m")
 	}
-	c.advance(interval)
+	c.Advance(interval)
 	if got := e.got(); len(got) != 0 {
 		t.Errorf("edits after Clear = %q, want none", got)
 	}
@@ -192,11 +137,11 @@ func TestClear(t *testing.T) {
 // neither show its status in the next status message nor take over the
 // newer timer's place.
 func TestLateTimer(t *testing.T) {
-	c := &fakeClock{now: time.Unix(1e9, 0)}
+	c := coretest.NewClock(time.Unix(1e9, 0))
 	s, e := newLines(c), &editor{}
 	with := func(fn func(l *Line[bool])) { _ = s.With("k", func(l *Line[bool]) error { fn(l); return nil }) }
 	with(func(l *Line[bool]) { l.Posted("m1"); _ = l.Update(context.Background(), "old", e.edit) })
-	late := c.due(interval) // fired, blocked on the line's lock
+	late := c.Due(interval) // fired, blocked on the line's lock
 	with(func(l *Line[bool]) {
 		l.Clear()
 		l.Posted("m2")
@@ -208,7 +153,7 @@ func TestLateTimer(t *testing.T) {
 	if got := e.got(); len(got) != 0 {
 		t.Errorf("edits after the late timer = %q, want none", got)
 	}
-	c.advance(interval)
+	c.Advance(interval)
 	if got, want := e.got(), []string{"m2:new"}; !slices.Equal(got, want) {
 		t.Errorf("edits after the new timer = %q, want %q", got, want)
 	}
@@ -216,7 +161,7 @@ func TestLateTimer(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
-	c := &fakeClock{now: time.Unix(1e9, 0)}
+	c := coretest.NewClock(time.Unix(1e9, 0))
 	s, e := newLines(c), &editor{}
 	update := func(text string) {
 		_ = s.With("k", func(l *Line[bool]) error { return l.Update(context.Background(), text, e.edit) })
@@ -228,7 +173,7 @@ func TestClose(t *testing.T) {
 		s.Close()
 		close(closed)
 	}()
-	c.advance(interval) // the scheduled edit, which Close waits for
+	c.Advance(interval) // the scheduled edit, which Close waits for
 	<-closed
 	if got, want := e.got(), []string{"m:before close"}; !slices.Equal(got, want) {
 		t.Errorf("edits after Close = %q, want %q", got, want)
@@ -260,7 +205,7 @@ func TestFinishForgets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &fakeClock{now: time.Unix(1e9, 0)}
+			c := coretest.NewClock(time.Unix(1e9, 0))
 			s := newLines(c)
 			_ = s.Finish("k", func(l *Line[bool]) error { tt.fn(l); return nil })
 			s.mu.Lock()
@@ -276,7 +221,7 @@ func TestFinishForgets(t *testing.T) {
 // TestDropKeepsReplacement checks that a caller finishing with a line that
 // was meanwhile dropped does not drop its replacement.
 func TestDropKeepsReplacement(t *testing.T) {
-	s := newLines(&fakeClock{})
+	s := newLines(coretest.NewClock(time.Time{}))
 	old := s.get("k")
 	s.drop("k", old)
 	repl := s.get("k")
