@@ -62,7 +62,9 @@ func answerWith(option string) core.Approver {
 	}
 }
 
-func newClock() *coretest.Clock { return coretest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) }
+func newClock() *coretest.Clock {
+	return coretest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+}
 
 // board stands in for a chat thread with approval buttons: it is the
 // adapter's approver flow of contracts.md over core.Gates. Every gate it
