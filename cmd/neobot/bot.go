@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/neobot/neobot/adapters/discord"
 	"github.com/neobot/neobot/adapters/slack"
 	"github.com/neobot/neobot/core/conversation"
@@ -41,6 +43,40 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 	}
 	m.sweep(ctx, a)
 
+	b, err := m.wire(cfg, log, a)
+	if err != nil {
+		return err
+	}
+	if err := b.hub.Start(ctx); err != nil {
+		return fmt.Errorf("resume conversations: %w", err)
+	}
+
+	runErr := runPlatforms(ctx, b.platforms)
+	// The adapters have stopped taking events; let running turns reach a
+	// persisted step, then stop them (their gates stay pending).
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownGrace+5*time.Second)
+	defer cancel()
+	closeErr := b.hub.Close(sctx)
+	if runErr != nil {
+		return runErr
+	}
+	log.Info().Msg("neobot stopped")
+	return closeErr
+}
+
+// bot is the product as it runs: the hub, and the chat adapters attached
+// to it.
+type bot struct {
+	hub       *conversation.Hub
+	platforms []platform
+}
+
+// wire builds the hub over the app's agent and store, and an adapter for
+// every platform with a token, attached to the hub. Nothing runs yet: the
+// caller starts the hub and runs the adapters. Benchmarks build the
+// product through here too, so they measure what neobot runs.
+func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
+	var b bot
 	hub := conversation.New(conversation.Options{
 		Runner:        a.agent,
 		Journal:       a.db,
@@ -50,7 +86,6 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 		Grace:         cfg.ShutdownGrace,
 		Logger:        log.With().Str("component", "conversation").Logger(),
 	})
-	var platforms []platform
 	if cfg.SlackBotToken != "" {
 		sl, err := slack.New(slack.Options{
 			BotToken:      cfg.SlackBotToken.Reveal(),
@@ -69,10 +104,10 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 			Logger:        log.With().Str("component", "slack").Logger(),
 		})
 		if err != nil {
-			return fmt.Errorf("slack: %w", err)
+			return nil, fmt.Errorf("slack: %w", err)
 		}
 		hub.Attach(slack.Platform, sl)
-		platforms = append(platforms, platform{run: sl.Run})
+		b.platforms = append(b.platforms, platform{run: sl.Run, adapter: sl})
 		log.Info().Str("mode", cfg.SlackMode).Msg("neobot is running in Slack")
 	}
 	if cfg.DiscordBotToken != "" {
@@ -89,32 +124,20 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 			Logger:        log.With().Str("component", "discord").Logger(),
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		hub.Attach(discord.Platform, dc)
-		platforms = append(platforms, platform{run: dc.Run})
+		b.platforms = append(b.platforms, platform{run: dc.Run, adapter: dc})
 		log.Info().Msg("neobot is running in Discord")
 	}
-	if err := hub.Start(ctx); err != nil {
-		return fmt.Errorf("resume conversations: %w", err)
-	}
-
-	runErr := runPlatforms(ctx, platforms)
-	// The adapters have stopped taking events; let running turns reach a
-	// persisted step, then stop them (their gates stay pending).
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownGrace+5*time.Second)
-	defer cancel()
-	closeErr := hub.Close(sctx)
-	if runErr != nil {
-		return runErr
-	}
-	log.Info().Msg("neobot stopped")
-	return closeErr
+	b.hub = hub
+	return &b, nil
 }
 
-// platform is one chat adapter's Run.
+// platform is one chat adapter: what the hub attaches and how it runs.
 type platform struct {
-	run func(ctx context.Context) error
+	adapter conversation.Platform
+	run     func(ctx context.Context) error
 }
 
 // runPlatforms runs every adapter until ctx ends or one fails; a failure

@@ -115,7 +115,7 @@ func fsManifest(t *testing.T, dir string) string {
 }
 
 // emptyManifest writes a manifest with no servers: only the synthetic tools.
-func emptyManifest(t *testing.T) string {
+func emptyManifest(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "manifest.json")
 	if err := os.WriteFile(path, []byte(`{"did":"did:web:neobot.test:agents:e2e","servers":[]}`), 0o644); err != nil {

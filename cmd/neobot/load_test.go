@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,12 +18,8 @@ import (
 	"github.com/neobot/neobot/adapters/slack"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core"
-	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/conversation"
-	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/llm/llmtest"
-	"github.com/neobot/neobot/core/memory"
-	"github.com/neobot/neobot/store"
 )
 
 // loadPlatform is a platform whose Reporter signals each answer: the
@@ -62,47 +60,49 @@ func (r loadReporter) Say(context.Context, string) error {
 func (loadReporter) Status(context.Context, string) error { return nil }
 func (loadReporter) Notice(context.Context, string) error { return nil }
 
-// loadStack is the core stack both load benchmarks drive: llmtest
-// answering at once, the LLM client, bbolt with fsync, memory, the agent
-// and the conversation hub.
-type loadStack struct {
-	db  *store.DB
-	hub *conversation.Hub
-}
-
-func newLoadStack(b *testing.B, ctx context.Context) *loadStack {
+// newLoadStack builds the product the way `neobot` does (setup, build,
+// wire) from settings: llmtest answering every request at once, a bbolt
+// file with fsync, a manifest without MCP servers, and the platforms kv
+// adds. The hub is not started.
+func newLoadStack(b *testing.B, ctx context.Context, kv map[string]string) (*bot, *app) {
 	b.Helper()
 	model := llmtest.New(b)
 	model.Handle(func(llmtest.Request) llmtest.Reply { return llmtest.Text("ok") })
-	client, err := llm.New(llm.Config{Model: "load", BaseURL: model.BaseURL()})
+	settings := map[string]string{
+		"NEO_MODEL":        "load",
+		"NEO_LLM_BASE_URL": model.BaseURL(),
+		"NEO_DB_PATH":      filepath.Join(b.TempDir(), "load.db"),
+		"NEO_MANIFEST":     emptyManifest(b),
+		"NEO_LOG_LEVEL":    "error",
+	}
+	maps.Copy(settings, kv)
+	m := &Main{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return settings[k] }}
+	b.Cleanup(func() { m.Close() })
+	cfg, _, log, err := m.setup("neobot", nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	db, err := store.Open(filepath.Join(b.TempDir(), "load.db"), store.Options{Writers: conversation.DefaultMaxConcurrent})
+	a, err := m.build(ctx, cfg, log, buildOptions{model: true})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { db.Close() })
-	cortex, err := memory.New(ctx, memory.Options{Store: db})
+	bot, err := m.wire(cfg, log, a)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ag, err := agent.New(agent.Options{Model: client, Transcript: db, Memory: cortex})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return &loadStack{db: db, hub: conversation.New(conversation.Options{Runner: ag, Journal: db})}
+	return bot, a
 }
 
 // BenchmarkLoad drives 1,000 concurrent threads through the whole core
-// stack — conversation hub, agent, memory, bbolt with fsync, the LLM client
-// over loopback — with llmtest answering at once. Each thread sends its
+// stack as neobot builds it — conversation hub, agent, memory and its
+// write-back, bbolt with fsync, the LLM client over loopback — with
+// llmtest answering at once. Each thread sends its
 // next message when the previous one is answered. It reports turns/s,
 // p50/p99 turn latency (submit to answer) and the process's peak RSS.
 func BenchmarkLoad(b *testing.B) {
 	const threads = 1000
 	ctx := context.Background()
-	stack := newLoadStack(b, ctx)
+	stack, _ := newLoadStack(b, ctx, nil)
 	hub := stack.hub
 	plat := &loadPlatform{waiting: map[string]chan struct{}{}}
 	hub.Attach("load", plat)
@@ -202,7 +202,7 @@ func (r signalReporter) Say(ctx context.Context, text string) error {
 }
 
 // BenchmarkLoadSlack drives 1,000 concurrent Slack threads through the
-// whole product in one process: the fake Slack's Socket Mode websocket,
+// whole product in one process, built as neobot builds it: the fake Slack's Socket Mode websocket,
 // the Slack adapter (ack, dedupe, rendering, Web API calls), the hub, the
 // agent, memory, bbolt with fsync and the LLM client, with llmtest
 // answering at once. Each op is one turn; mentions go out in waves of
@@ -212,22 +212,17 @@ func BenchmarkLoadSlack(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	fake := slacktest.New(b)
-	stack := newLoadStack(b, ctx)
-	hub, db := stack.hub, stack.db
-	sl, err := slack.New(slack.Options{
-		BotToken: "xoxb-load", AppToken: "xapp-load", APIURL: fake.APIURL(),
-		Hub: hub, Threads: db, Gates: core.NewGates(core.GatesOptions{Store: db}),
+	stack, _ := newLoadStack(b, ctx, map[string]string{
+		"SLACK_BOT_TOKEN": "xoxb-load", "SLACK_APP_TOKEN": "xapp-load", "SLACK_API_URL": fake.APIURL(),
 	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sig := &answerSignal{Platform: sl, started: map[string]time.Time{}, shown: map[string]bool{}}
+	hub, sl := stack.hub, stack.platforms[0]
+	sig := &answerSignal{Platform: sl.adapter, started: map[string]time.Time{}, shown: map[string]bool{}}
 	hub.Attach(slack.Platform, sig)
 	if err := hub.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
 	runDone := make(chan error, 1)
-	go func() { runDone <- sl.Run(ctx) }()
+	go func() { runDone <- sl.run(ctx) }()
 	if err := fake.WaitConnected(ctx); err != nil {
 		b.Fatal(err)
 	}
