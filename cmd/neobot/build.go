@@ -100,6 +100,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		Manifest:  manifest,
 		Recall:    a.cortex.RecallTool,
 		Forget:    a.cortex.ForgetTool,
+		History:   agent.NewHistory(db).Search,
 		LookupEnv: m.lookupEnv,
 		Logger:    log.With().Str("component", "tools").Logger(),
 	}

@@ -183,11 +183,14 @@ func New(opts Options) (*Agent, error) {
 		opts.Rand = rand.Float64
 	}
 	return &Agent{
-		opts:      opts,
-		budget:    compact.Budget{Window: opts.ContextWindow, SoftPct: opts.SoftPct, HardPct: opts.HardPct},
-		compactor: compact.New(compact.Options{Cheap: opts.Cheap, Main: opts.Model, Logger: opts.Logger}),
-		log:       opts.Logger,
-		writers:   make(chan struct{}, maxWriteBacks),
+		opts:   opts,
+		budget: compact.Budget{Window: opts.ContextWindow, SoftPct: opts.SoftPct, HardPct: opts.HardPct},
+		compactor: compact.New(compact.Options{
+			Cheap: opts.Cheap, Main: opts.Model, Logger: opts.Logger,
+			MaxTokens: int(summaryShare * float64(opts.ContextWindow)), Counter: opts.Counter,
+		}),
+		log:     opts.Logger,
+		writers: make(chan struct{}, maxWriteBacks),
 	}, nil
 }
 

@@ -9,10 +9,13 @@ import (
 	"github.com/neobot/neobot/core/llm"
 )
 
-// Share of the window kept as live tail by each kind of compaction.
+// Share of the window kept as live tail by each kind of compaction, and
+// the most a summary may take: what does not fit stays in the archive,
+// where history_search finds it.
 const (
-	softKeep = 0.40
-	hardKeep = 0.20
+	softKeep     = 0.40
+	hardKeep     = 0.20
+	summaryShare = 0.20
 )
 
 // maybeCompact compacts when the budget says so: at the soft threshold at
@@ -51,11 +54,14 @@ func (tr *turn) compact(ctx context.Context, p compact.Pressure) error {
 			msgs[i].Content = capResult(msgs[i].Content, a.opts.ResultCap)
 		}
 	}
-	keep := int(float64(a.opts.ContextWindow) * softKeep)
-	if p == compact.PressureHard {
-		keep = int(float64(a.opts.ContextWindow) * hardKeep)
-	}
+	keep := tr.keep(p)
 	split := compact.Split(msgs, counts, keep, p == compact.PressureSoft)
+	if p == compact.PressureSoft && split > 0 && !tr.frees(counts[split:]) {
+		// The turn boundary leaves the window nearly as full: a long
+		// running turn would compact again at its next step. Cut inside
+		// it instead, at a clean place.
+		split = compact.Split(msgs, counts, keep, false)
+	}
 	if split == 0 && p == compact.PressureHard {
 		split = compact.SafeTail(msgs)
 	}
@@ -97,4 +103,30 @@ func (tr *turn) compact(ctx context.Context, p compact.Pressure) error {
 		tr.start -= split
 	}
 	return nil
+}
+
+// keep is how much live history a compaction leaves: a share of the
+// window, but never so much that the overhead, a summary at its cap and
+// the tail would meet the soft threshold again within a few steps (in a
+// small window they would, and every step would compact).
+func (tr *turn) keep(p compact.Pressure) int {
+	a := tr.a
+	share, room := softKeep, 0.5
+	if p == compact.PressureHard {
+		share, room = hardKeep, 0.25
+	}
+	w := float64(a.opts.ContextWindow)
+	free := w*a.budget.SoftPct - float64(tr.overhead()) - summaryShare*w
+	return int(max(0, min(share*w, room*free)))
+}
+
+// frees reports whether keeping tail, with the overhead and a summary at
+// its cap, leaves room under the soft threshold for a few more steps.
+func (tr *turn) frees(tail []int) bool {
+	w := float64(tr.a.opts.ContextWindow)
+	used := float64(tr.overhead()) + summaryShare*w
+	for _, n := range tail {
+		used += float64(n)
+	}
+	return used < (tr.a.budget.SoftPct-0.15)*w
 }

@@ -68,6 +68,13 @@ func (m *memTranscript) Compact(ctx context.Context, t core.Thread, s core.Summa
 	return nil
 }
 
+// Archived returns the thread's archived entries, oldest first.
+func (m *memTranscript) Archived(ctx context.Context, t core.Thread) ([]core.Entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.archive[t.Key()]), nil
+}
+
 // records decodes a thread's live entries.
 func (m *memTranscript) records(t core.Thread) []record {
 	_, es, _ := m.LoadTranscript(context.Background(), t)

@@ -213,11 +213,13 @@ func (tr *turn) window() []llm.Message {
 
 // used estimates the next request's tokens.
 func (tr *turn) used() int {
-	// The system block is estimated from its inputs: building it just to
-	// count it would double the per-step cost.
-	fixed := len(knowledge)/3 + 600 + tr.a.opts.Counter(tr.st.summary.Text) + tr.toolsTokens
-	return tr.st.used(fixed)
+	return tr.st.used(tr.overhead() + tr.a.opts.Counter(tr.st.summary.Text))
 }
+
+// overhead is what every request carries besides the summary and the live
+// history: the system block, estimated from its inputs (building it just to
+// count it would double the per-step cost), and the tool schemas.
+func (tr *turn) overhead() int { return len(knowledge)/3 + 600 + tr.toolsTokens }
 
 // narration is the query for a refault: the latest thing Neo said.
 func (tr *turn) narration() string {

@@ -30,22 +30,9 @@ func Artifacts(text string) []string {
 // The ones that do not are returned as dropped and re-appended, one per
 // line, under [ArtifactsHeader].
 func ValidateSummary(summary, history string) (validated string, dropped []string) {
-	present := map[string]bool{}
-	scanArtifacts(summary, func(tok string) { present[tok] = true })
-	seen := map[string]bool{}
-	scanArtifacts(history, func(tok string) {
-		if present[tok] || seen[tok] {
-			return
-		}
-		seen[tok] = true
-		// A token may sit inside a longer one in the summary (an ID
-		// inside a URL): that is still verbatim, but only as a whole
-		// token. "0xabc1" does not keep "0xabc", nor "12345" keep "1234".
-		if containsToken(summary, tok) {
-			return
-		}
-		dropped = append(dropped, tok)
-	})
+	for _, a := range missing(summary, history) {
+		dropped = append(dropped, a.tok)
+	}
 	if len(dropped) == 0 {
 		return summary, nil
 	}

@@ -165,6 +165,53 @@ func TestSummarize(t *testing.T) {
 	})
 }
 
+// TestSummaryBounded: with MaxTokens a summary keeps the newest tool
+// calls and the most recent and most referenced identifiers, says the
+// rest is archived, and fits.
+func TestSummaryBounded(t *testing.T) {
+	var msgs []llm.Message
+	addr := func(i int) string { return fmt.Sprintf("0x%040x", i) }
+	for i := range 200 {
+		id := fmt.Sprintf("c%d", i)
+		msgs = append(msgs,
+			llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: id, Function: llm.FunctionCall{Name: "fs__read_file", Arguments: fmt.Sprintf(`{"part":%d}`, i)}}}},
+			llm.ToolResult(id, "fs__read_file", "owner "+addr(i)+" and, again, the treasury "+addr(7777)))
+	}
+	const limit = 2000
+	c := New(Options{Main: &fakeModel{reply: "GOAL: read the parts.\nNEXT: more."}, MaxTokens: limit})
+	res, err := c.Summarize(context.Background(), "", msgs)
+	if err != nil {
+		t.Fatalf("Summarize = %v", err)
+	}
+	if got := Heuristic(res.Text); got > limit {
+		t.Errorf("summary is %d tokens, want at most %d:\n%s", got, limit, res.Text)
+	}
+	for _, want := range []string{
+		"GOAL: read the parts.",
+		`- fs__read_file {"part":199} -> done`, // the newest call
+		"- " + addr(199),                       // the most recent identifier
+		"- " + addr(7777),                      // the most referenced one
+		ArchiveNote,
+	} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("bounded summary lacks %q:\n%s", want, res.Text)
+		}
+	}
+	for _, gone := range []string{`{"part":0}`, "- " + addr(0)} {
+		if strings.Contains(res.Text, gone) {
+			t.Errorf("bounded summary keeps the oldest %q, which should have made way", gone)
+		}
+	}
+	// The next summary carries the kept lines forward, and never two notes.
+	again, err := c.Summarize(context.Background(), res.Text, msgs[len(msgs)-2:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(again.Text, ArchiveNote); n > 2 || Heuristic(again.Text) > limit {
+		t.Errorf("second summary has %d archive notes and %d tokens:\n%s", n, Heuristic(again.Text), again.Text)
+	}
+}
+
 func BenchmarkValidateSummary1MB(b *testing.B) {
 	var sb strings.Builder
 	for i := 0; sb.Len() < 1<<20; i++ {

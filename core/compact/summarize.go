@@ -1,9 +1,11 @@
 package compact
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/neobot/neobot/core/llm"
@@ -31,6 +33,12 @@ type Options struct {
 	// ExcerptCap caps each message's text in the summarizer's prompt
 	// (default 4 KiB); whatever is cut still reaches validation.
 	ExcerptCap int
+	// MaxTokens bounds a whole summary, ledger and preserved identifiers
+	// included (0: unbounded). What does not fit stays in the archive,
+	// where the history search tool finds it; the summary says so.
+	MaxTokens int
+	// Counter measures MaxTokens (default [Heuristic]).
+	Counter Counter
 	// Logger records fallbacks (zero value: silent).
 	Logger zerolog.Logger
 }
@@ -40,12 +48,17 @@ type Options struct {
 type Compactor struct {
 	models     []Model
 	excerptCap int
+	maxTokens  int
+	count      Counter
 	log        zerolog.Logger
 }
 
 // New returns a Compactor.
 func New(opts Options) *Compactor {
-	c := &Compactor{excerptCap: opts.ExcerptCap, log: opts.Logger}
+	c := &Compactor{excerptCap: opts.ExcerptCap, maxTokens: opts.MaxTokens, count: opts.Counter, log: opts.Logger}
+	if c.count == nil {
+		c.count = Heuristic
+	}
 	for _, m := range []Model{opts.Cheap, opts.Main} {
 		if m != nil {
 			c.models = append(c.models, m)
@@ -132,19 +145,167 @@ func (c *Compactor) Fallback(prior string, msgs []llm.Message) Result {
 	return c.finish(text, prior, msgs)
 }
 
-// finish appends the ledger and validates the result against everything
-// it stands for.
+// Shares of MaxTokens: the summarizer's prose, then the ledger; the
+// preserved identifiers get what is left.
+const (
+	proseShare  = 0.45
+	ledgerShare = 0.20
+)
+
+// ArchiveNote ends a ledger or identifier list that had no room for
+// everything: the rest is in the archive, and the model can search it.
+const ArchiveNote = "- … more from earlier in this conversation is archived: search it with " + HistorySearch
+
+// HistorySearch is the tool that searches what compaction archived.
+const HistorySearch = "history_search"
+
+// finish appends the ledger and the identifiers the prose lost, within
+// MaxTokens: the most recent tool calls, and the most recent and most
+// referenced identifiers, first. Whatever is left out stays findable in
+// the archive.
 func (c *Compactor) finish(text, prior string, msgs []llm.Message) Result {
-	ledger := append(sectionLines(prior, LedgerHeader), ledgerLines(msgs)...)
+	history := prior + "\n" + Render(msgs, 0)
+	var ledger []string
+	for _, l := range append(sectionLines(prior, LedgerHeader), ledgerLines(msgs)...) {
+		if l != ArchiveNote {
+			ledger = append(ledger, l)
+		}
+	}
+	if c.maxTokens > 0 {
+		text = c.fit(text, int(proseShare*float64(c.maxTokens)))
+	}
 	if len(ledger) > 0 {
+		if c.maxTokens > 0 {
+			ledger = c.newest(ledger, int(ledgerShare*float64(c.maxTokens)))
+		}
 		text += "\n\n" + LedgerHeader + "\n" + strings.Join(ledger, "\n")
 	}
-	// Restored artifacts from earlier summaries stay restored.
-	if prev := sectionLines(prior, ArtifactsHeader); len(prev) > 0 {
-		text += "\n\n" + ArtifactsHeader + "\n" + strings.Join(prev, "\n")
+	lost := missing(text, history)
+	kept := lost
+	if c.maxTokens > 0 {
+		kept = c.rank(lost, c.maxTokens-c.count(text)-c.count(ArtifactsHeader+ArchiveNote)-8)
 	}
-	validated, dropped := ValidateSummary(text, prior+"\n"+Render(msgs, 0))
-	return Result{Text: validated, Dropped: dropped}
+	if len(kept) > 0 {
+		lines := make([]string, 0, len(kept)+1)
+		for _, a := range kept {
+			lines = append(lines, "- "+a.tok)
+		}
+		if len(kept) < len(lost) {
+			lines = append(lines, ArchiveNote)
+		}
+		text += "\n\n" + ArtifactsHeader + "\n" + strings.Join(lines, "\n")
+	} else if len(lost) > 0 {
+		text += "\n\n" + ArtifactsHeader + "\n" + ArchiveNote
+	}
+	dropped := make([]string, len(kept))
+	for i, a := range kept {
+		dropped[i] = a.tok
+	}
+	return Result{Text: text + "\n", Dropped: dropped}
+}
+
+// fit cuts text to about limit tokens, on a line boundary where it can.
+func (c *Compactor) fit(text string, limit int) string {
+	n := c.count(text)
+	if n <= limit {
+		return text
+	}
+	cut := len(text) * limit / n
+	for cut > 0 && text[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	if nl := strings.LastIndexByte(text[:cut], '\n'); nl > cut/2 {
+		cut = nl
+	}
+	return strings.TrimRight(text[:cut], " \n") + "\n…"
+}
+
+// newest keeps the last lines that fit in limit tokens, in order, and
+// notes the archive when some are left out.
+func (c *Compactor) newest(lines []string, limit int) []string {
+	used := c.count(ArchiveNote)
+	i := len(lines)
+	for i > 0 && used+c.count(lines[i-1])+1 <= limit {
+		used += c.count(lines[i-1]) + 1
+		i--
+	}
+	if i == 0 {
+		return lines
+	}
+	return append([]string{ArchiveNote}, lines[i:]...)
+}
+
+// artifact is an identifier of the history the summary does not hold.
+type artifact struct {
+	tok  string
+	refs int // times it occurs in the history
+	last int // its last occurrence, in scan order: higher is more recent
+}
+
+// missing returns the identifiers of history that text does not hold as
+// whole tokens, in order of first appearance.
+func missing(text, history string) []artifact {
+	present := map[string]bool{}
+	scanArtifacts(text, func(tok string) { present[tok] = true })
+	idx := map[string]int{}
+	var out []artifact
+	n := 0
+	scanArtifacts(history, func(tok string) {
+		n++
+		if present[tok] {
+			return
+		}
+		if i, ok := idx[tok]; ok {
+			out[i].refs++
+			out[i].last = n
+			return
+		}
+		// A token inside a longer one (an ID inside a URL) is still
+		// verbatim, but only as a whole token.
+		if containsToken(text, tok) {
+			present[tok] = true
+			return
+		}
+		idx[tok] = len(out)
+		out = append(out, artifact{tok: tok, refs: 1, last: n})
+	})
+	return out
+}
+
+// rank picks the identifiers that fit in limit tokens: half the room goes
+// to the most recent, the rest to the most referenced of the others.
+func (c *Compactor) rank(all []artifact, limit int) []artifact {
+	cost := func(a artifact) int { return c.count(a.tok) + 2 }
+	total := 0
+	for _, a := range all {
+		total += cost(a)
+	}
+	if total <= limit {
+		return all
+	}
+	byRecent := slices.Clone(all)
+	slices.SortStableFunc(byRecent, func(a, b artifact) int { return cmp.Compare(b.last, a.last) })
+	var kept []artifact
+	taken := map[string]bool{}
+	used := 0
+	for _, a := range byRecent {
+		if used+cost(a) > limit/2 {
+			break
+		}
+		used += cost(a)
+		kept = append(kept, a)
+		taken[a.tok] = true
+	}
+	byRefs := slices.Clone(byRecent)
+	slices.SortStableFunc(byRefs, func(a, b artifact) int { return cmp.Compare(b.refs, a.refs) })
+	for _, a := range byRefs {
+		if taken[a.tok] || used+cost(a) > limit {
+			continue
+		}
+		used += cost(a)
+		kept = append(kept, a)
+	}
+	return kept
 }
 
 // prompt renders the summarizer's input.

@@ -59,6 +59,9 @@ func (s *Surface) Describe(w io.Writer) error {
 	if s.forget != nil {
 		fmt.Fprintf(&b, ", %s", MemoryForget)
 	}
+	if s.history != nil {
+		fmt.Fprintf(&b, ", %s", HistorySearch)
+	}
 	b.WriteByte('\n')
 	fmt.Fprintf(&b, "escalate patterns: %s\n", strings.Join(s.patterns, ", "))
 	warnings := s.Warnings()

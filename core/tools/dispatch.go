@@ -35,6 +35,14 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 		if s.forget != nil {
 			return s.memory(ctx, name, s.forget, args, "nothing was remembered about that, so nothing was forgotten")
 		}
+	case HistorySearch:
+		if s.history != nil {
+			query, _ := args["query"].(string)
+			if strings.TrimSpace(query) == "" {
+				return HistorySearch + ` needs "query": the words or identifier to find.`, true, nil
+			}
+			return s.memory(ctx, name, s.history, args, "nothing in the archived part of this conversation matches that")
+		}
 	}
 	b, ok := s.byFunc[name]
 	if !ok || s.mgr == nil {

@@ -32,6 +32,9 @@ type Options struct {
 	Recall func(ctx context.Context, query string) (string, error)
 	// Forget runs memory_forget. Nil hides memory_forget.
 	Forget func(ctx context.Context, query string) (string, error)
+	// History runs history_search over the thread's archived messages.
+	// Nil hides history_search.
+	History func(ctx context.Context, query string) (string, error)
 	// CallTimeout bounds each MCP tool call (default 60s). core_execute
 	// and memory_recall are bounded by their own implementations.
 	CallTimeout time.Duration
@@ -66,6 +69,7 @@ type Surface struct {
 	delegate    func(ctx context.Context, intent string) (string, error)
 	recall      func(ctx context.Context, query string) (string, error)
 	forget      func(ctx context.Context, query string) (string, error)
+	history     func(ctx context.Context, query string) (string, error)
 	callTimeout time.Duration
 	byFunc      map[string]binding
 	funcOf      map[toolRef]string
@@ -83,7 +87,7 @@ type Surface struct {
 // not bound the servers' lives, Close does.
 func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 	s := &Surface{
-		delegate: opts.Delegate, recall: opts.Recall, forget: opts.Forget, callTimeout: opts.CallTimeout,
+		delegate: opts.Delegate, recall: opts.Recall, forget: opts.Forget, history: opts.History, callTimeout: opts.CallTimeout,
 		byFunc: map[string]binding{}, funcOf: map[toolRef]string{},
 	}
 	if s.callTimeout <= 0 {
@@ -111,7 +115,7 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 			refs = append(refs, toolRef{spec.Alias, t})
 		}
 	}
-	for ref, name := range bindNames(refs, core.CoreExecute, MemoryRecall, MemoryForget) {
+	for ref, name := range bindNames(refs, core.CoreExecute, MemoryRecall, MemoryForget, HistorySearch) {
 		s.funcOf[ref] = name
 		s.byFunc[name] = binding{alias: ref.alias, tool: ref.tool, class: Classify(ref.tool, s.patterns)}
 	}
@@ -128,8 +132,8 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 
 // Schemas returns the functions advertised to the model: every Natural
 // tool of the servers that are up (or restarting), sorted by name, then
-// core_execute, then memory_recall and memory_forget when their functions
-// are wired.
+// core_execute, then memory_recall, memory_forget and history_search when
+// their functions are wired.
 // Escalate tools are never included. The result is cached until a server
 // changes; callers must not modify it.
 func (s *Surface) Schemas() []llm.Tool {
@@ -159,6 +163,9 @@ func (s *Surface) Schemas() []llm.Tool {
 	}
 	if s.forget != nil {
 		out = append(out, memoryForgetSchema())
+	}
+	if s.history != nil {
+		out = append(out, historySearchSchema())
 	}
 	s.cache, s.cacheGen = out, gen
 	return out

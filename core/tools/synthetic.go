@@ -2,6 +2,7 @@ package tools
 
 import (
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/compact"
 	"github.com/neobot/neobot/core/llm"
 )
 
@@ -12,6 +13,9 @@ const (
 	// MemoryForget deletes what Neo remembers about the user, at their
 	// request.
 	MemoryForget = "memory_forget"
+	// HistorySearch searches the earlier part of the conversation that
+	// compaction archived (compact.HistorySearch).
+	HistorySearch = compact.HistorySearch
 )
 
 func coreExecuteSchema() llm.Tool {
@@ -46,6 +50,14 @@ func memoryForgetSchema() llm.Tool {
 		"Delete what you remember about the user, when they ask you to forget something. Only their own "+
 			"memories are touched; report back what was forgotten.",
 		"What to forget, in a few words; empty forgets everything remembered about the user here.")
+}
+
+func historySearchSchema() llm.Tool {
+	return queryTool(HistorySearch,
+		"Search the earlier part of this conversation, which was archived when it grew long: the summary "+
+			"you were given keeps the most recent and most used identifiers, and this finds the rest "+
+			"(addresses, hashes, IDs, exact numbers, what a tool returned). Matches every word of the query.",
+		"Words or an identifier to find, such as an address, an order ID or a file name.")
 }
 
 // queryTool is a function taking one optional "query" string.
