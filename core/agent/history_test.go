@@ -38,7 +38,7 @@ func TestHistorySearch(t *testing.T) {
 		not   []string
 	}{
 		{"0xabc0000000000000000000000000000000000001", []string{"[tool fs__read_file] owner 0xAbC0000000000000000000000000000000000001 of vault-7"}, []string{"other thread"}},
-		{"vault-7", []string{"fs__write_file", "owner 0xAbC"}, nil},           // newest first, tool calls searched
+		{"vault-7", []string{"fs__write_file", "owner 0xAbC"}, nil},                                 // newest first, tool calls searched
 		{"ord-20261124-88817733 lisbon", []string{"order ord-20261124-88817733 shipped", "…"}, nil}, // every word, excerpted
 		{"nowhere", nil, []string{"["}},
 	}
