@@ -139,3 +139,24 @@ func gateNodeKey(g core.Gate) []byte {
 	}
 	return []byte(g.Binding)
 }
+
+// PendingGates counts the gates waiting for a decision (for metrics). It
+// reads every gate; retention keeps their number small.
+func (db *DB) PendingGates(ctx context.Context) (int, error) {
+	n := 0
+	err := db.read(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketGates).ForEach(func(_, v []byte) error {
+			var g struct {
+				State core.GateState `json:"state"`
+			}
+			if json.Unmarshal(v, &g) == nil && g.State == core.GatePending {
+				n++
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: count pending gates: %w", err)
+	}
+	return n, nil
+}

@@ -85,6 +85,10 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives sweep summaries (zero value: silent).
 	Logger zerolog.Logger
+	// ObserveWrite, when set, is told how long each durable write took,
+	// fsync included, and whether it failed (for metrics). It must not
+	// block.
+	ObserveWrite func(took time.Duration, err error)
 }
 
 // DB is neobot's bbolt store. It is safe for concurrent use.
@@ -94,6 +98,7 @@ type DB struct {
 	now      func() time.Time
 	ret      Retention
 	log      zerolog.Logger
+	observe  func(time.Duration, error)
 	inflight atomic.Int64
 }
 
@@ -126,7 +131,7 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	b.MaxBatchSize = opts.Writers
 	b.MaxBatchDelay = opts.BatchDelay
-	db := &DB{bolt: b, path: path, now: opts.Now, ret: opts.Retention.withDefaults(), log: opts.Logger}
+	db := &DB{bolt: b, path: path, now: opts.Now, ret: opts.Retention.withDefaults(), log: opts.Logger, observe: opts.ObserveWrite}
 	if err := db.init(); err != nil {
 		_ = b.Close()
 		return nil, err
@@ -184,10 +189,17 @@ func (db *DB) write(ctx context.Context, fn func(*bolt.Tx) error) error {
 	}
 	n := db.inflight.Add(1)
 	defer db.inflight.Add(-1)
+	start := time.Now()
+	var err error
 	if n == 1 {
-		return db.bolt.Update(fn)
+		err = db.bolt.Update(fn)
+	} else {
+		err = db.bolt.Batch(fn)
 	}
-	return db.bolt.Batch(fn)
+	if db.observe != nil {
+		db.observe(time.Since(start), err)
+	}
+	return err
 }
 
 // read runs fn in a read-only transaction.
@@ -218,4 +230,16 @@ func getU64(b []byte) uint64 {
 		return 0
 	}
 	return binary.BigEndian.Uint64(b)
+}
+
+// Ping makes one durable write, for readiness: it fails when the file
+// cannot be written (a full disk, a read-only volume).
+func (db *DB) Ping(ctx context.Context) error {
+	err := db.write(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put([]byte("ping"), []byte(db.now().UTC().Format(time.RFC3339)))
+	})
+	if err != nil {
+		return fmt.Errorf("store: write to %s: %w", db.path, err)
+	}
+	return nil
 }

@@ -95,6 +95,7 @@ type Adapter struct {
 	log  zerolog.Logger
 
 	self     atomic.Pointer[discordgo.User]
+	up       atomic.Bool // the gateway session is open
 	seen     *recent.Keys
 	intake   *intake.Intake
 	channels *channelCache
@@ -210,6 +211,9 @@ func (a *Adapter) Run(ctx context.Context) error {
 	a.self.Store(me)
 	defer a.s.AddHandler(a.onMessageCreate)()
 	defer a.s.AddHandler(a.onInteractionCreate)()
+	defer a.s.AddHandler(func(*discordgo.Session, *discordgo.Connect) { a.up.Store(true) })()
+	defer a.s.AddHandler(func(*discordgo.Session, *discordgo.Disconnect) { a.up.Store(false) })()
+	defer a.up.Store(false)
 
 	if err := a.s.Open(); err != nil {
 		if ce, ok := errors.AsType[*websocket.CloseError](err); ok {
@@ -225,6 +229,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("discord: connect to the gateway: %w", err)
 	}
+	a.up.Store(true)
 	a.log.Info().Str("bot_user", me.ID).Str("name", me.Username).Msg("discord: connected")
 	<-ctx.Done()
 	if err := a.s.Close(); err != nil {
@@ -234,6 +239,10 @@ func (a *Adapter) Run(ctx context.Context) error {
 }
 
 func (a *Adapter) stop() { a.stopOnce.Do(func() { close(a.stopping) }) }
+
+// Connected reports whether the gateway session is open now: false before
+// Run, while discordgo reconnects, and after Run returns.
+func (a *Adapter) Connected() bool { return a.up.Load() }
 
 // me returns the bot's user ID, "" before Run has asked.
 func (a *Adapter) me() string {

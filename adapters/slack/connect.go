@@ -91,8 +91,13 @@ func (a *Adapter) onSocketEvent(ctx context.Context, client *socketmode.Client, 
 			ack(env.EnvelopeID)()
 		}
 	case socketmode.EventTypeConnectionError, socketmode.EventTypeInvalidAuth:
+		a.up.Store(false)
 		a.log.Warn().Str("event", string(evt.Type)).Msg("slack: socket mode connection trouble")
+	case socketmode.EventTypeConnecting, socketmode.EventTypeIncomingError, socketmode.EventTypeDisconnect:
+		a.up.Store(false)
+		a.log.Debug().Str("event", string(evt.Type)).Msg("slack: socket mode reconnecting")
 	case socketmode.EventTypeConnected:
+		a.up.Store(true)
 		a.log.Debug().Msg("slack: socket mode connected")
 	}
 }
@@ -116,6 +121,7 @@ func (a *Adapter) runHTTP(ctx context.Context) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	a.up.Store(true)
 	a.log.Info().Str("addr", ln.Addr().String()).Msg("slack: listening for events")
 	select {
 	case err := <-errc:

@@ -102,6 +102,7 @@ type Adapter struct {
 	log  zerolog.Logger
 
 	self   atomic.Pointer[identity]
+	up     atomic.Bool // connected: socket open, or HTTP mode listening
 	seen   *recent.Keys
 	intake *intake.Intake
 	// refusals rate-limits the log line for unsigned HTTP requests.
@@ -186,6 +187,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, a.stop)
 	defer stop()
 	defer a.stop()
+	defer a.up.Store(false)
 
 	var auth *slack.AuthTestResponse
 	err := a.retry(ctx, "auth.test", func(ctx context.Context) (err error) {
@@ -208,6 +210,11 @@ func (a *Adapter) Run(ctx context.Context) error {
 }
 
 func (a *Adapter) stop() { a.stopOnce.Do(func() { close(a.stopping) }) }
+
+// Connected reports whether Slack can reach Neo now: the Socket Mode
+// connection is open, or HTTP mode is listening. It is false before Run,
+// while reconnecting, and after Run returns.
+func (a *Adapter) Connected() bool { return a.up.Load() }
 
 // isStopping reports whether Run's context has ended.
 func (a *Adapter) isStopping() bool {

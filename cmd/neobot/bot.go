@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -30,8 +31,9 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 	}
 	ctx, cancel := m.interruptible(ctx) // in Slack or Discord, Ctrl-C is a shutdown, like SIGTERM
 	defer cancel()
+	o := &ops{}
 	if cfg.HealthAddr != "" {
-		stop, err := serveHealth(ctx, cfg.HealthAddr)
+		stop, err := serveOps(ctx, cfg.HealthAddr, o)
 		if err != nil {
 			return err
 		}
@@ -41,6 +43,7 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	o.setMetrics(m.tel.handler())
 	m.sweep(ctx, a)
 
 	b, err := m.wire(cfg, log, a)
@@ -50,6 +53,7 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 	if err := b.hub.Start(ctx); err != nil {
 		return fmt.Errorf("resume conversations: %w", err)
 	}
+	o.ready(readiness(a, b)...)
 
 	runErr := runPlatforms(ctx, b.platforms)
 	// The adapters have stopped taking events; let running turns reach a
@@ -97,6 +101,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			Hub:           hub,
 			Threads:       a.db,
 			Gates:         a.gates,
+			HTTPClient:    m.tel.apiClient("slack"),
 			Approvers:     cfg.SlackApprovers,
 			AllowChannels: cfg.SlackAllowChannels,
 			AllowUsers:    cfg.SlackAllowUsers,
@@ -107,7 +112,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			return nil, fmt.Errorf("slack: %w", err)
 		}
 		hub.Attach(slack.Platform, sl)
-		b.platforms = append(b.platforms, platform{run: sl.Run, adapter: sl})
+		b.platforms = append(b.platforms, platform{name: "slack", run: sl.Run, adapter: sl, connected: sl.Connected})
 		log.Info().Str("mode", cfg.SlackMode).Msg("neobot is running in Slack")
 	}
 	if cfg.DiscordBotToken != "" {
@@ -117,6 +122,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			Hub:           hub,
 			Threads:       a.db,
 			Gates:         a.gates,
+			HTTPClient:    m.tel.apiClient("discord"),
 			Approvers:     cfg.DiscordApprovers,
 			AllowChannels: cfg.DiscordAllowChannels,
 			AllowUsers:    cfg.DiscordAllowUsers,
@@ -127,17 +133,61 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			return nil, err
 		}
 		hub.Attach(discord.Platform, dc)
-		b.platforms = append(b.platforms, platform{run: dc.Run, adapter: dc})
+		b.platforms = append(b.platforms, platform{name: "discord", run: dc.Run, adapter: dc, connected: dc.Connected})
 		log.Info().Msg("neobot is running in Discord")
 	}
 	b.hub = hub
+	m.tel.watchHub(hub)
 	return &b, nil
 }
 
 // platform is one chat adapter: what the hub attaches and how it runs.
 type platform struct {
-	adapter conversation.Platform
-	run     func(ctx context.Context) error
+	name      string
+	adapter   conversation.Platform
+	run       func(ctx context.Context) error
+	connected func() bool
+}
+
+// readiness is what /readyz checks once the bot runs: the store takes a
+// durable write, every platform is connected, the hub runs turns, and the
+// MCP surface is up (a server that is down or restarting shows, but the
+// bot still serves without its tools).
+func readiness(a *app, b *bot) []readyCheck {
+	checks := []readyCheck{{name: "store", check: func(ctx context.Context) (string, bool) {
+		if err := a.db.Ping(ctx); err != nil {
+			return err.Error(), false
+		}
+		return "writable", true
+	}}}
+	for _, p := range b.platforms {
+		checks = append(checks, readyCheck{name: p.name, check: func(context.Context) (string, bool) {
+			if p.connected() {
+				return "connected", true
+			}
+			return "not connected", false
+		}})
+	}
+	checks = append(checks,
+		readyCheck{name: "conversations", check: func(context.Context) (string, bool) {
+			s := b.hub.Stats()
+			if !s.Started {
+				return "not running", false
+			}
+			return fmt.Sprintf("running (%d turns, %d waiting)", s.Running, s.Queued), true
+		}},
+		readyCheck{name: "tools", check: func(context.Context) (string, bool) {
+			var parts []string
+			for _, s := range a.surface.Servers() {
+				parts = append(parts, s.Alias+" "+string(s.State))
+			}
+			if len(parts) == 0 {
+				return "no MCP servers", true
+			}
+			return strings.Join(parts, ", "), true
+		}},
+	)
+	return checks
 }
 
 // runPlatforms runs every adapter until ctx ends or one fails; a failure

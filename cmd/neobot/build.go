@@ -41,6 +41,9 @@ type buildOptions struct {
 // build assembles the app. Everything it opens is closed by m.Close.
 func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts buildOptions) (*app, error) {
 	a := &app{cfg: cfg, log: log}
+	if m.tel == nil {
+		m.tel = newTelemetry()
+	}
 
 	// The manifest comes first: its DID is who the models' calls are
 	// metered for, unless NEO_ACTOR_DID says otherwise.
@@ -60,13 +63,13 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		if err != nil {
 			return nil, err
 		}
-		main, window = client, client.ContextWindow()
+		main, window = &meteredModel{Client: client, t: m.tel}, client.ContextWindow()
 		if cfg.CheapModel != "" {
 			c, err := m.newLLM(cfg, cfg.CheapModel, actor, log)
 			if err != nil {
 				return nil, fmt.Errorf("NEO_CHEAP_MODEL: %w", err)
 			}
-			cheap = c
+			cheap = &meteredModel{Client: c, t: m.tel}
 		}
 	}
 	if cfg.ContextWindow > 0 {
@@ -74,9 +77,10 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	}
 
 	db, err := store.Open(cfg.DBPath, store.Options{
-		Writers:   cfg.MaxConcurrentTurns,
-		Retention: store.Retention{ThreadIdle: time.Duration(cfg.RetentionDays) * 24 * time.Hour},
-		Logger:    log.With().Str("component", "store").Logger(),
+		ObserveWrite: m.tel.observeWrite,
+		Writers:      cfg.MaxConcurrentTurns,
+		Retention:    store.Retention{ThreadIdle: time.Duration(cfg.RetentionDays) * 24 * time.Hour},
+		Logger:       log.With().Str("component", "store").Logger(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("NEO_DB_PATH=%s: %w", cfg.DBPath, err)
@@ -84,6 +88,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	m.onClose(db.Close)
 	a.db = db
 	a.gates = core.NewGates(core.GatesOptions{Store: db, SelfApprove: cfg.SelfApprove})
+	m.tel.watchGates(db.PendingGates)
 
 	var writeBack memory.Model
 	if cheap != nil {
@@ -101,6 +106,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		Recall:    a.cortex.RecallTool,
 		Forget:    a.cortex.ForgetTool,
 		History:   agent.NewHistory(db).Search,
+		OnStatus:  m.tel.observeServer,
 		LookupEnv: m.lookupEnv,
 		Logger:    log.With().Str("component", "tools").Logger(),
 	}
@@ -130,7 +136,8 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	}
 
 	aopts := agent.Options{
-		Tools:         a.surface,
+		Tools:         meteredTools{Surface: a.surface, t: m.tel},
+		Observe:       m.tel.observeAgent,
 		Transcript:    db,
 		Memory:        a.cortex,
 		ActorDID:      actor,

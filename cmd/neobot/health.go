@@ -6,13 +6,87 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 )
 
-// serveHealth answers GET /healthz on addr until ctx ends, for fly.io's
-// checks. It returns once the listener is bound, so a bad address fails
-// start-up; the returned stop waits for the server to finish.
-func serveHealth(ctx context.Context, addr string) (stop func() error, err error) {
+// ops is what the operations endpoints report. The server starts before
+// the bot is built, so /healthz answers at once; the bot fills in the
+// metrics and the readiness checks as its parts come up.
+type ops struct {
+	mu      sync.Mutex
+	metrics http.Handler
+	checks  []readyCheck
+}
+
+// readyCheck is one condition of readiness. check returns what to show
+// and whether it holds; a degraded part that still serves says so with ok
+// true.
+type readyCheck struct {
+	name  string
+	check func(ctx context.Context) (detail string, ok bool)
+}
+
+// setMetrics serves h at /metrics.
+func (o *ops) setMetrics(h http.Handler) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.metrics = h
+}
+
+// ready adds the checks /readyz runs, in order.
+func (o *ops) ready(checks ...readyCheck) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.checks = append(o.checks, checks...)
+}
+
+func (o *ops) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	o.mu.Lock()
+	h := o.metrics
+	o.mu.Unlock()
+	if h == nil {
+		http.Error(w, "starting", http.StatusServiceUnavailable)
+		return
+	}
+	h.ServeHTTP(w, r)
+}
+
+// serveReady answers 200 when every check holds, else 503; the body has
+// one line per check.
+func (o *ops) serveReady(w http.ResponseWriter, r *http.Request) {
+	o.mu.Lock()
+	checks := o.checks
+	o.mu.Unlock()
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	var b strings.Builder
+	ok := len(checks) > 0
+	if !ok {
+		b.WriteString("starting\n")
+	}
+	for _, c := range checks {
+		detail, good := c.check(ctx)
+		ok = ok && good
+		mark := "ok"
+		if !good {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(&b, "%s %s: %s\n", mark, c.name, detail)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if !ok {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	fmt.Fprint(w, b.String())
+}
+
+// serveOps answers GET /healthz (the process serves), /readyz (the bot
+// can take messages: see [ops]) and /metrics on addr until ctx ends. It
+// returns once the listener is bound, so a bad address fails start-up;
+// the returned stop waits for the server to finish.
+func serveOps(ctx context.Context, addr string, o *ops) (stop func() error, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("NEO_HEALTH_ADDR=%q: listen: %w", addr, err)
@@ -22,6 +96,8 @@ func serveHealth(ctx context.Context, addr string) (stop func() error, err error
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
+	mux.HandleFunc("GET /readyz", o.serveReady)
+	mux.HandleFunc("GET /metrics", o.serveMetrics)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

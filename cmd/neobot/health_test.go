@@ -9,14 +9,14 @@ import (
 	"testing"
 )
 
-func TestServeHealth(t *testing.T) {
+func TestServeOps(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	stop, err := serveHealth(context.Background(), addr)
+	stop, err := serveOps(context.Background(), addr, &ops{})
 	if err != nil {
 		t.Fatalf("serveHealth(%s) = %v", addr, err)
 	}
@@ -37,8 +37,8 @@ func TestServeHealth(t *testing.T) {
 	}
 }
 
-func TestServeHealthBadAddress(t *testing.T) {
-	if _, err := serveHealth(context.Background(), "not an address"); err == nil || !strings.Contains(err.Error(), "NEO_HEALTH_ADDR") {
-		t.Errorf("serveHealth(bad address) = %v, want an error naming NEO_HEALTH_ADDR", err)
+func TestServeOpsBadAddress(t *testing.T) {
+	if _, err := serveOps(context.Background(), "not an address", &ops{}); err == nil || !strings.Contains(err.Error(), "NEO_HEALTH_ADDR") {
+		t.Errorf("serveOps(bad address) = %v, want an error naming NEO_HEALTH_ADDR", err)
 	}
 }

@@ -55,7 +55,8 @@ type Main struct {
 	Interrupt <-chan struct{}
 
 	closers []func() error
-	scrub   *scrubber // the logs' scrubber, once setup has run
+	tel     *telemetry // metrics, made by build
+	scrub   *scrubber  // the logs' scrubber, once setup has run
 }
 
 // Run parses args and runs the chosen command until it ends or ctx is done.

@@ -115,6 +115,9 @@ type Options struct {
 
 	// Logger records what the user does not see (zero value: silent).
 	Logger zerolog.Logger
+	// Observe, when set, is told of every step, compaction, stall and
+	// turn outcome (for metrics). It must not block.
+	Observe func(Event)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Sleep waits between retries (default: a timer that honours ctx).

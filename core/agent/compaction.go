@@ -86,6 +86,7 @@ func (tr *turn) compact(ctx context.Context, p compact.Pressure) error {
 		return fmt.Errorf("agent: compact %s: %w", st.thread, err)
 	}
 	tr.compactions++
+	a.observe(EventCompaction, p.String())
 	a.log.Info().Str("thread", st.thread.Key()).Int("entries", split).Str("pressure", p.String()).
 		Int("restored", len(res.Dropped)).Msg("agent: compacted")
 	st.setSummary(sum)

@@ -76,6 +76,7 @@ func (tr *turn) runCalls(ctx context.Context, calls []llm.ToolCall) (end string,
 	sig := batchSignature(calls, results)
 	tr.batches[sig]++
 	if tr.batches[sig] >= a.opts.NoProgressStall {
+		a.observe(EventStall, "")
 		return fmt.Sprintf("I was repeating the same steps (%s) without making progress", callNames(calls)), nil
 	}
 	return "", nil

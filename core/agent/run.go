@@ -33,6 +33,7 @@ type turn struct {
 	batches     map[uint64]int
 	compactions int
 	calls       []callNote // what this turn did, for an honest partial
+	partialEnd  bool       // the turn ended with an honest partial
 }
 
 // Run runs one turn: it answers t.Inbound through t.Reporter, calling tools
@@ -45,36 +46,43 @@ type turn struct {
 // message) returns core.ErrAnswered and says nothing. A cancelled ctx
 // returns its error, leaving the transcript resumable.
 func (a *Agent) Run(ctx context.Context, t core.Turn) error {
+	tr, err := a.run(ctx, t)
+	a.observeTurn(ctx, tr, err)
+	return err
+}
+
+// run is Run without the observing; tr is nil when the turn never started.
+func (a *Agent) run(ctx context.Context, t core.Turn) (tr *turn, err error) {
 	if a.opts.Model == nil {
-		return ErrNoModel
+		return nil, ErrNoModel
 	}
 	if a.opts.Transcript == nil {
-		return errors.New("agent: no transcript store configured")
+		return nil, errors.New("agent: no transcript store configured")
 	}
 	in := t.Inbound
 	ctx = llm.WithIntentID(ctx, intentID(in))
 	st, err := a.load(ctx, in.Thread)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	tr := &turn{a: a, t: &t, st: st, rep: t.Reporter, toolFails: map[string]int{}, batches: map[uint64]int{}}
+	tr = &turn{a: a, t: &t, st: st, rep: t.Reporter, toolFails: map[string]int{}, batches: map[uint64]int{}}
 	if tr.rep == nil {
 		tr.rep = silent{}
 	}
 	place, start := st.locate(in.EventID)
 	switch place {
 	case turnAnswered:
-		return core.ErrAnswered
+		return tr, core.ErrAnswered
 	case turnOpen:
 		tr.start = start
 		a.log.Info().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("agent: resuming turn")
 	default:
 		if err := tr.closeAbandoned(ctx); err != nil {
-			return err
+			return tr, err
 		}
 		msg := llm.UserMessage(userText(in))
 		if err := a.appendRecords(ctx, st, record{Msg: &msg, EventID: in.EventID, User: in.User}); err != nil {
-			return err
+			return tr, err
 		}
 		tr.start = len(st.items) - 1
 	}
@@ -84,7 +92,7 @@ func (a *Agent) Run(ctx context.Context, t core.Turn) error {
 	tr.toolsTokens = compact.ToolsTokens(a.opts.Counter, tr.tools)
 	ctx = core.WithTurn(ctx, tr.t)
 	tr.recall = a.fault(ctx, in, in.Text)
-	return tr.loop(ctx)
+	return tr, tr.loop(ctx)
 }
 
 // loop is the recursive tool-calling loop, unrolled.
@@ -123,6 +131,7 @@ func (tr *turn) loop(ctx context.Context) error {
 			return tr.partial(ctx, "the language model kept failing, so I had to stop")
 		}
 		tr.steps++
+		a.observe(EventStep, "")
 		msg := res.Message
 		if res.FinishReason == llm.FinishLength || (len(msg.ToolCalls) == 0 && strings.TrimSpace(msg.Content) == "") {
 			// Never shown raw and its tool calls never run: adapt.
@@ -236,6 +245,7 @@ func (tr *turn) narration() string {
 // answers twice.
 func (tr *turn) finish(ctx context.Context, text string, partial bool) error {
 	a, in := tr.a, tr.t.Inbound
+	tr.partialEnd = partial
 	msg := llm.AssistantMessage(text)
 	if err := a.appendRecords(ctx, tr.st, record{Msg: &msg, EventID: in.EventID, Final: true, Partial: partial}); err != nil {
 		return err

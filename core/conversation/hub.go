@@ -328,3 +328,27 @@ func (h *Hub) notice(ctx context.Context, rep core.Reporter, in core.Inbound, te
 func eventKey(in core.Inbound) string {
 	return in.Thread.Platform + "\x00" + in.EventID
 }
+
+// Stats is a snapshot of the hub's load.
+type Stats struct {
+	// Running is the number of turns holding a slot.
+	Running int
+	// Threads is the number of threads with a turn running or waiting.
+	Threads int
+	// Queued is the number of messages waiting for their turn.
+	Queued int
+	// Started reports whether the hub has resumed its journal and runs
+	// turns (false before Start and after Close).
+	Started bool
+}
+
+// Stats returns the hub's load now, for metrics and readiness.
+func (h *Hub) Stats() Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := Stats{Running: h.running, Threads: len(h.threads), Started: h.state == stateRunning}
+	for _, mb := range h.threads {
+		s.Queued += len(mb.queue)
+	}
+	return s
+}

@@ -214,3 +214,16 @@ func (s *Surface) Close() error {
 	}
 	return nil
 }
+
+// Server names the MCP server behind function (its manifest alias), or
+// "neo" for a synthetic function; "" when function is unknown.
+func (s *Surface) Server(function string) string {
+	switch function {
+	case core.CoreExecute, MemoryRecall, MemoryForget, HistorySearch:
+		return "neo"
+	}
+	if b, ok := s.byFunc[function]; ok {
+		return b.alias
+	}
+	return ""
+}

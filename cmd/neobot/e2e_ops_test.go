@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/llm/llmtest"
+)
+
+// get fetches url and returns its status and body.
+func get(url string) (int, string, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// waitFor polls url until ok accepts its answer, and returns the body.
+func waitFor(t *testing.T, p *process, url, what string, ok func(status int, body string) bool) string {
+	t.Helper()
+	ctx := waitCtx(t)
+	var last string
+	for {
+		status, body, err := get(url)
+		if err == nil && ok(status, body) {
+			return body
+		}
+		last = body
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s never showed %s; last answer:\n%s\nneobot output:\n%s", url, what, last, p.output.String())
+		case <-p.done:
+			t.Fatalf("neobot exited: %v\n%s", p.err, p.output.String())
+		case <-time.After(20 * time.Millisecond): // polling an endpoint, not timing the bot
+		}
+	}
+}
+
+// metricLine reports whether a Prometheus text exposition has a sample
+// named name whose labels include every one of labels with value want.
+func metricLine(body, name string, labels []string, want string) bool {
+	for _, line := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 || line[i+1:] != want {
+			continue
+		}
+		all := true
+		for _, l := range labels {
+			all = all && strings.Contains(line[:i], l)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// TestOpsMetricsAndReadiness: after a conversation that calls a real MCP
+// tool, /metrics counts the turn, the model's tokens as the fake reported
+// them, the tool call and the Slack API calls; /readyz is ready while
+// Socket Mode is connected, not ready while Slack drops it and refuses to
+// reconnect, and ready again once it reconnects.
+func TestOpsMetricsAndReadiness(t *testing.T) {
+	w := newSlackWorld(t)
+	addr := freeAddr(t)
+	w.env["NEO_HEALTH_ADDR"] = addr
+	w.env["NEO_MANIFEST"] = fsManifest(t, t.TempDir())
+	call := llmtest.Calls(llmtest.Call("c1", "fs__list_allowed_directories", `{}`))
+	call.Usage = llm.Usage{PromptTokens: 120, CompletionTokens: 7, TotalTokens: 127}
+	answer := llmtest.Text("Done: one directory.")
+	answer.Usage = llm.Usage{PromptTokens: 200, CompletionTokens: 5, TotalTokens: 205}
+	scriptModel(t, w.model, call, answer)
+	p := w.start(t, 1)
+	base := "http://" + addr
+
+	body := waitFor(t, p, base+"/readyz", "ready", func(s int, _ string) bool { return s == http.StatusOK })
+	for _, want := range []string{"ok store: writable", "ok slack: connected", "ok conversations: running", "ok tools: fs up"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/readyz lacks %q:\n%s", want, body)
+		}
+	}
+
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "which directories can you read?"})
+	w.answerIn(t, "C0GENERAL", mention.TS, "Done: one directory.")
+
+	metrics := waitFor(t, p, base+"/metrics", "the answered turn", func(s int, b string) bool {
+		return s == http.StatusOK && metricLine(b, "neobot_turns_total", []string{`outcome="answered"`}, "1")
+	})
+	for _, m := range []struct {
+		name   string
+		labels []string
+		want   string
+	}{
+		{"neobot_steps_total", nil, "2"},
+		{"neobot_model_tokens_total", []string{`model="test-main"`, `kind="prompt"`}, "320"},
+		{"neobot_model_tokens_total", []string{`model="test-main"`, `kind="completion"`}, "12"},
+		{"neobot_model_calls_total", []string{`model="test-main"`, `outcome="ok"`}, "2"},
+		{"neobot_tool_calls_total", []string{`server="fs"`, `tool="fs__list_allowed_directories"`, `outcome="ok"`}, "1"},
+		{"neobot_mcp_server_up", []string{`server="fs"`}, "1"},
+		{"neobot_platform_api_calls_total", []string{`platform="slack"`, `method="auth.test"`, `code="200"`}, "1"},
+		{"neobot_gates_pending", nil, "0"},
+	} {
+		if !metricLine(metrics, m.name, m.labels, m.want) {
+			t.Errorf("/metrics has no %s%v = %s", m.name, m.labels, m.want)
+		}
+	}
+	if !strings.Contains(metrics, "neobot_store_write_seconds_count") {
+		t.Errorf("/metrics lacks the store write latency")
+	}
+	if strings.Contains(metrics, "xoxb-") {
+		t.Errorf("/metrics leaks a token")
+	}
+
+	// Slack drops the socket and refuses the next connections for a while.
+	w.slack.Script("apps.connections.open", slacktest.Reply{Error: "internal_error"}, slacktest.Reply{Error: "internal_error"},
+		slacktest.Reply{Error: "internal_error"}, slacktest.Reply{Error: "internal_error"})
+	w.slack.Disconnect()
+	body = waitFor(t, p, base+"/readyz", "not ready", func(s int, _ string) bool { return s == http.StatusServiceUnavailable })
+	if !strings.Contains(body, "FAIL slack: not connected") {
+		t.Errorf("/readyz while disconnected = %q, want it to name Slack", body)
+	}
+	if status, _, err := get(base + "/healthz"); err != nil || status != http.StatusOK {
+		t.Errorf("/healthz while Slack is away = %d, %v; want 200: the process still serves", status, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := w.slack.WaitConnected(ctx); err != nil {
+		t.Fatalf("neobot never reconnected: %v", err)
+	}
+	waitFor(t, p, base+"/readyz", "ready again", func(s int, _ string) bool { return s == http.StatusOK })
+	p.stop(t)
+}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/neobot/neobot/core/agent"
+	"github.com/neobot/neobot/core/conversation"
+	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/core/tools"
+)
+
+// telemetry is the process's metrics, on a registry of its own (no global
+// state), served at /metrics. Every name starts with neobot_.
+type telemetry struct {
+	reg *prometheus.Registry
+
+	turns        *prometheus.CounterVec   // outcome
+	steps        prometheus.Counter       //
+	compactions  *prometheus.CounterVec   // pressure
+	stalls       prometheus.Counter       //
+	toolCalls    *prometheus.CounterVec   // server, tool, outcome
+	modelCalls   *prometheus.CounterVec   // model, outcome
+	modelLatency *prometheus.HistogramVec // model
+	modelTokens  *prometheus.CounterVec   // model, kind
+	mcpUp        *prometheus.GaugeVec     // server
+	mcpRestarts  *prometheus.CounterVec   // server
+	apiCalls     *prometheus.CounterVec   // platform, method, code
+	apiLimited   *prometheus.CounterVec   // platform, method
+	storeWrites  *prometheus.HistogramVec // outcome
+}
+
+func newTelemetry() *telemetry {
+	t := &telemetry{
+		reg: prometheus.NewRegistry(),
+		turns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_turns_total",
+			Help: "Turns ended, by outcome: answered, partial (an honest partial answer), stopped, failed."}, []string{"outcome"}),
+		steps: prometheus.NewCounter(prometheus.CounterOpts{Name: "neobot_steps_total",
+			Help: "Steps of the tool-calling loop: main-model answers within turns."}),
+		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_compactions_total",
+			Help: "Compactions of a thread's working history, by pressure (soft, hard)."}, []string{"pressure"}),
+		stalls: prometheus.NewCounter(prometheus.CounterOpts{Name: "neobot_stalls_total",
+			Help: "Turns stopped because they repeated the same tool calls without progress."}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_tool_calls_total",
+			Help: "Tool calls, by MCP server (neo for synthetic tools), tool and outcome (ok, error: the tool reported a failure, failed: it could not be reached)."},
+			[]string{"server", "tool", "outcome"}),
+		modelCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_model_calls_total",
+			Help: "Chat-completion calls, by model and outcome (ok, error)."}, []string{"model", "outcome"}),
+		modelLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "neobot_model_call_seconds",
+			Help: "Chat-completion latency, by model.", Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}}, []string{"model"}),
+		modelTokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_model_tokens_total",
+			Help: "Tokens the provider reported, by model and kind (prompt, completion)."}, []string{"model", "kind"}),
+		mcpUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "neobot_mcp_server_up",
+			Help: "1 while an MCP server is running, else 0."}, []string{"server"}),
+		mcpRestarts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_mcp_server_restarts_total",
+			Help: "Restarts of an MCP server after it failed."}, []string{"server"}),
+		apiCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_platform_api_calls_total",
+			Help: "Slack and Discord API calls, by platform, method and HTTP status code."}, []string{"platform", "method", "code"}),
+		apiLimited: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_platform_api_rate_limited_total",
+			Help: "Slack and Discord API calls answered 429, by platform and method."}, []string{"platform", "method"}),
+		storeWrites: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "neobot_store_write_seconds",
+			Help: "Durable store writes (fsync included), by outcome (ok, error).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"outcome"}),
+	}
+	t.reg.MustRegister(t.turns, t.steps, t.compactions, t.stalls, t.toolCalls, t.modelCalls, t.modelLatency,
+		t.modelTokens, t.mcpUp, t.mcpRestarts, t.apiCalls, t.apiLimited, t.storeWrites,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return t
+}
+
+// handler serves the registry in the Prometheus text format.
+func (t *telemetry) handler() http.Handler {
+	return promhttp.HandlerFor(t.reg, promhttp.HandlerOpts{Registry: t.reg})
+}
+
+// observeAgent counts what the agent reports (agent.Options.Observe).
+func (t *telemetry) observeAgent(ev agent.Event) {
+	switch ev.Kind {
+	case agent.EventStep:
+		t.steps.Inc()
+	case agent.EventCompaction:
+		t.compactions.WithLabelValues(ev.Detail).Inc()
+	case agent.EventStall:
+		t.stalls.Inc()
+	case agent.EventTurn:
+		t.turns.WithLabelValues(ev.Detail).Inc()
+	}
+}
+
+// observeWrite times a store write (store.Options.ObserveWrite).
+func (t *telemetry) observeWrite(took time.Duration, err error) {
+	t.storeWrites.WithLabelValues(outcome(err)).Observe(took.Seconds())
+}
+
+// observeServer follows an MCP server's state (tools.Options.OnStatus).
+func (t *telemetry) observeServer(s mcp.Status) {
+	up := 0.0
+	if s.State == mcp.StateUp {
+		up = 1
+	}
+	t.mcpUp.WithLabelValues(s.Alias).Set(up)
+	if s.State == mcp.StateRestarting {
+		t.mcpRestarts.WithLabelValues(s.Alias).Inc()
+	}
+}
+
+// watchHub exports the hub's load as gauges read at each scrape.
+func (t *telemetry) watchHub(hub *conversation.Hub) {
+	gauge := func(name, help string, f func(conversation.Stats) int) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(f(hub.Stats())) })
+	}
+	t.reg.MustRegister(
+		gauge("neobot_turns_running", "Turns holding a slot now.", func(s conversation.Stats) int { return s.Running }),
+		gauge("neobot_threads_active", "Threads with a turn running or waiting.", func(s conversation.Stats) int { return s.Threads }),
+		gauge("neobot_queue_depth", "Messages waiting for their turn.", func(s conversation.Stats) int { return s.Queued }),
+	)
+}
+
+// watchGates exports the number of approvals waiting for a click.
+func (t *telemetry) watchGates(pending func(context.Context) (int, error)) {
+	t.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "neobot_gates_pending",
+		Help: "Approval gates waiting for a decision."}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n, err := pending(ctx)
+		if err != nil {
+			return -1
+		}
+		return float64(n)
+	}))
+}
+
+func outcome(err error) string {
+	if err != nil {
+		return "error"
+	}
+	return "ok"
+}
+
+// meteredModel counts a model client's calls, latency and tokens. It
+// satisfies agent.Model and memory.Model like the client it wraps.
+type meteredModel struct {
+	*llm.Client
+	t *telemetry
+	// record, when set, is told every call's usage (usage accounting).
+	record func(ctx context.Context, model string, u llm.Usage)
+}
+
+// Chat calls the model and counts the call.
+func (m *meteredModel) Chat(ctx context.Context, req llm.ChatRequest) (*llm.ChatResult, error) {
+	start := time.Now()
+	res, err := m.Client.Chat(ctx, req)
+	model := m.Client.Model()
+	m.t.modelCalls.WithLabelValues(model, outcome(err)).Inc()
+	m.t.modelLatency.WithLabelValues(model).Observe(time.Since(start).Seconds())
+	if err == nil {
+		m.t.modelTokens.WithLabelValues(model, "prompt").Add(float64(res.Usage.PromptTokens))
+		m.t.modelTokens.WithLabelValues(model, "completion").Add(float64(res.Usage.CompletionTokens))
+		if m.record != nil {
+			m.record(ctx, model, res.Usage)
+		}
+	}
+	return res, err
+}
+
+// meteredTools counts tool calls by server, tool and outcome.
+type meteredTools struct {
+	*tools.Surface
+	t *telemetry
+}
+
+// Dispatch runs the call and counts it.
+func (m meteredTools) Dispatch(ctx context.Context, name string, args map[string]any) (string, bool, error) {
+	content, isError, err := m.Surface.Dispatch(ctx, name, args)
+	server, result := m.Surface.Server(name), "ok"
+	switch {
+	case server == "":
+		server, name = "unknown", "unknown" // never a label per hallucinated name
+		result = "error"
+	case err != nil:
+		result = "failed"
+	case isError:
+		result = "error"
+	}
+	m.t.toolCalls.WithLabelValues(server, name, result).Inc()
+	return content, isError, err
+}
+
+// apiTransport counts a platform's API calls and 429s.
+type apiTransport struct {
+	platform string
+	next     http.RoundTripper
+	t        *telemetry
+}
+
+// snowflake matches the IDs in Discord's routes, so a route is one label.
+var snowflake = regexp.MustCompile(`/\d{5,}`)
+
+// RoundTrip sends r and counts it.
+func (a apiTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := a.next.RoundTrip(r)
+	method := r.URL.Path
+	if a.platform == "slack" {
+		method = method[strings.LastIndexByte(method, '/')+1:]
+	} else {
+		method = r.Method + " " + snowflake.ReplaceAllString(strings.TrimPrefix(method, "/api/v9"), "/{id}")
+		if strings.HasPrefix(method, r.Method+" /webhooks/") || strings.HasPrefix(method, r.Method+" /interactions/") {
+			method = r.Method + " " + strings.Join(strings.SplitN(method, "/", 3)[:2], "/") // tokens are secrets
+		}
+	}
+	code := "error"
+	if err == nil {
+		code = strconv.Itoa(resp.StatusCode)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			a.t.apiLimited.WithLabelValues(a.platform, method).Inc()
+		}
+	} else if errors.Is(err, context.Canceled) {
+		code = "canceled"
+	}
+	a.t.apiCalls.WithLabelValues(a.platform, method, code).Inc()
+	return resp, err
+}
+
+// apiClient returns an HTTP client for platform whose calls are counted.
+func (t *telemetry) apiClient(platform string) *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: apiTransport{platform: platform, next: http.DefaultTransport, t: t}}
+}
