@@ -39,6 +39,7 @@ var (
 	bucketMemories    = []byte("memories")
 	bucketProfiles    = []byte("profiles")
 	bucketPatterns    = []byte("patterns")
+	bucketUsage       = []byte("usage")
 
 	keySchema = []byte("schema")
 )
@@ -46,6 +47,7 @@ var (
 var allBuckets = [][]byte{
 	bucketMeta, bucketThreads, bucketInbound, bucketPending, bucketGates,
 	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
+	bucketUsage,
 }
 
 // ErrLocked reports that another process holds the database file.

@@ -82,7 +82,7 @@ type bot struct {
 func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	var b bot
 	hub := conversation.New(conversation.Options{
-		Runner:        a.agent,
+		Runner:        a.meter.Guard(a.agent),
 		Journal:       a.db,
 		MaxConcurrent: cfg.MaxConcurrentTurns,
 		MaxPerUser:    cfg.MaxTurnsPerUser,

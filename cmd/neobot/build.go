@@ -17,6 +17,7 @@ import (
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/memory"
 	"github.com/neobot/neobot/core/tools"
+	acct "github.com/neobot/neobot/core/usage"
 	"github.com/neobot/neobot/store"
 )
 
@@ -27,6 +28,7 @@ type app struct {
 	log     zerolog.Logger
 	db      *store.DB
 	gates   *core.Gates
+	meter   *acct.Meter
 	cortex  *memory.Cortex
 	surface *tools.Surface
 	agent   *agent.Agent
@@ -87,6 +89,17 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	}
 	m.onClose(db.Close)
 	a.db = db
+	a.meter, err = acct.NewMeter(ctx, acct.Options{Store: db, DailyBudget: int64(cfg.DailyTokenBudget), Logger: log.With().Str("component", "usage").Logger()})
+	if err != nil {
+		return nil, err
+	}
+	m.runMeter(ctx, a.meter) // stops, with a last flush, before the database closes
+	if main != nil {
+		main.(*meteredModel).record = a.meter.Record
+	}
+	if cheap != nil {
+		cheap.(*meteredModel).record = a.meter.Record
+	}
 	a.gates = core.NewGates(core.GatesOptions{Store: db, SelfApprove: cfg.SelfApprove})
 	m.tel.watchGates(db.PendingGates)
 
@@ -199,4 +212,20 @@ func (m *Main) setup(name string, args []string, extra func(*flag.FlagSet)) (*Co
 		return nil, nil, zerolog.Nop(), fmt.Errorf("configuration: %w", err)
 	}
 	return cfg, rest, log, nil
+}
+
+// runMeter flushes recorded usage in the background until Close, which
+// waits for its last flush.
+func (m *Main) runMeter(ctx context.Context, meter *acct.Meter) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		meter.Run(ctx)
+	}()
+	m.onClose(func() error {
+		cancel()
+		<-done
+		return nil
+	})
 }

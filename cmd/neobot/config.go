@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/neobot/neobot/core/mcp"
+	acct "github.com/neobot/neobot/core/usage"
 )
 
 // Config is every setting neobot reads. Environment first, flags override;
@@ -40,6 +41,9 @@ type Config struct {
 	DBPath        string
 	RetentionDays int
 	Manifest      string
+
+	DailyTokenBudget int
+	ModelPrices      string
 
 	DaemonURL    string
 	DaemonToken  Secret
@@ -173,6 +177,8 @@ func settings() []setting {
 		{env: "NEO_DAEMON_POLL", flag: "daemon-poll", def: "1.5s", usage: "how often a delegated task's status and gates are polled", set: duration(func(c *Config) *time.Duration { return &c.DaemonPoll })},
 		{env: "NEO_MAX_CONCURRENT_TURNS", flag: "max-concurrent-turns", def: "64", usage: "turns running at once across all threads (a turn waiting on an approval does not count)", set: count(func(c *Config) *int { return &c.MaxConcurrentTurns })},
 		{env: "NEO_MAX_TURNS_PER_USER", flag: "max-turns-per-user", def: "0", usage: "turns one person's messages run at once; 0 means a quarter of NEO_MAX_CONCURRENT_TURNS (at least 1)", set: count(func(c *Config) *int { return &c.MaxTurnsPerUser })},
+		{env: "NEO_DAILY_TOKEN_BUDGET", flag: "daily-token-budget", def: "0", usage: "most model tokens one workspace may use per UTC day; past it Neo declines politely until midnight UTC; 0 is no budget", set: count(func(c *Config) *int { return &c.DailyTokenBudget })},
+		{env: "NEO_MODEL_PRICES", flag: "model-prices", usage: "dollars per million prompt/completion tokens, per model, for neobot usage: gpt-4.1=2/8,gpt-4.1-mini=0.4/1.6", set: str(func(c *Config) *string { return &c.ModelPrices })},
 		{env: "NEO_MAX_QUEUED_PER_THREAD", flag: "max-queued-per-thread", def: "20", usage: "messages that may wait in one thread; past it a message is set aside and its author told", set: count(func(c *Config) *int { return &c.MaxQueuedPerThread })},
 		{env: "NEO_SHUTDOWN_GRACE", flag: "shutdown-grace", def: "10s", usage: "on SIGTERM, how long running turns get to finish before they are stopped (they resume after the restart); keep it under the platform's kill timeout", set: duration(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 		{env: "SLACK_BOT_TOKEN", secret: true, usage: "Slack bot token (xoxb-...); set to run in Slack", set: secret(func(c *Config) *Secret { return &c.SlackBotToken })},
@@ -325,6 +331,9 @@ func (c *Config) validate() error {
 	bad := func(env, format string, a ...any) {
 		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{env}, a...)...))
 	}
+	if _, err := c.prices(); err != nil {
+		bad("NEO_MODEL_PRICES", "%v", err)
+	}
 	for _, u := range []struct{ env, v string }{
 		{"NEO_LLM_BASE_URL", c.LLMBaseURL}, {"MATRIX_GATEWAY_URL", c.GatewayURL},
 		{"NEO_DAEMON_URL", c.DaemonURL}, {"SLACK_API_URL", c.SlackAPIURL},
@@ -448,7 +457,30 @@ func commandHelp() map[string]struct{ synopsis, short, what string } {
 			"A conversation with Neo in this terminal. --thread continues a stored conversation by name; --dry-run prints the system block and tool schemas it would send, without a model.\nType stop to stop the running turn; Ctrl-C stops it too, and a second Ctrl-C (or Ctrl-C while idle, or Ctrl-D) leaves."},
 		"check": {"check [flags]", "validate settings and manifest, start every MCP server, print the tools",
 			"Validates the settings and the manifest, starts every MCP server, and prints the tool surface. Exits non-zero when something is wrong."},
+		"usage": {"usage [--since 7d] [--by workspace|channel|user|thread|model|day]", "model tokens used, grouped, and what they cost",
+			"Prints the model tokens Neo used since a day (--since 7d, 24h or 2026-11-01; days are UTC), grouped by workspace, channel, user, thread, model or day, with their cost at NEO_MODEL_PRICES. Reads NEO_DB_PATH; stop the bot first, as bbolt lets one process open the file."},
 		"memory": {"memory list|search|forget [flags]", "show, search or delete what Neo remembers",
 			"Shows (list), searches (search QUERY) or deletes (forget [ID...]) what Neo remembers, scoped by --workspace, --user and --channel."},
 	}
+}
+
+// prices parses NEO_MODEL_PRICES: model=prompt/completion, comma-separated,
+// in dollars per million tokens.
+func (c *Config) prices() (map[string]acct.Price, error) {
+	out := map[string]acct.Price{}
+	for _, item := range strings.Split(c.ModelPrices, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		model, rates, ok := strings.Cut(item, "=")
+		in, outRate, ok2 := strings.Cut(rates, "/")
+		p, err1 := strconv.ParseFloat(strings.TrimSpace(in), 64)
+		q, err2 := strconv.ParseFloat(strings.TrimSpace(outRate), 64)
+		if !ok || !ok2 || err1 != nil || err2 != nil || p < 0 || q < 0 || strings.TrimSpace(model) == "" {
+			return nil, fmt.Errorf("%q: write model=PROMPT/COMPLETION in dollars per million tokens, e.g. gpt-4.1=2/8", item)
+		}
+		out[strings.TrimSpace(model)] = acct.Price{Prompt: p, Completion: q}
+	}
+	return out, nil
 }

@@ -142,3 +142,46 @@ func TestOpsMetricsAndReadiness(t *testing.T) {
 	waitFor(t, p, base+"/readyz", "ready again", func(s int, _ string) bool { return s == http.StatusOK })
 	p.stop(t)
 }
+
+// TestUsageAndBudget: the tokens the model reported are accounted to the
+// workspace; once its daily budget is spent the next mention is declined
+// in words without calling the model; `neobot usage` totals them and
+// prices them.
+func TestUsageAndBudget(t *testing.T) {
+	w := newSlackWorld(t)
+	w.env["NEO_DAILY_TOKEN_BUDGET"] = "300"
+	w.env["NEO_MODEL_PRICES"] = "test-main=10000/20000"
+	answer := llmtest.Text("Here is a long answer.")
+	answer.Usage = llm.Usage{PromptTokens: 320, CompletionTokens: 12, TotalTokens: 332}
+	scriptModel(t, w.model, answer) // a second main call fails the test
+	p := w.start(t, 1)
+
+	first := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "tell me everything"})
+	w.answerIn(t, "C0GENERAL", first.TS, "Here is a long answer.")
+	second := w.slack.Mention(slacktest.Msg{User: "UBOB", Text: "and now me"})
+	decline := w.answerIn(t, "C0GENERAL", second.TS, "today's token budget for this workspace (332 of 300 tokens)")
+	if !strings.Contains(decline.Rendered(), "resets at 00:00 UTC") {
+		t.Errorf("the decline does not say when the budget resets: %q", decline.Rendered())
+	}
+	p.stop(t)
+
+	out, stderr, err := run(t, w.env, "", "usage", "--by", "model")
+	if err != nil {
+		t.Fatalf("neobot usage = %v\n%s", err, stderr)
+	}
+	var row string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "test-main") {
+			row = strings.Join(strings.Fields(line), " ")
+		}
+	}
+	if want := "test-main 1 320 12 332 $3.44"; row != want {
+		t.Errorf("usage row for test-main = %q, want %q; whole table:\n%s", row, want, out)
+	}
+	if !strings.Contains(out, "total since") {
+		t.Errorf("usage has no total line:\n%s", out)
+	}
+	if _, stderr, err := run(t, w.env, "", "usage", "--by", "planet"); err == nil || !strings.Contains(stderr, "workspace") {
+		t.Errorf("usage --by planet = %v, %q; want an error listing the groupings", err, stderr)
+	}
+}

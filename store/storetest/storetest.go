@@ -1,6 +1,6 @@
 // Package storetest is the conformance suite for neobot's persistence
 // interfaces: transcripts, gates, the delegation ledger, the inbound
-// journal and memory records. Every backend must pass [Run].
+// journal, memory records and usage. Every backend must pass [Run].
 package storetest
 
 import (
@@ -11,6 +11,7 @@ import (
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/memory"
+	"github.com/neobot/neobot/core/usage"
 )
 
 // Backend is every persistence interface a store implements, with the
@@ -32,6 +33,7 @@ type Backend interface {
 	ThreadKnown(ctx context.Context, t core.Thread) (bool, error)
 
 	memory.Store
+	usage.Store
 }
 
 // Ledger is the delegation ledger, with the method set of delegate.Ledger.
@@ -69,6 +71,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Journal", func(t *testing.T) { testJournal(t, open) })
 	t.Run("ThreadKnown", func(t *testing.T) { testThreadKnown(t, open) })
 	t.Run("Memories", func(t *testing.T) { testMemories(t, open) })
+	t.Run("Usage", func(t *testing.T) { testUsage(t, open) })
 }
 
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

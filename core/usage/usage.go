@@ -1,0 +1,336 @@
+// Package usage accounts for what Neo costs: every model call's tokens,
+// attributed to the workspace, channel, user and thread whose turn made
+// it, and to the model. A [Meter] adds calls up in memory and writes them
+// to its [Store] every few seconds and when it stops, one row per day and
+// attribution, so accounting adds no write to the reply path. It also
+// holds a daily token budget per workspace: [Meter.Guard] declines a turn,
+// politely and with the time it resets, once the budget is spent.
+//
+// Usage of calls made in the last flush interval before a crash is lost;
+// the turns themselves are not.
+package usage
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/llm"
+)
+
+// Key is what a row of usage is attributed to. Day is a UTC date,
+// 2006-01-02.
+type Key struct {
+	Day       string `json:"day"`
+	Platform  string `json:"platform"`
+	Workspace string `json:"workspace"`
+	Channel   string `json:"channel"`
+	User      string `json:"user"`
+	Thread    string `json:"thread"`
+	Model     string `json:"model"`
+}
+
+// Tokens are the counts of one row.
+type Tokens struct {
+	Calls      int64 `json:"calls"`
+	Prompt     int64 `json:"prompt"`
+	Completion int64 `json:"completion"`
+}
+
+// Total is prompt plus completion tokens.
+func (t Tokens) Total() int64 { return t.Prompt + t.Completion }
+
+func (t *Tokens) add(u Tokens) {
+	t.Calls += u.Calls
+	t.Prompt += u.Prompt
+	t.Completion += u.Completion
+}
+
+// Row is the usage of one attribution on one day.
+type Row struct {
+	Key
+	Tokens
+}
+
+// Store keeps usage rows (*store.DB).
+type Store interface {
+	// AddUsage adds each row's tokens to the stored row with its key.
+	AddUsage(ctx context.Context, rows []Row) error
+	// Usage returns the rows of day since and later, in key order.
+	Usage(ctx context.Context, since string) ([]Row, error)
+}
+
+const dayFormat = "2006-01-02"
+
+// Day returns t's UTC date as Key.Day holds it.
+func Day(t time.Time) string { return t.UTC().Format(dayFormat) }
+
+// Options configures [NewMeter].
+type Options struct {
+	Store Store
+	// DailyBudget is the most tokens one workspace may use in a UTC day;
+	// 0 is no budget.
+	DailyBudget int64
+	// Interval is how often recorded usage is written (default 5 s).
+	Interval time.Duration
+	// Now is the clock (default time.Now).
+	Now    func() time.Time
+	Logger zerolog.Logger
+}
+
+// Meter records usage. It is safe for concurrent use.
+type Meter struct {
+	opts Options
+
+	mu      sync.Mutex
+	pending map[Key]Tokens
+	day     string
+	spent   map[string]int64 // workspace key -> tokens today, stored and pending
+}
+
+// NewMeter returns a Meter, with today's spending read from the store so a
+// restart does not reset the budget.
+func NewMeter(ctx context.Context, opts Options) (*Meter, error) {
+	if opts.Interval <= 0 {
+		opts.Interval = 5 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	m := &Meter{opts: opts, pending: map[Key]Tokens{}}
+	if err := m.rollLocked(ctx); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// rollLocked starts a new day's spending when the date has changed.
+func (m *Meter) rollLocked(ctx context.Context) error {
+	day := Day(m.opts.Now())
+	if day == m.day {
+		return nil
+	}
+	rows, err := m.opts.Store.Usage(ctx, day)
+	if err != nil {
+		return fmt.Errorf("usage: read today's usage: %w", err)
+	}
+	m.day, m.spent = day, map[string]int64{}
+	for _, r := range rows {
+		if r.Day == day {
+			m.spent[workspaceKey(r.Platform, r.Workspace)] += r.Total()
+		}
+	}
+	for k, t := range m.pending {
+		if k.Day == day {
+			m.spent[workspaceKey(k.Platform, k.Workspace)] += t.Total()
+		}
+	}
+	return nil
+}
+
+func workspaceKey(platform, workspace string) string { return platform + "/" + workspace }
+
+// Record adds one model call's tokens, attributed to the turn ctx carries
+// (core.WithTurn); a call outside any turn is attributed to no one.
+func (m *Meter) Record(ctx context.Context, model string, u llm.Usage) {
+	k := Key{Day: Day(m.opts.Now()), Model: model}
+	if t, ok := core.TurnFrom(ctx); ok {
+		th := t.Inbound.Thread
+		k.Platform, k.Workspace, k.Channel, k.Thread, k.User = th.Platform, th.Workspace, th.Channel, th.ID, t.Inbound.User
+	}
+	tok := Tokens{Calls: 1, Prompt: int64(u.PromptTokens), Completion: int64(u.CompletionTokens)}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.pending[k]
+	p.add(tok)
+	m.pending[k] = p
+	if k.Day == m.day {
+		m.spent[workspaceKey(k.Platform, k.Workspace)] += tok.Total()
+	}
+}
+
+// Flush writes the usage recorded since the last flush. On failure the
+// rows stay pending for the next one.
+func (m *Meter) Flush(ctx context.Context) error {
+	m.mu.Lock()
+	if len(m.pending) == 0 {
+		m.mu.Unlock()
+		return nil
+	}
+	rows := make([]Row, 0, len(m.pending))
+	for k, t := range m.pending {
+		rows = append(rows, Row{Key: k, Tokens: t})
+	}
+	m.pending = map[Key]Tokens{}
+	m.mu.Unlock()
+
+	if err := m.opts.Store.AddUsage(ctx, rows); err != nil {
+		m.mu.Lock()
+		for _, r := range rows {
+			p := m.pending[r.Key]
+			p.add(r.Tokens)
+			m.pending[r.Key] = p
+		}
+		m.mu.Unlock()
+		return fmt.Errorf("usage: write %d rows: %w", len(rows), err)
+	}
+	return nil
+}
+
+// Run flushes every Interval until ctx ends, then once more with a short
+// deadline of its own, so a shutdown keeps what was recorded.
+func (m *Meter) Run(ctx context.Context) {
+	t := time.NewTicker(m.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			if err := m.Flush(ctx); err != nil && ctx.Err() == nil {
+				m.opts.Logger.Warn().Err(err).Msg("usage: flush failed; will retry")
+			}
+			m.mu.Lock()
+			err := m.rollLocked(ctx)
+			m.mu.Unlock()
+			if err != nil && ctx.Err() == nil {
+				m.opts.Logger.Warn().Err(err).Msg("usage: new day")
+			}
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := m.Flush(fctx); err != nil {
+				m.opts.Logger.Error().Err(err).Msg("usage: final flush failed; the last seconds of usage are lost")
+			}
+			return
+		}
+	}
+}
+
+// Spent returns the tokens the thread's workspace has used today and
+// whether that is past the daily budget.
+func (m *Meter) Spent(t core.Thread) (tokens int64, over bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if Day(m.opts.Now()) != m.day {
+		return 0, false // a new day: the budget is fresh
+	}
+	tokens = m.spent[workspaceKey(t.Platform, t.Workspace)]
+	return tokens, m.opts.DailyBudget > 0 && tokens >= m.opts.DailyBudget
+}
+
+// Runner runs a turn (conversation.Runner).
+type Runner interface {
+	Run(ctx context.Context, t core.Turn) error
+}
+
+// Guard returns r behind the daily budget: once the turn's workspace has
+// spent it, the turn is declined in words, with the time the budget
+// resets, and the model is not called. Without a budget it returns r.
+func (m *Meter) Guard(r Runner) Runner {
+	if m.opts.DailyBudget <= 0 {
+		return r
+	}
+	return guarded{next: r, m: m}
+}
+
+type guarded struct {
+	next Runner
+	m    *Meter
+}
+
+func (g guarded) Run(ctx context.Context, t core.Turn) error {
+	spent, over := g.m.Spent(t.Inbound.Thread)
+	if !over {
+		return g.next.Run(ctx, t)
+	}
+	now := g.m.opts.Now().UTC()
+	resets := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	g.m.opts.Logger.Info().Str("thread", t.Inbound.Thread.Key()).Int64("spent", spent).Msg("usage: daily budget spent; turn declined")
+	if t.Reporter == nil {
+		return nil
+	}
+	text := fmt.Sprintf("I've used today's token budget for this workspace (%d of %d tokens), so I can't answer this now. "+
+		"The budget resets at 00:00 UTC, in %s; ask me again then.", spent, g.m.opts.DailyBudget, until(resets.Sub(now)))
+	if err := t.Reporter.Say(ctx, text); err != nil {
+		return fmt.Errorf("usage: decline in %s: %w", t.Inbound.Thread, err)
+	}
+	return nil
+}
+
+// until writes d as hours and minutes.
+func until(d time.Duration) string {
+	d = d.Round(time.Minute)
+	h, m := int(d.Hours()), int(d.Minutes())%60
+	switch {
+	case h == 0:
+		return fmt.Sprintf("%d min", max(m, 1))
+	case m == 0:
+		return fmt.Sprintf("%d h", h)
+	}
+	return fmt.Sprintf("%d h %d min", h, m)
+}
+
+// Price is what a model costs, in dollars per million tokens.
+type Price struct {
+	Prompt, Completion float64
+}
+
+// Cost is what t cost at p.
+func (p Price) Cost(t Tokens) float64 {
+	return (float64(t.Prompt)*p.Prompt + float64(t.Completion)*p.Completion) / 1e6
+}
+
+// Line is one line of a report: a group and its totals.
+type Line struct {
+	Group string
+	Tokens
+	// Cost is in dollars; Priced is false when a model of the group has
+	// no price.
+	Cost   float64
+	Priced bool
+}
+
+// Groupings of a report.
+var Groupings = []string{"workspace", "channel", "user", "thread", "model", "day"}
+
+// Report adds rows up by the grouping (one of [Groupings]) and prices
+// them, largest total first.
+func Report(rows []Row, by string, prices map[string]Price) ([]Line, error) {
+	group, ok := map[string]func(Key) string{
+		"workspace": func(k Key) string { return k.Platform + "/" + k.Workspace },
+		"channel":   func(k Key) string { return k.Platform + "/" + k.Workspace + "/" + k.Channel },
+		"user":      func(k Key) string { return k.Platform + "/" + k.Workspace + "/" + k.User },
+		"thread":    func(k Key) string { return k.Platform + "/" + k.Workspace + "/" + k.Channel + "/" + k.Thread },
+		"model":     func(k Key) string { return k.Model },
+		"day":       func(k Key) string { return k.Day },
+	}[by]
+	if !ok {
+		return nil, fmt.Errorf("usage: cannot group by %q: use one of %v", by, Groupings)
+	}
+	lines := map[string]*Line{}
+	for _, r := range rows {
+		g := group(r.Key)
+		l := lines[g]
+		if l == nil {
+			l = &Line{Group: g, Priced: true}
+			lines[g] = l
+		}
+		l.add(r.Tokens)
+		p, ok := prices[r.Model]
+		l.Priced = l.Priced && ok
+		l.Cost += p.Cost(r.Tokens)
+	}
+	out := make([]Line, 0, len(lines))
+	for _, l := range lines {
+		out = append(out, *l)
+	}
+	slices.SortFunc(out, func(a, b Line) int {
+		return cmp.Or(cmp.Compare(b.Total(), a.Total()), cmp.Compare(a.Group, b.Group))
+	})
+	return out, nil
+}
