@@ -27,6 +27,9 @@ var (
 	ErrGateExpired = errors.New("gate: expired")
 	// ErrGateOption reports an answer that is not one of the gate's options.
 	ErrGateOption = errors.New("gate: not one of the options")
+	// ErrDiskFull reports a write refused because the disk holding the
+	// store is full: nothing new can be kept until space is freed.
+	ErrDiskFull = errors.New("the disk holding the store is full")
 )
 
 // CoreExecute is the one tool that moves money or needs a wallet

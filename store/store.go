@@ -16,11 +16,14 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/neobot/neobot/core"
 )
 
 // SchemaVersion is the layout version this build writes. A file stamped
@@ -102,6 +105,7 @@ type DB struct {
 	log      zerolog.Logger
 	observe  func(time.Duration, error)
 	inflight atomic.Int64
+	full     atomic.Bool // the last write failed for want of space
 }
 
 // Open opens (creating if needed) the store at path. A file held by another
@@ -142,8 +146,27 @@ func Open(path string, opts Options) (*DB, error) {
 }
 
 // init checks the schema version and creates missing buckets, in one
-// transaction: a refused file is left exactly as it was.
+// transaction: a refused file is left exactly as it was. A file that needs
+// nothing is only read, so a full disk does not stop neobot from starting
+// (and refusing new messages in words) instead of failing in a loop.
 func (db *DB) init() error {
+	ready := false
+	_ = db.bolt.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil || binary.BigEndian.Uint64(padded(meta.Get(keySchema))) != SchemaVersion {
+			return nil
+		}
+		for _, name := range allBuckets {
+			if tx.Bucket(name) == nil {
+				return nil
+			}
+		}
+		ready = true
+		return nil
+	})
+	if ready {
+		return nil
+	}
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
 		if meta := tx.Bucket(bucketMeta); meta != nil {
 			if v := meta.Get(keySchema); len(v) == 8 {
@@ -201,8 +224,27 @@ func (db *DB) write(ctx context.Context, fn func(*bolt.Tx) error) error {
 	if db.observe != nil {
 		db.observe(time.Since(start), err)
 	}
-	return err
+	return db.diskFull(err)
 }
+
+// diskFull marks a write that failed for want of space with
+// core.ErrDiskFull and logs it once per episode, not once per write; the
+// next successful write ends the episode.
+func (db *DB) diskFull(err error) error {
+	if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
+		if err == nil && db.full.CompareAndSwap(true, false) {
+			db.log.Info().Str("path", db.path).Msg("store: writes succeed again; the disk has space")
+		}
+		return err
+	}
+	if db.full.CompareAndSwap(false, true) {
+		db.log.Error().Str("path", db.path).Msg("store: the disk is full; new messages are refused until space is freed (grow the volume or lower NEO_RETENTION_DAYS)")
+	}
+	return fmt.Errorf("%w (%s): %w", core.ErrDiskFull, db.path, err)
+}
+
+// DiskFull reports whether the last write failed for want of space.
+func (db *DB) DiskFull() bool { return db.full.Load() }
 
 // read runs fn in a read-only transaction.
 func (db *DB) read(ctx context.Context, fn func(*bolt.Tx) error) error {
@@ -244,4 +286,12 @@ func (db *DB) Ping(ctx context.Context) error {
 		return fmt.Errorf("store: write to %s: %w", db.path, err)
 	}
 	return nil
+}
+
+// padded returns v when it is 8 bytes long, else 8 zero bytes.
+func padded(v []byte) []byte {
+	if len(v) != 8 {
+		return make([]byte, 8)
+	}
+	return v
 }

@@ -102,6 +102,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	}
 	a.gates = core.NewGates(core.GatesOptions{Store: db, SelfApprove: cfg.SelfApprove})
 	m.tel.watchGates(db.PendingGates)
+	m.tel.watchDisk(db.DiskFull)
 
 	var writeBack memory.Model
 	if cheap != nil {
@@ -149,15 +150,16 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	}
 
 	aopts := agent.Options{
-		Tools:         meteredTools{Surface: a.surface, t: m.tel},
-		Observe:       m.tel.observeAgent,
-		Transcript:    db,
-		Memory:        a.cortex,
-		ActorDID:      actor,
-		ContextWindow: window,
-		StepBudget:    cfg.StepBudget,
-		ResultCap:     cfg.ToolResultCap,
-		Logger:        log.With().Str("component", "agent").Logger(),
+		Tools:           meteredTools{Surface: a.surface, t: m.tel},
+		Observe:         m.tel.observeAgent,
+		Transcript:      db,
+		Memory:          a.cortex,
+		ActorDID:        actor,
+		ContextWindow:   window,
+		StepBudget:      cfg.StepBudget,
+		ResultCap:       cfg.ToolResultCap,
+		StoredResultCap: cfg.StoredCap,
+		Logger:          log.With().Str("component", "agent").Logger(),
 	}
 	if main != nil {
 		aopts.Model, aopts.Cheap = main, cheap

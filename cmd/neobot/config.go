@@ -37,6 +37,7 @@ type Config struct {
 	ContextWindow int
 	StepBudget    int
 	ToolResultCap int
+	StoredCap     int
 
 	DBPath        string
 	RetentionDays int
@@ -166,9 +167,10 @@ func settings() []setting {
 		{env: "NEO_ACTOR_DID", flag: "actor-did", usage: "Neo's DID, pinned in the system block and sent to the gateway; defaults to the manifest's", set: str(func(c *Config) *string { return &c.ActorDID })},
 		{env: "NEO_CONTEXT_WINDOW", flag: "context-window", def: "0", usage: "context window in tokens; 0 uses the model registry", set: count(func(c *Config) *int { return &c.ContextWindow })},
 		{env: "NEO_STEP_BUDGET", flag: "step-budget", def: "24", usage: "most model calls in one turn", set: count(func(c *Config) *int { return &c.StepBudget })},
-		{env: "NEO_TOOL_RESULT_CAP", flag: "tool-result-cap", def: "16384", usage: "bytes of one tool result shown to the model (the full result is archived)", set: count(func(c *Config) *int { return &c.ToolResultCap })},
+		{env: "NEO_TOOL_RESULT_CAP", flag: "tool-result-cap", def: "16384", usage: "bytes of one tool result shown to the model (the transcript keeps up to NEO_STORED_RESULT_CAP)", set: count(func(c *Config) *int { return &c.ToolResultCap })},
+		{env: "NEO_STORED_RESULT_CAP", flag: "stored-result-cap", def: "262144", usage: "bytes of one tool result kept in the transcript; the rest is dropped, so one tool cannot fill the disk", set: count(func(c *Config) *int { return &c.StoredCap })},
 		{env: "NEO_DB_PATH", flag: "db", def: "./neobot.db", usage: "bbolt file holding transcripts, gates and memory", set: str(func(c *Config) *string { return &c.DBPath })},
-		{env: "NEO_RETENTION_DAYS", flag: "retention-days", def: "0", usage: "drop threads idle this many days; 0 keeps them", set: count(func(c *Config) *int { return &c.RetentionDays })},
+		{env: "NEO_RETENTION_DAYS", flag: "retention-days", def: "90", usage: "drop threads idle this many days, with their transcripts; 0 keeps them forever", set: count(func(c *Config) *int { return &c.RetentionDays })},
 		{env: "NEO_MANIFEST", flag: "manifest", def: "manifests/default.json", usage: "agent manifest: the MCP servers and tools Neo may use (the default is built in when the file is absent)", set: str(func(c *Config) *string { return &c.Manifest })},
 		{env: "NEO_DAEMON_URL", flag: "daemon-url", usage: "execution daemon for core_execute; unset, money-moving tasks are refused in words", set: str(func(c *Config) *string { return &c.DaemonURL })},
 		{env: "NEO_DAEMON_TOKEN", secret: true, usage: "bearer token for NEO_DAEMON_URL", set: secret(func(c *Config) *Secret { return &c.DaemonToken })},

@@ -139,6 +139,17 @@ func (t *telemetry) watchGates(pending func(context.Context) (int, error)) {
 	}))
 }
 
+// watchDisk exports whether the store's disk is full.
+func (t *telemetry) watchDisk(full func() bool) {
+	t.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "neobot_store_disk_full",
+		Help: "1 while the store's last write failed for want of disk space; new messages are refused in words."}, func() float64 {
+		if full() {
+			return 1
+		}
+		return 0
+	}))
+}
+
 func outcome(err error) string {
 	if err != nil {
 		return "error"

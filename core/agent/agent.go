@@ -51,6 +51,7 @@ const (
 	DefaultContextWindow         = 128_000
 	DefaultStepBudget            = 24
 	DefaultResultCap             = 16 << 10
+	DefaultStoredResultCap       = 256 << 10
 	DefaultMaxRetriesPerTool     = 3
 	DefaultMaxAdaptAttempts      = 2
 	DefaultNoProgressStall       = 3
@@ -94,8 +95,13 @@ type Options struct {
 	// StepBudget caps model calls per turn (default 24).
 	StepBudget int
 	// ResultCap caps each tool result shown to the model, in bytes
-	// (default 16 KiB); the full result stays in the transcript.
+	// (default 16 KiB); the result stays in the transcript up to
+	// StoredResultCap.
 	ResultCap int
+	// StoredResultCap caps each tool result kept in the transcript, in
+	// bytes (default 256 KiB), so one tool cannot fill the disk; the
+	// stored text says how much was not kept.
+	StoredResultCap int
 	// MaxRetriesPerTool, MaxAdaptAttempts, NoProgressStall, RefaultEvery
 	// and MaxCompactionsPerTurn tune the ladder (defaults 3, 2, 3, 6, 3).
 	MaxRetriesPerTool     int
@@ -154,6 +160,7 @@ func New(opts Options) (*Agent, error) {
 	def(&opts.ContextWindow, DefaultContextWindow)
 	def(&opts.StepBudget, DefaultStepBudget)
 	def(&opts.ResultCap, DefaultResultCap)
+	def(&opts.StoredResultCap, DefaultStoredResultCap)
 	def(&opts.MaxRetriesPerTool, DefaultMaxRetriesPerTool)
 	def(&opts.MaxAdaptAttempts, DefaultMaxAdaptAttempts)
 	def(&opts.NoProgressStall, DefaultNoProgressStall)

@@ -62,7 +62,7 @@ func (tr *turn) runCalls(ctx context.Context, calls []llm.ToolCall) (end string,
 
 	recs := make([]record, len(calls))
 	for i, c := range calls {
-		m := llm.ToolResult(c.ID, c.Function.Name, results[i].content)
+		m := llm.ToolResult(c.ID, c.Function.Name, keepResult(results[i].content, a.opts.StoredResultCap))
 		recs[i] = record{Msg: &m}
 	}
 	if err := a.appendRecords(ctx, tr.st, recs...); err != nil {

@@ -217,6 +217,17 @@ func (st *state) used(fixed int) int {
 // capResult caps a tool result shown to the model, with a marker that says
 // what was cut.
 func capResult(s string, limit int) string {
+	return cutResult(s, limit, "the full result is kept in the transcript")
+}
+
+// keepResult caps a tool result as the transcript keeps it.
+func keepResult(s string, limit int) string {
+	return cutResult(s, limit, "the rest was not kept")
+}
+
+// cutResult cuts s at limit bytes on a rune boundary, saying how much
+// was shown and what became of the rest.
+func cutResult(s string, limit int, rest string) string {
 	if limit <= 0 || len(s) <= limit {
 		return s
 	}
@@ -224,5 +235,5 @@ func capResult(s string, limit int) string {
 	for cut > 0 && s[cut]&0xC0 == 0x80 {
 		cut--
 	}
-	return s[:cut] + fmt.Sprintf("\n\n[truncated: showing the first %d of %d bytes; the full result is kept in the transcript]", cut, len(s))
+	return s[:cut] + fmt.Sprintf("\n\n[truncated: showing the first %d of %d bytes; %s]", cut, len(s), rest)
 }

@@ -399,6 +399,27 @@ func TestResultCap(t *testing.T) {
 	}
 }
 
+// TestStoredResultCap: one tool cannot fill the disk: past StoredResultCap
+// the transcript keeps the start of a result and says the rest was not
+// kept.
+func TestStoredResultCap(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.StoredResultCap = 300 })
+	h.tools.fn = func(context.Context, string, map[string]any) (string, bool, error) {
+		return strings.Repeat("y", 5000), false, nil
+	}
+	h.srv.Enqueue(llmtest.Calls(call("c1", "fs__read_file", `{}`)), llmtest.Text("done"))
+	if err := h.run(t, inbound("E1", "read")); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	want := strings.Repeat("y", 300) + "\n\n[truncated: showing the first 300 of 5000 bytes; the rest was not kept]"
+	if got := h.tr.records(testThread)[2].Msg.Content; got != want {
+		t.Errorf("stored result = %d bytes %q…, want the first 300 and a note", len(got), got[len(got)-80:])
+	}
+	if tm := toolMessages(h.srv.Requests()[1]); tm[0].Content != want {
+		t.Errorf("the model saw %d bytes, want what was kept", len(tm[0].Content))
+	}
+}
+
 func TestUserMessageCarriesContextAndFiles(t *testing.T) {
 	h := newHarness(t, nil)
 	h.srv.Enqueue(llmtest.Text("seen"))

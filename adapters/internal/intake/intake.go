@@ -14,6 +14,7 @@ package intake
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -42,6 +43,8 @@ const (
 	RefuseUser    = "Sorry, I can only help people my operator has added to my allowlist. Ask them if you'd like access."
 	RefuseChannel = "Sorry, I'm not enabled in this channel. You can message me directly, or ask my operator to add this channel."
 	Apology       = "Sorry, I couldn't take that message just now. Please send it again in a moment."
+	DiskFull      = "Sorry, I can't take new messages right now: my server's disk is full, so nothing new can be saved. " +
+		"My operator has to free space first; nothing said before is lost."
 )
 
 // DefaultMaxText is the longest message text Neo takes, in characters, when
@@ -171,7 +174,11 @@ func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Ou
 	if _, err := k.Hub.Submit(ctx, *in); err != nil {
 		p.Forget(in.EventID)
 		k.Log.Error().Err(err).Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("intake: submit message")
-		if err := p.Reply(ctx, in.Thread, Apology); err != nil {
+		say := Apology
+		if errors.Is(err, core.ErrDiskFull) {
+			say = DiskFull
+		}
+		if err := p.Reply(ctx, in.Thread, say); err != nil {
 			k.Log.Warn().Err(err).Str("thread", in.Thread.Key()).Msg("intake: apologise for a lost message")
 		}
 		return m, Failed

@@ -3,6 +3,7 @@ package intake_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -72,7 +73,8 @@ func TestAccept(t *testing.T) {
 			m: msg(func(m *intake.Message) { m.Inbound.DM = true }), want: intake.Accepted},
 		{name: "text over the cap", m: msg(func(m *intake.Message) { m.Inbound.Text = strings.Repeat("é", intake.DefaultMaxText+1) }),
 			want: intake.Refused, replied: "too long for me"},
-		{name: "journal failure", m: msg(nil), fail: errors.New("disk full"), want: intake.Failed, replied: "send it again"},
+		{name: "journal failure", m: msg(nil), fail: errors.New("database closed"), want: intake.Failed, replied: "send it again"},
+		{name: "disk full", m: msg(nil), fail: fmt.Errorf("store: journal: %w", core.ErrDiskFull), want: intake.Failed, replied: "disk is full"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
