@@ -74,7 +74,7 @@ func (m *Manager) connect(ctx context.Context, s *entry) (*conn, []Tool, error) 
 			return nil, nil, err
 		}
 		c.proc = p
-		tr = transport.NewIO(p.stdout, p.stdin, nil)
+		tr = transport.NewIO(newLineCap(p.stdout, DefaultMaxMessage), p.stdin, nil)
 		go func() {
 			<-p.exited
 			c.markLost()
