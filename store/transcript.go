@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"encoding/json"
@@ -222,4 +223,43 @@ func readEntries(b *bolt.Bucket) ([]core.Entry, error) {
 		return nil
 	})
 	return out, err
+}
+
+// ThreadInfo describes one stored conversation.
+type ThreadInfo struct {
+	Thread core.Thread `json:"thread"`
+	// Active is its last activity.
+	Active time.Time `json:"active"`
+	// Entries and Archived count its live and archived transcript entries.
+	Entries  int `json:"entries"`
+	Archived int `json:"archived"`
+}
+
+// Threads lists every stored conversation, most recently active first.
+func (db *DB) Threads(ctx context.Context) ([]ThreadInfo, error) {
+	var out []ThreadInfo
+	err := db.read(ctx, func(tx *bolt.Tx) error {
+		threads := tx.Bucket(bucketThreads)
+		return threads.ForEachBucket(func(k []byte) error {
+			t, err := core.ParseThread(string(k))
+			if err != nil {
+				return nil // not a conversation this version names
+			}
+			tb := threads.Bucket(k)
+			info := ThreadInfo{Thread: t, Active: time.Unix(0, getI64(tb.Get(keyActive))).UTC()}
+			if b := tb.Bucket(keyEntries); b != nil {
+				info.Entries = b.Stats().KeyN
+			}
+			if b := tb.Bucket(keyArchive); b != nil {
+				info.Archived = b.Stats().KeyN
+			}
+			out = append(out, info)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list threads: %w", err)
+	}
+	slices.SortFunc(out, func(a, b ThreadInfo) int { return b.Active.Compare(a.Active) })
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -44,6 +45,11 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 		return err
 	}
 	o.setMetrics(m.tel.handler())
+	if cfg.AdminToken != "" {
+		mux := http.NewServeMux()
+		adminAPI{src: local{db: a.db, cortex: a.cortex}, token: cfg.AdminToken.Reveal(), allowRemote: cfg.AdminRemote, maxBodyBytes: 1 << 20}.register(mux)
+		o.setAdmin(mux)
+	}
 	m.sweep(ctx, a)
 
 	b, err := m.wire(cfg, log, a)

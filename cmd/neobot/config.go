@@ -80,10 +80,13 @@ type Config struct {
 	DiscordAllowUsers    []string
 	DiscordMaxFileBytes  int
 
-	ConfigFile string
-	HealthAddr string
-	LogLevel   string
-	LogFormat  string
+	ConfigFile  string
+	HealthAddr  string
+	AdminToken  Secret
+	AdminURL    string
+	AdminRemote bool
+	LogLevel    string
+	LogFormat   string
 }
 
 // setting describes one configuration variable: where it is read, its
@@ -206,6 +209,9 @@ func settings() []setting {
 		{env: "DISCORD_MAX_FILE_BYTES", flag: "discord-max-file-bytes", def: "262144", usage: "largest text attachment offered to Neo from Discord", set: count(func(c *Config) *int { return &c.DiscordMaxFileBytes })},
 		{env: "NEO_CONFIG", flag: "config", usage: "JSON file of settings keyed by variable name, lists as arrays (e.g. SLACK_APPROVERS); the environment and flags override it; secrets are refused", set: str(func(c *Config) *string { return &c.ConfigFile })},
 		{env: "NEO_HEALTH_ADDR", flag: "health-addr", usage: "serve /healthz, /readyz and /metrics here (fly.io checks, Prometheus); empty disables", set: str(func(c *Config) *string { return &c.HealthAddr })},
+		{env: "NEO_ADMIN_TOKEN", secret: true, usage: "bearer token of the admin API on NEO_HEALTH_ADDR (/admin/v1/), which neobot memory, usage and threads use while the bot runs; unset, the API is off", set: secret(func(c *Config) *Secret { return &c.AdminToken })},
+		{env: "NEO_ADMIN_URL", flag: "admin-url", usage: "where the memory, usage and threads commands reach a running bot's admin API (default http://127.0.0.1 on NEO_HEALTH_ADDR's port)", set: str(func(c *Config) *string { return &c.AdminURL })},
+		{env: "NEO_ADMIN_REMOTE", flag: "admin-remote", def: "false", usage: "serve the admin API to other machines too; off, only loopback callers are served", set: boolean(func(c *Config) *bool { return &c.AdminRemote })},
 		{env: "NEO_LOG_LEVEL", flag: "log-level", def: "info", usage: "trace, debug, info, warn or error", set: str(func(c *Config) *string { return &c.LogLevel })},
 		{env: "NEO_LOG_FORMAT", flag: "log-format", def: "auto", usage: "json, console, or auto (console on a terminal, else JSON)", set: str(func(c *Config) *string { return &c.LogFormat })},
 	}
@@ -397,7 +403,7 @@ func (c *Config) requireModel() error {
 // secrets returns every credential, for the log scrubber.
 func (c *Config) secrets() []Secret {
 	return []Secret{c.LLMAPIKey, c.FireworksKey, c.TogetherKey, c.OpenCodeKey, c.OpenAIKey,
-		c.GatewayToken, c.DaemonToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken}
+		c.GatewayToken, c.DaemonToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken, c.AdminToken}
 }
 
 // printSettings writes the settings table, for `neobot help config`; with
@@ -460,9 +466,11 @@ func commandHelp() map[string]struct{ synopsis, short, what string } {
 		"check": {"check [flags]", "validate settings and manifest, start every MCP server, print the tools",
 			"Validates the settings and the manifest, starts every MCP server, and prints the tool surface. Exits non-zero when something is wrong."},
 		"usage": {"usage [--since 7d] [--by workspace|channel|user|thread|model|day]", "model tokens used, grouped, and what they cost",
-			"Prints the model tokens Neo used since a day (--since 7d, 24h or 2026-11-01; days are UTC), grouped by workspace, channel, user, thread, model or day, with their cost at NEO_MODEL_PRICES. Reads NEO_DB_PATH; stop the bot first, as bbolt lets one process open the file."},
+			"Prints the model tokens Neo used since a day (--since 7d, 24h or 2026-11-01; days are UTC), grouped by workspace, channel, user, thread, model or day, with their cost at NEO_MODEL_PRICES. Reads NEO_DB_PATH, or the running bot's admin API when the bot holds the file (set NEO_ADMIN_TOKEN for both)."},
+		"threads": {"threads list|show KEY|export KEY [--format json|markdown]", "list stored conversations, show or export one",
+			"Lists the stored conversations, most recent first (list), prints one transcript as Markdown (show KEY), or exports it as JSON or Markdown (export KEY --format json). Works while the bot runs through its admin API (NEO_ADMIN_TOKEN)."},
 		"memory": {"memory list|search|forget [flags]", "show, search or delete what Neo remembers",
-			"Shows (list), searches (search QUERY) or deletes (forget [ID...]) what Neo remembers, scoped by --workspace, --user and --channel."},
+			"Shows (list), searches (search QUERY) or deletes (forget [ID...]) what Neo remembers, scoped by --workspace, --user and --channel. Works while the bot runs through its admin API (NEO_ADMIN_TOKEN)."},
 	}
 }
 

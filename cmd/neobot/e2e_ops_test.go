@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -183,5 +185,80 @@ func TestUsageAndBudget(t *testing.T) {
 	}
 	if _, stderr, err := run(t, w.env, "", "usage", "--by", "planet"); err == nil || !strings.Contains(stderr, "workspace") {
 		t.Errorf("usage --by planet = %v, %q; want an error listing the groupings", err, stderr)
+	}
+}
+
+// TestAdminWhileRunning: with the bot running (and holding the database),
+// neobot memory list, usage and threads go through its admin API; without
+// the token they say how to reach it; the API refuses a wrong token.
+func TestAdminWhileRunning(t *testing.T) {
+	w := newSlackWorld(t)
+	addr := freeAddr(t)
+	w.env["NEO_HEALTH_ADDR"] = addr
+	w.env["NEO_ADMIN_TOKEN"] = "admin-e2e-token"
+	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[{"text":"Staging runs on kube-stg-2","kind":"fact","about":"shared","entities":["kube-stg-2"]}]}`)
+		}
+		reply := llmtest.Text("Noted: staging is kube-stg-2.")
+		reply.Usage = llm.Usage{PromptTokens: 40, CompletionTokens: 6, TotalTokens: 46}
+		return reply
+	})
+	p := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "staging is kube-stg-2"})
+	w.answerIn(t, "C0GENERAL", mention.TS, "Noted: staging is kube-stg-2.")
+	key := "slack/" + slacktest.TeamID + "/C0GENERAL/" + mention.TS
+
+	// The write-back runs after the answer: wait for the fact to be listed.
+	ctx := waitCtx(t)
+	var out string
+	for !strings.Contains(out, "kube-stg-2") {
+		var stderr string
+		var err error
+		out, stderr, err = run(t, w.env, "", "memory", "list", "--workspace", slacktest.TeamID)
+		if err != nil {
+			t.Fatalf("memory list while the bot runs = %v\n%s", err, stderr)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("memory list never showed the fact; last output:\n%s", out)
+		case <-time.After(50 * time.Millisecond): // polling the bot's memory, not timing it
+		}
+	}
+
+	threads, stderr, err := run(t, w.env, "", "threads", "list")
+	if err != nil || !strings.Contains(threads, key) {
+		t.Errorf("threads list = %v %s; want %s listed:\n%s", err, stderr, key, threads)
+	}
+	show, stderr, err := run(t, w.env, "", "threads", "show", key)
+	if err != nil || !strings.Contains(show, "**User:** staging is kube-stg-2") || !strings.Contains(show, "**Neo:** Noted: staging is kube-stg-2.") {
+		t.Errorf("threads show = %v %s:\n%s", err, stderr, show)
+	}
+	exported, _, err := run(t, w.env, "", "threads", "export", key, "--format", "json")
+	var tr transcript
+	if err != nil || json.Unmarshal([]byte(exported), &tr) != nil || len(tr.Messages) != 2 || tr.Thread != key {
+		t.Errorf("threads export --format json = %v:\n%s", err, exported)
+	}
+	// Usage is flushed every few seconds: the running bot's answer may
+	// still be in memory, so this only checks the API answers.
+	if _, stderr, err := run(t, w.env, "", "usage"); err != nil {
+		t.Errorf("usage while the bot runs = %v\n%s", err, stderr)
+	}
+
+	noToken := maps.Clone(w.env)
+	delete(noToken, "NEO_ADMIN_TOKEN")
+	if _, stderr, err := run(t, noToken, "", "memory", "list"); err == nil || !strings.Contains(stderr, "NEO_ADMIN_TOKEN") {
+		t.Errorf("memory list without the token = %v, %q; want an error naming NEO_ADMIN_TOKEN", err, stderr)
+	}
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/admin/v1/threads", nil)
+	req.Header.Set("Authorization", "Bearer wrong")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("admin API with a wrong token = %v, %v; want 401", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	p.stop(t)
+	if strings.Contains(p.output.String(), "admin-e2e-token") {
+		t.Errorf("neobot's log leaks the admin token")
 	}
 }

@@ -17,6 +17,7 @@ import (
 type ops struct {
 	mu      sync.Mutex
 	metrics http.Handler
+	admin   http.Handler // nil until the bot is built, or without NEO_ADMIN_TOKEN
 	checks  []readyCheck
 }
 
@@ -33,6 +34,24 @@ func (o *ops) setMetrics(h http.Handler) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.metrics = h
+}
+
+// setAdmin serves h under /admin/.
+func (o *ops) setAdmin(h http.Handler) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.admin = h
+}
+
+func (o *ops) serveAdmin(w http.ResponseWriter, r *http.Request) {
+	o.mu.Lock()
+	h := o.admin
+	o.mu.Unlock()
+	if h == nil {
+		http.Error(w, "the admin API is off: set NEO_ADMIN_TOKEN for the bot (it is also off while the bot starts)", http.StatusNotFound)
+		return
+	}
+	h.ServeHTTP(w, r)
 }
 
 // ready adds the checks /readyz runs, in order.
@@ -98,6 +117,7 @@ func serveOps(ctx context.Context, addr string, o *ops) (stop func() error, err 
 	})
 	mux.HandleFunc("GET /readyz", o.serveReady)
 	mux.HandleFunc("GET /metrics", o.serveMetrics)
+	mux.HandleFunc("/admin/", o.serveAdmin)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/neobot/neobot/core/memory"
-	"github.com/neobot/neobot/store"
 )
 
 // runMemory is `neobot memory list|search|forget`: what Neo remembers, for
@@ -36,14 +35,9 @@ func (m *Main) runMemory(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := store.Open(cfg.DBPath, store.Options{})
+	src, err := m.openAdmin(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("NEO_DB_PATH=%s: %w", cfg.DBPath, err)
-	}
-	m.onClose(db.Close)
-	cortex, err := memory.New(ctx, memory.Options{Store: db})
-	if err != nil {
-		return fmt.Errorf("open memory: %w", err)
+		return err
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 2, 4, 2, ' ', 0)
 	defer tw.Flush()
@@ -52,7 +46,7 @@ func (m *Main) runMemory(ctx context.Context, args []string) error {
 	}
 	switch verb {
 	case "list":
-		recs, err := cortex.List(ctx, f)
+		recs, err := src.ListMemory(ctx, f)
 		if err != nil {
 			return fmt.Errorf("memory list: %w", err)
 		}
@@ -63,12 +57,12 @@ func (m *Main) runMemory(ctx context.Context, args []string) error {
 		if len(rest) == 0 {
 			return errors.New("memory search: give a query, e.g. neobot memory search --workspace T123 deploy keys")
 		}
-		hits, err := cortex.Search(ctx, f, strings.Join(rest, " "), limit)
+		hits, err := src.SearchMemory(ctx, f, strings.Join(rest, " "), limit)
 		if err != nil {
 			return fmt.Errorf("memory search: %w", err)
 		}
 		for _, h := range hits {
-			row(h.Record)
+			row(h)
 		}
 	case "forget":
 		if len(rest) == 0 && !all {
@@ -77,7 +71,7 @@ func (m *Main) runMemory(ctx context.Context, args []string) error {
 		if all && f.Workspace == "" {
 			return errors.New("memory forget --all: --workspace is required, so one workspace's memory is never wiped by accident")
 		}
-		gone, err := cortex.Forget(ctx, f, rest...)
+		gone, err := src.ForgetMemory(ctx, f, rest)
 		if err != nil {
 			return fmt.Errorf("memory forget: %w", err)
 		}

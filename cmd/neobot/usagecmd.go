@@ -10,7 +10,6 @@ import (
 	"time"
 
 	acct "github.com/neobot/neobot/core/usage"
-	"github.com/neobot/neobot/store"
 )
 
 // runUsage is `neobot usage [--since 7d] [--by workspace|…]`: the model
@@ -32,12 +31,11 @@ func (m *Main) runUsage(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := store.Open(cfg.DBPath, store.Options{})
+	src, err := m.openAdmin(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("NEO_DB_PATH=%s: %w", cfg.DBPath, err)
+		return err
 	}
-	m.onClose(db.Close)
-	rows, err := db.Usage(ctx, from)
+	rows, err := src.Usage(ctx, from)
 	if err != nil {
 		return err
 	}

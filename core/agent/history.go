@@ -128,3 +128,20 @@ func excerpt(text string, at, width int) string {
 	}
 	return out
 }
+
+// Messages decodes transcript entries (archived, then live) into the
+// messages they hold, in order, for an operator's export. Entries that
+// hold no message (anchors) are skipped.
+func Messages(entries []core.Entry) ([]llm.Message, error) {
+	out := make([]llm.Message, 0, len(entries))
+	for _, e := range entries {
+		var r record
+		if err := json.Unmarshal(e.Data, &r); err != nil {
+			return nil, fmt.Errorf("agent: decode entry %d: %w", e.Seq, err)
+		}
+		if r.Msg != nil {
+			out = append(out, *r.Msg)
+		}
+	}
+	return out, nil
+}
