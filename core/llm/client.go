@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,6 +22,9 @@ type Client struct {
 	set  settings
 	http *http.Client
 	now  func() time.Time
+
+	noStream atomic.Bool  // the provider refused a stream: ChatStream calls Chat
+	think    atomic.Int32 // what answers taught about inline reasoning: see thinkUnknown
 }
 
 // New validates cfg, detects the provider and returns a Client. Errors name

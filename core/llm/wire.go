@@ -26,6 +26,12 @@ type wireRequest struct {
 	MaxTokens   int           `json:"max_tokens,omitempty"`
 	Seed        int64         `json:"seed,omitempty"`
 	Stream      bool          `json:"stream"`
+	// StreamOptions asks for the usage in the stream's last chunk.
+	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
 }
 
 type wireMessage struct {
@@ -48,11 +54,20 @@ type namedChoice struct {
 
 // encodeRequest renders req as a chat-completions body.
 func (c *Client) encodeRequest(req ChatRequest) ([]byte, error) {
+	return c.encode(req, false)
+}
+
+// encode renders req, streamed or not.
+func (c *Client) encode(req ChatRequest, stream bool) ([]byte, error) {
 	wr := wireRequest{
 		Model:     c.set.model,
 		Messages:  make([]wireMessage, len(req.Messages)),
 		MaxTokens: c.cfg.MaxTokens,
 		Seed:      c.cfg.Seed,
+		Stream:    stream,
+	}
+	if stream {
+		wr.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
 	if c.cfg.Temperature != 0 {
 		t := c.cfg.Temperature

@@ -33,6 +33,15 @@ type Reply struct {
 	Usage        llm.Usage
 	Delay        time.Duration
 	Drop         bool
+
+	// A streamed request (stream: true) gets the reply as Server-Sent
+	// Events: the reasoning, then the content in pieces of Chunk runes
+	// (default 4), Pace apart, then the tool calls, the finish reason and
+	// the usage. With BreakAfter > 0 the connection is cut after that many
+	// content pieces, a stream broken midway.
+	Chunk      int
+	Pace       time.Duration
+	BreakAfter int
 }
 
 // Text is an assistant answer with finish reason "stop".
@@ -98,6 +107,13 @@ func Dropped() Reply { return Reply{Drop: true} }
 func Truncated(body string) Reply {
 	r := Raw(http.StatusOK, body)
 	r.Drop = true
+	return r
+}
+
+// Streamed returns r sent in pieces of chunk runes, pace apart, when the
+// request asks for a stream.
+func (r Reply) Streamed(chunk int, pace time.Duration) Reply {
+	r.Chunk, r.Pace = chunk, pace
 	return r
 }
 

@@ -24,6 +24,7 @@ type Server struct {
 	once   sync.Once
 
 	mu       sync.Mutex
+	noStream bool // RefuseStreaming
 	queue    []Reply
 	handler  func(Request) Reply
 	requests []Request
@@ -100,6 +101,8 @@ type Request struct {
 	Messages   []llm.Message
 	Tools      []llm.Tool
 	ToolChoice string
+	// Stream reports a request for a streamed (Server-Sent Events) answer.
+	Stream bool
 }
 
 // Decode unmarshals the raw request body into v, for fields Request does not
@@ -122,6 +125,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
+	if req.Stream && s.noStream {
+		s.requests = append(s.requests, req)
+		s.mu.Unlock()
+		writeError(w, http.StatusBadRequest, "stream is not supported by this model", "invalid_request_error")
+		return
+	}
 	s.requests = append(s.requests, req)
 	var reply Reply
 	var ok bool
@@ -141,5 +150,17 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "llmtest: no scripted reply", "server_error")
 		return
 	}
+	if req.Stream && reply.Body == "" && !reply.Drop && (reply.Status == 0 || reply.Status < 300) {
+		s.stream(w, r, reply)
+		return
+	}
 	s.write(w, r, reply)
+}
+
+// RefuseStreaming makes the server answer every streamed request with
+// 400, as providers without streaming do; requests without it are served.
+func (s *Server) RefuseStreaming() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noStream = true
 }

@@ -15,6 +15,7 @@ type wireRequest struct {
 	Messages   []wireMessage   `json:"messages"`
 	Tools      []llm.Tool      `json:"tools"`
 	ToolChoice json.RawMessage `json:"tool_choice"`
+	Stream     bool            `json:"stream"`
 }
 
 // wireMessage accepts both reasoning spellings a client may echo back.
@@ -40,6 +41,7 @@ func readRequest(r *http.Request) (Request, error) {
 	}
 	req.Model = wr.Model
 	req.Tools = wr.Tools
+	req.Stream = wr.Stream
 	if len(wr.ToolChoice) > 0 && string(wr.ToolChoice) != "null" {
 		var s string
 		if json.Unmarshal(wr.ToolChoice, &s) == nil {
