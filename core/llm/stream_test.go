@@ -22,7 +22,6 @@ func (p *pieces) text() string { p.mu.Lock(); defer p.mu.Unlock(); return string
 
 func (p *pieces) n() int { p.mu.Lock(); defer p.mu.Unlock(); return len(p.got) }
 
-
 // warm teaches c that its model does not open reasoning in the prompt, the
 // way a first answer does; until then nothing streams.
 func warm(t *testing.T, c *llm.Client, srv *llmtest.Server) {
