@@ -15,6 +15,27 @@ type Reporter interface {
 	Notice(ctx context.Context, text string) error
 }
 
+// Streamer is a Reporter that can show an answer while the model writes
+// it. A Reporter that is not one gets the whole answer through Say.
+type Streamer interface {
+	// StreamAnswer starts showing an answer; the status line gives way
+	// to it.
+	StreamAnswer(ctx context.Context) (AnswerStream, error)
+}
+
+// AnswerStream is an answer shown while it is written. Write must not
+// block on the platform for long: adapters pace their edits themselves.
+type AnswerStream interface {
+	// Write appends text to the answer shown.
+	Write(ctx context.Context, text string) error
+	// Close ends the answer: what is shown becomes exactly final, the whole
+	// answer as stored, which may differ from what was written.
+	Close(ctx context.Context, final string) error
+	// Abort takes back what was shown: the words were not the answer after
+	// all (the model went on to call tools), or the call failed.
+	Abort(ctx context.Context) error
+}
+
 // Turn is one run of the agent on one inbound message: who asked, where to
 // speak, and who approves spends.
 type Turn struct {

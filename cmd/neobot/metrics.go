@@ -170,6 +170,19 @@ type meteredModel struct {
 func (m *meteredModel) Chat(ctx context.Context, req llm.ChatRequest) (*llm.ChatResult, error) {
 	start := time.Now()
 	res, err := m.Client.Chat(ctx, req)
+	m.count(ctx, start, res, err)
+	return res, err
+}
+
+// ChatStream streams the model's answer and counts the call.
+func (m *meteredModel) ChatStream(ctx context.Context, req llm.ChatRequest, onText func(string)) (*llm.ChatResult, error) {
+	start := time.Now()
+	res, err := m.Client.ChatStream(ctx, req, onText)
+	m.count(ctx, start, res, err)
+	return res, err
+}
+
+func (m *meteredModel) count(ctx context.Context, start time.Time, res *llm.ChatResult, err error) {
 	model := m.Client.Model()
 	m.t.modelCalls.WithLabelValues(model, outcome(err)).Inc()
 	m.t.modelLatency.WithLabelValues(model).Observe(time.Since(start).Seconds())
@@ -180,7 +193,6 @@ func (m *meteredModel) Chat(ctx context.Context, req llm.ChatRequest) (*llm.Chat
 			m.record(ctx, model, res.Usage)
 		}
 	}
-	return res, err
 }
 
 // meteredTools counts tool calls by server, tool and outcome.

@@ -18,6 +18,8 @@ import (
 // implementation; these assertions keep the pairs honest at compile time.
 var (
 	_ agent.Model           = (*llm.Client)(nil)
+	_ agent.StreamModel     = (*llm.Client)(nil)
+	_ agent.StreamModel     = (*meteredModel)(nil)
 	_ agent.Toolbox         = (*tools.Surface)(nil)
 	_ agent.Transcript      = (*store.DB)(nil)
 	_ agent.Memory          = (*memory.Cortex)(nil)

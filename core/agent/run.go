@@ -32,8 +32,9 @@ type turn struct {
 	toolFails   map[string]int
 	batches     map[uint64]int
 	compactions int
-	calls       []callNote // what this turn did, for an honest partial
-	partialEnd  bool       // the turn ended with an honest partial
+	calls       []callNote        // what this turn did, for an honest partial
+	partialEnd  bool              // the turn ended with an honest partial
+	answer      core.AnswerStream // the final answer, shown while written; finish closes it
 }
 
 // Run runs one turn: it answers t.Inbound through t.Reporter, calling tools
@@ -47,6 +48,16 @@ type turn struct {
 // returns its error, leaving the transcript resumable.
 func (a *Agent) Run(ctx context.Context, t core.Turn) error {
 	tr, err := a.run(ctx, t)
+	if tr != nil && tr.answer != nil {
+		// The turn ended between a streamed answer and its storing (a
+		// stop, a failed write): take the words back; a resumed turn
+		// answers again.
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if aerr := tr.answer.Abort(actx); aerr != nil {
+			a.log.Warn().Err(aerr).Str("thread", tr.st.thread.Key()).Msg("agent: take back an unfinished streamed answer")
+		}
+		cancel()
+	}
 	a.observeTurn(ctx, tr, err)
 	return err
 }
@@ -168,7 +179,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.ChatResult, error) {
 	for {
 		req := llm.ChatRequest{Messages: tr.window(), Tools: tr.tools}
 		tr.status(ctx, "Thinking…")
-		res, err := a.opts.Model.Chat(ctx, req)
+		res, err := tr.chat(ctx, req)
 		if err == nil && res == nil {
 			err = errors.New("agent: model returned no result")
 		}
@@ -250,7 +261,12 @@ func (tr *turn) finish(ctx context.Context, text string, partial bool) error {
 	if err := a.appendRecords(ctx, tr.st, record{Msg: &msg, EventID: in.EventID, Final: true, Partial: partial}); err != nil {
 		return err
 	}
-	if err := tr.rep.Say(ctx, text); err != nil {
+	if live := tr.answer; live != nil {
+		tr.answer = nil
+		if err := live.Close(ctx, text); err != nil {
+			return fmt.Errorf("agent: finish the streamed answer in %s: %w", in.Thread, err)
+		}
+	} else if err := tr.rep.Say(ctx, text); err != nil {
 		return fmt.Errorf("agent: say answer in %s: %w", in.Thread, err)
 	}
 	// A partial turn teaches nothing: what it did is not a pattern to
