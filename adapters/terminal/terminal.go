@@ -289,3 +289,35 @@ func (t *term) approve(ctx context.Context, req core.GateRequest) (core.GateAnsw
 	t.printErr("    approved\n")
 	return core.GateAnswer{Approved: true, Answer: choice, By: t.opts.User}, nil
 }
+
+// StreamAnswer prints an answer to Out as it is written.
+func (t *term) StreamAnswer(ctx context.Context) (core.AnswerStream, error) {
+	return &termStream{t: t}, nil
+}
+
+// termStream prints pieces as they come. A terminal cannot take words
+// back: Abort ends the line, and Close prints what the final text adds.
+type termStream struct {
+	t       *term
+	written strings.Builder
+}
+
+func (s *termStream) Write(ctx context.Context, text string) error {
+	s.written.WriteString(text)
+	return s.t.write(s.t.opts.Out, text)
+}
+
+func (s *termStream) Close(ctx context.Context, final string) error {
+	rest, ok := strings.CutPrefix(strings.TrimRight(final, "\n"), s.written.String())
+	if !ok {
+		rest = "" // the words shown stand; the stored answer is the final text
+	}
+	return s.t.write(s.t.opts.Out, rest+"\n")
+}
+
+func (s *termStream) Abort(ctx context.Context) error {
+	if s.written.Len() == 0 {
+		return nil
+	}
+	return s.t.write(s.t.opts.Out, "\n")
+}

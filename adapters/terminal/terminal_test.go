@@ -98,3 +98,50 @@ func TestRunCancelled(t *testing.T) {
 		t.Errorf("Run(cancelled) = %v, want context.Canceled", err)
 	}
 }
+
+// streamRunner streams its answer: each piece must be on Out before the
+// next is written.
+type streamRunner struct{ seen []string }
+
+func (r *streamRunner) Run(ctx context.Context, t core.Turn) error {
+	s, err := t.Reporter.(core.Streamer).StreamAnswer(ctx)
+	if err != nil {
+		return err
+	}
+	out := r.out(ctx, t)
+	if s.Write(ctx, "Let me ") != nil || s.Abort(ctx) != nil { // a step that turned into tool calls
+		return errors.New("abort")
+	}
+	r.seen = append(r.seen, out())
+	s, _ = t.Reporter.(core.Streamer).StreamAnswer(ctx)
+	for _, p := range []string{"The key ", "rotates ", "monthly."} {
+		if err := s.Write(ctx, p); err != nil {
+			return err
+		}
+		r.seen = append(r.seen, out())
+	}
+	return s.Close(ctx, "The key rotates monthly.\n")
+}
+
+func (r *streamRunner) out(ctx context.Context, t core.Turn) func() string {
+	return func() string { return ctx.Value(outKey{}).(*strings.Builder).String() }
+}
+
+type outKey struct{}
+
+func TestStreamedAnswerPrintsAsItComes(t *testing.T) {
+	var out, errw strings.Builder
+	r := &streamRunner{}
+	ctx := context.WithValue(context.Background(), outKey{}, &out)
+	th := core.Thread{Platform: "terminal", Workspace: "local", Channel: "cli", ID: "default"}
+	if err := Run(ctx, Options{In: strings.NewReader("key?\n"), Out: &out, Err: &errw, Thread: th, User: "ada", Runner: r}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Let me \n", "Let me \nThe key ", "Let me \nThe key rotates ", "Let me \nThe key rotates monthly."}
+	if strings.Join(r.seen, "|") != strings.Join(want, "|") {
+		t.Errorf("Out while streaming = %q, want %q", r.seen, want)
+	}
+	if out.String() != "Let me \nThe key rotates monthly.\n" {
+		t.Errorf("Out = %q, want the answer ended by its newline", out.String())
+	}
+}
