@@ -208,7 +208,8 @@ func (a *Adapter) Tidy(ctx context.Context, t core.Thread) {
 		a.self.CompareAndSwap(nil, u)
 	}
 	for _, m := range msgs {
-		if m.Author == nil || m.Author.ID != me || !strings.HasPrefix(m.Content, statusContent("")) {
+		if m.Author == nil || m.Author.ID != me ||
+			!strings.HasPrefix(m.Content, statusContent("")) && !strings.HasSuffix(m.Content, writingMark) {
 			continue
 		}
 		if err := a.s.ChannelMessageDelete(t.ID, m.ID, call(ctx)); err != nil {
