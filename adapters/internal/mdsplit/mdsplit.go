@@ -283,3 +283,20 @@ func splitRunes(s string, limit int, width func(string) int) []string {
 	}
 	return out
 }
+
+// OpenFence returns the fence of a code block text opens and does not
+// close (to close it with), or "".
+func OpenFence(text string) string {
+	open := ""
+	for _, line := range strings.Split(text, "\n") {
+		f := Fence(strings.TrimLeft(line, " \t"))
+		switch {
+		case f == "":
+		case open == "":
+			open = f
+		case strings.HasPrefix(f, open) && strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), f[:1])) == "":
+			open = "" // a closing fence: at least as long, nothing after it
+		}
+	}
+	return open
+}

@@ -160,3 +160,19 @@ func ExampleSplit() {
 	// ```
 	// --
 }
+
+func TestOpenFence(t *testing.T) {
+	tests := map[string]string{
+		"plain text":                         "",
+		"```go\nfunc main() {}\n```\n":       "",
+		"intro\n```go\nfunc main() {":        "```",
+		"````\ncode with ``` inside\n":       "````",
+		"~~~\nx\n~~~\n```\nopen":             "```",
+		"```\n``` not a closer, has text\nx": "```",
+	}
+	for in, want := range tests {
+		if got := OpenFence(in); got != want {
+			t.Errorf("OpenFence(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+// Package live shows an answer while the model writes it, the way every
+// chat adapter does: the thread's status message becomes the answer at
+// once, then is edited in place at the status line's pace; past a
+// message's limit the answer continues in new messages; Close makes the
+// messages say exactly the final text, and Abort deletes them. The
+// platform calls and renderings stay in the adapter.
+package live
+
+import (
+	"context"
+	"strings"
+
+	"github.com/neobot/neobot/adapters/internal/statusline"
+)
+
+// Platform makes the calls: post a message, edit one, delete one.
+type Platform interface {
+	Post(ctx context.Context, content string) (id string, err error)
+	Edit(ctx context.Context, id, content string) error
+	Delete(ctx context.Context, id string) error
+}
+
+// Render turns answer text into the contents of its messages.
+type Render struct {
+	// Final splits a finished answer into messages.
+	Final func(text string) []string
+	// Writing splits an answer still being written; each piece must leave
+	// room for what Mark adds.
+	Writing func(text string) []string
+	// Mark renders a message of an unfinished answer (closing an open code
+	// block, adding a "writing" mark an adapter can find after a crash).
+	Mark func(piece string) string
+}
+
+// Answer is one answer being written in a thread. T is the adapter's own
+// status-line state.
+type Answer[T any] struct {
+	lines  *statusline.Lines[T]
+	key    string
+	p      Platform
+	render Render
+
+	written strings.Builder
+	sent    []string // the answer's messages, in order
+	shown   []string // what each message was last set to
+}
+
+// New starts an answer in the thread whose status line is lines' key.
+func New[T any](lines *statusline.Lines[T], key string, p Platform, r Render) *Answer[T] {
+	return &Answer[T]{lines: lines, key: key, p: p, render: r}
+}
+
+// Write appends text and shows the answer so far: earlier messages at
+// once, the last one at the status line's pace.
+func (a *Answer[T]) Write(ctx context.Context, text string) error {
+	a.written.WriteString(text)
+	pieces := a.render.Writing(a.written.String())
+	return a.lines.With(a.key, func(st *statusline.Line[T]) error {
+		last := len(pieces) - 1
+		for i, p := range pieces[:last] {
+			if err := a.set(ctx, st, i, a.render.Mark(p), false); err != nil {
+				return err
+			}
+		}
+		return a.set(ctx, st, last, a.render.Mark(pieces[last]), true)
+	})
+}
+
+// set makes message i show content. A new message is posted, except that
+// the first takes over the status message; both show at once. Later
+// edits of the last message go through the status line's pace.
+func (a *Answer[T]) set(ctx context.Context, st *statusline.Line[T], i int, content string, paced bool) error {
+	if i == len(a.sent) {
+		id := st.ID()
+		if i == 0 && id != "" {
+			if err := a.p.Edit(ctx, id, content); err != nil {
+				return err
+			}
+		} else {
+			var err error
+			if id, err = a.p.Post(ctx, content); err != nil {
+				return err
+			}
+		}
+		a.sent, a.shown = append(a.sent, id), append(a.shown, content)
+		if paced {
+			st.Posted(id)
+		}
+		return nil
+	}
+	if a.shown[i] == content {
+		return nil
+	}
+	a.shown[i] = content
+	if !paced {
+		return a.p.Edit(ctx, a.sent[i], content)
+	}
+	if st.ID() != a.sent[i] {
+		st.Posted(a.sent[i]) // the line now paces this message's edits
+	}
+	return st.Update(ctx, content, a.p.Edit)
+}
+
+// Close makes the answer's messages say exactly final: edited, added to or
+// removed. The thread's turn is over: its status line is forgotten.
+func (a *Answer[T]) Close(ctx context.Context, final string) error {
+	pieces := a.render.Final(final)
+	return a.lines.Finish(a.key, func(st *statusline.Line[T]) error {
+		st.Clear()
+		for i, p := range pieces {
+			if i < len(a.sent) {
+				if err := a.p.Edit(ctx, a.sent[i], p); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := a.p.Post(ctx, p); err != nil {
+				return err
+			}
+		}
+		for _, id := range a.sent[min(len(pieces), len(a.sent)):] {
+			if err := a.p.Delete(ctx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Abort deletes the messages written so far; the next status line starts
+// a new message.
+func (a *Answer[T]) Abort(ctx context.Context) error {
+	return a.lines.With(a.key, func(st *statusline.Line[T]) error {
+		st.Clear()
+		var first error
+		for _, id := range a.sent {
+			if err := a.p.Delete(ctx, id); err != nil && first == nil {
+				first = err
+			}
+		}
+		a.sent, a.shown = nil, nil
+		return first
+	})
+}
