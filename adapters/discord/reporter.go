@@ -188,9 +188,10 @@ func inert(text string) string {
 	return strings.Join(lines, "\n")
 }
 
-// Tidy deletes the status messages Neo left in thread t: a turn cut short
-// by a crash never edited its "⏳" line into an answer, and a resumed turn
-// posts its own (conversation.Tidier).
+// Tidy deletes the status messages and unfinished answers Neo left in
+// thread t: a turn cut short by a crash never edited its "⏳" line into an
+// answer, nor finished an answer it was writing, and a resumed turn posts
+// its own (conversation.Tidier).
 func (a *Adapter) Tidy(ctx context.Context, t core.Thread) {
 	msgs, err := a.s.ChannelMessages(t.ID, 50, "", "", "", call(ctx))
 	if err != nil {

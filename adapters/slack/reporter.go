@@ -221,9 +221,10 @@ func (a *Adapter) ephemeral(ctx context.Context, channel, user, threadTS, text s
 	}
 }
 
-// Tidy deletes the status messages Neo left in thread t: a turn cut short
-// by a crash never edited its "Thinking…" line into an answer, and a
-// resumed turn posts its own (conversation.Tidier).
+// Tidy deletes the status messages and unfinished answers Neo left in
+// thread t: a turn cut short by a crash never edited its "Thinking…" line
+// into an answer, nor finished an answer it was writing, and a resumed
+// turn posts its own (conversation.Tidier).
 func (a *Adapter) Tidy(ctx context.Context, t core.Thread) {
 	me := a.me()
 	if me.BotID == "" { // a turn resumed before Run has connected
@@ -247,7 +248,7 @@ func (a *Adapter) Tidy(ctx context.Context, t core.Thread) {
 		return
 	}
 	for _, m := range msgs {
-		if m.BotID != me.BotID || !isStatusMessage(m) {
+		if m.BotID != me.BotID || !isStatusMessage(m) && !strings.HasSuffix(m.Text, writingMark) {
 			continue
 		}
 		err := a.retry(ctx, "chat.delete", func(ctx context.Context) error {

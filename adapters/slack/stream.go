@@ -1,0 +1,63 @@
+package slack
+
+import (
+	"context"
+
+	"github.com/slack-go/slack"
+
+	"github.com/neobot/neobot/adapters/internal/live"
+	"github.com/neobot/neobot/adapters/internal/mdsplit"
+	"github.com/neobot/neobot/core"
+)
+
+// writingMark ends every message of an answer still being written, so a
+// process that restarts mid-answer finds the unfinished messages and
+// removes them (see Tidy) before the resumed turn answers again.
+const writingMark = "\n_:writing_hand: writing…_"
+
+// streamLimit keeps a message, a closing fence and the writing mark under
+// the message limit.
+const streamLimit = maxMessageChars - len(writingMark) - len("\n```")
+
+// StreamAnswer shows an answer while it is written, in mrkdwn: the status
+// message becomes the answer at once, then is edited in place at most once
+// per StatusInterval (chat.update's rate limit allows about one a second);
+// a long answer continues in new messages.
+func (r reporter) StreamAnswer(ctx context.Context) (core.AnswerStream, error) {
+	return live.New(r.a.lines, r.t.Key(), threadMessages{a: r.a, t: r.t}, live.Render{
+		Final:   func(text string) []string { return split(mrkdwn(text), maxMessageChars) },
+		Writing: func(text string) []string { return split(mrkdwn(text), streamLimit) },
+		Mark:    writing,
+	}), nil
+}
+
+// threadMessages are a thread's answer messages, for live.
+type threadMessages struct {
+	a *Adapter
+	t core.Thread
+}
+
+func (m threadMessages) Post(ctx context.Context, content string) (string, error) {
+	return m.a.postTS(ctx, m.t, slack.MsgOptionText(content, false))
+}
+
+// Edit shows content; no blocks, so a status message's block goes.
+func (m threadMessages) Edit(ctx context.Context, ts, content string) error {
+	return m.a.update(ctx, m.t.Channel, ts, slack.MsgOptionText(content, false), slack.MsgOptionBlocks())
+}
+
+func (m threadMessages) Delete(ctx context.Context, ts string) error {
+	return m.a.retry(ctx, "chat.delete", func(ctx context.Context) error {
+		_, _, err := m.a.api.DeleteMessageContext(ctx, m.t.Channel, ts)
+		return err
+	})
+}
+
+// writing renders a piece of an unfinished answer: code blocks closed, and
+// the writing mark.
+func writing(piece string) string {
+	if f := mdsplit.OpenFence(piece); f != "" {
+		piece += "\n" + f
+	}
+	return piece + writingMark
+}
