@@ -1,0 +1,180 @@
+package main
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/adapters/discord/discordtest"
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core/llm/llmtest"
+)
+
+// streamingAnswer is long enough to take a few seconds at 40 tokens/s.
+const streamingAnswer = "Rotating the deploy key takes three steps. First, create the new key in the vault and " +
+	"give it the deploy role. Second, update the CI secret and run one deploy to prove it works. Third, revoke " +
+	"the old key and note the date in the runbook, so the next rotation in ninety days starts from a clean slate."
+
+// streamModel answers the first main call plainly (a client streams once
+// its model's first answer showed it does not open reasoning in the
+// prompt), then streams replies at about 40 tokens/s with reasoning both
+// in the reasoning field and inline.
+func streamModel(t *testing.T, srv *llmtest.Server, replies ...llmtest.Reply) {
+	t.Helper()
+	var mu sync.Mutex
+	srv.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(replies) == 0 {
+			t.Errorf("model called once more than scripted")
+			return llmtest.Reply{Status: 500, Body: `{"error":{"message":"script exhausted"}}`}
+		}
+		next := replies[0]
+		replies = replies[1:]
+		return next
+	})
+}
+
+// secretAnswer is streamingAnswer with reasoning the user must never see.
+func secretAnswer() llmtest.Reply {
+	return llmtest.Thinking("REASONING-FIELD check the vault first", "<think>REASONING-INLINE musing</think>"+streamingAnswer).
+		Streamed(4, 25*time.Millisecond)
+}
+
+// TestSlackStreamsAnswer: with the built binary, the answer shows in the
+// thread while the model writes it, edited no faster than once a second,
+// never showing reasoning, and ends as exactly one complete answer.
+func TestSlackStreamsAnswer(t *testing.T) {
+	w := newSlackWorld(t)
+	streamModel(t, w.model, llmtest.Text("Hello!"), secretAnswer())
+	p := w.start(t, 1)
+	warm := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hello"})
+	w.answerIn(t, "C0GENERAL", warm.TS, "Hello!")
+
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "how do I rotate the deploy key?"})
+	if _, err := w.slack.WaitCall(waitCtx(t), "chat.update", func(c slacktest.Call) bool {
+		return strings.Contains(c.Params.Get("text"), "Rotating the deploy key") && strings.Contains(c.Params.Get("text"), "writing…")
+	}); err != nil {
+		t.Fatalf("the answer never showed while being written: %v\n%s", err, p.output.String())
+	}
+	final := w.answerIn(t, "C0GENERAL", mention.TS, "starts from a clean slate.")
+	if strings.Contains(final.Text, "writing…") {
+		t.Errorf("the finished answer still says it is being written: %q", final.Text)
+	}
+	if got := botAnswers(w, "Rotating the deploy key"); got != 1 {
+		t.Errorf("the answer is in the thread %d times, want once", got)
+	}
+
+	var edits []time.Time
+	for _, c := range w.slack.Calls("") {
+		for _, v := range c.Params {
+			if s := strings.Join(v, " "); strings.Contains(s, "REASONING") || strings.Contains(s, "think>") {
+				t.Errorf("%s sent reasoning to Slack: %q", c.Method, v)
+			}
+		}
+		if c.Method == "chat.update" && c.Params.Get("ts") == final.TS {
+			edits = append(edits, c.At)
+		}
+	}
+	if len(edits) < 3 {
+		t.Errorf("the answer was edited %d times, want it to grow in place", len(edits))
+	}
+	sort.Slice(edits, func(i, j int) bool { return edits[i].Before(edits[j]) })
+	for i := range edits {
+		n := 0
+		for _, e := range edits[i:] {
+			if e.Sub(edits[i]) < time.Second {
+				n++
+			}
+		}
+		if n > 2 { // one paced edit a second, and the closing one
+			t.Errorf("%d edits of the answer within one second from edit %d, over chat.update's pace", n, i)
+		}
+	}
+	p.stop(t)
+}
+
+// TestSlackStreamCrash: neobot is killed (SIGKILL) while an answer is
+// half written; after the restart the thread holds exactly one complete
+// answer, and nothing half written.
+func TestSlackStreamCrash(t *testing.T) {
+	w := newSlackWorld(t)
+	slow := llmtest.Text(streamingAnswer).Streamed(4, 40*time.Millisecond)
+	streamModel(t, w.model, llmtest.Text("Hello!"), slow, llmtest.Text(streamingAnswer))
+	p1 := w.start(t, 1)
+	warm := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hello"})
+	w.answerIn(t, "C0GENERAL", warm.TS, "Hello!")
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "how do I rotate the deploy key?"})
+	if _, err := w.slack.WaitCall(waitCtx(t), "chat.update", func(c slacktest.Call) bool {
+		return strings.Contains(c.Params.Get("text"), "writing…")
+	}); err != nil {
+		t.Fatalf("the answer never started: %v", err)
+	}
+	p1.kill()
+
+	p2 := w.start(t, 2)
+	w.answerIn(t, "C0GENERAL", mention.TS, "starts from a clean slate.")
+	for _, m := range w.slack.Thread("C0GENERAL", mention.TS) {
+		if m.FromBot() && strings.Contains(m.Text, "writing…") {
+			t.Errorf("a half-written answer is left in the thread: %.60q", m.Text)
+		}
+	}
+	if got := botAnswers(w, "Rotating the deploy key"); got != 1 {
+		t.Errorf("the answer is in the thread %d times, want exactly once", got)
+	}
+	p2.stop(t)
+}
+
+// TestDiscordStreamsAnswer: as TestSlackStreamsAnswer, on Discord: the
+// answer grows in place in the mention's thread, at most one edit a
+// second, never showing reasoning.
+func TestDiscordStreamsAnswer(t *testing.T) {
+	w := newDiscordWorld(t)
+	streamModel(t, w.model, llmtest.Text("Hello!"), secretAnswer())
+	p := w.start(t, 1)
+	warm := w.discord.Mention(discordtest.Msg{User: "111", Text: "hello"})
+	w.answerIn(t, warm.ID, "Hello!")
+
+	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "how do I rotate the deploy key?"})
+	if _, err := w.discord.WaitCall(waitCtx(t), "PATCH /channels/{channel}/messages/{message}", func(c discordtest.Call) bool {
+		return strings.Contains(string(c.Body), "Rotating the deploy key") && strings.Contains(string(c.Body), "writing")
+	}); err != nil {
+		t.Fatalf("the answer never showed while being written: %v\n%s", err, p.output.String())
+	}
+	final := w.answerIn(t, mention.ID, "starts from a clean slate.")
+	if strings.Contains(final.Content, "writing…") {
+		t.Errorf("the finished answer still says it is being written: %q", final.Content)
+	}
+	if got := discordAnswers(w, "Rotating the deploy key"); got != 1 {
+		t.Errorf("the answer is in the thread %d times, want once", got)
+	}
+	var edits []time.Time
+	for _, c := range w.discord.Calls("") {
+		if s := string(c.Body); strings.Contains(s, "REASONING") || strings.Contains(s, "think\\u003e") || strings.Contains(s, "think>") {
+			t.Errorf("%s sent reasoning to Discord: %.120s", c.Route, s)
+		}
+		if c.Route == "PATCH /channels/{channel}/messages/{message}" && strings.HasSuffix(c.Path, "/"+final.ID) {
+			edits = append(edits, c.At)
+		}
+	}
+	if len(edits) < 3 {
+		t.Errorf("the answer was edited %d times, want it to grow in place", len(edits))
+	}
+	for i := range edits {
+		n := 0
+		for _, e := range edits[i:] {
+			if e.Sub(edits[i]) < time.Second {
+				n++
+			}
+		}
+		if n > 2 {
+			t.Errorf("%d edits of the answer within one second from edit %d, over the pace", n, i)
+		}
+	}
+	p.stop(t)
+}
