@@ -65,9 +65,14 @@ func (loadReporter) Notice(context.Context, string) error { return nil }
 // file with fsync, a manifest without MCP servers, and the platforms kv
 // adds. The hub is not started.
 func newLoadStack(b *testing.B, ctx context.Context, kv map[string]string) (*bot, *app) {
+	return newStack(b, ctx, kv, func(llmtest.Request) llmtest.Reply { return llmtest.Text("ok") })
+}
+
+// newStack is newLoadStack with the model's answers given by handle.
+func newStack(b *testing.B, ctx context.Context, kv map[string]string, handle func(llmtest.Request) llmtest.Reply) (*bot, *app) {
 	b.Helper()
 	model := llmtest.New(b)
-	model.Handle(func(llmtest.Request) llmtest.Reply { return llmtest.Text("ok") })
+	model.Handle(handle)
 	settings := map[string]string{
 		"NEO_MODEL":        "load",
 		"NEO_LLM_BASE_URL": model.BaseURL(),
