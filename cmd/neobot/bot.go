@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
 
 	"github.com/neobot/neobot/adapters/discord"
@@ -24,6 +26,12 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 		return err
 	}
 	if cfg.SlackBotToken == "" && cfg.DiscordBotToken == "" {
+		if !m.interactive() {
+			// In a container nobody types: a missing token must fail the
+			// deploy, not idle in a terminal mode that exits 0.
+			return errors.New("configuration: neither SLACK_BOT_TOKEN nor DISCORD_BOT_TOKEN is set, and stdin is not a terminal to talk in: " +
+				"set a platform's token, or run `neobot chat` to talk in this terminal")
+		}
 		log.Info().Msg("no SLACK_BOT_TOKEN or DISCORD_BOT_TOKEN: starting a conversation in this terminal")
 		return m.chat(ctx, cfg, log, "default", false)
 	}
@@ -254,4 +262,10 @@ func (m *Main) sweep(ctx context.Context, a *app) {
 		}
 	}()
 	m.onClose(func() error { close(stop); <-done; return nil })
+}
+
+// interactive reports whether stdin is a terminal someone can type in.
+func (m *Main) interactive() bool {
+	f, ok := m.Stdin.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }

@@ -174,8 +174,8 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 
 // newLLM builds a model client; API keys come from the process environment
 // (FIREWORKS_API_KEY and friends) unless NEO_LLM_API_KEY is set.
-func (m *Main) newLLM(cfg *Config, model, actor string, log zerolog.Logger) (*llm.Client, error) {
-	c, err := llm.New(llm.Config{
+func (m *Main) newLLM(cfg *Config, model, actor string, log zerolog.Logger, edit ...func(*llm.Config)) (*llm.Client, error) {
+	lc := llm.Config{
 		Model:         model,
 		Provider:      cfg.LLMProvider,
 		BaseURL:       cfg.LLMBaseURL,
@@ -186,7 +186,11 @@ func (m *Main) newLLM(cfg *Config, model, actor string, log zerolog.Logger) (*ll
 		ContextWindow: cfg.ContextWindow,
 		Env:           m.Getenv,
 		Logger:        log.With().Str("component", "llm").Logger(),
-	})
+	}
+	for _, e := range edit {
+		e(&lc)
+	}
+	c, err := llm.New(lc)
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", model, err)
 	}

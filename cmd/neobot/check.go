@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 
 	"github.com/neobot/neobot/core/tools"
@@ -12,7 +13,10 @@ import (
 // start every MCP server, and print the tool surface. It does not open the
 // database, so it can run beside a live bot.
 func (m *Main) runCheck(ctx context.Context, args []string) error {
-	cfg, _, log, err := m.setup("neobot check", args, nil)
+	var live bool
+	cfg, _, log, err := m.setup("neobot check", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&live, "live", false, "also call every service once: a one-token model call, Slack auth.test, Discord users/@me, the daemon")
+	})
 	if err != nil {
 		return err
 	}
@@ -66,6 +70,9 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	}
 	if w := surface.Warnings(); len(w) > 0 {
 		problems = append(problems, fmt.Errorf("%d tool server warning(s) above: fix the manifest or the server, then run neobot check again", len(w)))
+	}
+	if live {
+		problems = append(problems, m.checkLive(ctx, cfg, log)...)
 	}
 	if err := errors.Join(problems...); err != nil {
 		return err

@@ -365,6 +365,9 @@ func (c *Config) validate() error {
 	if c.SlackBotToken != "" && !strings.HasPrefix(string(c.SlackBotToken), "xoxb-") {
 		bad("SLACK_BOT_TOKEN", "must start with xoxb- (the Bot User OAuth Token from OAuth & Permissions)")
 	}
+	if c.SlackBotToken == "" && (c.SlackAppToken != "" || c.SlackSigningSecret != "") {
+		bad("SLACK_BOT_TOKEN", "is not set, but SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is: Slack is half configured. Set the Bot User OAuth Token (xoxb-..., OAuth & Permissions), or unset the others to run without Slack")
+	}
 	switch c.SlackMode {
 	case "socket":
 		if c.SlackBotToken != "" && !strings.HasPrefix(string(c.SlackAppToken), "xapp-") {
@@ -463,8 +466,8 @@ func commandHelp() map[string]struct{ synopsis, short, what string } {
 	return map[string]struct{ synopsis, short, what string }{
 		"chat": {"chat [--thread NAME] [--dry-run] [flags]", "a conversation in this terminal",
 			"A conversation with Neo in this terminal. --thread continues a stored conversation by name; --dry-run prints the system block and tool schemas it would send, without a model.\nType stop to stop the running turn; Ctrl-C stops it too, and a second Ctrl-C (or Ctrl-C while idle, or Ctrl-D) leaves."},
-		"check": {"check [flags]", "validate settings and manifest, start every MCP server, print the tools",
-			"Validates the settings and the manifest, starts every MCP server, and prints the tool surface. Exits non-zero when something is wrong."},
+		"check": {"check [--live] [flags]", "validate settings and manifest, start every MCP server, print the tools",
+			"Validates the settings and the manifest, starts every MCP server, and prints the tool surface. With --live it also calls every service once: a one-token model call, Slack auth.test, Discord users/@me and the execution daemon. Exits non-zero, naming the fix, when something is wrong."},
 		"usage": {"usage [--since 7d] [--by workspace|channel|user|thread|model|day]", "model tokens used, grouped, and what they cost",
 			"Prints the model tokens Neo used since a day (--since 7d, 24h or 2026-11-01; days are UTC), grouped by workspace, channel, user, thread, model or day, with their cost at NEO_MODEL_PRICES. Reads NEO_DB_PATH, or the running bot's admin API when the bot holds the file (set NEO_ADMIN_TOKEN for both)."},
 		"threads": {"threads list|show KEY|export KEY [--format json|markdown]", "list stored conversations, show or export one",

@@ -193,7 +193,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.ChatResult, error) {
 			retries++
 			d := a.backoff(retries, err)
 			a.log.Warn().Err(err).Int("retry", retries).Dur("wait", d).Msg("agent: model call failed; retrying")
-			tr.status(ctx, "The model is busy; retrying…")
+			tr.status(ctx, retryStatus(err))
 			if err := a.opts.Sleep(ctx, d); err != nil {
 				return nil, err
 			}
@@ -377,4 +377,12 @@ func (silent) Notice(context.Context, string) error { return nil }
 func intentID(in core.Inbound) string {
 	sum := sha256.Sum256([]byte(in.Thread.Key() + "\x00" + in.EventID))
 	return "turn-" + hex.EncodeToString(sum[:12])
+}
+
+// retryStatus says why a model call is being retried, as the user sees it.
+func retryStatus(err error) string {
+	if llm.IsUnreachable(err) {
+		return "The model can't be reached; retrying…"
+	}
+	return "The model is busy; retrying…"
 }

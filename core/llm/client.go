@@ -106,7 +106,7 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 		Int("request_bytes", len(body)).Int("response_bytes", len(raw)).Dur("took", c.now().Sub(start)).Msg("llm chat")
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, parseError(name, resp, raw, c.now())
+		return nil, c.httpError(resp, raw)
 	}
 	return decodeResponse(name, resp.StatusCode, raw)
 }
@@ -157,6 +157,9 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("llm: %s: no answer within %s: %w", name, c.cfg.Timeout, err)
 	}
+	if IsUnreachable(err) {
+		return fmt.Errorf("llm: %s: the model endpoint %s cannot be reached: is its server running, and is the base URL (NEO_LLM_BASE_URL) right? %w", name, c.set.endpoint, err)
+	}
 	return fmt.Errorf("llm: %s: request failed: %w", name, err)
 }
 
@@ -166,4 +169,14 @@ func (c *Client) contextCause(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 	}
 	return err
+}
+
+// httpError is the *Error for a non-2xx answer; a 404 says which URL was
+// not found and the usual cause.
+func (c *Client) httpError(resp *http.Response, raw []byte) *Error {
+	e := parseError(c.set.provider.name, resp, raw, c.now())
+	if resp.StatusCode == http.StatusNotFound {
+		e.Message += fmt.Sprintf(" — POST %s was not found: does the base URL (NEO_LLM_BASE_URL) end in /v1, as in http://localhost:11434/v1?", c.set.endpoint)
+	}
+	return e
 }

@@ -72,6 +72,14 @@ func IsTransient(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
+// IsUnreachable reports a call that never reached the model's server:
+// the connection was refused, or the host is unknown or unroutable.
+func IsUnreachable(err error) bool {
+	var dns *net.DNSError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
+		errors.Is(err, syscall.ENETUNREACH) || errors.As(err, &dns)
+}
+
 // RetryAfter returns the wait the provider asked for, when err carries one.
 func RetryAfter(err error) (time.Duration, bool) {
 	var e *Error

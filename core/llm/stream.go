@@ -72,7 +72,7 @@ func (c *Client) ChatStream(ctx context.Context, req ChatRequest, onText func(st
 				Msg("llm: the provider refused a streamed answer; answers will come whole")
 			return c.Chat(ctx, req)
 		}
-		return nil, parseError(name, resp, raw, c.now())
+		return nil, c.httpError(resp, raw)
 	}
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		// The provider ignored "stream" and answered whole.

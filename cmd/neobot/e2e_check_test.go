@@ -1,0 +1,87 @@
+package main
+
+import (
+	"maps"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core/llm/llmtest"
+)
+
+// TestCheckLive: check --live calls the model, Slack and the daemon once;
+// it passes when they answer, and fails naming the fix when the model URL
+// is dead or Slack refuses the token. Without --live nothing is called.
+func TestCheckLive(t *testing.T) {
+	model := llmtest.New(t)
+	model.Handle(func(llmtest.Request) llmtest.Reply { return llmtest.Text("OK") })
+	fake := slacktest.New(t)
+	healthy := map[string]string{
+		"NEO_MODEL": "test-main", "NEO_LLM_BASE_URL": model.BaseURL(), "NEO_MANIFEST": emptyManifest(t),
+		"NEO_DB_PATH":     filepath.Join(t.TempDir(), "neobot.db"),
+		"SLACK_BOT_TOKEN": "xoxb-live", "SLACK_APP_TOKEN": "xapp-live", "SLACK_API_URL": fake.APIURL(),
+	}
+	with := func(k, v string) map[string]string {
+		kv := maps.Clone(healthy)
+		kv[k] = v
+		return kv
+	}
+
+	out, stderr, err := run(t, healthy, "", "check", "--live")
+	if err != nil || !strings.Contains(out, "live: model test-main answered") || !strings.Contains(out, "live: Slack accepts SLACK_BOT_TOKEN (team "+slacktest.TeamID) {
+		t.Errorf("check --live with everything up = %v\n%s\n%s", err, out, stderr)
+	}
+	if n := len(model.Requests()); n != 1 {
+		t.Errorf("model calls = %d, want one", n)
+	}
+	if _, _, err := run(t, healthy, "", "check"); err != nil || len(model.Requests()) != 1 {
+		t.Errorf("check without --live = %v and %d model calls; want it to call nothing", err, len(model.Requests()))
+	}
+
+	dead := "http://" + freeAddr(t) + "/v1"
+	_, stderr, err = run(t, with("NEO_LLM_BASE_URL", dead), "", "check", "--live")
+	if err == nil || !strings.Contains(stderr, "did not answer") || !strings.Contains(stderr, "cannot be reached") {
+		t.Errorf("check --live with a dead model URL = %v\n%s", err, stderr)
+	}
+
+	fake.Script("auth.test", slacktest.Reply{Error: "invalid_auth"})
+	_, stderr, err = run(t, healthy, "", "check", "--live")
+	if err == nil || !strings.Contains(stderr, "Slack refused SLACK_BOT_TOKEN (invalid_auth)") || !strings.Contains(stderr, "reinstall the app") {
+		t.Errorf("check --live with a revoked Slack token = %v\n%s", err, stderr)
+	}
+	if strings.Contains(stderr, "xoxb-live") {
+		t.Errorf("check leaks the Slack token: %s", stderr)
+	}
+}
+
+// TestStartRefusesWhatCannotWork: a half-configured Slack, or no platform
+// token with nobody at a terminal, fails start-up naming the settings
+// instead of idling in terminal mode and exiting 0.
+func TestStartRefusesWhatCannotWork(t *testing.T) {
+	base := map[string]string{"NEO_MODEL": "test-main", "NEO_LLM_BASE_URL": "http://127.0.0.1:1/v1",
+		"NEO_MANIFEST": emptyManifest(t), "NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db")}
+	tests := []struct {
+		name string
+		add  map[string]string
+		want []string
+	}{
+		{"app token without bot token", map[string]string{"SLACK_APP_TOKEN": "xapp-1"}, []string{"SLACK_BOT_TOKEN", "half configured"}},
+		{"no platform and no terminal", nil, []string{"SLACK_BOT_TOKEN", "DISCORD_BOT_TOKEN", "neobot chat"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kv := maps.Clone(base)
+			maps.Copy(kv, tt.add)
+			_, stderr, err := run(t, kv, "hello\n")
+			if err == nil {
+				t.Fatalf("neobot started; want it refused\n%s", stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
