@@ -1,15 +1,41 @@
-# Build the neobot binary, then ship it with Node.js for the npm MCP servers.
-FROM golang:1.26-bookworm AS build
+# neobot's image: the binary, Node.js with the default manifest's MCP
+# servers installed from the lockfile at build time (nothing is fetched at
+# boot), run as the unprivileged user "node" with everything it writes on
+# the volume at /data.
+#
+# Base images are pinned by tag here; pin them by digest for production
+# builds with the digests `docker buildx imagetools inspect <image>` prints
+# (docs/deploy.md).
+ARG GO_IMAGE=golang:1.26-bookworm
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+FROM ${GO_IMAGE} AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/neobot ./cmd/neobot
+ARG COMMIT=
+RUN CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" \
+    -o /out/neobot ./cmd/neobot
 
-FROM node:20-bookworm-slim
+FROM ${NODE_IMAGE} AS servers
 WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --loglevel=error
+
+FROM ${NODE_IMAGE}
+COPY --from=servers /app/node_modules /app/node_modules
 COPY --from=build /out/neobot /usr/local/bin/neobot
-COPY manifests ./manifests
-RUN mkdir -p /data /app/workspace
-ENTRYPOINT ["neobot"]
+COPY manifests /app/manifests
+COPY deploy/entrypoint.sh /usr/local/bin/neobot-entrypoint
+RUN mkdir -p /data/workspace && chown -R node:node /data
+# Everything neobot writes is relative to /data: the database, the tool
+# workspace (manifests/fly.json), and anything Neo's tools create.
+WORKDIR /data
+ENV NEO_DB_PATH=/data/neobot.db \
+    NEO_MANIFEST=/app/manifests/fly.json
+# The entrypoint hands a freshly mounted (root-owned) volume to "node",
+# then runs neobot as "node".
+ENTRYPOINT ["neobot-entrypoint"]

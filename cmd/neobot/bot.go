@@ -14,6 +14,7 @@ import (
 
 	"github.com/neobot/neobot/adapters/discord"
 	"github.com/neobot/neobot/adapters/slack"
+	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/conversation"
 )
 
@@ -268,4 +269,16 @@ func (m *Main) sweep(ctx context.Context, a *app) {
 func (m *Main) interactive() bool {
 	f, ok := m.Stdin.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// shutdownBudget is the longest a SIGTERM takes to end the process, which
+// the platform's kill timeout must cover (fly.toml's kill_timeout): the
+// adapters stop taking events and finish the ones being journaled (5 s),
+// the hub lets running turns reach a stored step (NEO_SHUTDOWN_GRACE) and
+// stops them (5 s), then memory write-backs finish (agent.CloseGrace), the
+// usage meter writes its last counts (5 s), the MCP servers get SIGTERM and
+// then SIGKILL (2 s, and 5 s for their output to drain), and the health
+// server closes (2 s).
+func shutdownBudget(cfg *Config) time.Duration {
+	return 5*time.Second + cfg.ShutdownGrace + 5*time.Second + agent.CloseGrace + 5*time.Second + 7*time.Second + 2*time.Second
 }

@@ -14,8 +14,12 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version and commit are set at build time with -ldflags
+// "-X main.version=... -X main.commit=..." (the Dockerfile does).
+var (
+	version = "dev"
+	commit  = ""
+)
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
@@ -107,6 +111,9 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 // toolchain recorded: the module version and the VCS revision.
 func versionString() string {
 	if version != "dev" {
+		if commit != "" {
+			return version + " (" + commit[:min(12, len(commit))] + ")"
+		}
 		return version
 	}
 	info, ok := debug.ReadBuildInfo()

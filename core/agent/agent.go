@@ -142,6 +142,9 @@ type Agent struct {
 
 	later   sync.WaitGroup // memory write-backs after their turns
 	writers chan struct{}  // a slot per running write-back
+	// quit ends when Close gives up waiting: write-backs still running stop.
+	quit    context.Context
+	quitNow context.CancelFunc
 }
 
 // New returns an Agent with defaults filled in.
@@ -192,6 +195,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Rand == nil {
 		opts.Rand = rand.Float64
 	}
+	quit, quitNow := context.WithCancel(context.Background())
 	return &Agent{
 		opts:   opts,
 		budget: compact.Budget{Window: opts.ContextWindow, SoftPct: opts.SoftPct, HardPct: opts.HardPct},
@@ -201,6 +205,8 @@ func New(opts Options) (*Agent, error) {
 		}),
 		log:     opts.Logger,
 		writers: make(chan struct{}, maxWriteBacks),
+		quit:    quit,
+		quitNow: quitNow,
 	}, nil
 }
 

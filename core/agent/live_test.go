@@ -55,7 +55,9 @@ func TestStreamedAnswer(t *testing.T) {
 	}
 }
 
-func turnFor(in core.Inbound, rep core.Reporter) core.Turn { return core.Turn{Inbound: in, Reporter: rep} }
+func turnFor(in core.Inbound, rep core.Reporter) core.Turn {
+	return core.Turn{Inbound: in, Reporter: rep}
+}
 
 func okTool(result string) func(context.Context, string, map[string]any) (string, bool, error) {
 	return func(context.Context, string, map[string]any) (string, bool, error) { return result, false, nil }

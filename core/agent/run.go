@@ -300,8 +300,10 @@ func (a *Agent) writeBack(ctx context.Context, in core.Inbound, msgs []llm.Messa
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeBackTimeout)
+	stop := context.AfterFunc(a.quit, cancel)
 	a.later.Go(func() {
 		defer func() { <-a.writers }()
+		defer stop()
 		defer cancel()
 		if err := a.opts.Memory.WriteBack(ctx, in, msgs); err != nil {
 			a.log.Warn().Err(err).Str("thread", in.Thread.Key()).Msg("agent: memory write-back failed")
@@ -309,9 +311,29 @@ func (a *Agent) writeBack(ctx context.Context, in core.Inbound, msgs []llm.Messa
 	})
 }
 
-// Close waits for the memory write-backs still running.
+// CloseGrace is how long Close lets running memory write-backs finish
+// before it stops them: a shutdown waits at most this long here.
+const CloseGrace = 10 * time.Second
+
+// Close waits for the memory write-backs still running, at most CloseGrace;
+// then it stops the rest (their memories are not written) and returns.
 func (a *Agent) Close() error {
-	a.later.Wait()
+	defer a.quitNow()
+	done := make(chan struct{})
+	go func() {
+		a.later.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(CloseGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+	}
+	a.quitNow()
+	<-done
+	a.log.Warn().Msg("agent: stopped the memory write-backs still running at shutdown")
 	return nil
 }
 
