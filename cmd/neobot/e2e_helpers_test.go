@@ -91,7 +91,11 @@ func fsManifest(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(repoRoot(t), "node_modules", ".bin", "mcp-server-filesystem")
 	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s is missing: run `make test`, which installs the pinned MCP servers with npm ci", bin)
+		missing := t.Skipf
+		if os.Getenv("CI") == "true" {
+			missing = t.Fatalf // CI must run these tests, never skip them
+		}
+		missing("%s is missing: run `make test`, which installs the pinned MCP servers with npm ci", bin)
 	}
 	m := map[string]any{
 		"did": "did:web:neobot.test:agents:e2e",
