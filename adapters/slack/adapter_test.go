@@ -502,3 +502,30 @@ func TestStatusAfterRunStartsNoGoroutine(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHistoryNearestTheMention: mentioned at the end of a 400-message
+// thread, Neo's context is the thread's first message and the messages
+// just before the mention, paged through, not the oldest replies.
+func TestHistoryNearestTheMention(t *testing.T) {
+	e := start(t, nil)
+	root := e.slack.AddMessage(slacktest.Message{Channel: "C0GENERAL", User: "UBOB", Text: "incident: checkout is down"})
+	for i := 1; i <= 400; i++ {
+		e.slack.AddMessage(slacktest.Message{Channel: "C0GENERAL", User: "UCAROL", Text: fmt.Sprintf("update %03d", i), ThreadTS: root.TS})
+	}
+	e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "where are we?", ThreadTS: root.TS})
+	e.slack.AddMessage(slacktest.Message{Channel: "C0GENERAL", User: "UCAROL", Text: "after the mention", ThreadTS: root.TS})
+	in := e.hub.Wait(e.ctx, t, 1)
+	for _, want := range []string{"<@UBOB>: incident: checkout is down\n…\n", "update 351", "<@UCAROL>: update 400"} {
+		if !strings.Contains(in.Context, want) {
+			t.Errorf("Context lacks %q:\n%.300s…", want, in.Context)
+		}
+	}
+	for _, gone := range []string{"update 001", "update 350", "after the mention", "where are we?"} {
+		if strings.Contains(in.Context, gone) {
+			t.Errorf("Context holds %q, which is not among the messages nearest the mention", gone)
+		}
+	}
+	if n := len(e.slack.Calls("conversations.replies")); n != 3 {
+		t.Errorf("conversations.replies calls = %d, want 3 pages of 200", n)
+	}
+}

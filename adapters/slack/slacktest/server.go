@@ -26,6 +26,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -315,7 +316,30 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		s.messages = append(s.messages, m)
 		return ok("message_ts", m.TS)
 	case "conversations.replies":
-		return ok("messages", s.repliesLocked(p.Get("channel"), p.Get("ts"), p.Get("oldest")), "has_more", false)
+		all := s.repliesLocked(p.Get("channel"), p.Get("ts"), p.Get("oldest"), p.Get("latest"), p.Get("inclusive") == "true")
+		if len(all) == 0 {
+			return fail("thread_not_found")
+		}
+		// Pages of limit (default and most 1,000) from the cursor, oldest
+		// first, as Slack pages replies.
+		limit, _ := strconv.Atoi(p.Get("limit"))
+		if limit <= 0 || limit > 1000 {
+			limit = 1000
+		}
+		from := 0
+		if c := p.Get("cursor"); c != "" {
+			n, err := strconv.Atoi(strings.TrimPrefix(c, "page:"))
+			if err != nil || !strings.HasPrefix(c, "page:") || n < 0 || n > len(all) {
+				return fail("invalid_cursor")
+			}
+			from = n
+		}
+		to := min(from+limit, len(all))
+		resp := ok("messages", all[from:to], "has_more", to < len(all))
+		if to < len(all) {
+			resp["response_metadata"] = map[string]any{"next_cursor": "page:" + strconv.Itoa(to)}
+		}
+		return resp
 	case "assistant.threads.setStatus", "assistant.threads.setSuggestedPrompts", "assistant.threads.setTitle":
 		return ok()
 	case "chat.startStream":
@@ -355,13 +379,18 @@ func (s *Server) findLocked(channel, ts string) int {
 
 // repliesLocked returns the thread's messages as conversations.replies does:
 // the parent always, the replies from oldest (a ts) on when it is set.
-func (s *Server) repliesLocked(channel, ts, oldest string) []map[string]any {
+// repliesLocked returns a thread's messages, oldest first, between
+// oldest and latest (inclusive when asked); the parent is always first.
+func (s *Server) repliesLocked(channel, ts, oldest, latest string, inclusive bool) []map[string]any {
 	var out []map[string]any
 	for _, m := range s.messages {
 		if m.Channel != channel || m.Ephemeral || (m.TS != ts && m.ThreadTS != ts) {
 			continue
 		}
-		if oldest != "" && m.TS != ts && tsLess(m.TS, oldest) {
+		if m.TS != ts && oldest != "" && (tsLess(m.TS, oldest) || m.TS == oldest && !inclusive) {
+			continue
+		}
+		if m.TS != ts && latest != "" && (tsLess(latest, m.TS) || m.TS == latest && !inclusive) {
 			continue
 		}
 		r := map[string]any{"type": "message", "user": m.User, "text": m.Text, "ts": m.TS}

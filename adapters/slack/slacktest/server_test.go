@@ -144,3 +144,41 @@ func TestMessageHelpers(t *testing.T) {
 		t.Errorf("Rendered() without blocks = %q, want the text", got)
 	}
 }
+
+// TestRepliesPage: conversations.replies pages as Slack does, checked with
+// slack-go's own client: limit, cursor, has_more, latest, and the parent
+// first.
+func TestRepliesPage(t *testing.T) {
+	s := New(t)
+	api := slack.New("xoxb-test", slack.OptionAPIURL(s.APIURL()))
+	ctx := testCtx(t)
+	root := s.AddMessage(Message{Channel: "C1", User: "U1", Text: "root"})
+	var replies []string
+	for i := range 5 {
+		replies = append(replies, s.AddMessage(Message{Channel: "C1", User: "U2", Text: string(rune('a' + i)), ThreadTS: root.TS}).TS)
+	}
+	var texts []string
+	cursor, pages := "", 0
+	for {
+		msgs, more, next, err := api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+			ChannelID: "C1", Timestamp: root.TS, Limit: 2, Cursor: cursor, Latest: replies[3]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, m := range msgs {
+			texts = append(texts, m.Text)
+		}
+		if !more {
+			break
+		}
+		cursor = next
+	}
+	if got := strings.Join(texts, ","); got != "root,a,b,c" || pages != 2 {
+		t.Errorf("paged replies = %s in %d pages, want root,a,b,c (latest excludes d) in 2", got, pages)
+	}
+	if _, _, _, err := api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+		ChannelID: "C1", Timestamp: root.TS, Cursor: "bogus"}); err == nil || !strings.Contains(err.Error(), "invalid_cursor") {
+		t.Errorf("a bad cursor = %v, want invalid_cursor", err)
+	}
+}
