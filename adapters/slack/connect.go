@@ -293,3 +293,15 @@ func (l *logEvery) Allow(now time.Time) (suppressed int, ok bool) {
 	l.last, suppressed, l.suppressed = now, l.suppressed, 0
 	return suppressed, true
 }
+
+// CheckToken asks Slack (auth.test at apiURL) whether the bot token works,
+// for `neobot check --live`, and returns the team and bot user it is for.
+// A refused token's error is Slack's own code (invalid_auth,
+// token_revoked…).
+func CheckToken(ctx context.Context, token, apiURL string) (team, user string, err error) {
+	auth, err := slack.New(token, slack.OptionAPIURL(apiURL)).AuthTestContext(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	return auth.TeamID, auth.UserID, nil
+}

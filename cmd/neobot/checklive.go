@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/slack-go/slack"
 
+	"github.com/neobot/neobot/adapters/slack"
 	"github.com/neobot/neobot/core/llm"
 )
 
@@ -73,10 +73,9 @@ func (m *Main) liveModel(ctx context.Context, cfg *Config, log zerolog.Logger) e
 func liveSlack(ctx context.Context, cfg *Config) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, liveTimeout)
 	defer cancel()
-	api := slack.New(cfg.SlackBotToken.Reveal(), slack.OptionAPIURL(cfg.SlackAPIURL))
-	auth, err := api.AuthTestContext(ctx)
+	team, user, err := slack.CheckToken(ctx, cfg.SlackBotToken.Reveal(), cfg.SlackAPIURL)
 	if err == nil {
-		return "team " + auth.TeamID + ", bot " + auth.UserID, nil
+		return "team " + team + ", bot " + user, nil
 	}
 	switch msg := err.Error(); msg {
 	case "invalid_auth", "not_authed", "token_revoked", "account_inactive", "token_expired":
