@@ -358,6 +358,17 @@ func TestGateMayAnswer(t *testing.T) {
 			t.Errorf("Gate{Requester: %s, SelfApprove: %v}.MayAnswer(%q, %q) = %v, want %v", g.Requester, tt.self, tt.user, tt.roles, got, tt.want)
 		}
 	}
+	// A click that names no user never answers, even a gate whose
+	// requester is unknown too, or whose approvers list holds an empty
+	// entry (a trailing comma in a setting).
+	for _, g := range []core.Gate{
+		{Requester: "", SelfApprove: true},
+		{Requester: "U1", Allowed: []string{"", "U2"}},
+	} {
+		if g.MayAnswer("", nil) {
+			t.Errorf("%+v.MayAnswer(\"\") = true, want an anonymous click refused", g)
+		}
+	}
 }
 
 // TestGatesNoSelfApproval: without SelfApprove the requester's own click

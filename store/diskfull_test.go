@@ -34,3 +34,16 @@ func TestDiskFullIsNamedAndEnds(t *testing.T) {
 		t.Errorf("a successful write leaves DiskFull = %v, want the episode ended", db.DiskFull())
 	}
 }
+
+// TestFsyncByDefault: every write reaches the disk before it returns
+// unless a benchmark asks otherwise.
+func TestFsyncByDefault(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "neobot.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if db.bolt.NoSync {
+		t.Errorf("a store opened with default options skips fsync")
+	}
+}

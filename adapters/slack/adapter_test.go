@@ -195,8 +195,8 @@ func TestSubmitFailureTellsTheUser(t *testing.T) {
 	e.hub.FailNext(errBoom)
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hi"})
 	e.botReply("C0GENERAL", d.TS, "couldn't take that message")
-	// Slack will not retry (the envelope was acked), but a resend by the user works.
-	e.a.seen.Forget(d.EventID)
+	// The failed message's dedupe key is forgotten: the same event
+	// delivered again (a retry, a resend) is taken, not dropped as seen.
 	e.slack.Redeliver(d)
 	if in := e.hub.Wait(e.ctx, t, 1); in.EventID != d.EventID {
 		t.Errorf("Inbound after resend = %+v, want event %s", in, d.EventID)

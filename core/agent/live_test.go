@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -61,4 +62,47 @@ func turnFor(in core.Inbound, rep core.Reporter) core.Turn {
 
 func okTool(result string) func(context.Context, string, map[string]any) (string, bool, error) {
 	return func(context.Context, string, map[string]any) (string, bool, error) { return result, false, nil }
+}
+
+// storedCheck is a Reporter that checks, when the answer is said, that it
+// is already stored: a crash right after saying it must not answer twice.
+type storedCheck struct {
+	*coretest.Recorder
+	tr     *memTranscript
+	stored []bool
+}
+
+func (r *storedCheck) Say(ctx context.Context, text string) error {
+	recs := r.tr.records(testThread)
+	last := recs[len(recs)-1]
+	r.stored = append(r.stored, last.Final && last.Msg != nil && last.Msg.Content == text)
+	return r.Recorder.Say(ctx, text)
+}
+
+func TestAnswerStoredBeforeSaid(t *testing.T) {
+	h := newHarness(t, nil)
+	rep := &storedCheck{Recorder: coretest.NewRecorder(), tr: h.tr}
+	h.srv.Enqueue(llmtest.Text("Stored first."))
+	if err := h.agent.Run(t.Context(), turnFor(inbound("E1", "hi"), rep)); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.stored) != 1 || !rep.stored[0] {
+		t.Errorf("when the answer was said, stored = %v; want the final answer already in the transcript", rep.stored)
+	}
+}
+
+// TestSupersededTurnIsNotResumed: a turn whose message was followed by a
+// newer one (its own turn started after a crash) is over: resuming it
+// answers nothing and calls no model.
+func TestSupersededTurnIsNotResumed(t *testing.T) {
+	h := newHarness(t, nil)
+	u1, u2, a2 := llm.UserMessage("first question"), llm.UserMessage("second question"), llm.AssistantMessage("second answer")
+	h.tr.seed(testThread, record{Msg: &u1, EventID: "E1"}, record{Msg: &u2, EventID: "E2"}, record{Msg: &a2, EventID: "E2", Final: true})
+	err := h.agent.Run(t.Context(), turnFor(inbound("E1", "first question"), h.rec))
+	if !errors.Is(err, core.ErrAnswered) {
+		t.Errorf("Run(superseded E1) = %v, want core.ErrAnswered", err)
+	}
+	if n := len(h.srv.Requests()); n != 0 || len(h.rec.Says()) != 0 {
+		t.Errorf("a superseded turn called the model %d times and said %q", n, h.rec.Says())
+	}
 }

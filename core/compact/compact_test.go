@@ -117,9 +117,10 @@ func TestSplit(t *testing.T) {
 }
 
 type fakeModel struct {
-	reply string
-	err   error
-	calls int
+	reply  string
+	err    error
+	calls  int
+	finish string // default stop
 }
 
 func (f *fakeModel) Chat(ctx context.Context, req llm.ChatRequest) (*llm.ChatResult, error) {
@@ -127,7 +128,41 @@ func (f *fakeModel) Chat(ctx context.Context, req llm.ChatRequest) (*llm.ChatRes
 	if f.err != nil {
 		return nil, f.err
 	}
-	return &llm.ChatResult{Message: llm.AssistantMessage(f.reply), FinishReason: llm.FinishStop}, nil
+	finish := f.finish
+	if finish == "" {
+		finish = llm.FinishStop
+	}
+	return &llm.ChatResult{Message: llm.AssistantMessage(f.reply), FinishReason: finish}, nil
+}
+
+// TestSummaryCutOffRefused: a summary the model stopped writing at its
+// length limit is incomplete: the main model writes it instead.
+func TestSummaryCutOffRefused(t *testing.T) {
+	cheap := &fakeModel{reply: "GOAL: pay bob.\nDECISIONS: the amount is", finish: llm.FinishLength}
+	main := &fakeModel{reply: "GOAL: pay bob.\nNEXT: confirm."}
+	res, err := New(Options{Cheap: cheap, Main: main}).Summarize(context.Background(), "", []llm.Message{llm.UserMessage("pay bob")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.Text, "the amount is") || !strings.Contains(res.Text, "NEXT: confirm.") || main.calls != 1 {
+		t.Errorf("summary = %q (main called %d times), want the main model's, not the cut-off one", res.Text, main.calls)
+	}
+}
+
+// TestRestoredIdentifiersCarryForward: an identifier the previous summary
+// had to restore, and that the compacted messages no longer mention, stays
+// in the next summary.
+func TestRestoredIdentifiersCarryForward(t *testing.T) {
+	addr := "0x" + strings.Repeat("c0ffee", 6) + "beef"
+	prior := "GOAL: audit.\n\n" + ArtifactsHeader + "\n- " + addr
+	m := &fakeModel{reply: "GOAL: audit.\nNEXT: more."}
+	res, err := New(Options{Main: m}).Summarize(context.Background(), prior, []llm.Message{llm.UserMessage("go on")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Text, addr) {
+		t.Errorf("next summary lost %s, kept only by the previous one:\n%s", addr, res.Text)
+	}
 }
 
 func TestSummarize(t *testing.T) {
