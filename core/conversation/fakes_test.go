@@ -37,6 +37,9 @@ type memJournal struct {
 	onPending func()
 	// fail, when set, is returned by JournalInbound.
 	fail error
+	// afterJournal, when set, runs after JournalInbound has written a
+	// fresh message and before it returns.
+	afterJournal func(in core.Inbound)
 }
 
 func newMemJournal() *memJournal {
@@ -45,17 +48,23 @@ func newMemJournal() *memJournal {
 
 func (j *memJournal) JournalInbound(ctx context.Context, in core.Inbound) (bool, error) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if j.fail != nil {
+		j.mu.Unlock()
 		return false, j.fail
 	}
 	k := eventKey(in)
 	if j.seen[k] {
+		j.mu.Unlock()
 		return false, nil
 	}
 	j.seen[k] = true
 	j.log = append(j.log, in)
 	j.notifyLocked()
+	after := j.afterJournal
+	j.mu.Unlock()
+	if after != nil {
+		after(in)
+	}
 	return true, nil
 }
 

@@ -132,7 +132,12 @@ type Hub struct {
 	slotFree  chan struct{}       // closed and replaced when a slot frees
 	chores    map[uint64]context.CancelFunc
 	choreSeq  uint64
-	closing   chan struct{} // closed when Close begins
+	// starting keeps Start and Submit apart: a Submit journals and queues
+	// its message wholly before Start reads the journal (which then
+	// resumes it) or wholly after Start has queued what it resumed.
+	// Submits share it; Start holds it alone.
+	starting sync.RWMutex
+	closing  chan struct{} // closed when Close begins
 
 	workers    sync.WaitGroup // turn workers
 	choreGroup sync.WaitGroup // notices and stop handling
@@ -200,6 +205,8 @@ func (h *Hub) Submit(ctx context.Context, in core.Inbound) (accepted bool, err e
 	if h.err != nil {
 		return false, h.err
 	}
+	h.starting.RLock()
+	defer h.starting.RUnlock()
 	h.mu.Lock()
 	state, p := h.state, h.platforms[in.Thread.Platform]
 	h.mu.Unlock()

@@ -18,6 +18,8 @@ func (h *Hub) Start(ctx context.Context) error {
 	if h.err != nil {
 		return h.err
 	}
+	h.starting.Lock()
+	defer h.starting.Unlock()
 	h.mu.Lock()
 	switch h.state {
 	case stateClosed:

@@ -123,9 +123,58 @@ func TestSubmitBeforeStartOnlyJournals(t *testing.T) {
 	}
 }
 
-// TestSubmitWhileStarting submits a message between Start's journal read
-// and its queueing: the message is in both, and must run once, after the
-// older pending message.
+// TestStartWaitsForEarlySubmit: a Submit that began before Start is still
+// in flight when Start begins; Start waits for it, and the message runs
+// once. (Before, Start could resume and finish it while Submit went on to
+// queue it again.)
+func TestStartWaitsForEarlySubmit(t *testing.T) {
+	j := newMemJournal()
+	r := &sayRunner{}
+	h := New(Options{Runner: r, Journal: j, Now: func() time.Time { return epoch }})
+	h.Attach("test", newFakePlatform())
+	in := msg("A", "E1", "hello")
+	journaled, release := make(chan struct{}), make(chan struct{})
+	j.afterJournal = func(core.Inbound) { close(journaled); <-release }
+	submitted := make(chan error, 1)
+	go func() { _, err := h.Submit(t.Context(), in); submitted <- err }()
+	<-journaled
+	started := make(chan error, 1)
+	go func() { started <- h.Start(t.Context()) }()
+	// Either Start waits for the Submit (fixed), or it runs E1 to its end
+	// without it (the defect): wait for one or the other.
+	ctx := waitCtx(t)
+	for {
+		waiting := !h.starting.TryRLock() // Start holds it, waiting for the Submit
+		if !waiting {
+			h.starting.RUnlock()
+		}
+		if waiting || j.completed(in) || len(started) > 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("Start neither waited for the Submit nor ran the message")
+		case <-time.After(time.Millisecond): // polling the hub's state, not timing it
+		}
+	}
+	close(release)
+	if err := <-submitted; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	j.waitCompleted(t, 1)
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.calls(); !slices.Equal(got, []string{"E1"}) {
+		t.Errorf("turns = %v, want [E1] once", got)
+	}
+}
+
+// TestSubmitWhileStarting submits a message while Start reads the journal:
+// it must run once, after the older pending message.
 func TestSubmitWhileStarting(t *testing.T) {
 	j := newMemJournal()
 	old := msg("A", "E1", "before the restart")
@@ -135,8 +184,15 @@ func TestSubmitWhileStarting(t *testing.T) {
 	r := &sayRunner{}
 	h := New(Options{Runner: r, Journal: j, Now: func() time.Time { return epoch }})
 	h.Attach("test", newFakePlatform())
-	j.onPending = func() { submit(t, h, msg("A", "E2", "during the restart")) }
+	submitted := make(chan error, 1)
+	j.onPending = func() {
+		// A Submit racing Start's journal read waits for Start, then queues.
+		go func() { _, err := h.Submit(t.Context(), msg("A", "E2", "during the restart")); submitted <- err }()
+	}
 	if err := h.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-submitted; err != nil {
 		t.Fatal(err)
 	}
 	j.waitCompleted(t, 2)
