@@ -34,7 +34,7 @@ func BenchmarkEventToSubmit(b *testing.B) {
 		e.hub.Wait(e.ctx, b, i+1)
 	}
 	b.StopTimer()
-	e.hub.WaitTurns()
+	e.hub.WaitTurns(b)
 	lat := make([]time.Duration, 0, b.N)
 	mu.Lock()
 	for id, at := range arrived {

@@ -52,7 +52,7 @@ func start(t testing.TB, edit func(*Options)) *env {
 		if err := <-done; err != nil {
 			t.Errorf("Run = %v, want nil after cancel", err)
 		}
-		hub.WaitTurns()
+		hub.Stop(t)
 	})
 	if err := s.WaitConnected(ctx); err != nil {
 		t.Fatal(err)

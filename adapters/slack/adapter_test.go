@@ -181,7 +181,7 @@ func TestRetriedEventAnsweredOnce(t *testing.T) {
 	e.a.seen.Forget(d.EventID)
 	e.ack(e.slack.Redeliver(r))
 	e.idle()
-	e.hub.WaitTurns()
+	e.hub.WaitTurns(t)
 	if got := e.botMessages("C0GENERAL", d.TS); len(got) != 1 {
 		t.Errorf("bot replied %d times, want once: %+v", len(got), got)
 	}
@@ -308,7 +308,7 @@ func TestStatusPlaceholderReplacedByAnswer(t *testing.T) {
 	})
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "go"})
 	e.botReply("C0GENERAL", d.TS, "I used 2 tools")
-	e.hub.WaitTurns()
+	e.hub.WaitTurns(t)
 	got := e.botMessages("C0GENERAL", d.TS)
 	if len(got) != 2 {
 		t.Fatalf("bot messages = %+v, want the answer (in the edited placeholder) and the notice", got)
@@ -330,7 +330,7 @@ func TestLongAnswerSplit(t *testing.T) {
 	e.hub.OnTurn(func(ctx context.Context, in core.Inbound) { _ = e.a.Reporter(in.Thread).Say(ctx, long) })
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "long"})
 	e.hub.Wait(e.ctx, t, 1)
-	e.hub.WaitTurns()
+	e.hub.WaitTurns(t)
 	got := e.botMessages("C0GENERAL", d.TS)
 	if len(got) < 3 {
 		t.Fatalf("answer posted in %d messages, want it split in at least 3", len(got))

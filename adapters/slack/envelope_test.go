@@ -72,7 +72,7 @@ func TestMalformedEnvelopeStorm(t *testing.T) {
 		e.botReply("C0GENERAL", d.TS, fmt.Sprintf("echo: valid %d", i))
 	}
 	e.idle()
-	e.hub.WaitTurns()
+	e.hub.WaitTurns(t)
 	for _, m := range e.slack.Messages() {
 		if m.FromBot() && !strings.HasPrefix(m.Rendered(), "echo: valid") {
 			t.Errorf("bot posted %q (in %s/%s), want nothing for a malformed envelope", m.Rendered(), m.Channel, m.ThreadTS)

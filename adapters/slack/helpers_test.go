@@ -56,7 +56,7 @@ func start(t testing.TB, edit func(*Options)) *env {
 		if err := <-done; err != nil {
 			t.Errorf("Run = %v, want nil after cancel", err)
 		}
-		hub.WaitTurns()
+		hub.Stop(t)
 	})
 	e := &env{t: t, ctx: ctx, slack: s, hub: hub, threads: threads, a: a, gates: gates, store: store}
 	if opts.Mode != ModeHTTP {

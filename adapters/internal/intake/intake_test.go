@@ -101,7 +101,7 @@ func TestAccept(t *testing.T) {
 			if (tt.fail != nil) != (len(p.forgotten) == 1) {
 				t.Errorf("forgot %v, want the event forgotten only when journaling failed", p.forgotten)
 			}
-			hub.WaitTurns()
+			hub.WaitTurns(t)
 		})
 	}
 }
@@ -130,5 +130,5 @@ func TestAcceptPlaces(t *testing.T) {
 	if j := hub.Journaled(); len(j) != 1 || j[0].Thread != p.placed {
 		t.Errorf("journaled %+v, want it in the placed thread", j)
 	}
-	hub.WaitTurns()
+	hub.WaitTurns(t)
 }

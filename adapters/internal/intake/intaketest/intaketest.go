@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/neobot/neobot/core"
 )
@@ -27,12 +28,15 @@ type Hub struct {
 	respond   func(ctx context.Context, in core.Inbound)
 	failNext  error
 	wg        sync.WaitGroup
+	ctx       context.Context // every turn's; Stop cancels it
+	cancel    context.CancelFunc
 }
 
 // NewHub returns a hub that marks every accepted message's thread known
 // in threads.
 func NewHub(threads *Threads) *Hub {
-	return &Hub{threads: threads, seen: map[string]bool{}, changed: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Hub{threads: threads, seen: map[string]bool{}, changed: make(chan struct{}), ctx: ctx, cancel: cancel}
 }
 
 // Prepare sets the platform whose Prepare runs before each turn, as the
@@ -75,7 +79,7 @@ func (h *Hub) Submit(ctx context.Context, in core.Inbound) (bool, error) {
 	h.notifyLocked()
 	i, prep, respond := len(h.turns)-1, h.preparer, h.respond
 	h.wg.Go(func() {
-		ctx := context.WithoutCancel(ctx)
+		ctx := h.ctx
 		if prep != nil && in.Unprepared() {
 			in = prep.Prepare(ctx, in)
 		}
@@ -123,8 +127,37 @@ func (h *Hub) Wait(ctx context.Context, t testing.TB, n int) core.Inbound {
 	}
 }
 
-// WaitTurns waits for every turn started so far to end.
-func (h *Hub) WaitTurns() { h.wg.Wait() }
+// WaitTurns waits for every turn started so far to end; a turn still
+// running 30 s later fails tb instead of hanging the test.
+func (h *Hub) WaitTurns(tb testing.TB) {
+	tb.Helper()
+	h.wait(tb, 30*time.Second, "a turn still runs after 30 s")
+}
+
+// Stop cancels every running turn, as the real hub does at shutdown, and
+// waits for them; a turn still running 10 s later fails tb instead of
+// hanging the test.
+func (h *Hub) Stop(tb testing.TB) {
+	tb.Helper()
+	h.cancel()
+	h.wait(tb, 10*time.Second, "a turn still runs 10 s after it was cancelled (does its OnTurn ignore ctx?)")
+}
+
+func (h *Hub) wait(tb testing.TB, limit time.Duration, failure string) {
+	tb.Helper()
+	done := make(chan struct{})
+	go func() {
+		h.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		tb.Errorf("intaketest: %s", failure)
+	}
+}
 
 // Threads is the store's thread index in miniature.
 type Threads struct {
