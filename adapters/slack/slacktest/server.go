@@ -297,7 +297,12 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 			return fail("message_not_found")
 		}
 		m := &s.messages[i]
-		m.Text, m.Blocks, m.Edits = p.Get("text"), rawJSON(p.Get("blocks")), m.Edits+1
+		// As Slack does: a message keeps its blocks unless the update
+		// sends blocks (an empty list removes them).
+		m.Text, m.Edits = p.Get("text"), m.Edits+1
+		if p.Has("blocks") {
+			m.Blocks = rawJSON(p.Get("blocks"))
+		}
 		if p.Has("markdown_text") {
 			m.Markdown = p.Get("markdown_text")
 		}

@@ -182,3 +182,29 @@ func TestRepliesPage(t *testing.T) {
 		t.Errorf("a bad cursor = %v, want invalid_cursor", err)
 	}
 }
+
+// TestUpdateKeepsBlocks: as Slack does, chat.update keeps a message's
+// blocks when the update sends none, and an explicit empty list removes
+// them; checked with slack-go's client.
+func TestUpdateKeepsBlocks(t *testing.T) {
+	s := New(t)
+	api := slack.New("xoxb-test", slack.OptionAPIURL(s.APIURL()))
+	ctx := testCtx(t)
+	block := slack.NewContextBlock("status", slack.NewTextBlockObject(slack.MarkdownType, "working", false, false))
+	_, ts, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("working", false), slack.MsgOptionBlocks(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := api.UpdateMessageContext(ctx, "C1", ts, slack.MsgOptionText("text only", false)); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := s.MessageAt("C1", ts); !strings.Contains(string(m.Blocks), `"status"`) {
+		t.Errorf("after an update without blocks: blocks %s, want the status block kept", m.Blocks)
+	}
+	if _, _, _, err := api.UpdateMessageContext(ctx, "C1", ts, slack.MsgOptionText("answer", false), slack.MsgOptionBlocks()); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := s.MessageAt("C1", ts); len(m.Blocks) != 0 && string(m.Blocks) != "[]" {
+		t.Errorf("after an update with an empty block list: blocks %s, want none", m.Blocks)
+	}
+}
