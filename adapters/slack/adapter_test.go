@@ -529,3 +529,27 @@ func TestHistoryNearestTheMention(t *testing.T) {
 		t.Errorf("conversations.replies calls = %d, want 3 pages of 200", n)
 	}
 }
+
+// TestMentionCopyIgnored: Slack sends a mention twice to an app subscribed
+// to both events, as app_mention and as message, with different event IDs;
+// it must start one turn, in a channel and in a thread alike.
+func TestMentionCopyIgnored(t *testing.T) {
+	e := start(t, nil)
+	root := e.slack.AddMessage(slacktest.Message{Channel: "C0GENERAL", User: "UBOB", Text: "a thread"})
+	e.threads.Add(core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: root.TS})
+	e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "top level"})
+	e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "in the thread", ThreadTS: root.TS})
+	e.slack.Message(slacktest.Msg{User: "UALICE", Text: "a follow-up without a mention", ThreadTS: root.TS})
+	// The follow-up queues behind the thread's mention and its copy: once
+	// it is journaled, the copy has been dealt with.
+	for n := 1; e.hub.Wait(e.ctx, t, n).Text != "a follow-up without a mention"; n++ {
+	}
+	e.idle()
+	var texts []string
+	for _, in := range e.hub.Journaled() {
+		texts = append(texts, in.Text)
+	}
+	if len(texts) != 3 {
+		t.Errorf("journaled %d messages %q, want 3: each mention once, and the follow-up", len(texts), texts)
+	}
+}

@@ -38,14 +38,20 @@ type Delivery struct {
 	Sent    time.Time
 }
 
-// Mention delivers an app_mention event. The bot's mention is prepended to
-// Text unless Text already mentions it. The message is also added to the
-// workspace, so conversations.replies sees it.
+// Mention delivers an app_mention event, then, as Slack does for an app
+// subscribed to both, the same message as a message event with its own
+// event ID (an adapter must answer it once). The bot's mention is
+// prepended to Text unless Text already mentions it. The message is also
+// added to the workspace, so conversations.replies sees it. The app_mention
+// delivery is returned.
 func (s *Server) Mention(m Msg) Delivery {
 	if !strings.Contains(m.Text, "<@"+BotUserID+">") {
 		m.Text = "<@" + BotUserID + "> " + m.Text
 	}
-	return s.deliverMessage("app_mention", m)
+	d := s.deliverMessage("app_mention", m)
+	m.TS, m.EventID, m.Subtype = d.TS, "", "copy" // the same message, not added again
+	s.deliverMessage("message", m)
+	return d
 }
 
 // Message delivers a message event (message.channels and friends) for a
@@ -77,7 +83,10 @@ func (s *Server) deliverMessage(typ string, m Msg) Delivery {
 	if m.EventID == "" {
 		m.EventID = s.nextIDLocked("Ev")
 	}
-	if m.Subtype == "" {
+	copied := m.Subtype == "copy"
+	if copied {
+		m.Subtype = ""
+	} else if m.Subtype == "" {
 		s.messages = append(s.messages, Message{Channel: m.Channel, TS: m.TS, ThreadTS: m.ThreadTS,
 			User: m.User, BotID: m.BotID, Text: m.Text})
 		s.notifyLocked()

@@ -105,7 +105,21 @@ func TestSocketModeHelloEnvelopeAck(t *testing.T) {
 	if _, err := s.WaitAck(ctx, d); err != nil {
 		t.Error(err)
 	}
-	go func() { _, _, _ = ws.ReadMessage() }() // ping handlers run inside reads
+	var copyFrame map[string]any // Slack also sends the mention as a message event
+	if err := ws.ReadJSON(&copyFrame); err != nil {
+		t.Fatal(err)
+	}
+	copyPayload, _ := json.Marshal(copyFrame["payload"])
+	if !strings.Contains(string(copyPayload), `"type":"message"`) || strings.Contains(string(copyPayload), d.EventID) {
+		t.Errorf("second envelope payload = %s, want the same message as a message event with its own event ID", copyPayload)
+	}
+	go func() { // ping handlers run inside reads
+		for {
+			if _, _, err := ws.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
 	select {
 	case <-pinged:
 	case <-ctx.Done():
