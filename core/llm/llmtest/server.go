@@ -123,6 +123,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "llmtest: "+err.Error(), "invalid_request_error")
 		return
 	}
+	if err := checkConversation(req.Messages); err != nil {
+		// What OpenAI-compatible servers answer 400 to: the request is
+		// recorded, so a test can see what was sent.
+		s.mu.Lock()
+		s.requests = append(s.requests, req)
+		s.mu.Unlock()
+		writeError(w, http.StatusBadRequest, "llmtest: "+err.Error(), "invalid_request_error")
+		return
+	}
 
 	s.mu.Lock()
 	if req.Stream && s.noStream {

@@ -31,7 +31,7 @@ func post(t *testing.T, ctx context.Context, url, body string) (*http.Response, 
 	return resp, b, err
 }
 
-const chatBody = `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}],"reasoning_content":"hmm"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"auto"}`
+const chatBody = `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}],"reasoning_content":"hmm"},{"role":"tool","tool_call_id":"c1","content":"ok"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"auto"}`
 
 func TestQueueThenHandlerThenEmpty(t *testing.T) {
 	s := llmtest.New(t)
@@ -77,7 +77,7 @@ func TestQueueThenHandlerThenEmpty(t *testing.T) {
 		t.Fatalf("Requests() = %d, want 4", len(reqs))
 	}
 	r := reqs[0]
-	if r.Model != "m" || r.ToolChoice != "auto" || len(r.Tools) != 1 || len(r.Messages) != 2 || r.Header.Get("X-Test") != "yes" {
+	if r.Model != "m" || r.ToolChoice != "auto" || len(r.Tools) != 1 || len(r.Messages) != 3 || r.Header.Get("X-Test") != "yes" {
 		t.Fatalf("Requests()[0] = %+v, want decoded model, tools, messages, headers", r)
 	}
 	if m := r.Messages[1]; m.Reasoning != "hmm" || m.Content != "" || m.ToolCalls[0].ID != "c1" {

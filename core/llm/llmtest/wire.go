@@ -119,3 +119,41 @@ func completion(reply Reply) []byte {
 	})
 	return body
 }
+
+// checkConversation refuses what OpenAI-compatible servers refuse with 400:
+// an unknown role, a tool message that answers no call of the assistant
+// message before it, and an assistant message whose tool calls are not
+// all answered before the next message of another role.
+func checkConversation(msgs []llm.Message) error {
+	var open map[string]bool // calls of the last assistant message still unanswered
+	for i, m := range msgs {
+		switch m.Role {
+		case llm.RoleSystem, llm.RoleUser, llm.RoleAssistant, llm.RoleTool, "developer":
+		default:
+			return fmt.Errorf("messages[%d]: unknown role %q", i, m.Role)
+		}
+		if m.Role == llm.RoleTool {
+			if !open[m.ToolCallID] {
+				return fmt.Errorf("messages[%d]: a tool message must answer a tool call of the assistant message before it; %q answers none", i, m.ToolCallID)
+			}
+			delete(open, m.ToolCallID)
+			continue
+		}
+		if len(open) > 0 {
+			for id := range open {
+				return fmt.Errorf("messages[%d]: the assistant's tool call %q has no tool message answering it", i, id)
+			}
+		}
+		open = nil
+		if m.Role == llm.RoleAssistant && len(m.ToolCalls) > 0 {
+			open = map[string]bool{}
+			for _, tc := range m.ToolCalls {
+				open[tc.ID] = true
+			}
+		}
+	}
+	for id := range open {
+		return fmt.Errorf("the assistant's tool call %q has no tool message answering it", id)
+	}
+	return nil
+}
