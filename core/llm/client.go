@@ -87,15 +87,9 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 
 	name := c.set.provider.name
 	start := c.now()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.set.endpoint, bytes.NewReader(body))
+	resp, err := c.post(ctx, body, false)
 	if err != nil {
-		return nil, fmt.Errorf("llm: %s: build request: %w", name, err)
-	}
-	c.setHeaders(ctx, hreq.Header)
-
-	resp, err := c.http.Do(hreq)
-	if err != nil {
-		return nil, c.transportError(ctx, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
@@ -109,6 +103,24 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 		return nil, c.httpError(resp, raw)
 	}
 	return decodeResponse(name, resp.StatusCode, raw)
+}
+
+// post sends a chat-completions body, asking for Server-Sent Events when
+// stream is set.
+func (c *Client) post(ctx context.Context, body []byte, stream bool) (*http.Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.set.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("llm: %s: build request: %w", c.set.provider.name, err)
+	}
+	c.setHeaders(ctx, hreq.Header)
+	if stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	}
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return nil, c.transportError(ctx, err)
+	}
+	return resp, nil
 }
 
 type intentKey struct{}

@@ -52,15 +52,9 @@ func (c *Client) ChatStream(ctx context.Context, req ChatRequest, onText func(st
 	defer cancel()
 	name := c.set.provider.name
 	start := c.now()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.set.endpoint, bytes.NewReader(body))
+	resp, err := c.post(ctx, body, true)
 	if err != nil {
-		return nil, fmt.Errorf("llm: %s: build request: %w", name, err)
-	}
-	c.setHeaders(ctx, hreq.Header)
-	hreq.Header.Set("Accept", "text/event-stream")
-	resp, err := c.http.Do(hreq)
-	if err != nil {
-		return nil, c.transportError(ctx, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 
