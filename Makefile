@@ -1,5 +1,5 @@
 # The test command: installs what the tests need, then runs every test.
-.PHONY: test run bench
+.PHONY: test run bench mutate
 
 test:
 	npm ci --no-audit --no-fund --loglevel=error
@@ -11,3 +11,11 @@ run:
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
+
+# Mutation testing of the safety paths (slow: minutes per package). Each
+# surviving mutant is a change no test notices; docs/testing.md has the
+# figures and the survivors' reasons.
+GREMLINS := github.com/go-gremlins/gremlins/cmd/gremlins@v0.5.0
+MUTATE_PKGS := ./core/tools ./core/conversation ./core/compact ./store
+mutate:
+	for p in $(MUTATE_PKGS); do go run $(GREMLINS) unleash --workers 1 $$p || exit 1; done
