@@ -102,3 +102,23 @@ func TestClassify(t *testing.T) {
 		t.Errorf("Classify(send_email, [transfer]) = %s, want natural", got)
 	}
 }
+
+// TestSanitizeBoundaries: every character of the function-name charset,
+// the ends of each range included, is kept as it is; its neighbours
+// outside the charset become '_'; 64 bytes stay whole and the 65th goes.
+func TestSanitizeBoundaries(t *testing.T) {
+	tests := map[string]string{
+		"aAzZ09_-":                    "aAzZ09_-",
+		"`a{A@Z[z/0:9.":               "_a_A_Z_z_0_9_",
+		strings.Repeat("q", 64):       strings.Repeat("q", 64),
+		strings.Repeat("q", 65):       strings.Repeat("q", 64),
+		"":                            "_",
+		"read file/é":                 "read_file___",
+		"a" + strings.Repeat("9", 63): "a" + strings.Repeat("9", 63),
+	}
+	for in, want := range tests {
+		if got := sanitize(in); got != want {
+			t.Errorf("sanitize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
