@@ -25,10 +25,11 @@ import (
 type telemetry struct {
 	reg *prometheus.Registry
 
-	turns        *prometheus.CounterVec   // outcome
-	steps        prometheus.Counter       //
-	compactions  *prometheus.CounterVec   // pressure
-	stalls       prometheus.Counter       //
+	// Each vector's comment names its labels.
+	turns        *prometheus.CounterVec // outcome
+	steps        prometheus.Counter
+	compactions  *prometheus.CounterVec // pressure
+	stalls       prometheus.Counter
 	toolCalls    *prometheus.CounterVec   // server, tool, outcome
 	modelCalls   *prometheus.CounterVec   // model, outcome
 	modelLatency *prometheus.HistogramVec // model
