@@ -31,11 +31,16 @@ type Manifest struct {
 	DID string `json:"did"`
 	// Servers are the MCP servers, in the order they are listed.
 	Servers []ServerSpec `json:"servers"`
-	// EscalatePatterns, when present, replace the default escalate
-	// patterns: a tool whose name contains one of them (case-insensitive)
-	// moves funds and is reachable only through core_execute. Absent means
-	// the defaults; an empty list is refused.
+	// EscalatePatterns add to the default escalate patterns: a tool that
+	// declares no side-effect class and whose name contains one of them
+	// (case-insensitive) counts as spend, reachable only through
+	// core_execute.
 	EscalatePatterns []string `json:"escalate_patterns,omitempty"`
+	// AllowedSideEffects bounds what any call may do, whatever a skill
+	// allows: a tool of a class not listed is never advertised and every
+	// call to it is refused ("spend" covers core_execute). Absent admits
+	// every class.
+	AllowedSideEffects []string `json:"allowed_side_effects,omitempty"`
 }
 
 // ServerSpec declares one MCP server.
@@ -65,6 +70,12 @@ type ServerSpec struct {
 	Version string `json:"version"`
 	// Tools lists exactly the tools the server advertises.
 	Tools []string `json:"tools"`
+	// SideEffects is the class of every tool of the server (see
+	// [Effect]) unless ToolSideEffects says otherwise for a tool.
+	SideEffects string `json:"side_effects,omitempty"`
+	// ToolSideEffects gives the class of the tools that differ from
+	// SideEffects, keyed by tool name.
+	ToolSideEffects map[string]string `json:"tool_side_effects,omitempty"`
 	// StartTimeout bounds start plus initialize for this server, such as
 	// "90s"; zero means [Options.StartTimeout].
 	StartTimeout Duration `json:"start_timeout,omitzero"`

@@ -51,7 +51,11 @@ func TestParseInvalid(t *testing.T) {
 		{"wrong type", `{"did": 42}`, "did", "type"},
 		{"missing did", `{"servers": []}`, "did", "did:key"},
 		{"bad did", `{"did": "agent-7"}`, "did", "did:<method>:<id>"},
-		{"empty escalate patterns", `{"did": "did:key:z", "escalate_patterns": []}`, "escalate_patterns", "omit the field"},
+		{"unknown allowed side effect", `{"did": "did:key:z", "allowed_side_effects": ["read", "delete"]}`, "allowed_side_effects[1]", "none, read, write, external, spend"},
+		{"capitalised allowed side effect", `{"did": "did:key:z", "allowed_side_effects": ["Read"]}`, "allowed_side_effects[0]", "none, read"},
+		{"unknown server side effect", server(stdio + `, "side_effects": "mutate"`), "servers[0].side_effects", "none, read, write, external, spend"},
+		{"unknown tool side effect", server(stdio + `, "tool_side_effects": {"t": "readonly"}`), "servers[0].tool_side_effects.t", "none, read"},
+		{"side effect of an unlisted tool", server(stdio + `, "tool_side_effects": {"u": "write"}`), "servers[0].tool_side_effects.u", "add the tool to tools"},
 		{"blank escalate pattern", `{"did": "did:key:z", "escalate_patterns": ["send", " "]}`, "escalate_patterns[1]", "remove it"},
 		{"missing alias", server(`"transport": "stdio", "command": "srv", "version": "1.0.0", "tools": ["t"]`), "servers[0].alias", "name the server"},
 		{"bad alias", server(strings.Replace(stdio, `"alias": "s"`, `"alias": "my__fs"`, 1)), "servers[0].alias", "single '_'"},
@@ -172,5 +176,39 @@ func TestResolve(t *testing.T) {
 		if _, err := m.Resolve(u); !errors.Is(err, tt.wantErr) {
 			t.Errorf("Resolve(%s) error = %v, want %v", tt.uri, err, tt.wantErr)
 		}
+	}
+}
+
+func TestManifestEffect(t *testing.T) {
+	m, err := Parse([]byte(`{"did": "did:key:z", "allowed_side_effects": ["none", "read", "write"], "servers": [
+		{"alias": "fs", "transport": "stdio", "command": "srv", "version": "1.0.0", "tools": ["read", "write"],
+		 "side_effects": "read", "tool_side_effects": {"write": "write"}},
+		{"alias": "web", "transport": "stdio", "command": "srv", "version": "1.0.0", "tools": ["fetch"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		alias, tool  string
+		want         Effect
+		wantDeclared bool
+	}{
+		{"fs", "read", EffectRead, true},
+		{"fs", "write", EffectWrite, true},
+		{"web", "fetch", "", false},
+		{"nope", "read", "", false},
+	}
+	for _, tt := range tests {
+		got, declared := m.Effect(tt.alias, tt.tool)
+		if got != tt.want || declared != tt.wantDeclared {
+			t.Errorf("Effect(%s, %s) = %q, %v; want %q, %v", tt.alias, tt.tool, got, declared, tt.want, tt.wantDeclared)
+		}
+	}
+	for e, want := range map[Effect]bool{EffectNone: true, EffectRead: true, EffectWrite: true, EffectExternal: false, EffectSpend: false} {
+		if got := m.Allows(e); got != want {
+			t.Errorf("Allows(%s) = %v, want %v", e, got, want)
+		}
+	}
+	if open := (&Manifest{}); !open.Allows(EffectSpend) {
+		t.Error("a manifest without allowed_side_effects must admit every class")
 	}
 }

@@ -72,9 +72,6 @@ func (m *Manifest) validate(problems []FieldError) error {
 	case !didRe.MatchString(m.DID):
 		add("did", fmt.Sprintf("%q is not a DID", m.DID), `write it as "did:<method>:<id>", such as "did:key:z6Mk..."`)
 	}
-	if m.EscalatePatterns != nil && len(m.EscalatePatterns) == 0 {
-		add("escalate_patterns", "is empty, so nothing would be escalated", "omit the field to use the default patterns, or list at least one")
-	}
 	for i, p := range m.EscalatePatterns {
 		if strings.TrimSpace(p) == "" {
 			add(fmt.Sprintf("escalate_patterns[%d]", i), "is empty and would match every tool", "remove it")
@@ -120,6 +117,7 @@ func (m *Manifest) validate(problems []FieldError) error {
 		}
 		problems = validateTools(s, at, problems)
 	}
+	problems = m.validateEffects(problems)
 	if len(problems) > 0 {
 		return &ValidationError{Problems: problems}
 	}
