@@ -40,7 +40,7 @@ func (m *gapModel) Chat(context.Context, llm.ChatRequest) (*llm.ChatResult, erro
 
 type readTool struct{}
 
-func (readTool) Schemas() []llm.Tool {
+func (readTool) Schemas(context.Context) []llm.Tool {
 	return []llm.Tool{llm.NewFunctionTool("fs__read_file", "read a file", map[string]any{"type": "object"})}
 }
 

@@ -22,7 +22,7 @@ type Model interface {
 // Toolbox is Neo's tool surface (*tools.Surface). Dispatch reports a tool's
 // own failure in-band (isError) and a failure to reach it as err.
 type Toolbox interface {
-	Schemas() []llm.Tool
+	Schemas(ctx context.Context) []llm.Tool
 	Dispatch(ctx context.Context, name string, args map[string]any) (content string, isError bool, err error)
 }
 

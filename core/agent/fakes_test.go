@@ -112,7 +112,7 @@ type fakeTools struct {
 	calls   []toolCall
 }
 
-func (f *fakeTools) Schemas() []llm.Tool { return f.schemas }
+func (f *fakeTools) Schemas(context.Context) []llm.Tool { return f.schemas }
 
 func (f *fakeTools) Dispatch(ctx context.Context, name string, args map[string]any) (string, bool, error) {
 	_, hasTurn := core.TurnFrom(ctx)

@@ -165,7 +165,7 @@ func (a *Agent) Prompt(ctx context.Context, in core.Inbound) (system string, too
 		msgs = append(st.messages("", 0, "")[1:], msgs...)
 	}
 	if a.opts.Tools != nil {
-		tools = a.opts.Tools.Schemas()
+		tools = a.opts.Tools.Schemas(core.WithTurn(ctx, &core.Turn{Inbound: in}))
 	}
 	p.recall = a.fault(ctx, in, in.Text)
 	p.used = compact.Estimate(a.opts.Counter, msgs, tools) + a.opts.Counter(p.summary)

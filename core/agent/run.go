@@ -97,11 +97,11 @@ func (a *Agent) run(ctx context.Context, t core.Turn) (tr *turn, err error) {
 		}
 		tr.start = len(st.items) - 1
 	}
+	ctx = core.WithTurn(ctx, tr.t)
 	if a.opts.Tools != nil {
-		tr.tools = a.opts.Tools.Schemas()
+		tr.tools = a.opts.Tools.Schemas(ctx)
 	}
 	tr.toolsTokens = compact.ToolsTokens(a.opts.Counter, tr.tools)
-	ctx = core.WithTurn(ctx, tr.t)
 	tr.recall = a.fault(ctx, in, in.Text)
 	return tr, tr.loop(ctx)
 }

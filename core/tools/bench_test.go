@@ -71,6 +71,6 @@ func BenchmarkSchemas(b *testing.B) {
 	}
 	defer s.Close()
 	for b.Loop() {
-		_ = s.Schemas()
+		_ = s.Schemas(context.Background())
 	}
 }

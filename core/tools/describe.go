@@ -9,6 +9,7 @@ import (
 	"github.com/neobot/neobot/core"
 
 	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/core/skill"
 )
 
 // Describe writes the surface for an operator (`neobot check`): each
@@ -41,16 +42,23 @@ func (s *Surface) Describe(w io.Writer) error {
 			if bd.alias != st.Alias {
 				continue
 			}
+			label := name + " (" + string(bd.effect) + ")"
+			if !bd.declared {
+				label = name + " (" + string(bd.effect) + ", undeclared)"
+			}
 			if bd.class == Escalate {
-				escalated = append(escalated, name)
+				escalated = append(escalated, label)
 			} else {
-				natural = append(natural, name)
+				natural = append(natural, label)
 			}
 		}
 		slices.Sort(natural)
 		slices.Sort(escalated)
 		fmt.Fprintf(&b, "    natural (%d): %s\n", len(natural), list(natural))
 		fmt.Fprintf(&b, "    escalated (%d, only via %s): %s\n", len(escalated), core.CoreExecute, list(escalated))
+	}
+	if s.manifest != nil && s.manifest.AllowedSideEffects != nil {
+		fmt.Fprintf(&b, "allowed side effects: %s\n", list(s.manifest.AllowedSideEffects))
 	}
 	fmt.Fprintf(&b, "synthetic: %s (%s)", core.CoreExecute, map[bool]string{true: "execution daemon configured", false: "no execution daemon: answers that it is not configured"}[s.delegate != nil])
 	if s.recall != nil {
@@ -65,6 +73,10 @@ func (s *Surface) Describe(w io.Writer) error {
 	b.WriteByte('\n')
 	fmt.Fprintf(&b, "escalate patterns: %s\n", strings.Join(s.patterns, ", "))
 	warnings := s.Warnings()
+	if undeclared := s.undeclared(); len(undeclared) > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d tools declare no side-effect class, so they count as external (or spend, by name): %s; "+
+			"declare side_effects for each server, and tool_side_effects where a tool differs (docs/manifest.md)", len(undeclared), strings.Join(undeclared, ", ")))
+	}
 	fmt.Fprintf(&b, "warnings: %d\n", len(warnings))
 	for _, wn := range warnings {
 		fmt.Fprintf(&b, "  - %s\n", wn)
@@ -78,4 +90,58 @@ func list(names []string) string {
 		return "-"
 	}
 	return strings.Join(names, ", ")
+}
+
+// undeclared lists, sorted, the functions whose class the manifest does
+// not declare.
+func (s *Surface) undeclared() []string {
+	var out []string
+	for name, bd := range s.byFunc {
+		if !bd.declared {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// DescribeSkills writes each skill's surface for an operator (`neobot
+// check`): the places bound to it, the functions it offers and asks
+// about, whether it may spend, and whether it adds instructions.
+func (s *Surface) DescribeSkills(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "skills: %d\n", len(s.skills.Skills()))
+	for _, sk := range s.skills.Skills() {
+		places := sk.Places
+		if sk.Name == skill.DefaultName {
+			places = append([]string{"every place without a binding"}, places...)
+		}
+		fmt.Fprintf(&b, "  %s: %s\n", sk.Name, list(places))
+		var allowed, asked []string
+		for name, bd := range s.byFunc {
+			if bd.class == Escalate {
+				continue
+			}
+			switch s.verdict(sk, bd).Rule {
+			case skill.Allow:
+				allowed = append(allowed, name+" ("+string(bd.effect)+")")
+			case skill.Ask:
+				asked = append(asked, name+" ("+string(bd.effect)+")")
+			}
+		}
+		slices.Sort(allowed)
+		slices.Sort(asked)
+		fmt.Fprintf(&b, "    tools (%d): %s\n", len(allowed), list(allowed))
+		fmt.Fprintf(&b, "    asks first (%d): %s\n", len(asked), list(asked))
+		spend := "no"
+		if s.spendVerdict(sk).Rule == skill.Allow {
+			spend = "yes, through " + core.CoreExecute
+		}
+		fmt.Fprintf(&b, "    spend: %s\n", spend)
+		if sk.Instructions != "" {
+			fmt.Fprintf(&b, "    instructions: %d characters\n", len(sk.Instructions))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/neobot/neobot/core"
 
 	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/core/skill"
 )
 
 // Dispatch runs the function the model called and returns what the model
@@ -19,13 +20,23 @@ import (
 //     ladder decides whether to retry. A [*RetryableError] also carries
 //     the sentence for the model should the retries run out.
 //   - isError true, err nil: an in-band failure the model sees and adapts
-//     to: unknown function, an escalate tool called directly, a server
-//     that is not running, a tool error, and every core_execute failure
-//     (a money-moving call is never retried automatically).
+//     to: unknown function, an escalate tool called directly, a call the
+//     capability gate refuses (the place's skill or the manifest's
+//     allowed_side_effects) or a person denied, a server that is not
+//     running, a tool error, and every core_execute failure (a
+//     money-moving call is never retried automatically).
+//
+// A call the place's skill asks about waits for a person's decision
+// through the turn's approver before it runs; ctx ending meanwhile is an
+// error, and the resumed turn's call finds the same approval.
 //   - otherwise the tool ran and content is its result rendered as text.
 func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any) (content string, isError bool, err error) {
+	sk := s.skillOf(ctx)
 	switch name {
 	case core.CoreExecute:
+		if v := s.spendVerdict(sk); v.Rule != skill.Allow {
+			return s.refuse(ctx, sk, name, name, v)
+		}
 		return s.coreExecute(ctx, args)
 	case MemoryRecall:
 		if s.recall != nil {
@@ -49,8 +60,25 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 		return fmt.Sprintf("unknown tool %q — it is not available", name), true, nil
 	}
 	if b.class == Escalate {
+		if v := s.spendVerdict(sk); v.Rule != skill.Allow {
+			return s.refuse(ctx, sk, name, b.uriText, v)
+		}
 		return fmt.Sprintf("%q moves funds or needs a wallet signature, so it cannot be called directly — use %s "+
 			"with a plain description of what to do; the user approves any spend", name, core.CoreExecute), true, nil
+	}
+	// The capability gate: every call, by whatever name, is checked
+	// against the manifest and the place's skill before it can run.
+	switch v := s.verdict(sk, b); v.Rule {
+	case skill.Deny:
+		return s.refuse(ctx, sk, name, b.uriText, v)
+	case skill.Ask:
+		ok, refusal, err := s.approve(ctx, sk, name, b, args)
+		if err != nil {
+			return "", false, err
+		}
+		if !ok {
+			return refusal, true, nil
+		}
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/core/skill"
 	"github.com/rs/zerolog"
 )
 
@@ -21,10 +22,14 @@ type Options struct {
 	// Manifest declares the MCP servers. Nil means no MCP tools: only the
 	// synthetic functions.
 	Manifest *mcp.Manifest
-	// EscalatePatterns replace the manifest's escalate_patterns, which
-	// replace DefaultEscalatePatterns. Matching is a case-insensitive
-	// substring of the tool's name.
+	// EscalatePatterns replace DefaultEscalatePatterns; the manifest's
+	// escalate_patterns add to them. They classify a tool that declares no
+	// side-effect class: a case-insensitive substring of its name makes it
+	// spend, anything else counts as external.
 	EscalatePatterns []string
+	// Skills decide, per place, which tools the model sees and what each
+	// call may do. Nil gives every place the built-in default skill.
+	Skills *skill.Set
 	// Delegate runs core_execute. Nil keeps core_execute advertised; it
 	// then answers that no execution daemon is configured.
 	Delegate func(ctx context.Context, intent string) (string, error)
@@ -58,6 +63,10 @@ type Options struct {
 // binding is what a function name stands for.
 type binding struct {
 	alias, tool string
+	uri         mcp.ToolURI
+	uriText     string
+	effect      mcp.Effect
+	declared    bool // the manifest declares effect; else the name patterns decided
 	class       Class
 }
 
@@ -73,10 +82,19 @@ type Surface struct {
 	callTimeout time.Duration
 	byFunc      map[string]binding
 	funcOf      map[toolRef]string
+	manifest    *mcp.Manifest // nil without one
+	skills      *skill.Set
+	gate        gate
 
-	mu       sync.Mutex
-	cacheGen uint64
-	cache    []llm.Tool
+	mu    sync.Mutex
+	cache map[*skill.Skill]schemaCache
+}
+
+// schemaCache is one skill's advertised functions at one generation of the
+// servers.
+type schemaCache struct {
+	gen   uint64
+	tools []llm.Tool
 }
 
 // Spawn starts every server of the manifest in parallel, binds function
@@ -89,16 +107,22 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 	s := &Surface{
 		delegate: opts.Delegate, recall: opts.Recall, forget: opts.Forget, history: opts.History, callTimeout: opts.CallTimeout,
 		byFunc: map[string]binding{}, funcOf: map[toolRef]string{},
+		manifest: opts.Manifest, skills: opts.Skills, gate: newGate(opts.Logger),
+		cache: map[*skill.Skill]schemaCache{},
 	}
 	if s.callTimeout <= 0 {
 		s.callTimeout = 60 * time.Second
 	}
 	s.patterns = DefaultEscalatePatterns()
-	switch {
-	case opts.EscalatePatterns != nil:
+	if opts.EscalatePatterns != nil {
 		s.patterns = slices.Clone(opts.EscalatePatterns)
-	case opts.Manifest != nil && opts.Manifest.EscalatePatterns != nil:
-		s.patterns = slices.Clone(opts.Manifest.EscalatePatterns)
+	}
+	if opts.Manifest != nil {
+		for _, p := range opts.Manifest.EscalatePatterns {
+			if !slices.Contains(s.patterns, p) {
+				s.patterns = append(s.patterns, p)
+			}
+		}
 	}
 	if opts.Manifest == nil {
 		return s, nil
@@ -115,9 +139,25 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 			refs = append(refs, toolRef{spec.Alias, t})
 		}
 	}
+	versions := map[string]string{}
+	for _, spec := range opts.Manifest.Servers {
+		versions[spec.Alias] = spec.Version
+	}
 	for ref, name := range bindNames(refs, core.CoreExecute, MemoryRecall, MemoryForget, HistorySearch) {
 		s.funcOf[ref] = name
-		s.byFunc[name] = binding{alias: ref.alias, tool: ref.tool, class: Classify(ref.tool, s.patterns)}
+		b := binding{alias: ref.alias, tool: ref.tool, uri: mcp.ToolURI{Alias: ref.alias, Tool: ref.tool, Version: versions[ref.alias]}}
+		b.uriText = b.uri.String()
+		b.effect, b.declared = opts.Manifest.Effect(ref.alias, ref.tool)
+		if !b.declared {
+			b.effect = mcp.EffectExternal // the strictest class short of spend
+			if Classify(ref.tool, s.patterns) == Escalate {
+				b.effect = mcp.EffectSpend
+			}
+		}
+		if b.effect == mcp.EffectSpend {
+			b.class = Escalate
+		}
+		s.byFunc[name] = b
 	}
 	mgr, err := mcp.Start(ctx, mcp.Options{
 		Manifest: opts.Manifest, StartTimeout: opts.StartTimeout, LookupEnv: opts.LookupEnv,
@@ -130,34 +170,42 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 	return s, nil
 }
 
-// Schemas returns the functions advertised to the model: every Natural
-// tool of the servers that are up (or restarting), sorted by name, then
-// core_execute, then memory_recall, memory_forget and history_search when
-// their functions are wired.
-// Escalate tools are never included. The result is cached until a server
-// changes; callers must not modify it.
-func (s *Surface) Schemas() []llm.Tool {
+// Schemas returns the functions advertised to the model in the place of
+// ctx's turn (core.WithTurn; outside a turn, the default skill's): every
+// Natural tool of the servers that are up (or restarting) that the
+// place's skill and the manifest's allowed_side_effects do not deny,
+// sorted by name, then core_execute where the skill may spend, then
+// memory_recall, memory_forget and history_search when their functions
+// are wired. Escalate tools are never included. The result is cached per
+// skill until a server changes; callers must not modify it.
+func (s *Surface) Schemas(ctx context.Context) []llm.Tool {
+	sk := s.skillOf(ctx)
 	var gen uint64
 	if s.mgr != nil {
 		gen = s.mgr.Generation()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cache != nil && s.cacheGen == gen {
-		return s.cache
+	if c, ok := s.cache[sk]; ok && c.gen == gen {
+		return c.tools
 	}
 	var out []llm.Tool
 	if s.mgr != nil {
 		for _, t := range s.mgr.Tools() {
 			name, ok := s.funcOf[toolRef{t.Alias, t.Name}]
-			if !ok || s.byFunc[name].class == Escalate {
+			if !ok {
+				continue
+			}
+			if b := s.byFunc[name]; b.class == Escalate || s.verdict(sk, b).Rule == skill.Deny {
 				continue
 			}
 			out = append(out, llm.NewFunctionTool(name, t.Description, parameters(t.InputSchema)))
 		}
 	}
 	slices.SortFunc(out, func(a, b llm.Tool) int { return cmp.Compare(a.Function.Name, b.Function.Name) })
-	out = append(out, coreExecuteSchema())
+	if s.spendVerdict(sk).Rule == skill.Allow {
+		out = append(out, coreExecuteSchema())
+	}
 	if s.recall != nil {
 		out = append(out, memoryRecallSchema())
 	}
@@ -167,7 +215,7 @@ func (s *Surface) Schemas() []llm.Tool {
 	if s.history != nil {
 		out = append(out, historySearchSchema())
 	}
-	s.cache, s.cacheGen = out, gen
+	s.cache[sk] = schemaCache{gen: gen, tools: out}
 	return out
 }
 

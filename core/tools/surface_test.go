@@ -71,7 +71,7 @@ func spawn(t *testing.T, opts Options) *Surface {
 
 func names(s *Surface) []string {
 	var out []string
-	for _, t := range s.Schemas() {
+	for _, t := range s.Schemas(context.Background()) {
 		out = append(out, t.Function.Name)
 	}
 	return out
@@ -97,7 +97,7 @@ func TestSchemas(t *testing.T) {
 			if got := names(s); !slices.Equal(got, tt.want) {
 				t.Errorf("Schemas() names = %v, want %v", got, tt.want)
 			}
-			for _, tool := range s.Schemas() {
+			for _, tool := range s.Schemas(context.Background()) {
 				if tool.Type != "function" || tool.Function.Parameters["type"] != "object" {
 					t.Errorf("Schemas(): %s = %+v, want a function with an object schema", tool.Function.Name, tool)
 				}
@@ -219,12 +219,18 @@ func TestDescribe(t *testing.T) {
 	if err := s.Describe(&b); err != nil {
 		t.Fatalf("Describe() error = %v", err)
 	}
-	golden := filepath.Join("testdata", "describe.golden")
+	checkGolden(t, "describe.golden", b.String())
+}
+
+// checkGolden compares got with testdata/name (rewrite with -update).
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -232,7 +238,7 @@ func TestDescribe(t *testing.T) {
 	if err != nil {
 		t.Fatalf("read golden (run with -update to create it): %v", err)
 	}
-	if b.String() != string(want) {
-		t.Errorf("Describe() =\n%s\nwant\n%s", b.String(), want)
+	if got != string(want) {
+		t.Errorf("%s: got\n%s\nwant\n%s", name, got, want)
 	}
 }

@@ -1,0 +1,154 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/core/skill"
+	"github.com/rs/zerolog"
+)
+
+// Options of an asked call's approval. Only the two allowing options
+// approve (core.Approves).
+const (
+	AllowOnce      = "Allow once"
+	AllowForThread = "Allow for this thread"
+	DenyCall       = "Deny"
+)
+
+// maxRemembered bounds the refusals logged once and the thread grants
+// kept: past it the oldest half is forgotten, which only means a refusal
+// is logged again or a call is asked again.
+const maxRemembered = 4096
+
+// gate is the capability gate's memory: which refusals were logged, and
+// which threads allowed a tool for the rest of the thread.
+type gate struct {
+	log zerolog.Logger
+
+	mu      sync.Mutex
+	logged  *bounded
+	granted *bounded
+}
+
+func newGate(log zerolog.Logger) gate {
+	return gate{log: log, logged: newBounded(), granted: newBounded()}
+}
+
+// skillOf returns the skill of ctx's turn's place; outside a turn, the
+// default skill.
+func (s *Surface) skillOf(ctx context.Context) *skill.Skill {
+	if t, ok := core.TurnFrom(ctx); ok {
+		return s.skills.For(t.Inbound)
+	}
+	return s.skills.For(core.Inbound{})
+}
+
+// verdict decides a call of the MCP tool b in a place with skill sk: the
+// manifest's allowed_side_effects first, then the skill.
+func (s *Surface) verdict(sk *skill.Skill, b binding) skill.Verdict {
+	if s.manifest != nil && !s.manifest.Allows(b.effect) {
+		return skill.Verdict{Rule: skill.Deny, Reason: fmt.Sprintf("the manifest's allowed_side_effects does not include %s", b.effect)}
+	}
+	return sk.Check(b.uri, b.effect)
+}
+
+// spendVerdict decides core_execute in a place with skill sk.
+func (s *Surface) spendVerdict(sk *skill.Skill) skill.Verdict {
+	switch {
+	case s.manifest != nil && !s.manifest.Allows(mcp.EffectSpend):
+		return skill.Verdict{Rule: skill.Deny, Reason: "the manifest's allowed_side_effects does not include spend"}
+	case !sk.Spend:
+		return skill.Verdict{Rule: skill.Deny, Reason: fmt.Sprintf("skill %q may not spend", sk.Name)}
+	}
+	return skill.Verdict{Rule: skill.Allow}
+}
+
+// refuse is the in-band answer to a refused call, logged once per thread,
+// skill and tool.
+func (s *Surface) refuse(ctx context.Context, sk *skill.Skill, name, uri string, v skill.Verdict) (string, bool, error) {
+	thread := ""
+	if t, ok := core.TurnFrom(ctx); ok {
+		thread = t.Inbound.Thread.Key()
+	}
+	s.gate.mu.Lock()
+	first := s.gate.logged.add(thread + "\x00" + sk.Name + "\x00" + uri)
+	s.gate.mu.Unlock()
+	if first {
+		s.gate.log.Warn().Str("thread", thread).Str("skill", sk.Name).Str("tool", uri).Str("rule", v.Reason).Msg("tools: call refused by the capability gate")
+	}
+	return fmt.Sprintf("%s was refused before it ran: %s. It is not available here; do not call it again, and tell the user if it matters.", name, v.Reason), true, nil
+}
+
+// approve puts an asked call to a person through the turn's approver.
+// It returns ok true to run the call; a refusal is the in-band text for
+// the model. An error means ctx ended while waiting: the turn was stopped
+// or the process is shutting down, and a resumed turn asks again (the
+// same gate, found by its binding, so a click after a restart counts).
+func (s *Surface) approve(ctx context.Context, sk *skill.Skill, name string, b binding, args map[string]any) (ok bool, refusal string, err error) {
+	t, inTurn := core.TurnFrom(ctx)
+	if !inTurn || t.Approver == nil {
+		return false, fmt.Sprintf("%s was not run: %s, and nobody can approve calls here. Tell the user it needs an approver.", name, sk.Check(b.uri, b.effect).Reason), nil
+	}
+	grant := t.Inbound.Thread.Key() + "\x00" + b.uriText
+	s.gate.mu.Lock()
+	granted := s.gate.granted.has(grant)
+	s.gate.mu.Unlock()
+	if granted {
+		return true, "", nil
+	}
+	options := []string{AllowOnce}
+	if sk.AllowForThread {
+		options = append(options, AllowForThread)
+	}
+	options = append(options, DenyCall)
+	shown, _ := json.MarshalIndent(args, "", "  ")
+	callID := core.ToolCallFrom(ctx)
+	req := core.GateRequest{
+		IntentID: "call:" + b.uriText, NodeID: callID, CallID: callID, Options: options,
+		Question: fmt.Sprintf("Neo wants to run %s/%s (%s):\n```\n%s\n```\nAllow this call?", b.alias, b.tool, b.effect, shown),
+	}
+	ans := core.Ask(ctx, t.Approver, req)
+	if err := ctx.Err(); err != nil {
+		return false, "", fmt.Errorf("tools: %s: waiting for approval: %w", name, err)
+	}
+	if !ans.Approved {
+		who := "nobody approved it in time"
+		if ans.By != "" {
+			who = fmt.Sprintf("<@%s> denied it", ans.By)
+		}
+		return false, fmt.Sprintf("%s was not run: %s. Do not call it again unless the user asks you to.", name, who), nil
+	}
+	if ans.Answer == AllowForThread {
+		s.gate.mu.Lock()
+		s.gate.granted.add(grant)
+		s.gate.mu.Unlock()
+	}
+	return true, "", nil
+}
+
+// bounded is a set of at most maxRemembered keys; when full, the older
+// half goes.
+type bounded struct {
+	cur, old map[string]bool
+}
+
+func newBounded() *bounded { return &bounded{cur: map[string]bool{}} }
+
+// add adds key and reports whether it was new.
+func (b *bounded) add(key string) bool {
+	if b.has(key) {
+		return false
+	}
+	if len(b.cur) >= maxRemembered/2 {
+		b.old, b.cur = b.cur, map[string]bool{}
+	}
+	b.cur[key] = true
+	return true
+}
+
+func (b *bounded) has(key string) bool { return b.cur[key] || b.old[key] }

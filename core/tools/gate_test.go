@@ -1,0 +1,283 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/core/skill"
+	"github.com/rs/zerolog"
+)
+
+// filesWorld is a surface over an in-process file server whose writes are
+// counted, with skills bound to channels of workspace T1.
+type filesWorld struct {
+	s       *Surface
+	writes  atomic.Int32
+	spends  atomic.Int32
+	logs    *bytes.Buffer
+	calling string
+}
+
+const filesSkills = `{
+	"reader": {"tools": ["matrix://tool/mcp/files/read_*@1.0.0", "matrix://tool/mcp/files/write_note@1.0.0"],
+		"side_effects": {"read": "allow", "write": "deny"}, "places": ["slack:T1/CREAD"]},
+	"writer": {"side_effects": {"read": "allow", "write": "allow"}, "spend": true, "places": ["slack:T1/CWRITE"]},
+	"careful": {"side_effects": {"read": "allow", "write": "ask"}, "allow_for_thread": true, "places": ["slack:T1/CASK"]},
+	"oneoff": {"side_effects": {"read": "allow", "write": "ask"}, "places": ["slack:T1/CONCE"]}
+}`
+
+func newFilesWorld(t *testing.T, manifestExtra func(*mcp.Manifest)) *filesWorld {
+	t.Helper()
+	w := &filesWorld{logs: &bytes.Buffer{}}
+	m := &mcp.Manifest{DID: "did:key:z6MkNeo", Servers: []mcp.ServerSpec{{
+		Alias: "files", Transport: mcp.TransportInProcess, Version: "1.0.0",
+		Tools: []string{"read_note", "write_note", "fetch_url", "pay_invoice"}, SideEffects: "read",
+		ToolSideEffects: map[string]string{"write_note": "write", "pay_invoice": "spend"},
+	}}}
+	m.Servers[0].ToolSideEffects["fetch_url"] = "external"
+	if manifestExtra != nil {
+		manifestExtra(m)
+	}
+	specs, err := skill.Parse([]byte(filesSkills))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := skill.Compile(specs, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := func(s string) mcp.ToolHandler {
+		return func(context.Context, map[string]any) (mcp.Result, error) { return mcp.TextResult(s), nil }
+	}
+	srv := mcp.NewServer("files", "1.0.0",
+		mcp.ServerTool{Name: "read_note", Description: "Read a note.", Handle: ok("the note")},
+		mcp.ServerTool{Name: "write_note", Description: "Write a note.", Handle: func(context.Context, map[string]any) (mcp.Result, error) {
+			w.writes.Add(1)
+			return mcp.TextResult("written"), nil
+		}},
+		mcp.ServerTool{Name: "fetch_url", Description: "Fetch a URL.", Handle: ok("<html>")},
+		mcp.ServerTool{Name: "pay_invoice", Description: "Pay.", Handle: ok("paid")},
+	)
+	w.s = spawn(t, Options{
+		Manifest: m, Skills: set, InProcess: map[string]*mcp.Server{"files": srv},
+		Logger: zerolog.New(w.logs),
+		Delegate: func(context.Context, string) (string, error) {
+			w.spends.Add(1)
+			return "done", nil
+		},
+	})
+	return w
+}
+
+// in returns a context of a turn in channel of workspace T1, whose
+// approver answers with answer (and records each question).
+func in(channel string, approver core.Approver) context.Context {
+	t := &core.Turn{Inbound: core.Inbound{Thread: core.Thread{Platform: "slack", Workspace: "T1", Channel: channel, ID: "100.1"}, User: "UALICE"}, Approver: approver}
+	return core.WithToolCall(core.WithTurn(context.Background(), t), "call-1")
+}
+
+func fnNames(s *Surface, ctx context.Context) []string {
+	var out []string
+	for _, t := range s.Schemas(ctx) {
+		out = append(out, t.Function.Name)
+	}
+	return out
+}
+
+func TestGateSchemasPerSkill(t *testing.T) {
+	w := newFilesWorld(t, nil)
+	tests := []struct {
+		channel string
+		want    []string
+	}{
+		{"CREAD", []string{"files__read_note"}},
+		{"CWRITE", []string{"files__read_note", "files__write_note", core.CoreExecute}},
+		{"CASK", []string{"files__read_note", "files__write_note"}}, // asked tools are shown; asking happens per call
+		{"COTHER", []string{"files__fetch_url", "files__read_note", "files__write_note", core.CoreExecute}},
+	}
+	for _, tt := range tests {
+		if got := fnNames(w.s, in(tt.channel, nil)); !slices.Equal(got, tt.want) {
+			t.Errorf("schemas in %s = %v, want %v", tt.channel, got, tt.want)
+		}
+	}
+}
+
+func TestGateRefusesBeforeAnySideEffect(t *testing.T) {
+	w := newFilesWorld(t, nil)
+	tests := []struct {
+		name, channel, fn string
+		want              string
+	}{
+		{"denied class", "CREAD", "files__write_note", `skill "reader" denies write calls (side_effects.write)`},
+		{"not on the allowlist", "CREAD", "files__fetch_url", `skill "reader" does not list matrix://tool/mcp/files/fetch_url@1.0.0`},
+		{"core_execute without spend", "CREAD", core.CoreExecute, `skill "reader" may not spend`},
+		{"escalate tool without spend", "CASK", "files__pay_invoice", `skill "careful" may not spend`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			content, isError, err := w.s.Dispatch(in(tt.channel, nil), tt.fn, map[string]any{"intent": "pay 5"})
+			if err != nil || !isError || !strings.Contains(content, tt.want) || !strings.Contains(content, "refused before it ran") {
+				t.Errorf("Dispatch(%s in %s) = %q, %v, %v; want an in-band refusal naming %q", tt.fn, tt.channel, content, isError, err, tt.want)
+			}
+		})
+	}
+	if w.writes.Load() != 0 || w.spends.Load() != 0 {
+		t.Errorf("a refused call ran: %d writes, %d spends", w.writes.Load(), w.spends.Load())
+	}
+	// The same call in a writing channel runs.
+	if content, isError, err := w.s.Dispatch(in("CWRITE", nil), "files__write_note", nil); err != nil || isError || content != "written" {
+		t.Errorf("write in the writing channel = %q, %v, %v", content, isError, err)
+	}
+	if out, _, _ := w.s.Dispatch(in("CWRITE", nil), core.CoreExecute, map[string]any{"intent": "pay 5"}); out != "done" || w.spends.Load() != 1 {
+		t.Errorf("core_execute in a spending skill = %q (%d spends)", out, w.spends.Load())
+	}
+	// Logged once per thread, skill and tool, however often refused.
+	_, _, _ = w.s.Dispatch(in("CREAD", nil), "files__write_note", nil)
+	if n := strings.Count(w.logs.String(), "files/write_note@1.0.0"); n != 1 {
+		t.Errorf("refusal of write_note logged %d times, want once:\n%s", n, w.logs)
+	}
+	if !strings.Contains(w.logs.String(), `"skill":"reader"`) || !strings.Contains(w.logs.String(), `"thread":"slack/T1/CREAD/100.1"`) {
+		t.Errorf("refusal log lacks skill or thread:\n%s", w.logs)
+	}
+}
+
+func TestGateManifestBound(t *testing.T) {
+	w := newFilesWorld(t, func(m *mcp.Manifest) { m.AllowedSideEffects = []string{"none", "read"} })
+	// The writing skill allows writes, the manifest does not.
+	if got := fnNames(w.s, in("CWRITE", nil)); !slices.Equal(got, []string{"files__read_note"}) {
+		t.Errorf("schemas = %v, want only the read tool: writes, external calls and spends are outside the manifest's bound", got)
+	}
+	content, isError, _ := w.s.Dispatch(in("CWRITE", nil), "files__write_note", nil)
+	if !isError || !strings.Contains(content, "allowed_side_effects does not include write") || w.writes.Load() != 0 {
+		t.Errorf("write outside the manifest's bound = %q, %v (%d writes)", content, isError, w.writes.Load())
+	}
+	if content, _, _ := w.s.Dispatch(in("CWRITE", nil), core.CoreExecute, map[string]any{"intent": "x"}); !strings.Contains(content, "does not include spend") || w.spends.Load() != 0 {
+		t.Errorf("core_execute outside the bound = %q", content)
+	}
+}
+
+// approver answers every gate with answer, recording the requests.
+type approver struct {
+	answer core.GateAnswer
+	err    error
+	asked  []core.GateRequest
+}
+
+func (a *approver) ask(_ context.Context, req core.GateRequest) (core.GateAnswer, error) {
+	a.asked = append(a.asked, req)
+	return a.answer, a.err
+}
+
+func TestGateAsks(t *testing.T) {
+	w := newFilesWorld(t, nil)
+	args := map[string]any{"path": "plan.md", "text": "ship it"}
+
+	deny := &approver{answer: core.GateAnswer{Answer: DenyCall, By: "UCAROL"}}
+	content, isError, err := w.s.Dispatch(in("CASK", deny.ask), "files__write_note", args)
+	if err != nil || !isError || !strings.Contains(content, "<@UCAROL> denied it") || w.writes.Load() != 0 {
+		t.Fatalf("denied write = %q, %v, %v (%d writes)", content, isError, err, w.writes.Load())
+	}
+	req := deny.asked[0]
+	if !slices.Equal(req.Options, []string{AllowOnce, AllowForThread, DenyCall}) || req.CallID != "call-1" ||
+		!strings.Contains(req.Question, "files/write_note (write)") || !strings.Contains(req.Question, `"text": "ship it"`) {
+		t.Errorf("approval request = %+v, want the tool, its class, its arguments and the three options", req)
+	}
+
+	once := &approver{answer: core.GateAnswer{Approved: true, Answer: AllowOnce, By: "UCAROL"}}
+	for i := 1; i <= 2; i++ {
+		if content, isError, err := w.s.Dispatch(in("CASK", once.ask), "files__write_note", args); err != nil || isError || content != "written" {
+			t.Fatalf("allowed write = %q, %v, %v", content, isError, err)
+		}
+	}
+	if len(once.asked) != 2 || w.writes.Load() != 2 {
+		t.Errorf("Allow once: asked %d times for 2 calls, %d writes; want each call asked and run once", len(once.asked), w.writes.Load())
+	}
+
+	thread := &approver{answer: core.GateAnswer{Approved: true, Answer: AllowForThread, By: "UCAROL"}}
+	for range 3 {
+		if _, isError, _ := w.s.Dispatch(in("CASK", thread.ask), "files__write_note", args); isError {
+			t.Fatal("write allowed for the thread was refused")
+		}
+	}
+	if len(thread.asked) != 1 || w.writes.Load() != 5 {
+		t.Errorf("Allow for this thread: asked %d times, %d writes; want one question for three calls", len(thread.asked), w.writes.Load())
+	}
+
+	oneoff := &approver{answer: core.GateAnswer{Approved: true, Answer: AllowOnce, By: "UCAROL"}}
+	_, _, _ = w.s.Dispatch(in("CONCE", oneoff.ask), "files__write_note", args)
+	if !slices.Equal(oneoff.asked[0].Options, []string{AllowOnce, DenyCall}) {
+		t.Errorf("a skill without allow_for_thread offers %v", oneoff.asked[0].Options)
+	}
+
+	// Nobody to ask: refused, not run.
+	if content, isError, _ := w.s.Dispatch(in("CASK", nil), "files__write_note", args); !isError || !strings.Contains(content, "nobody can approve") {
+		t.Errorf("asked call without an approver = %q, %v", content, isError)
+	}
+	// The turn ends while waiting (shutdown, stop): an error, so the
+	// resumed turn asks again; nothing ran.
+	ctx, cancel := context.WithCancel(in("CASK", nil))
+	waiting := func(ctx context.Context, _ core.GateRequest) (core.GateAnswer, error) {
+		cancel()
+		<-ctx.Done()
+		return core.GateAnswer{}, ctx.Err()
+	}
+	ctx = core.WithTurn(ctx, &core.Turn{Inbound: core.Inbound{Thread: core.Thread{Platform: "slack", Workspace: "T1", Channel: "CASK", ID: "200.1"}}, Approver: waiting})
+	before := w.writes.Load()
+	if _, _, err := w.s.Dispatch(ctx, "files__write_note", args); !errors.Is(err, context.Canceled) || w.writes.Load() != before {
+		t.Errorf("cancelled while asking: err = %v, writes %d -> %d; want context.Canceled and no write", err, before, w.writes.Load())
+	}
+}
+
+func TestUndeclaredToolsClassified(t *testing.T) {
+	m := &mcp.Manifest{DID: "did:key:z", EscalatePatterns: []string{"balance"}, Servers: []mcp.ServerSpec{
+		{Alias: "chain", Transport: mcp.TransportInProcess, Version: "0.3.0", Tools: chainToolNames},
+	}}
+	s := spawn(t, Options{Manifest: m})
+	tests := map[string]mcp.Effect{
+		"chain__get_balance":     mcp.EffectSpend, // the manifest's pattern, added to the defaults
+		"chain__transfer_tokens": mcp.EffectSpend, // a default pattern still applies
+		"chain__broken":          mcp.EffectExternal,
+	}
+	for fn, want := range tests {
+		if b := s.byFunc[fn]; b.effect != want || b.declared {
+			t.Errorf("%s: effect %s (declared %v), want %s undeclared", fn, b.effect, b.declared, want)
+		}
+	}
+}
+
+func BenchmarkGate(b *testing.B) {
+	m := &mcp.Manifest{DID: "did:key:z", Servers: []mcp.ServerSpec{{Alias: "files", Transport: mcp.TransportInProcess,
+		Version: "1.0.0", Tools: []string{"read_note"}, SideEffects: "read"}}}
+	specs, _ := skill.Parse([]byte(`{"r": {"tools": ["matrix://tool/mcp/files/read_*@1.0.0"], "side_effects": {"read": "allow"}, "places": ["slack:T1/CREAD"]}}`))
+	set, err := skill.Compile(specs, m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &Surface{manifest: m, skills: set, byFunc: map[string]binding{}}
+	bd := binding{alias: "files", tool: "read_note", uri: mcp.ToolURI{Alias: "files", Tool: "read_note", Version: "1.0.0"}, effect: mcp.EffectRead}
+	ctx := in("CREAD", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := s.verdict(s.skillOf(ctx), bd); v.Rule != skill.Allow {
+			b.Fatal(v)
+		}
+	}
+}
+
+// TestDescribeSkills prints each skill's surface as `neobot check` shows
+// it, against testdata/skills.golden (rewrite with -update).
+func TestDescribeSkills(t *testing.T) {
+	w := newFilesWorld(t, nil)
+	var b strings.Builder
+	if err := w.s.DescribeSkills(&b); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "skills.golden", b.String())
+}
