@@ -12,6 +12,7 @@ import (
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/skill"
 )
 
 func TestNewValidates(t *testing.T) {
@@ -147,6 +148,28 @@ func TestStreamFallsBackToPost(t *testing.T) {
 	}
 }
 
+// TestAssistantPromptsFromSkill: the pane offers the prompts of the skill
+// bound to direct messages.
+func TestAssistantPromptsFromSkill(t *testing.T) {
+	specs, err := skill.Parse([]byte(`{"desk": {"prompts": [{"title": "Open a ticket", "message": "Open a support ticket for me."}], "places": ["slack:dm"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := skill.Compile(specs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := start(t, func(o *Options) { o.Skills = set })
+	e.ack(e.slack.AssistantThreadStarted("UALICE", "D0DM", "1700000001.000001"))
+	c, err := e.slack.WaitCall(e.ctx, "assistant.threads.setSuggestedPrompts", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Params.Get("prompts"); !strings.Contains(p, "Open a ticket") || strings.Contains(p, "What can you do?") {
+		t.Errorf("prompts = %s, want exactly the skill's", p)
+	}
+}
+
 func TestAssistantThreadStarted(t *testing.T) {
 	e := start(t, nil)
 	e.hub.OnTurn(echo(e.a))
@@ -157,6 +180,9 @@ func TestAssistantThreadStarted(t *testing.T) {
 	}
 	if c.Params.Get("channel_id") != "D0DM" || c.Params.Get("thread_ts") != "1700000001.000001" || !strings.Contains(c.Params.Get("prompts"), "What can you do?") {
 		t.Errorf("setSuggestedPrompts params = %v, want prompts for the thread", c.Params)
+	}
+	if strings.Contains(c.Params.Get("prompts"), "balance") {
+		t.Errorf("default prompts %s assume a wallet; they must fit any team", c.Params.Get("prompts"))
 	}
 	// The first message names the thread.
 	e.slack.DM(slacktest.Msg{User: "UALICE", Text: "Plan my week\nplease", ThreadTS: "1700000001.000001"})

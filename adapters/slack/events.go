@@ -204,16 +204,18 @@ func (a *Adapter) cleanText(text string) string {
 	return strings.TrimSpace(html.UnescapeString(text)) // Slack escapes only &, < and >
 }
 
-// greet answers assistant_thread_started with suggested prompts.
+// greet answers assistant_thread_started with the suggested prompts of
+// the skill bound to direct messages (the assistant pane is one).
 func (a *Adapter) greet(at slackevents.AssistantThread) {
 	ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 	defer cancel()
 	p := slack.AssistantThreadsSetSuggestedPromptsParameters{
 		ChannelID: at.ChannelID, ThreadTS: at.ThreadTimeStamp, Title: "Here are a few things I can help with:",
 	}
-	p.AddPrompt("What can you do?", "What can you do, and which tools do you have?")
-	p.AddPrompt("Summarize a thread", "Summarize the discussion I paste next in five bullet points.")
-	p.AddPrompt("Check my balance", "What is my current balance?")
+	place := core.Inbound{Thread: core.Thread{Platform: Platform, Channel: at.ChannelID, ID: at.ThreadTimeStamp}, DM: true}
+	for _, pr := range a.opts.Skills.For(place).Prompts {
+		p.AddPrompt(pr.Title, pr.Message)
+	}
 	err := a.retry(ctx, "assistant.threads.setSuggestedPrompts", func(ctx context.Context) error {
 		return a.api.SetAssistantThreadsSuggestedPromptsContext(ctx, p)
 	})

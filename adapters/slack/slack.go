@@ -30,6 +30,7 @@ import (
 	"github.com/neobot/neobot/adapters/internal/serial"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/skill"
 )
 
 // Platform is the core.Thread platform of every Slack thread.
@@ -73,6 +74,9 @@ type Options struct {
 	// Approvers are Slack user IDs who may answer any gate besides the
 	// user who started the turn.
 	Approvers []string
+	// Skills give the assistant pane its suggested prompts (the skill of
+	// direct messages). Nil offers skill.DefaultPrompts.
+	Skills *skill.Set
 	// AllowChannels, when set, limits Neo to these channel IDs (DMs are
 	// governed by AllowUsers only).
 	AllowChannels []string

@@ -118,6 +118,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			Gates:         a.gates,
 			HTTPClient:    m.tel.apiClient("slack"),
 			Approvers:     cfg.SlackApprovers,
+			Skills:        a.skills,
 			AllowChannels: cfg.SlackAllowChannels,
 			AllowUsers:    cfg.SlackAllowUsers,
 			MaxFileBytes:  int64(cfg.SlackMaxFileBytes),

@@ -16,6 +16,7 @@ import (
 	"github.com/neobot/neobot/core/delegate"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/memory"
+	"github.com/neobot/neobot/core/skill"
 	"github.com/neobot/neobot/core/tools"
 	acct "github.com/neobot/neobot/core/usage"
 	"github.com/neobot/neobot/store"
@@ -32,6 +33,7 @@ type app struct {
 	cortex  *memory.Cortex
 	surface *tools.Surface
 	agent   *agent.Agent
+	skills  *skill.Set // nil: the built-in default everywhere
 }
 
 // buildOptions says which parts a command needs.
@@ -54,6 +56,9 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		return nil, err
 	}
 	actor := cmp.Or(cfg.ActorDID, manifest.DID)
+	if a.skills, err = cfg.loadSkills(manifest); err != nil {
+		return nil, err
+	}
 
 	var main, cheap agent.Model
 	var window int
@@ -117,6 +122,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 
 	topts := tools.Options{
 		Manifest:  manifest,
+		Skills:    a.skills,
 		Recall:    a.cortex.RecallTool,
 		Forget:    a.cortex.ForgetTool,
 		History:   agent.NewHistory(db).Search,
@@ -159,6 +165,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		StepBudget:      cfg.StepBudget,
 		ResultCap:       cfg.ToolResultCap,
 		StoredResultCap: cfg.StoredCap,
+		Skills:          a.skills,
 		Logger:          log.With().Str("component", "agent").Logger(),
 	}
 	if main != nil {

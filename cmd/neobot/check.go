@@ -55,8 +55,13 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	if err != nil {
 		return errors.Join(append(problems, err)...)
 	}
+	skills, err := cfg.loadSkills(manifest)
+	if err != nil {
+		problems = append(problems, err)
+	}
 	surface, err := tools.Spawn(ctx, tools.Options{
 		Manifest:  manifest,
+		Skills:    skills,
 		LookupEnv: m.lookupEnv,
 		Logger:    log.With().Str("component", "tools").Logger(),
 	})
@@ -66,6 +71,9 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	m.onClose(surface.Close)
 	fmt.Fprintf(m.Stdout, "manifest: %s (%s)\n", cfg.Manifest, manifest.DID)
 	if err := surface.Describe(m.Stdout); err != nil {
+		problems = append(problems, err)
+	}
+	if err := surface.DescribeSkills(m.Stdout); err != nil {
 		problems = append(problems, err)
 	}
 	if w := surface.Warnings(); len(w) > 0 {

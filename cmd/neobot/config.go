@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/core/skill"
 	acct "github.com/neobot/neobot/core/usage"
 )
 
@@ -42,6 +43,8 @@ type Config struct {
 	DBPath        string
 	RetentionDays int
 	Manifest      string
+	// Skills come only from the settings file's "skills" object.
+	Skills map[string]skill.Spec
 
 	DailyTokenBudget int
 	ModelPrices      string
@@ -255,19 +258,21 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 		path = *flags["config"]
 	}
 	var errs []error
+	var skills map[string]skill.Spec
 	if path != "" {
-		file, err := readSettingsFile(path, table)
+		file, specs, err := readSettingsFile(path, table)
 		if err != nil {
 			return nil, nil, err
 		}
 		maps.Copy(values, file)
+		skills = specs
 	}
 	for _, s := range table {
 		if e := getenv(s.env); e != "" {
 			values[s.env] = e
 		}
 	}
-	c := &Config{}
+	c := &Config{Skills: skills}
 	for _, s := range table {
 		source := s.env
 		v := values[s.env]
@@ -286,15 +291,23 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 
 // readSettingsFile reads a JSON object of settings keyed by variable name:
 // strings, numbers, or lists of strings (the lists are why the file
-// exists). Secrets and unknown names are refused.
-func readSettingsFile(path string, table []setting) (map[string]string, error) {
+// exists), and the "skills" object (docs/skills.md). Secrets and unknown
+// names are refused.
+func readSettingsFile(path string, table []setting) (map[string]string, map[string]skill.Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("NEO_CONFIG=%s: %w", path, err)
+		return nil, nil, fmt.Errorf("NEO_CONFIG=%s: %w", path, err)
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("NEO_CONFIG=%s: not a JSON object of settings (%v); write it like {\"SLACK_APPROVERS\": [\"U123\"]}", path, err)
+		return nil, nil, fmt.Errorf("NEO_CONFIG=%s: not a JSON object of settings (%v); write it like {\"SLACK_APPROVERS\": [\"U123\"]}", path, err)
+	}
+	var skills map[string]skill.Spec
+	if r, ok := raw[skillsKey]; ok {
+		delete(raw, skillsKey)
+		if skills, err = skill.Parse(r); err != nil {
+			return nil, nil, fmt.Errorf("NEO_CONFIG=%s: %w", path, err)
+		}
 	}
 	known := map[string]setting{}
 	for _, s := range table {
@@ -329,8 +342,12 @@ func readSettingsFile(path string, table []setting) (map[string]string, error) {
 			errs = append(errs, fmt.Errorf("NEO_CONFIG=%s: %s must be a string, a number or a list of strings", path, key))
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, skills, errors.Join(errs...)
 }
+
+// skillsKey is the settings file's object of skills, the one entry that
+// is not a variable.
+const skillsKey = "skills"
 
 // validate checks the settings that do not depend on the command: shapes
 // of tokens and URLs, and enumerations.

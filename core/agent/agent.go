@@ -11,6 +11,7 @@ import (
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/compact"
 	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/skill"
 	"github.com/rs/zerolog"
 )
 
@@ -84,6 +85,10 @@ type Options struct {
 	Charter string
 	// Constraints are extra hard constraints pinned in the system block.
 	Constraints []string
+	// Skills give each place its instructions and say whether Neo may
+	// spend there (the tools themselves are gated by Tools). Nil gives
+	// every place the built-in default skill.
+	Skills *skill.Set
 
 	// ContextWindow is the main model's window in tokens (default 128k).
 	ContextWindow int

@@ -13,6 +13,7 @@ import (
 	"github.com/neobot/neobot/core/compact"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/llm/llmtest"
+	"github.com/neobot/neobot/core/skill"
 )
 
 const txHash = "0x5f2c3e9a7b1d4c8e6f0a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7a8"
@@ -456,5 +457,50 @@ func TestSummaryKeepsOnlyIdentifiersTheModelSaw(t *testing.T) {
 	}
 	if strings.Contains(sum, unseen) {
 		t.Errorf("summary carries %s, which the model never saw", unseen)
+	}
+}
+
+// TestSystemBlockSkill: a place's skill adds its instructions, and where it
+// may not spend, Neo is told that instead of how spends work.
+func TestSystemBlockSkill(t *testing.T) {
+	specs, err := skill.Parse([]byte(`{"support": {"instructions": "Answer as the support desk; link the runbook.",
+		"places": ["` + testThread.Platform + `:` + testThread.Workspace + `/` + testThread.Channel + `"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := skill.Compile(specs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name            string
+		skills          *skill.Set
+		want, wantNever []string
+	}{
+		{"bound skill", set, []string{"## Instructions for this place", "Answer as the support desk; link the runbook.", "not available in this place"},
+			[]string{"core_execute tool. It hands"}},
+		{"default skill", nil, []string{"core_execute tool. It hands a plain-language request"},
+			[]string{"## Instructions for this place", "not available in this place. When asked"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, func(o *Options) { o.Skills = tc.skills })
+			system, _, err := h.agent.Prompt(context.Background(), inbound("E9", "hi"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(system, w) {
+					t.Errorf("system block lacks %q", w)
+				}
+			}
+			for _, w := range tc.wantNever {
+				if strings.Contains(system, w) {
+					t.Errorf("system block has %q", w)
+				}
+			}
+			if strings.Contains(system, "daemon") {
+				t.Error("the system block talks of a daemon; users hear what Neo is told")
+			}
+		})
 	}
 }

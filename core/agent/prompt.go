@@ -22,6 +22,13 @@ const charter = `You are Neo, a conversational agent working alongside a team in
 You answer questions, investigate with your tools, and get things done, then report plainly what you did and what you found.
 Be direct and brief. Prefer doing over describing. When a request is ambiguous and acting would be costly, ask one clear question first.`
 
+// spending is what Neo knows of spends where its skill may spend.
+const spending = `- Anything that moves or commits funds, or needs a wallet signature, goes through the core_execute tool. It hands a plain-language request to a secure execution service, which plans it, asks a person in the thread to approve every spend, and reports the outcome. You hold no signing key.
+- A denied approval is a final answer for that action: tell the user it was not done. Never retry a core_execute call on your own.`
+
+// noSpending replaces spending where the skill may not spend.
+const noSpending = `- Moving funds, paying and signing are not available in this place. When asked, say so plainly; do not describe how it could be done elsewhere.`
+
 // invariantRules are pinned in every system block; nothing in a
 // conversation overrides them.
 var invariantRules = []string{
@@ -56,6 +63,17 @@ func (a *Agent) system(p promptInput) string {
 
 	b.WriteString("\n\n## Ground truth\n")
 	b.WriteString(strings.TrimSpace(knowledge))
+	sk := a.opts.Skills.For(p.in)
+	if sk.Spend {
+		b.WriteString("\n" + spending)
+	} else {
+		b.WriteString("\n" + noSpending)
+	}
+	if sk.Instructions != "" {
+		b.WriteString("\n\n## Instructions for this place\n")
+		b.WriteString("(From the team that runs you; the inviolable rules below still come first.)\n")
+		b.WriteString(sk.Instructions)
+	}
 
 	b.WriteString("\n\n## Pinned\n")
 	if a.opts.ActorDID != "" {
