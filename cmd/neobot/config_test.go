@@ -188,6 +188,21 @@ func TestSettingsFile(t *testing.T) {
 			t.Errorf("Model = %q, want from-flag: a flag overrides the file", c.Model)
 		}
 	})
+	t.Run("skills", func(t *testing.T) {
+		path := write(t, `{"SLACK_APPROVERS": ["U1"], "skills": {"reader": {"side_effects": {"read": "allow"}, "places": ["slack:T1/C1"]}}}`)
+		c, _, err := loadConfig("neobot", nil, envOf(map[string]string{"NEO_CONFIG": path}), &bytes.Buffer{}, nil)
+		if err != nil {
+			t.Fatalf("loadConfig: %v", err)
+		}
+		if sp, ok := c.Skills["reader"]; !ok || sp.SideEffects["read"] != "allow" || len(sp.Places) != 1 {
+			t.Errorf("Skills = %+v, want the file's reader skill", c.Skills)
+		}
+		bad := write(t, `{"skills": {"reader": {"tool": []}}}`)
+		if _, _, err := loadConfig("neobot", nil, envOf(map[string]string{"NEO_CONFIG": bad}), &bytes.Buffer{}, nil); err == nil ||
+			!strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), `unknown field "tool"`) {
+			t.Errorf("a misspelt skill field: %v, want an error naming the file and the field", err)
+		}
+	})
 	t.Run("--config beats NEO_CONFIG", func(t *testing.T) {
 		a, b := write(t, `{"NEO_MODEL": "a"}`), write(t, `{"NEO_MODEL": "b"}`)
 		c, _, err := loadConfig("neobot", []string{"--config", b}, envOf(map[string]string{"NEO_CONFIG": a}), &bytes.Buffer{}, nil)

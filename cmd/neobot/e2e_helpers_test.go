@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -86,36 +85,11 @@ func repoRoot(t *testing.T) string {
 }
 
 // fsManifest writes a manifest declaring the npm filesystem reference
-// server, scoped to dir, and returns its path.
+// server, scoped to dir, with its side effects, and returns its path.
 func fsManifest(t *testing.T, dir string) string {
 	t.Helper()
-	bin := filepath.Join(repoRoot(t), "node_modules", ".bin", "mcp-server-filesystem")
-	if _, err := os.Stat(bin); err != nil {
-		missing := t.Skipf
-		if os.Getenv("CI") == "true" {
-			missing = t.Fatalf // CI must run these tests, never skip them
-		}
-		missing("%s is missing: run `make test`, which installs the pinned MCP servers with npm ci", bin)
-	}
-	m := map[string]any{
-		"did": "did:web:neobot.test:agents:e2e",
-		"servers": []map[string]any{{
-			"alias": "fs", "transport": "stdio", "command": bin, "args": []string{dir},
-			"version": "2026.8.31",
-			"tools": []string{"create_directory", "directory_tree", "edit_file", "get_file_info",
-				"list_allowed_directories", "list_directory", "list_directory_with_sizes", "move_file",
-				"read_file", "read_media_file", "read_multiple_files", "read_text_file", "search_files", "write_file"},
-		}},
-	}
-	data, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "manifest.json")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeJSON(t, "manifest.json", map[string]any{
+		"did": "did:web:neobot.test:agents:e2e", "servers": []any{fsServerSpec(t, "fs", dir)}})
 }
 
 // emptyManifest writes a manifest with no servers: only the synthetic tools.
