@@ -268,7 +268,7 @@ func (c *Client) start(ctx context.Context, j job, prose string) (string, error)
 			c.log.Error().Err(err).Str("intent", id).Msg("delegate: save delegation; a restart will not resume it")
 		}
 	}
-	j.notify(ctx, fmt.Sprintf("Submitted to the execution daemon (intent %s).", id))
+	j.notify(ctx, fmt.Sprintf("Sent for execution (request %s). I will post here when it needs an approval or finishes.", id))
 	return id, nil
 }
 

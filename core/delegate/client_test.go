@@ -430,7 +430,7 @@ func TestRunCredentials(t *testing.T) {
 	if k := reqs[0].Header.Get("Idempotency-Key"); k != "neobot:"+thread.Key()+":call-1" {
 		t.Errorf("submit Idempotency-Key = %q, want neobot:<thread>:call-1", k)
 	}
-	if n := rec.Notices(); len(n) == 0 || n[0] != "Submitted to the execution daemon (intent i1)." {
+	if n := rec.Notices(); len(n) == 0 || n[0] != "Sent for execution (request i1). I will post here when it needs an approval or finishes." {
 		t.Errorf("notices = %q, want the submit notice first", n)
 	}
 

@@ -39,7 +39,7 @@ func ExampleClient_Run() {
 	answer, err := c.Run(context.Background(), "send 5 PAX to bob")
 	fmt.Println(answer, err)
 	// Output:
-	// notice: Submitted to the execution daemon (intent i1).
+	// notice: Sent for execution (request i1). I will post here when it needs an approval or finishes.
 	// asked: Approve spend of 5 PAX?
 	// notice: The delegated task completed (intent i1).
 	// settled <nil>

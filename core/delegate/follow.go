@@ -58,7 +58,7 @@ func (c *Client) follow(ctx context.Context, j job, intentID string) (string, er
 				return answer, err
 			}
 			if st.Status != last && last != "" {
-				j.notify(ctx, fmt.Sprintf("The execution daemon reports intent %s is %s.", intentID, strings.ReplaceAll(st.Status, "_", " ")))
+				j.notify(ctx, fmt.Sprintf("Request %s is %s.", intentID, strings.ReplaceAll(st.Status, "_", " ")))
 			}
 			last = st.Status
 

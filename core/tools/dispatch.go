@@ -126,7 +126,7 @@ func (s *Surface) coreExecute(ctx context.Context, args map[string]any) (string,
 		return core.CoreExecute + ` needs "intent": a clear, self-contained description of the task.`, true, nil
 	}
 	if s.delegate == nil {
-		return "no execution daemon is configured, so nothing that moves funds or needs a signature can be done here. " +
+		return "spending is not set up for this bot, so nothing that moves funds or needs a signature can be done here. " +
 			"Tell the user it is not set up.", true, nil
 	}
 	out, err := s.delegate(ctx, intent)

@@ -176,8 +176,8 @@ func TestDispatch(t *testing.T) {
 func TestDispatchWithoutDelegateOrRecall(t *testing.T) {
 	s := spawn(t, Options{})
 	got, isErr, err := s.Dispatch(context.Background(), core.CoreExecute, map[string]any{"intent": "pay rent"})
-	if err != nil || !isErr || !strings.Contains(got, "no execution daemon is configured") {
-		t.Errorf("Dispatch(core_execute) = %q, %v, %v; want in-band 'no execution daemon is configured'", got, isErr, err)
+	if err != nil || !isErr || !strings.Contains(got, "spending is not set up") {
+		t.Errorf("Dispatch(core_execute) = %q, %v, %v; want in-band 'spending is not set up'", got, isErr, err)
 	}
 	got, isErr, err = s.Dispatch(context.Background(), MemoryRecall, nil)
 	if err != nil || !isErr || !strings.Contains(got, "unknown tool") {
