@@ -248,7 +248,7 @@ func (a *Adapter) Tidy(ctx context.Context, t core.Thread) {
 		return
 	}
 	for _, m := range msgs {
-		if m.BotID != me.BotID || !isStatusMessage(m) && !strings.HasSuffix(m.Text, writingMark) {
+		if m.BotID != me.BotID || !isStatusMessage(m) && !strings.HasSuffix(m.Text, writingMark) && !strings.HasPrefix(m.Text, streamMark) {
 			continue
 		}
 		err := a.retry(ctx, "chat.delete", func(ctx context.Context) error {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/neobot/neobot/adapters/internal/live"
 	"github.com/neobot/neobot/adapters/internal/mdsplit"
+	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 )
 
@@ -19,16 +20,37 @@ const writingMark = "\n_:writing_hand: writing…_"
 // the message limit.
 const streamLimit = maxMessageChars - len(writingMark) - len("\n```")
 
-// StreamAnswer shows an answer while it is written, in mrkdwn: the status
-// message becomes the answer at once, then is edited in place at most once
-// per StatusInterval (chat.update's rate limit allows about one a second);
-// a long answer continues in new messages.
+// StreamAnswer shows an answer while it is written: with Slack's
+// streaming methods wherever the workspace supports them (see
+// nativeAnswer), else edited in place (editedAnswer).
 func (r reporter) StreamAnswer(ctx context.Context) (core.AnswerStream, error) {
+	noStream := false
+	_ = r.a.lines.With(r.t.Key(), func(st *statusline.Line[learned]) error {
+		noStream = st.Ext.noStream
+		return nil
+	})
+	n := &nativeAnswer{r: r}
+	if turn, ok := core.TurnFrom(ctx); ok {
+		n.user = turn.Inbound.User
+	}
+	if noStream || n.user == "" && !assistantThread(r.t) {
+		// A stream in a channel must name its reader; without a turn
+		// there is nobody to name.
+		return r.editedAnswer(), nil
+	}
+	return n, nil
+}
+
+// editedAnswer shows an answer in mrkdwn: the status message becomes the
+// answer at once, then is edited in place at most once per StatusInterval
+// (chat.update's rate limit allows about one a second); a long answer
+// continues in new messages.
+func (r reporter) editedAnswer() core.AnswerStream {
 	return live.New(r.a.lines, r.t.Key(), threadMessages{a: r.a, t: r.t}, live.Render{
 		Final:   func(text string) []string { return split(mrkdwn(text), maxMessageChars) },
 		Writing: func(text string) []string { return split(mrkdwn(text), streamLimit) },
 		Mark:    writing,
-	}), nil
+	})
 }
 
 // threadMessages are a thread's answer messages, for live.

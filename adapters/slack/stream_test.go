@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +82,147 @@ func TestTidyRemovesUnfinishedAnswer(t *testing.T) {
 	msgs := e.botMessages(th.Channel, th.ID)
 	if len(msgs) != 1 || msgs[0].Text != "An earlier answer." {
 		t.Errorf("after Tidy: %+v, want only the finished answer", msgs)
+	}
+}
+
+// inTurn is a context of a turn started by user in thread th.
+func inTurn(e *env, th core.Thread, user string) context.Context {
+	return core.WithTurn(e.ctx, &core.Turn{Inbound: core.Inbound{Thread: th, User: user}})
+}
+
+// TestNativeStreamedAnswer: where Slack streams, the first words start a
+// chat.startStream for the requester at once (the status message goes),
+// later words are appended at the status line's pace, and Close stops the
+// stream and leaves exactly the final text without the writing mark.
+func TestNativeStreamedAnswer(t *testing.T) {
+	e := start(t, func(o *Options) { o.StatusInterval = time.Hour })
+	th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000031"}
+	r := e.a.Reporter(th)
+	if err := r.Status(e.ctx, "Thinking…"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := inTurn(e, th, "UALICE")
+	s, err := r.(core.Streamer).StreamAnswer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"Here is **the plan**.", " First, rotate the key."} {
+		if err := s.Write(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	starts := e.slack.Calls("chat.startStream")
+	if len(starts) != 1 {
+		t.Fatalf("chat.startStream calls = %d, want 1", len(starts))
+	}
+	if p := starts[0].Params; p.Get("recipient_user_id") != "UALICE" || p.Get("recipient_team_id") != slacktest.TeamID ||
+		p.Get("thread_ts") != th.ID || p.Get("markdown_text") != streamMark+"Here is **the plan**." {
+		t.Errorf("chat.startStream params = %v, want the requester, the thread and the first words, marked", p)
+	}
+	if n := len(e.slack.Calls("chat.appendStream")); n != 0 {
+		t.Errorf("chat.appendStream calls within the interval = %d, want 0", n)
+	}
+	msgs := e.botMessages(th.Channel, th.ID)
+	if len(msgs) != 1 || !msgs[0].Streaming {
+		t.Fatalf("while streaming: %+v, want the status message gone and one streaming answer", msgs)
+	}
+	final := "Here is **the plan**. First, rotate the key. Done."
+	if err := s.Close(ctx, final); err != nil {
+		t.Fatal(err)
+	}
+	msgs = e.botMessages(th.Channel, th.ID)
+	if len(msgs) != 1 || msgs[0].Streaming || msgs[0].Rendered() != final {
+		t.Errorf("after Close: %+v, want one stopped message saying exactly the final text", msgs)
+	}
+	e.a.Tidy(e.ctx, th)
+	if got := e.botMessages(th.Channel, th.ID); len(got) != 1 {
+		t.Errorf("Tidy removed a finished streamed answer: %+v", got)
+	}
+}
+
+// TestNativeStreamPacedAndLong: appends come at most once per interval;
+// a long answer continues in new streaming messages, each under Slack's
+// 12,000 characters, and Close splits the final text over them.
+func TestNativeStreamPacedAndLong(t *testing.T) {
+	e := start(t, func(o *Options) { o.StatusInterval = time.Nanosecond })
+	th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000032"}
+	ctx := inTurn(e, th, "UALICE")
+	s, _ := e.a.Reporter(th).(core.Streamer).StreamAnswer(ctx)
+	var final strings.Builder
+	line := strings.Repeat("rotate the key, ", 30) + "\n"
+	for range 60 {
+		final.WriteString(line)
+		if err := s.Write(ctx, line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(e.slack.Calls("chat.startStream")); n < 2 {
+		t.Errorf("chat.startStream calls = %d for %d characters, want the answer continued in a new message", n, final.Len())
+	}
+	if len(e.slack.Calls("chat.appendStream")) == 0 {
+		t.Error("nothing was appended")
+	}
+	if err := s.Close(ctx, final.String()); err != nil {
+		t.Fatal(err)
+	}
+	var got strings.Builder
+	for _, m := range e.botMessages(th.Channel, th.ID) {
+		if m.Streaming || strings.Contains(m.Rendered(), "writing…") || len(m.Rendered()) > maxStreamChars {
+			t.Errorf("closed message %.40q…: streaming %v, %d bytes", m.Rendered(), m.Streaming, len(m.Rendered()))
+		}
+		got.WriteString(m.Rendered())
+	}
+	if strings.ReplaceAll(got.String(), "\n", "") != strings.ReplaceAll(final.String(), "\n", "") {
+		t.Errorf("closed answer has %d bytes, want the final %d", got.Len(), final.Len())
+	}
+}
+
+// TestNativeStreamFallsBackAndTidies: a workspace that refuses streaming
+// gets the answer edited in place, and the thread does not try streaming
+// again; an unfinished streamed answer left by a crash is removed by Tidy;
+// Abort deletes what was streamed.
+func TestNativeStreamFallsBackAndTidies(t *testing.T) {
+	e := start(t, func(o *Options) { o.StatusInterval = time.Hour })
+	th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000033"}
+	ctx := inTurn(e, th, "UALICE")
+	e.slack.Script("chat.startStream", slacktest.Reply{Error: "not_allowed_token_type"})
+	r := e.a.Reporter(th)
+	s, _ := r.(core.Streamer).StreamAnswer(ctx)
+	if err := s.Write(ctx, "Edited in place instead."); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx, "Edited in place instead."); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := e.botMessages(th.Channel, th.ID); len(msgs) != 1 || msgs[0].Rendered() != "Edited in place instead." {
+		t.Errorf("after the fallback: %+v", msgs)
+	}
+	s, _ = r.(core.Streamer).StreamAnswer(ctx)
+	_ = s.Write(ctx, "Second answer.")
+	_ = s.Close(ctx, "Second answer.")
+	if n := len(e.slack.Calls("chat.startStream")); n != 1 {
+		t.Errorf("chat.startStream calls = %d, want 1: the thread learned streaming is refused", n)
+	}
+
+	crash := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000034"}
+	ctx = inTurn(e, crash, "UALICE")
+	s, _ = e.a.Reporter(crash).(core.Streamer).StreamAnswer(ctx)
+	if err := s.Write(ctx, "Half of an answer that a crash cut off"); err != nil {
+		t.Fatal(err)
+	}
+	e.a.Tidy(e.ctx, crash)
+	if msgs := e.botMessages(crash.Channel, crash.ID); len(msgs) != 0 {
+		t.Errorf("after Tidy: %+v, want the unfinished streamed answer gone", msgs)
+	}
+
+	aborted := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000035"}
+	ctx = inTurn(e, aborted, "UALICE")
+	s, _ = e.a.Reporter(aborted).(core.Streamer).StreamAnswer(ctx)
+	_ = s.Write(ctx, "Let me check the files first")
+	if err := s.Abort(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := e.botMessages(aborted.Channel, aborted.ID); len(msgs) != 0 {
+		t.Errorf("after Abort: %+v, want nothing left", msgs)
 	}
 }

@@ -47,56 +47,73 @@ func secretAnswer() llmtest.Reply {
 }
 
 // TestSlackStreamsAnswer: with the built binary, the answer shows in the
-// thread while the model writes it, edited no faster than once a second,
-// never showing reasoning, and ends as exactly one complete answer.
+// thread while the model writes it, through Slack's streaming methods
+// where the workspace has them, else edited in place; appended or edited
+// no faster than once a second, never showing reasoning, and ending as
+// exactly one complete answer.
 func TestSlackStreamsAnswer(t *testing.T) {
-	w := newSlackWorld(t)
-	streamModel(t, w.model, llmtest.Text("Hello!"), secretAnswer())
-	p := w.start(t, 1)
-	warm := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hello"})
-	w.answerIn(t, "C0GENERAL", warm.TS, "Hello!")
-
-	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "how do I rotate the deploy key?"})
-	if _, err := w.slack.WaitCall(waitCtx(t), "chat.update", func(c slacktest.Call) bool {
-		return strings.Contains(c.Params.Get("text"), "Rotating the deploy key") && strings.Contains(c.Params.Get("text"), "writing…")
-	}); err != nil {
-		t.Fatalf("the answer never showed while being written: %v\n%s", err, p.output.String())
-	}
-	final := w.answerIn(t, "C0GENERAL", mention.TS, "starts from a clean slate.")
-	if strings.Contains(final.Text, "writing…") {
-		t.Errorf("the finished answer still says it is being written: %q", final.Text)
-	}
-	if got := botAnswers(w, "Rotating the deploy key"); got != 1 {
-		t.Errorf("the answer is in the thread %d times, want once", got)
-	}
-
-	var edits []time.Time
-	for _, c := range w.slack.Calls("") {
-		for _, v := range c.Params {
-			if s := strings.Join(v, " "); strings.Contains(s, "REASONING") || strings.Contains(s, "think>") {
-				t.Errorf("%s sent reasoning to Slack: %q", c.Method, v)
+	for _, tc := range []struct {
+		name   string
+		native bool
+		grows  string // the call that grows the answer
+		least  int    // how often it is called at least, at 40 tokens/s for 2 s
+	}{{"streaming methods", true, "chat.appendStream", 1}, {"edited in place", false, "chat.update", 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newSlackWorld(t)
+			if !tc.native {
+				w.slack.Script("chat.startStream", slacktest.Reply{Error: "not_allowed_token_type"})
 			}
-		}
-		if c.Method == "chat.update" && c.Params.Get("ts") == final.TS {
-			edits = append(edits, c.At)
-		}
-	}
-	if len(edits) < 3 {
-		t.Errorf("the answer was edited %d times, want it to grow in place", len(edits))
-	}
-	sort.Slice(edits, func(i, j int) bool { return edits[i].Before(edits[j]) })
-	for i := range edits {
-		n := 0
-		for _, e := range edits[i:] {
-			if e.Sub(edits[i]) < time.Second {
-				n++
+			streamModel(t, w.model, llmtest.Text("Hello!"), secretAnswer())
+			p := w.start(t, 1)
+			warm := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hello"})
+			w.answerIn(t, "C0GENERAL", warm.TS, "Hello!")
+
+			mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "how do I rotate the deploy key?"})
+			if _, err := w.slack.WaitCall(waitCtx(t), tc.grows, func(c slacktest.Call) bool {
+				return c.Params.Get("ts") != "" && (strings.Contains(c.Params.Get("text"), "writing…") || c.Method == "chat.appendStream")
+			}); err != nil {
+				t.Fatalf("the answer never grew while being written: %v\n%s", err, p.output.String())
 			}
-		}
-		if n > 2 { // one paced edit a second, and the closing one
-			t.Errorf("%d edits of the answer within one second from edit %d, over chat.update's pace", n, i)
-		}
+			final := w.answerIn(t, "C0GENERAL", mention.TS, "starts from a clean slate.")
+			if strings.Contains(final.Rendered(), "writing…") || final.Streaming {
+				t.Errorf("the finished answer still says it is being written: %q", final.Rendered())
+			}
+			if got := botAnswers(w, "Rotating the deploy key"); got != 1 {
+				t.Errorf("the answer is in the thread %d times, want once", got)
+			}
+			if tc.native && !strings.HasPrefix(final.Rendered(), "Rotating the deploy key") {
+				t.Errorf("streamed answer = %.60q, want the answer itself", final.Rendered())
+			}
+
+			var grows []time.Time
+			for _, c := range w.slack.Calls("") {
+				for _, v := range c.Params {
+					if s := strings.Join(v, " "); strings.Contains(s, "REASONING") || strings.Contains(s, "think>") {
+						t.Errorf("%s sent reasoning to Slack: %q", c.Method, v)
+					}
+				}
+				if c.Method == tc.grows && c.Params.Get("ts") == final.TS {
+					grows = append(grows, c.At)
+				}
+			}
+			if len(grows) < tc.least {
+				t.Errorf("the answer grew %d times through %s, want it to grow while written", len(grows), tc.grows)
+			}
+			sort.Slice(grows, func(i, j int) bool { return grows[i].Before(grows[j]) })
+			for i := range grows {
+				n := 0
+				for _, e := range grows[i:] {
+					if e.Sub(grows[i]) < time.Second {
+						n++
+					}
+				}
+				if n > 2 { // one paced call a second, and the closing one
+					t.Errorf("%d %s calls within one second from call %d, over the pace", n, tc.grows, i)
+				}
+			}
+			p.stop(t)
+		})
 	}
-	p.stop(t)
 }
 
 // TestSlackStreamCrash: neobot is killed (SIGKILL) while an answer is
@@ -110,9 +127,7 @@ func TestSlackStreamCrash(t *testing.T) {
 	warm := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hello"})
 	w.answerIn(t, "C0GENERAL", warm.TS, "Hello!")
 	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "how do I rotate the deploy key?"})
-	if _, err := w.slack.WaitCall(waitCtx(t), "chat.update", func(c slacktest.Call) bool {
-		return strings.Contains(c.Params.Get("text"), "writing…")
-	}); err != nil {
+	if _, err := w.slack.WaitCall(waitCtx(t), "chat.appendStream", nil); err != nil {
 		t.Fatalf("the answer never started: %v", err)
 	}
 	p1.kill()
@@ -120,8 +135,8 @@ func TestSlackStreamCrash(t *testing.T) {
 	p2 := w.start(t, 2)
 	w.answerIn(t, "C0GENERAL", mention.TS, "starts from a clean slate.")
 	for _, m := range w.slack.Thread("C0GENERAL", mention.TS) {
-		if m.FromBot() && strings.Contains(m.Text, "writing…") {
-			t.Errorf("a half-written answer is left in the thread: %.60q", m.Text)
+		if m.FromBot() && (strings.Contains(m.Rendered(), "writing…") || m.Streaming) {
+			t.Errorf("a half-written answer is left in the thread: %.60q", m.Rendered())
 		}
 	}
 	if got := botAnswers(w, "Rotating the deploy key"); got != 1 {

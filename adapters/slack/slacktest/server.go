@@ -31,6 +31,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/neobot/neobot/adapters/internal/fakeapi"
 )
@@ -348,12 +349,23 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 	case "assistant.threads.setStatus", "assistant.threads.setSuggestedPrompts", "assistant.threads.setTitle":
 		return ok()
 	case "chat.startStream":
+		// As Slack does: a stream in a channel (not a DM) names whom it is
+		// for, and markdown_text is at most 12,000 characters.
+		if !strings.HasPrefix(p.Get("channel"), "D") && (p.Get("recipient_team_id") == "" || p.Get("recipient_user_id") == "") {
+			return fail("missing_recipient_team_id_or_user_id")
+		}
+		if utf8.RuneCountInString(p.Get("markdown_text")) > 12000 {
+			return fail("msg_too_long")
+		}
 		m := Message{Channel: p.Get("channel"), ThreadTS: p.Get("thread_ts"), User: BotUserID, BotID: BotID,
 			Markdown: p.Get("markdown_text"), Streaming: true}
 		m.TS = s.nextTSLocked()
 		s.messages = append(s.messages, m)
 		return ok("channel", m.Channel, "ts", m.TS)
 	case "chat.appendStream", "chat.stopStream":
+		if utf8.RuneCountInString(p.Get("markdown_text")) > 12000 {
+			return fail("msg_too_long")
+		}
 		i := s.findLocked(p.Get("channel"), p.Get("ts"))
 		if i < 0 {
 			return fail("message_not_found")
@@ -398,7 +410,11 @@ func (s *Server) repliesLocked(channel, ts, oldest, latest string, inclusive boo
 		if m.TS != ts && latest != "" && (tsLess(latest, m.TS) || m.TS == latest && !inclusive) {
 			continue
 		}
-		r := map[string]any{"type": "message", "user": m.User, "text": m.Text, "ts": m.TS}
+		text := m.Text
+		if text == "" {
+			text = m.Markdown // a streamed or markdown message's text is its markdown
+		}
+		r := map[string]any{"type": "message", "user": m.User, "text": text, "ts": m.TS}
 		if len(m.Blocks) > 0 {
 			r["blocks"] = m.Blocks
 		}
