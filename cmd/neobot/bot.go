@@ -14,6 +14,7 @@ import (
 
 	"github.com/neobot/neobot/adapters/discord"
 	"github.com/neobot/neobot/adapters/slack"
+	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/conversation"
 )
@@ -26,7 +27,13 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cfg.SlackBotToken == "" && cfg.DiscordBotToken == "" {
+	return m.serve(ctx, cfg, log, "")
+}
+
+// serve runs the bot on every configured platform; with webLogin set, it
+// also prints a one-time link that signs webLogin in on the chat page.
+func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLogin string) error {
+	if cfg.SlackBotToken == "" && cfg.DiscordBotToken == "" && cfg.WebAddr == "" {
 		if !m.interactive() {
 			// In a container nobody types: a missing token must fail the
 			// deploy, not idle in a terminal mode that exits 0.
@@ -65,6 +72,13 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if webLogin != "" && b.web != nil {
+		link, err := b.web.LoginLink("http://"+cfg.WebAddr, webLogin)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(m.Stdout, "Neo is on the web. Open this link to sign in as %s (it works once, for 15 minutes):\n\n  %s\n\n", webLogin, link)
+	}
 	if err := b.hub.Start(ctx); err != nil {
 		return fmt.Errorf("resume conversations: %w", err)
 	}
@@ -88,6 +102,7 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 type bot struct {
 	hub       *conversation.Hub
 	platforms []platform
+	web       *web.Adapter // nil unless NEO_WEB_ADDR is set
 }
 
 // wire builds the hub over the app's agent and store, and an adapter for
@@ -151,6 +166,24 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 		hub.Attach(discord.Platform, dc)
 		b.platforms = append(b.platforms, platform{name: "discord", run: dc.Run, adapter: dc, connected: dc.Connected})
 		log.Info().Msg("neobot is running in Discord")
+	}
+	if cfg.WebAddr != "" {
+		users, err := web.ParseUsers(cfg.WebUsers)
+		if err != nil {
+			return nil, fmt.Errorf("NEO_WEB_USERS: %w", err)
+		}
+		wa, err := web.New(web.Options{
+			Addr: cfg.WebAddr, Users: users, Hub: hub, History: webHistory{db: a.db}, Gates: a.gates,
+			Approvers: cfg.WebApprovers, CORSOrigins: cfg.WebCORSOrigins,
+			Logger: log.With().Str("component", "web").Logger(),
+		})
+		if err != nil {
+			return nil, err
+		}
+		hub.Attach(web.Platform, wa)
+		b.web = wa
+		b.platforms = append(b.platforms, platform{name: "web", run: wa.Run, adapter: wa, connected: wa.Connected})
+		log.Info().Str("addr", cfg.WebAddr).Msg("neobot is on the web")
 	}
 	b.hub = hub
 	m.tel.watchHub(hub)

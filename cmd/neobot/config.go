@@ -73,6 +73,11 @@ type Config struct {
 	SlackAllowUsers    []string
 	SlackMaxFileBytes  int
 
+	WebAddr        string
+	WebUsers       []string
+	WebApprovers   []string
+	WebCORSOrigins []string
+
 	DiscordBotToken      Secret
 	DiscordAPIURL        string
 	DiscordApprovers     []string
@@ -210,6 +215,10 @@ func settings() []setting {
 		{env: "DISCORD_ALLOW_CHANNELS", flag: "discord-allow-channels", usage: "only answer in these channel IDs, threads included (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.DiscordAllowChannels })},
 		{env: "DISCORD_ALLOW_USERS", flag: "discord-allow-users", usage: "only answer these Discord user IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.DiscordAllowUsers })},
 		{env: "DISCORD_MAX_FILE_BYTES", flag: "discord-max-file-bytes", def: "262144", usage: "largest text attachment offered to Neo from Discord", set: count(func(c *Config) *int { return &c.DiscordMaxFileBytes })},
+		{env: "NEO_WEB_ADDR", flag: "web-addr", usage: "serve the web API and chat page here, such as 127.0.0.1:8080 (neobot web defaults to that); empty disables", set: str(func(c *Config) *string { return &c.WebAddr })},
+		{env: "NEO_WEB_USERS", flag: "web-users", usage: "web users and the SHA-256 of their tokens, name=<hash> (comma-separated); neobot web token NAME makes a pair", set: list(func(c *Config) *[]string { return &c.WebUsers })},
+		{env: "NEO_WEB_APPROVERS", flag: "web-approvers", usage: "web users who may answer approvals besides the requester (comma-separated)", set: list(func(c *Config) *[]string { return &c.WebApprovers })},
+		{env: "NEO_WEB_CORS_ORIGINS", flag: "web-cors-origins", usage: "origins whose pages may call the web API (comma-separated); empty sends no CORS headers", set: list(func(c *Config) *[]string { return &c.WebCORSOrigins })},
 		{env: "NEO_CONFIG", flag: "config", usage: "JSON file of settings keyed by variable name, lists as arrays (e.g. SLACK_APPROVERS); the environment and flags override it; secrets are refused", set: str(func(c *Config) *string { return &c.ConfigFile })},
 		{env: "NEO_HEALTH_ADDR", flag: "health-addr", usage: "serve /healthz, /readyz and /metrics here (fly.io checks, Prometheus); empty disables", set: str(func(c *Config) *string { return &c.HealthAddr })},
 		{env: "NEO_ADMIN_TOKEN", secret: true, usage: "bearer token of the admin API on NEO_HEALTH_ADDR (/admin/v1/), which neobot memory, usage and threads use while the bot runs; unset, the API is off", set: secret(func(c *Config) *Secret { return &c.AdminToken })},

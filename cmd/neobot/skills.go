@@ -41,6 +41,9 @@ func (c *Config) loadSkills(m *mcp.Manifest) (*skill.Set, error) {
 	if c.DiscordBotToken != "" && len(c.DiscordApprovers) == 0 {
 		errs = append(errs, fmt.Errorf("DISCORD_APPROVERS: empty but %s; list the Discord user IDs (or role:ID) who may allow them, or set NEO_SELF_APPROVE=true to let requesters allow their own", who))
 	}
+	if c.WebAddr != "" && len(c.WebApprovers) == 0 {
+		errs = append(errs, fmt.Errorf("NEO_WEB_APPROVERS: empty but %s; list the web users who may allow them, or set NEO_SELF_APPROVE=true to let requesters allow their own", who))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}

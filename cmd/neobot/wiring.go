@@ -4,6 +4,7 @@ import (
 	"github.com/neobot/neobot/adapters/discord"
 	"github.com/neobot/neobot/adapters/slack"
 	"github.com/neobot/neobot/adapters/terminal"
+	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/conversation"
@@ -34,6 +35,7 @@ var (
 	_ conversation.Tidier   = (*slack.Adapter)(nil)
 	_ conversation.Tidier   = (*discord.Adapter)(nil)
 	_ conversation.Platform = (*discord.Adapter)(nil)
+	_ conversation.Platform = (*web.Adapter)(nil)
 	_ core.Preparer         = (*discord.Adapter)(nil)
 	_ terminal.Runner       = (*agent.Agent)(nil)
 )

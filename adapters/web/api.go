@@ -1,0 +1,426 @@
+package web
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/neobot/neobot/adapters/internal/intake"
+	"github.com/neobot/neobot/core"
+)
+
+// route is one endpoint of the API; the OpenAPI document lists the same.
+type route struct {
+	method, path string
+	auth         bool
+	handle       func(a *Adapter, w http.ResponseWriter, r *http.Request, user string)
+}
+
+var routes = []route{
+	{"POST", "/v1/login", false, (*Adapter).login},
+	{"GET", "/v1/me", true, (*Adapter).me},
+	{"POST", "/v1/conversations", true, (*Adapter).create},
+	{"GET", "/v1/conversations", true, (*Adapter).list},
+	{"GET", "/v1/conversations/{id}", true, (*Adapter).get},
+	{"POST", "/v1/conversations/{id}/messages", true, (*Adapter).send},
+	{"POST", "/v1/conversations/{id}/stop", true, (*Adapter).stop},
+	{"GET", "/v1/conversations/{id}/events", true, (*Adapter).events},
+	{"POST", "/v1/gates/{token}/answer", true, (*Adapter).answer},
+}
+
+func (a *Adapter) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	for _, rt := range routes {
+		mux.HandleFunc(rt.method+" "+rt.path, func(w http.ResponseWriter, r *http.Request) {
+			a.cors(w, r)
+			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+			user := ""
+			if rt.auth {
+				if user = a.auth.user(r); user == "" {
+					w.Header().Set("WWW-Authenticate", `Bearer realm="neobot"`)
+					apiError(w, http.StatusUnauthorized, "a valid bearer token is required: send Authorization: Bearer <token> (neobot web token NAME makes one)")
+					return
+				}
+			}
+			rt.handle(a, w, r, user)
+		})
+	}
+	mux.HandleFunc("OPTIONS /v1/", func(w http.ResponseWriter, r *http.Request) {
+		if !a.cors(w, r) {
+			apiError(w, http.StatusForbidden, "cross-origin requests from this origin are not allowed (NEO_WEB_CORS_ORIGINS)")
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /v1/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openAPI)
+	})
+	page(mux)
+	return mux
+}
+
+// cors sets the CORS headers for an allowed origin and reports whether
+// the request's origin is one.
+func (a *Adapter) cors(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" || !slices.Contains(a.opts.CORSOrigins, origin) {
+		return false
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, Last-Event-ID")
+	h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+	h.Add("Vary", "Origin")
+	return true
+}
+
+// apiError writes {"error": message}.
+func apiError(w http.ResponseWriter, status int, message string) {
+	writeJSON(w, status, map[string]string{"error": message})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// decode reads one JSON object into v, refusing unknown fields and
+// trailing data; an empty body leaves v as it is.
+func decode(r *http.Request, v any) error {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return fmt.Errorf("the request body is over %d bytes", maxBody)
+		}
+		return fmt.Errorf("read the request body: %v", err)
+	}
+	return decodeBody(data, v)
+}
+
+// decodeBody is decode's parser, on its own for fuzzing.
+func decodeBody(data []byte, v any) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("the body is not the JSON this endpoint takes (%v); see /v1/openapi.json", err)
+	}
+	if dec.More() {
+		return errors.New("the body has data after its JSON object; send one object")
+	}
+	return nil
+}
+
+func newID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (a *Adapter) login(w http.ResponseWriter, r *http.Request, _ string) {
+	var body struct {
+		Code string `json:"code"`
+	}
+	if err := decode(r, &body); err != nil || body.Code == "" {
+		apiError(w, http.StatusBadRequest, `send {"code": "<the code from the login link>"}`)
+		return
+	}
+	token, user, err := a.auth.exchange(body.Code)
+	if err != nil {
+		apiError(w, http.StatusUnauthorized, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"token": token, "user": user})
+}
+
+func (a *Adapter) me(w http.ResponseWriter, _ *http.Request, user string) {
+	writeJSON(w, http.StatusOK, map[string]string{"user": user})
+}
+
+// createdSet remembers conversations created in this run that have no
+// message stored yet, so they list and open before their first message.
+type createdSet struct {
+	mu sync.Mutex
+	m  map[string]createdConv // id -> owner
+}
+
+type createdConv struct {
+	user string
+	at   time.Time
+}
+
+func (c *createdSet) add(id, user string, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= maxConversations {
+		for k := range c.m { // drop any one: it only stops listing until its first message
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[id] = createdConv{user, at}
+}
+
+func (c *createdSet) owner(id string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[id].user
+}
+
+func (a *Adapter) create(w http.ResponseWriter, r *http.Request, user string) {
+	var body struct {
+		Message string `json:"message"`
+	}
+	if err := decode(r, &body); err != nil {
+		apiError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	id := newID()
+	a.created.add(id, user, a.opts.Now())
+	if strings.TrimSpace(body.Message) != "" {
+		if status, msg := a.submit(r, thread(user, id), body.Message, r.Header.Get("Idempotency-Key")); status != http.StatusAccepted {
+			apiError(w, status, msg)
+			return
+		}
+	}
+	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+}
+
+func (a *Adapter) list(w http.ResponseWriter, r *http.Request, user string) {
+	stored, err := a.opts.History.Conversations(r.Context(), user)
+	if err != nil {
+		a.log.Error().Err(err).Msg("web: list conversations")
+		apiError(w, http.StatusServiceUnavailable, "the conversations could not be read just now; try again")
+		return
+	}
+	seen := map[string]bool{}
+	for _, s := range stored {
+		seen[s.ID] = true
+	}
+	a.created.mu.Lock()
+	var fresh []Summary
+	for id, c := range a.created.m {
+		if c.user == user && !seen[id] {
+			fresh = append(fresh, Summary{ID: id, Title: "New conversation", Active: c.at})
+		}
+	}
+	a.created.mu.Unlock()
+	slices.SortFunc(fresh, func(x, y Summary) int { return y.Active.Compare(x.Active) })
+	out := append(fresh, stored...)
+	if out == nil {
+		out = []Summary{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"conversations": out})
+}
+
+// owned resolves conversation {id} for user: the caller's own, or a 404
+// that says nothing about whether another user's exists.
+func (a *Adapter) owned(w http.ResponseWriter, r *http.Request, user string) (core.Thread, []Said, bool) {
+	id := r.PathValue("id")
+	if len(id) != 24 || strings.Trim(id, "0123456789abcdef") != "" {
+		apiError(w, http.StatusNotFound, "no such conversation")
+		return core.Thread{}, nil, false
+	}
+	t := thread(user, id)
+	said, err := a.opts.History.Transcript(r.Context(), t)
+	if err != nil {
+		a.log.Error().Err(err).Str("thread", t.Key()).Msg("web: read conversation")
+		apiError(w, http.StatusServiceUnavailable, "the conversation could not be read just now; try again")
+		return core.Thread{}, nil, false
+	}
+	if len(said) == 0 && a.created.owner(id) != user {
+		apiError(w, http.StatusNotFound, "no such conversation")
+		return core.Thread{}, nil, false
+	}
+	return t, said, true
+}
+
+// get returns the transcript and the ID of the last event it already
+// covers, where the event stream should resume.
+func (a *Adapter) get(w http.ResponseWriter, r *http.Request, user string) {
+	last := a.feed.lastID(r.PathValue("id")) // before the read: an event in between is sent again, never lost
+	t, said, ok := a.owned(w, r, user)
+	if !ok {
+		return
+	}
+	if said == nil {
+		said = []Said{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": t.ID, "messages": said, "last_event_id": last})
+}
+
+func (a *Adapter) send(w http.ResponseWriter, r *http.Request, user string) {
+	t, _, ok := a.owned(w, r, user)
+	if !ok {
+		return
+	}
+	var body struct {
+		Text           string `json:"text"`
+		IdempotencyKey string `json:"idempotency_key"`
+	}
+	if err := decode(r, &body); err != nil {
+		apiError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if strings.TrimSpace(body.Text) == "" {
+		apiError(w, http.StatusBadRequest, `send {"text": "<your message>"}`)
+		return
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" {
+		key = body.IdempotencyKey
+	}
+	if status, msg := a.submit(r, t, body.Text, key); status != http.StatusAccepted {
+		apiError(w, status, msg)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"status": "accepted"})
+}
+
+func (a *Adapter) stop(w http.ResponseWriter, r *http.Request, user string) {
+	t, _, ok := a.owned(w, r, user)
+	if !ok {
+		return
+	}
+	if status, msg := a.submit(r, t, "stop", ""); status != http.StatusAccepted {
+		apiError(w, status, msg)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"status": "stopping"})
+}
+
+// submit hands a message to the intake. The idempotency key, when given,
+// is the event ID, so the same key sent twice starts one turn.
+func (a *Adapter) submit(r *http.Request, t core.Thread, text, key string) (int, string) {
+	if len(key) > 128 {
+		return http.StatusBadRequest, "the idempotency key is over 128 characters"
+	}
+	event := newID()
+	if key != "" {
+		event = "key:" + key
+	}
+	in := core.Inbound{Thread: t, User: t.Channel, UserName: t.Channel, Text: text,
+		EventID: t.ID + ":" + event, MessageID: event, At: a.opts.Now()}
+	_, outcome := a.intake.Accept(r.Context(), intake.Message{Inbound: in, Mention: true, Known: true}, intakePlatform{a})
+	switch outcome {
+	case intake.Accepted:
+		if !core.IsStop(text) {
+			a.feed.publish(t.ID, EventMessage, map[string]string{"text": text, "user": t.Channel})
+		}
+		return http.StatusAccepted, ""
+	case intake.Refused:
+		return http.StatusUnprocessableEntity, "the message was not taken: see the notice on the conversation's event stream"
+	}
+	return http.StatusServiceUnavailable, intake.Apology
+}
+
+func (a *Adapter) events(w http.ResponseWriter, r *http.Request, user string) {
+	t, _, ok := a.owned(w, r, user)
+	if !ok {
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		apiError(w, http.StatusInternalServerError, "streaming is not supported here")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush() // the client knows the stream is open before any event
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = r.URL.Query().Get("last_event_id")
+	}
+	ctx := r.Context()
+	heartbeat := time.NewTicker(15 * time.Second)
+	defer heartbeat.Stop()
+	first := true
+	for {
+		events, reset, wake := a.feed.since(t.ID, last)
+		var b strings.Builder
+		if reset && first {
+			writeSSE(&b, Event{ID: last, Type: EventReset, Data: json.RawMessage(`{}`)})
+		}
+		first = false
+		for _, e := range events {
+			writeSSE(&b, e)
+			last = e.ID
+		}
+		if b.Len() > 0 {
+			if _, err := io.WriteString(w, b.String()); err != nil {
+				return
+			}
+			flusher.Flush()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		case <-heartbeat.C:
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			flusher.Flush()
+		}
+	}
+}
+
+func (a *Adapter) answer(w http.ResponseWriter, r *http.Request, user string) {
+	var body struct {
+		Option *int `json:"option"`
+	}
+	if err := decode(r, &body); err != nil || body.Option == nil {
+		apiError(w, http.StatusBadRequest, `send {"option": <the index of the chosen option>}`)
+		return
+	}
+	gates := a.opts.Gates
+	token := r.PathValue("token")
+	if gates == nil {
+		apiError(w, http.StatusNotFound, "no such approval")
+		return
+	}
+	g, err := gates.Load(r.Context(), token)
+	// Only web approvals are answered here: a Slack or Discord user ID is
+	// not a web identity.
+	if err != nil || g.Thread.Platform != Platform {
+		apiError(w, http.StatusNotFound, "no such approval")
+		return
+	}
+	if *body.Option < 0 || *body.Option >= len(g.Options) {
+		apiError(w, http.StatusBadRequest, fmt.Sprintf("option %d is not one of this approval's %d options (0 to %d)", *body.Option, len(g.Options), len(g.Options)-1))
+		return
+	}
+	c, err := gates.Answer(r.Context(), token, *body.Option, user, nil)
+	if err != nil {
+		a.log.Error().Err(err).Msg("web: answer gate")
+		apiError(w, http.StatusServiceUnavailable, c.Refusal)
+		return
+	}
+	if c.Redraw && c.Gate.Token != "" && c.Refusal == "" {
+		a.showGate(c.Gate)
+	}
+	switch {
+	case c.Refusal == "":
+		writeJSON(w, http.StatusOK, decidedData{Token: c.Gate.Token, State: string(c.Gate.State), Answer: c.Gate.Answer, By: c.Gate.DecidedBy})
+	case c.Gate.Token == "" && !c.Redraw:
+		apiError(w, http.StatusForbidden, strings.ReplaceAll(c.Refusal, "<@", "@"))
+	default:
+		apiError(w, http.StatusConflict, c.Refusal)
+	}
+}

@@ -1,0 +1,117 @@
+package web
+
+import (
+	"context"
+	"time"
+
+	"github.com/neobot/neobot/adapters/internal/intake"
+	"github.com/neobot/neobot/core"
+)
+
+// Reporter returns how Neo speaks in conversation t: every call becomes an
+// event on the conversation's stream.
+func (a *Adapter) Reporter(t core.Thread) core.Reporter { return reporter{a: a, t: t} }
+
+type reporter struct {
+	a *Adapter
+	t core.Thread
+}
+
+type textData struct {
+	Text string `json:"text"`
+}
+
+func (r reporter) Say(_ context.Context, text string) error {
+	r.a.feed.publish(r.t.ID, EventAnswer, textData{text})
+	return nil
+}
+
+func (r reporter) Status(_ context.Context, text string) error {
+	r.a.feed.publish(r.t.ID, EventStatus, textData{text})
+	return nil
+}
+
+func (r reporter) Notice(_ context.Context, text string) error {
+	r.a.feed.publish(r.t.ID, EventNotice, textData{text})
+	return nil
+}
+
+// StreamAnswer streams the answer as answer.delta events, then the final
+// text as one answer event.
+func (r reporter) StreamAnswer(context.Context) (core.AnswerStream, error) { return answer(r), nil }
+
+type answer reporter
+
+func (s answer) Write(_ context.Context, text string) error {
+	s.a.feed.publish(s.t.ID, EventAnswerDelta, textData{text})
+	return nil
+}
+
+func (s answer) Close(_ context.Context, final string) error {
+	s.a.feed.publish(s.t.ID, EventAnswer, textData{final})
+	return nil
+}
+
+func (s answer) Abort(context.Context) error {
+	s.a.feed.publish(s.t.ID, EventAnswerRetract, struct{}{})
+	return nil
+}
+
+// Approver returns the approver for turns in conversation t started by
+// requester: the shared gates, shown as gate.invoked events and answered
+// at POST /v1/gates/{token}/answer.
+func (a *Adapter) Approver(t core.Thread, requester string) core.Approver {
+	return a.opts.Gates.Approver(t, requester, a.opts.Approvers, gateUI{a})
+}
+
+type gateUI struct{ a *Adapter }
+
+// gateData is an approval as the event stream shows it.
+type gateData struct {
+	Token     string    `json:"token"`
+	Question  string    `json:"question"`
+	Options   []string  `json:"options"`
+	Approving []bool    `json:"approving"` // which options approve (core.Approves)
+	Requester string    `json:"requester"`
+	Expires   time.Time `json:"expires"`
+}
+
+type decidedData struct {
+	Token  string `json:"token"`
+	State  string `json:"state"`
+	Answer string `json:"answer,omitempty"`
+	By     string `json:"by,omitempty"`
+}
+
+func (u gateUI) PostGate(_ context.Context, g core.Gate) (string, error) {
+	d := gateData{Token: g.Token, Question: g.Question, Options: g.Options, Requester: g.Requester, Expires: g.Expires}
+	for _, o := range g.Options {
+		d.Approving = append(d.Approving, core.Approves(o))
+	}
+	u.a.feed.publish(g.Thread.ID, EventGateInvoked, d)
+	return "web:" + g.Token, nil
+}
+
+func (u gateUI) ShowGate(_ context.Context, g core.Gate) { u.a.showGate(g) }
+
+func (a *Adapter) showGate(g core.Gate) {
+	a.feed.publish(g.Thread.ID, EventGateDecided, decidedData{Token: g.Token, State: string(g.State), Answer: g.Answer, By: g.DecidedBy})
+}
+
+// intakePlatform is the adapter as the intake sees one HTTP request.
+type intakePlatform struct{ a *Adapter }
+
+func (p intakePlatform) Refuse(_ context.Context, m intake.Message, text string) {
+	p.a.feed.publish(m.Inbound.Thread.ID, EventNotice, textData{text})
+}
+
+func (p intakePlatform) Place(_ context.Context, m intake.Message) core.Thread { return m.Inbound.Thread }
+
+func (p intakePlatform) Reply(_ context.Context, t core.Thread, text string) error {
+	p.a.feed.publish(t.ID, EventNotice, textData{text})
+	return nil
+}
+
+// Forget has nothing to forget: the hub's journal is the web's only
+// duplicate filter (an idempotency key becomes the event ID).
+func (p intakePlatform) Forget(string) {}

@@ -1,0 +1,160 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/neobot/neobot/adapters/internal/intake"
+	"github.com/neobot/neobot/core"
+)
+
+// Platform is the platform name of web threads.
+const Platform = "web"
+
+// Workspace is the workspace of every web thread: the web is one place.
+const Workspace = "web"
+
+// maxBody bounds every request body.
+const maxBody = 64 << 10
+
+// Said is one message of a conversation as its user saw it.
+type Said struct {
+	// Role is "user" or "assistant".
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// Summary describes one of a user's conversations.
+type Summary struct {
+	ID     string    `json:"id"`
+	Title  string    `json:"title"`
+	Active time.Time `json:"active"`
+}
+
+// History reads stored conversations; cmd/neobot implements it over the
+// store.
+type History interface {
+	// Conversations lists user's web conversations, most recent first.
+	Conversations(ctx context.Context, user string) ([]Summary, error)
+	// Transcript returns what was said in t, oldest first.
+	Transcript(ctx context.Context, t core.Thread) ([]Said, error)
+}
+
+// Options configures [New].
+type Options struct {
+	// Addr is the listen address, such as "127.0.0.1:8080".
+	Addr string
+	// Users maps token hashes to user names (see ParseUsers).
+	Users map[string]string
+	// Hub journals messages; *conversation.Hub.
+	Hub intake.Submitter
+	// History reads conversations back.
+	History History
+	// Gates decides approvals; nil denies every one.
+	Gates *core.Gates
+	// Approvers are web users who may answer any approval besides the
+	// requester.
+	Approvers []string
+	// CORSOrigins may call the API from a browser page of another origin;
+	// empty sends no CORS headers, so browsers refuse such calls.
+	CORSOrigins []string
+	// MaxText caps a message's text (intake.DefaultMaxText when zero).
+	MaxText int
+	// Now tells the time (default time.Now).
+	Now    func() time.Time
+	Logger zerolog.Logger
+}
+
+// Adapter serves the web API and chat page. Its Reporter and Approver are
+// for the hub.
+type Adapter struct {
+	opts   Options
+	auth   *auth
+	feed   *feed
+	intake intake.Intake
+	mux    *http.ServeMux
+	log    zerolog.Logger
+
+	listening atomic.Bool
+	created   createdSet
+}
+
+// New checks opts and builds the adapter.
+func New(opts Options) (*Adapter, error) {
+	if opts.Hub == nil || opts.History == nil {
+		return nil, errors.New("web: Options.Hub and Options.History are required")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	a := &Adapter{
+		opts: opts, auth: newAuth(opts.Users, opts.Now), feed: newFeed(opts.Now()),
+		intake: intake.Intake{Hub: opts.Hub, MaxText: opts.MaxText, Log: opts.Logger},
+		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}},
+	}
+	a.mux = a.routes()
+	return a, nil
+}
+
+// Handler is the API and the page, for tests and for mounting elsewhere.
+func (a *Adapter) Handler() http.Handler { return a.mux }
+
+// LoginLink returns a one-time link at base that signs user in on the
+// chat page.
+func (a *Adapter) LoginLink(base, user string) (string, error) {
+	if !userRe.MatchString(user) {
+		return "", fmt.Errorf("web: %q is not a user name", user)
+	}
+	code, err := a.auth.loginCode(user)
+	if err != nil {
+		return "", err
+	}
+	return base + "/#login=" + code, nil
+}
+
+// Connected reports whether the API is listening.
+func (a *Adapter) Connected() bool { return a.listening.Load() }
+
+// Run serves on opts.Addr until ctx ends, then shuts the server down,
+// ending event streams.
+func (a *Adapter) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", a.opts.Addr)
+	if err != nil {
+		return fmt.Errorf("web: listen on %s: %w", a.opts.Addr, err)
+	}
+	return a.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx ends.
+func (a *Adapter) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler: a.mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, BaseContext: func(net.Listener) context.Context { return ctx },
+	}
+	a.listening.Store(true)
+	defer a.listening.Store(false)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("web: serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	<-errc
+	return nil
+}
+
+// thread is user's conversation id.
+func thread(user, id string) core.Thread {
+	return core.Thread{Platform: Platform, Workspace: Workspace, Channel: user, ID: id}
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/neobot/neobot/adapters/web"
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/agent"
+	"github.com/neobot/neobot/store"
+)
+
+// defaultWebAddr is where neobot web serves when NEO_WEB_ADDR is unset:
+// this machine only.
+const defaultWebAddr = "127.0.0.1:8080"
+
+// runWeb is `neobot web`: the bot with the web API and chat page on
+// (NEO_WEB_ADDR, or this machine's port 8080), printing a one-time link
+// that signs the operator in, so trying Neo needs no Slack or Discord app.
+// `neobot web token NAME` makes a token for a web user instead.
+func (m *Main) runWeb(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "token" {
+		if len(args) != 2 {
+			return errors.New("usage: neobot web token NAME")
+		}
+		return m.webToken(args[1])
+	}
+	var user *string
+	cfg, _, log, err := m.setup("neobot web", args, func(fs *flag.FlagSet) {
+		user = fs.String("user", "me", "the web user the printed login link signs in")
+	})
+	if err != nil {
+		return err
+	}
+	cfg.WebAddr = cmp.Or(cfg.WebAddr, defaultWebAddr)
+	return m.serve(ctx, cfg, log, *user)
+}
+
+// webToken prints a new token for name and the NEO_WEB_USERS entry that
+// admits it; only the hash is ever configured.
+func (m *Main) webToken(name string) error {
+	if _, err := web.ParseUsers([]string{name + "=" + strings.Repeat("0", 64)}); err != nil {
+		return err
+	}
+	token, hash, err := web.NewToken()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Stdout, "Token for %s (give it to them; it is not stored anywhere and is shown only now):\n\n  %s\n\n"+
+		"Add this entry to NEO_WEB_USERS (it holds only the token's hash):\n\n  %s=%s\n", name, token, name, hash)
+	return nil
+}
+
+// webHistory reads web conversations from the store for the web adapter.
+type webHistory struct{ db *store.DB }
+
+// maxListed bounds how many conversations a list reads titles for.
+const maxListed = 100
+
+func (h webHistory) Conversations(ctx context.Context, user string) ([]web.Summary, error) {
+	threads, err := h.db.Threads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []web.Summary
+	for _, ti := range threads {
+		t := ti.Thread
+		if t.Platform != web.Platform || t.Workspace != web.Workspace || t.Channel != user || ti.Entries+ti.Archived == 0 {
+			continue
+		}
+		title := "Conversation"
+		if said, err := h.Transcript(ctx, t); err == nil && len(said) > 0 {
+			title = oneLineCap(said[0].Text, 60)
+		}
+		out = append(out, web.Summary{ID: t.ID, Title: title, Active: ti.Active})
+		if len(out) == maxListed {
+			break
+		}
+	}
+	return out, nil
+}
+
+// Transcript is what the user saw: their messages and Neo's answers,
+// without tool calls, tool results or the summary.
+func (h webHistory) Transcript(ctx context.Context, t core.Thread) ([]web.Said, error) {
+	_, live, err := h.db.LoadTranscript(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	old, err := h.db.Archived(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := agent.Messages(append(old, live...))
+	if err != nil {
+		return nil, err
+	}
+	var out []web.Said
+	for _, m := range msgs {
+		switch {
+		case m.Role == "user":
+			out = append(out, web.Said{Role: "user", Text: m.Content})
+		case m.Role == "assistant" && len(m.ToolCalls) == 0 && strings.TrimSpace(m.Content) != "":
+			out = append(out, web.Said{Role: "assistant", Text: m.Content})
+		}
+	}
+	return out, nil
+}
