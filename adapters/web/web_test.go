@@ -1,0 +1,205 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
+	"github.com/neobot/neobot/core"
+)
+
+// history is a History over nothing stored.
+type history struct{}
+
+func (history) Conversations(context.Context, string) ([]Summary, error) { return nil, nil }
+func (history) Transcript(context.Context, core.Thread) ([]Said, error)  { return nil, nil }
+
+func newAdapter(t *testing.T) (*Adapter, string) {
+	t.Helper()
+	token, hash, err := NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(Options{Users: map[string]string{hash: "alice"}, Hub: intaketest.NewHub(intaketest.NewThreads()), History: history{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, token
+}
+
+// TestOpenAPIInStep: the served document lists exactly the routes the
+// adapter serves, with the same methods.
+func TestOpenAPIInStep(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(openAPI, &doc); err != nil {
+		t.Fatalf("openapi.json is not JSON: %v", err)
+	}
+	documented := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			documented[strings.ToUpper(method)+" "+path] = true
+		}
+	}
+	served := map[string]bool{"GET /v1/openapi.json": true}
+	for _, rt := range routes {
+		served[rt.method+" "+rt.path] = true
+	}
+	for k := range served {
+		if !documented[k] {
+			t.Errorf("%s is served but not in openapi.json", k)
+		}
+	}
+	for k := range documented {
+		if !served[k] {
+			t.Errorf("%s is in openapi.json but not served", k)
+		}
+	}
+}
+
+// TestEveryEndpointNeedsAToken: no /v1 endpoint but the login exchange
+// and the document answers without a valid token.
+func TestEveryEndpointNeedsAToken(t *testing.T) {
+	a, token := newAdapter(t)
+	srv := httptest.NewServer(a.Handler())
+	defer srv.Close()
+	for _, rt := range routes {
+		if !rt.auth {
+			continue
+		}
+		path := strings.NewReplacer("{id}", "0123456789abcdef01234567", "{token}", "tok").Replace(rt.path)
+		for _, auth := range []string{"", "Bearer", "Bearer neo_wrong", "Basic " + token, token} {
+			req, _ := http.NewRequest(rt.method, srv.URL+path, strings.NewReader(`{}`))
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusUnauthorized {
+				t.Errorf("%s %s with Authorization %.12q = %d, want 401", rt.method, path, auth, res.StatusCode)
+			}
+		}
+	}
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/me", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Errorf("a valid token: %v %v", err, res.Status)
+	}
+}
+
+func TestParseUsers(t *testing.T) {
+	_, hash, _ := NewToken()
+	users, err := ParseUsers([]string{"alice=" + hash, " bob=" + strings.ToUpper(hash[:63]) + "f"})
+	if err != nil || users[hash] != "alice" || len(users) != 2 {
+		t.Errorf("ParseUsers = %v, %v", users, err)
+	}
+	for _, tt := range []struct{ entry, want string }{
+		{"alice", "name=<token hash>"},
+		{"Alice=" + hash, "lowercase"},
+		{"alice=neo_plaintexttoken", "SHA-256 hash"},
+	} {
+		if _, err := ParseUsers([]string{tt.entry}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseUsers(%.20q) = %v, want an error saying %q", tt.entry, err, tt.want)
+		}
+		if _, err := ParseUsers([]string{tt.entry}); err != nil && strings.Contains(err.Error(), "plaintexttoken") {
+			t.Errorf("the error repeats what may be a token: %v", err)
+		}
+	}
+}
+
+func TestLoginCodeOnce(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	a := newAuth(nil, func() time.Time { return now })
+	code, _ := a.loginCode("carol")
+	token, user, err := a.exchange(code)
+	if err != nil || user != "carol" || token == "" {
+		t.Fatalf("exchange = %q, %q, %v", token, user, err)
+	}
+	if _, _, err := a.exchange(code); err == nil {
+		t.Error("a login code worked twice")
+	}
+	late, _ := a.loginCode("carol")
+	now = now.Add(loginTTL)
+	if _, _, err := a.exchange(late); err == nil {
+		t.Error("an expired login code worked")
+	}
+	req := httptest.NewRequest("GET", "/", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if got := a.user(req); got != "carol" {
+		t.Errorf("the session token is %q's, want carol's", got)
+	}
+}
+
+func TestFeedResume(t *testing.T) {
+	f := newFeed(time.Unix(1, 0))
+	for i := range 3 {
+		f.publish("c1", EventStatus, textData{strings.Repeat("x", i)})
+	}
+	all, reset, _ := f.since("c1", "")
+	if len(all) != 3 || reset {
+		t.Fatalf("since start: %d events, reset %v", len(all), reset)
+	}
+	after, reset, _ := f.since("c1", all[0].ID)
+	if len(after) != 2 || after[0].ID != all[1].ID || reset {
+		t.Errorf("since the first: %+v, reset %v; want the last two", after, reset)
+	}
+	if _, reset, _ := f.since("c1", "otherepoch.2"); !reset {
+		t.Error("an ID from another run must reset")
+	}
+	for range maxEvents + 10 {
+		f.publish("c1", EventStatus, textData{"y"})
+	}
+	if evs, reset, _ := f.since("c1", all[2].ID); !reset || len(evs) != maxEvents {
+		t.Errorf("resuming from an evicted event: reset %v, %d events; want reset and what is kept", reset, len(evs))
+	}
+	_, _, wake := f.since("c2", f.lastID("c2"))
+	f.publish("c2", EventNotice, textData{"hi"})
+	select {
+	case <-wake:
+	default:
+		t.Error("a listener was not woken by an event")
+	}
+	if got := f.lastID("c2"); !strings.HasSuffix(got, ".1") {
+		t.Errorf("lastID = %q, want the one event's", got)
+	}
+}
+
+// FuzzDecode: no body makes the decoders panic, and an accepted body
+// holds no unknown field.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"text":"hi"}`, `{"option":1}`, `{"code":"x"}`, `{"text":"a","idempotency_key":"k"}`, ``, `[]`, `{"text":1}`, `{} {}`, `{"option":-1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var send struct {
+			Text           string `json:"text"`
+			IdempotencyKey string `json:"idempotency_key"`
+		}
+		_ = decodeBody(data, &send)
+		var ans struct {
+			Option *int `json:"option"`
+		}
+		_ = decodeBody(data, &ans)
+		var login struct {
+			Code string `json:"code"`
+		}
+		if decodeBody(data, &login) == nil && strings.Contains(string(data), `"text"`) && !strings.Contains(string(data), `"code"`) {
+			var m map[string]any
+			if json.Unmarshal(data, &m) == nil {
+				if _, ok := m["text"]; ok {
+					t.Errorf("the login decoder accepted an unknown field: %s", data)
+				}
+			}
+		}
+	})
+}
