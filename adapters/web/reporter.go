@@ -105,7 +105,9 @@ func (p intakePlatform) Refuse(_ context.Context, m intake.Message, text string)
 	p.a.feed.publish(m.Inbound.Thread.ID, EventNotice, textData{text})
 }
 
-func (p intakePlatform) Place(_ context.Context, m intake.Message) core.Thread { return m.Inbound.Thread }
+func (p intakePlatform) Place(_ context.Context, m intake.Message) core.Thread {
+	return m.Inbound.Thread
+}
 
 func (p intakePlatform) Reply(_ context.Context, t core.Thread, text string) error {
 	p.a.feed.publish(t.ID, EventNotice, textData{text})
