@@ -75,12 +75,11 @@ type Options struct {
 	// file before failing with ErrLocked (default 2s). It is never infinite.
 	LockTimeout time.Duration
 	// Writers is the expected number of concurrent writers (for example the
-	// conversation hub's MaxConcurrent); it sets bbolt's MaxBatchSize so a
-	// batch commits as soon as every writer has joined it (default 64).
+	// conversation hub's MaxConcurrent): at most this many writes share one
+	// transaction (default 64). Writes never wait for company: a write
+	// commits at once when no commit is running, and the writes that arrive
+	// during a commit share the next one.
 	Writers int
-	// BatchDelay is the longest a write waits for others to join its batch
-	// (default 2ms). A write with no other write in flight does not wait.
-	BatchDelay time.Duration
 	// Retention says what Sweep drops.
 	Retention Retention
 	// NoSync turns fsync off. Unsafe: a crash can lose acknowledged writes.
@@ -104,7 +103,7 @@ type DB struct {
 	ret      Retention
 	log      zerolog.Logger
 	observe  func(time.Duration, error)
-	inflight atomic.Int64
+	group    group
 	full     atomic.Bool // the last write failed for want of space
 }
 
@@ -117,9 +116,6 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	if opts.Writers <= 0 {
 		opts.Writers = 64
-	}
-	if opts.BatchDelay <= 0 {
-		opts.BatchDelay = 2 * time.Millisecond
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -135,9 +131,8 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	b.MaxBatchSize = opts.Writers
-	b.MaxBatchDelay = opts.BatchDelay
-	db := &DB{bolt: b, path: path, now: opts.Now, ret: opts.Retention.withDefaults(), log: opts.Logger, observe: opts.ObserveWrite}
+	db := &DB{bolt: b, path: path, now: opts.Now, ret: opts.Retention.withDefaults(), log: opts.Logger, observe: opts.ObserveWrite,
+		group: group{bolt: b, max: opts.Writers}}
 	if err := db.init(); err != nil {
 		_ = b.Close()
 		return nil, err
@@ -204,23 +199,15 @@ func (db *DB) Close() error {
 }
 
 // write runs fn in a read-write transaction that is fsynced before write
-// returns. When other writes are in flight it joins their batch (fn may
-// then run more than once and must be idempotent: it derives everything
-// from tx and assigns, never accumulates, its outputs); alone, it commits
-// at once instead of waiting for company.
+// returns: at once when no other commit is running, else together with
+// the writes that arrived meanwhile (see group). fn derives everything
+// from tx and assigns, never accumulates, its outputs.
 func (db *DB) write(ctx context.Context, fn func(*bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	n := db.inflight.Add(1)
-	defer db.inflight.Add(-1)
 	start := time.Now()
-	var err error
-	if n == 1 {
-		err = db.bolt.Update(fn)
-	} else {
-		err = db.bolt.Batch(fn)
-	}
+	err := db.group.write(fn)
 	if db.observe != nil {
 		db.observe(time.Since(start), err)
 	}

@@ -35,6 +35,9 @@ type turn struct {
 	calls       []callNote        // what this turn did, for an honest partial
 	partialEnd  bool              // the turn ended with an honest partial
 	answer      core.AnswerStream // the final answer, shown while written; finish closes it
+	// shownThinking: "Thinking…" went out when the turn started, so the
+	// first model call need not say it again.
+	shownThinking bool
 }
 
 // Run runs one turn: it answers t.Inbound through t.Reporter, calling tools
@@ -88,6 +91,10 @@ func (a *Agent) run(ctx context.Context, t core.Turn) (tr *turn, err error) {
 		tr.start = start
 		a.log.Info().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("agent: resuming turn")
 	default:
+		// The person sees Neo at work before the first durable write of
+		// the turn, not after it.
+		tr.status(ctx, "Thinking…")
+		tr.shownThinking = true
 		if err := tr.closeAbandoned(ctx); err != nil {
 			return tr, err
 		}
@@ -178,7 +185,11 @@ func (tr *turn) callModel(ctx context.Context) (*llm.ChatResult, error) {
 	retries, adapts := 0, 0
 	for {
 		req := llm.ChatRequest{Messages: tr.window(), Tools: tr.tools}
-		tr.status(ctx, "Thinking…")
+		if tr.shownThinking {
+			tr.shownThinking = false // said already, at the start of the turn
+		} else {
+			tr.status(ctx, "Thinking…")
+		}
 		res, err := tr.chat(ctx, req)
 		if err == nil && res == nil {
 			err = errors.New("agent: model returned no result")
