@@ -1,0 +1,78 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+func openGroup(t *testing.T, max int) (*group, *bolt.DB) {
+	t.Helper()
+	b, err := bolt.Open(filepath.Join(t.TempDir(), "g.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if err := b.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("b")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	return &group{bolt: b, max: max}, b
+}
+
+// TestGroupCommit: concurrent writes all commit; a write whose fn fails
+// gets its own error and changes nothing, while the writes beside it
+// commit; a panicking write is an error, and the group goes on.
+func TestGroupCommit(t *testing.T) {
+	g, b := openGroup(t, 8)
+	boom := errors.New("refused")
+	var wg sync.WaitGroup
+	errs := make([]error, 200)
+	for i := range errs {
+		wg.Go(func() {
+			errs[i] = g.write(func(tx *bolt.Tx) error {
+				if i%50 == 7 {
+					return boom
+				}
+				return tx.Bucket([]byte("b")).Put(fmt.Appendf(nil, "k%03d", i), []byte("v"))
+			})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		want := error(nil)
+		if i%50 == 7 {
+			want = boom
+		}
+		if !errors.Is(err, want) && err != want {
+			t.Errorf("write %d = %v, want %v", i, err, want)
+		}
+	}
+	_ = b.View(func(tx *bolt.Tx) error {
+		if n := tx.Bucket([]byte("b")).Stats().KeyN; n != 196 {
+			t.Errorf("%d keys stored, want 196: every write but the 4 refused", n)
+		}
+		for i := range errs {
+			got := tx.Bucket([]byte("b")).Get(fmt.Appendf(nil, "k%03d", i))
+			if (got == nil) != (i%50 == 7) {
+				t.Errorf("key %d stored = %v", i, got != nil)
+			}
+		}
+		return nil
+	})
+
+	if err := g.write(func(*bolt.Tx) error { panic("bad write") }); err == nil {
+		t.Error("a panicking write returned no error")
+	}
+	if err := g.write(func(tx *bolt.Tx) error { return tx.Bucket([]byte("b")).Put([]byte("after"), []byte("v")) }); err != nil {
+		t.Errorf("a write after a panic = %v, want the group still working", err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.busy || len(g.queue) != 0 {
+		t.Errorf("idle group: busy %v, %d queued", g.busy, len(g.queue))
+	}
+}
