@@ -1,5 +1,5 @@
 # The test command: installs what the tests need, then runs every test.
-.PHONY: test run bench mutate
+.PHONY: test run bench bench-reply mutate
 
 test:
 	npm ci --no-audit --no-fund --loglevel=error
@@ -13,6 +13,13 @@ run:
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
+
+# The reply path through the built binary (issue 19's table): the Slack fake
+# over TLS, an instant model, the filesystem MCP server; reply p50/p99,
+# first status, CPU per reply, peak RSS, store size per turn.
+bench-reply:
+	npm ci --no-audit --no-fund --loglevel=error
+	go test -run '^$$' -bench ReplyBinary -benchtime=300x ./cmd/neobot/
 
 # Mutation testing of the safety paths (slow: minutes per package). Each
 # surviving mutant is a change no test notices; docs/testing.md has the

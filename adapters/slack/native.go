@@ -160,6 +160,11 @@ func (n *nativeAnswer) Close(ctx context.Context, final string) error {
 	if n.fallback != nil {
 		return n.fallback.Close(ctx, final)
 	}
+	if len(n.msgs) == 0 {
+		// Nothing streamed (a short answer): said whole, the status
+		// message becomes the answer in one edit.
+		return n.r.a.say(ctx, n.r.t, final)
+	}
 	return n.r.a.lines.Finish(n.r.t.Key(), func(st *statusline.Line[learned]) error {
 		placeholder := st.Clear()
 		if err := n.stop(ctx); err != nil {
@@ -185,7 +190,7 @@ func (n *nativeAnswer) Close(ctx context.Context, final string) error {
 				return err
 			}
 		}
-		if placeholder != "" { // Close without a word written
+		if placeholder != "" { // a status shown after the stream started
 			return n.r.a.deleteMessage(ctx, n.r.t.Channel, placeholder)
 		}
 		return nil

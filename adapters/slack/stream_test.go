@@ -226,3 +226,27 @@ func TestNativeStreamFallsBackAndTidies(t *testing.T) {
 		t.Errorf("after Abort: %+v, want nothing left", msgs)
 	}
 }
+
+// TestNativeShortAnswerSaidWhole: an answer that ends before any word was
+// streamed (shorter than the agent's hold-back) is said whole: the status
+// message becomes it in one edit, with no stream started.
+func TestNativeShortAnswerSaidWhole(t *testing.T) {
+	e := start(t, func(o *Options) { o.StatusInterval = time.Hour })
+	th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000036"}
+	r := e.a.Reporter(th)
+	if err := r.Status(e.ctx, "Thinking…"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := inTurn(e, th, "UALICE")
+	s, _ := r.(core.Streamer).StreamAnswer(ctx)
+	if err := s.Close(ctx, "Yes."); err != nil {
+		t.Fatal(err)
+	}
+	msgs := e.botMessages(th.Channel, th.ID)
+	if len(msgs) != 1 || msgs[0].Rendered() != "Yes." {
+		t.Errorf("after Close: %+v, want the status message turned into the answer", msgs)
+	}
+	if n := len(e.slack.Calls("chat.startStream")) + len(e.slack.Calls("chat.delete")); n != 0 {
+		t.Errorf("%d stream starts and deletes for an answer said whole, want none", n)
+	}
+}

@@ -136,7 +136,7 @@ type process struct {
 
 // start runs neobot in the background until stop, kill or the end of the
 // test.
-func start(t *testing.T, kv map[string]string, args ...string) *process {
+func start(t testing.TB, kv map[string]string, args ...string) *process {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = env(kv)

@@ -61,7 +61,7 @@ func (w *slackWorld) start(t *testing.T, n int) *process {
 	return p
 }
 
-func waitCtx(t *testing.T) context.Context {
+func waitCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx

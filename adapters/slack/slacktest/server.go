@@ -19,6 +19,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"math"
@@ -102,7 +103,13 @@ func New(tb testing.TB) *Server {
 }
 
 // NewServer starts a Server; the caller must Close it.
-func NewServer() *Server {
+func NewServer() *Server { return newServer(false) }
+
+// NewTLSServer starts a Server on HTTPS (and wss:// for Socket Mode), as
+// Slack is; a client must trust CertPEM. The caller must Close it.
+func NewTLSServer() *Server { return newServer(true) }
+
+func newServer(tls bool) *Server {
 	s := &Server{
 		PingInterval: 5 * time.Second,
 		epoch:        time.Now().Unix(),
@@ -117,8 +124,22 @@ func NewServer() *Server {
 	mux.HandleFunc("/files/{id}/{name}", s.serveFile)
 	mux.HandleFunc("/response/{id}", s.serveResponseURL)
 	mux.HandleFunc("/socket", s.serveSocket)
-	s.srv = httptest.NewServer(mux)
+	s.srv = httptest.NewUnstartedServer(mux)
+	if tls {
+		s.srv.StartTLS()
+	} else {
+		s.srv.Start()
+	}
 	return s
+}
+
+// CertPEM is the TLS server's certificate in PEM, for a client's trust
+// store (SSL_CERT_FILE); nil for a plain HTTP server.
+func (s *Server) CertPEM() []byte {
+	if s.srv.Certificate() == nil {
+		return nil
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.srv.Certificate().Raw})
 }
 
 // Close disconnects every client and stops the server.
