@@ -2,7 +2,9 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -15,17 +17,49 @@ import (
 type group struct {
 	bolt *bolt.DB
 	max  int // most writes in one transaction
+	// lazyDelay is the longest a lazy write waits for a commit to join
+	// before it commits on its own; lazyFailed hears a lazy write's error.
+	lazyDelay  time.Duration
+	lazyFailed func(error)
 
 	mu    sync.Mutex
 	queue []*queued
-	busy  bool // a writer is committing
+	busy  bool        // a writer is committing
+	timer *time.Timer // flushes lazy writes nobody else committed
 }
 
 // queued is one write waiting in the group.
 type queued struct {
 	fn   func(*bolt.Tx) error
-	done chan error    // the write's outcome
+	done chan error    // the write's outcome; nil for a lazy write
 	lead chan struct{} // this writer commits next
+}
+
+// later queues fn to commit with the next write, or on its own after
+// lazyDelay, and returns at once. A crash before then loses it: only for
+// writes whose loss the restart repairs.
+func (g *group) later(fn func(*bolt.Tx) error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.queue = append(g.queue, &queued{fn: fn})
+	if g.timer == nil {
+		g.timer = time.AfterFunc(g.lazyDelay, func() { _ = g.write(func(*bolt.Tx) error { return nil }) })
+	}
+}
+
+// flush commits every lazy write still queued (Close calls it).
+func (g *group) flush() error {
+	g.mu.Lock()
+	pending := len(g.queue) > 0
+	if g.timer != nil {
+		g.timer.Stop()
+		g.timer = nil
+	}
+	g.mu.Unlock()
+	if !pending {
+		return nil
+	}
+	return g.write(func(*bolt.Tx) error { return nil })
 }
 
 // write runs fn in a durable transaction, alone or with the writes queued
@@ -57,17 +91,26 @@ func (g *group) commitNext() {
 	n := min(len(g.queue), g.max)
 	batch := g.queue[:n:n]
 	g.queue = g.queue[n:]
+	if g.timer != nil && !slices.ContainsFunc(g.queue, func(w *queued) bool { return w.done == nil }) {
+		g.timer.Stop() // every lazy write rides along now
+		g.timer = nil
+	}
 	g.mu.Unlock()
 
 	g.commit(batch)
 
 	g.mu.Lock()
-	if len(g.queue) > 0 {
-		g.queue[0].lead <- struct{}{}
-	} else {
-		g.busy = false
+	defer g.mu.Unlock()
+	// The oldest writer still waiting commits next. Lazy writes have no
+	// writer: left alone they wait for the next write, or their timer.
+	if i := slices.IndexFunc(g.queue, func(w *queued) bool { return w.done != nil }); i >= 0 {
+		g.queue[i].lead <- struct{}{}
+		return
 	}
-	g.mu.Unlock()
+	g.busy = false
+	if len(g.queue) > 0 && g.timer == nil {
+		g.timer = time.AfterFunc(g.lazyDelay, func() { _ = g.write(func(*bolt.Tx) error { return nil }) })
+	}
 }
 
 // commit runs batch in one transaction. A write whose fn fails gets its
@@ -95,11 +138,22 @@ func (g *group) commit(batch []*queued) {
 		}()
 		if failed < 0 {
 			for _, w := range batch {
-				w.done <- err
+				w.report(g, err)
 			}
 			return
 		}
-		batch[failed].done <- fnErr
+		batch[failed].report(g, fnErr)
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
+	}
+}
+
+// report delivers a write's outcome: to its writer, or for a lazy write to
+// lazyFailed when it failed.
+func (w *queued) report(g *group, err error) {
+	switch {
+	case w.done != nil:
+		w.done <- err
+	case err != nil && g.lazyFailed != nil:
+		g.lazyFailed(err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -74,5 +75,51 @@ func TestGroupCommit(t *testing.T) {
 	defer g.mu.Unlock()
 	if g.busy || len(g.queue) != 0 {
 		t.Errorf("idle group: busy %v, %d queued", g.busy, len(g.queue))
+	}
+}
+
+// TestGroupLazy: a lazy write commits with the next write, or on its own
+// when none comes; one queued ahead of waiting writers does not stall
+// them; flush commits what is left.
+func TestGroupLazy(t *testing.T) {
+	g, b := openGroup(t, 8)
+	g.lazyDelay = time.Hour // only another write (or flush) commits it
+	put := func(k string) func(*bolt.Tx) error {
+		return func(tx *bolt.Tx) error { return tx.Bucket([]byte("b")).Put([]byte(k), []byte("v")) }
+	}
+	has := func(k string) bool {
+		var ok bool
+		_ = b.View(func(tx *bolt.Tx) error { ok = tx.Bucket([]byte("b")).Get([]byte(k)) != nil; return nil })
+		return ok
+	}
+	g.later(put("lazy1"))
+	if has("lazy1") {
+		t.Fatal("a lazy write committed before any write or its timer")
+	}
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			if err := g.write(put(fmt.Sprint("w", i))); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if !has("lazy1") {
+		t.Error("the lazy write did not ride along with the writes after it")
+	}
+	g.later(put("lazy2"))
+	if err := g.flush(); err != nil || !has("lazy2") {
+		t.Errorf("flush = %v; lazy2 stored %v", err, has("lazy2"))
+	}
+
+	g.lazyDelay = time.Millisecond // now its timer commits it
+	g.later(put("lazy3"))
+	deadline := time.Now().Add(10 * time.Second)
+	for !has("lazy3") && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // polling for the commit, not timing it
+	}
+	if !has("lazy3") {
+		t.Error("a lazy write with no write after it never committed")
 	}
 }

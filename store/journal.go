@@ -79,9 +79,36 @@ func (db *DB) JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, 
 // is no longer pending, and its dedupe key lives out its TTL. Completing
 // twice is fine; an event never journaled is core.ErrNotFound.
 func (db *DB) CompleteInbound(ctx context.Context, t core.Thread, eventID string) error {
-	now := db.now()
+	err := db.write(ctx, db.completeFn(t, eventID))
+	if errors.Is(err, core.ErrNotFound) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("store: complete %s in %s: %w", eventID, t.Key(), err)
+	}
+	return nil
+}
+
+// CompleteInboundLater is CompleteInbound without waiting: the mark
+// commits with the next write, or on its own within 50 ms. A crash
+// before then loses it, and the message is resumed after the restart; the
+// hub asks for this only for a message whose answer is stored, whose
+// resumed turn finds itself answered and says nothing.
+func (db *DB) CompleteInboundLater(t core.Thread, eventID string) {
+	fn := db.completeFn(t, eventID)
+	db.group.later(func(tx *bolt.Tx) error {
+		if err := fn(tx); err != nil && !errors.Is(err, core.ErrNotFound) {
+			return fmt.Errorf("store: complete %s in %s: %w", eventID, t.Key(), err)
+		}
+		return nil
+	})
+}
+
+// completeFn marks eventID of thread t done in a transaction.
+func (db *DB) completeFn(t core.Thread, eventID string) func(*bolt.Tx) error {
 	key := inboundKey(t.Platform, eventID)
-	err := db.write(ctx, func(tx *bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
+		now := db.now()
 		b := tx.Bucket(bucketInbound)
 		v := b.Get(key)
 		if v == nil {
@@ -103,14 +130,7 @@ func (db *DB) CompleteInbound(ctx context.Context, t core.Thread, eventID string
 			return err
 		}
 		return b.Put(key, raw)
-	})
-	if errors.Is(err, core.ErrNotFound) {
-		return err
 	}
-	if err != nil {
-		return fmt.Errorf("store: complete %s in %s: %w", eventID, t.Key(), err)
-	}
-	return nil
 }
 
 // PendingInbound returns the messages journaled and never completed,

@@ -97,14 +97,14 @@ type Options struct {
 
 // DB is neobot's bbolt store. It is safe for concurrent use.
 type DB struct {
-	bolt     *bolt.DB
-	path     string
-	now      func() time.Time
-	ret      Retention
-	log      zerolog.Logger
-	observe  func(time.Duration, error)
-	group    group
-	full     atomic.Bool // the last write failed for want of space
+	bolt    *bolt.DB
+	path    string
+	now     func() time.Time
+	ret     Retention
+	log     zerolog.Logger
+	observe func(time.Duration, error)
+	group   group
+	full    atomic.Bool // the last write failed for want of space
 }
 
 // Open opens (creating if needed) the store at path. A file held by another
@@ -132,7 +132,8 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	db := &DB{bolt: b, path: path, now: opts.Now, ret: opts.Retention.withDefaults(), log: opts.Logger, observe: opts.ObserveWrite,
-		group: group{bolt: b, max: opts.Writers}}
+		group: group{bolt: b, max: opts.Writers, lazyDelay: lazyDelay}}
+	db.group.lazyFailed = func(err error) { db.log.Error().Err(db.diskFull(err)).Msg("store: a deferred write failed") }
 	if err := db.init(); err != nil {
 		_ = b.Close()
 		return nil, err
@@ -190,8 +191,16 @@ func (db *DB) init() error {
 // Path returns the file the store was opened from.
 func (db *DB) Path() string { return db.path }
 
-// Close closes the file. Calls after Close fail.
+// lazyDelay is the longest a deferred write (CompleteInboundLater) waits
+// for another write to commit with.
+const lazyDelay = 50 * time.Millisecond
+
+// Close commits the deferred writes and closes the file. Calls after Close
+// fail.
 func (db *DB) Close() error {
+	if err := db.group.flush(); err != nil {
+		db.log.Error().Err(err).Msg("store: commit deferred writes at close")
+	}
 	if err := db.bolt.Close(); err != nil {
 		return fmt.Errorf("store: close %s: %w", db.path, err)
 	}

@@ -53,3 +53,32 @@ func TestLedgerErrorsSayWhich(t *testing.T) {
 		})
 	}
 }
+
+// TestCompleteLaterSurvivesClose: a deferred completion commits by Close,
+// so a clean shutdown never resumes an answered message.
+func TestCompleteLaterSurvivesClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "neobot.db")
+	db, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: "1.1"}
+	in := core.Inbound{Thread: th, EventID: "E1", Text: "hi"}
+	if _, err := db.JournalInbound(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	db.CompleteInboundLater(th, "E1")
+	db.CompleteInboundLater(th, "E-never-journaled") // not an error worth more than nothing
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	pending, err := db.PendingInbound(context.Background())
+	if err != nil || len(pending) != 0 {
+		t.Errorf("pending after a deferred completion and Close = %+v, %v; want none", pending, err)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -224,7 +226,29 @@ func (m *Main) setup(name string, args []string, extra func(*flag.FlagSet)) (*Co
 	if err != nil {
 		return nil, nil, zerolog.Nop(), fmt.Errorf("configuration: %w", err)
 	}
+	if cfg.CPUProfile != "" {
+		if err := m.profileCPU(cfg.CPUProfile); err != nil {
+			return nil, nil, zerolog.Nop(), fmt.Errorf("NEO_CPU_PROFILE: %w", err)
+		}
+	}
 	return cfg, rest, log, nil
+}
+
+// profileCPU profiles the process until Close, into path.
+func (m *Main) profileCPU(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	m.onClose(func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	})
+	return nil
 }
 
 // runMeter flushes recorded usage in the background until Close, which

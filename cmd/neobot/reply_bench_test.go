@@ -21,7 +21,8 @@ import (
 // manifest, info logging. Each op is one mention in a new thread, sent
 // when the previous one is answered. It reports reply p50/p99 (mention to
 // answer posted), first-status p50, the bot's CPU per reply (from
-// /proc/<pid>/stat) and its peak RSS. `make bench-reply` runs it.
+// /proc/<pid>/stat) and its peak RSS. `make bench-reply` runs it;
+// NEO_BENCH_CPU_PROFILE=path also profiles the bot.
 func BenchmarkReplyBinary(b *testing.B) {
 	fake := slacktest.NewTLSServer()
 	b.Cleanup(fake.Close)
@@ -52,6 +53,9 @@ func BenchmarkReplyBinary(b *testing.B) {
 		"NEO_DB_PATH": filepath.Join(b.TempDir(), "neobot.db"), "NEO_MANIFEST": manifest,
 		"SLACK_BOT_TOKEN": "xoxb-bench", "SLACK_APP_TOKEN": "xapp-bench", "SLACK_API_URL": fake.APIURL(),
 		"SSL_CERT_FILE": cert, "NEO_LOG_LEVEL": "info", "NEO_LOG_FORMAT": "json",
+	}
+	if path := os.Getenv("NEO_BENCH_CPU_PROFILE"); path != "" {
+		env["NEO_CPU_PROFILE"] = path // the bot's own profile, for go tool pprof
 	}
 	p := start(b, env)
 	ctx := waitCtx(b)

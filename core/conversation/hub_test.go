@@ -305,3 +305,43 @@ func TestNewMisconfigured(t *testing.T) {
 		})
 	}
 }
+
+// lazyJournal is a memJournal that can complete lazily, recording which
+// messages it was asked to.
+type lazyJournal struct {
+	*memJournal
+	lmu  sync.Mutex
+	lazy []string
+}
+
+func (j *lazyJournal) CompleteInboundLater(t core.Thread, eventID string) {
+	j.lmu.Lock()
+	j.lazy = append(j.lazy, eventID)
+	j.lmu.Unlock()
+	_ = j.CompleteInbound(context.Background(), t, eventID)
+}
+
+// TestAnsweredTurnsCompleteLazily: a turn whose answer is stored is
+// marked done without waiting for the mark to be durable; a failed turn's
+// mark is durable, since resuming it would run it again.
+func TestAnsweredTurnsCompleteLazily(t *testing.T) {
+	j := &lazyJournal{memJournal: newMemJournal()}
+	runner := runFunc(func(ctx context.Context, turn core.Turn) error {
+		if turn.Inbound.Text == "fail" {
+			return errors.New("model down")
+		}
+		return turn.Reporter.Say(ctx, "ok")
+	})
+	h, _, _ := startHub(t, Options{Runner: runner, Journal: j})
+	for _, in := range []core.Inbound{msg("t1", "E1", "hello"), msg("t2", "E2", "fail")} {
+		if _, err := h.Submit(t.Context(), in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.waitCompleted(t, 2)
+	j.lmu.Lock()
+	defer j.lmu.Unlock()
+	if !slices.Equal(j.lazy, []string{"E1"}) {
+		t.Errorf("completed lazily: %v, want only the answered E1", j.lazy)
+	}
+}

@@ -257,7 +257,7 @@ func (h *Hub) turn(ctx context.Context, it *item) {
 	cause := context.Cause(ctx)
 	switch {
 	case err == nil, errors.Is(err, core.ErrAnswered):
-		h.complete(ctx, in)
+		h.completeAnswered(ctx, in)
 	case ctx.Err() != nil && errors.Is(cause, core.ErrStopped):
 		h.complete(ctx, in) // the stop command posts the notice
 	case ctx.Err() != nil && errors.Is(cause, core.ErrShutdown):
