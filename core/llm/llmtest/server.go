@@ -159,6 +159,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "llmtest: no scripted reply", "server_error")
 		return
 	}
+	reply = withUsage(reply, req)
 	if req.Stream && reply.Body == "" && !reply.Drop && (reply.Status == 0 || reply.Status < 300) {
 		s.stream(w, r, reply)
 		return
@@ -172,4 +173,21 @@ func (s *Server) RefuseStreaming() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.noStream = true
+}
+
+// withUsage fills in token usage the way every OpenAI-compatible server
+// reports it, when the reply does not script its own: prompt tokens from
+// the request's size, completion tokens from the answer's (about four
+// bytes a token, at least one).
+func withUsage(reply Reply, req Request) Reply {
+	if reply.Usage != (llm.Usage{}) {
+		return reply
+	}
+	out := len(reply.Message.Content) + len(reply.Message.Reasoning)
+	for _, tc := range reply.Message.ToolCalls {
+		out += len(tc.Function.Name) + len(tc.Function.Arguments)
+	}
+	reply.Usage = llm.Usage{PromptTokens: max(1, len(req.Body)/4), CompletionTokens: max(1, out/4)}
+	reply.Usage.TotalTokens = reply.Usage.PromptTokens + reply.Usage.CompletionTokens
+	return reply
 }

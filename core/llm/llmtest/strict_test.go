@@ -42,3 +42,37 @@ func TestRefusesWhatProvidersRefuse(t *testing.T) {
 		})
 	}
 }
+
+// TestReportsUsageByDefault: like every OpenAI-compatible server, the fake
+// reports token usage even when a reply does not script it, streamed or
+// not; a scripted usage wins.
+func TestReportsUsageByDefault(t *testing.T) {
+	srv := llmtest.New(t)
+	c, err := llm.New(llm.Config{Model: "m", Provider: "openai-compatible", BaseURL: srv.BaseURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := llm.ChatRequest{Messages: []llm.Message{llm.UserMessage("how long is a piece of string?")}}
+	srv.Enqueue(llmtest.Text("twice half its length"))
+	res, err := c.Chat(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := res.Usage; u.PromptTokens == 0 || u.CompletionTokens == 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+		t.Errorf("usage = %+v, want prompt and completion tokens reported", u)
+	}
+	srv.Enqueue(llmtest.Text("streamed").Streamed(3, 0))
+	res, err = c.ChatStream(context.Background(), req, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Usage.TotalTokens == 0 {
+		t.Errorf("streamed usage = %+v, want it reported in the last chunk", res.Usage)
+	}
+	scripted := llmtest.Text("x")
+	scripted.Usage = llm.Usage{PromptTokens: 812, CompletionTokens: 49}
+	srv.Enqueue(scripted)
+	if res, err := c.Chat(context.Background(), req); err != nil || res.Usage.PromptTokens != 812 {
+		t.Errorf("scripted usage = %+v, %v; want 812 prompt tokens", res.Usage, err)
+	}
+}
