@@ -579,3 +579,25 @@ func TestMentionCopyIgnored(t *testing.T) {
 		t.Errorf("journaled %d messages %q, want 3: each mention once, and the follow-up", len(texts), texts)
 	}
 }
+
+// TestStatusWithoutAssistant: in a workspace without the assistant
+// feature, a DM's status line falls back to a status message, and the
+// answer replaces it.
+func TestStatusWithoutAssistant(t *testing.T) {
+	e := start(t, nil)
+	e.slack.DisableAssistant()
+	e.hub.OnTurn(func(ctx context.Context, in core.Inbound) {
+		r := e.a.Reporter(in.Thread)
+		_ = r.Status(ctx, "Thinking…")
+		_ = r.Say(ctx, "echo: "+in.Text)
+	})
+	d := e.slack.DM(slacktest.Msg{User: "UALICE", Text: "hi"})
+	e.botReply("D0DM", d.TS, "echo: hi")
+	if n := len(e.slack.Calls("assistant.threads.setStatus")); n != 1 {
+		t.Errorf("setStatus calls = %d, want one try", n)
+	}
+	msgs := e.botMessages("D0DM", d.TS)
+	if len(msgs) != 1 || msgs[0].Rendered() != "echo: hi" {
+		t.Errorf("thread = %+v, want the status message turned into the answer", msgs)
+	}
+}

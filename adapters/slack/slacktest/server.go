@@ -78,6 +78,14 @@ type Server struct {
 	// slack-go drops a connection that gets none for 30 s). Set it before
 	// the adapter connects.
 	PingInterval time.Duration
+	// AckTimeout is how long an events_api envelope sent over Socket Mode
+	// may go unacked before it is redelivered, as Slack does, under a new
+	// envelope with retry_attempt one higher, at most three times
+	// (default 3 s; negative never redelivers). Set it before delivering.
+	AckTimeout time.Duration
+	retries    map[*time.Timer]bool // redelivery timers, stopped by Close
+	// assistantOff fails every assistant.threads.* call (DisableAssistant).
+	assistantOff bool
 
 	mu       sync.Mutex
 	rec      *fakeapi.Recorder[Call, Reply] // calls and scripts, under mu
@@ -112,6 +120,8 @@ func NewTLSServer() *Server { return newServer(true) }
 func newServer(tls bool) *Server {
 	s := &Server{
 		PingInterval: 5 * time.Second,
+		AckTimeout:   3 * time.Second,
+		retries:      map[*time.Timer]bool{},
 		epoch:        time.Now().Unix(),
 		files:        map[string]File{},
 		acks:         map[string]Ack{},
@@ -133,6 +143,15 @@ func newServer(tls bool) *Server {
 	return s
 }
 
+// DisableAssistant makes every assistant.threads.* method fail with
+// access_denied from now on, as in a workspace without the AI assistant
+// feature.
+func (s *Server) DisableAssistant() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.assistantOff = true
+}
+
 // CertPEM is the TLS server's certificate in PEM, for a client's trust
 // store (SSL_CERT_FILE); nil for a plain HTTP server.
 func (s *Server) CertPEM() []byte {
@@ -150,6 +169,9 @@ func (s *Server) Close() {
 		return
 	}
 	s.closed = true
+	for t := range s.retries {
+		t.Stop()
+	}
 	conn := s.conn
 	s.conn = nil
 	s.mu.Unlock()
@@ -291,6 +313,12 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 			m[kv[i].(string)] = kv[i+1]
 		}
 		return m
+	}
+	if s.assistantOff && strings.HasPrefix(method, "assistant.threads.") {
+		return fail("access_denied")
+	}
+	if refusal := checkCall(method, p, token); refusal != "" {
+		return fail(refusal)
 	}
 	switch method {
 	case "auth.test":
@@ -499,4 +527,42 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
 		"id": {r.PathValue("id")}, "text": {body.Text}, "response_type": {body.ResponseType},
 	}})
 	_, _ = io.WriteString(w, `{"ok":true}`)
+}
+
+// checkCall refuses a call as Slack does before doing anything: the wrong
+// kind of token for the method, a message with no content or malformed
+// blocks, a missing required argument. "" lets it through.
+func checkCall(method string, p url.Values, token string) string {
+	switch {
+	case token == "":
+		return "not_authed"
+	case method == "apps.connections.open":
+		if !strings.HasPrefix(token, "xapp-") {
+			return "not_allowed_token_type"
+		}
+		return ""
+	case !strings.HasPrefix(token, "xoxb-"):
+		return "invalid_auth"
+	}
+	switch method {
+	case "chat.postMessage", "chat.postEphemeral", "chat.update":
+		if p.Get("text") == "" && p.Get("blocks") == "" && p.Get("markdown_text") == "" && p.Get("attachments") == "" {
+			return "no_text"
+		}
+		if b := p.Get("blocks"); b != "" && !json.Valid([]byte(b)) {
+			return "invalid_blocks"
+		}
+		if method == "chat.postEphemeral" && p.Get("user") == "" {
+			return "user_not_found"
+		}
+	case "assistant.threads.setStatus", "assistant.threads.setTitle", "assistant.threads.setSuggestedPrompts":
+		if p.Get("channel_id") == "" || p.Get("thread_ts") == "" {
+			return "invalid_arguments"
+		}
+	case "chat.startStream":
+		if p.Get("thread_ts") == "" {
+			return "invalid_arguments"
+		}
+	}
+	return ""
 }

@@ -222,3 +222,111 @@ func TestUpdateKeepsBlocks(t *testing.T) {
 		t.Errorf("after an update with an empty block list: blocks %s, want none", m.Blocks)
 	}
 }
+
+// TestStrictAsSlack: calls Slack refuses are refused here too, seen through
+// slack-go: the wrong token, a message with nothing in it, an ephemeral
+// without its user, missing assistant arguments, a stream in a channel
+// without its recipient or over 12,000 characters, and assistant methods
+// where the feature is off.
+func TestStrictAsSlack(t *testing.T) {
+	s := New(t)
+	ctx := testCtx(t)
+	bot := slack.New("xoxb-test", slack.OptionAPIURL(s.APIURL()))
+	user := slack.New("xoxp-user", slack.OptionAPIURL(s.APIURL()))
+	anon := slack.New("", slack.OptionAPIURL(s.APIURL()))
+	tests := []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"user token", func() error {
+			_, _, err := user.PostMessageContext(ctx, "C1", slack.MsgOptionText("hi", false))
+			return err
+		}, "invalid_auth"},
+		{"no token", func() error {
+			_, _, err := anon.PostMessageContext(ctx, "C1", slack.MsgOptionText("hi", false))
+			return err
+		}, "not_authed"},
+		{"socket mode with a bot token", func() error { _, _, err := bot.StartSocketModeContext(ctx); return err }, "not_allowed_token_type"},
+		{"no text", func() error {
+			_, _, err := bot.PostMessageContext(ctx, "C1", slack.MsgOptionText("", false))
+			return err
+		}, "no_text"},
+		{"ephemeral without user", func() error {
+			_, err := bot.PostEphemeralContext(ctx, "C1", "", slack.MsgOptionText("psst", false))
+			return err
+		}, "user_not_found"},
+		{"status without thread", func() error {
+			return bot.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{ChannelID: "D1", Status: "thinking"})
+		}, "invalid_arguments"},
+		{"channel stream without recipient", func() error {
+			_, _, err := bot.StartStreamContext(ctx, "C1", slack.MsgOptionTS("1.0"), slack.MsgOptionMarkdownText("hi"))
+			return err
+		}, "missing_recipient"},
+		{"stream over 12,000 characters", func() error {
+			_, _, err := bot.StartStreamContext(ctx, "D1", slack.MsgOptionTS("1.0"), slack.MsgOptionMarkdownText(strings.Repeat("é", 12001)))
+			return err
+		}, "msg_too_long"},
+	}
+	for _, tt := range tests {
+		if err := tt.call(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %s", tt.name, err, tt.want)
+		}
+	}
+	if _, _, err := bot.StartStreamContext(ctx, "C1", slack.MsgOptionTS("1.0"), slack.MsgOptionMarkdownText("hi"),
+		slack.MsgOptionRecipientTeamID(TeamID), slack.MsgOptionRecipientUserID("UALICE")); err != nil {
+		t.Errorf("a channel stream naming its recipient: %v", err)
+	}
+	params := slack.AssistantThreadsSetStatusParameters{ChannelID: "D1", ThreadTS: "1.0", Status: "thinking"}
+	if err := bot.SetAssistantThreadsStatusContext(ctx, params); err != nil {
+		t.Errorf("setStatus: %v", err)
+	}
+	s.DisableAssistant()
+	if err := bot.SetAssistantThreadsStatusContext(ctx, params); err == nil || !strings.Contains(err.Error(), "access_denied") {
+		t.Errorf("setStatus with the assistant off: %v, want access_denied", err)
+	}
+}
+
+// TestSocketModeRedeliversUnacked: an event envelope not acked within
+// AckTimeout comes again, as Slack retries: same event, new envelope,
+// retry_attempt 1, retry_reason timeout.
+func TestSocketModeRedeliversUnacked(t *testing.T) {
+	s := New(t)
+	s.AckTimeout = 20 * time.Millisecond
+	ctx := testCtx(t)
+	api := slack.New("xoxb-test", slack.OptionAPIURL(s.APIURL()), slack.OptionAppLevelToken("xapp-test"))
+	_, wsURL, err := api.StartSocketModeContext(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _, err := websocket.DefaultDialer.DialContext(ctx, wsURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	var hello map[string]any
+	if err := ws.ReadJSON(&hello); err != nil || hello["type"] != "hello" {
+		t.Fatalf("first frame = %v, %v", hello, err)
+	}
+	d := s.Event(map[string]any{"type": "app_mention", "user": "UALICE", "text": "hi", "channel": "C1", "ts": "1.0"})
+	for {
+		var f map[string]any
+		if err := ws.ReadJSON(&f); err != nil {
+			t.Fatal(err)
+		}
+		payload, _ := json.Marshal(f["payload"])
+		if !strings.Contains(string(payload), d.EventID) {
+			continue
+		}
+		if f["envelope_id"] == d.EnvelopeID {
+			continue // the first delivery, deliberately not acked
+		}
+		if f["retry_attempt"] != float64(1) || f["retry_reason"] != "timeout" {
+			t.Errorf("redelivery = %v, want retry_attempt 1 for a timeout", f)
+		}
+		if err := ws.WriteJSON(map[string]any{"envelope_id": f["envelope_id"]}); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+}

@@ -201,12 +201,39 @@ func (s *Server) sendEnvelope(typ string, payload json.RawMessage, retry int) De
 	s.mu.Unlock()
 	select {
 	case c.out <- raw:
+		s.redeliverUnacked(d)
 	case <-c.done:
 		s.mu.Lock()
 		s.queue = append(s.queue, envelope{ID: id, Type: typ, raw: raw})
 		s.mu.Unlock()
 	}
 	return d
+}
+
+// redeliverUnacked sends event delivery d again, as Slack does, when it is
+// not acked within AckTimeout: a new envelope, retry_attempt one higher,
+// at most three retries.
+func (s *Server) redeliverUnacked(d Delivery) {
+	if d.Type != "events_api" || d.Retry >= 3 || s.AckTimeout < 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(s.AckTimeout, func() {
+		s.mu.Lock()
+		_, acked := s.acks[d.EnvelopeID]
+		delete(s.retries, t)
+		closed := s.closed
+		s.mu.Unlock()
+		if !acked && !closed {
+			s.sendEnvelope(d.Type, d.Payload, d.Retry+1)
+		}
+	})
+	s.retries[t] = true
 }
 
 // Acks returns every ack received so far, keyed by envelope ID.
