@@ -128,6 +128,7 @@ type Hub struct {
 	inflight  map[string]bool     // eventKey of every queued or running message
 	ready     []*mailbox          // threads waiting for a turn slot, FIFO
 	running   int                 // turns holding a slot, at most max
+	resuming  int                 // answered turns waiting for a slot back (Stats.Resuming)
 	byUser    map[string]int      // running turns per user (platform, user)
 	slotFree  chan struct{}       // closed and replaced when a slot frees
 	chores    map[uint64]context.CancelFunc
@@ -363,6 +364,9 @@ type Stats struct {
 	Threads int
 	// Queued is the number of messages waiting for their turn.
 	Queued int
+	// Resuming is the number of turns whose approval was answered, waiting
+	// for a slot to go on.
+	Resuming int
 	// Started reports whether the hub has resumed its journal and runs
 	// turns (false before Start and after Close).
 	Started bool
@@ -372,7 +376,7 @@ type Stats struct {
 func (h *Hub) Stats() Stats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := Stats{Running: h.running, Threads: len(h.threads), Started: h.state == stateRunning}
+	s := Stats{Running: h.running, Threads: len(h.threads), Started: h.state == stateRunning, Resuming: h.resuming}
 	for _, mb := range h.threads {
 		s.Queued += len(mb.queue)
 	}

@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -104,4 +105,70 @@ func TestQueueCap(t *testing.T) {
 		r.next(t).reply <- nil
 	}
 	j.waitCompleted(t, 4)
+}
+
+// TestResumeWaitsForASlot: a turn whose approval is answered while every
+// slot is taken waits for one before it goes on, so no more than
+// MaxConcurrent turns ever run; it goes on as soon as one frees.
+func TestResumeWaitsForASlot(t *testing.T) {
+	idle, approved, finished := make(chan struct{}), make(chan struct{}), make(chan int, 1)
+	r := newHeldRunner()
+	var h *Hub
+	runner := runFunc(func(ctx context.Context, turn core.Turn) error {
+		if turn.Inbound.Thread.ID == "A" {
+			resume := core.Idle(ctx)
+			close(idle)
+			<-approved
+			resume(ctx)
+			finished <- h.Stats().Running // A's own slot and no other
+			return nil
+		}
+		return r.Run(ctx, turn)
+	})
+	h, j, _ := startHub(t, Options{Runner: runner, MaxConcurrent: 1})
+	submit(t, h, msg("A", "A1", "send 5 PAX"))
+	<-idle
+	submit(t, h, msg("B", "B1", "hello"))
+	b := r.next(t)
+	close(approved)
+	ctx := waitCtx(t)
+	for h.Stats().Resuming != 1 {
+		select {
+		case running := <-finished:
+			t.Fatalf("A went on while B held the only slot (%d running)", running)
+		case <-ctx.Done():
+			t.Fatal("A never waited for a slot")
+		default:
+			runtime.Gosched() // polling the hub's state, not timing it
+		}
+	}
+	if s := h.Stats(); s.Running != 1 {
+		t.Errorf("running while A waits = %d, want B's 1", s.Running)
+	}
+	b.reply <- nil
+	if running := <-finished; running != 1 {
+		t.Errorf("running once A went on = %d, want 1", running)
+	}
+	j.waitCompleted(t, 2)
+}
+
+// TestPerUserDefault: without MaxPerUser, one person runs at most a
+// quarter of MaxConcurrent turns at once.
+func TestPerUserDefault(t *testing.T) {
+	r := newHeldRunner()
+	h, j, _ := startHub(t, Options{Runner: r, MaxConcurrent: 8})
+	for _, th := range []string{"A", "B", "C"} {
+		in := msg(th, th+"1", "hi")
+		in.User = "U-busy"
+		submit(t, h, in)
+	}
+	first, second := r.next(t), r.next(t)
+	if s := h.Stats(); s.Running != 2 || s.Queued != 1 {
+		t.Errorf("one person's three threads: %d running, %d queued; want 2 (8/4) and 1", s.Running, s.Queued)
+	}
+	first.reply <- nil
+	third := r.next(t)
+	second.reply <- nil
+	third.reply <- nil
+	j.waitCompleted(t, 3)
 }

@@ -191,12 +191,14 @@ func (h *Hub) idler() func(ctx context.Context) {
 		defer h.mu.Unlock()
 		for h.running >= h.max && ctx.Err() == nil {
 			free := h.slotFree
+			h.resuming++
 			h.mu.Unlock()
 			select {
 			case <-free:
 			case <-ctx.Done():
 			}
 			h.mu.Lock()
+			h.resuming--
 		}
 		h.running++
 	}
