@@ -86,6 +86,15 @@ func (s *Server) callback(r *http.Request, body []byte) (int, any) {
 	if err := json.Unmarshal(body, &b); err != nil {
 		return http.StatusBadRequest, apiError(50109, "The request body contains invalid JSON.")
 	}
+	if b.Data.Content != nil {
+		// A message response must say something; an update may clear the
+		// text when components remain.
+		if status, resp := checkContent(*b.Data.Content, b.Type == ResponseMessage && b.Data.Components == nil); status != 0 {
+			return status, resp
+		}
+	} else if b.Type == ResponseMessage && b.Data.Components == nil {
+		return http.StatusBadRequest, apiError(50006, "Cannot send an empty message")
+	}
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -147,6 +156,9 @@ func (s *Server) followup(r *http.Request, body []byte) (int, any) {
 	if err := json.Unmarshal(body, &b); err != nil {
 		return http.StatusBadRequest, apiError(50109, "The request body contains invalid JSON.")
 	}
+	if status, resp := checkContent(b.Content, true); status != 0 {
+		return status, resp
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, ok := s.interactions[r.PathValue("token")]
@@ -167,6 +179,11 @@ func (s *Server) editFollowup(r *http.Request, body []byte) (int, any) {
 	var b messageBody
 	if err := json.Unmarshal(body, &b); err != nil {
 		return http.StatusBadRequest, apiError(50109, "The request body contains invalid JSON.")
+	}
+	if b.Content != nil {
+		if status, resp := checkContent(*b.Content, false); status != 0 {
+			return status, resp
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

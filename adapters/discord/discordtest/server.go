@@ -23,10 +23,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/neobot/neobot/adapters/internal/fakeapi"
 )
@@ -378,6 +380,14 @@ func (s *Server) getChannel(r *http.Request, _ []byte) (int, any) {
 
 func (s *Server) listMessages(r *http.Request, _ []byte) (int, any) {
 	ch, before := r.PathValue("channel"), r.URL.Query().Get("before")
+	limit := 50 // Discord's default
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return http.StatusBadRequest, apiError(50035, "Invalid Form Body: limit: int value should be between 1 and 100.")
+		}
+		limit = n
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := []map[string]any{}
@@ -387,7 +397,7 @@ func (s *Server) listMessages(r *http.Request, _ []byte) (int, any) {
 			continue
 		}
 		out = append(out, s.messageJSONLocked(m))
-		if len(out) == 100 {
+		if len(out) == limit {
 			break
 		}
 	}
@@ -449,16 +459,21 @@ func (s *Server) createMessage(r *http.Request, body []byte) (int, any) {
 	return http.StatusOK, s.messageJSONLocked(m)
 }
 
-// contentLength counts content as Discord does, in UTF-16 code units.
-func contentLength(s string) int {
-	n := 0
-	for _, r := range s {
-		n++
-		if r > 0xFFFF {
-			n++
-		}
+// contentLength counts content as Discord does for its 2,000-character
+// limit: in Unicode code points, so an emoji or an accented letter is one.
+func contentLength(s string) int { return utf8.RuneCountInString(s) }
+
+// checkContent refuses content as Discord does: over 2,000 code points
+// (50035); with empty set, content that is empty with nothing else to
+// show (50006).
+func checkContent(content string, empty bool) (int, any) {
+	if n := contentLength(content); n > 2000 {
+		return http.StatusBadRequest, apiError(50035, fmt.Sprintf("Invalid Form Body: content: Must be 2000 or fewer in length (got %d).", n))
 	}
-	return n
+	if empty && strings.TrimSpace(content) == "" {
+		return http.StatusBadRequest, apiError(50006, "Cannot send an empty message")
+	}
+	return 0, nil
 }
 
 // deleteMessage removes one of the bot's messages, as Discord does; the
