@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -122,4 +123,71 @@ func TestGroupLazy(t *testing.T) {
 	if !has("lazy3") {
 		t.Error("a lazy write with no write after it never committed")
 	}
+}
+
+// TestGroupRerunsAfterAFailingMember: writes that queue behind a running
+// commit share the next transaction; when one of them fails, the others
+// run again in a fresh transaction (their functions run twice, so they
+// must derive their results from tx) and commit once.
+func TestGroupRerunsAfterAFailingMember(t *testing.T) {
+	g, b := openGroup(t, 8)
+	hold, holding := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- g.write(func(*bolt.Tx) error { close(holding); <-hold; return nil })
+	}()
+	<-holding // the first commit runs; the next two queue behind it
+	runs := 0
+	var mu sync.Mutex
+	results := make(chan error, 2)
+	queued := func(fn func(*bolt.Tx) error) {
+		go func() { results <- g.write(fn) }()
+		for { // wait until the write is queued, not for time
+			g.mu.Lock()
+			n := len(g.queue)
+			g.mu.Unlock()
+			if n > 0 {
+				return
+			}
+			runtime.Gosched()
+		}
+	}
+	queued(func(tx *bolt.Tx) error {
+		mu.Lock()
+		runs++
+		mu.Unlock()
+		return tx.Bucket([]byte("b")).Put([]byte("kept"), []byte("v"))
+	})
+	go func() { results <- g.write(func(*bolt.Tx) error { return errors.New("refused") }) }() // behind it
+	for {
+		g.mu.Lock()
+		n := len(g.queue)
+		g.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(hold)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	var errs []error
+	for range 2 {
+		errs = append(errs, <-results)
+	}
+	if (errs[0] == nil) == (errs[1] == nil) {
+		t.Errorf("results = %v, want one refusal and one success", errs)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if runs != 2 {
+		t.Errorf("the good write ran %d times, want 2: once beside the refused one, once after it", runs)
+	}
+	_ = b.View(func(tx *bolt.Tx) error {
+		if tx.Bucket([]byte("b")).Get([]byte("kept")) == nil {
+			t.Error("the good write was not committed")
+		}
+		return nil
+	})
 }
