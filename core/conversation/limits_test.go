@@ -149,6 +149,9 @@ func TestResumeWaitsForASlot(t *testing.T) {
 	if running := <-finished; running != 1 {
 		t.Errorf("running once A went on = %d, want 1", running)
 	}
+	if s := h.Stats(); s.Resuming != 0 {
+		t.Errorf("Resuming once A went on = %d, want 0", s.Resuming)
+	}
 	j.waitCompleted(t, 2)
 }
 
@@ -157,18 +160,32 @@ func TestResumeWaitsForASlot(t *testing.T) {
 func TestPerUserDefault(t *testing.T) {
 	r := newHeldRunner()
 	h, j, _ := startHub(t, Options{Runner: r, MaxConcurrent: 8})
-	for _, th := range []string{"A", "B", "C"} {
+	if !h.Stats().Started {
+		t.Error("Stats().Started = false for a running hub")
+	}
+	for _, th := range []string{"A", "B", "C", "D"} {
 		in := msg(th, th+"1", "hi")
 		in.User = "U-busy"
 		submit(t, h, in)
 	}
 	first, second := r.next(t), r.next(t)
-	if s := h.Stats(); s.Running != 2 || s.Queued != 1 {
-		t.Errorf("one person's three threads: %d running, %d queued; want 2 (8/4) and 1", s.Running, s.Queued)
+	if s := h.Stats(); s.Running != 2 || s.Queued != 2 {
+		t.Errorf("one person's four threads: %d running, %d queued; want 2 (8/4) and 2", s.Running, s.Queued)
 	}
 	first.reply <- nil
-	third := r.next(t)
+	third := r.next(t) // one ended, one more starts; the count stays 2
+	if s := h.Stats(); s.Running != 2 || s.Queued != 1 {
+		t.Errorf("after one ended: %d running, %d queued; want 2 and 1", s.Running, s.Queued)
+	}
 	second.reply <- nil
+	fourth := r.next(t)
 	third.reply <- nil
-	j.waitCompleted(t, 3)
+	fourth.reply <- nil
+	j.waitCompleted(t, 4)
+	if err := h.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if h.Stats().Started {
+		t.Error("Stats().Started = true after Close")
+	}
 }
