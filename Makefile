@@ -28,3 +28,4 @@ GREMLINS := github.com/go-gremlins/gremlins/cmd/gremlins@v0.5.0
 MUTATE_PKGS := ./core/tools ./core/conversation ./core/compact ./store
 mutate:
 	for p in $(MUTATE_PKGS); do go run $(GREMLINS) unleash --workers 1 $$p || exit 1; done
+	python3 scripts/mutate-core.py

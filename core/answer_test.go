@@ -57,6 +57,9 @@ func TestGatesAnswer(t *testing.T) {
 			if stored.State != tt.wantState || c.Redraw != tt.wantRedraw {
 				t.Errorf("after the click: stored %s, redraw %v; want %s, %v", stored.State, c.Redraw, tt.wantState, tt.wantRedraw)
 			}
+			if c.Redraw && c.Gate.State != stored.State {
+				t.Errorf("the message would be redrawn as %s, but the gate is %s", c.Gate.State, stored.State)
+			}
 			if (tt.refusal == "") != (c.Refusal == "") || !strings.Contains(c.Refusal, tt.refusal) {
 				t.Errorf("refusal %q, want one saying %q", c.Refusal, tt.refusal)
 			}
