@@ -4,7 +4,7 @@
 test:
 	npm ci --no-audit --no-fund --loglevel=error
 	@# The chat page's browser tests drive Debian's Chromium.
-	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	command -v chromium >/dev/null 2>&1 || { S=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$S apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$S apt-get install -y -qq chromium >/dev/null; }
 	go mod tidy -diff
 	go test -race ./...
 
