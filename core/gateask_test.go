@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/coretest"
@@ -59,10 +60,36 @@ func TestAskApproved(t *testing.T) {
 	if r.err != nil || !r.ans.Approved || r.ans.By != "U1" {
 		t.Errorf("Ask = %+v, %v; want approved by U1", r.ans, r.err)
 	}
+	if _, n := ui.lastShown(); n != 0 {
+		t.Errorf("Ask redrew a gate a person decided (%d times); the click's handler does that", n)
+	}
 	// Asked again (a resumed turn), the recorded decision returns at once.
 	ans, err := gs.Ask(context.Background(), gateReq("n1"), nil, ui)
 	if err != nil || !ans.Approved {
 		t.Errorf("Ask after the decision = %+v, %v; want the recorded approval", ans, err)
+	}
+}
+
+// TestAskExpires: a gate nobody answers expires while Ask waits; Ask
+// denies, and shows the gate as expired, buttons gone.
+func TestAskExpires(t *testing.T) {
+	gs, _, clk := newGates(t)
+	ui := newFakeUI()
+	done := make(chan core.GateAnswer, 1)
+	go func() {
+		ans, _ := gs.Ask(context.Background(), gateReq("n1"), nil, ui)
+		done <- ans
+	}()
+	<-ui.posted
+	if err := clk.WaitPending(t.Context(), 1); err != nil {
+		t.Fatalf("Ask never armed the gate's expiry: %v", err)
+	}
+	clk.Advance(31 * time.Minute)
+	if ans := <-done; ans.Approved {
+		t.Errorf("Ask across the expiry = %+v, want denied", ans)
+	}
+	if last, n := ui.lastShown(); n != 1 || last.State != core.GateExpired {
+		t.Errorf("ShowGate calls = %d (last %s), want the gate shown once as expired", n, last.State)
 	}
 }
 
