@@ -189,3 +189,26 @@ func TestPerUserDefault(t *testing.T) {
 		t.Error("Stats().Started = true after Close")
 	}
 }
+
+// TestResumeLoneStop: a "stop" journaled with nothing before it (the
+// process died right after taking it) is settled at start: completed,
+// with no turn and no notice, since nothing was set aside.
+func TestResumeLoneStop(t *testing.T) {
+	j := newMemJournal()
+	stop := msg("A", "S1", "stop")
+	if _, err := j.JournalInbound(t.Context(), stop); err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan core.Inbound, 1)
+	runner := runFunc(func(ctx context.Context, turn core.Turn) error { ran <- turn.Inbound; return nil })
+	_, _, p := startHub(t, Options{Runner: runner, Journal: j})
+	j.waitCompleted(t, 1)
+	select {
+	case in := <-ran:
+		t.Errorf("a turn ran for %q", in.Text)
+	default:
+	}
+	if n := p.rec(stop.Thread).Notices(); len(n) != 0 {
+		t.Errorf("notices = %q, want none: nothing was set aside", n)
+	}
+}
