@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +18,10 @@ import (
 	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/core"
 )
+
+// mention is a chat mention in core's sentences, <@user>, shown on the web
+// as @user.
+var mention = regexp.MustCompile(`<@([^>]+)>`)
 
 // route is one endpoint of the API; the OpenAPI document lists the same.
 type route struct {
@@ -419,7 +424,7 @@ func (a *Adapter) answer(w http.ResponseWriter, r *http.Request, user string) {
 	case c.Refusal == "":
 		writeJSON(w, http.StatusOK, decidedData{Token: c.Gate.Token, State: string(c.Gate.State), Answer: c.Gate.Answer, By: c.Gate.DecidedBy})
 	case c.Gate.Token == "" && !c.Redraw:
-		apiError(w, http.StatusForbidden, strings.ReplaceAll(c.Refusal, "<@", "@"))
+		apiError(w, http.StatusForbidden, mention.ReplaceAllString(c.Refusal, "@$1"))
 	default:
 		apiError(w, http.StatusConflict, c.Refusal)
 	}

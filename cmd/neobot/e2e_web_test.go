@@ -233,8 +233,10 @@ func TestWebAPI(t *testing.T) {
 	}
 	events.cancel() // the connection drops while the approval waits
 
-	if got := w.call(t, w.bob, "POST", "/v1/gates/"+gate.Token+"/answer", map[string]int{"option": 0}, nil); got != http.StatusForbidden {
-		t.Errorf("Bob's answer to Alice's approval = %d, want 403", got)
+	var refused struct{ Error string }
+	if got := w.call(t, w.bob, "POST", "/v1/gates/"+gate.Token+"/answer", map[string]int{"option": 0}, &refused); got != http.StatusForbidden ||
+		!strings.Contains(refused.Error, "only @alice or a configured approver") {
+		t.Errorf("Bob's answer to Alice's approval = %d %q, want 403 saying who may answer", got, refused.Error)
 	}
 	if _, err := os.Stat(note); !os.IsNotExist(err) {
 		t.Fatalf("the write ran before Alice answered (stat: %v)", err)
