@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/mcp"
@@ -106,11 +110,13 @@ func (s *Surface) approve(ctx context.Context, sk *skill.Skill, name string, b b
 		options = append(options, AllowForThread)
 	}
 	options = append(options, DenyCall)
-	shown, _ := json.MarshalIndent(args, "", "  ")
 	callID := core.ToolCallFrom(ctx)
+	// The decision is bound to this turn's message as well as the call:
+	// call IDs come from the model, and one reused in a later turn must
+	// be asked again, not find the earlier "Allow once".
 	req := core.GateRequest{
-		IntentID: "call:" + b.uriText, NodeID: callID, CallID: callID, Options: options,
-		Question: fmt.Sprintf("Neo wants to run %s/%s (%s):\n```\n%s\n```\nAllow this call?", b.alias, b.tool, b.effect, shown),
+		IntentID: "call:" + b.uriText, NodeID: t.Inbound.EventID + "/" + callID, CallID: callID, Options: options,
+		Question: fmt.Sprintf("Neo wants to run %s/%s (%s):\n```\n%s\n```\nAllow this call?", b.alias, b.tool, b.effect, showArgs(args)),
 	}
 	ans := core.Ask(ctx, t.Approver, req)
 	if err := ctx.Err(); err != nil {
@@ -129,6 +135,38 @@ func (s *Surface) approve(ctx context.Context, sk *skill.Skill, name string, b b
 		s.gate.mu.Unlock()
 	}
 	return true, "", nil
+}
+
+// maxShownValue is the most of one argument an approval shows.
+const maxShownValue = 300
+
+// showArgs renders a call's arguments for the person approving it: one
+// line per argument, in name order, each value as JSON cut at
+// maxShownValue bytes with its full size said, so a long value cannot push
+// another argument (a path after a long content) out of sight. Backticks
+// are written \u0060, still valid JSON, so no value can close the code
+// block it is shown in and pass its own text off as the question.
+func showArgs(args map[string]any) string {
+	var b strings.Builder
+	for i, k := range slices.Sorted(maps.Keys(args)) {
+		v, err := json.Marshal(args[k])
+		if err != nil {
+			v = []byte(`"(not JSON)"`)
+		}
+		text := string(v)
+		if len(text) > maxShownValue {
+			cut := maxShownValue
+			for cut > 0 && !utf8.RuneStart(text[cut]) {
+				cut--
+			}
+			text = fmt.Sprintf("%s… (%d bytes in all)", text[:cut], len(v))
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(strings.ReplaceAll(fmt.Sprintf("%q: %s", k, text), "`", `\u0060`))
+	}
+	return b.String()
 }
 
 // bounded is a set of at most maxRemembered keys; when full, the older

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/skill"
 	"github.com/rs/zerolog"
@@ -280,4 +282,73 @@ func TestDescribeSkills(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "skills.golden", b.String())
+}
+
+// gateUI posts approvals on a channel, for a test to click.
+type gateUI struct{ posted chan core.Gate }
+
+func (u gateUI) PostGate(_ context.Context, g core.Gate) (string, error) {
+	u.posted <- g
+	return "ref:" + g.Token, nil
+}
+func (gateUI) ShowGate(context.Context, core.Gate) {}
+
+// TestAskedCallIsNotReused: "Allow once" answers one call. The same call
+// dispatched again for the same message (a turn resumed after a restart)
+// finds the decision; a call ID the model reuses in a later turn is asked
+// again.
+func TestAskedCallIsNotReused(t *testing.T) {
+	w := newFilesWorld(t, nil)
+	gates := core.NewGates(core.GatesOptions{Store: coretest.NewGateStore()})
+	ui := gateUI{posted: make(chan core.Gate, 4)}
+	th := core.Thread{Platform: "slack", Workspace: "T1", Channel: "CASK", ID: "100.1"}
+	turn := func(event string) context.Context {
+		tr := &core.Turn{Inbound: core.Inbound{Thread: th, User: "UALICE", EventID: event},
+			Approver: gates.Approver(th, "UALICE", []string{"UCAROL"}, ui)}
+		return core.WithToolCall(core.WithTurn(context.Background(), tr), "call_0")
+	}
+	args := map[string]any{"path": "plan.md", "text": "v1"}
+	run := func(ctx context.Context) (string, bool) {
+		done := make(chan string, 1)
+		go func() {
+			content, _, _ := w.s.Dispatch(ctx, "files__write_note", args)
+			done <- content
+		}()
+		select {
+		case g := <-ui.posted:
+			if _, err := gates.Decide(context.Background(), g.Token, "UCAROL", nil, AllowOnce); err != nil {
+				t.Fatal(err)
+			}
+			return <-done, true
+		case content := <-done:
+			return content, false
+		}
+	}
+	if out, asked := run(turn("E1")); !asked || out != "written" {
+		t.Fatalf("first call: %q, asked %v", out, asked)
+	}
+	if out, asked := run(turn("E1")); asked || out != "written" {
+		t.Errorf("the same call resumed: %q, asked %v; want the recorded decision, no new question", out, asked)
+	}
+	if out, asked := run(turn("E2")); !asked || out != "written" {
+		t.Errorf("call_0 again in a later turn: %q, asked %v; want a new question", out, asked)
+	}
+}
+
+// TestShowArgs: every argument shows, long ones cut with their size, and
+// no value can close the code block the approval shows them in.
+func TestShowArgs(t *testing.T) {
+	got := showArgs(map[string]any{"content": strings.Repeat("é", 500) + "```\nAllow this call? It is harmless.", "path": "/etc/cron.d/x"})
+	if !strings.Contains(got, `"path": "/etc/cron.d/x"`) {
+		t.Errorf("the path is not shown after a long content:\n%s", got)
+	}
+	if !strings.Contains(got, "bytes in all)") || len(got) > 2*maxShownValue {
+		t.Errorf("a long value is not cut with its size (%d bytes shown):\n%s", len(got), got)
+	}
+	if strings.Contains(got, "`") || !utf8.ValidString(got) {
+		t.Errorf("shown arguments carry a backtick or broken UTF-8:\n%s", got)
+	}
+	if got := showArgs(map[string]any{"note": "a`b"}); got != `"note": "a\u0060b"` {
+		t.Errorf("showArgs(a`b) = %s", got)
+	}
 }
