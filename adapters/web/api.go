@@ -39,6 +39,7 @@ var routes = []route{
 	{"POST", "/v1/conversations/{id}/messages", true, (*Adapter).send},
 	{"POST", "/v1/conversations/{id}/stop", true, (*Adapter).stop},
 	{"GET", "/v1/conversations/{id}/events", true, (*Adapter).events},
+	{"GET", "/v1/approvals", true, (*Adapter).approvals},
 	{"POST", "/v1/gates/{token}/answer", true, (*Adapter).answer},
 }
 
@@ -384,6 +385,13 @@ func (a *Adapter) events(w http.ResponseWriter, r *http.Request, user string) {
 			flusher.Flush()
 		}
 	}
+}
+
+// approvals lists the pending web approvals the caller may answer: an
+// approver who is not the requester cannot read the conversation, and
+// finds them here.
+func (a *Adapter) approvals(w http.ResponseWriter, _ *http.Request, user string) {
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": a.pending.forUser(user, a.opts.Now())})
 }
 
 func (a *Adapter) answer(w http.ResponseWriter, r *http.Request, user string) {

@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/neobot/neobot/adapters/internal/intake"
@@ -74,6 +76,8 @@ type gateData struct {
 	Approving []bool    `json:"approving"` // which options approve (core.Approves)
 	Requester string    `json:"requester"`
 	Expires   time.Time `json:"expires"`
+	// Conversation is the conversation the approval is asked in.
+	Conversation string `json:"conversation"`
 }
 
 type decidedData struct {
@@ -83,19 +87,74 @@ type decidedData struct {
 	By     string `json:"by,omitempty"`
 }
 
+// PostGate shows g on the conversation's stream and lists it for the
+// approvers (GET /v1/approvals). It records no message reference: the
+// web's events live in memory, so a turn resumed after a restart finds
+// none and posts the gate again, and the people reloading the page see it.
 func (u gateUI) PostGate(_ context.Context, g core.Gate) (string, error) {
-	d := gateData{Token: g.Token, Question: g.Question, Options: g.Options, Requester: g.Requester, Expires: g.Expires}
+	d := gateData{Token: g.Token, Question: g.Question, Options: g.Options, Requester: g.Requester, Expires: g.Expires,
+		Conversation: g.Thread.ID}
 	for _, o := range g.Options {
 		d.Approving = append(d.Approving, core.Approves(o))
 	}
+	u.a.pending.add(g, d)
 	u.a.feed.publish(g.Thread.ID, EventGateInvoked, d)
-	return "web:" + g.Token, nil
+	return "", nil
 }
 
 func (u gateUI) ShowGate(_ context.Context, g core.Gate) { u.a.showGate(g) }
 
 func (a *Adapter) showGate(g core.Gate) {
+	a.pending.remove(g.Token)
 	a.feed.publish(g.Thread.ID, EventGateDecided, decidedData{Token: g.Token, State: string(g.State), Answer: g.Answer, By: g.DecidedBy})
+}
+
+// pendingGates are the approvals posted on the web and not yet decided,
+// for the approvers who cannot read the conversations they are in.
+type pendingGates struct {
+	mu sync.Mutex
+	m  map[string]pendingGate // token -> gate
+}
+
+type pendingGate struct {
+	gate  core.Gate
+	shown gateData
+}
+
+func (p *pendingGates) add(g core.Gate, d gateData) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.m) >= maxConversations {
+		for k := range p.m { // an expired one, most likely: they are not reaped otherwise
+			delete(p.m, k)
+			break
+		}
+	}
+	p.m[g.Token] = pendingGate{g, d}
+}
+
+func (p *pendingGates) remove(token string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.m, token)
+}
+
+// forUser returns the pending approvals user may answer, oldest first.
+func (p *pendingGates) forUser(user string, now time.Time) []gateData {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := []gateData{}
+	for token, pg := range p.m {
+		if !pg.gate.Open(now) {
+			delete(p.m, token)
+			continue
+		}
+		if pg.gate.MayAnswer(user, nil) {
+			out = append(out, pg.shown)
+		}
+	}
+	slices.SortFunc(out, func(a, b gateData) int { return a.Expires.Compare(b.Expires) })
+	return out
 }
 
 // intakePlatform is the adapter as the intake sees one HTTP request.

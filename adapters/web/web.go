@@ -84,6 +84,7 @@ type Adapter struct {
 
 	listening atomic.Bool
 	created   createdSet
+	pending   pendingGates
 }
 
 // New checks opts and builds the adapter.
@@ -97,7 +98,7 @@ func New(opts Options) (*Adapter, error) {
 	a := &Adapter{
 		opts: opts, auth: newAuth(opts.Users, opts.Now), feed: newFeed(opts.Now()),
 		intake: intake.Intake{Hub: opts.Hub, MaxText: opts.MaxText, Log: opts.Logger},
-		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}},
+		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}}, pending: pendingGates{m: map[string]pendingGate{}},
 	}
 	a.mux = a.routes()
 	return a, nil

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/coretest"
 )
 
 // history is a History over nothing stored.
@@ -99,8 +101,9 @@ func TestEveryEndpointNeedsAToken(t *testing.T) {
 
 func TestParseUsers(t *testing.T) {
 	_, hash, _ := NewToken()
-	users, err := ParseUsers([]string{"alice=" + hash, " bob=" + strings.ToUpper(hash[:63]) + "f"})
-	if err != nil || users[hash] != "alice" || len(users) != 2 {
+	bobs := strings.Repeat("AB", 32) // upper case is read as lower case
+	users, err := ParseUsers([]string{"alice=" + hash, " bob=" + bobs})
+	if err != nil || users[hash] != "alice" || users[strings.ToLower(bobs)] != "bob" || len(users) != 2 {
 		t.Errorf("ParseUsers = %v, %v", users, err)
 	}
 	for _, tt := range []struct{ entry, want string }{
@@ -202,4 +205,84 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestApprovalSurvivesRestart: a web approval left pending by a shutdown
+// is shown again when the resumed turn asks (the web's events live in
+// memory), an approver who cannot read the conversation finds it in
+// GET /v1/approvals, and their answer decides it.
+func TestApprovalSurvivesRestart(t *testing.T) {
+	store := coretest.NewGateStore()
+	gates := core.NewGates(core.GatesOptions{Store: store})
+	th := thread("alice", "0123456789abcdef01234567")
+	req := core.GateRequest{IntentID: "call:x", NodeID: "E1/c1", CallID: "c1", Question: "Write plan.md?", Options: []string{"Allow once", "Deny"}}
+
+	first, _ := newAdapter(t)
+	first.opts.Gates, first.opts.Approvers = gates, []string{"carol"} // the same settings before and after
+	ctx, stop := context.WithCancelCause(context.Background())
+	asked := make(chan error, 1)
+	go func() { _, err := first.Approver(th, "alice")(ctx, req); asked <- err }()
+	waitEvent(t, first, th.ID, EventGateInvoked)
+	stop(core.ErrShutdown)
+	<-asked
+
+	carolToken, carolHash, _ := NewToken()
+	second, err := New(Options{Users: map[string]string{carolHash: "carol"}, Hub: intaketest.NewHub(intaketest.NewThreads()),
+		History: history{}, Gates: gates, Approvers: []string{"carol"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan core.GateAnswer, 1)
+	go func() { ans, _ := second.Approver(th, "alice")(context.Background(), req); answered <- ans }()
+	invoked := waitEvent(t, second, th.ID, EventGateInvoked)
+	var g gateData
+	_ = json.Unmarshal(invoked.Data, &g)
+
+	srv := httptest.NewServer(second.Handler())
+	defer srv.Close()
+	call := func(method, path, body string) (int, string) {
+		r, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+carolToken)
+		res, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if status, body := call("GET", "/v1/approvals", ""); status != 200 || !strings.Contains(body, g.Token) || !strings.Contains(body, th.ID) {
+		t.Errorf("carol's approvals = %d %s, want the pending one with its conversation", status, body)
+	}
+	if status, body := call("POST", "/v1/gates/"+g.Token+"/answer", `{"option": 0}`); status != 200 {
+		t.Fatalf("carol's answer = %d %s", status, body)
+	}
+	if ans := <-answered; !ans.Approved || ans.By != "carol" {
+		t.Errorf("the resumed approval = %+v, want approved by carol", ans)
+	}
+	if _, body := call("GET", "/v1/approvals", ""); strings.Contains(body, g.Token) {
+		t.Errorf("a decided approval is still listed: %s", body)
+	}
+}
+
+// waitEvent waits for an event of typ on conversation id.
+func waitEvent(t *testing.T, a *Adapter, id, typ string) Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	last := ""
+	for {
+		events, _, wake := a.feed.since(id, last)
+		for _, e := range events {
+			if e.Type == typ {
+				return e
+			}
+			last = e.ID
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			t.Fatalf("no %s event on %s", typ, id)
+		}
+	}
 }
