@@ -232,34 +232,46 @@ func (a *Adapter) list(w http.ResponseWriter, r *http.Request, user string) {
 	writeJSON(w, http.StatusOK, map[string]any{"conversations": out})
 }
 
-// owned resolves conversation {id} for user: the caller's own, or a 404
-// that says nothing about whether another user's exists.
-func (a *Adapter) owned(w http.ResponseWriter, r *http.Request, user string) (core.Thread, []Said, bool) {
+// owned resolves conversation {id} for user: the caller's own (created in
+// this run, or stored), or a 404 that says nothing about whether another
+// user's exists. It reads no transcript.
+func (a *Adapter) owned(w http.ResponseWriter, r *http.Request, user string) (core.Thread, bool) {
 	id := r.PathValue("id")
 	if len(id) != 24 || strings.Trim(id, "0123456789abcdef") != "" {
 		apiError(w, http.StatusNotFound, "no such conversation")
-		return core.Thread{}, nil, false
+		return core.Thread{}, false
 	}
+	// The owner's name is part of the thread's key, so another user's
+	// conversation of the same ID is simply not there.
 	t := thread(user, id)
-	said, err := a.opts.History.Transcript(r.Context(), t)
+	if a.created.owner(id) == user {
+		return t, true
+	}
+	known, err := a.opts.History.Known(r.Context(), t)
 	if err != nil {
-		a.log.Error().Err(err).Str("thread", t.Key()).Msg("web: read conversation")
+		a.log.Error().Err(err).Str("thread", t.Key()).Msg("web: look up conversation")
 		apiError(w, http.StatusServiceUnavailable, "the conversation could not be read just now; try again")
-		return core.Thread{}, nil, false
+		return core.Thread{}, false
 	}
-	if len(said) == 0 && a.created.owner(id) != user {
+	if !known {
 		apiError(w, http.StatusNotFound, "no such conversation")
-		return core.Thread{}, nil, false
+		return core.Thread{}, false
 	}
-	return t, said, true
+	return t, true
 }
 
 // get returns the transcript and the ID of the last event it already
 // covers, where the event stream should resume.
 func (a *Adapter) get(w http.ResponseWriter, r *http.Request, user string) {
 	last := a.feed.lastID(r.PathValue("id")) // before the read: an event in between is sent again, never lost
-	t, said, ok := a.owned(w, r, user)
+	t, ok := a.owned(w, r, user)
 	if !ok {
+		return
+	}
+	said, err := a.opts.History.Transcript(r.Context(), t)
+	if err != nil {
+		a.log.Error().Err(err).Str("thread", t.Key()).Msg("web: read conversation")
+		apiError(w, http.StatusServiceUnavailable, "the conversation could not be read just now; try again")
 		return
 	}
 	if said == nil {
@@ -269,7 +281,7 @@ func (a *Adapter) get(w http.ResponseWriter, r *http.Request, user string) {
 }
 
 func (a *Adapter) send(w http.ResponseWriter, r *http.Request, user string) {
-	t, _, ok := a.owned(w, r, user)
+	t, ok := a.owned(w, r, user)
 	if !ok {
 		return
 	}
@@ -297,7 +309,7 @@ func (a *Adapter) send(w http.ResponseWriter, r *http.Request, user string) {
 }
 
 func (a *Adapter) stop(w http.ResponseWriter, r *http.Request, user string) {
-	t, _, ok := a.owned(w, r, user)
+	t, ok := a.owned(w, r, user)
 	if !ok {
 		return
 	}
@@ -334,7 +346,7 @@ func (a *Adapter) submit(r *http.Request, t core.Thread, text, key string) (int,
 }
 
 func (a *Adapter) events(w http.ResponseWriter, r *http.Request, user string) {
-	t, _, ok := a.owned(w, r, user)
+	t, ok := a.owned(w, r, user)
 	if !ok {
 		return
 	}

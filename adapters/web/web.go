@@ -45,6 +45,8 @@ type History interface {
 	Conversations(ctx context.Context, user string) ([]Summary, error)
 	// Transcript returns what was said in t, oldest first.
 	Transcript(ctx context.Context, t core.Thread) ([]Said, error)
+	// Known reports whether t is stored.
+	Known(ctx context.Context, t core.Thread) (bool, error)
 }
 
 // Options configures [New].

@@ -20,6 +20,7 @@ type history struct{}
 
 func (history) Conversations(context.Context, string) ([]Summary, error) { return nil, nil }
 func (history) Transcript(context.Context, core.Thread) ([]Said, error)  { return nil, nil }
+func (history) Known(context.Context, core.Thread) (bool, error)         { return false, nil }
 
 func newAdapter(t *testing.T) (*Adapter, string) {
 	t.Helper()

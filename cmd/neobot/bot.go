@@ -173,7 +173,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			return nil, fmt.Errorf("NEO_WEB_USERS: %w", err)
 		}
 		wa, err := web.New(web.Options{
-			Addr: cfg.WebAddr, Users: users, Hub: hub, History: webHistory{db: a.db}, Gates: a.gates,
+			Addr: cfg.WebAddr, Users: users, Hub: hub, History: newWebHistory(a.db), Gates: a.gates,
 			Approvers: cfg.WebApprovers, CORSOrigins: cfg.WebCORSOrigins,
 			Logger: log.With().Str("component", "web").Logger(),
 		})

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/core"
@@ -56,12 +57,50 @@ func (m *Main) webToken(name string) error {
 }
 
 // webHistory reads web conversations from the store for the web adapter.
-type webHistory struct{ db *store.DB }
+// A conversation's title (its first message) never changes, so each is
+// read once and kept.
+type webHistory struct {
+	db *store.DB
+
+	mu     sync.Mutex
+	titles map[string]string // thread key -> title
+}
+
+func newWebHistory(db *store.DB) *webHistory {
+	return &webHistory{db: db, titles: map[string]string{}}
+}
+
+// Known reports whether t is stored.
+func (h *webHistory) Known(ctx context.Context, t core.Thread) (bool, error) {
+	return h.db.ThreadKnown(ctx, t)
+}
+
+// title returns t's first message, cut to a line.
+func (h *webHistory) title(ctx context.Context, t core.Thread) string {
+	h.mu.Lock()
+	title, ok := h.titles[t.Key()]
+	h.mu.Unlock()
+	if ok {
+		return title
+	}
+	said, err := h.Transcript(ctx, t)
+	if err != nil || len(said) == 0 {
+		return "Conversation" // not kept: the next list tries again
+	}
+	title = oneLineCap(said[0].Text, 60)
+	h.mu.Lock()
+	if len(h.titles) >= 10000 {
+		clear(h.titles)
+	}
+	h.titles[t.Key()] = title
+	h.mu.Unlock()
+	return title
+}
 
 // maxListed bounds how many conversations a list reads titles for.
 const maxListed = 100
 
-func (h webHistory) Conversations(ctx context.Context, user string) ([]web.Summary, error) {
+func (h *webHistory) Conversations(ctx context.Context, user string) ([]web.Summary, error) {
 	threads, err := h.db.Threads(ctx)
 	if err != nil {
 		return nil, err
@@ -72,11 +111,7 @@ func (h webHistory) Conversations(ctx context.Context, user string) ([]web.Summa
 		if t.Platform != web.Platform || t.Workspace != web.Workspace || t.Channel != user || ti.Entries+ti.Archived == 0 {
 			continue
 		}
-		title := "Conversation"
-		if said, err := h.Transcript(ctx, t); err == nil && len(said) > 0 {
-			title = oneLineCap(said[0].Text, 60)
-		}
-		out = append(out, web.Summary{ID: t.ID, Title: title, Active: ti.Active})
+		out = append(out, web.Summary{ID: t.ID, Title: h.title(ctx, t), Active: ti.Active})
 		if len(out) == maxListed {
 			break
 		}
@@ -86,7 +121,7 @@ func (h webHistory) Conversations(ctx context.Context, user string) ([]web.Summa
 
 // Transcript is what the user saw: their messages and Neo's answers,
 // without tool calls, tool results or the summary.
-func (h webHistory) Transcript(ctx context.Context, t core.Thread) ([]web.Said, error) {
+func (h *webHistory) Transcript(ctx context.Context, t core.Thread) ([]web.Said, error) {
 	_, live, err := h.db.LoadTranscript(ctx, t)
 	if err != nil {
 		return nil, err
