@@ -23,39 +23,27 @@ type textData struct {
 	Text string `json:"text"`
 }
 
-func (r reporter) Say(_ context.Context, text string) error {
-	r.a.feed.publish(r.t.ID, EventAnswer, textData{text})
+// text publishes an event whose data is {"text": text}.
+func (r reporter) text(typ, text string) error {
+	r.a.feed.publish(r.t.ID, typ, textData{text})
 	return nil
 }
 
-func (r reporter) Status(_ context.Context, text string) error {
-	r.a.feed.publish(r.t.ID, EventStatus, textData{text})
-	return nil
-}
-
-func (r reporter) Notice(_ context.Context, text string) error {
-	r.a.feed.publish(r.t.ID, EventNotice, textData{text})
-	return nil
-}
+func (r reporter) Say(_ context.Context, text string) error    { return r.text(EventAnswer, text) }
+func (r reporter) Status(_ context.Context, text string) error { return r.text(EventStatus, text) }
+func (r reporter) Notice(_ context.Context, text string) error { return r.text(EventNotice, text) }
 
 // StreamAnswer streams the answer as answer.delta events, then the final
 // text as one answer event.
-func (r reporter) StreamAnswer(context.Context) (core.AnswerStream, error) { return answer(r), nil }
+func (r reporter) StreamAnswer(context.Context) (core.AnswerStream, error) { return answer{r}, nil }
 
-type answer reporter
+type answer struct{ r reporter }
 
-func (s answer) Write(_ context.Context, text string) error {
-	s.a.feed.publish(s.t.ID, EventAnswerDelta, textData{text})
-	return nil
-}
-
-func (s answer) Close(_ context.Context, final string) error {
-	s.a.feed.publish(s.t.ID, EventAnswer, textData{final})
-	return nil
-}
+func (s answer) Write(_ context.Context, text string) error  { return s.r.text(EventAnswerDelta, text) }
+func (s answer) Close(_ context.Context, final string) error { return s.r.text(EventAnswer, final) }
 
 func (s answer) Abort(context.Context) error {
-	s.a.feed.publish(s.t.ID, EventAnswerRetract, struct{}{})
+	s.r.a.feed.publish(s.r.t.ID, EventAnswerRetract, struct{}{})
 	return nil
 }
 
