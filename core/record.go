@@ -25,7 +25,11 @@ type Delegation struct {
 	Thread Thread `json:"thread"`
 	// CallID is the tool call that asked for the delegation; with Thread it
 	// is the delegation's idempotency key.
-	CallID    string    `json:"call_id"`
+	CallID string `json:"call_id"`
+	// EventID is the message whose turn made the call. Call IDs come from
+	// the model and can repeat in a later turn; only the same turn
+	// resumes a delegation. Empty in records from before it was kept.
+	EventID   string    `json:"event_id,omitempty"`
 	IntentID  string    `json:"intent_id"`
 	Prose     string    `json:"prose"`
 	Requester string    `json:"requester"`

@@ -151,7 +151,8 @@ type job struct {
 	thread    core.Thread
 	requester string
 	callID    string
-	keyed     bool // durable: a turn and a tool call ID are in ctx
+	eventID   string // the turn's message: a call ID is the model's and may repeat
+	keyed     bool   // durable: a turn and a tool call ID are in ctx
 	approver  core.Approver
 	notify    func(ctx context.Context, text string)
 }
@@ -167,7 +168,7 @@ func (c *Client) jobFor(ctx context.Context) job {
 			rep := t.Reporter
 			j.notify = func(ctx context.Context, text string) { _ = rep.Notice(ctx, text) }
 		}
-		j.callID = core.ToolCallFrom(ctx)
+		j.callID, j.eventID = core.ToolCallFrom(ctx), t.Inbound.EventID
 		j.keyed = j.callID != "" && c.ledger != nil
 	}
 	if j.notify == nil {
@@ -237,6 +238,9 @@ func (c *Client) start(ctx context.Context, j job, prose string) (string, error)
 	if j.keyed {
 		d, err := c.ledger.DelegationFor(ctx, j.thread, j.callID)
 		switch {
+		case err == nil && d.IntentID != "" && d.EventID != "" && d.EventID != j.eventID:
+			// The model reused a call ID of an earlier turn: this is a
+			// new request, submitted and asked about afresh.
 		case err == nil && d.IntentID != "":
 			c.log.Info().Str("intent", d.IntentID).Str("thread", j.thread.Key()).Msg("delegate: resuming")
 			j.notify(ctx, fmt.Sprintf("Resuming the delegated task (intent %s).", d.IntentID))
@@ -249,7 +253,10 @@ func (c *Client) start(ctx context.Context, j job, prose string) (string, error)
 		}
 	}
 	var idemKey string
-	if j.callID != "" {
+	switch {
+	case j.callID != "" && j.eventID != "":
+		idemKey = "neobot:" + j.thread.Key() + ":" + j.eventID + ":" + j.callID
+	case j.callID != "":
 		idemKey = "neobot:" + j.thread.Key() + ":" + j.callID
 	}
 	id, err := c.submit(ctx, idemKey, prose)
@@ -259,7 +266,7 @@ func (c *Client) start(ctx context.Context, j job, prose string) (string, error)
 	c.log.Info().Str("intent", id).Str("thread", j.thread.Key()).Msg("delegate: submitted")
 	if j.keyed {
 		err := c.ledger.SaveDelegation(ctx, core.Delegation{
-			Thread: j.thread, CallID: j.callID, IntentID: id, Prose: prose,
+			Thread: j.thread, CallID: j.callID, EventID: j.eventID, IntentID: id, Prose: prose,
 			Requester: j.requester, Started: c.now(),
 		})
 		if err != nil {

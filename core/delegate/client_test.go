@@ -329,6 +329,31 @@ func TestRunRestart(t *testing.T) {
 	}
 }
 
+// TestRunCallIDReusedInALaterTurn: a model that reuses a call ID in a
+// later turn of the thread asks for a new spend: it is submitted (under
+// its own idempotency key) and approved afresh, not answered with the
+// earlier turn's outcome.
+func TestRunCallIDReusedInALaterTurn(t *testing.T) {
+	ctx := testCtx(t)
+	d := delegatetest.New(t)
+	d.Script(delegatetest.Intent{Answer: "sent 5 PAX"}, delegatetest.Intent{Answer: "sent 7 PAX"})
+	c := newClient(t, d, delegate.Options{Ledger: coretest.NewLedger()})
+	in := func(event string) context.Context {
+		return core.WithToolCall(core.WithTurn(ctx, &core.Turn{
+			Inbound: core.Inbound{Thread: thread, User: "U1", Text: "pay bob", EventID: event}, Approver: answerWith("yes"),
+		}), "call_0")
+	}
+	if out, err := c.Run(in("Ev1"), "send 5 PAX to bob"); err != nil || out != "sent 5 PAX" {
+		t.Fatalf("first turn = %q, %v", out, err)
+	}
+	if out, err := c.Run(in("Ev2"), "send 7 PAX to bob"); err != nil || out != "sent 7 PAX" {
+		t.Errorf("a later turn reusing call_0 = %q, %v; want its own spend", out, err)
+	}
+	if got := d.Intents(); len(got) != 2 {
+		t.Errorf("daemon intents = %d, want 2", len(got))
+	}
+}
+
 // TestRunRestartAfterDecision: the human decided but the process died
 // before the daemon heard; the resumed run sends the recorded decision
 // without asking again.
@@ -427,8 +452,8 @@ func TestRunCredentials(t *testing.T) {
 			t.Errorf("submit body[%q] = %q, want %q", k, body[k], v)
 		}
 	}
-	if k := reqs[0].Header.Get("Idempotency-Key"); k != "neobot:"+thread.Key()+":call-1" {
-		t.Errorf("submit Idempotency-Key = %q, want neobot:<thread>:call-1", k)
+	if k := reqs[0].Header.Get("Idempotency-Key"); k != "neobot:"+thread.Key()+":Ev1:call-1" {
+		t.Errorf("submit Idempotency-Key = %q, want neobot:<thread>:<message>:call-1", k)
 	}
 	if n := rec.Notices(); len(n) == 0 || n[0] != "Sent for execution (request i1). I will post here when it needs an approval or finishes." {
 		t.Errorf("notices = %q, want the submit notice first", n)
