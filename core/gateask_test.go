@@ -262,3 +262,51 @@ func TestGatesApprover(t *testing.T) {
 		t.Errorf("approver answer = %+v, want approved", ans)
 	}
 }
+
+// TestAskDecidedAsTheTurnIsCancelled: a person's decision that lands just
+// before the turn is cancelled or stopped stands. Ask returns it, and does
+// not redraw the gate over the person's decision.
+func TestAskDecidedAsTheTurnIsCancelled(t *testing.T) {
+	tests := []struct {
+		name     string
+		decision core.GateState
+		cause    error
+	}{
+		{"approved, then the turn is cancelled", core.GateApproved, context.Canceled},
+		{"denied, then the user stops the turn", core.GateDenied, core.ErrStopped},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gs, store, _ := newGates(t)
+			ui := newFakeUI()
+			ctx, cancel := context.WithCancelCause(context.Background())
+			type result struct {
+				ans core.GateAnswer
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				ans, err := gs.Ask(ctx, gateReq("n1"), nil, ui)
+				done <- result{ans, err}
+			}()
+			g := <-ui.posted
+			// Written straight to the store, the decision wakes no waiter:
+			// Ask learns of it only when it closes the gate after the
+			// cancellation.
+			if _, err := store.UpdateGate(context.Background(), g.Token, func(g *core.Gate) error {
+				g.State, g.DecidedBy = tt.decision, "U1"
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			cancel(tt.cause)
+			r := <-done
+			if r.err != nil || r.ans.Approved != (tt.decision == core.GateApproved) || r.ans.By != "U1" {
+				t.Errorf("Ask = %+v, %v; want the decision by U1 that landed first", r.ans, r.err)
+			}
+			if _, n := ui.lastShown(); n != 0 {
+				t.Errorf("Ask redrew a gate a person decided (%d times)", n)
+			}
+		})
+	}
+}
