@@ -25,7 +25,8 @@ type Retention struct {
 	Decided time.Duration
 }
 
-func (r Retention) withDefaults() Retention {
+// WithDefaults returns r with its zero fields set to the defaults.
+func (r Retention) WithDefaults() Retention {
 	if r.Dedupe == 0 {
 		r.Dedupe = 24 * time.Hour
 	}

@@ -131,7 +131,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	db := &DB{bolt: b, path: path, now: opts.Now, ret: opts.Retention.withDefaults(), log: opts.Logger, observe: opts.ObserveWrite,
+	db := &DB{bolt: b, path: path, now: opts.Now, ret: opts.Retention.WithDefaults(), log: opts.Logger, observe: opts.ObserveWrite,
 		group: group{bolt: b, max: opts.Writers, lazyDelay: lazyDelay}}
 	db.group.lazyFailed = func(err error) { db.log.Error().Err(db.diskFull(err)).Msg("store: a deferred write failed") }
 	if err := db.init(); err != nil {

@@ -1,0 +1,113 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/neobot/neobot/core"
+)
+
+// JournalInbound records in before its turn runs. fresh is false, and
+// nothing is written, when the same platform event was journaled within
+// the dedupe TTL or is still pending. The event's primary key decides, in
+// one statement, so an event delivered to two instances at once is
+// journaled by exactly one of them.
+func (db *DB) JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, err error) {
+	if err := in.Thread.Validate(); err != nil {
+		return false, fmt.Errorf("postgres: journal: %w", err)
+	}
+	if in.EventID == "" {
+		return false, fmt.Errorf("postgres: journal message in %s: empty event ID", in.Thread.Key())
+	}
+	body, err := json.Marshal(in)
+	if err != nil {
+		return false, fmt.Errorf("postgres: journal %s: %w", in.EventID, err)
+	}
+	now := db.now().UnixNano()
+	var n int
+	err = db.write(ctx, func(ctx context.Context) error {
+		return db.pool.QueryRow(ctx, `
+			WITH i AS (
+				INSERT INTO neo_inbound AS i (platform, event_id, thread, body, journaled_ns, pending)
+				VALUES ($1, $2, $3, $4, $5, nextval('neo_inbound_seq'))
+				ON CONFLICT (platform, event_id) DO UPDATE
+					SET thread = EXCLUDED.thread, body = EXCLUDED.body, journaled_ns = EXCLUDED.journaled_ns,
+						pending = EXCLUDED.pending, completed_ns = NULL
+					WHERE i.completed_ns IS NOT NULL AND $5 - i.journaled_ns >= $6
+				RETURNING 1
+			), t AS (
+				INSERT INTO neo_threads (key, active_ns) SELECT $3, $5 FROM i
+				ON CONFLICT (key) DO UPDATE SET active_ns = EXCLUDED.active_ns
+			)
+			SELECT count(*) FROM i`,
+			in.Thread.Platform, in.EventID, in.Thread.Key(), body, now, int64(db.ret.Dedupe)).Scan(&n)
+	})
+	if err != nil {
+		return false, fmt.Errorf("postgres: journal %s in %s: %w", in.EventID, in.Thread.Key(), err)
+	}
+	return n == 1, nil
+}
+
+// CompleteInbound marks the journaled message eventID of thread t done.
+// Completing twice is fine; an event never journaled is core.ErrNotFound.
+func (db *DB) CompleteInbound(ctx context.Context, t core.Thread, eventID string) error {
+	now := db.now().UnixNano()
+	var one int
+	err := db.write(ctx, func(ctx context.Context) error {
+		return db.pool.QueryRow(ctx, `
+			UPDATE neo_inbound SET completed_ns = coalesce(completed_ns, $3), pending = NULL
+			WHERE platform = $1 AND event_id = $2 RETURNING 1`, t.Platform, eventID, now).Scan(&one)
+	})
+	if err = errNoRows(err, core.ErrNotFound); errors.Is(err, core.ErrNotFound) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: complete %s in %s: %w", eventID, t.Key(), err)
+	}
+	return nil
+}
+
+// CompleteInboundLater is CompleteInbound without waiting: it commits in
+// the background, and Close waits for it. A crash before then loses it,
+// and the message is resumed after the restart; the hub asks for this
+// only for a message whose answer is stored.
+func (db *DB) CompleteInboundLater(t core.Thread, eventID string) {
+	db.later.Add(1)
+	go func() {
+		defer db.later.Done()
+		err := db.CompleteInbound(context.Background(), t, eventID)
+		if err != nil && !errors.Is(err, core.ErrNotFound) {
+			db.log.Error().Err(err).Msg("postgres: a deferred write failed")
+		}
+	}()
+}
+
+// PendingInbound returns the messages journaled and never completed,
+// oldest first: the turns to resume.
+func (db *DB) PendingInbound(ctx context.Context) ([]core.Inbound, error) {
+	rows, err := db.pool.Query(ctx, `SELECT body FROM neo_inbound WHERE pending IS NOT NULL ORDER BY pending`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: pending inbound: %w", err)
+	}
+	defer rows.Close()
+	var out []core.Inbound
+	for rows.Next() {
+		var (
+			raw []byte
+			in  core.Inbound
+		)
+		if err := rows.Scan(&raw); err != nil {
+			return nil, fmt.Errorf("postgres: pending inbound: %w", err)
+		}
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, fmt.Errorf("postgres: pending inbound: decode: %w", err)
+		}
+		out = append(out, in)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: pending inbound: %w", err)
+	}
+	return out, nil
+}
