@@ -6,77 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neobot/neobot/core"
-	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/store"
+	"github.com/neobot/neobot/store/storetest"
 )
 
 func TestSweep(t *testing.T) {
-	ctx := context.Background()
-	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	clock := coretest.NewClock(t0)
-	db := openTemp(t, store.Options{Now: clock.Now, Retention: store.Retention{ThreadIdle: 30 * 24 * time.Hour}})
-	th := func(id string) core.Thread {
-		return core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: id}
-	}
-	day := 24 * time.Hour
-
-	// Day 0: an old thread with a finished and an in-flight delegation, a
-	// completed and a pending message, and a gate.
-	old, fresh := th("old"), th("fresh")
-	mustOK(t, func() error { _, err := db.AppendEntries(ctx, old, []byte("x")); return err })
-	mustOK(t, func() error {
-		return db.SaveDelegation(ctx, core.Delegation{Thread: old, CallID: "done", IntentID: "i1", Started: t0})
+	storetest.RunSweep(t, func(t *testing.T, now func() time.Time, ret store.Retention) storetest.Sweeper {
+		return openTemp(t, store.Options{Now: now, Retention: ret})
 	})
-	mustOK(t, func() error {
-		return db.SaveDelegation(ctx, core.Delegation{Thread: old, CallID: "live", IntentID: "i2", Started: t0})
-	})
-	mustOK(t, func() error { return db.FinishDelegation(ctx, old, "done") })
-	mustOK(t, func() error { _, err := db.JournalInbound(ctx, core.Inbound{Thread: old, EventID: "E1"}); return err })
-	mustOK(t, func() error { return db.CompleteInbound(ctx, old, "E1") })
-	mustOK(t, func() error { _, err := db.JournalInbound(ctx, core.Inbound{Thread: old, EventID: "E2"}); return err })
-	mustOK(t, func() error {
-		return db.CreateGate(ctx, core.Gate{Token: "g1", IntentID: "i1", NodeID: "n", Binding: "b1", Thread: old, Expires: t0.Add(time.Hour)})
-	})
-
-	// Day 2: the dedupe key of the completed message has expired.
-	clock.Advance(2 * day)
-	st, err := db.Sweep(ctx, clock.Now())
-	if err != nil || st != (store.SweepStats{EventIDs: 1}) {
-		t.Fatalf("Sweep(day 2) = %+v, %v; want 1 event ID", st, err)
-	}
-	// Day 20: a fresh thread is active; the gate and the finished
-	// delegation are past the 7-day default.
-	clock.Advance(18 * day)
-	mustOK(t, func() error { _, err := db.AppendEntries(ctx, fresh, []byte("y")); return err })
-	st, err = db.Sweep(ctx, clock.Now())
-	if err != nil || st != (store.SweepStats{Gates: 1, Delegations: 1}) {
-		t.Fatalf("Sweep(day 20) = %+v, %v; want 1 gate, 1 delegation", st, err)
-	}
-	if _, err := db.GateBound(ctx, "b1"); !errors.Is(err, core.ErrNotFound) {
-		t.Errorf("GateBound(swept) = %v, want ErrNotFound", err)
-	}
-	// Day 31: the old thread has been idle 31 days, the fresh one 11.
-	clock.Advance(11 * day)
-	st, err = db.Sweep(ctx, clock.Now())
-	if err != nil || st != (store.SweepStats{Threads: 1}) {
-		t.Fatalf("Sweep(day 31) = %+v, %v; want 1 thread", st, err)
-	}
-	for _, tc := range []struct {
-		t    core.Thread
-		want bool
-	}{{old, false}, {fresh, true}} {
-		if got, _ := db.ThreadKnown(ctx, tc.t); got != tc.want {
-			t.Errorf("ThreadKnown(%s) after sweep = %v, want %v", tc.t.ID, got, tc.want)
-		}
-	}
-	// Work in flight survives every sweep.
-	if ds, _ := db.Delegations(ctx); len(ds) != 1 || ds[0].CallID != "live" {
-		t.Errorf("Delegations after sweeps = %+v, want the live one", ds)
-	}
-	if p, _ := db.PendingInbound(ctx); len(p) != 1 || p[0].EventID != "E2" {
-		t.Errorf("PendingInbound after sweeps = %+v, want E2", p)
-	}
 }
 
 func TestSweepEveryStopsWithContext(t *testing.T) {

@@ -15,7 +15,13 @@ import (
 
 func openTemp(t testing.TB, opts store.Options) *store.DB {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "neobot.db"), opts)
+	return openAt(t, filepath.Join(t.TempDir(), "neobot.db"), opts)
+}
+
+// openAt opens the store at path, closed when the test ends.
+func openAt(t testing.TB, path string, opts store.Options) *store.DB {
+	t.Helper()
+	db, err := store.Open(path, opts)
 	if err != nil {
 		t.Fatalf("Open = %v", err)
 	}
