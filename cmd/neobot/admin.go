@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/llm"
@@ -55,7 +57,7 @@ type exportMessage struct {
 // running bot's API (with the bot's own memory, so a forget reaches its
 // index).
 type local struct {
-	db     *store.DB
+	db     database
 	cortex *memory.Cortex
 }
 
@@ -120,7 +122,7 @@ func exportOf(m llm.Message) exportMessage {
 // openAdmin opens the store for an operator command; when a running bot
 // holds it, it goes through that bot's admin API instead.
 func (m *Main) openAdmin(ctx context.Context, cfg *Config) (admin, error) {
-	db, err := store.Open(cfg.DBPath, store.Options{LockTimeout: 300 * time.Millisecond})
+	db, err := openDatabase(ctx, cfg, zerolog.Nop(), dbOptions{lockTimeout: 300 * time.Millisecond})
 	if err == nil {
 		m.onClose(db.Close)
 		cortex, err := memory.New(ctx, memory.Options{Store: db})
@@ -130,7 +132,7 @@ func (m *Main) openAdmin(ctx context.Context, cfg *Config) (admin, error) {
 		return local{db: db, cortex: cortex}, nil
 	}
 	if !errors.Is(err, store.ErrLocked) {
-		return nil, fmt.Errorf("NEO_DB_PATH=%s: %w", cfg.DBPath, err)
+		return nil, err
 	}
 	if cfg.AdminToken == "" {
 		return nil, fmt.Errorf("NEO_DB_PATH=%s is held by a running neobot; set NEO_ADMIN_TOKEN, the same for the bot and this command, "+

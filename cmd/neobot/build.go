@@ -29,7 +29,7 @@ import (
 type app struct {
 	cfg     *Config
 	log     zerolog.Logger
-	db      *store.DB
+	db      database
 	gates   *core.Gates
 	meter   *acct.Meter
 	cortex  *memory.Cortex
@@ -85,14 +85,13 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		window = cfg.ContextWindow
 	}
 
-	db, err := store.Open(cfg.DBPath, store.Options{
-		ObserveWrite: m.tel.observeWrite,
-		Writers:      cfg.MaxConcurrentTurns,
-		Retention:    store.Retention{ThreadIdle: time.Duration(cfg.RetentionDays) * 24 * time.Hour},
-		Logger:       log.With().Str("component", "store").Logger(),
+	db, err := openDatabase(ctx, cfg, log.With().Str("component", "store").Logger(), dbOptions{
+		observeWrite: m.tel.observeWrite,
+		writers:      cfg.MaxConcurrentTurns,
+		retention:    store.Retention{ThreadIdle: time.Duration(cfg.RetentionDays) * 24 * time.Hour},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("NEO_DB_PATH=%s: %w", cfg.DBPath, err)
+		return nil, err
 	}
 	m.onClose(db.Close)
 	a.db = db

@@ -41,6 +41,7 @@ type Config struct {
 	StoredCap     int
 
 	DBPath        string
+	DatabaseURL   Secret
 	RetentionDays int
 	Manifest      string
 	// Skills come only from the settings file's "skills" object.
@@ -182,7 +183,8 @@ func settings() []setting {
 		{env: "NEO_STEP_BUDGET", flag: "step-budget", def: "24", usage: "most model calls in one turn", set: count(func(c *Config) *int { return &c.StepBudget })},
 		{env: "NEO_TOOL_RESULT_CAP", flag: "tool-result-cap", def: "16384", usage: "bytes of one tool result shown to the model (the transcript keeps up to NEO_STORED_RESULT_CAP)", set: count(func(c *Config) *int { return &c.ToolResultCap })},
 		{env: "NEO_STORED_RESULT_CAP", flag: "stored-result-cap", def: "262144", usage: "bytes of one tool result kept in the transcript; the rest is dropped, so one tool cannot fill the disk", set: count(func(c *Config) *int { return &c.StoredCap })},
-		{env: "NEO_DB_PATH", flag: "db", def: "./neobot.db", usage: "bbolt file holding transcripts, gates and memory", set: str(func(c *Config) *string { return &c.DBPath })},
+		{env: "NEO_DB_PATH", flag: "db", def: "./neobot.db", usage: "bbolt file holding transcripts, gates and memory (unused with NEO_DATABASE_URL)", set: str(func(c *Config) *string { return &c.DBPath })},
+		{env: "NEO_DATABASE_URL", secret: true, usage: "PostgreSQL instead of the bbolt file, for several instances: postgres://user:password@host:5432/dbname", set: secret(func(c *Config) *Secret { return &c.DatabaseURL })},
 		{env: "NEO_RETENTION_DAYS", flag: "retention-days", def: "90", usage: "drop threads idle this many days, with their transcripts; 0 keeps them forever", set: count(func(c *Config) *int { return &c.RetentionDays })},
 		{env: "NEO_MANIFEST", flag: "manifest", def: "manifests/default.json", usage: "agent manifest: the MCP servers and tools Neo may use (the default is built in when the file is absent)", set: str(func(c *Config) *string { return &c.Manifest })},
 		{env: "NEO_DAEMON_URL", flag: "daemon-url", usage: "execution daemon for core_execute; unset, money-moving tasks are refused in words", set: str(func(c *Config) *string { return &c.DaemonURL })},
@@ -418,8 +420,11 @@ func (c *Config) validate() error {
 	if c.StepBudget == 0 {
 		bad("NEO_STEP_BUDGET", "must be at least 1")
 	}
-	if c.DBPath == "" {
+	if c.DBPath == "" && c.DatabaseURL == "" {
 		bad("NEO_DB_PATH", "is empty; set a file path such as ./neobot.db")
+	}
+	if u := c.DatabaseURL.Reveal(); u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+		bad("NEO_DATABASE_URL", "is not a PostgreSQL URL; want postgres://user:password@host:5432/dbname")
 	}
 	return errors.Join(errs...)
 }

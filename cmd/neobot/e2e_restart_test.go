@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/neobot/neobot/store/postgres/pgtest"
 	"strings"
 	"sync"
 	"syscall"
@@ -85,8 +86,8 @@ func userTurns(r llmtest.Request, text string) int {
 	return n
 }
 
-// midTurn are the ways a process ends while a turn waits on the model.
-var midTurn = []struct {
+// haltCase is one way a process ends while a turn waits on the model.
+type haltCase struct {
 	name string
 	// halt ends p while its model call is held; release lets the call
 	// answer.
@@ -94,7 +95,10 @@ var midTurn = []struct {
 	// resumed is whether the restarted process runs the turn again (a
 	// second call of the model for the first message).
 	resumed bool
-}{
+}
+
+// midTurn are the ways a process ends while a turn waits on the model.
+var midTurn = []haltCase{
 	{
 		// SIGTERM, then the model answers: the process is within its
 		// shutdown grace, finishes the turn, and exits; whichever of the
@@ -136,50 +140,69 @@ var midTurnReplies = []llmtest.Reply{
 // the answer exactly once, from the stopping process or from the
 // restarted one that resumes the turn.
 func TestSlackTurnAcrossRestart(t *testing.T) {
-	for _, tc := range midTurn {
-		t.Run(tc.name, func(t *testing.T) {
-			w := newSlackWorld(t)
-			replies := midTurnReplies
-			if !tc.resumed {
-				replies = []llmtest.Reply{replies[0], replies[2]}
-			}
-			calls, release := heldModel(t, w.model, replies...)
-			p1 := w.start(t, 1)
-			mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "what is 2+2?"})
-			waitModelCall(t, calls, p1)
-			tc.halt(t, p1, release)
-			if !tc.resumed {
-				if got := botAnswers(w, "The answer is 4."); got != 1 {
-					t.Errorf("answers posted by the stopping process = %d, want 1", got)
-				}
-			}
+	for _, db := range databases {
+		for _, tc := range midTurn {
+			t.Run(db.name+"/"+tc.name, func(t *testing.T) { slackTurnAcrossRestart(t, db.use, tc) })
+		}
+	}
+}
 
-			p2 := w.start(t, 2)
-			if tc.resumed {
-				resumed := waitModelCall(t, calls, p2)
-				if n := userTurns(resumed, "what is 2+2?"); n != 1 {
-					t.Errorf("resumed model call has the question %d times, want once:\n%+v", n, resumed.Messages)
-				}
-			}
-			w.answerIn(t, "C0GENERAL", mention.TS, "The answer is 4.")
-			for _, m := range w.slack.Thread("C0GENERAL", mention.TS) {
-				if m.FromBot() && strings.Contains(string(m.Blocks), `"block_id":"status"`) {
-					t.Errorf("a status line is left in the thread after the answer: %q", m.Rendered())
-				}
-			}
+// databases are the stores the restart tests run on: the bbolt file, and
+// a throwaway PostgreSQL (skipped when PostgreSQL is not installed,
+// outside CI).
+var databases = []struct {
+	name string
+	use  func(t *testing.T, env map[string]string)
+}{
+	{"bbolt", func(*testing.T, map[string]string) {}},
+	{"postgres", func(t *testing.T, env map[string]string) {
+		env["NEO_DATABASE_URL"] = pgtest.Database(t)
+		delete(env, "NEO_DB_PATH")
+	}},
+}
 
-			// The thread's turns run one at a time, in order, resumed ones
-			// first: once the follow-up is answered, any second run of the
-			// first message would have posted already.
-			w.slack.Message(slacktest.Msg{User: "UALICE", Text: "sure?", ThreadTS: mention.TS})
-			w.answerIn(t, "C0GENERAL", mention.TS, "Yes, still 4.")
-			if got := botAnswers(w, "The answer is 4."); got != 1 {
-				t.Errorf("answer posted %d times, want once", got)
-			}
-			if got, want := len(mainRequests(w.model)), len(replies); got != want {
-				t.Errorf("model calls = %d, want %d", got, want)
-			}
-		})
+func slackTurnAcrossRestart(t *testing.T, useDB func(*testing.T, map[string]string), tc haltCase) {
+	w := newSlackWorld(t)
+	useDB(t, w.env)
+	replies := midTurnReplies
+	if !tc.resumed {
+		replies = []llmtest.Reply{replies[0], replies[2]}
+	}
+	calls, release := heldModel(t, w.model, replies...)
+	p1 := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "what is 2+2?"})
+	waitModelCall(t, calls, p1)
+	tc.halt(t, p1, release)
+	if !tc.resumed {
+		if got := botAnswers(w, "The answer is 4."); got != 1 {
+			t.Errorf("answers posted by the stopping process = %d, want 1", got)
+		}
+	}
+
+	p2 := w.start(t, 2)
+	if tc.resumed {
+		resumed := waitModelCall(t, calls, p2)
+		if n := userTurns(resumed, "what is 2+2?"); n != 1 {
+			t.Errorf("resumed model call has the question %d times, want once:\n%+v", n, resumed.Messages)
+		}
+	}
+	w.answerIn(t, "C0GENERAL", mention.TS, "The answer is 4.")
+	for _, m := range w.slack.Thread("C0GENERAL", mention.TS) {
+		if m.FromBot() && strings.Contains(string(m.Blocks), `"block_id":"status"`) {
+			t.Errorf("a status line is left in the thread after the answer: %q", m.Rendered())
+		}
+	}
+
+	// The thread's turns run one at a time, in order, resumed ones
+	// first: once the follow-up is answered, any second run of the
+	// first message would have posted already.
+	w.slack.Message(slacktest.Msg{User: "UALICE", Text: "sure?", ThreadTS: mention.TS})
+	w.answerIn(t, "C0GENERAL", mention.TS, "Yes, still 4.")
+	if got := botAnswers(w, "The answer is 4."); got != 1 {
+		t.Errorf("answer posted %d times, want once", got)
+	}
+	if got, want := len(mainRequests(w.model)), len(replies); got != want {
+		t.Errorf("model calls = %d, want %d", got, want)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/agent"
-	"github.com/neobot/neobot/store"
 )
 
 // defaultWebAddr is where neobot web serves when NEO_WEB_ADDR is unset:
@@ -60,13 +59,13 @@ func (m *Main) webToken(name string) error {
 // A conversation's title (its first message) never changes, so each is
 // read once and kept.
 type webHistory struct {
-	db *store.DB
+	db database
 
 	mu     sync.Mutex
 	titles map[string]string // thread key -> title
 }
 
-func newWebHistory(db *store.DB) *webHistory {
+func newWebHistory(db database) *webHistory {
 	return &webHistory{db: db, titles: map[string]string{}}
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/memory"
 	"github.com/neobot/neobot/core/tools"
-	"github.com/neobot/neobot/store"
 )
 
 // The composition root is where every consumer-side interface meets its
@@ -22,15 +21,15 @@ var (
 	_ agent.StreamModel          = (*llm.Client)(nil)
 	_ agent.StreamModel          = (*meteredModel)(nil)
 	_ agent.Toolbox              = (*tools.Surface)(nil)
-	_ agent.Transcript           = (*store.DB)(nil)
+	_ agent.Transcript           = database(nil)
 	_ agent.Memory               = (*memory.Cortex)(nil)
 	_ memory.Model               = (*llm.Client)(nil)
-	_ memory.Store               = (*store.DB)(nil)
-	_ core.GateStore             = (*store.DB)(nil)
-	_ delegate.Ledger            = (*store.DB)(nil)
+	_ memory.Store               = database(nil)
+	_ core.GateStore             = database(nil)
+	_ delegate.Ledger            = database(nil)
 	_ conversation.Runner        = (*agent.Agent)(nil)
-	_ conversation.Journal       = (*store.DB)(nil)
-	_ conversation.LazyCompleter = (*store.DB)(nil)
+	_ conversation.Journal       = database(nil)
+	_ conversation.LazyCompleter = database(nil)
 	_ conversation.Platform      = (*slack.Adapter)(nil)
 	_ core.Preparer              = (*slack.Adapter)(nil)
 	_ conversation.Tidier        = (*slack.Adapter)(nil)
@@ -43,6 +42,6 @@ var (
 
 // The adapters' shared intake takes the hub and the store.
 var (
-	_ = slack.Options{Hub: (*conversation.Hub)(nil), Threads: (*store.DB)(nil)}
-	_ = discord.Options{Hub: (*conversation.Hub)(nil), Threads: (*store.DB)(nil)}
+	_ = slack.Options{Hub: (*conversation.Hub)(nil), Threads: database(nil)}
+	_ = discord.Options{Hub: (*conversation.Hub)(nil), Threads: database(nil)}
 )
