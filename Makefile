@@ -3,8 +3,9 @@
 
 test:
 	npm ci --no-audit --no-fund --loglevel=error
-	@# The chat page's browser tests drive Debian's Chromium.
-	command -v chromium >/dev/null 2>&1 || { S=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$S apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$S apt-get install -y -qq chromium >/dev/null; }
+	@# Chromium for the chat page's browser tests, PostgreSQL for the
+	@# PostgreSQL store's: from Debian's packages, when missing.
+	scripts/test-deps.sh
 	go mod tidy -diff
 	go test -race ./...
 
