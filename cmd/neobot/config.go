@@ -485,7 +485,7 @@ func usage(w io.Writer, name string, fs *flag.FlagSet) {
 		return
 	}
 	fmt.Fprintf(w, "usage: neobot %-41s %s\n", "[flags]", "run Neo in Slack (SLACK_BOT_TOKEN) and/or Discord (DISCORD_BOT_TOKEN), else in this terminal")
-	for _, c := range []string{"chat", "check", "memory"} {
+	for _, c := range []string{"chat", "check", "memory", "usage", "threads", "store"} {
 		fmt.Fprintf(w, "       neobot %-41s %s\n", help[c].synopsis, help[c].short)
 	}
 	fmt.Fprintf(w, "       neobot %-41s %s\n", "version", "print the version (also --version)")
@@ -506,6 +506,8 @@ func commandHelp() map[string]struct{ synopsis, short, what string } {
 			"Prints the model tokens Neo used since a day (--since 7d, 24h or 2026-11-01; days are UTC), grouped by workspace, channel, user, thread, model or day, with their cost at NEO_MODEL_PRICES. Reads NEO_DB_PATH, or the running bot's admin API when the bot holds the file (set NEO_ADMIN_TOKEN for both)."},
 		"threads": {"threads list|show KEY|export KEY [--format json|markdown]", "list stored conversations, show or export one",
 			"Lists the stored conversations, most recent first (list), prints one transcript as Markdown (show KEY), or exports it as JSON or Markdown (export KEY --format json). Works while the bot runs through its admin API (NEO_ADMIN_TOKEN)."},
+		"store": {"store copy [flags]", "copy the bbolt file (NEO_DB_PATH) into PostgreSQL (NEO_DATABASE_URL)",
+			"Copies everything in the bbolt file at NEO_DB_PATH (transcripts, the message journal, approvals, delegations, memory and usage) into the empty PostgreSQL database at NEO_DATABASE_URL, then checks that both hold as many records of each kind. Stop the bot first; start it again with NEO_DATABASE_URL set (docs/scaling.md)."},
 		"memory": {"memory list|search|forget [flags]", "show, search or delete what Neo remembers",
 			"Shows (list), searches (search QUERY) or deletes (forget [ID...]) what Neo remembers, scoped by --workspace, --user and --channel. Works while the bot runs through its admin API (NEO_ADMIN_TOKEN)."},
 	}
