@@ -87,7 +87,13 @@ func (db *DB) UpdateGate(ctx context.Context, token string, fn func(*core.Gate) 
 			return err
 		}
 		out = g
-		_, err = tx.Exec(ctx, `UPDATE neo_gates SET body = $2, state = $3, expires_ns = $4 WHERE token = $1`, token, raw, string(g.State), ns(g.Expires))
+		if _, err = tx.Exec(ctx, `UPDATE neo_gates SET body = $2, state = $3, expires_ns = $4 WHERE token = $1`, token, raw, string(g.State), ns(g.Expires)); err != nil {
+			return err
+		}
+		if g.State == stored.State {
+			return nil // only a decision wakes anyone
+		}
+		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", ChannelGate, token)
 		return err
 	})
 	switch {

@@ -69,19 +69,15 @@ func (db *DB) CompleteInbound(ctx context.Context, t core.Thread, eventID string
 	return nil
 }
 
-// CompleteInboundLater is CompleteInbound without waiting: it commits in
-// the background, and Close waits for it. A crash before then loses it,
-// and the message is resumed after the restart; the hub asks for this
-// only for a message whose answer is stored.
+// CompleteInboundLater is CompleteInbound, written before it returns:
+// on PostgreSQL another instance may run the thread next, and must not
+// find the message pending. (The bbolt store defers it, to share a
+// commit.)
 func (db *DB) CompleteInboundLater(t core.Thread, eventID string) {
-	db.later.Add(1)
-	go func() {
-		defer db.later.Done()
-		err := db.CompleteInbound(context.Background(), t, eventID)
-		if err != nil && !errors.Is(err, core.ErrNotFound) {
-			db.log.Error().Err(err).Msg("postgres: a deferred write failed")
-		}
-	}()
+	err := db.CompleteInbound(context.Background(), t, eventID)
+	if err != nil && !errors.Is(err, core.ErrNotFound) {
+		db.log.Error().Err(err).Msg("postgres: complete a message")
+	}
 }
 
 // PendingInbound returns the messages journaled and never completed,

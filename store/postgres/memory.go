@@ -46,12 +46,39 @@ func (db *DB) WriteMemories(ctx context.Context, put []memory.Record, del []stri
 			b.Queue(`INSERT INTO neo_memories (id, grp, body) VALUES ($1, $2, $3)
 				ON CONFLICT (id) DO UPDATE SET grp = EXCLUDED.grp, body = EXCLUDED.body`, r.ID, memoryGroup(r.Kind), raws[i])
 		}
-		return tx.SendBatch(ctx, &b).Close()
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+			return err
+		}
+		ids := append([]string(nil), del...)
+		for _, r := range put {
+			ids = append(ids, r.ID)
+		}
+		return db.notifyMemory(ctx, tx, ids)
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: write memories: %w", err)
 	}
 	return nil
+}
+
+// LoadMemories returns the records with ids that exist, for an instance
+// told that another one changed them.
+func (db *DB) LoadMemories(ctx context.Context, ids []string) ([]memory.Record, error) {
+	rows, err := db.pool.Query(ctx, `SELECT body FROM neo_memories WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: load memories: %w", err)
+	}
+	raws, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: load memories: %w", err)
+	}
+	out := make([]memory.Record, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &out[i]); err != nil {
+			return nil, fmt.Errorf("postgres: decode memory: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // ScanMemories calls fn with every memory record. fn runs while the rows

@@ -27,7 +27,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -76,14 +75,14 @@ type Options struct {
 // DB is neobot's PostgreSQL store. It is safe for concurrent use, by
 // several processes too.
 type DB struct {
-	pool    *pgxpool.Pool
-	name    string // the database, for messages: host and name, no secrets
-	now     func() time.Time
-	ret     store.Retention
-	log     zerolog.Logger
-	observe func(time.Duration, error)
-	full    atomic.Bool
-	later   sync.WaitGroup // deferred completions in flight
+	pool     *pgxpool.Pool
+	name     string // the database, for messages: host and name, no secrets
+	now      func() time.Time
+	ret      store.Retention
+	log      zerolog.Logger
+	observe  func(time.Duration, error)
+	full     atomic.Bool
+	instance string // random per Open: tells this instance's notifications apart
 }
 
 // Open connects to the database at url (postgres://…), creates or
@@ -101,7 +100,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	db := &DB{name: Describe(url), now: opts.Now, ret: opts.Retention.WithDefaults(), log: opts.Logger, observe: opts.ObserveWrite}
+	db := &DB{name: Describe(url), now: opts.Now, ret: opts.Retention.WithDefaults(), log: opts.Logger, observe: opts.ObserveWrite, instance: newInstanceID()}
 	db.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", db.name, err)
@@ -191,10 +190,8 @@ func (db *DB) migrate(ctx context.Context) error {
 // Path names the database, for messages: host and database name.
 func (db *DB) Path() string { return db.name }
 
-// Close waits for deferred writes and closes the pool. Calls after Close
-// fail.
+// Close closes the pool. Calls after Close fail.
 func (db *DB) Close() error {
-	db.later.Wait()
 	db.pool.Close()
 	return nil
 }

@@ -94,9 +94,11 @@ type Server struct {
 	messages []Message
 	files    map[string]File
 	acks     map[string]Ack
-	queue    []envelope // waiting for a websocket connection
-	conn     *socketConn
-	conns    int
+	queue    []envelope    // waiting for a websocket connection
+	live     []*socketConn // open Socket Mode connections, oldest first
+	conns    int           // connections accepted, ever
+	via      int           // deliver through this connection (Via), 0: in turn
+	turn     int           // the round-robin position
 	httpMode *httpTarget
 	closed   bool
 	wg       sync.WaitGroup
@@ -172,11 +174,11 @@ func (s *Server) Close() {
 	for t := range s.retries {
 		t.Stop()
 	}
-	conn := s.conn
-	s.conn = nil
+	live := s.live
+	s.live = nil
 	s.mu.Unlock()
-	if conn != nil {
-		conn.close()
+	for _, c := range live {
+		c.close()
 	}
 	s.srv.CloseClientConnections()
 	s.srv.Close()

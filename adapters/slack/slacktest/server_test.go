@@ -330,3 +330,63 @@ func TestSocketModeRedeliversUnacked(t *testing.T) {
 		return
 	}
 }
+
+// TestSocketModeSpreadsAcrossConnections: an app with two Socket Mode
+// connections open gets its events on both, in turn, as Slack spreads
+// them; Via pins deliveries to one; a closed connection gets nothing.
+func TestSocketModeSpreadsAcrossConnections(t *testing.T) {
+	s := New(t)
+	ctx := testCtx(t)
+	api := slack.New("xoxb-test", slack.OptionAPIURL(s.APIURL()), slack.OptionAppLevelToken("xapp-test"))
+	dial := func() *websocket.Conn {
+		_, wsURL, err := api.StartSocketModeContext(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, _, err := websocket.DefaultDialer.DialContext(ctx, wsURL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ws.Close() })
+		var hello map[string]any
+		if err := ws.ReadJSON(&hello); err != nil || hello["type"] != "hello" {
+			t.Fatalf("first frame = %v, %v; want hello", hello, err)
+		}
+		return ws
+	}
+	one, two := dial(), dial()
+	if s.Live() != 2 || s.Connections() != 2 {
+		t.Fatalf("Live = %d, Connections = %d; want both open", s.Live(), s.Connections())
+	}
+	envelope := func(ws *websocket.Conn) string {
+		t.Helper()
+		var f map[string]any
+		if err := ws.ReadJSON(&f); err != nil {
+			t.Fatal(err)
+		}
+		id, _ := f["envelope_id"].(string)
+		return id
+	}
+	// A DM has no copy event: one envelope per delivery.
+	a, b := s.DM(Msg{User: "UALICE", Text: "a"}), s.DM(Msg{User: "UALICE", Text: "b"})
+	got := map[string]bool{envelope(one): true, envelope(two): true}
+	if !got[a.EnvelopeID] || !got[b.EnvelopeID] {
+		t.Errorf("the two connections got %v, want one each of %s and %s", got, a.EnvelopeID, b.EnvelopeID)
+	}
+	s.Via(1)
+	for range 3 {
+		d := s.DM(Msg{User: "UALICE", Text: "pinned"})
+		if id := envelope(one); id != d.EnvelopeID {
+			t.Errorf("Via(1): connection 1 got %s, want %s", id, d.EnvelopeID)
+		}
+	}
+	s.Via(0)
+	one.Close()
+	if err := s.wait(ctx, func() bool { return len(s.live) == 1 }); err != nil {
+		t.Fatalf("the closed connection stays live: %v", err)
+	}
+	d := s.DM(Msg{User: "UALICE", Text: "after close"})
+	if id := envelope(two); id != d.EnvelopeID {
+		t.Errorf("after connection 1 closed, connection 2 got %s, want %s", id, d.EnvelopeID)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,6 +35,7 @@ type envelope struct {
 // socketConn is one client connection; writes go through out so that one
 // goroutine owns the websocket's writer.
 type socketConn struct {
+	n    int // 1 for the first connection the server accepted, and so on
 	ws   *websocket.Conn
 	out  chan []byte
 	done chan struct{}
@@ -54,25 +56,67 @@ func (s *Server) Connections() int {
 	return s.conns
 }
 
+// Live returns how many Socket Mode connections are open now.
+func (s *Server) Live() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.live)
+}
+
+// Via sends every later delivery through connection n (1 for the first
+// the server accepted) while it is open, as Slack may route an app's
+// events to any of its connections; Via(0) spreads them again, in turn
+// across the open connections.
+func (s *Server) Via(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.via = n
+}
+
 // WaitConnected waits until a Socket Mode client is connected.
 func (s *Server) WaitConnected(ctx context.Context) error {
-	if err := s.wait(ctx, func() bool { return s.conn != nil }); err != nil {
+	if err := s.wait(ctx, func() bool { return len(s.live) > 0 }); err != nil {
 		return fmt.Errorf("slacktest: wait for a socket mode connection: %w", err)
 	}
 	return nil
 }
 
-// Disconnect drops the current Socket Mode connection, as Slack does when it
-// rotates connections; slack-go reconnects.
+// Disconnect drops the newest Socket Mode connection, as Slack does when
+// it rotates connections; slack-go reconnects.
 func (s *Server) Disconnect() {
 	s.mu.Lock()
-	c := s.conn
-	s.conn = nil
+	var c *socketConn
+	if n := len(s.live); n > 0 {
+		c = s.live[n-1]
+		s.live = s.live[:n-1]
+	}
 	s.notifyLocked()
 	s.mu.Unlock()
 	if c != nil {
 		c.close()
 	}
+}
+
+// dropLocked forgets a closed connection.
+func (s *Server) dropLocked(c *socketConn) {
+	s.live = slices.DeleteFunc(s.live, func(l *socketConn) bool { return l == c })
+}
+
+// targetLocked picks the connection a delivery goes through: the one Via
+// names while it is open, else the open ones in turn; nil when none is.
+func (s *Server) targetLocked() *socketConn {
+	if len(s.live) == 0 {
+		return nil
+	}
+	if s.via > 0 {
+		for _, c := range s.live {
+			if c.n == s.via {
+				return c
+			}
+		}
+	}
+	s.turn++
+	return s.live[s.turn%len(s.live)]
 }
 
 var upgrader = websocket.Upgrader{
@@ -101,9 +145,9 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		_ = ws.Close()
 		return
 	}
-	old := s.conn
-	s.conn = c
 	s.conns++
+	c.n = s.conns
+	s.live = append(s.live, c)
 	queued := s.queue
 	s.queue = nil
 	for _, e := range queued {
@@ -113,9 +157,6 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	ping := s.PingInterval
 	s.wg.Add(2)
 	s.mu.Unlock()
-	if old != nil {
-		old.close()
-	}
 
 	go s.writeLoop(c, ping)
 	go s.readLoop(c)
@@ -150,10 +191,8 @@ func (s *Server) readLoop(c *socketConn) {
 	defer func() {
 		c.close()
 		s.mu.Lock()
-		if s.conn == c {
-			s.conn = nil
-			s.notifyLocked()
-		}
+		s.dropLocked(c)
+		s.notifyLocked()
 		s.mu.Unlock()
 	}()
 	for {
@@ -192,12 +231,12 @@ func (s *Server) sendEnvelope(typ string, payload json.RawMessage, retry int) De
 	}
 	raw, _ := json.Marshal(frame)
 	d := Delivery{EnvelopeID: id, Type: typ, Payload: payload, Retry: retry, Sent: time.Now()}
-	if s.conn == nil {
+	c := s.targetLocked()
+	if c == nil {
 		s.queue = append(s.queue, envelope{ID: id, Type: typ, raw: raw})
 		s.mu.Unlock()
 		return d
 	}
-	c := s.conn
 	s.mu.Unlock()
 	select {
 	case c.out <- raw:

@@ -1,0 +1,252 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Several neobot instances share one database. What they coordinate
+// through it:
+//
+//   - Claims: a thread's turns run in the instance holding its claim, a
+//     session-level advisory lock. Locks belong to one connection per
+//     instance, so an instance that dies (kill -9, a lost machine) loses
+//     its claims the moment the server sees its connection close.
+//   - Notifications (LISTEN/NOTIFY), sent in the same transaction as the
+//     write they announce, so they arrive only once it is committed:
+//     a message journaled for a thread another instance runs, a gate
+//     decided, memory written.
+
+// Notification channels.
+const (
+	// ChannelInbound carries a thread key: a message for it was journaled
+	// by an instance that does not run the thread.
+	ChannelInbound = "neo_inbound"
+	// ChannelGate carries a gate token: the gate changed.
+	ChannelGate = "neo_gate"
+	// ChannelMemory carries "<instance> <id>,<id>…" or "<instance> *":
+	// memory records changed.
+	ChannelMemory = "neo_memory"
+)
+
+// Instance returns this store's instance ID: random per Open, it tells
+// an instance's own notifications from the others'.
+func (db *DB) Instance() string { return db.instance }
+
+func newInstanceID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Hand tells the instances that a message for thread was journaled here
+// while another instance runs it; the one running it picks it up.
+func (db *DB) Hand(ctx context.Context, thread string) error {
+	if _, err := db.pool.Exec(ctx, "SELECT pg_notify($1, $2)", ChannelInbound, thread); err != nil {
+		return fmt.Errorf("postgres: hand %s over: %w", thread, err)
+	}
+	return nil
+}
+
+// claimKey is the advisory lock key of a thread.
+const claimKey = "hashtextextended($1, 7)"
+
+// Claims are this instance's claims on threads, held on one dedicated
+// connection. It is safe for concurrent use.
+type Claims struct {
+	pool *pgxpool.Pool
+	name string
+
+	mu   sync.Mutex
+	conn *pgxpool.Conn   // nil until the first claim, and after a failure
+	held map[string]bool // claimed threads
+}
+
+// Claims returns the instance's claims. Close them before the store.
+func (db *DB) Claims() *Claims {
+	return &Claims{pool: db.pool, name: db.name, held: map[string]bool{}}
+}
+
+// ErrClaimsLost reports that the connection holding the claims broke:
+// the server released every claim, and other instances may run those
+// threads now.
+var ErrClaimsLost = errors.New("postgres: the connection holding thread claims broke; its claims are gone")
+
+// Claim makes this instance the one that runs thread's turns: true when
+// it was free (or already held here), false when another instance holds
+// it.
+func (c *Claims) Claim(ctx context.Context, thread string) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held[thread] {
+		return true, nil
+	}
+	conn, err := c.connLocked(ctx)
+	if err != nil {
+		return false, err
+	}
+	var ok bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock("+claimKey+")", thread).Scan(&ok); err != nil {
+		return false, c.brokenLocked(fmt.Errorf("postgres: claim %s: %w", thread, err))
+	}
+	if ok {
+		c.held[thread] = true
+	}
+	return ok, nil
+}
+
+// Release gives a claimed thread up; releasing one not held is a no-op.
+func (c *Claims) Release(ctx context.Context, thread string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.held[thread] {
+		return nil
+	}
+	delete(c.held, thread)
+	if c.conn == nil {
+		return nil
+	}
+	if _, err := c.conn.Exec(ctx, "SELECT pg_advisory_unlock("+claimKey+")", thread); err != nil {
+		return c.brokenLocked(fmt.Errorf("postgres: release %s: %w", thread, err))
+	}
+	return nil
+}
+
+// Held returns how many threads are claimed here.
+func (c *Claims) Held() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.held)
+}
+
+// Close releases every claim.
+func (c *Claims) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn != nil {
+		// Destroying the connection ends its session: the server drops
+		// every advisory lock it held.
+		_ = c.conn.Conn().Close(context.Background())
+		c.conn.Release()
+		c.conn = nil
+	}
+	clear(c.held)
+}
+
+func (c *Claims) connLocked(ctx context.Context) (*pgxpool.Conn, error) {
+	if c.conn != nil {
+		return c.conn, nil
+	}
+	conn, err := c.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect to %s for thread claims: %w", c.name, err)
+	}
+	c.conn = conn
+	return conn, nil
+}
+
+// brokenLocked handles a failed statement on the claims connection. A
+// cancelled context leaves the connection as it was; anything else may
+// have lost the session, and with it every claim.
+func (c *Claims) brokenLocked(err error) error {
+	if c.conn == nil || !c.conn.Conn().IsClosed() {
+		return err
+	}
+	c.conn.Release()
+	c.conn = nil
+	lost := len(c.held)
+	clear(c.held)
+	if lost > 0 {
+		return fmt.Errorf("%w (%d threads): %w", ErrClaimsLost, lost, err)
+	}
+	return err
+}
+
+// Orphans returns the threads with pending messages that no instance
+// claims: those of an instance that died, or handed over as their owner
+// let go. At most limit are returned.
+func (db *DB) Orphans(ctx context.Context, limit int) ([]string, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT DISTINCT i.thread FROM neo_inbound i
+		WHERE i.pending IS NOT NULL AND NOT EXISTS (
+			SELECT 1 FROM pg_locks l
+			WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+				AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+				AND ((l.classid::int8 << 32) | l.objid::int8) = hashtextextended(i.thread, 7))
+		LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: find unclaimed threads: %w", err)
+	}
+	threads, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: find unclaimed threads: %w", err)
+	}
+	return threads, nil
+}
+
+// Listen delivers the notifications of channels to fn, from one
+// connection, until ctx ends; it returns ctx's error. When the connection
+// breaks it reconnects (waiting at most retry between attempts) and calls
+// fn with an empty channel first: notifications may have been missed,
+// and fn should look at the store again.
+func (db *DB) Listen(ctx context.Context, retry time.Duration, fn func(channel, payload string), channels ...string) error {
+	for first := true; ; first = false {
+		err := db.listen(ctx, fn, !first, channels)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		db.log.Warn().Err(err).Str("database", db.name).Msg("postgres: notifications lost; listening again")
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(retry):
+		}
+	}
+}
+
+func (db *DB) listen(ctx context.Context, fn func(channel, payload string), resync bool, channels []string) error {
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// The session's LISTENs must not outlive this loop in the pool.
+	defer func() {
+		_ = conn.Conn().Close(context.Background())
+		conn.Release()
+	}()
+	for _, ch := range channels {
+		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	if resync {
+		fn("", "")
+	}
+	for {
+		n, err := conn.Conn().WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		fn(n.Channel, n.Payload)
+	}
+}
+
+// notifyMemory announces changed memory records to the other instances,
+// inside the transaction that changed them.
+func (db *DB) notifyMemory(ctx context.Context, tx pgx.Tx, ids []string) error {
+	payload := db.instance + " " + strings.Join(ids, ",")
+	if len(payload) > 7900 { // NOTIFY payloads stop at 8000 bytes
+		payload = db.instance + " *"
+	}
+	_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", ChannelMemory, payload)
+	return err
+}

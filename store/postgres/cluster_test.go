@@ -1,0 +1,134 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/memory"
+	"github.com/neobot/neobot/store/postgres"
+	"github.com/neobot/neobot/store/postgres/pgtest"
+)
+
+// TestClaims: a thread is claimed by one instance at a time; its claim
+// goes with the instance's claims connection; a thread with pending
+// messages that nobody claims is an orphan.
+func TestClaims(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.Database(t)
+	a, b := openURL(t, url, postgres.Options{}), openURL(t, url, postgres.Options{})
+	ca, cb := a.Claims(), b.Claims()
+	defer cb.Close()
+	claim := func(c *postgres.Claims, thread string, want bool) {
+		t.Helper()
+		if ok, err := c.Claim(ctx, thread); err != nil || ok != want {
+			t.Fatalf("Claim(%s) = %v, %v; want %v", thread, ok, err, want)
+		}
+	}
+	th := thread("t1")
+	claim(ca, th.Key(), true)
+	claim(cb, th.Key(), false)
+	claim(ca, th.Key(), true) // held here already
+	if ca.Held() != 1 {
+		t.Errorf("Held = %d, want 1", ca.Held())
+	}
+	if err := ca.Release(ctx, th.Key()); err != nil {
+		t.Fatal(err)
+	}
+	claim(cb, th.Key(), true)
+
+	// Pending messages in two threads: the one b claims is not an orphan.
+	for _, id := range []string{"t1", "t2"} {
+		if _, err := a.JournalInbound(ctx, core.Inbound{Thread: thread(id), EventID: "E" + id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	orphans, err := a.Orphans(ctx, 10)
+	if err != nil || !slices.Equal(orphans, []string{thread("t2").Key()}) {
+		t.Errorf("Orphans = %q, %v; want only t2", orphans, err)
+	}
+	// An instance that goes away takes its claims with it.
+	claim(ca, thread("t2").Key(), true)
+	if orphans, _ := b.Orphans(ctx, 10); len(orphans) != 0 {
+		t.Errorf("Orphans with both claimed = %q, want none", orphans)
+	}
+	ca.Close()
+	claim(cb, thread("t2").Key(), true)
+}
+
+// TestNotifications: a decided gate, written memory and a hand-over reach
+// another instance's listener, each after its write committed.
+func TestNotifications(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	url := pgtest.Database(t)
+	a, b := openURL(t, url, postgres.Options{}), openURL(t, url, postgres.Options{})
+	got := make(chan [2]string, 16)
+	done := make(chan error, 1)
+	go func() {
+		done <- a.Listen(ctx, 10*time.Millisecond, func(ch, payload string) { got <- [2]string{ch, payload} },
+			postgres.ChannelInbound, postgres.ChannelGate, postgres.ChannelMemory)
+	}()
+	next := func() [2]string {
+		t.Helper()
+		select {
+		case n := <-got:
+			return n
+		case <-time.After(30 * time.Second):
+			t.Fatal("no notification within 30s")
+			return [2]string{}
+		}
+	}
+	// LISTEN runs in the goroutine: hand over until the first arrives.
+	for {
+		if err := b.Hand(ctx, "slack:T1:C1:x"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case n := <-got:
+			if n != [2]string{postgres.ChannelInbound, "slack:T1:C1:x"} {
+				t.Fatalf("first notification = %q", n)
+			}
+		case <-time.After(20 * time.Millisecond): // not listening yet
+			continue
+		}
+		break
+	}
+	for len(got) > 0 {
+		<-got // later copies of the hand-over
+	}
+
+	g := core.Gate{Token: "tok", Binding: "b", Thread: thread("t"), State: core.GatePending, Expires: time.Now().Add(time.Hour)}
+	if err := b.CreateGate(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.UpdateGate(ctx, "tok", func(g *core.Gate) error { g.MessageRef = "C1:1"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.UpdateGate(ctx, "tok", func(g *core.Gate) error { g.State, g.DecidedBy = core.GateApproved, "U1"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n := next(); n != [2]string{postgres.ChannelGate, "tok"} {
+		t.Errorf("after a decision: %q, want the gate's token (and nothing for recording its message)", n)
+	}
+	if err := b.WriteMemories(ctx, []memory.Record{{ID: "m1", Kind: memory.KindFact, Text: "x"}}, []string{"m0"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := next(); n[0] != postgres.ChannelMemory || n[1] != b.Instance()+" m0,m1" {
+		t.Errorf("after a memory write: %q, want %q", n, b.Instance()+" m0,m1")
+	}
+	recs, err := a.LoadMemories(ctx, []string{"m0", "m1"})
+	if err != nil || len(recs) != 1 || recs[0].ID != "m1" {
+		t.Errorf("LoadMemories = %+v, %v; want m1 alone", recs, err)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Listen after cancel = %v", err)
+	}
+	if a.Instance() == "" || a.Instance() == b.Instance() {
+		t.Errorf("instances share an ID: %s", a.Instance())
+	}
+}
