@@ -274,6 +274,26 @@ func (gs *Gates) Wait(ctx context.Context, token string) (Gate, error) {
 	}
 }
 
+// Changed tells the gates that another process (an instance sharing the
+// store) changed the gate with token: a turn here waiting on it wakes
+// once the stored gate is decided.
+func (gs *Gates) Changed(ctx context.Context, token string) error {
+	gs.mu.Lock()
+	waiting := len(gs.waiters[token]) > 0
+	gs.mu.Unlock()
+	if !waiting {
+		return nil
+	}
+	g, err := gs.store.LoadGate(ctx, token)
+	if err != nil {
+		return fmt.Errorf("gate: reload %s: %w", token, err)
+	}
+	if g.State != GatePending {
+		gs.wake(g)
+	}
+	return nil
+}
+
 func (gs *Gates) wake(g Gate) {
 	gs.mu.Lock()
 	chs := gs.waiters[g.Token]

@@ -310,3 +310,42 @@ func TestAskDecidedAsTheTurnIsCancelled(t *testing.T) {
 		})
 	}
 }
+
+// TestAskDecidedElsewhere: a decision recorded by another process sharing
+// the store wakes the turn waiting here once Changed says so, and a
+// change that is not a decision does not.
+func TestAskDecidedElsewhere(t *testing.T) {
+	gs, store, _ := newGates(t)
+	ui := newFakeUI()
+	done := make(chan core.GateAnswer, 1)
+	go func() {
+		ans, _ := gs.Ask(context.Background(), gateReq("n1"), nil, ui)
+		done <- ans
+	}()
+	g := <-ui.posted
+	// Whether Ask waits already or is about to, the outcome is the same:
+	// Wait reads the stored gate after it registers.
+	if err := gs.Changed(context.Background(), g.Token); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ans := <-done:
+		t.Fatalf("Ask returned %+v on a change that decided nothing", ans)
+	default:
+	}
+	if _, err := store.UpdateGate(context.Background(), g.Token, func(g *core.Gate) error {
+		g.State, g.DecidedBy = core.GateApproved, "U1"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gs.Changed(context.Background(), g.Token); err != nil {
+		t.Fatal(err)
+	}
+	if ans := <-done; !ans.Approved || ans.By != "U1" {
+		t.Errorf("Ask = %+v, want approved by U1 in the other process", ans)
+	}
+	if err := gs.Changed(context.Background(), "unknown"); err != nil {
+		t.Errorf("Changed(a gate nobody waits on) = %v, want nil", err)
+	}
+}

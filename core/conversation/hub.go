@@ -91,6 +91,9 @@ type Options struct {
 	// NoticeTimeout bounds each notice the hub posts outside a turn
 	// (DefaultNoticeTimeout when zero).
 	NoticeTimeout time.Duration
+	// Cluster shares the journal with other processes' hubs (nil: this
+	// process is alone).
+	Cluster Cluster
 	// Now is the clock (time.Now when nil).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -140,6 +143,10 @@ type Hub struct {
 	starting sync.RWMutex
 	closing  chan struct{} // closed when Close begins
 
+	cluster   Cluster
+	owned     map[string]bool          // threads this process holds the claim of
+	releasing map[string]chan struct{} // claims being released, closed when done
+
 	workers    sync.WaitGroup // turn workers
 	choreGroup sync.WaitGroup // notices and stop handling
 }
@@ -155,6 +162,7 @@ func New(opts Options) *Hub {
 		platforms: map[string]Platform{}, threads: map[string]*mailbox{},
 		inflight: map[string]bool{}, chores: map[uint64]context.CancelFunc{},
 		closing: make(chan struct{}),
+		cluster: opts.Cluster, owned: map[string]bool{}, releasing: map[string]chan struct{}{},
 	}
 	switch {
 	case opts.Runner == nil:

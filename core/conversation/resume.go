@@ -43,6 +43,20 @@ func (h *Hub) Start(ctx context.Context) error {
 		return fmt.Errorf("conversation: read journal: %w", err)
 	}
 
+	order := h.planLocked(pending)
+	for _, plan := range order {
+		h.resumeLocked(plan)
+	}
+	h.state = stateRunning
+	h.log.Info().Int("pending", len(pending)).Int("threads", len(order)).Msg("conversation hub started")
+	h.scheduleLocked()
+	return nil
+}
+
+// planLocked sorts pending messages by thread into what to run again and
+// what to settle without a turn, skipping those already queued here and
+// those whose platform is not attached (they stay pending).
+func (h *Hub) planLocked(pending []core.Inbound) []*resumePlan {
 	now := h.now()
 	plans := map[string]*resumePlan{}
 	var order []*resumePlan
@@ -54,7 +68,7 @@ func (h *Hub) Start(ctx context.Context) error {
 			continue
 		}
 		if h.inflight[eventKey(in)] {
-			continue // submitted while Start read the journal, already queued
+			continue // already queued here
 		}
 		plan := plans[key]
 		if plan == nil {
@@ -72,14 +86,7 @@ func (h *Hub) Start(ctx context.Context) error {
 			plan.items = append(plan.items, &item{in: in})
 		}
 	}
-
-	for _, plan := range order {
-		h.resumeLocked(plan)
-	}
-	h.state = stateRunning
-	h.log.Info().Int("pending", len(pending)).Int("threads", len(order)).Msg("conversation hub started")
-	h.scheduleLocked()
-	return nil
+	return order
 }
 
 // resumePlan is what Start does for one thread: the messages to run again

@@ -204,10 +204,12 @@ func (h *Hub) idler() func(ctx context.Context) {
 	}
 }
 
-// forgetLocked drops an idle mailbox, unless a newer one replaced it.
+// forgetLocked drops an idle mailbox, unless a newer one replaced it,
+// and lets go of its thread's claim.
 func (h *Hub) forgetLocked(mb *mailbox) {
 	if mb.cur == nil && !mb.inReady && len(mb.queue) == 0 && h.threads[mb.key] == mb {
 		delete(h.threads, mb.key)
+		h.letGoLocked(mb.key)
 	}
 }
 
@@ -215,10 +217,21 @@ func (h *Hub) forgetLocked(mb *mailbox) {
 // to the back of the line, behind every thread already waiting.
 func (h *Hub) work(ctx context.Context, mb *mailbox, it *item) {
 	for {
-		h.turn(ctx, it)
+		c := h.claimed(ctx, mb, it)
+		switch c {
+		case claimRun:
+			h.turn(ctx, it)
+		case claimDrop:
+			close(it.done)
+			it.cancel(nil)
+		case claimRequeue:
+			it.cancel(nil) // back in the queue; it gets a new context when it runs
+		}
 		h.mu.Lock()
 		mb.cur = nil
-		delete(h.inflight, eventKey(it.in))
+		if c != claimRequeue {
+			delete(h.inflight, eventKey(it.in))
+		}
 		if u := userKey(it.in); h.byUser[u] <= 1 {
 			delete(h.byUser, u)
 		} else {

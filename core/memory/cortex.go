@@ -231,6 +231,38 @@ func (c *Cortex) write(ctx context.Context, put []Record, del []string) error {
 	return nil
 }
 
+// Changed brings the index up to date with records another process
+// changed in the shared store: the records with ids are read again (those
+// gone are dropped), or, with no ids, every record is. A store that is
+// not a [Loader] is always read whole.
+func (c *Cortex) Changed(ctx context.Context, ids ...string) error {
+	loader, ok := c.store.(Loader)
+	if len(ids) == 0 || !ok {
+		ix := newIndex()
+		if err := c.store.ScanMemories(ctx, func(r Record) error { ix.put(r); return nil }); err != nil {
+			return fmt.Errorf("memory: reload records: %w", err)
+		}
+		c.mu.Lock()
+		c.ix = ix
+		c.mu.Unlock()
+		return nil
+	}
+	defer c.writing.lock(ids)()
+	recs, err := loader.LoadMemories(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("memory: reload %d records: %w", len(ids), err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		c.ix.remove(id)
+	}
+	for _, r := range recs {
+		c.ix.put(r)
+	}
+	return nil
+}
+
 // Remember stores a new record (ID, Created and Updated filled in when
 // empty) and returns it.
 func (c *Cortex) Remember(ctx context.Context, r Record) (Record, error) {

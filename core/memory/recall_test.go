@@ -132,3 +132,65 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("output differs from %s (run with -update to accept):\ngot:\n%s\nwant:\n%s", path, got, want)
 	}
 }
+
+// loaderStore is a mapStore that reads records by ID, as a shared store
+// does, and counts whole scans.
+type loaderStore struct {
+	*mapStore
+	scans int
+}
+
+func (s *loaderStore) ScanMemories(ctx context.Context, fn func(memory.Record) error) error {
+	s.scans++
+	return s.mapStore.ScanMemories(ctx, fn)
+}
+
+func (s *loaderStore) LoadMemories(ctx context.Context, ids []string) ([]memory.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []memory.Record
+	for _, id := range ids {
+		if r, ok := s.m[id]; ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// TestChangedElsewhere: two cortexes over one shared store, as two
+// instances are; what one remembers or forgets the other recalls once
+// told which records changed, reading only those.
+func TestChangedElsewhere(t *testing.T) {
+	ctx := context.Background()
+	st := &loaderStore{mapStore: newMapStore()}
+	here, there := newCortex(t, memory.Options{Store: st}), newCortex(t, memory.Options{Store: st})
+	r := memory.Reader{Platform: "slack", Workspace: "TA"}
+	fact := remember(t, there, wsA, memory.KindFact, "The staging cluster is kube-stg-2")
+	if hs := here.Recall(r, "kube-stg-2", 5); len(hs) != 0 {
+		t.Fatalf("recalled %q before being told", texts(hs))
+	}
+	scans := st.scans
+	if err := here.Changed(ctx, fact.ID); err != nil {
+		t.Fatal(err)
+	}
+	if hs := here.Recall(r, "kube-stg-2", 5); len(hs) != 1 || st.scans != scans {
+		t.Errorf("after Changed: recalled %q with %d whole scans; want the fact, read by ID", texts(hs), st.scans-scans)
+	}
+	if _, err := there.Forget(ctx, memory.Filter{}, fact.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := here.Changed(ctx, fact.ID); err != nil {
+		t.Fatal(err)
+	}
+	if hs := here.Recall(r, "kube-stg-2", 5); len(hs) != 0 {
+		t.Errorf("recalled %q after the other instance forgot it", texts(hs))
+	}
+	// Without IDs (notifications were lost), everything is read again.
+	remember(t, there, wsA, memory.KindFact, "Deploys freeze on Fridays")
+	if err := here.Changed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if hs := here.Recall(r, "Fridays", 5); len(hs) != 1 || st.scans != scans+1 {
+		t.Errorf("after a full reload: recalled %q with %d scans, want the fact and one scan", texts(hs), st.scans-scans)
+	}
+}

@@ -120,6 +120,12 @@ type Store interface {
 	ScanMemories(ctx context.Context, fn func(Record) error) error
 }
 
+// Loader is a Store that reads records by ID: a store several processes
+// share (PostgreSQL), whose changes a cortex learns of by ID.
+type Loader interface {
+	LoadMemories(ctx context.Context, ids []string) ([]Record, error)
+}
+
 // newID returns a random record ID.
 func newID() (string, error) {
 	var b [10]byte

@@ -1,0 +1,216 @@
+package conversation
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/neobot/neobot/core"
+)
+
+// Cluster lets the hubs of several processes share one journal (neobot
+// instances on one PostgreSQL database): each thread's turns run in one
+// process at a time, in order, whichever process received the message.
+// Nil, the default, is a process alone.
+type Cluster interface {
+	// Claim makes this process the one that runs thread's turns until it
+	// calls Release: false when another process holds the thread.
+	Claim(ctx context.Context, thread string) (bool, error)
+	// Release gives a claimed thread up.
+	Release(ctx context.Context, thread string) error
+	// Hand tells the other processes that a message for thread was
+	// journaled here while another process holds the thread; that
+	// process calls [Hub.Handed].
+	Hand(ctx context.Context, thread string) error
+	// Pending returns thread's journaled messages not yet completed,
+	// in journal order.
+	Pending(ctx context.Context, thread string) ([]core.Inbound, error)
+}
+
+// claim is what a worker does with the message it took, once it knows
+// who holds the thread.
+type claim int
+
+const (
+	claimRun     claim = iota // this process holds the thread: run the turn
+	claimDrop                 // not to run here: held elsewhere, or completed meanwhile
+	claimRequeue              // an earlier message of the thread runs first
+)
+
+// claimed makes sure this process holds mb's thread before it runs its
+// turn. When another process holds it, the thread's messages here are let
+// go (they stay in the journal, for that process) and handed over. Before
+// each turn the thread's queue is brought in line with the journal:
+// messages another process completed are dropped, those it journaled are
+// adopted, and the earliest runs first, so a thread's turns run in
+// journal order whichever process received each message.
+func (h *Hub) claimed(ctx context.Context, mb *mailbox, it *item) claim {
+	if h.cluster == nil {
+		return claimRun
+	}
+	h.mu.Lock()
+	for h.releasing[mb.key] != nil {
+		done := h.releasing[mb.key]
+		h.mu.Unlock()
+		<-done
+		h.mu.Lock()
+	}
+	owned := h.owned[mb.key]
+	h.mu.Unlock()
+	ok, err := owned, error(nil)
+	if !owned {
+		if ok, err = h.cluster.Claim(ctx, mb.key); err != nil {
+			h.log.Error().Err(err).Str("thread", mb.key).Msg("claim thread; its messages wait in the journal")
+		}
+	}
+	var pending []core.Inbound
+	if ok {
+		if pending, err = h.cluster.Pending(ctx, mb.key); err != nil && owned {
+			return claimRun // the turn meets the same store, and says what failed
+		}
+		if err != nil {
+			h.log.Error().Err(err).Str("thread", mb.key).Msg("read the thread's journal after claiming it")
+			ok = false
+			if rerr := h.cluster.Release(context.WithoutCancel(ctx), mb.key); rerr != nil {
+				h.log.Error().Err(rerr).Str("thread", mb.key).Msg("release thread")
+			}
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !ok {
+		for _, q := range mb.queue {
+			delete(h.inflight, eventKey(q.in))
+		}
+		mb.queue = nil
+		if err == nil {
+			key := mb.key
+			h.choreGroup.Go(func() {
+				if err := h.cluster.Hand(context.Background(), key); err != nil {
+					h.log.Error().Err(err).Str("thread", key).Msg("hand a message over to the process that runs its thread")
+				}
+			})
+		}
+		return claimDrop
+	}
+	h.owned[mb.key] = true
+	pos := journalOrder(pending)
+	mb.queue = slices.DeleteFunc(mb.queue, func(q *item) bool {
+		if _, ok := pos[eventKey(q.in)]; ok {
+			return false
+		}
+		delete(h.inflight, eventKey(q.in)) // completed by another process
+		return true
+	})
+	for _, plan := range h.planLocked(pending) {
+		h.resumeLocked(plan)
+	}
+	if _, ok := pos[eventKey(it.in)]; !ok {
+		return claimDrop
+	}
+	inJournalOrder(mb.queue, pos)
+	if len(mb.queue) > 0 && pos[eventKey(mb.queue[0].in)] < pos[eventKey(it.in)] {
+		it.resumed = false
+		mb.queue = append(mb.queue, it)
+		inJournalOrder(mb.queue, pos)
+		return claimRequeue
+	}
+	return claimRun
+}
+
+// journalOrder maps each pending message to its place in the journal.
+func journalOrder(pending []core.Inbound) map[string]int {
+	pos := make(map[string]int, len(pending))
+	for i, in := range pending {
+		pos[eventKey(in)] = i
+	}
+	return pos
+}
+
+// inJournalOrder sorts a thread's queue by the journal's order; messages
+// the journal read did not hold (submitted since) keep their order after
+// the others.
+func inJournalOrder(q []*item, pos map[string]int) {
+	at := func(it *item) int {
+		if p, ok := pos[eventKey(it.in)]; ok {
+			return p
+		}
+		return len(pos)
+	}
+	slices.SortStableFunc(q, func(a, b *item) int { return cmp.Compare(at(a), at(b)) })
+}
+
+// letGoLocked releases the claim of a thread that has no work left here,
+// then looks at its journal once more: a message another process
+// journaled while this one held the thread, whose hand-over came too
+// late to be seen, is adopted now. Callers hold h.mu.
+func (h *Hub) letGoLocked(key string) {
+	if h.cluster == nil || !h.owned[key] {
+		return
+	}
+	delete(h.owned, key)
+	done := make(chan struct{})
+	h.releasing[key] = done
+	h.choreGroup.Go(func() {
+		ctx := context.Background()
+		err := h.cluster.Release(ctx, key)
+		h.mu.Lock()
+		delete(h.releasing, key)
+		close(done)
+		h.mu.Unlock()
+		if err != nil {
+			h.log.Error().Err(err).Str("thread", key).Msg("release thread")
+			return
+		}
+		if err := h.Adopt(ctx, key); err != nil {
+			h.log.Error().Err(err).Str("thread", key).Msg("look for messages handed over meanwhile")
+		}
+	})
+}
+
+// Handed is the hand-over of a message another process journaled for
+// thread: the process that holds thread queues it; the others do nothing.
+func (h *Hub) Handed(ctx context.Context, thread string) error {
+	h.mu.Lock()
+	owned := h.owned[thread]
+	h.mu.Unlock()
+	if !owned {
+		return nil
+	}
+	return h.Adopt(ctx, thread)
+}
+
+// Adopt queues thread's journaled messages that this process has not
+// queued: handed over by another process, or left by one that died. They
+// run here if this process can claim the thread, else they are let go
+// again. Like Start, Adopt settles a pending stop and messages older than
+// MaxAge without a turn.
+func (h *Hub) Adopt(ctx context.Context, thread string) error {
+	if h.cluster == nil {
+		return nil
+	}
+	pending, err := h.cluster.Pending(ctx, thread)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.state != stateRunning {
+		return nil // Start reads the journal, or the hub is closed
+	}
+	for _, plan := range h.planLocked(pending) {
+		h.resumeLocked(plan)
+		if mb := h.threads[plan.thread.Key()]; mb != nil {
+			inJournalOrder(mb.queue, journalOrder(pending))
+		}
+	}
+	h.scheduleLocked()
+	return nil
+}
+
+// Owned returns how many threads this process holds the claim of.
+func (h *Hub) Owned() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.owned)
+}

@@ -1,0 +1,136 @@
+package conversation
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/core"
+)
+
+// fakeCluster is the claims table and hand-over of processes sharing one
+// journal; each hub gets a member.
+type fakeCluster struct {
+	journal *memJournal
+	mu      sync.Mutex
+	owner   map[string]*clusterMember
+	members []*clusterMember
+}
+
+type clusterMember struct {
+	c   *fakeCluster
+	hub *Hub
+}
+
+func (m *clusterMember) Claim(ctx context.Context, thread string) (bool, error) {
+	m.c.mu.Lock()
+	defer m.c.mu.Unlock()
+	if o := m.c.owner[thread]; o != nil && o != m {
+		return false, nil
+	}
+	m.c.owner[thread] = m
+	return true, nil
+}
+
+func (m *clusterMember) Release(ctx context.Context, thread string) error {
+	m.c.mu.Lock()
+	defer m.c.mu.Unlock()
+	if m.c.owner[thread] == m {
+		delete(m.c.owner, thread)
+	}
+	return nil
+}
+
+func (m *clusterMember) Hand(ctx context.Context, thread string) error {
+	m.c.mu.Lock()
+	others := slices.DeleteFunc(slices.Clone(m.c.members), func(o *clusterMember) bool { return o == m })
+	m.c.mu.Unlock()
+	for _, o := range others {
+		go o.hub.Handed(context.Background(), thread) //nolint:errcheck // the fake journal does not fail
+	}
+	return nil
+}
+
+func (m *clusterMember) Pending(ctx context.Context, thread string) ([]core.Inbound, error) {
+	all, err := m.c.journal.PendingInbound(ctx)
+	return slices.DeleteFunc(all, func(in core.Inbound) bool { return in.Thread.Key() != thread }), err
+}
+
+// orderRunner records each thread's turns in order, and fails the test
+// when one thread's turns overlap, in any process.
+type orderRunner struct {
+	t      *testing.T
+	mu     sync.Mutex
+	active map[string]string // thread -> event running
+	order  map[string][]string
+	runs   map[string]int
+}
+
+func (r *orderRunner) Run(ctx context.Context, turn core.Turn) error {
+	key := turn.Inbound.Thread.Key()
+	r.mu.Lock()
+	if ev, busy := r.active[key]; busy {
+		r.t.Errorf("thread %s runs %s while %s runs", key, turn.Inbound.EventID, ev)
+	}
+	r.active[key] = turn.Inbound.EventID
+	r.order[key] = append(r.order[key], turn.Inbound.EventID)
+	r.runs[turn.Inbound.EventID]++
+	r.mu.Unlock()
+	runtime.Gosched() // let the other hub try the thread meanwhile
+	r.mu.Lock()
+	delete(r.active, key)
+	r.mu.Unlock()
+	return nil
+}
+
+// TestClusterRunsEachThreadOnceInOrder: two hubs share a journal; the
+// messages of 20 threads arrive at either, alternately. Every message
+// runs once, a thread's turns never overlap across the hubs, and each
+// thread's turns run in the order its messages were journaled.
+func TestClusterRunsEachThreadOnceInOrder(t *testing.T) {
+	j := newMemJournal()
+	c := &fakeCluster{journal: j, owner: map[string]*clusterMember{}}
+	runner := &orderRunner{t: t, active: map[string]string{}, order: map[string][]string{}, runs: map[string]int{}}
+	var hubs []*Hub
+	for range 2 {
+		m := &clusterMember{c: c}
+		h := New(Options{Runner: runner, Journal: j, Cluster: m, MaxConcurrent: 8, Now: func() time.Time { return epoch.Add(time.Minute) }})
+		h.Attach("test", newFakePlatform())
+		m.hub = h
+		c.members = append(c.members, m)
+		hubs = append(hubs, h)
+		if err := h.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = h.Close(context.Background()) })
+	}
+	const threads, perThread = 20, 5
+	want := map[string][]string{}
+	for k := range perThread {
+		for i := range threads {
+			in := msg(fmt.Sprint("t", i), fmt.Sprintf("t%d-m%d", i, k), "hello")
+			in.At = epoch.Add(time.Duration(k) * time.Second)
+			want[in.Thread.Key()] = append(want[in.Thread.Key()], in.EventID)
+			if _, err := hubs[(i+k)%2].Submit(t.Context(), in); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	j.waitCompleted(t, threads*perThread)
+	runner.mu.Lock()
+	defer runner.mu.Unlock()
+	for ev, n := range runner.runs {
+		if n != 1 {
+			t.Errorf("%s ran %d times, want once", ev, n)
+		}
+	}
+	for key, w := range want {
+		if got := runner.order[key]; !slices.Equal(got, w) {
+			t.Errorf("thread %s ran %v, want %v", key, got, w)
+		}
+	}
+}
