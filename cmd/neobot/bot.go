@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -82,9 +83,22 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	if err := b.hub.Start(ctx); err != nil {
 		return fmt.Errorf("resume conversations: %w", err)
 	}
+	clusterCtx, stopCluster := context.WithCancel(ctx)
+	defer stopCluster()
+	clusterDone := make(chan struct{})
+	if a.cluster != nil {
+		go func() {
+			defer close(clusterDone)
+			a.cluster.run(clusterCtx, b.hub, a.gates, a.cortex)
+		}()
+	} else {
+		close(clusterDone)
+	}
 	o.ready(readiness(a, b)...)
 
 	runErr := runPlatforms(ctx, b.platforms)
+	stopCluster() // no more work handed to the hub, which closes next
+	<-clusterDone
 	// The adapters have stopped taking events; let running turns reach a
 	// persisted step, then stop them (their gates stay pending).
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownGrace+5*time.Second)
@@ -111,7 +125,12 @@ type bot struct {
 // product through here too, so they measure what neobot runs.
 func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	var b bot
+	var cl conversation.Cluster
+	if a.cluster != nil {
+		cl = a.cluster
+	}
 	hub := conversation.New(conversation.Options{
+		Cluster:       cl,
 		Runner:        a.meter.Guard(a.agent),
 		Journal:       a.db,
 		MaxConcurrent: cfg.MaxConcurrentTurns,
@@ -164,7 +183,24 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			return nil, err
 		}
 		hub.Attach(discord.Platform, dc)
-		b.platforms = append(b.platforms, platform{name: "discord", run: dc.Run, adapter: dc, connected: dc.Connected})
+		p := platform{name: "discord", run: dc.Run, adapter: dc, connected: dc.Connected}
+		if a.cluster != nil {
+			// One gateway session per shard across every instance: the
+			// others stand by, and the first to claim the shard after
+			// its holder dies takes over.
+			var standby atomic.Bool
+			standby.Store(true)
+			p.standby = standby.Load
+			p.run = func(ctx context.Context) error {
+				if !a.cluster.shard(ctx, 0) {
+					return ctx.Err()
+				}
+				standby.Store(false)
+				log.Info().Msg("this instance holds the Discord gateway session")
+				return dc.Run(ctx)
+			}
+		}
+		b.platforms = append(b.platforms, p)
 		log.Info().Msg("neobot is running in Discord")
 	}
 	if cfg.WebAddr != "" {
@@ -196,6 +232,9 @@ type platform struct {
 	adapter   conversation.Platform
 	run       func(ctx context.Context) error
 	connected func() bool
+	// standby, when set and true, says another instance holds this
+	// platform's session: ready, with nothing to connect.
+	standby func() bool
 }
 
 // readiness is what /readyz checks once the bot runs: the store takes a
@@ -211,6 +250,9 @@ func readiness(a *app, b *bot) []readyCheck {
 	}}}
 	for _, p := range b.platforms {
 		checks = append(checks, readyCheck{name: p.name, check: func(context.Context) (string, bool) {
+			if p.standby != nil && p.standby() {
+				return "standby: another instance holds the session", true
+			}
 			if p.connected() {
 				return "connected", true
 			}

@@ -30,6 +30,7 @@ type app struct {
 	cfg     *Config
 	log     zerolog.Logger
 	db      database
+	cluster *cluster // nil unless the database is shared (PostgreSQL)
 	gates   *core.Gates
 	meter   *acct.Meter
 	cortex  *memory.Cortex
@@ -95,6 +96,9 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	}
 	m.onClose(db.Close)
 	a.db = db
+	if a.cluster = newCluster(db, log.With().Str("component", "cluster").Logger()); a.cluster != nil {
+		m.onClose(func() error { a.cluster.claims.Close(); return nil }) // before the database closes
+	}
 	a.meter, err = acct.NewMeter(ctx, acct.Options{Store: db, DailyBudget: int64(cfg.DailyTokenBudget), Logger: log.With().Str("component", "usage").Logger()})
 	if err != nil {
 		return nil, err

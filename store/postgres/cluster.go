@@ -150,6 +150,14 @@ func (c *Claims) connLocked(ctx context.Context) (*pgxpool.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s for thread claims: %w", c.name, err)
 	}
+	// A machine that vanishes without closing its connection must lose
+	// its claims within seconds, not when TCP gives up hours later: the
+	// server probes this session's peer after 3 s of silence and drops
+	// it after about 6 s more. (Over a unix socket these do nothing.)
+	if _, err := conn.Exec(ctx, `SET tcp_keepalives_idle = 3; SET tcp_keepalives_interval = 2; SET tcp_keepalives_count = 3; SET tcp_user_timeout = 9000`); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("postgres: set keepalives on the thread claims connection: %w", err)
+	}
 	c.conn = conn
 	return conn, nil
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/neobot/neobot/core"
 )
 
@@ -80,6 +82,16 @@ func (db *DB) CompleteInboundLater(t core.Thread, eventID string) {
 	}
 }
 
+// PendingIn returns the messages of thread (its key) journaled and never
+// completed, oldest first: what the instance that claims the thread runs.
+func (db *DB) PendingIn(ctx context.Context, thread string) ([]core.Inbound, error) {
+	rows, err := db.pool.Query(ctx, `SELECT body FROM neo_inbound WHERE thread = $1 AND pending IS NOT NULL ORDER BY pending`, thread)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: pending inbound of %s: %w", thread, err)
+	}
+	return collectInbound(rows)
+}
+
 // PendingInbound returns the messages journaled and never completed,
 // oldest first: the turns to resume.
 func (db *DB) PendingInbound(ctx context.Context) ([]core.Inbound, error) {
@@ -87,6 +99,11 @@ func (db *DB) PendingInbound(ctx context.Context) ([]core.Inbound, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: pending inbound: %w", err)
 	}
+	return collectInbound(rows)
+}
+
+// collectInbound decodes rows of journaled message bodies.
+func collectInbound(rows pgx.Rows) ([]core.Inbound, error) {
 	defer rows.Close()
 	var out []core.Inbound
 	for rows.Next() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -187,6 +188,23 @@ func (s *Server) WaitMessage(ctx context.Context, pred func(Message) bool) (Mess
 		return Message{}, fmt.Errorf("slacktest: wait for message: %w", err)
 	}
 	return found, nil
+}
+
+// WaitMessages waits until cond holds over every message posted so far,
+// and returns them.
+func (s *Server) WaitMessages(ctx context.Context, cond func([]Message) bool) ([]Message, error) {
+	var out []Message
+	err := s.wait(ctx, func() bool {
+		if cond(s.messages) {
+			out = slices.Clone(s.messages)
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return nil, fmt.Errorf("slacktest: wait for messages: %w", err)
+	}
+	return out, nil
 }
 
 // AddMessage seeds the workspace with a message (history that existed

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -97,8 +98,8 @@ type Server struct {
 	queue    []envelope    // waiting for a websocket connection
 	live     []*socketConn // open Socket Mode connections, oldest first
 	conns    int           // connections accepted, ever
-	via      int           // deliver through this connection (Via), 0: in turn
-	turn     int           // the round-robin position
+	via      int           // deliver through this connection (Via), 0: spread
+	spread   *rand.Rand    // picks a connection for each delivery
 	httpMode *httpTarget
 	closed   bool
 	wg       sync.WaitGroup
@@ -127,6 +128,7 @@ func newServer(tls bool) *Server {
 		epoch:        time.Now().Unix(),
 		files:        map[string]File{},
 		acks:         map[string]Ack{},
+		spread:       rand.New(rand.NewPCG(1, 2)),
 	}
 	s.rec = fakeapi.New(&s.mu, func(c Call) string { return c.Method }, func(d time.Duration) Reply {
 		return Reply{Status: http.StatusTooManyRequests, RetryAfter: d}

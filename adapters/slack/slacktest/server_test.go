@@ -332,13 +332,18 @@ func TestSocketModeRedeliversUnacked(t *testing.T) {
 }
 
 // TestSocketModeSpreadsAcrossConnections: an app with two Socket Mode
-// connections open gets its events on both, in turn, as Slack spreads
-// them; Via pins deliveries to one; a closed connection gets nothing.
+// connections open gets its events on both, as Slack spreads them; Via
+// pins deliveries to one; a closed connection gets nothing.
 func TestSocketModeSpreadsAcrossConnections(t *testing.T) {
 	s := New(t)
 	ctx := testCtx(t)
 	api := slack.New("xoxb-test", slack.OptionAPIURL(s.APIURL()), slack.OptionAppLevelToken("xapp-test"))
-	dial := func() *websocket.Conn {
+	type frame struct {
+		conn int
+		id   string
+	}
+	frames := make(chan frame, 64)
+	dial := func(n int) *websocket.Conn {
 		_, wsURL, err := api.StartSocketModeContext(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -352,32 +357,55 @@ func TestSocketModeSpreadsAcrossConnections(t *testing.T) {
 		if err := ws.ReadJSON(&hello); err != nil || hello["type"] != "hello" {
 			t.Fatalf("first frame = %v, %v; want hello", hello, err)
 		}
+		go func() {
+			for {
+				var f map[string]any
+				if ws.ReadJSON(&f) != nil {
+					return
+				}
+				id, _ := f["envelope_id"].(string)
+				frames <- frame{n, id}
+			}
+		}()
 		return ws
 	}
-	one, two := dial(), dial()
+	one, two := dial(1), dial(2)
 	if s.Live() != 2 || s.Connections() != 2 {
 		t.Fatalf("Live = %d, Connections = %d; want both open", s.Live(), s.Connections())
 	}
-	envelope := func(ws *websocket.Conn) string {
+	next := func() frame {
 		t.Helper()
-		var f map[string]any
-		if err := ws.ReadJSON(&f); err != nil {
-			t.Fatal(err)
+		select {
+		case f := <-frames:
+			return f
+		case <-ctx.Done():
+			t.Fatal("no envelope arrived")
+			return frame{}
 		}
-		id, _ := f["envelope_id"].(string)
-		return id
 	}
-	// A DM has no copy event: one envelope per delivery.
-	a, b := s.DM(Msg{User: "UALICE", Text: "a"}), s.DM(Msg{User: "UALICE", Text: "b"})
-	got := map[string]bool{envelope(one): true, envelope(two): true}
-	if !got[a.EnvelopeID] || !got[b.EnvelopeID] {
-		t.Errorf("the two connections got %v, want one each of %s and %s", got, a.EnvelopeID, b.EnvelopeID)
+	// A DM has no copy event: one envelope per delivery. Both
+	// connections get some of twenty.
+	var perConn [3]int
+	for range 20 {
+		s.DM(Msg{User: "UALICE", Text: "spread"})
+	}
+	for range 20 {
+		perConn[next().conn]++
+	}
+	if perConn[1] == 0 || perConn[2] == 0 {
+		t.Errorf("connections 1 and 2 got %d and %d of 20 events, want some on each", perConn[1], perConn[2])
 	}
 	s.Via(1)
 	for range 3 {
 		d := s.DM(Msg{User: "UALICE", Text: "pinned"})
-		if id := envelope(one); id != d.EnvelopeID {
-			t.Errorf("Via(1): connection 1 got %s, want %s", id, d.EnvelopeID)
+		if f := next(); f != (frame{1, d.EnvelopeID}) {
+			t.Errorf("Via(1): got %+v, want %s on connection 1", f, d.EnvelopeID)
+		}
+		if err := one.WriteJSON(map[string]string{"envelope_id": d.EnvelopeID}); err != nil {
+			t.Fatal(err)
+		}
+		if ack, err := s.WaitAck(ctx, d); err != nil || ack.Conn != 1 {
+			t.Errorf("ack = %+v, %v; want it from connection 1", ack, err)
 		}
 	}
 	s.Via(0)
@@ -385,8 +413,11 @@ func TestSocketModeSpreadsAcrossConnections(t *testing.T) {
 	if err := s.wait(ctx, func() bool { return len(s.live) == 1 }); err != nil {
 		t.Fatalf("the closed connection stays live: %v", err)
 	}
-	d := s.DM(Msg{User: "UALICE", Text: "after close"})
-	if id := envelope(two); id != d.EnvelopeID {
-		t.Errorf("after connection 1 closed, connection 2 got %s, want %s", id, d.EnvelopeID)
+	for range 3 {
+		d := s.DM(Msg{User: "UALICE", Text: "after close"})
+		if f := next(); f != (frame{2, d.EnvelopeID}) {
+			t.Errorf("after connection 1 closed: got %+v, want %s on connection 2", f, d.EnvelopeID)
+		}
 	}
+	_ = two
 }

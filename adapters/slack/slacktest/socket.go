@@ -22,6 +22,9 @@ type Ack struct {
 	Status int
 	// Body is the HTTP response body of an HTTP-mode delivery.
 	Body string
+	// Conn is the Socket Mode connection that acked (1 for the first the
+	// server accepted; 0 in HTTP mode).
+	Conn int
 	At   time.Time
 }
 
@@ -65,8 +68,8 @@ func (s *Server) Live() int {
 
 // Via sends every later delivery through connection n (1 for the first
 // the server accepted) while it is open, as Slack may route an app's
-// events to any of its connections; Via(0) spreads them again, in turn
-// across the open connections.
+// events to any of its connections; Via(0) spreads them again across the
+// open connections.
 func (s *Server) Via(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -103,7 +106,9 @@ func (s *Server) dropLocked(c *socketConn) {
 }
 
 // targetLocked picks the connection a delivery goes through: the one Via
-// names while it is open, else the open ones in turn; nil when none is.
+// names while it is open, else any open one, as Slack spreads events (a
+// seeded random choice: the same run repeats, and a mention and its
+// message copy do not always land apart); nil when none is open.
 func (s *Server) targetLocked() *socketConn {
 	if len(s.live) == 0 {
 		return nil
@@ -115,8 +120,7 @@ func (s *Server) targetLocked() *socketConn {
 			}
 		}
 	}
-	s.turn++
-	return s.live[s.turn%len(s.live)]
+	return s.live[s.spread.IntN(len(s.live))]
 }
 
 var upgrader = websocket.Upgrader{
@@ -209,7 +213,7 @@ func (s *Server) readLoop(c *socketConn) {
 		}
 		s.mu.Lock()
 		if _, dup := s.acks[a.EnvelopeID]; !dup {
-			s.acks[a.EnvelopeID] = Ack{EnvelopeID: a.EnvelopeID, Payload: a.Payload, At: time.Now()}
+			s.acks[a.EnvelopeID] = Ack{EnvelopeID: a.EnvelopeID, Payload: a.Payload, Conn: c.n, At: time.Now()}
 		}
 		s.notifyLocked()
 		s.mu.Unlock()

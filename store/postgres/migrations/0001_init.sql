@@ -41,6 +41,7 @@ CREATE TABLE neo_inbound (
 	PRIMARY KEY (platform, event_id)
 );
 CREATE INDEX neo_inbound_pending ON neo_inbound (pending) WHERE pending IS NOT NULL;
+CREATE INDEX neo_inbound_pending_thread ON neo_inbound (thread, pending) WHERE pending IS NOT NULL;
 
 -- Approval gates (JSON bodies), with the columns the sweep and the metrics
 -- read; gate_nodes maps a binding to the latest gate opened with it.

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/conversation"
+	"github.com/neobot/neobot/core/memory"
+	"github.com/neobot/neobot/store/postgres"
+)
+
+// cluster is this instance among the others that share its PostgreSQL
+// database: it claims threads for the hub, and turns the database's
+// notifications into work here (a message handed over, a gate decided,
+// memory written), and adopts the threads of instances that died.
+type cluster struct {
+	db     *postgres.DB
+	claims *postgres.Claims
+	log    zerolog.Logger
+}
+
+var _ conversation.Cluster = (*cluster)(nil)
+
+// newCluster returns the cluster of db, or nil when db is not shared.
+func newCluster(db database, log zerolog.Logger) *cluster {
+	pg, ok := db.(*postgres.DB)
+	if !ok {
+		return nil
+	}
+	return &cluster{db: pg, claims: pg.Claims(), log: log}
+}
+
+func (c *cluster) Claim(ctx context.Context, thread string) (bool, error) {
+	return c.claims.Claim(ctx, thread)
+}
+
+func (c *cluster) Release(ctx context.Context, thread string) error {
+	return c.claims.Release(ctx, thread)
+}
+
+func (c *cluster) Hand(ctx context.Context, thread string) error { return c.db.Hand(ctx, thread) }
+
+func (c *cluster) Pending(ctx context.Context, thread string) ([]core.Inbound, error) {
+	return c.db.PendingIn(ctx, thread)
+}
+
+// orphanScan is how often the instance looks for threads with pending
+// messages that no instance claims (their instance died): a dead
+// instance's messages resume within this, plus the few seconds the server
+// takes to notice a vanished connection.
+const orphanScan = 2 * time.Second
+
+// run serves the cluster until ctx ends: notifications, and the scan for
+// orphaned threads. It returns when every goroutine it started is done.
+func (c *cluster) run(ctx context.Context, hub *conversation.Hub, gates *core.Gates, cortex *memory.Cortex) {
+	var wg sync.WaitGroup
+	handle := func(fn func(ctx context.Context) error, what string) {
+		wg.Go(func() {
+			if err := fn(ctx); err != nil && ctx.Err() == nil {
+				c.log.Error().Err(err).Msg(what)
+			}
+		})
+	}
+	adoptOrphans := func(ctx context.Context) error {
+		threads, err := c.db.Orphans(ctx, 500)
+		if err != nil {
+			return err
+		}
+		for _, t := range threads {
+			if err := hub.Adopt(ctx, t); err != nil {
+				return err
+			}
+		}
+		if len(threads) > 0 {
+			c.log.Info().Int("threads", len(threads)).Msg("cluster: adopted threads no instance held")
+		}
+		return nil
+	}
+	wg.Go(func() {
+		_ = c.db.Listen(ctx, time.Second, func(channel, payload string) {
+			switch channel {
+			case "": // reconnected: notifications may be lost
+				handle(adoptOrphans, "cluster: adopt orphaned threads")
+				handle(func(ctx context.Context) error { return cortex.Changed(ctx) }, "cluster: reload memory")
+			case postgres.ChannelInbound:
+				handle(func(ctx context.Context) error { return hub.Handed(ctx, payload) }, "cluster: take a handed-over message")
+			case postgres.ChannelGate:
+				handle(func(ctx context.Context) error { return gates.Changed(ctx, payload) }, "cluster: wake a turn on a decision")
+			case postgres.ChannelMemory:
+				from, ids, _ := strings.Cut(payload, " ")
+				if from == c.db.Instance() {
+					return // written here: the index has it
+				}
+				var changed []string
+				if ids != "*" {
+					changed = strings.Split(ids, ",")
+				}
+				handle(func(ctx context.Context) error { return cortex.Changed(ctx, changed...) }, "cluster: reload changed memory")
+			}
+		}, postgres.ChannelInbound, postgres.ChannelGate, postgres.ChannelMemory)
+	})
+	wg.Go(func() {
+		t := time.NewTicker(orphanScan)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := adoptOrphans(ctx); err != nil && ctx.Err() == nil {
+					c.log.Error().Err(err).Msg("cluster: adopt orphaned threads")
+				}
+			}
+		}
+	})
+	wg.Wait()
+}
+
+// shard waits until this instance holds the claim of a Discord gateway
+// shard (one gateway session per shard across every instance), then
+// reports true; false when ctx ends first. Another instance's claim is
+// retried every orphanScan, so a standby takes over when the holder dies.
+func (c *cluster) shard(ctx context.Context, n int) bool {
+	key := "discord/shard/" + strconv.Itoa(n)
+	for {
+		ok, err := c.claims.Claim(ctx, key)
+		if err != nil && ctx.Err() == nil {
+			c.log.Error().Err(err).Msg("cluster: claim the Discord shard")
+		}
+		if ok {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(orphanScan):
+		}
+	}
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core/delegate/delegatetest"
+	"github.com/neobot/neobot/core/llm/llmtest"
+	"github.com/neobot/neobot/store/postgres/pgtest"
+)
+
+// newClusterWorld is the Slack world with its state in one PostgreSQL
+// database, for several neobot instances.
+func newClusterWorld(t *testing.T) *slackWorld {
+	t.Helper()
+	w := newSlackWorld(t)
+	w.env["NEO_DATABASE_URL"] = pgtest.Database(t)
+	delete(w.env, "NEO_DB_PATH")
+	return w
+}
+
+var question = regexp.MustCompile(`q-\d+-\d+`)
+
+// echoModel answers each question "q-<thread>-<n>" with "answer
+// q-<thread>-<n>", whichever instance asks, and counts the calls per
+// question.
+func echoModel(t *testing.T, srv *llmtest.Server) (calls func(q string) int) {
+	t.Helper()
+	var mu sync.Mutex
+	n := map[string]int{}
+	srv.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		last := r.Messages[len(r.Messages)-1]
+		q := question.FindString(last.Content)
+		mu.Lock()
+		n[q]++
+		mu.Unlock()
+		return llmtest.Text("answer " + q)
+	})
+	return func(q string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n[q]
+	}
+}
+
+// answersByThread collects the bot's answers, by thread, in the order
+// they were posted.
+func answersByThread(msgs []slacktest.Message) (map[string][]string, int) {
+	by, total := map[string][]string{}, 0
+	for _, m := range msgs {
+		if !m.FromBot() || m.Ephemeral {
+			continue
+		}
+		if q := question.FindString(m.Rendered()); q != "" && strings.Contains(m.Rendered(), "answer ") {
+			root := m.ThreadTS
+			if root == "" {
+				root = m.TS
+			}
+			by[root] = append(by[root], q)
+			total++
+		}
+	}
+	return by, total
+}
+
+// TestClusterSlack: two instances and one PostgreSQL behind the Slack
+// fake, one Socket Mode connection each, Slack spreading events across
+// both. 200 mentions in 50 threads are each answered exactly once, in
+// order within each thread; then one instance is killed in the middle of
+// turns and the survivor answers every message left, exactly once.
+func TestClusterSlack(t *testing.T) {
+	w := newClusterWorld(t)
+	calls := echoModel(t, w.model)
+	p1 := w.start(t, 1)
+	p2 := w.start(t, 2)
+
+	const threads, rounds = 50, 4
+	roots := make([]string, threads)
+	for k := range rounds {
+		var sent []slacktest.Delivery
+		for i := range threads {
+			d := w.slack.Mention(slacktest.Msg{User: fmt.Sprintf("U%03d", i), Text: fmt.Sprintf("q-%d-%d", i, k), ThreadTS: roots[i]})
+			if k == 0 {
+				roots[i] = d.TS
+			}
+			sent = append(sent, d)
+		}
+		// Each message is journaled (acked) before the next round: the
+		// order within a thread is then the order Slack sent them in.
+		for _, d := range sent {
+			if _, err := w.slack.WaitAck(waitCtx(t), d); err != nil {
+				t.Fatalf("round %d: %v\n%s\n%s", k, err, p1.output.String(), p2.output.String())
+			}
+		}
+	}
+	msgs, err := w.slack.WaitMessages(waitCtx(t), func(ms []slacktest.Message) bool {
+		_, n := answersByThread(ms)
+		return n >= threads*rounds
+	})
+	if err != nil {
+		_, n := answersByThread(w.slack.Messages())
+		t.Fatalf("%d of %d answers: %v\n%s\n%s", n, threads*rounds, err, p1.output.String(), p2.output.String())
+	}
+	by, _ := answersByThread(msgs)
+	for i, root := range roots {
+		var want []string
+		for k := range rounds {
+			want = append(want, fmt.Sprintf("q-%d-%d", i, k))
+		}
+		if got := by[root]; !slices.Equal(got, want) {
+			t.Errorf("thread %d answered %v, want %v", i, got, want)
+		}
+	}
+	for i := range threads {
+		for k := range rounds {
+			if n := calls(fmt.Sprintf("q-%d-%d", i, k)); n != 1 {
+				t.Errorf("q-%d-%d reached the model %d times, want once", i, k, n)
+			}
+		}
+	}
+	// Slack spread the threads' first mentions over both connections, and
+	// each instance claimed the threads it heard of first.
+	ran := func(p *process) int { return strings.Count(p.output.String(), `"model":"test-main"`) }
+	if ran(p1) == 0 || ran(p2) == 0 {
+		t.Errorf("model calls: instance 1 made %d, instance 2 made %d; want both to run turns", ran(p1), ran(p2))
+	}
+
+	// Kill instance 1 while turns run; Slack redelivers what it did not
+	// ack to instance 2, and instance 2 adopts the threads instance 1
+	// held.
+	for i := range threads {
+		w.slack.Mention(slacktest.Msg{User: fmt.Sprintf("U%03d", i), Text: fmt.Sprintf("q-%d-%d", i, rounds), ThreadTS: roots[i]})
+	}
+	p1.kill()
+	if _, err := w.slack.WaitMessages(waitCtx(t), func(ms []slacktest.Message) bool {
+		_, n := answersByThread(ms)
+		return n >= threads*(rounds+1)
+	}); err != nil {
+		_, n := answersByThread(w.slack.Messages())
+		t.Fatalf("after the kill: %d of %d answers: %v\n%s", n, threads*(rounds+1), err, p2.output.String())
+	}
+	p2.stop(t) // every turn settled: nothing more can be posted
+	by, _ = answersByThread(w.slack.Messages())
+	for i, root := range roots {
+		if got := by[root]; len(got) != rounds+1 || got[rounds] != fmt.Sprintf("q-%d-%d", i, rounds) {
+			t.Errorf("thread %d answered %v after the kill, want each question once, the last one last", i, got)
+		}
+	}
+}
+
+// TestClusterApproval: the spend's turn runs on instance 1; the approval
+// is clicked through instance 2's connection; the decision, recorded by
+// instance 2, wakes the turn on instance 1, and the spend completes once.
+func TestClusterApproval(t *testing.T) {
+	w := newClusterWorld(t)
+	w.daemon.Script(delegatetest.Intent{
+		Gates:  []delegatetest.Gate{{NodeID: "n1", Question: "Approve spend of 5 PAX to 0xabc?", Options: []string{"approve", "deny"}}},
+		Answer: "settled: tx 0xfeed",
+	})
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "core_execute", `{"intent":"send 5 PAX to 0xabc"}`)),
+		llmtest.Text("Done: 5 PAX sent (tx 0xfeed)."),
+	)
+	p1 := w.start(t, 1)
+	p2 := w.start(t, 2)
+	w.slack.Via(1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 5 PAX to 0xabc"})
+	if ack, err := w.slack.WaitAck(waitCtx(t), mention); err != nil || ack.Conn != 1 {
+		t.Fatalf("the mention's ack = %+v, %v; want it from instance 1's connection", ack, err)
+	}
+	gate, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		return m.FromBot() && len(m.Buttons()) == 2 && strings.Contains(m.Rendered(), "Approve spend of 5 PAX")
+	})
+	if err != nil {
+		t.Fatalf("no approval message: %v\n%s", err, p1.output.String())
+	}
+	w.slack.Via(2)
+	click := w.slack.Click("UALICE", gate, 0)
+	if ack, err := w.slack.WaitAck(waitCtx(t), click); err != nil || ack.Conn != 2 {
+		t.Fatalf("the click's ack = %+v, %v; want it from instance 2's connection", ack, err)
+	}
+	w.answerIn(t, "C0GENERAL", mention.TS, "Done: 5 PAX sent (tx 0xfeed).")
+	p1.stop(t)
+	p2.stop(t)
+	if answers := w.daemon.Answers(); len(answers) != 1 || !answers[0].Approved {
+		t.Errorf("daemon answers = %+v, want one approval", answers)
+	}
+	if n := len(w.daemon.Intents()); n != 1 {
+		t.Errorf("daemon got %d intents, want 1", n)
+	}
+	if got := botAnswers(w, "Done: 5 PAX sent"); got != 1 {
+		t.Errorf("final answer posted %d times, want once", got)
+	}
+	if submitted := "delegate: submitted"; !strings.Contains(p1.output.String(), submitted) || strings.Contains(p2.output.String(), submitted) {
+		t.Errorf("the spend's turn should run on instance 1 alone:\n1: %s\n2: %s", p1.output.String(), p2.output.String())
+	}
+}
