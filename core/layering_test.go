@@ -8,8 +8,8 @@ import (
 
 // TestLayering enforces DESIGN.md's dependency direction: arrows point
 // inward. Nothing under core/ reaches an adapter, the store, the command,
-// a platform SDK or bbolt; only core/mcp speaks mcp-go; only adapters/slack
-// speaks slack-go.
+// a platform SDK, bbolt or pgx; only core/mcp speaks mcp-go; only
+// adapters/slack speaks slack-go; only store/postgres speaks pgx.
 func TestLayering(t *testing.T) {
 	const mod = "github.com/neobot/neobot"
 	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}} {{join .Imports ","}} {{join .Deps ","}}`, mod+"/...").CombinedOutput()
@@ -28,6 +28,7 @@ func TestLayering(t *testing.T) {
 		{"github.com/slack-go/slack", []string{mod + "/adapters/slack", mod + "/cmd/"}},
 		{"github.com/bwmarrin/discordgo", []string{mod + "/adapters/discord", mod + "/cmd/"}},
 		{"go.etcd.io/bbolt", []string{mod + "/store", mod + "/cmd/"}},
+		{"github.com/jackc/pgx", []string{mod + "/store/postgres", mod + "/cmd/"}},
 	}
 	// SDKs: checked against direct imports; one package speaks each.
 	sdks := []rule{
@@ -35,6 +36,7 @@ func TestLayering(t *testing.T) {
 		{"github.com/slack-go/slack", []string{mod + "/adapters/slack"}},
 		{"github.com/bwmarrin/discordgo", []string{mod + "/adapters/discord"}},
 		{"go.etcd.io/bbolt", []string{mod + "/store"}},
+		{"github.com/jackc/pgx", []string{mod + "/store/postgres"}},
 	}
 	checked := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
