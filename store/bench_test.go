@@ -13,6 +13,7 @@ import (
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/memory"
 	"github.com/neobot/neobot/store"
+	"github.com/neobot/neobot/store/storetest"
 )
 
 // BenchmarkAppend appends one 256-byte entry per call, fsync on, from 1
@@ -120,5 +121,14 @@ func BenchmarkCortexOpen100k(b *testing.B) {
 			b.Fatalf("memory.New = %v, %d records", err, c.Len())
 		}
 		db.Close()
+	}
+}
+
+// BenchmarkJournal is storetest.BenchJournal on a bbolt file, fsync on.
+func BenchmarkJournal(b *testing.B) {
+	for _, writers := range []int{1, 64} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			storetest.BenchJournal(b, openTemp(b, store.Options{Writers: writers}), writers)
+		})
 	}
 }

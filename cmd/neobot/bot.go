@@ -131,6 +131,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	}
 	hub := conversation.New(conversation.Options{
 		Cluster:       cl,
+		Linger:        claimLinger,
 		Runner:        a.meter.Guard(a.agent),
 		Journal:       a.db,
 		MaxConcurrent: cfg.MaxConcurrentTurns,

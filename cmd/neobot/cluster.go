@@ -50,6 +50,11 @@ func (c *cluster) Pending(ctx context.Context, thread string) ([]core.Inbound, e
 	return c.db.PendingIn(ctx, thread)
 }
 
+// claimLinger is how long an instance keeps an idle thread's claim: a
+// conversation that goes on stays on one instance, without claiming it
+// again for every turn.
+const claimLinger = 2 * time.Second
+
 // orphanScan is how often the instance looks for threads with pending
 // messages that no instance claims (their instance died): a dead
 // instance's messages resume within this, plus the few seconds the server

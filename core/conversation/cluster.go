@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"time"
 
 	"github.com/neobot/neobot/core"
 )
@@ -141,11 +142,36 @@ func inJournalOrder(q []*item, pos map[string]int) {
 }
 
 // letGoLocked releases the claim of a thread that has no work left here,
-// then looks at its journal once more: a message another process
-// journaled while this one held the thread, whose hand-over came too
-// late to be seen, is adopted now. Callers hold h.mu.
+// after Options.Linger if the thread stays idle that long (a thread that
+// is talking keeps its claim between turns), then looks at its journal
+// once more: a message another process journaled while this one held the
+// thread, whose hand-over came too late to be seen, is adopted now.
+// Callers hold h.mu.
 func (h *Hub) letGoLocked(key string) {
 	if h.cluster == nil || !h.owned[key] {
+		return
+	}
+	if h.linger > 0 && h.state == stateRunning {
+		h.idleGen[key]++
+		gen := h.idleGen[key]
+		h.lingering[key] = time.AfterFunc(h.linger, func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if h.idleGen[key] != gen || h.threads[key] != nil || h.state != stateRunning {
+				return // busy again, or a later idle spell has its own timer
+			}
+			delete(h.lingering, key)
+			delete(h.idleGen, key)
+			h.unclaimLocked(key)
+		})
+		return
+	}
+	h.unclaimLocked(key)
+}
+
+// unclaimLocked releases a thread's claim now. Callers hold h.mu.
+func (h *Hub) unclaimLocked(key string) {
+	if !h.owned[key] {
 		return
 	}
 	delete(h.owned, key)
@@ -166,6 +192,15 @@ func (h *Hub) letGoLocked(key string) {
 			h.log.Error().Err(err).Str("thread", key).Msg("look for messages handed over meanwhile")
 		}
 	})
+}
+
+// stopLingering stops the timers of idle claims: the claims end with
+// the process's claims session. Callers hold h.mu.
+func (h *Hub) stopLingering() {
+	for key, t := range h.lingering {
+		t.Stop()
+		delete(h.lingering, key)
+	}
 }
 
 // Handed is the hand-over of a message another process journaled for

@@ -90,15 +90,23 @@ func (r *orderRunner) Run(ctx context.Context, turn core.Turn) error {
 // TestClusterRunsEachThreadOnceInOrder: two hubs share a journal; the
 // messages of 20 threads arrive at either, alternately. Every message
 // runs once, a thread's turns never overlap across the hubs, and each
-// thread's turns run in the order its messages were journaled.
+// thread's turns run in the order its messages were journaled: with
+// claims released as soon as a thread is idle (each turn may move), and
+// kept (every message the other hub gets is handed over).
 func TestClusterRunsEachThreadOnceInOrder(t *testing.T) {
+	for _, linger := range []time.Duration{0, time.Hour} {
+		t.Run(fmt.Sprint("linger=", linger), func(t *testing.T) { clusterOnceInOrder(t, linger) })
+	}
+}
+
+func clusterOnceInOrder(t *testing.T, linger time.Duration) {
 	j := newMemJournal()
 	c := &fakeCluster{journal: j, owner: map[string]*clusterMember{}}
 	runner := &orderRunner{t: t, active: map[string]string{}, order: map[string][]string{}, runs: map[string]int{}}
 	var hubs []*Hub
 	for range 2 {
 		m := &clusterMember{c: c}
-		h := New(Options{Runner: runner, Journal: j, Cluster: m, MaxConcurrent: 8, Now: func() time.Time { return epoch.Add(time.Minute) }})
+		h := New(Options{Runner: runner, Journal: j, Cluster: m, Linger: linger, MaxConcurrent: 8, Now: func() time.Time { return epoch.Add(time.Minute) }})
 		h.Attach("test", newFakePlatform())
 		m.hub = h
 		c.members = append(c.members, m)

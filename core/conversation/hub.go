@@ -94,6 +94,10 @@ type Options struct {
 	// Cluster shares the journal with other processes' hubs (nil: this
 	// process is alone).
 	Cluster Cluster
+	// Linger is how long a thread's claim is kept once the thread is idle
+	// (with a Cluster): a conversation that goes on is not claimed again
+	// for every turn. Zero releases it at once.
+	Linger time.Duration
 	// Now is the clock (time.Now when nil).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -146,6 +150,9 @@ type Hub struct {
 	cluster   Cluster
 	owned     map[string]bool          // threads this process holds the claim of
 	releasing map[string]chan struct{} // claims being released, closed when done
+	linger    time.Duration
+	lingering map[string]*time.Timer // idle claims, released when their timer fires
+	idleGen   map[string]int         // which idle spell a lingering timer belongs to
 
 	workers    sync.WaitGroup // turn workers
 	choreGroup sync.WaitGroup // notices and stop handling
@@ -163,6 +170,7 @@ func New(opts Options) *Hub {
 		inflight: map[string]bool{}, chores: map[uint64]context.CancelFunc{},
 		closing: make(chan struct{}),
 		cluster: opts.Cluster, owned: map[string]bool{}, releasing: map[string]chan struct{}{},
+		linger: opts.Linger, lingering: map[string]*time.Timer{}, idleGen: map[string]int{},
 	}
 	switch {
 	case opts.Runner == nil:
@@ -259,6 +267,7 @@ func (h *Hub) Close(ctx context.Context) error {
 		h.state = stateClosed
 		close(h.closing)
 	}
+	h.stopLingering()
 	h.mu.Unlock()
 
 	done := make(chan struct{})

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/neobot/neobot/core"
 )
 
@@ -21,12 +23,11 @@ func (db *DB) SaveDelegation(ctx context.Context, d core.Delegation) error {
 	if err != nil {
 		return fmt.Errorf("postgres: save delegation: %w", err)
 	}
-	err = db.write(ctx, func(ctx context.Context) error {
-		_, err := db.pool.Exec(ctx, `
+	err = db.batched(ctx, func(b *pgx.Batch) {
+		b.Queue(`
 			INSERT INTO neo_delegations (thread, call_id, body, started_ns) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (thread, call_id) DO UPDATE SET body = EXCLUDED.body, started_ns = EXCLUDED.started_ns, finished_ns = NULL`,
 			d.Thread.Key(), d.CallID, raw, ns(d.Started))
-		return err
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: save delegation %s in %s: %w", d.CallID, d.Thread.Key(), err)
@@ -54,10 +55,10 @@ func (db *DB) DelegationFor(ctx context.Context, t core.Thread, callID string) (
 func (db *DB) FinishDelegation(ctx context.Context, t core.Thread, callID string) error {
 	now := db.now().UnixNano()
 	var one int
-	err := db.write(ctx, func(ctx context.Context) error {
-		return db.pool.QueryRow(ctx, `
+	err := db.batched(ctx, func(b *pgx.Batch) {
+		b.Queue(`
 			UPDATE neo_delegations SET finished_ns = coalesce(finished_ns, $3)
-			WHERE thread = $1 AND call_id = $2 RETURNING 1`, t.Key(), callID, now).Scan(&one)
+			WHERE thread = $1 AND call_id = $2 RETURNING 1`, t.Key(), callID, now).QueryRow(func(row pgx.Row) error { return row.Scan(&one) })
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: finish delegation %s in %s: %w", callID, t.Key(), errNoRows(err, core.ErrNotFound))

@@ -21,8 +21,8 @@ func (db *DB) CreateGate(ctx context.Context, g core.Gate) error {
 		return fmt.Errorf("postgres: create gate: %w", err)
 	}
 	var n int
-	err = db.write(ctx, func(ctx context.Context) error {
-		return db.pool.QueryRow(ctx, `
+	err = db.batched(ctx, func(b *pgx.Batch) {
+		b.Queue(`
 			WITH g AS (
 				INSERT INTO neo_gates (token, body, state, expires_ns, node_key) VALUES ($1, $2, $3, $4, $5)
 				ON CONFLICT (token) DO NOTHING
@@ -31,7 +31,7 @@ func (db *DB) CreateGate(ctx context.Context, g core.Gate) error {
 				INSERT INTO neo_gate_nodes (binding, token) SELECT $5, $1 FROM g
 				ON CONFLICT (binding) DO UPDATE SET token = EXCLUDED.token
 			)
-			SELECT count(*) FROM g`, g.Token, raw, string(g.State), ns(g.Expires), gateNodeKey(g)).Scan(&n)
+			SELECT count(*) FROM g`, g.Token, raw, string(g.State), ns(g.Expires), gateNodeKey(g)).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
 	})
 	if err == nil && n == 0 {
 		err = errors.New("token already in use")

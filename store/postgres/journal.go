@@ -29,8 +29,8 @@ func (db *DB) JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, 
 	}
 	now := db.now().UnixNano()
 	var n int
-	err = db.write(ctx, func(ctx context.Context) error {
-		return db.pool.QueryRow(ctx, `
+	err = db.batched(ctx, func(b *pgx.Batch) {
+		b.Queue(`
 			WITH i AS (
 				INSERT INTO neo_inbound AS i (platform, event_id, thread, body, journaled_ns, pending)
 				VALUES ($1, $2, $3, $4, $5, nextval('neo_inbound_seq'))
@@ -44,7 +44,7 @@ func (db *DB) JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, 
 				ON CONFLICT (key) DO UPDATE SET active_ns = EXCLUDED.active_ns
 			)
 			SELECT count(*) FROM i`,
-			in.Thread.Platform, in.EventID, in.Thread.Key(), body, now, int64(db.ret.Dedupe)).Scan(&n)
+			in.Thread.Platform, in.EventID, in.Thread.Key(), body, now, int64(db.ret.Dedupe)).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
 	})
 	if err != nil {
 		return false, fmt.Errorf("postgres: journal %s in %s: %w", in.EventID, in.Thread.Key(), err)
@@ -57,10 +57,10 @@ func (db *DB) JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, 
 func (db *DB) CompleteInbound(ctx context.Context, t core.Thread, eventID string) error {
 	now := db.now().UnixNano()
 	var one int
-	err := db.write(ctx, func(ctx context.Context) error {
-		return db.pool.QueryRow(ctx, `
+	err := db.batched(ctx, func(b *pgx.Batch) {
+		b.Queue(`
 			UPDATE neo_inbound SET completed_ns = coalesce(completed_ns, $3), pending = NULL
-			WHERE platform = $1 AND event_id = $2 RETURNING 1`, t.Platform, eventID, now).Scan(&one)
+			WHERE platform = $1 AND event_id = $2 RETURNING 1`, t.Platform, eventID, now).QueryRow(func(row pgx.Row) error { return row.Scan(&one) })
 	})
 	if err = errNoRows(err, core.ErrNotFound); errors.Is(err, core.ErrNotFound) {
 		return err

@@ -83,6 +83,7 @@ type DB struct {
 	observe  func(time.Duration, error)
 	full     atomic.Bool
 	instance string // random per Open: tells this instance's notifications apart
+	group    *group
 }
 
 // Open connects to the database at url (postgres://…), creates or
@@ -105,6 +106,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", db.name, err)
 	}
+	db.group = newGroup(db.pool, max(int(opts.MaxConns)/4, 1))
 	if err := db.migrate(ctx); err != nil {
 		db.pool.Close()
 		return nil, err
@@ -224,6 +226,12 @@ func (db *DB) write(ctx context.Context, fn func(context.Context) error) error {
 		db.observe(time.Since(start), err)
 	}
 	return db.diskFull(err)
+}
+
+// batched runs one statement as a durable write, committed together with
+// the statements other callers batched meanwhile (see group).
+func (db *DB) batched(ctx context.Context, queue func(*pgx.Batch)) error {
+	return db.write(ctx, func(ctx context.Context) error { return db.group.write(ctx, queue) })
 }
 
 // tx runs fn in a transaction as one durable write.

@@ -25,8 +25,8 @@ func (db *DB) AppendEntries(ctx context.Context, t core.Thread, data ...[]byte) 
 	}
 	at := db.now().UnixNano()
 	var last int64
-	err := db.write(ctx, func(ctx context.Context) error {
-		return db.pool.QueryRow(ctx, `
+	err := db.batched(ctx, func(b *pgx.Batch) {
+		b.Queue(`
 			WITH t AS (
 				INSERT INTO neo_threads (key, active_ns, last_seq) VALUES ($1, $2, $3)
 				ON CONFLICT (key) DO UPDATE SET last_seq = neo_threads.last_seq + $3, active_ns = $2
@@ -35,7 +35,7 @@ func (db *DB) AppendEntries(ctx context.Context, t core.Thread, data ...[]byte) 
 				INSERT INTO neo_entries (thread, seq, at_ns, data)
 				SELECT $1, t.last_seq - $3 + u.n, $2, u.d FROM t, unnest($4::bytea[]) WITH ORDINALITY AS u(d, n)
 			)
-			SELECT last_seq FROM t`, t.Key(), at, int64(len(data)), data).Scan(&last)
+			SELECT last_seq FROM t`, t.Key(), at, int64(len(data)), data).QueryRow(func(row pgx.Row) error { return row.Scan(&last) })
 	})
 	if err != nil {
 		return 0, fmt.Errorf("postgres: append to %s: %w", t.Key(), err)

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/store/postgres/pgtest"
+)
+
+// BenchmarkLoadPostgres is BenchmarkLoad on PostgreSQL (a server of its
+// own, fsync on, over its unix socket), with one instance and with two
+// in this process sharing the database. With two, each thread's messages
+// go to either instance in turn, so every turn finds its thread held by
+// the other instance half the time: the worst case for coordination. It
+// reports turns/s, p50/p99 turn latency, and the CPU the process (bot and
+// benchmark, not the server) spent per turn.
+func BenchmarkLoadPostgres(b *testing.B) {
+	ctx := context.Background()
+	srv, err := pgtest.Start(ctx, pgtest.Options{Durable: true})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer srv.Stop()
+	for _, instances := range []int{1, 2} {
+		b.Run(fmt.Sprintf("instances=%d", instances), func(b *testing.B) {
+			url, err := srv.CreateDatabase(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			loadPostgres(b, url, instances)
+		})
+	}
+}
+
+func loadPostgres(b *testing.B, url string, instances int) {
+	const threads = 1000
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	plat := &loadPlatform{waiting: map[string]chan struct{}{}}
+	var stacks []*bot
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for range instances {
+		stack, a := newLoadStack(b, ctx, map[string]string{"NEO_DATABASE_URL": url})
+		stack.hub.Attach("load", plat)
+		if err := stack.hub.Start(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { stack.hub.Close(context.Background()) })
+		wg.Go(func() { a.cluster.run(ctx, stack.hub, a.gates, a.cortex) })
+		stacks = append(stacks, stack)
+	}
+
+	var (
+		mu        sync.Mutex
+		latencies []time.Duration
+		next      = make(chan int, b.N)
+		workers   sync.WaitGroup
+	)
+	for i := range b.N {
+		next <- i
+	}
+	close(next)
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	begin := time.Now()
+	for w := range threads {
+		workers.Go(func() {
+			t := core.Thread{Platform: "load", Workspace: "W", Channel: "C", ID: strconv.Itoa(w)}
+			for k := 0; ; k++ {
+				i, ok := <-next
+				if !ok {
+					return
+				}
+				done := plat.expect(t)
+				start := time.Now()
+				in := core.Inbound{Thread: t, User: "U" + strconv.Itoa(w), Text: "ping " + strconv.Itoa(i), EventID: "ev" + strconv.Itoa(i), At: start}
+				if _, err := stacks[(w+k)%len(stacks)].hub.Submit(ctx, in); err != nil {
+					b.Error(err)
+					return
+				}
+				<-done
+				mu.Lock()
+				latencies = append(latencies, time.Since(start))
+				mu.Unlock()
+			}
+		})
+	}
+	workers.Wait()
+	elapsed := time.Since(begin)
+	b.StopTimer()
+	cpu := cpuTime() - cpu0
+
+	slices.Sort(latencies)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
+	b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/turn")
+}
+
+// cpuTime is the CPU this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

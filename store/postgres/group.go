@@ -1,0 +1,103 @@
+package postgres
+
+import (
+	"context"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// group commits single-statement writes together. A write that finds a
+// committer free goes at once; writes that arrive while every committer
+// is busy queue up and go together in the next batch: their statements
+// pipelined in one round trip and one implicit transaction, so one commit
+// (one WAL flush) serves them all. When a batch fails, its writes are
+// retried one by one, so one bad write fails alone.
+type group struct {
+	pool *pgxpool.Pool
+	max  int // most statements in one batch
+	par  int // batches in flight at once
+
+	mu      sync.Mutex
+	queue   []*groupWrite
+	running int
+}
+
+// groupWrite is one write: queue adds its statement to a batch, with the
+// callback that reads its result. queue may run more than once (a failed
+// batch is retried write by write): its callback assigns, never
+// accumulates.
+type groupWrite struct {
+	queue func(*pgx.Batch)
+	done  chan error
+}
+
+func newGroup(pool *pgxpool.Pool, par int) *group {
+	return &group{pool: pool, max: 256, par: par}
+}
+
+// write runs queue's statement durably, alone or in a batch.
+func (g *group) write(ctx context.Context, queue func(*pgx.Batch)) error {
+	w := &groupWrite{queue: queue, done: make(chan error, 1)}
+	g.mu.Lock()
+	g.queue = append(g.queue, w)
+	start := g.running < g.par
+	if start {
+		g.running++
+	}
+	g.mu.Unlock()
+	if start {
+		go g.commit()
+	}
+	select {
+	case err := <-w.done:
+		return err
+	case <-ctx.Done():
+		// The statement may still commit: the caller learns it did not
+		// wait, as with any cancelled database call.
+		return ctx.Err()
+	}
+}
+
+// commit sends batches while writes are queued, then ends.
+func (g *group) commit() {
+	for {
+		g.mu.Lock()
+		if len(g.queue) == 0 {
+			g.running--
+			g.mu.Unlock()
+			return
+		}
+		n := min(len(g.queue), g.max)
+		batch := g.queue[:n:n]
+		g.queue = g.queue[n:]
+		g.mu.Unlock()
+		g.send(batch)
+	}
+}
+
+// send runs writes in one batch; if it fails, each write again alone.
+func (g *group) send(writes []*groupWrite) {
+	ctx := context.Background()
+	err := g.run(ctx, writes)
+	if err == nil || len(writes) == 1 {
+		for _, w := range writes {
+			w.done <- err
+		}
+		return
+	}
+	for _, w := range writes {
+		w.done <- g.run(ctx, []*groupWrite{w})
+	}
+}
+
+func (g *group) run(ctx context.Context, writes []*groupWrite) error {
+	// pgx sends a batch's statements in one implicit transaction: they
+	// commit together, or, when one fails, none does.
+	var b pgx.Batch
+	for _, w := range writes {
+		w.queue(&b)
+	}
+	return g.pool.SendBatch(ctx, &b).Close()
+}
