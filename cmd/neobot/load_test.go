@@ -126,6 +126,7 @@ func BenchmarkLoad(b *testing.B) {
 		next <- i
 	}
 	close(next)
+	cpu0 := cpuTime()
 	b.ResetTimer()
 	begin := time.Now()
 	for w := range threads {
@@ -151,9 +152,11 @@ func BenchmarkLoad(b *testing.B) {
 	wg.Wait()
 	elapsed := time.Since(begin)
 	b.StopTimer()
+	cpu := cpuTime() - cpu0
 
 	slices.Sort(latencies)
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/turn")
 	b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds())/1000, "p99-ms")
 	if rss, ok := peakRSS(); ok {
