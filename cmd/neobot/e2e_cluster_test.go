@@ -2,12 +2,16 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core/delegate/delegatetest"
 	"github.com/neobot/neobot/core/llm/llmtest"
@@ -202,4 +206,121 @@ func TestClusterApproval(t *testing.T) {
 	if submitted := "delegate: submitted"; !strings.Contains(p1.output.String(), submitted) || strings.Contains(p2.output.String(), submitted) {
 		t.Errorf("the spend's turn should run on instance 1 alone:\n1: %s\n2: %s", p1.output.String(), p2.output.String())
 	}
+}
+
+// TestClusterMemory: a fact remembered from a turn on instance 1 is in
+// instance 2's memory once the write's notification arrives, and a turn
+// on instance 2 recalls it.
+func TestClusterMemory(t *testing.T) {
+	w := newClusterWorld(t)
+	var mu sync.Mutex
+	var recalled []string // main-model requests that carried the fact
+	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			if strings.Contains(r.Messages[len(r.Messages)-1].Content, "staging is kube-stg-2") {
+				return llmtest.Text(`{"facts":[{"text":"Staging runs on kube-stg-2","kind":"fact","about":"shared","entities":["kube-stg-2"]}]}`)
+			}
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		var all strings.Builder
+		for _, m := range r.Messages {
+			all.WriteString(m.Content)
+		}
+		if q := r.Messages[len(r.Messages)-1].Content; strings.Contains(q, "where does staging run") && strings.Contains(all.String(), "Staging runs on kube-stg-2") {
+			mu.Lock()
+			recalled = append(recalled, q)
+			mu.Unlock()
+			return llmtest.Text("On kube-stg-2.")
+		}
+		return llmtest.Text("Noted.")
+	})
+	admin := map[int]string{}
+	start := func(n int) *process {
+		addr := freeAddr(t)
+		w.env["NEO_HEALTH_ADDR"], w.env["NEO_ADMIN_TOKEN"] = addr, "admin-e2e-token"
+		admin[n] = "http://" + addr
+		return w.start(t, n)
+	}
+	p1, p2 := start(1), start(2)
+
+	w.slack.Via(1)
+	first := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "staging is kube-stg-2"})
+	w.answerIn(t, "C0GENERAL", first.TS, "Noted.")
+
+	// Instance 2's own index holds the fact once the notification lands.
+	ctx := waitCtx(t)
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, admin[2]+"/admin/v1/memory?workspace="+slacktest.TeamID, nil)
+		req.Header.Set("Authorization", "Bearer admin-e2e-token")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(body), "kube-stg-2") {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("instance 2 never learned the fact\n1: %s\n2: %s", p1.output.String(), p2.output.String())
+		case <-time.After(20 * time.Millisecond): // polling instance 2's memory, not timing it
+		}
+	}
+	w.slack.Via(2)
+	second := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "where does staging run?"})
+	w.answerIn(t, "C0GENERAL", second.TS, "On kube-stg-2.")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(recalled) != 1 {
+		t.Errorf("turns on instance 2 that recalled the fact = %d, want 1", len(recalled))
+	}
+	if strings.Contains(p1.output.String(), "where does staging run") {
+		t.Errorf("the second question ran on instance 1; it was sent through instance 2")
+	}
+}
+
+// TestClusterDiscordShard: two instances, one Discord gateway session.
+// The second stands by (ready, not connected); when the holder is
+// killed, it takes the session over and answers.
+func TestClusterDiscordShard(t *testing.T) {
+	w := newDiscordWorld(t)
+	w.env["NEO_DATABASE_URL"] = pgtest.Database(t)
+	delete(w.env, "NEO_DB_PATH")
+	scriptModel(t, w.model, llmtest.Text("Answered by the standby."))
+	p1 := w.start(t, 1)
+	addr := freeAddr(t)
+	w.env["NEO_HEALTH_ADDR"] = addr
+	p2 := start(t, w.env)
+	ctx := waitCtx(t)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && strings.Contains(string(body), "discord: standby") {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("instance 2 never reported ready on standby\n%s", p2.output.String())
+		case <-time.After(20 * time.Millisecond): // polling a port, not timing the bot
+		}
+	}
+	if n := w.discord.Connections(); n != 1 {
+		t.Fatalf("gateway sessions = %d with both instances up, want 1", n)
+	}
+	p1.kill()
+	for w.discord.Connections() < 2 {
+		if err := w.discord.WaitConnected(ctx); err != nil {
+			t.Fatalf("instance 2 never took the gateway session over: %v\n%s", err, p2.output.String())
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("instance 2 never took the gateway session over\n%s", p2.output.String())
+		case <-time.After(20 * time.Millisecond): // polling the fake's counter, not timing the bot
+		}
+	}
+	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "are you there?"})
+	w.answerIn(t, mention.ID, "Answered by the standby.")
 }
