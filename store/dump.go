@@ -111,15 +111,13 @@ func exportThreads(ctx context.Context, tx *bolt.Tx, sink Sink, n *Counts) error
 		tb := threads.Bucket(k)
 		d := ThreadDump{Key: string(k), Active: time.Unix(0, getI64(tb.Get(keyActive))).UTC(), Summary: bytes.Clone(tb.Get(keySummary))}
 		var err error
-		if d.Entries, err = readEntries(tb.Bucket(keyEntries)); err != nil {
+		if d.Entries, err = readEntries(tb, keyEntries); err != nil {
 			return err
 		}
-		if d.Archived, err = readEntries(tb.Bucket(keyArchive)); err != nil {
+		if d.Archived, err = readEntries(tb, keyArchive); err != nil {
 			return err
 		}
-		if live := tb.Bucket(keyEntries); live != nil {
-			d.LastSeq = live.Sequence()
-		}
+		d.LastSeq = tb.Sequence()
 		n.Threads++
 		n.Entries += len(d.Entries) + len(d.Archived)
 		if err := sink.PutThread(ctx, d); err != nil {
@@ -269,11 +267,7 @@ func (db *DB) Count(ctx context.Context) (Counts, error) {
 		err := threads.ForEachBucket(func(k []byte) error {
 			n.Threads++
 			tb := threads.Bucket(k)
-			for _, name := range [][]byte{keyEntries, keyArchive} {
-				if b := tb.Bucket(name); b != nil {
-					n.Entries += b.Stats().KeyN
-				}
-			}
+			n.Entries += countEntries(tb, keyEntries) + countEntries(tb, keyArchive)
 			return nil
 		})
 		if err != nil {

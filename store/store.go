@@ -27,8 +27,9 @@ import (
 )
 
 // SchemaVersion is the layout version this build writes. A file stamped
-// with a newer version is refused, never rewritten.
-const SchemaVersion = 1
+// with a newer version is refused, never rewritten; an older one is
+// upgraded when opened, in one transaction.
+const SchemaVersion = 2
 
 // Bucket names. Each concern has its own top-level bucket.
 var (
@@ -164,9 +165,10 @@ func (db *DB) init() error {
 		return nil
 	}
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		var found uint64
 		if meta := tx.Bucket(bucketMeta); meta != nil {
 			if v := meta.Get(keySchema); len(v) == 8 {
-				if found := binary.BigEndian.Uint64(v); found > SchemaVersion {
+				if found = binary.BigEndian.Uint64(v); found > SchemaVersion {
 					return &SchemaError{Path: db.path, Found: found, Want: SchemaVersion}
 				}
 			}
@@ -175,6 +177,12 @@ func (db *DB) init() error {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return fmt.Errorf("create bucket %s: %w", name, err)
 			}
+		}
+		if found == 1 {
+			if err := flattenThreads(tx); err != nil {
+				return fmt.Errorf("upgrade from schema 1: %w", err)
+			}
+			db.log.Info().Str("path", db.path).Msg("store: upgraded to schema 2 (threads without nested buckets)")
 		}
 		return tx.Bucket(bucketMeta).Put(keySchema, u64(SchemaVersion))
 	})

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,20 +15,36 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// A thread's bucket, threads/<thread key>, holds:
+// A thread's bucket, threads/<thread key>, holds plain keys only (schema
+// version 2):
 //
-//	e/<seq>  live transcript entries
-//	a/<seq>  entries moved out by compaction (the archive)
-//	s        the consolidated summary (JSON)
-//	t        last activity, unix nanoseconds (for retention)
+//	"e" + <seq>  live transcript entries
+//	"a" + <seq>  entries moved out by compaction (the archive)
+//	"s"          the consolidated summary (JSON)
+//	"t"          last activity, unix nanoseconds (for retention)
 //
-// Entry values are 8 bytes of unix nanoseconds followed by the entry's data.
+// and the bucket's sequence is the last entry number handed out. With no
+// nested buckets, a small thread's bucket is stored inline in its
+// parent's page instead of taking a 4 KiB page of its own: a channel where
+// every mention starts a thread grows by what its turns say, not by a page
+// per thread. (Version 1 kept entries in nested "e" and "a" buckets;
+// Open moves them.) Entry values are 8 bytes of unix nanoseconds followed
+// by the entry's data.
 var (
 	keyEntries = []byte("e")
 	keyArchive = []byte("a")
 	keySummary = []byte("s")
 	keyActive  = []byte("t")
 )
+
+// entryKey is the key of entry seq under prefix (keyEntries or
+// keyArchive).
+func entryKey(prefix []byte, seq uint64) []byte {
+	k := make([]byte, 9)
+	k[0] = prefix[0]
+	binary.BigEndian.PutUint64(k[1:], seq)
+	return k
+}
 
 // ErrCompactRange reports a summary that does not fit the transcript: it
 // covers entries that were never appended, or goes back before the
@@ -51,16 +68,12 @@ func (db *DB) AppendEntries(ctx context.Context, t core.Thread, data ...[]byte) 
 		if err != nil {
 			return err
 		}
-		entries, err := tb.CreateBucketIfNotExists(keyEntries)
-		if err != nil {
-			return err
-		}
 		for _, d := range data {
-			seq, err := entries.NextSequence()
+			seq, err := tb.NextSequence()
 			if err != nil {
 				return err
 			}
-			if err := entries.Put(u64(seq), encodeEntry(at, d)); err != nil {
+			if err := tb.Put(entryKey(keyEntries, seq), encodeEntry(at, d)); err != nil {
 				return err
 			}
 			last = seq
@@ -92,7 +105,7 @@ func (db *DB) LoadTranscript(ctx context.Context, t core.Thread) (core.Summary, 
 			}
 		}
 		var err error
-		entries, err = readEntries(tb.Bucket(keyEntries))
+		entries, err = readEntries(tb, keyEntries)
 		return err
 	})
 	if err != nil {
@@ -111,7 +124,7 @@ func (db *DB) Archived(ctx context.Context, t core.Thread) ([]core.Entry, error)
 			return nil
 		}
 		var err error
-		entries, err = readEntries(tb.Bucket(keyArchive))
+		entries, err = readEntries(tb, keyArchive)
 		return err
 	})
 	if err != nil {
@@ -137,12 +150,8 @@ func (db *DB) Compact(ctx context.Context, t core.Thread, s core.Summary) error 
 		if err != nil {
 			return err
 		}
-		live, err := tb.CreateBucketIfNotExists(keyEntries)
-		if err != nil {
-			return err
-		}
-		if s.UpTo > live.Sequence() {
-			return fmt.Errorf("%w: up to %d, last entry is %d", ErrCompactRange, s.UpTo, live.Sequence())
+		if s.UpTo > tb.Sequence() {
+			return fmt.Errorf("%w: up to %d, last entry is %d", ErrCompactRange, s.UpTo, tb.Sequence())
 		}
 		if v := tb.Get(keySummary); v != nil {
 			var prev core.Summary
@@ -153,17 +162,19 @@ func (db *DB) Compact(ctx context.Context, t core.Thread, s core.Summary) error 
 				return fmt.Errorf("%w: up to %d, current summary covers up to %d", ErrCompactRange, s.UpTo, prev.UpTo)
 			}
 		}
-		archive, err := tb.CreateBucketIfNotExists(keyArchive)
-		if err != nil {
-			return err
+		limit := entryKey(keyEntries, s.UpTo)
+		var moved [][2][]byte
+		c := tb.Cursor()
+		for k, v := c.Seek(keyEntries); k != nil && k[0] == keyEntries[0] && bytes.Compare(k, limit) <= 0; k, v = c.Next() {
+			moved = append(moved, [2][]byte{bytes.Clone(k), bytes.Clone(v)})
 		}
-		limit := u64(s.UpTo)
-		c := live.Cursor()
-		for k, v := c.First(); k != nil && bytes.Compare(k, limit) <= 0; k, v = c.First() {
-			if err := archive.Put(k, v); err != nil {
+		for _, kv := range moved {
+			archived := bytes.Clone(kv[0])
+			archived[0] = keyArchive[0]
+			if err := tb.Put(archived, kv[1]); err != nil {
 				return err
 			}
-			if err := c.Delete(); err != nil {
+			if err := tb.Delete(kv[0]); err != nil {
 				return err
 			}
 		}
@@ -192,6 +203,50 @@ func (db *DB) ThreadKnown(ctx context.Context, t core.Thread) (bool, error) {
 	return known, nil
 }
 
+// flattenThreads moves every thread's entries out of the nested "e" and
+// "a" buckets of schema 1 into the thread's own bucket, keeping their
+// numbers, and carries the entry sequence over to the thread's bucket.
+func flattenThreads(tx *bolt.Tx) error {
+	threads := tx.Bucket(bucketThreads)
+	var keys [][]byte
+	if err := threads.ForEachBucket(func(k []byte) error { keys = append(keys, bytes.Clone(k)); return nil }); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		tb := threads.Bucket(k)
+		for _, prefix := range [][]byte{keyEntries, keyArchive} {
+			nested := tb.Bucket(prefix)
+			if nested == nil {
+				continue
+			}
+			if bytes.Equal(prefix, keyEntries) {
+				if err := tb.SetSequence(nested.Sequence()); err != nil {
+					return err
+				}
+			}
+			var moved [][2][]byte
+			if err := nested.ForEach(func(seq, v []byte) error {
+				if len(seq) != 8 {
+					return fmt.Errorf("thread %s: corrupt entry %x", k, seq)
+				}
+				moved = append(moved, [2][]byte{entryKey(prefix, getU64(seq)), bytes.Clone(v)})
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := tb.DeleteBucket(prefix); err != nil {
+				return err
+			}
+			for _, kv := range moved {
+				if err := tb.Put(kv[0], kv[1]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // threadBucket returns thread t's bucket, creating it.
 func threadBucket(tx *bolt.Tx, t core.Thread) (*bolt.Bucket, error) {
 	return tx.Bucket(bucketThreads).CreateBucketIfNotExists([]byte(t.Key()))
@@ -204,25 +259,33 @@ func encodeEntry(at time.Time, data []byte) []byte {
 	return v
 }
 
-// readEntries copies every entry of b: bbolt's bytes are valid only for the
-// life of the transaction.
-func readEntries(b *bolt.Bucket) ([]core.Entry, error) {
-	if b == nil {
-		return nil, nil
-	}
+// readEntries copies every entry of tb under prefix (keyEntries or
+// keyArchive), in order: bbolt's bytes are valid only for the life of the
+// transaction.
+func readEntries(tb *bolt.Bucket, prefix []byte) ([]core.Entry, error) {
 	var out []core.Entry
-	err := b.ForEach(func(k, v []byte) error {
-		if len(k) != 8 || len(v) < 8 {
-			return fmt.Errorf("corrupt entry %x", k)
+	c := tb.Cursor()
+	for k, v := c.Seek(prefix); k != nil && k[0] == prefix[0]; k, v = c.Next() {
+		if len(k) != 9 || len(v) < 8 {
+			return nil, fmt.Errorf("corrupt entry %x", k)
 		}
 		out = append(out, core.Entry{
-			Seq:  getU64(k),
+			Seq:  getU64(k[1:]),
 			At:   time.Unix(0, getI64(v[:8])).UTC(),
 			Data: bytes.Clone(v[8:]),
 		})
-		return nil
-	})
-	return out, err
+	}
+	return out, nil
+}
+
+// countEntries counts tb's keys under prefix.
+func countEntries(tb *bolt.Bucket, prefix []byte) int {
+	n := 0
+	c := tb.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && k[0] == prefix[0]; k, _ = c.Next() {
+		n++
+	}
+	return n
 }
 
 // ThreadInfo describes one stored conversation.
@@ -246,13 +309,8 @@ func (db *DB) Threads(ctx context.Context) ([]ThreadInfo, error) {
 				return nil // not a conversation this version names
 			}
 			tb := threads.Bucket(k)
-			info := ThreadInfo{Thread: t, Active: time.Unix(0, getI64(tb.Get(keyActive))).UTC()}
-			if b := tb.Bucket(keyEntries); b != nil {
-				info.Entries = b.Stats().KeyN
-			}
-			if b := tb.Bucket(keyArchive); b != nil {
-				info.Archived = b.Stats().KeyN
-			}
+			info := ThreadInfo{Thread: t, Active: time.Unix(0, getI64(tb.Get(keyActive))).UTC(),
+				Entries: countEntries(tb, keyEntries), Archived: countEntries(tb, keyArchive)}
 			out = append(out, info)
 			return nil
 		})
