@@ -127,6 +127,7 @@ func (g *group) commit(batch []*queued) {
 				}
 			}()
 			return g.bolt.Update(func(tx *bolt.Tx) error {
+				pack(tx)
 				for i, w := range batch {
 					if err := w.fn(tx); err != nil {
 						failed, fnErr = i, err

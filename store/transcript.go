@@ -249,7 +249,11 @@ func flattenThreads(tx *bolt.Tx) error {
 
 // threadBucket returns thread t's bucket, creating it.
 func threadBucket(tx *bolt.Tx, t core.Thread) (*bolt.Bucket, error) {
-	return tx.Bucket(bucketThreads).CreateBucketIfNotExists([]byte(t.Key()))
+	tb, err := tx.Bucket(bucketThreads).CreateBucketIfNotExists([]byte(t.Key()))
+	if err == nil {
+		tb.FillPercent = packedFill // entries are appended in order
+	}
+	return tb, err
 }
 
 func encodeEntry(at time.Time, data []byte) []byte {

@@ -113,6 +113,11 @@ func BenchmarkReplyBinary(b *testing.B) {
 	}
 	p.cmd.Process.Signal(os.Interrupt)
 	<-p.done
+	if keep := os.Getenv("NEO_BENCH_DB"); keep != "" { // for a look at what a turn stores
+		if raw, err := os.ReadFile(env["NEO_DB_PATH"]); err == nil {
+			_ = os.WriteFile(keep, raw, 0o644)
+		}
+	}
 	if os.Getenv("NEO_BENCH_LOG") != "" {
 		_ = os.WriteFile(os.Getenv("NEO_BENCH_LOG"), []byte(p.output.String()), 0o644)
 	}
