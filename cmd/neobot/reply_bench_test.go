@@ -24,44 +24,8 @@ import (
 // /proc/<pid>/stat) and its peak RSS. `make bench-reply` runs it;
 // NEO_BENCH_CPU_PROFILE=path also profiles the bot.
 func BenchmarkReplyBinary(b *testing.B) {
-	fake := slacktest.NewTLSServer()
-	b.Cleanup(fake.Close)
-	cert := filepath.Join(b.TempDir(), "slack.pem")
-	if err := os.WriteFile(cert, fake.CertPEM(), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	model := llmtest.New(b)
-	model.Handle(func(r llmtest.Request) llmtest.Reply {
-		if r.Model == cheapModel {
-			return llmtest.Text(`{"facts":[]}`)
-		}
-		return llmtest.Text("ok")
-	})
-	dir := b.TempDir()
-	bin := filepath.Join("..", "..", "node_modules", ".bin", "mcp-server-filesystem")
-	if _, err := os.Stat(bin); err != nil {
-		b.Skipf("%s is missing: run make test first (it installs the pinned MCP servers)", bin)
-	}
-	abs, _ := filepath.Abs(bin)
-	manifest := filepath.Join(b.TempDir(), "manifest.json")
-	spec := fmt.Sprintf(`{"did":"did:web:neobot.test:agents:bench","servers":[{"alias":"fs","transport":"stdio","command":%q,"args":[%q],"version":"2026.8.31","side_effects":"read","tool_side_effects":{"write_file":"write","edit_file":"write","create_directory":"write","move_file":"write"},"tools":["create_directory","directory_tree","edit_file","get_file_info","list_allowed_directories","list_directory","list_directory_with_sizes","move_file","read_file","read_media_file","read_multiple_files","read_text_file","search_files","write_file"]}]}`, abs, dir)
-	if err := os.WriteFile(manifest, []byte(spec), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	env := map[string]string{
-		"NEO_MODEL": "bench", "NEO_CHEAP_MODEL": cheapModel, "NEO_LLM_BASE_URL": model.BaseURL(),
-		"NEO_DB_PATH": filepath.Join(b.TempDir(), "neobot.db"), "NEO_MANIFEST": manifest,
-		"SLACK_BOT_TOKEN": "xoxb-bench", "SLACK_APP_TOKEN": "xapp-bench", "SLACK_API_URL": fake.APIURL(),
-		"SSL_CERT_FILE": cert, "NEO_LOG_LEVEL": "info", "NEO_LOG_FORMAT": "json",
-	}
-	if path := os.Getenv("NEO_BENCH_CPU_PROFILE"); path != "" {
-		env["NEO_CPU_PROFILE"] = path // the bot's own profile, for go tool pprof
-	}
-	p := start(b, env)
+	fake, env, p := startReplyBench(b)
 	ctx := waitCtx(b)
-	if err := fake.WaitConnected(ctx); err != nil {
-		b.Fatalf("neobot never connected to the Slack fake: %v\n%s", err, p.output.String())
-	}
 	var replies, statuses []time.Duration
 	reply := func(i int) {
 		ch := fmt.Sprintf("C%05d", i)
@@ -121,6 +85,52 @@ func BenchmarkReplyBinary(b *testing.B) {
 	if os.Getenv("NEO_BENCH_LOG") != "" {
 		_ = os.WriteFile(os.Getenv("NEO_BENCH_LOG"), []byte(p.output.String()), 0o644)
 	}
+}
+
+// startReplyBench starts the built neobot the way the reply benchmarks
+// measure it: the Slack fake over TLS (Socket Mode on wss://, the
+// certificate trusted through SSL_CERT_FILE), a model answering "ok" at
+// once, the npm filesystem MCP server in the manifest, info logging. It
+// returns once neobot is connected to the fake.
+func startReplyBench(b *testing.B) (*slacktest.Server, map[string]string, *process) {
+	fake := slacktest.NewTLSServer()
+	b.Cleanup(fake.Close)
+	cert := filepath.Join(b.TempDir(), "slack.pem")
+	if err := os.WriteFile(cert, fake.CertPEM(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	model := llmtest.New(b)
+	model.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		return llmtest.Text("ok")
+	})
+	dir := b.TempDir()
+	bin := filepath.Join("..", "..", "node_modules", ".bin", "mcp-server-filesystem")
+	if _, err := os.Stat(bin); err != nil {
+		b.Skipf("%s is missing: run make test first (it installs the pinned MCP servers)", bin)
+	}
+	abs, _ := filepath.Abs(bin)
+	manifest := filepath.Join(b.TempDir(), "manifest.json")
+	spec := fmt.Sprintf(`{"did":"did:web:neobot.test:agents:bench","servers":[{"alias":"fs","transport":"stdio","command":%q,"args":[%q],"version":"2026.8.31","side_effects":"read","tool_side_effects":{"write_file":"write","edit_file":"write","create_directory":"write","move_file":"write"},"tools":["create_directory","directory_tree","edit_file","get_file_info","list_allowed_directories","list_directory","list_directory_with_sizes","move_file","read_file","read_media_file","read_multiple_files","read_text_file","search_files","write_file"]}]}`, abs, dir)
+	if err := os.WriteFile(manifest, []byte(spec), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	env := map[string]string{
+		"NEO_MODEL": "bench", "NEO_CHEAP_MODEL": cheapModel, "NEO_LLM_BASE_URL": model.BaseURL(),
+		"NEO_DB_PATH": filepath.Join(b.TempDir(), "neobot.db"), "NEO_MANIFEST": manifest,
+		"SLACK_BOT_TOKEN": "xoxb-bench", "SLACK_APP_TOKEN": "xapp-bench", "SLACK_API_URL": fake.APIURL(),
+		"SSL_CERT_FILE": cert, "NEO_LOG_LEVEL": "info", "NEO_LOG_FORMAT": "json",
+	}
+	if path := os.Getenv("NEO_BENCH_CPU_PROFILE"); path != "" {
+		env["NEO_CPU_PROFILE"] = path // the bot's own profile, for go tool pprof
+	}
+	p := start(b, env)
+	if err := fake.WaitConnected(waitCtx(b)); err != nil {
+		b.Fatalf("neobot never connected to the Slack fake: %v\n%s", err, p.output.String())
+	}
+	return fake, env, p
 }
 
 // procCPU is the process's user plus system CPU time so far.

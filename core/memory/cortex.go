@@ -52,6 +52,11 @@ type Options struct {
 	// (default 90 days; negative keeps them forever). Facts, profiles and
 	// procedures stay until replaced or forgotten.
 	TurnTTL time.Duration
+	// MaxTurnsKept caps the turn excerpts kept per conversation (a
+	// channel, a DM, a private thread; default 1,000): a new one replaces
+	// the oldest. The index lives in memory, so a busy channel's excerpts
+	// must not grow it for TurnTTL.
+	MaxTurnsKept int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Logger receives write-back diagnostics (zero value: silent).
@@ -68,6 +73,33 @@ type Cortex struct {
 	mu      sync.RWMutex // guards ix
 	ix      *index
 	writing idLocks // orders store+index updates that touch the same records
+
+	turnsMu sync.Mutex
+	turns   map[Scope][]turnRef // each conversation's turn excerpts, oldest first
+}
+
+// turnRef is a turn excerpt kept in a conversation's queue.
+type turnRef struct {
+	id      string
+	created time.Time
+}
+
+// keepTurn queues a new turn excerpt of scope and returns the IDs of the
+// oldest ones past Options.MaxTurnsKept, to delete with its write. Some
+// may be gone already (forgotten, swept): deleting them again is a no-op.
+func (c *Cortex) keepTurn(scope Scope, id string, created time.Time) []string {
+	c.turnsMu.Lock()
+	defer c.turnsMu.Unlock()
+	q := append(c.turns[scope], turnRef{id, created})
+	var drop []string
+	if over := len(q) - c.opts.MaxTurnsKept; over > 0 {
+		for _, r := range q[:over] {
+			drop = append(drop, r.id)
+		}
+		q = slices.Clone(q[over:])
+	}
+	c.turns[scope] = q
+	return drop
 }
 
 // New returns a cortex over opts.Store, indexing every stored record.
@@ -93,13 +125,22 @@ func New(ctx context.Context, opts Options) (*Cortex, error) {
 	if opts.TurnTTL == 0 {
 		opts.TurnTTL = 90 * 24 * time.Hour
 	}
-	c := &Cortex{store: opts.Store, model: opts.Model, opts: opts, now: opts.Now, log: opts.Logger, ix: newIndex()}
+	if opts.MaxTurnsKept <= 0 {
+		opts.MaxTurnsKept = 1000
+	}
+	c := &Cortex{store: opts.Store, model: opts.Model, opts: opts, now: opts.Now, log: opts.Logger, ix: newIndex(), turns: map[Scope][]turnRef{}}
 	err := opts.Store.ScanMemories(ctx, func(r Record) error {
 		c.ix.put(r)
+		if r.Kind == KindTurn {
+			c.turns[r.Scope] = append(c.turns[r.Scope], turnRef{r.ID, r.Created})
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("memory: load records: %w", err)
+	}
+	for _, refs := range c.turns {
+		slices.SortStableFunc(refs, func(a, b turnRef) int { return a.created.Compare(b.created) })
 	}
 	return c, nil
 }

@@ -78,6 +78,7 @@ func (c *Cortex) WriteBack(ctx context.Context, in core.Inbound, turn []llm.Mess
 		if err != nil {
 			return err
 		}
+		del = append(del, c.keepTurn(conv, r.ID, r.Created)...)
 		put = append(put, r)
 	}
 	if answer != "" && len(tools) > 0 && strings.TrimSpace(in.Text) != "" {

@@ -3,9 +3,12 @@ package memory_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/llm"
@@ -318,5 +321,55 @@ func TestUpdateNeverWidensScope(t *testing.T) {
 	bob := inbound("TA", "general", "bob", false, "what is alice's salary band?")
 	if hits := c.Recall(memory.ReaderOf(bob), "alice salary band", 5, memory.KindFact, memory.KindPreference, memory.KindProfile); len(hits) != 0 {
 		t.Errorf("Bob recalls %q in the channel, want nothing of Alice's", texts(hits))
+	}
+}
+
+// TestTurnExcerptsCapped: a conversation keeps its newest MaxTurnsKept
+// turn excerpts, in the store and in the index; another conversation's
+// are its own.
+func TestTurnExcerptsCapped(t *testing.T) {
+	ctx := context.Background()
+	st := newMapStore()
+	tick := t0
+	now := func() time.Time { tick = tick.Add(time.Second); return tick } // each excerpt newer than the last
+	c := newCortex(t, memory.Options{Store: st, MaxTurnsKept: 3, Now: now})
+	answered := []llm.Message{llm.AssistantMessage("done")} // no tools: turn excerpts only
+	for i := range 5 {
+		if err := c.WriteBack(ctx, inbound("TA", "C1", "U1", false, fmt.Sprintf("question %d", i)), answered); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.WriteBack(ctx, inbound("TA", "C2", "U1", false, "elsewhere"), answered); err != nil {
+		t.Fatal(err)
+	}
+	turns := func(recs []memory.Record) []string {
+		var out []string
+		for _, r := range recs {
+			if r.Kind == memory.KindTurn {
+				out = append(out, r.Text)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	listed, err := c.List(ctx, memory.Filter{Kind: memory.KindTurn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []memory.Record
+	_ = st.ScanMemories(ctx, func(r memory.Record) error { stored = append(stored, r); return nil })
+	for name, got := range map[string][]string{"index": turns(listed), "store": turns(stored)} {
+		if len(got) != 4 || !strings.Contains(strings.Join(got, "|"), "question 2") || strings.Contains(strings.Join(got, "|"), "question 1") || !strings.Contains(strings.Join(got, "|"), "elsewhere") {
+			t.Errorf("%s holds %q, want questions 2-4 of C1 and the one of C2", name, got)
+		}
+	}
+	// A new cortex over the same store keeps counting from what is there.
+	again := newCortex(t, memory.Options{Store: st, MaxTurnsKept: 3, Now: now})
+	if err := again.WriteBack(ctx, inbound("TA", "C1", "U1", false, "question 5"), answered); err != nil {
+		t.Fatal(err)
+	}
+	listed, _ = again.List(ctx, memory.Filter{Kind: memory.KindTurn, Channel: "C1"})
+	if got := turns(listed); len(got) != 3 || strings.Contains(strings.Join(got, "|"), "question 2") {
+		t.Errorf("after a restart C1 holds %q, want questions 3-5", got)
 	}
 }

@@ -87,7 +87,7 @@ func (s *Server) deliverMessage(typ string, m Msg) Delivery {
 	if copied {
 		m.Subtype = ""
 	} else if m.Subtype == "" {
-		s.messages = append(s.messages, Message{Channel: m.Channel, TS: m.TS, ThreadTS: m.ThreadTS,
+		s.addLocked(Message{Channel: m.Channel, TS: m.TS, ThreadTS: m.ThreadTS,
 			User: m.User, BotID: m.BotID, Text: m.Text})
 		s.notifyLocked()
 	}

@@ -215,7 +215,7 @@ func (s *Server) AddMessage(m Message) Message {
 	if m.TS == "" {
 		m.TS = s.nextTSLocked()
 	}
-	s.messages = append(s.messages, m)
+	s.addLocked(m)
 	s.notifyLocked()
 	return m
 }

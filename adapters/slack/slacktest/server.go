@@ -95,7 +95,9 @@ type Server struct {
 	messages []Message
 	files    map[string]File
 	acks     map[string]Ack
-	queue    []envelope    // waiting for a websocket connection
+	queue    []envelope     // waiting for a websocket connection
+	index    map[string]int // channel + "\x00" + ts -> position in messages
+	watchers []func(Message)
 	live     []*socketConn // open Socket Mode connections, oldest first
 	conns    int           // connections accepted, ever
 	via      int           // deliver through this connection (Via), 0: spread
@@ -128,6 +130,7 @@ func newServer(tls bool) *Server {
 		epoch:        time.Now().Unix(),
 		files:        map[string]File{},
 		acks:         map[string]Ack{},
+		index:        map[string]int{},
 		spread:       rand.New(rand.NewPCG(1, 2)),
 	}
 	s.rec = fakeapi.New(&s.mu, func(c Call) string { return c.Method }, func(d time.Duration) Reply {
@@ -258,7 +261,23 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if scripted == nil {
 		resp = s.answerLocked(method, params, token)
 	}
+	var changed *Message
+	if watchers := s.watchers; len(watchers) > 0 && resp["ok"] == true {
+		switch method {
+		case "chat.postMessage", "chat.update", "chat.stopStream":
+			if i := s.findLocked(params.Get("channel"), fmt.Sprint(resp["ts"])); i >= 0 {
+				m := s.messages[i]
+				changed = &m
+			}
+		}
+	}
+	watchers := s.watchers
 	s.mu.Unlock()
+	if changed != nil {
+		for _, fn := range watchers {
+			fn(*changed)
+		}
+	}
 
 	w.Header().Set("Content-Type", "application/json")
 	switch {
@@ -343,7 +362,7 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 			return fail("channel_not_found")
 		}
 		m.TS = s.nextTSLocked()
-		s.messages = append(s.messages, m)
+		s.addLocked(m)
 		return ok("channel", m.Channel, "ts", m.TS, "message", map[string]any{"text": m.Text, "ts": m.TS})
 	case "chat.update":
 		i := s.findLocked(p.Get("channel"), p.Get("ts"))
@@ -367,12 +386,13 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 			return fail("message_not_found")
 		}
 		s.messages = slices.Delete(s.messages, i, i+1)
+		s.reindexLocked()
 		return ok("channel", p.Get("channel"), "ts", p.Get("ts"))
 	case "chat.postEphemeral":
 		m := Message{Channel: p.Get("channel"), ThreadTS: p.Get("thread_ts"), User: BotUserID, BotID: BotID,
 			Text: p.Get("text"), Blocks: rawJSON(p.Get("blocks")), Ephemeral: true, Recipient: p.Get("user")}
 		m.TS = s.nextTSLocked()
-		s.messages = append(s.messages, m)
+		s.addLocked(m)
 		return ok("message_ts", m.TS)
 	case "conversations.replies":
 		all := s.repliesLocked(p.Get("channel"), p.Get("ts"), p.Get("oldest"), p.Get("latest"), p.Get("inclusive") == "true")
@@ -413,7 +433,7 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		m := Message{Channel: p.Get("channel"), ThreadTS: p.Get("thread_ts"), User: BotUserID, BotID: BotID,
 			Markdown: p.Get("markdown_text"), Streaming: true}
 		m.TS = s.nextTSLocked()
-		s.messages = append(s.messages, m)
+		s.addLocked(m)
 		return ok("channel", m.Channel, "ts", m.TS)
 	case "chat.appendStream", "chat.stopStream":
 		if utf8.RuneCountInString(p.Get("markdown_text")) > 12000 {
@@ -441,10 +461,41 @@ func rawJSON(s string) json.RawMessage {
 	return json.RawMessage(s)
 }
 
+// findLocked returns the index of the (not ephemeral) message at channel
+// and ts, or -1: a map lookup, so a long run does not slow the fake down.
 func (s *Server) findLocked(channel, ts string) int {
-	return slices.IndexFunc(s.messages, func(m Message) bool {
-		return m.Channel == channel && m.TS == ts && !m.Ephemeral
-	})
+	if i, ok := s.index[channel+"\x00"+ts]; ok {
+		return i
+	}
+	return -1
+}
+
+// addLocked stores a message and indexes it.
+func (s *Server) addLocked(m Message) {
+	s.messages = append(s.messages, m)
+	if !m.Ephemeral {
+		s.index[m.Channel+"\x00"+m.TS] = len(s.messages) - 1
+	}
+}
+
+// reindexLocked rebuilds the index after a deletion moved messages.
+func (s *Server) reindexLocked() {
+	clear(s.index)
+	for i, m := range s.messages {
+		if !m.Ephemeral {
+			s.index[m.Channel+"\x00"+m.TS] = i
+		}
+	}
+}
+
+// Watch calls fn with every message the bot posts, edits or finishes
+// streaming, as it lands (in the API call's goroutine, outside the
+// server's lock; fn must not block). For harnesses that follow many
+// threads at once without scanning every message.
+func (s *Server) Watch(fn func(Message)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watchers = append(s.watchers, fn)
 }
 
 // repliesLocked returns the thread's messages as conversations.replies does:

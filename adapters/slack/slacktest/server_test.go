@@ -421,3 +421,25 @@ func TestSocketModeSpreadsAcrossConnections(t *testing.T) {
 	}
 	_ = two
 }
+
+// TestWatch: a watcher sees every message the bot posts or edits, as it
+// lands, without scanning.
+func TestWatch(t *testing.T) {
+	s := New(t)
+	seen := make(chan Message, 4)
+	s.Watch(func(m Message) { seen <- m })
+	api := slack.New("xoxb-test", slack.OptionAPIURL(s.APIURL()))
+	ctx := testCtx(t)
+	_, ts, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("first", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := api.UpdateMessageContext(ctx, "C1", ts, slack.MsgOptionText("second", false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"first", "second"} {
+		if m := <-seen; m.TS != ts || m.Text != want {
+			t.Errorf("watched %q at %s, want %q at %s", m.Text, m.TS, want, ts)
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+)
+
+// BenchmarkSustained keeps 50 threads busy through the built binary for
+// NEO_SUSTAIN (default 30s; the run is 10m): each of 50 workers
+// mentions the bot in a new thread of its own channel, waits for the
+// answer, and goes again. It logs, per tenth of the run, replies/s, the
+// bot's resident memory and the store file per turn so far, and reports
+// the first and last tenth's replies/s: the last must not decay.
+func BenchmarkSustained(b *testing.B) {
+	run := 30 * time.Second
+	if v := os.Getenv("NEO_SUSTAIN"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("NEO_SUSTAIN=%q: %v", v, err)
+		}
+		run = d
+	}
+	const workers = 50
+	fake, env, p := startReplyBench(b)
+	ctx := waitCtx(b)
+	var mu sync.Mutex
+	answered := map[string]chan struct{}{} // channel -> its worker's signal
+	fake.Watch(func(m slacktest.Message) {
+		if !m.FromBot() || m.Rendered() != "ok" {
+			return
+		}
+		mu.Lock()
+		ch := answered[m.Channel]
+		mu.Unlock()
+		if ch != nil {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	})
+
+	window := run / 10
+	var counts [10]atomic.Int64
+	start := time.Now()
+	deadline := start.Add(run)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for w := range workers {
+		channel := fmt.Sprintf("CS%02d", w)
+		signal := make(chan struct{}, 1)
+		mu.Lock()
+		answered[channel] = signal
+		mu.Unlock()
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				fake.Mention(slacktest.Msg{User: "UBENCH", Channel: channel, Text: "hi"})
+				select {
+				case <-signal:
+				case <-ctx.Done():
+					b.Errorf("no answer in %s", channel)
+					return
+				}
+				if i := int(time.Since(start) / window); i < len(counts) {
+					counts[i].Add(1)
+				}
+			}
+		})
+	}
+	var lines []string
+	total := int64(0)
+	for i := range counts {
+		time.Sleep(time.Until(start.Add(time.Duration(i+1) * window))) // the run's clock, not a wait for the bot
+		total += counts[i].Load()
+		size := int64(0)
+		if info, err := os.Stat(env["NEO_DB_PATH"]); err == nil {
+			size = info.Size()
+		}
+		lines = append(lines, fmt.Sprintf("%5s  %7.1f replies/s  RSS %5.1f MB  store %.2f KB/turn",
+			time.Duration(i+1)*window, float64(counts[i].Load())/window.Seconds(), float64(procRSS(b, p.cmd.Process.Pid))/1024,
+			float64(size)/1024/float64(max(total, 1))))
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.Logf("sustained, %d threads:\n%s", workers, strings.Join(lines, "\n"))
+	first, last := float64(counts[0].Load())/window.Seconds(), float64(counts[9].Load())/window.Seconds()
+	b.ReportMetric(first, "first-replies/s")
+	b.ReportMetric(last, "last-replies/s")
+	b.ReportMetric(last/first, "last/first")
+	b.ReportMetric(float64(procHWM(b, p.cmd.Process.Pid))/1024, "peak-RSS-MB")
+}
+
+// procRSS is the process's resident set now, in KiB.
+func procRSS(b *testing.B, pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
