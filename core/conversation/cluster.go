@@ -85,16 +85,12 @@ func (h *Hub) claimed(ctx context.Context, mb *mailbox, it *item) claim {
 		}
 		mb.queue = nil
 		if err == nil {
-			key := mb.key
-			h.choreGroup.Go(func() {
-				if err := h.cluster.Hand(context.Background(), key); err != nil {
-					h.log.Error().Err(err).Str("thread", key).Msg("hand a message over to the process that runs its thread")
-				}
-			})
+			h.handLocked(mb.key)
 		}
 		return claimDrop
 	}
 	h.owned[mb.key] = true
+	pending = h.stopsLocked(pending)
 	pos := journalOrder(pending)
 	mb.queue = slices.DeleteFunc(mb.queue, func(q *item) bool {
 		if _, ok := pos[eventKey(q.in)]; ok {
@@ -117,6 +113,33 @@ func (h *Hub) claimed(ctx context.Context, mb *mailbox, it *item) claim {
 		return claimRequeue
 	}
 	return claimRun
+}
+
+// handLocked tells the other processes, in the background, that thread
+// has a message journaled here for whoever holds it. Callers hold h.mu.
+func (h *Hub) handLocked(thread string) {
+	h.choreGroup.Go(func() {
+		if err := h.cluster.Hand(context.Background(), thread); err != nil {
+			h.log.Error().Err(err).Str("thread", thread).Msg("hand a message over to the process that runs its thread")
+		}
+	})
+}
+
+// stopsLocked carries out the pending stops another process journaled for
+// a thread busy here (cancelling its running turn and setting its queue
+// aside, as a stop received here does) and returns the rest of pending.
+// A stop for a thread idle here is left to planLocked, which settles it.
+// Callers hold h.mu.
+func (h *Hub) stopsLocked(pending []core.Inbound) []core.Inbound {
+	return slices.DeleteFunc(slices.Clone(pending), func(in core.Inbound) bool {
+		mb, p := h.threads[in.Thread.Key()], h.platforms[in.Thread.Platform]
+		if !core.IsStop(in.Text) || h.inflight[eventKey(in)] || mb == nil || p == nil {
+			return false
+		}
+		h.inflight[eventKey(in)] = true
+		h.stopLocked(p, mb, in)
+		return true
+	})
 }
 
 // journalOrder maps each pending message to its place in the journal.
@@ -233,6 +256,7 @@ func (h *Hub) Adopt(ctx context.Context, thread string) error {
 	if h.state != stateRunning {
 		return nil // Start reads the journal, or the hub is closed
 	}
+	pending = h.stopsLocked(pending)
 	for _, plan := range h.planLocked(pending) {
 		h.resumeLocked(plan)
 		if mb := h.threads[plan.thread.Key()]; mb != nil {

@@ -142,3 +142,47 @@ func clusterOnceInOrder(t *testing.T, linger time.Duration) {
 		}
 	}
 }
+
+// TestClusterStopReachesTheOwner: "stop" delivered to the process that
+// does not run the thread cancels the turn running in the other one.
+func TestClusterStopReachesTheOwner(t *testing.T) {
+	j := newMemJournal()
+	c := &fakeCluster{journal: j, owner: map[string]*clusterMember{}}
+	started := make(chan struct{}, 1)
+	runner := runFunc(func(ctx context.Context, turn core.Turn) error {
+		started <- struct{}{}
+		<-ctx.Done() // a long turn, until stopped
+		return ctx.Err()
+	})
+	plats := []*fakePlatform{newFakePlatform(), newFakePlatform()}
+	var hubs []*Hub
+	for i := range 2 {
+		m := &clusterMember{c: c}
+		h := New(Options{Runner: runner, Journal: j, Cluster: m, Linger: time.Hour, Now: func() time.Time { return epoch.Add(time.Minute) }})
+		h.Attach("test", plats[i])
+		m.hub = h
+		c.members = append(c.members, m)
+		hubs = append(hubs, h)
+		if err := h.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = h.Close(context.Background()) })
+	}
+	ask := msg("t1", "ask", "do the long thing")
+	if _, err := hubs[0].Submit(t.Context(), ask); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	stop := msg("t1", "stop", "stop")
+	if _, err := hubs[1].Submit(t.Context(), stop); err != nil {
+		t.Fatal(err)
+	}
+	j.waitCompleted(t, 2)
+	if !j.completed(ask) || !j.completed(stop) {
+		t.Errorf("completed %v, want the stopped turn and the stop", j.doneOrder)
+	}
+	notices, err := plats[0].rec(ask.Thread).WaitNotices(waitCtx(t), 1)
+	if err != nil || notices[0] != stopText(true, 0) {
+		t.Errorf("the owner's notices = %q, %v; want %q", notices, err, stopText(true, 0))
+	}
+}

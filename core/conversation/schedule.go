@@ -43,6 +43,13 @@ type Tidier interface {
 func (h *Hub) admitLocked(p Platform, in core.Inbound) {
 	mb := h.threads[in.Thread.Key()]
 	if core.IsStop(in.Text) {
+		if h.cluster != nil && mb == nil && !h.owned[in.Thread.Key()] {
+			// The thread may be running in another process: the stop is
+			// for that one. It stays journaled; if no process holds the
+			// thread, the orphan scan settles it.
+			h.handLocked(in.Thread.Key())
+			return
+		}
 		h.stopLocked(p, mb, in)
 		return
 	}
@@ -99,7 +106,7 @@ func (h *Hub) stopLocked(p Platform, mb *mailbox, stop core.Inbound) {
 	}
 	rep := p.Reporter(stop.Thread)
 	h.choreLocked(func(ctx context.Context) {
-		defer h.forgetEvents(dropped)
+		defer h.forgetEvents(append(dropped, &item{in: stop})) // an adopted stop was in flight too
 		if running != nil {
 			select {
 			case <-running.done:
