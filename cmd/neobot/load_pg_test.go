@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"slices"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -64,55 +62,14 @@ func loadPostgres(b *testing.B, url string, instances int, spread bool) {
 		stacks = append(stacks, stack)
 	}
 
-	var (
-		mu        sync.Mutex
-		latencies []time.Duration
-		next      = make(chan int, b.N)
-		workers   sync.WaitGroup
-	)
-	for i := range b.N {
-		next <- i
-	}
-	close(next)
-	cpu0 := cpuTime()
-	b.ResetTimer()
-	begin := time.Now()
-	for w := range threads {
-		workers.Go(func() {
-			t := core.Thread{Platform: "load", Workspace: "W", Channel: "C", ID: strconv.Itoa(w)}
-			for k := 0; ; k++ {
-				i, ok := <-next
-				if !ok {
-					return
-				}
-				done := plat.expect(t)
-				start := time.Now()
-				in := core.Inbound{Thread: t, User: "U" + strconv.Itoa(w), Text: "ping " + strconv.Itoa(i), EventID: "ev" + strconv.Itoa(i), At: start}
-				to := w
-				if spread {
-					to += k
-				}
-				if _, err := stacks[to%len(stacks)].hub.Submit(ctx, in); err != nil {
-					b.Error(err)
-					return
-				}
-				<-done
-				mu.Lock()
-				latencies = append(latencies, time.Since(start))
-				mu.Unlock()
-			}
-		})
-	}
-	workers.Wait()
-	elapsed := time.Since(begin)
-	b.StopTimer()
-	cpu := cpuTime() - cpu0
-
-	slices.Sort(latencies)
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
-	b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds())/1000, "p99-ms")
-	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/turn")
+	driveLoad(b, plat, threads, func(w, k int, in core.Inbound) error {
+		to := w
+		if spread {
+			to += k
+		}
+		_, err := stacks[to%len(stacks)].hub.Submit(ctx, in)
+		return err
+	})
 }
 
 // cpuTime is the CPU this process has used, user and system.

@@ -148,13 +148,19 @@ func procCPU(b *testing.B, pid int) time.Duration {
 }
 
 // procHWM is the process's peak resident set, in KiB.
-func procHWM(b *testing.B, pid int) int64 {
+func procHWM(b *testing.B, pid int) int64 { return procStatus(b, pid, "VmHWM") }
+
+// procRSS is the process's resident set now, in KiB.
+func procRSS(b *testing.B, pid int) int64 { return procStatus(b, pid, "VmRSS") }
+
+// procStatus reads one KiB figure of /proc/<pid>/status.
+func procStatus(b *testing.B, pid int, field string) int64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
 			return n
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,19 +94,4 @@ func BenchmarkSustained(b *testing.B) {
 	b.ReportMetric(last, "last-replies/s")
 	b.ReportMetric(last/first, "last/first")
 	b.ReportMetric(float64(procHWM(b, p.cmd.Process.Pid))/1024, "peak-RSS-MB")
-}
-
-// procRSS is the process's resident set now, in KiB.
-func procRSS(b *testing.B, pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-			return n
-		}
-	}
-	return 0
 }

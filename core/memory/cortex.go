@@ -128,21 +128,29 @@ func New(ctx context.Context, opts Options) (*Cortex, error) {
 	if opts.MaxTurnsKept <= 0 {
 		opts.MaxTurnsKept = 1000
 	}
-	c := &Cortex{store: opts.Store, model: opts.Model, opts: opts, now: opts.Now, log: opts.Logger, ix: newIndex(), turns: map[Scope][]turnRef{}}
-	err := opts.Store.ScanMemories(ctx, func(r Record) error {
-		c.ix.put(r)
+	c := &Cortex{store: opts.Store, model: opts.Model, opts: opts, now: opts.Now, log: opts.Logger}
+	var err error
+	if c.ix, c.turns, err = load(ctx, opts.Store); err != nil {
+		return nil, fmt.Errorf("memory: load records: %w", err)
+	}
+	return c, nil
+}
+
+// load indexes every stored record, and queues each conversation's turn
+// excerpts oldest first.
+func load(ctx context.Context, st Store) (*index, map[Scope][]turnRef, error) {
+	ix, turns := newIndex(), map[Scope][]turnRef{}
+	err := st.ScanMemories(ctx, func(r Record) error {
+		ix.put(r)
 		if r.Kind == KindTurn {
-			c.turns[r.Scope] = append(c.turns[r.Scope], turnRef{r.ID, r.Created})
+			turns[r.Scope] = append(turns[r.Scope], turnRef{r.ID, r.Created})
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("memory: load records: %w", err)
-	}
-	for _, refs := range c.turns {
+	for _, refs := range turns {
 		slices.SortStableFunc(refs, func(a, b turnRef) int { return a.created.Compare(b.created) })
 	}
-	return c, nil
+	return ix, turns, err
 }
 
 // Len returns the number of records held.
@@ -279,13 +287,16 @@ func (c *Cortex) write(ctx context.Context, put []Record, del []string) error {
 func (c *Cortex) Changed(ctx context.Context, ids ...string) error {
 	loader, ok := c.store.(Loader)
 	if len(ids) == 0 || !ok {
-		ix := newIndex()
-		if err := c.store.ScanMemories(ctx, func(r Record) error { ix.put(r); return nil }); err != nil {
+		ix, turns, err := load(ctx, c.store)
+		if err != nil {
 			return fmt.Errorf("memory: reload records: %w", err)
 		}
 		c.mu.Lock()
 		c.ix = ix
 		c.mu.Unlock()
+		c.turnsMu.Lock()
+		c.turns = turns
+		c.turnsMu.Unlock()
 		return nil
 	}
 	defer c.writing.lock(ids)()
