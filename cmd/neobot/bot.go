@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -99,6 +101,11 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	runErr := runPlatforms(ctx, b.platforms)
 	stopCluster() // no more work handed to the hub, which closes next
 	<-clusterDone
+	if cfg.HeapProfile != "" {
+		if err := writeHeapProfile(cfg.HeapProfile); err != nil {
+			log.Error().Err(err).Msg("NEO_HEAP_PROFILE")
+		}
+	}
 	// The adapters have stopped taking events; let running turns reach a
 	// persisted step, then stop them (their gates stay pending).
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownGrace+5*time.Second)
@@ -225,6 +232,21 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	b.hub = hub
 	m.tel.watchHub(hub)
 	return &b, nil
+}
+
+// writeHeapProfile writes the live heap to path, while the bot still
+// holds everything it kept during the run.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // platform is one chat adapter: what the hub attaches and how it runs.

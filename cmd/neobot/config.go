@@ -74,7 +74,8 @@ type Config struct {
 	SlackAllowUsers    []string
 	SlackMaxFileBytes  int
 
-	CPUProfile string
+	CPUProfile  string
+	HeapProfile string
 
 	WebAddr        string
 	WebUsers       []string
@@ -220,6 +221,7 @@ func settings() []setting {
 		{env: "DISCORD_ALLOW_USERS", flag: "discord-allow-users", usage: "only answer these Discord user IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.DiscordAllowUsers })},
 		{env: "DISCORD_MAX_FILE_BYTES", flag: "discord-max-file-bytes", def: "262144", usage: "largest text attachment offered to Neo from Discord", set: count(func(c *Config) *int { return &c.DiscordMaxFileBytes })},
 		{env: "NEO_CPU_PROFILE", flag: "cpu-profile", usage: "write a Go CPU profile of the whole run to this file, for go tool pprof (development)", set: str(func(c *Config) *string { return &c.CPUProfile })},
+		{env: "NEO_HEAP_PROFILE", flag: "heap-profile", usage: "write a Go heap profile to this file when the bot starts shutting down, for go tool pprof (development)", set: str(func(c *Config) *string { return &c.HeapProfile })},
 		{env: "NEO_WEB_ADDR", flag: "web-addr", usage: "serve the web API and chat page here, such as 127.0.0.1:8080 (neobot web defaults to that); empty disables", set: str(func(c *Config) *string { return &c.WebAddr })},
 		{env: "NEO_WEB_USERS", flag: "web-users", usage: "web users and the SHA-256 of their tokens, name=<hash> (comma-separated); neobot web token NAME makes a pair", set: list(func(c *Config) *[]string { return &c.WebUsers })},
 		{env: "NEO_WEB_APPROVERS", flag: "web-approvers", usage: "web users who may answer approvals besides the requester (comma-separated)", set: list(func(c *Config) *[]string { return &c.WebApprovers })},

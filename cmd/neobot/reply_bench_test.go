@@ -126,6 +126,9 @@ func startReplyBench(b *testing.B) (*slacktest.Server, map[string]string, *proce
 	if path := os.Getenv("NEO_BENCH_CPU_PROFILE"); path != "" {
 		env["NEO_CPU_PROFILE"] = path // the bot's own profile, for go tool pprof
 	}
+	if path := os.Getenv("NEO_BENCH_HEAP"); path != "" {
+		env["NEO_HEAP_PROFILE"] = path // the bot's live heap when it stops
+	}
 	p := start(b, env)
 	if err := fake.WaitConnected(waitCtx(b)); err != nil {
 		b.Fatalf("neobot never connected to the Slack fake: %v\n%s", err, p.output.String())

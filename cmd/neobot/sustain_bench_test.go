@@ -29,6 +29,13 @@ func BenchmarkSustained(b *testing.B) {
 	}
 	const workers = 50
 	fake, env, p := startReplyBench(b)
+	defer func() {
+		if path := os.Getenv("NEO_BENCH_HEAP"); path != "" {
+			// NEO_HEAP_PROFILE is read at start: stop the bot so it writes.
+			_ = p.cmd.Process.Signal(os.Interrupt)
+			<-p.done
+		}
+	}()
 	var mu sync.Mutex
 	answered := map[string]chan struct{}{} // channel -> its worker's signal
 	fake.Watch(func(m slacktest.Message) {

@@ -16,6 +16,10 @@ const (
 	bm25B  = 0.75
 )
 
+// commonTerm is the posting count past which a term found in more than
+// half of a space's records is left out of searches.
+const commonTerm = 1000
+
 type spaceKey struct{ platform, workspace string }
 
 type posting struct {
@@ -279,7 +283,11 @@ func (sp *space) search(terms []queryTerm, m matcher, k int) []hit {
 	ts := make([]term, 0, len(terms))
 	for _, qt := range terms {
 		ps := sp.postings[qt.term]
-		if len(ps) == 0 {
+		if len(ps) == 0 || len(ps) > commonTerm && len(ps) > sp.live/2 {
+			// A word in most of a large space's records ("hi", the
+			// "asked"/"answered" of every turn excerpt) says almost
+			// nothing about relevance, and walking its postings would
+			// make every search as slow as the space is big.
 			continue
 		}
 		df := float64(len(ps))

@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"flag"
 	"os"
@@ -192,5 +193,33 @@ func TestChangedElsewhere(t *testing.T) {
 	}
 	if hs := here.Recall(r, "Fridays", 5); len(hs) != 1 || st.scans != scans+1 {
 		t.Errorf("after a full reload: recalled %q with %d scans, want the fact and one scan", texts(hs), st.scans-scans)
+	}
+}
+
+// TestCommonWordsLeftOut: in a large memory, a word most records hold
+// (every turn excerpt's "asked") adds nothing to a search: the rare word
+// decides, and a search of common words alone finds nothing, instead of
+// walking every record.
+func TestCommonWordsLeftOut(t *testing.T) {
+	ctx := context.Background()
+	st := newMapStore()
+	var recs []memory.Record
+	for i := range 2100 {
+		recs = append(recs, memory.Record{ID: fmt.Sprint("r", i), Scope: wsA, Kind: memory.KindFact, Text: fmt.Sprintf("User asked about item %d", i), Created: t0, Updated: t0})
+	}
+	recs = append(recs, memory.Record{ID: "kube", Scope: wsA, Kind: memory.KindFact, Text: "User asked where staging runs: kube-stg-2", Created: t0, Updated: t0})
+	if err := st.WriteMemories(ctx, recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	c := newCortex(t, memory.Options{Store: st})
+	r := memory.Reader{Platform: "slack", Workspace: "TA"}
+	if hs := c.Recall(r, "user asked kube-stg-2", 3); len(hs) == 0 || hs[0].ID != "kube" {
+		t.Errorf("Recall(common words and a rare one) = %q, want the kube-stg-2 record first", texts(hs))
+	}
+	if hs := c.Recall(r, "user asked", 3); len(hs) != 0 {
+		t.Errorf("Recall(common words only) = %q, want nothing", texts(hs))
+	}
+	if hs := c.Recall(r, "item 7", 3); len(hs) == 0 {
+		t.Error("Recall(item 7) found nothing; a rare number still finds its record")
 	}
 }
