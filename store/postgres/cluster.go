@@ -57,6 +57,9 @@ func (db *DB) Hand(ctx context.Context, thread string) error {
 	return nil
 }
 
+// claimTimeout bounds one statement on the claims connection.
+const claimTimeout = 10 * time.Second
+
 // claimKey is the advisory lock key of a thread.
 const claimKey = "hashtextextended($1, 7)"
 
@@ -90,6 +93,10 @@ func (c *Claims) Claim(ctx context.Context, thread string) (bool, error) {
 	if c.held[thread] {
 		return true, nil
 	}
+	// A cancelled statement can cost pgx its connection, and with it every
+	// claim this instance holds: a turn stopped mid-claim must not do that.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
 	conn, err := c.connLocked(ctx)
 	if err != nil {
 		return false, err
@@ -115,6 +122,8 @@ func (c *Claims) Release(ctx context.Context, thread string) error {
 	if c.conn == nil {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
 	if _, err := c.conn.Exec(ctx, "SELECT pg_advisory_unlock("+claimKey+")", thread); err != nil {
 		return c.brokenLocked(fmt.Errorf("postgres: release %s: %w", thread, err))
 	}
