@@ -2,9 +2,9 @@ package memory_test
 
 import (
 	"context"
-	"fmt"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
