@@ -53,6 +53,19 @@
 // a message answered but not yet completed when the process died, and
 // restarted only after MaxAge, gets the "too old" notice after its answer.
 //
+// # Several processes
+//
+// With Options.Cluster, hubs in several processes share one journal (neobot
+// instances on one PostgreSQL database). A thread's turns run in the
+// process that claims the thread, one at a time, in journal order: before
+// each turn the claiming hub lines its queue up with the thread's journal.
+// A process that receives a message (or a "stop") for a thread another
+// process holds journals it and hands it over ([Cluster.Hand]); the holder
+// takes it ([Hub.Handed]). A claim is kept for Options.Linger after the
+// thread goes idle, then released, after which the journal is read once
+// more so no hand-over is lost. [Hub.Adopt] takes up the threads of a
+// process that died, whose claims ended with it.
+//
 // # Shutdown
 //
 // [Hub.Close] refuses new messages, lets running turns finish within
