@@ -23,7 +23,7 @@ func (db *DB) SaveDelegation(ctx context.Context, d core.Delegation) error {
 	if err != nil {
 		return fmt.Errorf("postgres: save delegation: %w", err)
 	}
-	err = db.batched(ctx, func(b *pgx.Batch) {
+	err = db.batched(ctx, d.Thread.Key(), func(b *pgx.Batch) {
 		b.Queue(`
 			INSERT INTO neo_delegations (thread, call_id, body, started_ns) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (thread, call_id) DO UPDATE SET body = EXCLUDED.body, started_ns = EXCLUDED.started_ns, finished_ns = NULL`,
@@ -55,7 +55,7 @@ func (db *DB) DelegationFor(ctx context.Context, t core.Thread, callID string) (
 func (db *DB) FinishDelegation(ctx context.Context, t core.Thread, callID string) error {
 	now := db.now().UnixNano()
 	var one int
-	err := db.batched(ctx, func(b *pgx.Batch) {
+	err := db.batched(ctx, t.Key(), func(b *pgx.Batch) {
 		b.Queue(`
 			UPDATE neo_delegations SET finished_ns = coalesce(finished_ns, $3)
 			WHERE thread = $1 AND call_id = $2 RETURNING 1`, t.Key(), callID, now).QueryRow(func(row pgx.Row) error { return row.Scan(&one) })

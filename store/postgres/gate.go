@@ -21,7 +21,7 @@ func (db *DB) CreateGate(ctx context.Context, g core.Gate) error {
 		return fmt.Errorf("postgres: create gate: %w", err)
 	}
 	var n int
-	err = db.batched(ctx, func(b *pgx.Batch) {
+	err = db.batched(ctx, "\x00gate "+g.Token, func(b *pgx.Batch) {
 		b.Queue(`
 			WITH g AS (
 				INSERT INTO neo_gates (token, body, state, expires_ns, node_key) VALUES ($1, $2, $3, $4, $5)

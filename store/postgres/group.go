@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -29,6 +31,7 @@ type group struct {
 // batch is retried write by write): its callback assigns, never
 // accumulates.
 type groupWrite struct {
+	key   string // the row it locks first: batches run in key order
 	queue func(*pgx.Batch)
 	done  chan error
 }
@@ -38,8 +41,8 @@ func newGroup(pool *pgxpool.Pool, par int) *group {
 }
 
 // write runs queue's statement durably, alone or in a batch.
-func (g *group) write(ctx context.Context, queue func(*pgx.Batch)) error {
-	w := &groupWrite{queue: queue, done: make(chan error, 1)}
+func (g *group) write(ctx context.Context, key string, queue func(*pgx.Batch)) error {
+	w := &groupWrite{key: key, queue: queue, done: make(chan error, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, w)
 	start := g.running < g.par
@@ -70,9 +73,10 @@ func (g *group) commit() {
 			return
 		}
 		n := min(len(g.queue), g.max)
-		batch := g.queue[:n:n]
+		batch := slices.Clone(g.queue[:n])
 		g.queue = g.queue[n:]
 		g.mu.Unlock()
+		slices.SortStableFunc(batch, func(a, b *groupWrite) int { return strings.Compare(a.key, b.key) })
 		g.send(batch)
 	}
 }
@@ -94,10 +98,14 @@ func (g *group) send(writes []*groupWrite) {
 
 func (g *group) run(ctx context.Context, writes []*groupWrite) error {
 	// pgx sends a batch's statements in one implicit transaction: they
-	// commit together, or, when one fails, none does.
-	var b pgx.Batch
-	for _, w := range writes {
-		w.queue(&b)
-	}
-	return g.pool.SendBatch(ctx, &b).Close()
+	// commit together, or, when one fails, none does. Two batches (from
+	// two instances, or two committers here) take row locks in their own
+	// orders and may deadlock; the server aborts one, which runs again.
+	return retried(func() error {
+		var b pgx.Batch
+		for _, w := range writes {
+			w.queue(&b)
+		}
+		return g.pool.SendBatch(ctx, &b).Close()
+	})
 }

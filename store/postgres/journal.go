@@ -29,7 +29,7 @@ func (db *DB) JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, 
 	}
 	now := db.now().UnixNano()
 	var n int
-	err = db.batched(ctx, func(b *pgx.Batch) {
+	err = db.batched(ctx, in.Thread.Key(), func(b *pgx.Batch) {
 		b.Queue(`
 			WITH i AS (
 				INSERT INTO neo_inbound AS i (platform, event_id, thread, body, journaled_ns, pending)
@@ -57,7 +57,7 @@ func (db *DB) JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, 
 func (db *DB) CompleteInbound(ctx context.Context, t core.Thread, eventID string) error {
 	now := db.now().UnixNano()
 	var one int
-	err := db.batched(ctx, func(b *pgx.Batch) {
+	err := db.batched(ctx, t.Key(), func(b *pgx.Batch) {
 		b.Queue(`
 			UPDATE neo_inbound SET completed_ns = coalesce(completed_ns, $3), pending = NULL
 			WHERE platform = $1 AND event_id = $2 RETURNING 1`, t.Platform, eventID, now).QueryRow(func(row pgx.Row) error { return row.Scan(&one) })

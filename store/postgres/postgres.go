@@ -229,14 +229,34 @@ func (db *DB) write(ctx context.Context, fn func(context.Context) error) error {
 }
 
 // batched runs one statement as a durable write, committed together with
-// the statements other callers batched meanwhile (see group).
-func (db *DB) batched(ctx context.Context, queue func(*pgx.Batch)) error {
-	return db.write(ctx, func(ctx context.Context) error { return db.group.write(ctx, queue) })
+// the statements other callers batched meanwhile (see group). key is the
+// row the statement locks first (its thread, or its gate): a batch runs
+// its statements in key order, so batches lock rows in the same order
+// and rarely deadlock.
+func (db *DB) batched(ctx context.Context, key string, queue func(*pgx.Batch)) error {
+	return db.write(ctx, func(ctx context.Context) error { return db.group.write(ctx, key, queue) })
 }
 
-// tx runs fn in a transaction as one durable write.
+// tx runs fn in a transaction as one durable write; a transaction the
+// server aborted to break a deadlock runs again (fn derives everything
+// from tx).
 func (db *DB) tx(ctx context.Context, fn func(pgx.Tx) error) error {
-	return db.write(ctx, func(ctx context.Context) error { return pgx.BeginFunc(ctx, db.pool, fn) })
+	return db.write(ctx, func(ctx context.Context) error {
+		return retried(func() error { return pgx.BeginFunc(ctx, db.pool, fn) })
+	})
+}
+
+// retried runs fn again, a few times, while the server aborts it to break
+// a deadlock or a serialization conflict: the transaction left nothing
+// behind, and the other side has gone on.
+func retried(fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		var pe *pgconn.PgError
+		if attempt == 5 || !errors.As(err, &pe) || pe.Code != "40P01" && pe.Code != "40001" {
+			return err
+		}
+	}
 }
 
 // diskFull marks an error that is the server running out of space with

@@ -25,7 +25,7 @@ func (db *DB) AppendEntries(ctx context.Context, t core.Thread, data ...[]byte) 
 	}
 	at := db.now().UnixNano()
 	var last int64
-	err := db.batched(ctx, func(b *pgx.Batch) {
+	err := db.batched(ctx, t.Key(), func(b *pgx.Batch) {
 		b.Queue(`
 			WITH t AS (
 				INSERT INTO neo_threads (key, active_ns, last_seq) VALUES ($1, $2, $3)
