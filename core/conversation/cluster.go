@@ -248,12 +248,18 @@ func (h *Hub) Adopt(ctx context.Context, thread string) error {
 		return nil
 	}
 	pending, err := h.cluster.Pending(ctx, thread)
-	if err != nil {
+	if err != nil || len(pending) == 0 {
 		return err
+	}
+	// Claimed first: only the process holding the thread settles a
+	// pending stop or an expired message, so no notice is posted twice.
+	if !h.claimThread(ctx, thread) {
+		return nil // another process holds it, and its messages
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.state != stateRunning {
+		h.letIdleGoLocked([]string{thread})
 		return nil // Start reads the journal, or the hub is closed
 	}
 	pending = h.stopsLocked(pending)
@@ -263,8 +269,48 @@ func (h *Hub) Adopt(ctx context.Context, thread string) error {
 			inJournalOrder(mb.queue, journalOrder(pending))
 		}
 	}
+	h.letIdleGoLocked([]string{thread})
 	h.scheduleLocked()
 	return nil
+}
+
+// claimThread makes this process hold thread: true when it did already or
+// now does, false when another process holds it (or the claim failed,
+// which is logged: the thread's messages wait in the journal).
+func (h *Hub) claimThread(ctx context.Context, thread string) bool {
+	h.mu.Lock()
+	for h.releasing[thread] != nil {
+		done := h.releasing[thread]
+		h.mu.Unlock()
+		<-done
+		h.mu.Lock()
+	}
+	owned := h.owned[thread]
+	h.mu.Unlock()
+	if owned {
+		return true
+	}
+	ok, err := h.cluster.Claim(ctx, thread)
+	if err != nil {
+		h.log.Error().Err(err).Str("thread", thread).Msg("claim thread; its messages wait in the journal")
+	}
+	if ok {
+		h.mu.Lock()
+		h.owned[thread] = true
+		h.mu.Unlock()
+	}
+	return ok
+}
+
+// letIdleGoLocked lets go of the claims of threads that were claimed for
+// their journal and have nothing queued or being settled here. Callers
+// hold h.mu.
+func (h *Hub) letIdleGoLocked(threads []string) {
+	for _, key := range threads {
+		if h.threads[key] == nil && !h.settling[key] {
+			h.letGoLocked(key)
+		}
+	}
 }
 
 // Owned returns how many threads this process holds the claim of.

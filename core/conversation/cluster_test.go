@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -184,5 +185,63 @@ func TestClusterStopReachesTheOwner(t *testing.T) {
 	notices, err := plats[0].rec(ask.Thread).WaitNotices(waitCtx(t), 1)
 	if err != nil || notices[0] != stopText(true, 0) {
 		t.Errorf("the owner's notices = %q, %v; want %q", notices, err, stopText(true, 0))
+	}
+}
+
+// TestClusterSettlesOnce: two processes start at once over a journal that
+// holds a message too old to resume. Only the one that claims its thread
+// settles it: one notice, not two. The other then adopts nothing.
+func TestClusterSettlesOnce(t *testing.T) {
+	j := newMemJournal()
+	old := msg("t1", "old", "hello")
+	old.At = epoch.Add(-48 * time.Hour)
+	if _, err := j.JournalInbound(t.Context(), old); err != nil {
+		t.Fatal(err)
+	}
+	// Both starts read the journal before either settles anything.
+	var reads sync.WaitGroup
+	reads.Add(2)
+	var calls atomic.Int32
+	j.onPending = func() {
+		if calls.Add(1) <= 2 {
+			reads.Done()
+			reads.Wait()
+		}
+	}
+	c := &fakeCluster{journal: j, owner: map[string]*clusterMember{}}
+	plats := []*fakePlatform{newFakePlatform(), newFakePlatform()}
+	var hubs []*Hub
+	for i := range 2 {
+		m := &clusterMember{c: c}
+		h := New(Options{Runner: runFunc(func(context.Context, core.Turn) error { return nil }), Journal: j, Cluster: m, Linger: time.Hour, Now: func() time.Time { return epoch }})
+		h.Attach("test", plats[i])
+		m.hub = h
+		c.members = append(c.members, m)
+		hubs = append(hubs, h)
+		t.Cleanup(func() { _ = h.Close(context.Background()) })
+	}
+	var wg sync.WaitGroup
+	for _, h := range hubs {
+		wg.Go(func() {
+			if err := h.Start(t.Context()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	j.waitCompleted(t, 1)
+	for _, h := range hubs {
+		if err := h.Adopt(t.Context(), old.Thread.Key()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, h := range hubs {
+		if err := h.Close(context.Background()); err != nil { // waits for every notice
+			t.Fatal(err)
+		}
+	}
+	n := len(plats[0].rec(old.Thread).Notices()) + len(plats[1].rec(old.Thread).Notices())
+	if n != 1 {
+		t.Errorf("notices for the expired message = %d, want 1", n)
 	}
 }

@@ -153,6 +153,7 @@ type Hub struct {
 	linger    time.Duration
 	lingering map[string]*time.Timer // idle claims, released when their timer fires
 	idleGen   map[string]int         // which idle spell a lingering timer belongs to
+	settling  map[string]bool        // threads whose pending stops or expired messages are being settled
 
 	workers    sync.WaitGroup // turn workers
 	choreGroup sync.WaitGroup // notices and stop handling
@@ -170,7 +171,7 @@ func New(opts Options) *Hub {
 		inflight: map[string]bool{}, chores: map[uint64]context.CancelFunc{},
 		closing: make(chan struct{}),
 		cluster: opts.Cluster, owned: map[string]bool{}, releasing: map[string]chan struct{}{},
-		linger: opts.Linger, lingering: map[string]*time.Timer{}, idleGen: map[string]int{},
+		linger: opts.Linger, lingering: map[string]*time.Timer{}, idleGen: map[string]int{}, settling: map[string]bool{},
 	}
 	switch {
 	case opts.Runner == nil:

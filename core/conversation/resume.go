@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/neobot/neobot/core"
 )
@@ -33,9 +34,17 @@ func (h *Hub) Start(ctx context.Context) error {
 	h.mu.Unlock()
 
 	pending, err := h.journal.PendingInbound(ctx)
+	var claimed []string
+	if err == nil && h.cluster != nil {
+		// Shared journal: resume only the threads this process can claim.
+		// The others run in their process, which settles their stops and
+		// expired messages too.
+		pending, claimed = h.claimPending(ctx, pending)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.state == stateClosed {
+		h.letIdleGoLocked(claimed)
 		return ErrClosed
 	}
 	if err != nil {
@@ -48,9 +57,28 @@ func (h *Hub) Start(ctx context.Context) error {
 		h.resumeLocked(plan)
 	}
 	h.state = stateRunning
+	h.letIdleGoLocked(claimed)
 	h.log.Info().Int("pending", len(pending)).Int("threads", len(order)).Msg("conversation hub started")
 	h.scheduleLocked()
 	return nil
+}
+
+// claimPending claims the threads of pending messages and returns the
+// messages of those this process now holds, with the threads claimed.
+func (h *Hub) claimPending(ctx context.Context, pending []core.Inbound) ([]core.Inbound, []string) {
+	held := map[string]bool{}
+	var claimed []string
+	for _, in := range pending {
+		key := in.Thread.Key()
+		if _, seen := held[key]; seen {
+			continue
+		}
+		held[key] = h.claimThread(ctx, key)
+		if held[key] {
+			claimed = append(claimed, key)
+		}
+	}
+	return slices.DeleteFunc(pending, func(in core.Inbound) bool { return !held[in.Thread.Key()] }), claimed
 }
 
 // planLocked sorts pending messages by thread into what to run again and
@@ -126,7 +154,17 @@ func (h *Hub) resumeLocked(plan *resumePlan) {
 		return
 	}
 	rep := plan.platform.Reporter(plan.thread)
+	key := plan.thread.Key()
+	h.settling[key] = true
 	h.choreLocked(func(ctx context.Context) {
+		defer func() {
+			// Settled (or left for the next start): a claim taken for it
+			// goes unless the thread has turns here.
+			h.mu.Lock()
+			delete(h.settling, key)
+			h.letIdleGoLocked([]string{key})
+			h.mu.Unlock()
+		}()
 		for _, s := range plan.settle {
 			if ctx.Err() != nil {
 				return // still pending: the next start settles it
