@@ -36,16 +36,20 @@ func newCluster(db database, log zerolog.Logger) *cluster {
 	return &cluster{db: pg, claims: pg.Claims(), log: log}
 }
 
+// Claim takes thread's claim for this instance (conversation.Cluster).
 func (c *cluster) Claim(ctx context.Context, thread string) (bool, error) {
 	return c.claims.Claim(ctx, thread)
 }
 
+// Release gives thread's claim up.
 func (c *cluster) Release(ctx context.Context, thread string) error {
 	return c.claims.Release(ctx, thread)
 }
 
+// Hand tells the other instances a message for thread waits in the journal.
 func (c *cluster) Hand(ctx context.Context, thread string) error { return c.db.Hand(ctx, thread) }
 
+// Pending returns thread's uncompleted messages, in journal order.
 func (c *cluster) Pending(ctx context.Context, thread string) ([]core.Inbound, error) {
 	return c.db.PendingIn(ctx, thread)
 }
