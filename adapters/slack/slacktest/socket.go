@@ -235,22 +235,25 @@ func (s *Server) sendEnvelope(typ string, payload json.RawMessage, retry int) De
 	}
 	raw, _ := json.Marshal(frame)
 	d := Delivery{EnvelopeID: id, Type: typ, Payload: payload, Retry: retry, Sent: time.Now()}
-	c := s.targetLocked()
-	if c == nil {
-		s.queue = append(s.queue, envelope{ID: id, Type: typ, raw: raw})
+	for {
+		c := s.targetLocked()
+		if c == nil {
+			s.queue = append(s.queue, envelope{ID: id, Type: typ, raw: raw})
+			s.mu.Unlock()
+			return d
+		}
 		s.mu.Unlock()
-		return d
+		select {
+		case c.out <- raw:
+			s.redeliverUnacked(d)
+			return d
+		case <-c.done:
+			// Closed as it was picked: as Slack does, the event goes to
+			// another open connection, or waits for one.
+			s.mu.Lock()
+			s.dropLocked(c)
+		}
 	}
-	s.mu.Unlock()
-	select {
-	case c.out <- raw:
-		s.redeliverUnacked(d)
-	case <-c.done:
-		s.mu.Lock()
-		s.queue = append(s.queue, envelope{ID: id, Type: typ, raw: raw})
-		s.mu.Unlock()
-	}
-	return d
 }
 
 // redeliverUnacked sends event delivery d again, as Slack does, when it is
