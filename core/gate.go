@@ -65,6 +65,20 @@ func (g Gate) Open(now time.Time) bool {
 	return g.State == GatePending && now.Before(g.Expires)
 }
 
+// Edit applies fn to a copy of g, its lists copied too so fn cannot
+// change g, and returns the copy with g's Token: the update a GateStore's
+// UpdateGate makes. When fn fails, Edit returns g unchanged and fn's
+// error as it is.
+func (g Gate) Edit(fn func(*Gate) error) (Gate, error) {
+	c := g
+	c.Options, c.Allowed = slices.Clone(g.Options), slices.Clone(g.Allowed)
+	if err := fn(&c); err != nil {
+		return g, err
+	}
+	c.Token = g.Token
+	return c, nil
+}
+
 // Decision returns the gate's outcome as a GateAnswer; anything but an
 // approval denies.
 func (g Gate) Decision() GateAnswer {

@@ -70,19 +70,13 @@ func (db *DB) UpdateGate(ctx context.Context, token string, fn func(*core.Gate) 
 		if err != nil {
 			return err
 		}
-		g := stored
-		g.Options = append([]string(nil), stored.Options...)
-		g.Allowed = append([]string(nil), stored.Allowed...)
-		if fnErr = fn(&g); fnErr != nil {
-			out = stored
+		if out, fnErr = stored.Edit(fn); fnErr != nil {
 			return nil
 		}
-		g.Token = token
-		raw, err := json.Marshal(g)
+		raw, err := json.Marshal(out)
 		if err != nil {
 			return err
 		}
-		out = g
 		return tx.Bucket(bucketGates).Put([]byte(token), raw)
 	})
 	switch {

@@ -312,10 +312,3 @@ func (h *Hub) letIdleGoLocked(threads []string) {
 		}
 	}
 }
-
-// Owned returns how many threads this process holds the claim of.
-func (h *Hub) Owned() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.owned)
-}

@@ -68,11 +68,10 @@ func (s *GateStore) UpdateGate(ctx context.Context, token string, fn func(*core.
 	if !ok {
 		return core.Gate{}, core.ErrGateUnknown
 	}
-	g := cloneGate(sg.gate)
-	if err := fn(&g); err != nil {
+	g, err := sg.gate.Edit(fn)
+	if err != nil {
 		return cloneGate(sg.gate), err
 	}
-	g.Token = token // the key never changes
 	sg.gate = cloneGate(g)
 	s.gates[token] = sg
 	return g, nil

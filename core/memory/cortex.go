@@ -96,7 +96,7 @@ func (c *Cortex) keepTurn(scope Scope, id string, created time.Time) []string {
 		for _, r := range q[:over] {
 			drop = append(drop, r.id)
 		}
-		q = slices.Clone(q[over:])
+		q = q[over:] // the next append that outgrows it copies only these
 	}
 	c.turns[scope] = q
 	return drop

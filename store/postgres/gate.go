@@ -75,22 +75,16 @@ func (db *DB) UpdateGate(ctx context.Context, token string, fn func(*core.Gate) 
 		if err != nil {
 			return err
 		}
-		g := stored
-		g.Options = append([]string(nil), stored.Options...)
-		g.Allowed = append([]string(nil), stored.Allowed...)
-		if fnErr = fn(&g); fnErr != nil {
-			out = stored
+		if out, fnErr = stored.Edit(fn); fnErr != nil {
 			return nil
 		}
-		g.Token = token
-		if raw, err = json.Marshal(g); err != nil {
+		if raw, err = json.Marshal(out); err != nil {
 			return err
 		}
-		out = g
-		if _, err = tx.Exec(ctx, `UPDATE neo_gates SET body = $2, state = $3, expires_ns = $4 WHERE token = $1`, token, raw, string(g.State), ns(g.Expires)); err != nil {
+		if _, err = tx.Exec(ctx, `UPDATE neo_gates SET body = $2, state = $3, expires_ns = $4 WHERE token = $1`, token, raw, string(out.State), ns(out.Expires)); err != nil {
 			return err
 		}
-		if g.State == stored.State {
+		if out.State == stored.State {
 			return nil // only a decision wakes anyone
 		}
 		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", ChannelGate, token)

@@ -189,9 +189,6 @@ func (db *DB) migrate(ctx context.Context) error {
 	return nil
 }
 
-// Path names the database, for messages: host and database name.
-func (db *DB) Path() string { return db.name }
-
 // Close closes the pool. Calls after Close fail.
 func (db *DB) Close() error {
 	db.pool.Close()
