@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"runtime/pprof"
 	"slices"
@@ -144,6 +145,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 			PollInterval: cfg.DaemonPoll,
 			Authorize:    cfg.spendPolicy().Authorize,
 			Ledger:       db,
+			HTTPClient:   &http.Client{Transport: m.outbound(cfg)},
 			Logger:       log.With().Str("component", "delegate").Logger(),
 		})
 		if err != nil {
@@ -197,6 +199,7 @@ func (m *Main) newLLM(cfg *Config, model, actor string, log zerolog.Logger, edit
 		ActorDID:      actor,
 		ContextWindow: cfg.ContextWindow,
 		Env:           m.Getenv,
+		HTTPClient:    &http.Client{Transport: m.outbound(cfg)},
 		Logger:        log.With().Str("component", "llm").Logger(),
 	}
 	for _, e := range edit {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -59,8 +60,9 @@ type Main struct {
 	Interrupt <-chan struct{}
 
 	closers []func() error
-	tel     *telemetry // metrics, made by build
-	scrub   *scrubber  // the logs' scrubber, once setup has run
+	tel     *telemetry      // metrics, made by build
+	scrub   *scrubber       // the logs' scrubber, once setup has run
+	pool    *http.Transport // outbound connections, made by outbound
 }
 
 // Run parses args and runs the chosen command until it ends or ctx is done.

@@ -254,7 +254,8 @@ func (a apiTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// apiClient returns an HTTP client for platform whose calls are counted.
-func (t *telemetry) apiClient(platform string) *http.Client {
-	return &http.Client{Timeout: 30 * time.Second, Transport: apiTransport{platform: platform, next: http.DefaultTransport, t: t}}
+// apiClient returns an HTTP client for platform whose calls go through next
+// and are counted.
+func (t *telemetry) apiClient(platform string, next http.RoundTripper) *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: apiTransport{platform: platform, next: next, t: t}}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,10 +13,10 @@ import (
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 )
 
-// BenchmarkSustained keeps 50 threads busy through the built binary for
-// NEO_SUSTAIN (default 30s; the run is 10m): each of 50 workers
-// mentions the bot in a new thread of its own channel, waits for the
-// answer, and goes again. It logs, per tenth of the run, replies/s, the
+// BenchmarkSustained keeps NEO_SUSTAIN_THREADS threads (default 50) busy
+// through the built binary for NEO_SUSTAIN (default 30s; the run is
+// 10m): each worker mentions the bot in a new thread of its own channel,
+// waits for the answer, and goes again. It logs, per tenth of the run, replies/s, the
 // bot's resident memory and the store file per turn so far, and reports
 // the first and last tenth's replies/s: the last must not decay.
 func BenchmarkSustained(b *testing.B) {
@@ -27,11 +28,18 @@ func BenchmarkSustained(b *testing.B) {
 		}
 		run = d
 	}
-	const workers = 50
+	workers := 50
+	if v := os.Getenv("NEO_SUSTAIN_THREADS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("NEO_SUSTAIN_THREADS=%q: want a positive number of threads", v)
+		}
+		workers = n
+	}
 	fake, env, p := startReplyBench(b)
 	defer func() {
-		if path := os.Getenv("NEO_BENCH_HEAP"); path != "" {
-			// NEO_HEAP_PROFILE is read at start: stop the bot so it writes.
+		if os.Getenv("NEO_BENCH_HEAP") != "" || os.Getenv("NEO_BENCH_CPU_PROFILE") != "" {
+			// The bot writes its profiles when it stops.
 			_ = p.cmd.Process.Signal(os.Interrupt)
 			<-p.done
 		}
@@ -58,9 +66,10 @@ func BenchmarkSustained(b *testing.B) {
 	start := time.Now()
 	deadline := start.Add(run)
 	var wg sync.WaitGroup
+	cpu0 := procCPU(b, p.cmd.Process.Pid)
 	b.ResetTimer()
 	for w := range workers {
-		channel := fmt.Sprintf("CS%02d", w)
+		channel := fmt.Sprintf("CS%04d", w)
 		signal := make(chan struct{}, 1)
 		mu.Lock()
 		answered[channel] = signal
@@ -100,5 +109,6 @@ func BenchmarkSustained(b *testing.B) {
 	b.ReportMetric(first, "first-replies/s")
 	b.ReportMetric(last, "last-replies/s")
 	b.ReportMetric(last/first, "last/first")
+	b.ReportMetric(float64((procCPU(b, p.cmd.Process.Pid)-cpu0).Microseconds())/1000/float64(max(total, 1)), "cpu-per-reply-ms")
 	b.ReportMetric(float64(procHWM(b, p.cmd.Process.Pid))/1024, "peak-RSS-MB")
 }

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"net/http"
+	"time"
+)
+
+// pooledTransport is the HTTP transport neobot's outbound calls share:
+// Slack's and Discord's APIs, the model, the execution daemon. It keeps up
+// to conns idle connections to each host, conns being how many turns run at
+// once. http.DefaultTransport keeps two, so under load every call past the
+// second dialed again and paid a TLS handshake: with 1,000 busy threads that
+// was a third of the bot's CPU.
+func pooledTransport(conns int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = max(conns, 2)
+	t.MaxIdleConns = 4 * t.MaxIdleConnsPerHost // Slack or Discord, two models, the daemon
+	t.IdleConnTimeout = 90 * time.Second
+	return t
+}
+
+// outbound returns the shared outbound transport, made on first use for
+// cfg's concurrency.
+func (m *Main) outbound(cfg *Config) http.RoundTripper {
+	if m.pool == nil {
+		m.pool = pooledTransport(cfg.MaxConcurrentTurns)
+	}
+	return m.pool
+}
