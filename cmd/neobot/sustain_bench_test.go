@@ -16,7 +16,9 @@ import (
 // BenchmarkSustained keeps NEO_SUSTAIN_THREADS threads (default 50) busy
 // through the built binary for NEO_SUSTAIN (default 30s; the run is
 // 10m): each worker mentions the bot in a new thread of its own channel,
-// waits for the answer, and goes again. It logs, per tenth of the run, replies/s, the
+// waits for the answer, and goes again. Each worker is its own person, as
+// a thousand busy threads are: one person's turns are capped at a quarter
+// of NEO_MAX_CONCURRENT_TURNS. It logs, per tenth of the run, replies/s, the
 // bot's resident memory and the store file per turn so far, and reports
 // the first and last tenth's replies/s: the last must not decay.
 func BenchmarkSustained(b *testing.B) {
@@ -69,14 +71,14 @@ func BenchmarkSustained(b *testing.B) {
 	cpu0 := procCPU(b, p.cmd.Process.Pid)
 	b.ResetTimer()
 	for w := range workers {
-		channel := fmt.Sprintf("CS%04d", w)
+		channel, user := fmt.Sprintf("CS%04d", w), fmt.Sprintf("US%04d", w)
 		signal := make(chan struct{}, 1)
 		mu.Lock()
 		answered[channel] = signal
 		mu.Unlock()
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
-				fake.Mention(slacktest.Msg{User: "UBENCH", Channel: channel, Text: "hi"})
+				fake.Mention(slacktest.Msg{User: user, Channel: channel, Text: "hi"})
 				select {
 				case <-signal:
 				case <-time.After(time.Minute): // a bound on one reply, so a lost one fails the run

@@ -136,7 +136,7 @@ type Hub struct {
 	ready     []*mailbox          // threads waiting for a turn slot, FIFO
 	running   int                 // turns holding a slot, at most max
 	resuming  int                 // answered turns waiting for a slot back (Stats.Resuming)
-	byUser    map[string]int      // running turns per user (platform, user)
+	byUser    map[userID]int      // running turns per user
 	slotFree  chan struct{}       // closed and replaced when a slot frees
 	chores    map[uint64]context.CancelFunc
 	choreSeq  uint64
@@ -164,7 +164,7 @@ func New(opts Options) *Hub {
 	h := &Hub{
 		runner: opts.Runner, journal: opts.Journal, max: opts.MaxConcurrent,
 		maxPerUser: opts.MaxPerUser, maxQueued: opts.MaxQueued,
-		byUser: map[string]int{}, slotFree: make(chan struct{}),
+		byUser: map[userID]int{}, slotFree: make(chan struct{}),
 		grace: opts.Grace, maxAge: opts.MaxAge, noticeTimeout: opts.NoticeTimeout,
 		now: opts.Now, log: opts.Logger,
 		platforms: map[string]Platform{}, threads: map[string]*mailbox{},

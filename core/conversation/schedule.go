@@ -174,8 +174,12 @@ func (h *Hub) nextLocked() (*mailbox, *item, context.Context) {
 	return nil, nil, nil
 }
 
-// userKey names a message's author across the hub.
-func userKey(in core.Inbound) string { return in.Thread.Platform + "\x00" + in.User }
+// userID names a message's author across the hub.
+type userID struct{ platform, user string }
+
+// userKey is the author of in; building it allocates nothing, which
+// matters to a scheduler that passes over a capped user's queued threads.
+func userKey(in core.Inbound) userID { return userID{in.Thread.Platform, in.User} }
 
 // releaseLocked gives up one slot and starts whatever may now run.
 func (h *Hub) releaseLocked() {

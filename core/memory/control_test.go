@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +120,53 @@ func TestSweepDropsOldTurns(t *testing.T) {
 	left, _ := c.List(ctx, memory.Filter{})
 	if len(left) != 2 || left[0].Text != "recent exchange" || left[1].Text != "old fact" {
 		t.Errorf("left after Sweep = %+v, want the recent turn and the fact", left)
+	}
+}
+
+// TestProfileAfterForgetAndCompaction: the profile block every turn
+// renders lists the reader's own profile and preference records, newest
+// first, and follows them as they are replaced, forgotten, and moved by a
+// compaction of the space.
+func TestProfileAfterForgetAndCompaction(t *testing.T) {
+	ctx := context.Background()
+	now := t0
+	c := newCortex(t, memory.Options{Now: func() time.Time { now = now.Add(time.Second); return now }})
+	alice := memory.Scope{Platform: "slack", Workspace: "TA", User: "alice"}
+	bob := memory.Scope{Platform: "slack", Workspace: "TA", User: "bob"}
+	remember(t, c, alice, memory.KindProfile, "Alice is on team Atlas")
+	tea := remember(t, c, alice, memory.KindPreference, "Alice drinks green tea")
+	remember(t, c, bob, memory.KindPreference, "Bob drinks coffee")
+	remember(t, c, memory.Scope{Platform: "slack", Workspace: "TA", User: "alice", DM: true}, memory.KindPreference, "Alice prefers DMs at night")
+	in := inbound("TA", "general", "alice", false, "hello")
+	profile := func() string {
+		t.Helper()
+		rec, err := c.Fault(ctx, in, "anything")
+		if err != nil {
+			t.Fatalf("Fault = %v", err)
+		}
+		return rec.Profile
+	}
+	if got, want := profile(), "Alice drinks green tea\nAlice is on team Atlas"; got != want {
+		t.Fatalf("profile = %q, want %q (newest first, no DM record, not Bob's)", got, want)
+	}
+	tea.Text = "Alice drinks oolong"
+	if _, err := c.Remember(ctx, tea); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := profile(), "Alice drinks oolong\nAlice is on team Atlas"; got != want {
+		t.Fatalf("profile after replacing the tea = %q, want %q", got, want)
+	}
+	// Enough forgotten records that the space is rebuilt without them.
+	for i := range 1100 {
+		remember(t, c, bob, memory.KindFact, fmt.Sprintf("Bob filed ticket %d", i))
+	}
+	if gone, err := c.ForgetAbout(ctx, inbound("TA", "general", "bob", false, ""), ""); err != nil || len(gone) != 1101 {
+		t.Fatalf("Bob forgets everything: %d records, %v; want 1101", len(gone), err)
+	}
+	if _, err := c.ForgetAbout(ctx, in, "oolong"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := profile(), "Alice is on team Atlas"; got != want {
+		t.Fatalf("profile after forgetting the tea and a compaction = %q, want %q", got, want)
 	}
 }

@@ -223,9 +223,15 @@ func (c *Cortex) profile(r Reader) string {
 	if r.User == "" {
 		return ""
 	}
-	recs := c.owned(r, func(rec *Record) bool {
-		return rec.Kind == KindProfile || rec.Kind == KindPreference
+	var recs []Record
+	c.mu.RLock()
+	c.ix.spaces[spaceKey{r.Platform, r.Workspace}].eachPersonal(r.User, func(rec *Record) {
+		if rec.Scope.User == r.User && rec.Scope.Visible(r) {
+			recs = append(recs, *rec)
+		}
 	})
+	c.mu.RUnlock()
+	sortNewest(recs)
 	if len(recs) > maxProfile {
 		recs = recs[:maxProfile]
 	}

@@ -37,6 +37,10 @@ type space struct {
 	meta     []docMeta
 	names    map[string]int32 // interned users and channels, from 1
 	postings map[string][]posting
+	// personal lists each user's profile and preference documents (by
+	// interned user), so the profile block every turn renders reads the
+	// user's few records, not the whole space.
+	personal map[int32][]int32
 	live     int
 	totalLen int64
 	dead     int
@@ -166,7 +170,7 @@ func (ix *index) space(s Scope, create bool) *space {
 	k := spaceKey{s.Platform, s.Workspace}
 	sp := ix.spaces[k]
 	if sp == nil && create {
-		sp = &space{postings: map[string][]posting{}, names: map[string]int32{}}
+		sp = &space{postings: map[string][]posting{}, names: map[string]int32{}, personal: map[int32][]int32{}}
 		ix.spaces[k] = sp
 	}
 	return sp
@@ -199,10 +203,14 @@ func (ix *index) put(r Record) {
 	sp.docs = append(sp.docs, doc{rec: r})
 	sp.lens = append(sp.lens, int32(len(terms)))
 	sp.alive = append(sp.alive, true)
-	sp.meta = append(sp.meta, docMeta{
+	meta := docMeta{
 		user: sp.intern(r.Scope.User), channel: sp.intern(r.Scope.Channel),
 		kind: kindBit(r.Kind), dm: r.Scope.DM,
-	})
+	}
+	sp.meta = append(sp.meta, meta)
+	if meta.user != 0 && meta.kind&personalKinds != 0 {
+		sp.personal[meta.user] = append(sp.personal[meta.user], id)
+	}
 	sp.live++
 	sp.totalLen += int64(len(terms))
 	ix.byID[r.ID] = docRef{sp, id}
@@ -216,6 +224,14 @@ func (ix *index) remove(id string) {
 	}
 	delete(ix.byID, id)
 	sp := ref.sp
+	if m := sp.meta[ref.doc]; m.user != 0 && m.kind&personalKinds != 0 {
+		docs := slices.DeleteFunc(sp.personal[m.user], func(d int32) bool { return d == ref.doc })
+		if len(docs) == 0 {
+			delete(sp.personal, m.user)
+		} else {
+			sp.personal[m.user] = docs
+		}
+	}
 	sp.alive[ref.doc] = false
 	sp.live--
 	sp.dead++
@@ -229,7 +245,7 @@ func (ix *index) remove(id string) {
 func (ix *index) compact(sp *space) {
 	old, alive := sp.docs, sp.alive
 	sp.docs, sp.lens, sp.alive, sp.meta = nil, nil, nil, nil
-	sp.postings, sp.live, sp.dead, sp.totalLen = map[string][]posting{}, 0, 0, 0
+	sp.postings, sp.personal, sp.live, sp.dead, sp.totalLen = map[string][]posting{}, map[int32][]int32{}, 0, 0, 0
 	for i, d := range old {
 		if alive[i] {
 			delete(ix.byID, d.rec.ID)
@@ -433,6 +449,24 @@ func (h *minFloats) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// personalKinds are the kinds space.personal lists.
+var personalKinds = kindBit(KindProfile) | kindBit(KindPreference)
+
+// eachPersonal calls fn with every live profile and preference record of
+// user in sp.
+func (sp *space) eachPersonal(user string, fn func(*Record)) {
+	if sp == nil || user == "" {
+		return
+	}
+	id := sp.lookup(user)
+	if id <= 0 {
+		return
+	}
+	for _, d := range sp.personal[id] {
+		fn(&sp.docs[d].rec)
+	}
 }
 
 // each calls fn with every live record of sp until fn returns false.
