@@ -100,6 +100,7 @@ func startReplyBench(b *testing.B) (*slacktest.Server, map[string]string, *proce
 		b.Fatal(err)
 	}
 	model := llmtest.New(b)
+	model.Unrecorded() // a sustained run sends tens of thousands
 	model.Handle(func(r llmtest.Request) llmtest.Reply {
 		if r.Model == cheapModel {
 			return llmtest.Text(`{"facts":[]}`)

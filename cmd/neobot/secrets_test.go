@@ -118,3 +118,25 @@ func TestDefaultManifestBuiltIn(t *testing.T) {
 		t.Error("a missing non-default manifest loaded, want an error")
 	}
 }
+
+// FuzzMayHoldToken: the check that spares most log lines the token
+// expression never passes over a line the expression would redact.
+func FuzzMayHoldToken(f *testing.F) {
+	for _, s := range []string{
+		"clone failed: https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/x",
+		"token github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz rejected",
+		"aws: AKIAIOSFODNN7EXAMPLE is not authorized",
+		"login MTA4NjQ5NjQ2NDc4NjQ5NjQ2NA.GhTz9a.abcdefghijklmnopqrstuvwxyz0123456 failed",
+		"a-MTA4NjQ5NjQ2NDc4NjQ5NjQ2NA.GhTz9a.abcdefghijklmnopqrstuvwxyz0123456",
+		"Authorization: BeArEr abc.def",
+		"xoxb-123-456 xapp-1-A sk-abcdefghijklmnop1234 fw_abcdefghijklmnop1234",
+		`{"level":"info","thread":"slack/T0/C0/1700000000.000100","msg":"agent: turn done"}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if tokenShapes.MatchString(line) && !mayHoldToken([]byte(line)) {
+			t.Errorf("mayHoldToken(%q) = false, but the token expression matches %q", line, tokenShapes.FindString(line))
+		}
+	})
+}

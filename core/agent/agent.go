@@ -144,6 +144,7 @@ type Agent struct {
 	budget    compact.Budget
 	compactor *compact.Compactor
 	log       zerolog.Logger
+	tools     toolsMemo // token estimates of the tool lists seen
 
 	later   sync.WaitGroup // memory write-backs after their turns
 	writers chan struct{}  // a slot per running write-back

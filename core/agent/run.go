@@ -108,7 +108,7 @@ func (a *Agent) run(ctx context.Context, t core.Turn) (tr *turn, err error) {
 	if a.opts.Tools != nil {
 		tr.tools = a.opts.Tools.Schemas(ctx)
 	}
-	tr.toolsTokens = compact.ToolsTokens(a.opts.Counter, tr.tools)
+	tr.toolsTokens = a.tools.estimate(a.opts.Counter, tr.tools)
 	tr.recall = a.fault(ctx, in, in.Text)
 	return tr, tr.loop(ctx)
 }

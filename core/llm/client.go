@@ -22,6 +22,8 @@ type Client struct {
 	set  settings
 	http *http.Client
 	now  func() time.Time
+	// tools keeps the encoded tool schemas between requests.
+	tools toolCache
 
 	noStream atomic.Bool  // the provider refused a stream: ChatStream calls Chat
 	think    atomic.Int32 // what answers taught about inline reasoning: see thinkUnknown

@@ -66,7 +66,8 @@ type Tool struct {
 }
 
 // FunctionDef describes a callable function; Parameters is a JSON Schema
-// object.
+// object. A client keeps the encoding of the Parameters map it was sent, so
+// the map must not be changed afterwards: build a new one instead.
 type FunctionDef struct {
 	Name        string         `json:"name"`
 	Description string         `json:"description,omitempty"`

@@ -20,7 +20,6 @@ var ErrBadResponse = errors.New("unusable response")
 type wireRequest struct {
 	Model       string        `json:"model"`
 	Messages    []wireMessage `json:"messages"`
-	Tools       []Tool        `json:"tools,omitempty"`
 	ToolChoice  any           `json:"tool_choice,omitempty"`
 	Temperature *float64      `json:"temperature,omitempty"`
 	MaxTokens   int           `json:"max_tokens,omitempty"`
@@ -59,6 +58,7 @@ func (c *Client) encodeRequest(req ChatRequest) ([]byte, error) {
 
 // encode renders req, streamed or not.
 func (c *Client) encode(req ChatRequest, stream bool) ([]byte, error) {
+	var tools []byte // the encoded tools array, when there are tools
 	wr := wireRequest{
 		Model:     c.set.model,
 		Messages:  make([]wireMessage, len(req.Messages)),
@@ -98,14 +98,10 @@ func (c *Client) encode(req ChatRequest, stream bool) ([]byte, error) {
 		wr.Messages[i] = wm
 	}
 	if len(req.Tools) > 0 {
-		tools := make([]Tool, len(req.Tools))
-		for i, t := range req.Tools {
-			if t.Type == "" {
-				t.Type = "function"
-			}
-			tools[i] = t
+		var err error
+		if tools, err = c.encodeTools(req.Tools); err != nil {
+			return nil, err
 		}
-		wr.Tools = tools
 		switch req.ToolChoice {
 		case "":
 			wr.ToolChoice = "auto"
@@ -119,7 +115,34 @@ func (c *Client) encode(req ChatRequest, stream bool) ([]byte, error) {
 	} else if req.ToolChoice != "" && req.ToolChoice != "auto" && req.ToolChoice != "none" {
 		return nil, fmt.Errorf("llm: tool choice %q without any tools", req.ToolChoice)
 	}
-	return json.Marshal(wr)
+	body, err := json.Marshal(wr)
+	if err != nil || tools == nil {
+		return body, err
+	}
+	// The tools go in as they were kept: marshaling them inside wr would
+	// validate and copy every byte again.
+	out := make([]byte, 0, len(body)+len(tools)+16)
+	out = append(out, body[:len(body)-1]...)
+	out = append(out, `,"tools":`...)
+	out = append(out, tools...)
+	return append(out, '}'), nil
+}
+
+// encodeTools renders tools as a JSON array, from the encodings kept in
+// c.tools where the schema did not change.
+func (c *Client) encodeTools(tools []Tool) ([]byte, error) {
+	out := []byte{'['}
+	for i, t := range tools {
+		raw, err := c.tools.encode(t)
+		if err != nil {
+			return nil, fmt.Errorf("llm: encode tool %q: %w", t.Function.Name, err)
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, raw...)
+	}
+	return append(out, ']'), nil
 }
 
 type wireResponse struct {

@@ -28,6 +28,8 @@ type Server struct {
 	queue    []Reply
 	handler  func(Request) Reply
 	requests []Request
+	unkept   bool // Unrecorded: requests are not kept
+	tools    toolMemo
 }
 
 // New starts a Server on 127.0.0.1 and closes it when tb's test ends.
@@ -83,6 +85,23 @@ func (s *Server) Pending() int {
 	return len(s.queue)
 }
 
+// Unrecorded stops keeping requests: Requests returns only those received
+// before. For long benchmarks, whose tens of thousands of requests would
+// otherwise all stay in memory.
+func (s *Server) Unrecorded() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unkept = true
+}
+
+// record keeps req for Requests, unless Unrecorded said not to. s.mu is
+// held.
+func (s *Server) record(req Request) {
+	if !s.unkept {
+		s.requests = append(s.requests, req)
+	}
+}
+
 // Requests returns a copy of every chat-completions request received so far,
 // in arrival order.
 func (s *Server) Requests() []Request {
@@ -118,7 +137,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "llmtest: chat completions takes POST", "invalid_request_error")
 		return
 	}
-	req, err := readRequest(r)
+	req, err := s.tools.readRequest(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "llmtest: "+err.Error(), "invalid_request_error")
 		return
@@ -127,7 +146,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		// What OpenAI-compatible servers answer 400 to: the request is
 		// recorded, so a test can see what was sent.
 		s.mu.Lock()
-		s.requests = append(s.requests, req)
+		s.record(req)
 		s.mu.Unlock()
 		writeError(w, http.StatusBadRequest, "llmtest: "+err.Error(), "invalid_request_error")
 		return
@@ -135,12 +154,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	if req.Stream && s.noStream {
-		s.requests = append(s.requests, req)
+		s.record(req)
 		s.mu.Unlock()
 		writeError(w, http.StatusBadRequest, "stream is not supported by this model", "invalid_request_error")
 		return
 	}
-	s.requests = append(s.requests, req)
+	s.record(req)
 	var reply Reply
 	var ok bool
 	if len(s.queue) > 0 {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"sync"
 
 	"github.com/neobot/neobot/core/llm"
 )
@@ -13,7 +15,7 @@ import (
 type wireRequest struct {
 	Model      string          `json:"model"`
 	Messages   []wireMessage   `json:"messages"`
-	Tools      []llm.Tool      `json:"tools"`
+	Tools      json.RawMessage `json:"tools"`
 	ToolChoice json.RawMessage `json:"tool_choice"`
 	Stream     bool            `json:"stream"`
 }
@@ -29,7 +31,42 @@ type wireMessage struct {
 	Reasoning        string         `json:"reasoning"`
 }
 
-func readRequest(r *http.Request) (Request, error) {
+// toolMemo keeps the tool lists requests carried, decoded: a client sends
+// the same list with every request, and decoding its schemas was most of
+// the fake's work per request. Requests share the decoded schemas, so a
+// test must not change a Request's tool schemas.
+type toolMemo struct {
+	mu sync.Mutex
+	m  map[string][]llm.Tool // by the list's JSON
+}
+
+// maxToolLists bounds toolMemo; past it the memo starts over.
+const maxToolLists = 64
+
+// decode returns the tool list raw encodes.
+func (tm *toolMemo) decode(raw json.RawMessage) ([]llm.Tool, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	tm.mu.Lock()
+	tools, ok := tm.m[string(raw)]
+	tm.mu.Unlock()
+	if ok {
+		return slices.Clone(tools), nil
+	}
+	if err := json.Unmarshal(raw, &tools); err != nil {
+		return nil, err
+	}
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	if tm.m == nil || len(tm.m) >= maxToolLists {
+		tm.m = map[string][]llm.Tool{}
+	}
+	tm.m[string(raw)] = tools
+	return slices.Clone(tools), nil
+}
+
+func (tm *toolMemo) readRequest(r *http.Request) (Request, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return Request{}, fmt.Errorf("read body: %w", err)
@@ -40,7 +77,9 @@ func readRequest(r *http.Request) (Request, error) {
 		return req, fmt.Errorf("request body is not chat-completions JSON: %w", err)
 	}
 	req.Model = wr.Model
-	req.Tools = wr.Tools
+	if req.Tools, err = tm.decode(wr.Tools); err != nil {
+		return req, fmt.Errorf("request tools are not a list of tools: %w", err)
+	}
 	req.Stream = wr.Stream
 	if len(wr.ToolChoice) > 0 && string(wr.ToolChoice) != "null" {
 		var s string
