@@ -30,18 +30,48 @@ var memoryBuckets = [][]byte{bucketMemories, bucketProfiles, bucketPatterns}
 // WriteMemories stores put and deletes del in one transaction. A record
 // whose kind changed moves bucket.
 func (db *DB) WriteMemories(ctx context.Context, put []memory.Record, del []string) error {
+	fn, err := writeMemoriesFn(put, del)
+	if err != nil {
+		return err
+	}
+	if err := db.write(ctx, fn); err != nil {
+		return fmt.Errorf("store: write memories: %w", err)
+	}
+	return nil
+}
+
+// WriteMemoriesLater is WriteMemories without waiting: the write commits
+// with the next durable write, or on its own within 50 ms (see
+// memory.LaterStore). A failing commit is logged.
+func (db *DB) WriteMemoriesLater(put []memory.Record, del []string) error {
+	fn, err := writeMemoriesFn(put, del)
+	if err != nil {
+		return err
+	}
+	db.group.later(func(tx *bolt.Tx) error {
+		if err := fn(tx); err != nil {
+			return fmt.Errorf("store: write memories: %w", err)
+		}
+		return nil
+	})
+	return nil
+}
+
+// writeMemoriesFn encodes put and returns the transaction that stores it
+// and deletes del.
+func writeMemoriesFn(put []memory.Record, del []string) (func(*bolt.Tx) error, error) {
 	raws := make([][]byte, len(put))
 	for i, r := range put {
 		if r.ID == "" {
-			return fmt.Errorf("store: write memory: empty ID")
+			return nil, fmt.Errorf("store: write memory: empty ID")
 		}
 		raw, err := json.Marshal(r)
 		if err != nil {
-			return fmt.Errorf("store: write memory %s: %w", r.ID, err)
+			return nil, fmt.Errorf("store: write memory %s: %w", r.ID, err)
 		}
 		raws[i] = raw
 	}
-	err := db.write(ctx, func(tx *bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
 		for _, id := range del {
 			for _, name := range memoryBuckets {
 				if err := tx.Bucket(name).Delete([]byte(id)); err != nil {
@@ -60,11 +90,7 @@ func (db *DB) WriteMemories(ctx context.Context, put []memory.Record, del []stri
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("store: write memories: %w", err)
-	}
-	return nil
+	}, nil
 }
 
 // ScanMemories calls fn with every memory record. fn runs inside a read

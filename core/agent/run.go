@@ -91,15 +91,22 @@ func (a *Agent) run(ctx context.Context, t core.Turn) (tr *turn, err error) {
 		tr.start = start
 		a.log.Info().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("agent: resuming turn")
 	default:
-		// The person sees Neo at work before the first durable write of
-		// the turn, not after it.
-		tr.status(ctx, "Thinking…")
+		// The person sees Neo at work as the turn's first durable write
+		// begins: the status goes out while the message is stored, and
+		// is posted before anything else reaches the thread.
+		shown := make(chan struct{})
+		go func() {
+			defer close(shown)
+			tr.status(ctx, "Thinking…")
+		}()
 		tr.shownThinking = true
-		if err := tr.closeAbandoned(ctx); err != nil {
-			return tr, err
+		err := tr.closeAbandoned(ctx)
+		if err == nil {
+			msg := llm.UserMessage(userText(in))
+			err = a.appendRecords(ctx, st, record{Msg: &msg, EventID: in.EventID, User: in.User})
 		}
-		msg := llm.UserMessage(userText(in))
-		if err := a.appendRecords(ctx, st, record{Msg: &msg, EventID: in.EventID, User: in.User}); err != nil {
+		<-shown
+		if err != nil {
 			return tr, err
 		}
 		tr.start = len(st.items) - 1

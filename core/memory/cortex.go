@@ -264,6 +264,21 @@ func sortNewest(recs []Record) {
 
 // write stores put and del, then updates the index to match.
 func (c *Cortex) write(ctx context.Context, put []Record, del []string) error {
+	return c.writeWith(put, del, func() error { return c.store.WriteMemories(ctx, put, del) })
+}
+
+// writeLater is write for a turn's write-back: on a LaterStore it does not
+// wait for the commit.
+func (c *Cortex) writeLater(ctx context.Context, put []Record, del []string) error {
+	later, ok := c.store.(LaterStore)
+	if !ok {
+		return c.write(ctx, put, del)
+	}
+	return c.writeWith(put, del, func() error { return later.WriteMemoriesLater(put, del) })
+}
+
+// writeWith stores put and del with store, then updates the index.
+func (c *Cortex) writeWith(put []Record, del []string, store func() error) error {
 	if len(put) == 0 && len(del) == 0 {
 		return nil
 	}
@@ -272,7 +287,7 @@ func (c *Cortex) write(ctx context.Context, put []Record, del []string) error {
 		ids = append(ids, r.ID)
 	}
 	defer c.writing.lock(ids)()
-	if err := c.store.WriteMemories(ctx, put, del); err != nil {
+	if err := store(); err != nil {
 		return fmt.Errorf("memory: write: %w", err)
 	}
 	c.mu.Lock()

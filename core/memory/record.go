@@ -120,6 +120,19 @@ type Store interface {
 	ScanMemories(ctx context.Context, fn func(Record) error) error
 }
 
+// LaterStore is a Store that can take a write without waiting for it to
+// be durable: it commits with the store's next durable write, or on its
+// own shortly after. A turn's write-back uses it: a crash before the
+// commit loses the write-back, as a crash while the write-back runs does,
+// and the turn's reply no longer pays a commit of its own for it. Writes
+// a person waits on (remember, forget) never use it.
+type LaterStore interface {
+	// WriteMemoriesLater is WriteMemories without the wait. Its error
+	// covers what can be checked at once (an empty ID, a record that does
+	// not encode); a failing commit is the store's to report.
+	WriteMemoriesLater(put []Record, del []string) error
+}
+
 // Loader is a Store that reads records by ID: a store several processes
 // share (PostgreSQL), whose changes a cortex learns of by ID.
 type Loader interface {

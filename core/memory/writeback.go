@@ -103,7 +103,7 @@ func (c *Cortex) WriteBack(ctx context.Context, in core.Inbound, turn []llm.Mess
 		put, del = append(put, p...), append(del, d...)
 		modelErr = err
 	}
-	if err := c.write(ctx, put, del); err != nil {
+	if err := c.writeLater(ctx, put, del); err != nil {
 		return err
 	}
 	if modelErr != nil {

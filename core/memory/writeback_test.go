@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -371,5 +372,53 @@ func TestTurnExcerptsCapped(t *testing.T) {
 	listed, _ = again.List(ctx, memory.Filter{Kind: memory.KindTurn, Channel: "C1"})
 	if got := turns(listed); len(got) != 3 || strings.Contains(strings.Join(got, "|"), "question 2") {
 		t.Errorf("after a restart C1 holds %q, want questions 3-5", got)
+	}
+}
+
+// laterStore is a mapStore that also takes writes without waiting, and
+// records which way each write came.
+type laterStore struct {
+	*mapStore
+	mu           sync.Mutex
+	durable, lax int
+}
+
+func (s *laterStore) WriteMemories(ctx context.Context, put []memory.Record, del []string) error {
+	s.mu.Lock()
+	s.durable++
+	s.mu.Unlock()
+	return s.mapStore.WriteMemories(ctx, put, del)
+}
+
+func (s *laterStore) WriteMemoriesLater(put []memory.Record, del []string) error {
+	s.mu.Lock()
+	s.lax++
+	s.mu.Unlock()
+	return s.mapStore.WriteMemories(context.Background(), put, del)
+}
+
+// TestWriteBackDoesNotWaitForTheDisk: a turn's write-back goes to a store
+// that can take it without a commit of its own; what a person asks to be
+// remembered or forgotten is written durably before it is confirmed.
+func TestWriteBackDoesNotWaitForTheDisk(t *testing.T) {
+	ctx := context.Background()
+	st := &laterStore{mapStore: newMapStore()}
+	c := newCortex(t, memory.Options{Store: st})
+	in := inbound("TA", "general", "alice", false, "deploy the docs site")
+	if err := c.WriteBack(ctx, in, answered); err != nil {
+		t.Fatal(err)
+	}
+	if st.lax != 1 || st.durable != 0 {
+		t.Fatalf("write-back: %d lazy, %d durable writes; want 1 lazy", st.lax, st.durable)
+	}
+	if list, _ := c.List(ctx, memory.Filter{Kind: memory.KindTurn}); len(list) != 1 {
+		t.Errorf("turn records indexed = %d, want 1", len(list))
+	}
+	remember(t, c, memory.Scope{Platform: "slack", Workspace: "TA", User: "alice"}, memory.KindPreference, "Alice drinks green tea")
+	if _, err := c.ForgetAbout(ctx, in, "green tea"); err != nil {
+		t.Fatal(err)
+	}
+	if st.lax != 1 || st.durable != 2 {
+		t.Errorf("remember and forget: %d lazy, %d durable writes; want both durable", st.lax-1, st.durable)
 	}
 }
