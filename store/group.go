@@ -33,15 +33,17 @@ type queued struct {
 	fn   func(*bolt.Tx) error
 	done chan error    // the write's outcome; nil for a lazy write
 	lead chan struct{} // this writer commits next
+	then func(error)   // a lazy write's outcome, when its writer wants it
 }
 
 // later queues fn to commit with the next write, or on its own after
 // lazyDelay, and returns at once. A crash before then loses it: only for
-// writes whose loss the restart repairs.
-func (g *group) later(fn func(*bolt.Tx) error) {
+// writes whose loss the restart repairs. then, when not nil, hears the
+// outcome once the transaction fn ran in has committed or failed.
+func (g *group) later(fn func(*bolt.Tx) error, then func(error)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.queue = append(g.queue, &queued{fn: fn})
+	g.queue = append(g.queue, &queued{fn: fn, then: then})
 	if g.timer == nil {
 		g.timer = time.AfterFunc(g.lazyDelay, func() { _ = g.write(func(*bolt.Tx) error { return nil }) })
 	}
@@ -151,10 +153,14 @@ func (g *group) commit(batch []*queued) {
 // report delivers a write's outcome: to its writer, or for a lazy write to
 // lazyFailed when it failed.
 func (w *queued) report(g *group, err error) {
-	switch {
-	case w.done != nil:
+	if w.done != nil {
 		w.done <- err
-	case err != nil && g.lazyFailed != nil:
+		return
+	}
+	if w.then != nil {
+		w.then(err)
+	}
+	if err != nil && g.lazyFailed != nil {
 		g.lazyFailed(err)
 	}
 }

@@ -93,7 +93,7 @@ func TestGroupLazy(t *testing.T) {
 		_ = b.View(func(tx *bolt.Tx) error { ok = tx.Bucket([]byte("b")).Get([]byte(k)) != nil; return nil })
 		return ok
 	}
-	g.later(put("lazy1"))
+	g.later(put("lazy1"), nil)
 	if has("lazy1") {
 		t.Fatal("a lazy write committed before any write or its timer")
 	}
@@ -109,13 +109,13 @@ func TestGroupLazy(t *testing.T) {
 	if !has("lazy1") {
 		t.Error("the lazy write did not ride along with the writes after it")
 	}
-	g.later(put("lazy2"))
+	g.later(put("lazy2"), nil)
 	if err := g.flush(); err != nil || !has("lazy2") {
 		t.Errorf("flush = %v; lazy2 stored %v", err, has("lazy2"))
 	}
 
 	g.lazyDelay = time.Millisecond // now its timer commits it
-	g.later(put("lazy3"))
+	g.later(put("lazy3"), nil)
 	deadline := time.Now().Add(10 * time.Second)
 	for !has("lazy3") && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond) // polling for the commit, not timing it

@@ -101,7 +101,7 @@ func (db *DB) CompleteInboundLater(t core.Thread, eventID string) {
 			return fmt.Errorf("store: complete %s in %s: %w", eventID, t.Key(), err)
 		}
 		return nil
-	})
+	}, nil)
 }
 
 // completeFn marks eventID of thread t done in a transaction.

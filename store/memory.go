@@ -53,7 +53,7 @@ func (db *DB) WriteMemoriesLater(put []memory.Record, del []string) error {
 			return fmt.Errorf("store: write memories: %w", err)
 		}
 		return nil
-	})
+	}, nil)
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -106,6 +107,11 @@ type DB struct {
 	observe func(time.Duration, error)
 	group   group
 	full    atomic.Bool // the last write failed for want of space
+
+	// numbered holds, per thread key, the last entry number given out by
+	// AppendEntriesLater and not yet committed.
+	numbering sync.Mutex
+	numbered  map[string]uint64
 }
 
 // Open opens (creating if needed) the store at path. A file held by another
@@ -132,7 +138,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	db := &DB{bolt: b, path: path, now: opts.Now, ret: opts.Retention.WithDefaults(), log: opts.Logger, observe: opts.ObserveWrite,
+	db := &DB{bolt: b, path: path, numbered: map[string]uint64{}, now: opts.Now, ret: opts.Retention.WithDefaults(), log: opts.Logger, observe: opts.ObserveWrite,
 		group: group{bolt: b, max: opts.Writers, lazyDelay: lazyDelay}}
 	db.group.lazyFailed = func(err error) { db.log.Error().Err(db.diskFull(err)).Msg("store: a deferred write failed") }
 	if err := db.init(); err != nil {

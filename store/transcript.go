@@ -86,6 +86,73 @@ func (db *DB) AppendEntries(ctx context.Context, t core.Thread, data ...[]byte) 
 	return last, nil
 }
 
+// AppendEntriesLater is AppendEntries without waiting for the disk: the
+// entries commit with the store's next durable write, in order before it,
+// or on their own within 50 ms. A crash before then loses them. The agent
+// appends a turn's first record this way: the journal holds the message
+// until its turn completes, so a lost record only means the resumed turn
+// starts afresh, and the turn's next durable step pays for both.
+//
+// It numbers the entries at once, after those stored and those appended
+// lazily before. That numbering holds only while nothing else appends to t
+// meanwhile, which the conversation hub ensures (one turn per thread at a
+// time); if something did, the lazy entries are refused when their commit
+// comes, and the failure is logged.
+func (db *DB) AppendEntriesLater(ctx context.Context, t core.Thread, data ...[]byte) (uint64, error) {
+	if err := t.Validate(); err != nil {
+		return 0, fmt.Errorf("store: append: %w", err)
+	}
+	if len(data) == 0 {
+		return 0, fmt.Errorf("store: append to %s: no entries", t.Key())
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	key := t.Key()
+	db.numbering.Lock()
+	defer db.numbering.Unlock()
+	after, ok := db.numbered[key]
+	if !ok {
+		err := db.bolt.View(func(tx *bolt.Tx) error {
+			if tb := tx.Bucket(bucketThreads).Bucket([]byte(key)); tb != nil {
+				after = tb.Sequence()
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("store: append to %s: %w", key, err)
+		}
+	}
+	last := after + uint64(len(data))
+	db.numbered[key] = last
+	at := db.now()
+	db.group.later(func(tx *bolt.Tx) error {
+		tb, err := threadBucket(tx, t)
+		if err != nil {
+			return err
+		}
+		if seq := tb.Sequence(); seq != after {
+			return fmt.Errorf("store: append to %s: entries %d-%d were numbered after entry %d, but entry %d was appended meanwhile; they are dropped", key, after+1, last, after, seq)
+		}
+		for i, d := range data {
+			if err := tb.Put(entryKey(keyEntries, after+1+uint64(i)), encodeEntry(at, d)); err != nil {
+				return err
+			}
+		}
+		if err := tb.SetSequence(last); err != nil {
+			return err
+		}
+		return tb.Put(keyActive, i64(at.UnixNano()))
+	}, func(error) {
+		db.numbering.Lock()
+		defer db.numbering.Unlock()
+		if db.numbered[key] == last { // no later lazy append numbered after it
+			delete(db.numbered, key)
+		}
+	})
+	return last, nil
+}
+
 // LoadTranscript returns thread t's summary and its live entries (Seq >
 // summary.UpTo) in order. A thread never written to has a zero summary and
 // no entries.

@@ -40,6 +40,16 @@ type Transcript interface {
 	Compact(ctx context.Context, t core.Thread, s core.Summary) error
 }
 
+// LaterAppender is a Transcript that can append without waiting for the
+// disk (*store.DB): the entries commit with its next durable write, before
+// it. A turn's user message goes this way. The journal keeps the message
+// until the turn completes, so a crash that loses the record only means
+// the resumed turn starts afresh; and every step that acts or speaks
+// afterwards makes a durable write first, which carries the record along.
+type LaterAppender interface {
+	AppendEntriesLater(ctx context.Context, t core.Thread, data ...[]byte) (lastSeq uint64, err error)
+}
+
 // Memory is long-term memory (*memory.Cortex): what a turn faults in and
 // what it writes back.
 type Memory interface {

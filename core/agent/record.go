@@ -83,6 +83,21 @@ func (a *Agent) newItem(seq uint64, r record) item {
 
 // appendRecords persists recs, in order, and adds them to the live items.
 func (a *Agent) appendRecords(ctx context.Context, st *state, recs ...record) error {
+	return a.appendWith(ctx, st, a.opts.Transcript.AppendEntries, recs)
+}
+
+// appendRecordsLater is appendRecords for a turn's user message: on a
+// LaterAppender it does not wait for the disk.
+func (a *Agent) appendRecordsLater(ctx context.Context, st *state, recs ...record) error {
+	if la, ok := a.opts.Transcript.(LaterAppender); ok {
+		return a.appendWith(ctx, st, la.AppendEntriesLater, recs)
+	}
+	return a.appendRecords(ctx, st, recs...)
+}
+
+// appendWith encodes recs, appends them with add, and adds them to the
+// live items.
+func (a *Agent) appendWith(ctx context.Context, st *state, add func(context.Context, core.Thread, ...[]byte) (uint64, error), recs []record) error {
 	data := make([][]byte, len(recs))
 	for i, r := range recs {
 		r.V = recordVersion
@@ -92,7 +107,7 @@ func (a *Agent) appendRecords(ctx context.Context, st *state, recs ...record) er
 		}
 		data[i] = b
 	}
-	last, err := a.opts.Transcript.AppendEntries(ctx, st.thread, data...)
+	last, err := add(ctx, st.thread, data...)
 	if err != nil {
 		return fmt.Errorf("agent: persist step of %s: %w", st.thread, err)
 	}

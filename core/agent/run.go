@@ -91,9 +91,10 @@ func (a *Agent) run(ctx context.Context, t core.Turn) (tr *turn, err error) {
 		tr.start = start
 		a.log.Info().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("agent: resuming turn")
 	default:
-		// The person sees Neo at work as the turn's first durable write
-		// begins: the status goes out while the message is stored, and
-		// is posted before anything else reaches the thread.
+		// The person sees Neo at work at once: the status goes out while
+		// the message is recorded, and is posted before anything else
+		// reaches the thread. The record commits with the turn's next
+		// durable write (LaterAppender).
 		shown := make(chan struct{})
 		go func() {
 			defer close(shown)
@@ -103,7 +104,7 @@ func (a *Agent) run(ctx context.Context, t core.Turn) (tr *turn, err error) {
 		err := tr.closeAbandoned(ctx)
 		if err == nil {
 			msg := llm.UserMessage(userText(in))
-			err = a.appendRecords(ctx, st, record{Msg: &msg, EventID: in.EventID, User: in.User})
+			err = a.appendRecordsLater(ctx, st, record{Msg: &msg, EventID: in.EventID, User: in.User})
 		}
 		<-shown
 		if err != nil {

@@ -1,0 +1,164 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/core"
+	bolt "go.etcd.io/bbolt"
+)
+
+// entries returns the data of t's live entries, in order, with their
+// numbers.
+func entries(t *testing.T, db *DB, th core.Thread) ([]uint64, []string) {
+	t.Helper()
+	_, es, err := db.LoadTranscript(context.Background(), th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []uint64
+	var data []string
+	for _, e := range es {
+		seqs = append(seqs, e.Seq)
+		data = append(data, string(e.Data))
+	}
+	return seqs, data
+}
+
+// TestAppendEntriesLater: lazy entries are numbered at once, after the
+// thread's stored and lazily appended entries; they commit before the next
+// durable write, in order, and by Close; the numbering survives a reopen.
+func TestAppendEntriesLater(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "neobot.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.group.lazyDelay = time.Hour // only a write or Close commits them
+	a := core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: "1.1"}
+	b := core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: "2.2"}
+	if last, err := db.AppendEntries(ctx, a, []byte("a1")); err != nil || last != 1 {
+		t.Fatalf("AppendEntries = %d, %v; want 1", last, err)
+	}
+	if last, err := db.AppendEntriesLater(ctx, a, []byte("a2"), []byte("a3")); err != nil || last != 3 {
+		t.Fatalf("AppendEntriesLater = %d, %v; want 3", last, err)
+	}
+	if last, err := db.AppendEntriesLater(ctx, a, []byte("a4")); err != nil || last != 4 {
+		t.Fatalf("AppendEntriesLater after a lazy one = %d, %v; want 4", last, err)
+	}
+	if _, data := entries(t, db, a); len(data) != 1 {
+		t.Fatalf("before any write, entries = %q; want only a1", data)
+	}
+	// A durable write anywhere carries them along.
+	if _, err := db.AppendEntries(ctx, b, []byte("b1")); err != nil {
+		t.Fatal(err)
+	}
+	if seqs, data := entries(t, db, a); strings.Join(data, " ") != "a1 a2 a3 a4" || seqs[3] != 4 {
+		t.Fatalf("after a durable write, entries = %q %v; want a1-a4 numbered 1-4", data, seqs)
+	}
+	if last, err := db.AppendEntries(ctx, a, []byte("a5")); err != nil || last != 5 {
+		t.Fatalf("AppendEntries after the lazy ones = %d, %v; want 5", last, err)
+	}
+	if last, err := db.AppendEntriesLater(ctx, a, []byte("a6")); err != nil || last != 6 {
+		t.Fatalf("AppendEntriesLater = %d, %v; want 6", last, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, data := entries(t, db, a); strings.Join(data, " ") != "a1 a2 a3 a4 a5 a6" {
+		t.Fatalf("after Close and a reopen, entries = %q", data)
+	}
+	if last, err := db.AppendEntriesLater(ctx, a, []byte("a7")); err != nil || last != 7 {
+		t.Errorf("AppendEntriesLater after a reopen = %d, %v; want 7", last, err)
+	}
+	if _, err := db.AppendEntriesLater(ctx, core.Thread{Platform: "slack"}, []byte("x")); err == nil {
+		t.Error("AppendEntriesLater(an invalid thread) = nil, want an error")
+	}
+	if _, err := db.AppendEntriesLater(ctx, a); err == nil {
+		t.Error("AppendEntriesLater(no entries) = nil, want an error")
+	}
+}
+
+// TestAppendEntriesLaterRefusedAfterARace: lazy entries numbered while
+// another append to the thread was still on its way are refused when they
+// commit, and the failure is reported; the other append stands.
+func TestAppendEntriesLaterRefusedAfterARace(t *testing.T) {
+	ctx := context.Background()
+	db := openTempInternal(t)
+	var mu sync.Mutex
+	var failures []error
+	db.group.lazyFailed = func(err error) { mu.Lock(); failures = append(failures, err); mu.Unlock() }
+	th := core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: "1.1"}
+
+	// Hold a commit open, queue a durable append behind it, then number
+	// lazy entries while that append is not yet stored.
+	holding, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		_ = db.group.write(func(*bolt.Tx) error { close(holding); <-release; return nil })
+	}()
+	<-holding
+	appended := make(chan error, 1)
+	go func() {
+		_, err := db.AppendEntries(ctx, th, []byte("durable"))
+		appended <- err
+	}()
+	for !queuedWrites(db, 1) {
+		time.Sleep(time.Millisecond) // waiting for the append to queue, not timing it
+	}
+	if last, err := db.AppendEntriesLater(ctx, th, []byte("lazy")); err != nil || last != 1 {
+		t.Fatalf("AppendEntriesLater = %d, %v; want 1 (numbered from what is stored)", last, err)
+	}
+	close(release)
+	if err := <-appended; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.group.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, data := entries(t, db, th); strings.Join(data, " ") != "durable" {
+		t.Errorf("entries = %q, want only the durable one", data)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(failures) != 1 || !strings.Contains(failures[0].Error(), "appended meanwhile") {
+		t.Errorf("failures reported = %v, want the lazy entries refused", failures)
+	}
+	if _, ok := db.numbered[th.Key()]; ok {
+		t.Error("the refused entries' numbering is still held")
+	}
+}
+
+// queuedWrites reports whether at least n writers wait in db's group.
+func queuedWrites(db *DB, n int) bool {
+	db.group.mu.Lock()
+	defer db.group.mu.Unlock()
+	waiting := 0
+	for _, w := range db.group.queue {
+		if w.done != nil {
+			waiting++
+		}
+	}
+	return waiting >= n
+}
+
+// openTempInternal opens a store in a temporary directory, closed when the
+// test ends.
+func openTempInternal(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(filepath.Join(t.TempDir(), "neobot.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
