@@ -98,7 +98,7 @@ func (c *Cortex) WriteBack(ctx context.Context, in core.Inbound, turn []llm.Mess
 		put = append(put, r)
 	}
 	var modelErr error
-	if c.model != nil {
+	if c.model != nil && mayStateFacts(in.Text) {
 		p, d, err := c.extract(ctx, in, turn, newRec)
 		put, del = append(put, p...), append(del, d...)
 		modelErr = err
@@ -111,6 +111,15 @@ func (c *Cortex) WriteBack(ctx context.Context, in core.Inbound, turn []llm.Mess
 	}
 	return nil
 }
+
+// minFactWords is the fewest words, stopwords aside, a message needs before
+// the cheap model is asked for facts in it. "thanks", "ok" and "hi there"
+// state none, and they are a good share of what people say to a bot: each
+// would cost a model call for nothing.
+const minFactWords = 2
+
+// mayStateFacts reports whether text has words enough to state a fact.
+func mayStateFacts(text string) bool { return len(words(text, nil)) >= minFactWords }
 
 // extract asks the model for facts and reconciles them with what is known.
 func (c *Cortex) extract(ctx context.Context, in core.Inbound, turn []llm.Message,

@@ -115,11 +115,11 @@ func TestWriteBackScopes(t *testing.T) {
 		in   core.Inbound
 		want map[string]memory.Scope // fact text -> scope
 	}{
-		{"channel", inbound("TA", "general", "alice", false, "x"), map[string]memory.Scope{
+		{"channel", inbound("TA", "general", "alice", false, "I work remotely from Lisbon, and deploys freeze on Fridays"), map[string]memory.Scope{
 			"Works remotely from Lisbon": {Platform: "slack", Workspace: "TA", User: "alice"},
 			"Deploys freeze on Fridays":  {Platform: "slack", Workspace: "TA", Channel: "general"},
 		}},
-		{"dm", inbound("TA", "D1", "alice", true, "x"), map[string]memory.Scope{
+		{"dm", inbound("TA", "D1", "alice", true, "I am allergic to peanuts; the surprise party is on June 3"), map[string]memory.Scope{
 			"Allergic to peanuts":             {Platform: "slack", Workspace: "TA", User: "alice", DM: true},
 			"The surprise party is on June 3": {Platform: "slack", Workspace: "TA", User: "alice", DM: true},
 		}},
@@ -420,5 +420,31 @@ func TestWriteBackDoesNotWaitForTheDisk(t *testing.T) {
 	}
 	if st.lax != 1 || st.durable != 2 {
 		t.Errorf("remember and forget: %d lazy, %d durable writes; want both durable", st.lax-1, st.durable)
+	}
+}
+
+// TestShortMessagesAskNoModel: a message too short to state a fact
+// ("thanks", "hi there") costs no model call; its turn is still kept.
+func TestShortMessagesAskNoModel(t *testing.T) {
+	ctx := context.Background()
+	model, srv := cheapModel(t)
+	c := newCortex(t, memory.Options{Model: model})
+	for _, text := range []string{"thanks!", "hi there", "ok"} {
+		if err := c.WriteBack(ctx, inbound("TA", "general", "alice", false, text), answered); err != nil {
+			t.Fatalf("WriteBack(%q) = %v", text, err)
+		}
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("model calls for short messages = %d, want 0", n)
+	}
+	if list, _ := c.List(ctx, memory.Filter{Kind: memory.KindTurn}); len(list) != 3 {
+		t.Errorf("turn records = %d, want 3", len(list))
+	}
+	srv.Enqueue(llmtest.Text(`{"facts":[{"text":"Alice prefers green tea","kind":"preference","about":"user"}]}`))
+	if err := c.WriteBack(ctx, inbound("TA", "general", "alice", false, "I prefer green tea"), answered); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("model calls for a statement = %d, want 1", n)
 	}
 }
