@@ -75,15 +75,20 @@ func (g *group) write(fn func(*bolt.Tx) error) error {
 	leading := !g.busy
 	g.busy = true
 	g.mu.Unlock()
-	if !leading {
+	if leading {
+		g.commitNext()
+	}
+	// A batch holds at most max writes, so with more than that queued
+	// ahead of it (lazy ones, say) this write is not in the batch its
+	// writer commits, and the lead comes back to it for the next one.
+	for {
 		select {
 		case err := <-w.done:
 			return err
 		case <-w.lead:
+			g.commitNext()
 		}
 	}
-	g.commitNext()
-	return <-w.done
 }
 
 // commitNext commits the writes queued now, then hands the next commit to

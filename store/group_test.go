@@ -191,3 +191,35 @@ func TestGroupRerunsAfterAFailingMember(t *testing.T) {
 		return nil
 	})
 }
+
+// TestGroupLazyBacklog: a writer with more lazy writes queued ahead of it
+// than one transaction holds commits them in turn, then itself; it does
+// not wait for a lead it handed itself.
+func TestGroupLazyBacklog(t *testing.T) {
+	g, b := openGroup(t, 2)
+	g.lazyDelay = time.Hour
+	put := func(k string) func(*bolt.Tx) error {
+		return func(tx *bolt.Tx) error { return tx.Bucket([]byte("b")).Put([]byte(k), []byte("v")) }
+	}
+	for i := range 5 {
+		g.later(put(fmt.Sprint("lazy", i)), nil)
+	}
+	done := make(chan error, 1)
+	go func() { done <- g.write(put("w")) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second): // a bound on a hang, not a timing
+		t.Fatal("a write behind 5 lazy writes in a group of 2 never returned")
+	}
+	_ = b.View(func(tx *bolt.Tx) error {
+		for _, k := range []string{"lazy0", "lazy4", "w"} {
+			if tx.Bucket([]byte("b")).Get([]byte(k)) == nil {
+				t.Errorf("%s not stored", k)
+			}
+		}
+		return nil
+	})
+}
