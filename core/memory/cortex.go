@@ -57,6 +57,11 @@ type Options struct {
 	// the oldest. The index lives in memory, so a busy channel's excerpts
 	// must not grow it for TurnTTL.
 	MaxTurnsKept int
+	// MaxWorkspaceTurns caps the turn excerpts kept across a workspace
+	// (default 20,000, about 20 MB of index): past it, a new one replaces
+	// the workspace's oldest, whichever conversation holds it. Without it
+	// a thousand busy channels would each keep MaxTurnsKept.
+	MaxWorkspaceTurns int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Logger receives write-back diagnostics (zero value: silent).
@@ -75,7 +80,14 @@ type Cortex struct {
 	writing idLocks // orders store+index updates that touch the same records
 
 	turnsMu sync.Mutex
-	turns   map[Scope][]turnRef // each conversation's turn excerpts, oldest first
+	turns   map[spaceKey]*turnQueues // each workspace's turn excerpts
+}
+
+// turnQueues are a workspace's turn excerpts, per conversation, oldest
+// first.
+type turnQueues struct {
+	convs map[Scope][]turnRef
+	n     int // excerpts in convs
 }
 
 // turnRef is a turn excerpt kept in a conversation's queue.
@@ -85,21 +97,53 @@ type turnRef struct {
 }
 
 // keepTurn queues a new turn excerpt of scope and returns the IDs of the
-// oldest ones past Options.MaxTurnsKept, to delete with its write. Some
-// may be gone already (forgotten, swept): deleting them again is a no-op.
+// oldest ones past Options.MaxTurnsKept in its conversation and past
+// Options.MaxWorkspaceTurns in its workspace, to delete with its write.
+// Some may be gone already (forgotten, swept): deleting them again is a
+// no-op.
 func (c *Cortex) keepTurn(scope Scope, id string, created time.Time) []string {
 	c.turnsMu.Lock()
 	defer c.turnsMu.Unlock()
-	q := append(c.turns[scope], turnRef{id, created})
+	ws := c.turns[spaceKey{scope.Platform, scope.Workspace}]
+	if ws == nil {
+		ws = &turnQueues{convs: map[Scope][]turnRef{}}
+		c.turns[spaceKey{scope.Platform, scope.Workspace}] = ws
+	}
+	q := append(ws.convs[scope], turnRef{id, created})
+	ws.n++
 	var drop []string
 	if over := len(q) - c.opts.MaxTurnsKept; over > 0 {
 		for _, r := range q[:over] {
 			drop = append(drop, r.id)
 		}
 		q = q[over:] // the next append that outgrows it copies only these
+		ws.n -= over
 	}
-	c.turns[scope] = q
+	ws.convs[scope] = q
+	for ws.n > c.opts.MaxWorkspaceTurns {
+		drop = append(drop, ws.dropOldest())
+	}
 	return drop
+}
+
+// dropOldest removes the workspace's oldest excerpt and returns its ID.
+// It looks at each conversation's oldest: conversations are far fewer
+// than excerpts.
+func (ws *turnQueues) dropOldest() string {
+	var from Scope
+	var oldest turnRef
+	for s, q := range ws.convs {
+		if len(q) > 0 && (oldest.id == "" || q[0].created.Before(oldest.created)) {
+			from, oldest = s, q[0]
+		}
+	}
+	if q := ws.convs[from][1:]; len(q) > 0 {
+		ws.convs[from] = q
+	} else {
+		delete(ws.convs, from)
+	}
+	ws.n--
+	return oldest.id
 }
 
 // New returns a cortex over opts.Store, indexing every stored record.
@@ -128,6 +172,9 @@ func New(ctx context.Context, opts Options) (*Cortex, error) {
 	if opts.MaxTurnsKept <= 0 {
 		opts.MaxTurnsKept = 1000
 	}
+	if opts.MaxWorkspaceTurns <= 0 {
+		opts.MaxWorkspaceTurns = 20000
+	}
 	c := &Cortex{store: opts.Store, model: opts.Model, opts: opts, now: opts.Now, log: opts.Logger}
 	var err error
 	if c.ix, c.turns, err = load(ctx, opts.Store); err != nil {
@@ -138,17 +185,26 @@ func New(ctx context.Context, opts Options) (*Cortex, error) {
 
 // load indexes every stored record, and queues each conversation's turn
 // excerpts oldest first.
-func load(ctx context.Context, st Store) (*index, map[Scope][]turnRef, error) {
-	ix, turns := newIndex(), map[Scope][]turnRef{}
+func load(ctx context.Context, st Store) (*index, map[spaceKey]*turnQueues, error) {
+	ix, turns := newIndex(), map[spaceKey]*turnQueues{}
 	err := st.ScanMemories(ctx, func(r Record) error {
 		ix.put(r)
 		if r.Kind == KindTurn {
-			turns[r.Scope] = append(turns[r.Scope], turnRef{r.ID, r.Created})
+			k := spaceKey{r.Scope.Platform, r.Scope.Workspace}
+			ws := turns[k]
+			if ws == nil {
+				ws = &turnQueues{convs: map[Scope][]turnRef{}}
+				turns[k] = ws
+			}
+			ws.convs[r.Scope] = append(ws.convs[r.Scope], turnRef{r.ID, r.Created})
+			ws.n++
 		}
 		return nil
 	})
-	for _, refs := range turns {
-		slices.SortStableFunc(refs, func(a, b turnRef) int { return a.created.Compare(b.created) })
+	for _, ws := range turns {
+		for _, refs := range ws.convs {
+			slices.SortStableFunc(refs, func(a, b turnRef) int { return a.created.Compare(b.created) })
+		}
 	}
 	return ix, turns, err
 }

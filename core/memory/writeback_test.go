@@ -448,3 +448,42 @@ func TestShortMessagesAskNoModel(t *testing.T) {
 		t.Errorf("model calls for a statement = %d, want 1", n)
 	}
 }
+
+// TestWorkspaceTurnsCapped: past MaxWorkspaceTurns, a workspace's oldest
+// turn excerpt goes, whichever conversation holds it; the conversation cap
+// still holds, and another workspace is untouched.
+func TestWorkspaceTurnsCapped(t *testing.T) {
+	ctx := context.Background()
+	tick := t0
+	now := func() time.Time { tick = tick.Add(time.Second); return tick }
+	c := newCortex(t, memory.Options{MaxTurnsKept: 3, MaxWorkspaceTurns: 5, Now: now})
+	answered := []llm.Message{llm.AssistantMessage("done")}
+	say := func(ws, channel, text string) {
+		t.Helper()
+		if err := c.WriteBack(ctx, inbound(ws, channel, "U1", false, text), answered); err != nil {
+			t.Fatal(err)
+		}
+	}
+	say("TB", "C9", "other workspace")
+	for _, m := range []struct{ channel, text string }{
+		{"C1", "one"}, {"C2", "two"}, {"C1", "three"}, {"C3", "four"},
+		{"C1", "five"}, {"C1", "six"}, // C1 past its cap of 3: "one" goes
+		{"C2", "seven"}, // the workspace past 5: its oldest, "two", goes
+		{"C3", "eight"}, // and now "three"
+	} {
+		say("TA", m.channel, m.text)
+	}
+	listed, err := c.List(ctx, memory.Filter{Kind: memory.KindTurn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, r := range listed {
+		kept = append(kept, r.Scope.Workspace+":"+strings.TrimPrefix(strings.SplitN(r.Text, "\n", 2)[0], "U1 asked: "))
+	}
+	slices.Sort(kept)
+	want := []string{"TA:eight", "TA:five", "TA:four", "TA:seven", "TA:six", "TB:other workspace"}
+	if !slices.Equal(kept, want) {
+		t.Errorf("turn excerpts kept = %q, want %q", kept, want)
+	}
+}
