@@ -177,7 +177,10 @@ func TestDiscordStreamsAnswer(t *testing.T) {
 			edits = append(edits, c.At)
 		}
 	}
-	if len(edits) < 3 {
+	// At least the edit that showed it being written (waited for above)
+	// and the finished answer. How many edits fit between them depends on
+	// the machine's pace, not on the bot: a loaded CI machine saw two.
+	if len(edits) < 2 {
 		t.Errorf("the answer was edited %d times, want it to grow in place", len(edits))
 	}
 	for i := range edits {
