@@ -25,6 +25,7 @@ type Recorder[C, R any] struct {
 	changed chan struct{} // closed and replaced on every change
 	calls   []C
 	scripts map[string][]R
+	unkept  bool // Unrecorded: calls are not kept
 }
 
 // New returns a Recorder guarded by mu, the fake's own lock. name gives a
@@ -42,9 +43,16 @@ func (r *Recorder[C, R]) NotifyLocked() {
 
 // RecordLocked records c and wakes every waiter; the lock must be held.
 func (r *Recorder[C, R]) RecordLocked(c C) {
-	r.calls = append(r.calls, c)
+	if !r.unkept {
+		r.calls = append(r.calls, c)
+	}
 	r.NotifyLocked()
 }
+
+// UnrecordedLocked stops keeping calls, for long benchmarks whose millions
+// of calls would otherwise stay in memory: Calls returns only those made
+// before. The lock must be held.
+func (r *Recorder[C, R]) UnrecordedLocked() { r.unkept = true }
 
 // NextLocked takes the next reply scripted for name, if any; the lock must
 // be held.

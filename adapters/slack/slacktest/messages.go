@@ -139,6 +139,27 @@ func (m Message) BlockTypes() []string {
 	return out
 }
 
+// Unrecorded stops keeping API calls (Calls returns only those made
+// before), for long benchmarks. Messages are still kept; ForgetThread
+// drops a finished thread's.
+func (s *Server) Unrecorded() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rec.UnrecordedLocked()
+}
+
+// ForgetThread drops the messages of the thread rooted at ts in channel,
+// as if it had never been: for long benchmarks, once a thread is done
+// with.
+func (s *Server) ForgetThread(channel, ts string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.messages = slices.DeleteFunc(s.messages, func(m Message) bool {
+		return m.Channel == channel && (m.TS == ts || m.ThreadTS == ts)
+	})
+	s.reindexLocked()
+}
+
 // Messages returns every message of the workspace, in posting order.
 func (s *Server) Messages() []Message {
 	s.mu.Lock()

@@ -443,3 +443,38 @@ func TestWatch(t *testing.T) {
 		}
 	}
 }
+
+// TestForgetThreadAndUnrecorded: a long benchmark can drop a finished
+// thread's messages and stop the fake keeping calls; the other threads,
+// and the calls made before, stay.
+func TestForgetThreadAndUnrecorded(t *testing.T) {
+	s := New(t)
+	api := slack.New("xoxb-test", slack.OptionAPIURL(s.APIURL()))
+	ctx := testCtx(t)
+	post := func(channel, thread, text string) string {
+		t.Helper()
+		_, ts, err := api.PostMessageContext(ctx, channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts
+	}
+	post("C1", "1.0", "in thread 1.0")
+	kept := post("C1", "2.0", "in thread 2.0")
+	post("C2", "1.0", "same ts, another channel")
+	s.Unrecorded()
+	post("C1", "1.0", "after Unrecorded")
+	s.ForgetThread("C1", "1.0")
+	if got := len(s.Thread("C1", "1.0")); got != 0 {
+		t.Errorf("thread C1/1.0 holds %d messages after ForgetThread, want 0", got)
+	}
+	if len(s.Thread("C1", "2.0")) != 1 || len(s.Thread("C2", "1.0")) != 1 {
+		t.Errorf("other threads lost messages: C1/2.0 %d, C2/1.0 %d", len(s.Thread("C1", "2.0")), len(s.Thread("C2", "1.0")))
+	}
+	if _, _, _, err := api.UpdateMessageContext(ctx, "C1", kept, slack.MsgOptionText("edited", false)); err != nil {
+		t.Errorf("update of a kept message after ForgetThread = %v (the index must follow)", err)
+	}
+	if n := len(s.Calls("chat.postMessage")); n != 3 {
+		t.Errorf("calls kept = %d, want the 3 made before Unrecorded", n)
+	}
+}
