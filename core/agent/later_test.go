@@ -2,11 +2,13 @@ package agent
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/llm/llmtest"
 )
@@ -112,5 +114,81 @@ func TestUserMessageRidesWithTheNextWrite(t *testing.T) {
 	}
 	if says := h.rec.Says(); len(says) != 2 || says[1] != "Now, this." {
 		t.Errorf("Says = %q, want each answer once", says)
+	}
+}
+
+// slowStatus is a Reporter whose first status is held until released; it
+// notes anything said before that status was out.
+type slowStatus struct {
+	*coretest.Recorder
+	held    chan struct{} // closed when the first status arrives
+	release chan struct{}
+	once    sync.Once
+	mu      sync.Mutex
+	out     bool // the first status is recorded
+	early   []string
+}
+
+func (s *slowStatus) Status(ctx context.Context, text string) error {
+	s.once.Do(func() {
+		close(s.held)
+		<-s.release
+	})
+	err := s.Recorder.Status(ctx, text)
+	s.mu.Lock()
+	s.out = true
+	s.mu.Unlock()
+	return err
+}
+
+func (s *slowStatus) Say(ctx context.Context, text string) error {
+	s.mu.Lock()
+	if !s.out {
+		s.early = append(s.early, text)
+	}
+	s.mu.Unlock()
+	return s.Recorder.Say(ctx, text)
+}
+
+// finalSignal is a transcript that tells when a turn's answer is stored:
+// the step right before it is said.
+type finalSignal struct {
+	*memTranscript
+	stored chan struct{}
+}
+
+func (f *finalSignal) AppendEntries(ctx context.Context, t core.Thread, data ...[]byte) (uint64, error) {
+	last, err := f.memTranscript.AppendEntries(ctx, t, data...)
+	for _, d := range data {
+		if strings.Contains(string(d), `"final":true`) {
+			close(f.stored)
+		}
+	}
+	return last, err
+}
+
+// TestStatusOverlapsTheTurn: the model is asked while the first status is
+// still on its way, and the answer, stored meanwhile, is said only after
+// that status is out.
+func TestStatusOverlapsTheTurn(t *testing.T) {
+	tr := &finalSignal{memTranscript: newTranscript(), stored: make(chan struct{})}
+	h := newHarness(t, func(o *Options) { o.Transcript = tr })
+	rep := &slowStatus{Recorder: coretest.NewRecorder(), held: make(chan struct{}), release: make(chan struct{})}
+	h.srv.Enqueue(llmtest.Text("Hello, Ada."))
+	done := make(chan error, 1)
+	go func() {
+		done <- h.agent.Run(context.Background(), core.Turn{Inbound: inbound("E1", "hi"), Reporter: rep})
+	}()
+	<-rep.held
+	<-tr.stored // the model answered and the answer is stored, the status still held
+	close(rep.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.early) != 0 {
+		t.Errorf("said %q before the first status was out", rep.early)
+	}
+	if says := rep.Says(); len(says) != 1 || says[0] != "Hello, Ada." {
+		t.Errorf("Says = %q, want the answer once", says)
 	}
 }

@@ -28,7 +28,7 @@ func (tr *turn) chat(ctx context.Context, req llm.ChatRequest) (*llm.ChatResult,
 	if !ok || !ok2 {
 		return tr.a.opts.Model.Chat(ctx, req)
 	}
-	live := &liveAnswer{streamer: streamer, ctx: ctx, log: tr}
+	live := &liveAnswer{streamer: streamer, ctx: ctx, log: tr, ready: func() { tr.reporter() }}
 	res, err := sm.ChatStream(ctx, req, live.write)
 	if err != nil || res.FinishReason == llm.FinishLength || len(res.Message.ToolCalls) > 0 || strings.TrimSpace(res.Message.Content) == "" {
 		live.abort()
@@ -47,6 +47,7 @@ type liveAnswer struct {
 	held     strings.Builder
 	stream   core.AnswerStream
 	broken   bool
+	ready    func() // waits for the turn's first status to be out
 }
 
 func (l *liveAnswer) write(text string) {
@@ -58,6 +59,7 @@ func (l *liveAnswer) write(text string) {
 		if l.held.Len() < holdBack {
 			return
 		}
+		l.ready()
 		s, err := l.streamer.StreamAnswer(l.ctx)
 		if err != nil {
 			l.fail(err)

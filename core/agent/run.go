@@ -38,6 +38,19 @@ type turn struct {
 	// shownThinking: "Thinking…" went out when the turn started, so the
 	// first model call need not say it again.
 	shownThinking bool
+	// shown is closed once the first status is posted; it goes out while
+	// the turn goes on, and everything else the turn shows waits for it
+	// (reporter). Nil when there was no such status.
+	shown chan struct{}
+}
+
+// reporter is tr.rep once the first status is out: what the turn shows
+// reaches the thread after it, in order.
+func (tr *turn) reporter() core.Reporter {
+	if tr.shown != nil {
+		<-tr.shown
+	}
+	return tr.rep
 }
 
 // Run runs one turn: it answers t.Inbound through t.Reporter, calling tools
@@ -51,6 +64,9 @@ type turn struct {
 // returns its error, leaving the transcript resumable.
 func (a *Agent) Run(ctx context.Context, t core.Turn) error {
 	tr, err := a.run(ctx, t)
+	if tr != nil {
+		tr.reporter() // the first status is out before the turn ends
+	}
 	if tr != nil && tr.answer != nil {
 		// The turn ended between a streamed answer and its storing (a
 		// stop, a failed write): take the words back; a resumed turn
@@ -92,22 +108,21 @@ func (a *Agent) run(ctx context.Context, t core.Turn) (tr *turn, err error) {
 		a.log.Info().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("agent: resuming turn")
 	default:
 		// The person sees Neo at work at once: the status goes out while
-		// the message is recorded, and is posted before anything else
-		// reaches the thread. The record commits with the turn's next
-		// durable write (LaterAppender).
-		shown := make(chan struct{})
+		// the turn goes on (the message recorded, memory faulted in, the
+		// model asked), and anything else the turn shows comes after it
+		// (reporter). The record commits with the turn's next durable
+		// write (LaterAppender).
+		shown, sctx, rep := make(chan struct{}), ctx, tr.rep
 		go func() {
 			defer close(shown)
-			tr.status(ctx, "Thinking…")
+			tr.showStatus(sctx, rep, "Thinking…")
 		}()
-		tr.shownThinking = true
-		err := tr.closeAbandoned(ctx)
-		if err == nil {
-			msg := llm.UserMessage(userText(in))
-			err = a.appendRecordsLater(ctx, st, record{Msg: &msg, EventID: in.EventID, User: in.User})
+		tr.shown, tr.shownThinking = shown, true
+		if err := tr.closeAbandoned(ctx); err != nil {
+			return tr, err
 		}
-		<-shown
-		if err != nil {
+		msg := llm.UserMessage(userText(in))
+		if err := a.appendRecordsLater(ctx, st, record{Msg: &msg, EventID: in.EventID, User: in.User}); err != nil {
 			return tr, err
 		}
 		tr.start = len(st.items) - 1
@@ -285,7 +300,7 @@ func (tr *turn) finish(ctx context.Context, text string, partial bool) error {
 		if err := live.Close(ctx, text); err != nil {
 			return fmt.Errorf("agent: finish the streamed answer in %s: %w", in.Thread, err)
 		}
-	} else if err := tr.rep.Say(ctx, text); err != nil {
+	} else if err := tr.reporter().Say(ctx, text); err != nil {
 		return fmt.Errorf("agent: say answer in %s: %w", in.Thread, err)
 	}
 	// A partial turn teaches nothing: what it did is not a pattern to
@@ -358,7 +373,12 @@ func (a *Agent) Close() error {
 
 // status reports progress; a failing status line never stops a turn.
 func (tr *turn) status(ctx context.Context, text string) {
-	if err := tr.rep.Status(ctx, text); err != nil {
+	tr.showStatus(ctx, tr.reporter(), text)
+}
+
+// showStatus posts text through rep.
+func (tr *turn) showStatus(ctx context.Context, rep core.Reporter, text string) {
+	if err := rep.Status(ctx, text); err != nil {
 		tr.a.log.Debug().Err(err).Msg("agent: status not shown")
 	}
 }
