@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -150,37 +149,22 @@ func (s *slowStatus) Say(ctx context.Context, text string) error {
 	return s.Recorder.Say(ctx, text)
 }
 
-// finalSignal is a transcript that tells when a turn's answer is stored:
-// the step right before it is said.
-type finalSignal struct {
-	*memTranscript
-	stored chan struct{}
-}
-
-func (f *finalSignal) AppendEntries(ctx context.Context, t core.Thread, data ...[]byte) (uint64, error) {
-	last, err := f.memTranscript.AppendEntries(ctx, t, data...)
-	for _, d := range data {
-		if strings.Contains(string(d), `"final":true`) {
-			close(f.stored)
-		}
-	}
-	return last, err
-}
-
 // TestStatusOverlapsTheTurn: the model is asked while the first status is
-// still on its way, and the answer, stored meanwhile, is said only after
-// that status is out.
+// still on its way, and the answer is said only after that status is out.
 func TestStatusOverlapsTheTurn(t *testing.T) {
-	tr := &finalSignal{memTranscript: newTranscript(), stored: make(chan struct{})}
-	h := newHarness(t, func(o *Options) { o.Transcript = tr })
+	h := newHarness(t, nil)
 	rep := &slowStatus{Recorder: coretest.NewRecorder(), held: make(chan struct{}), release: make(chan struct{})}
-	h.srv.Enqueue(llmtest.Text("Hello, Ada."))
+	asked := make(chan struct{})
+	h.srv.Handle(func(llmtest.Request) llmtest.Reply {
+		close(asked)
+		return llmtest.Text("Hello, Ada.")
+	})
 	done := make(chan error, 1)
 	go func() {
 		done <- h.agent.Run(context.Background(), core.Turn{Inbound: inbound("E1", "hi"), Reporter: rep})
 	}()
 	<-rep.held
-	<-tr.stored // the model answered and the answer is stored, the status still held
+	<-asked // the model is asked while the status is held
 	close(rep.release)
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -291,6 +291,10 @@ func (tr *turn) narration() string {
 func (tr *turn) finish(ctx context.Context, text string, partial bool) error {
 	a, in := tr.a, tr.t.Inbound
 	tr.partialEnd = partial
+	// The first status is out before the answer is stored: a crash
+	// between storing an answer and saying it loses the saying, so
+	// nothing may stand between the two.
+	rep := tr.reporter()
 	msg := llm.AssistantMessage(text)
 	if err := a.appendRecords(ctx, tr.st, record{Msg: &msg, EventID: in.EventID, Final: true, Partial: partial}); err != nil {
 		return err
@@ -300,7 +304,7 @@ func (tr *turn) finish(ctx context.Context, text string, partial bool) error {
 		if err := live.Close(ctx, text); err != nil {
 			return fmt.Errorf("agent: finish the streamed answer in %s: %w", in.Thread, err)
 		}
-	} else if err := tr.reporter().Say(ctx, text); err != nil {
+	} else if err := rep.Say(ctx, text); err != nil {
 		return fmt.Errorf("agent: say answer in %s: %w", in.Thread, err)
 	}
 	// A partial turn teaches nothing: what it did is not a pattern to
