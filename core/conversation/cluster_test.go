@@ -27,6 +27,36 @@ type clusterMember struct {
 	hub *Hub
 }
 
+// clusterHubs makes one hub per platform, each a member of c with opts
+// (its Cluster that member), closed when the test ends. They are not
+// started.
+func clusterHubs(t *testing.T, c *fakeCluster, opts Options, plats ...*fakePlatform) []*Hub {
+	t.Helper()
+	var hubs []*Hub
+	for _, p := range plats {
+		m := &clusterMember{c: c}
+		o := opts
+		o.Cluster = m
+		h := New(o)
+		h.Attach("test", p)
+		m.hub = h
+		c.members = append(c.members, m)
+		hubs = append(hubs, h)
+		t.Cleanup(func() { _ = h.Close(context.Background()) })
+	}
+	return hubs
+}
+
+// startHubs starts each hub in turn.
+func startHubs(t *testing.T, hubs []*Hub) {
+	t.Helper()
+	for _, h := range hubs {
+		if err := h.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func (m *clusterMember) Claim(ctx context.Context, thread string) (bool, error) {
 	m.c.mu.Lock()
 	defer m.c.mu.Unlock()
@@ -104,19 +134,9 @@ func clusterOnceInOrder(t *testing.T, linger time.Duration) {
 	j := newMemJournal()
 	c := &fakeCluster{journal: j, owner: map[string]*clusterMember{}}
 	runner := &orderRunner{t: t, active: map[string]string{}, order: map[string][]string{}, runs: map[string]int{}}
-	var hubs []*Hub
-	for range 2 {
-		m := &clusterMember{c: c}
-		h := New(Options{Runner: runner, Journal: j, Cluster: m, Linger: linger, MaxConcurrent: 8, Now: func() time.Time { return epoch.Add(time.Minute) }})
-		h.Attach("test", newFakePlatform())
-		m.hub = h
-		c.members = append(c.members, m)
-		hubs = append(hubs, h)
-		if err := h.Start(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = h.Close(context.Background()) })
-	}
+	hubs := clusterHubs(t, c, Options{Runner: runner, Journal: j, Linger: linger, MaxConcurrent: 8, Now: func() time.Time { return epoch.Add(time.Minute) }},
+		newFakePlatform(), newFakePlatform())
+	startHubs(t, hubs)
 	const threads, perThread = 20, 5
 	want := map[string][]string{}
 	for k := range perThread {
@@ -156,19 +176,8 @@ func TestClusterStopReachesTheOwner(t *testing.T) {
 		return ctx.Err()
 	})
 	plats := []*fakePlatform{newFakePlatform(), newFakePlatform()}
-	var hubs []*Hub
-	for i := range 2 {
-		m := &clusterMember{c: c}
-		h := New(Options{Runner: runner, Journal: j, Cluster: m, Linger: time.Hour, Now: func() time.Time { return epoch.Add(time.Minute) }})
-		h.Attach("test", plats[i])
-		m.hub = h
-		c.members = append(c.members, m)
-		hubs = append(hubs, h)
-		if err := h.Start(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = h.Close(context.Background()) })
-	}
+	hubs := clusterHubs(t, c, Options{Runner: runner, Journal: j, Linger: time.Hour, Now: func() time.Time { return epoch.Add(time.Minute) }}, plats...)
+	startHubs(t, hubs)
 	ask := msg("t1", "ask", "do the long thing")
 	if _, err := hubs[0].Submit(t.Context(), ask); err != nil {
 		t.Fatal(err)
@@ -210,16 +219,7 @@ func TestClusterSettlesOnce(t *testing.T) {
 	}
 	c := &fakeCluster{journal: j, owner: map[string]*clusterMember{}}
 	plats := []*fakePlatform{newFakePlatform(), newFakePlatform()}
-	var hubs []*Hub
-	for i := range 2 {
-		m := &clusterMember{c: c}
-		h := New(Options{Runner: runFunc(func(context.Context, core.Turn) error { return nil }), Journal: j, Cluster: m, Linger: time.Hour, Now: func() time.Time { return epoch }})
-		h.Attach("test", plats[i])
-		m.hub = h
-		c.members = append(c.members, m)
-		hubs = append(hubs, h)
-		t.Cleanup(func() { _ = h.Close(context.Background()) })
-	}
+	hubs := clusterHubs(t, c, Options{Runner: runFunc(func(context.Context, core.Turn) error { return nil }), Journal: j, Linger: time.Hour, Now: func() time.Time { return epoch }}, plats...)
 	var wg sync.WaitGroup
 	for _, h := range hubs {
 		wg.Go(func() {
