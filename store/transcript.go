@@ -55,11 +55,8 @@ var ErrCompactRange = errors.New("store: summary range does not fit the transcri
 // last one, and returns the last sequence number assigned. The entries are
 // on disk when it returns.
 func (db *DB) AppendEntries(ctx context.Context, t core.Thread, data ...[]byte) (uint64, error) {
-	if err := t.Validate(); err != nil {
-		return 0, fmt.Errorf("store: append: %w", err)
-	}
-	if len(data) == 0 {
-		return 0, fmt.Errorf("store: append to %s: no entries", t.Key())
+	if err := checkAppend(t, data); err != nil {
+		return 0, err
 	}
 	at := db.now()
 	var last uint64
@@ -68,22 +65,40 @@ func (db *DB) AppendEntries(ctx context.Context, t core.Thread, data ...[]byte) 
 		if err != nil {
 			return err
 		}
-		for _, d := range data {
-			seq, err := tb.NextSequence()
-			if err != nil {
-				return err
-			}
-			if err := tb.Put(entryKey(keyEntries, seq), encodeEntry(at, d)); err != nil {
-				return err
-			}
-			last = seq
-		}
-		return tb.Put(keyActive, i64(at.UnixNano()))
+		last, err = putEntries(tb, tb.Sequence(), at, data)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: append to %s: %w", t.Key(), err)
 	}
 	return last, nil
+}
+
+// checkAppend refuses an append that cannot be stored.
+func checkAppend(t core.Thread, data [][]byte) error {
+	if err := t.Validate(); err != nil {
+		return fmt.Errorf("store: append: %w", err)
+	}
+	if len(data) == 0 {
+		return fmt.Errorf("store: append to %s: no entries", t.Key())
+	}
+	return nil
+}
+
+// putEntries stores data as the entries of tb numbered after entry after,
+// moves tb's sequence past them, marks tb active at at, and returns the
+// last entry's number.
+func putEntries(tb *bolt.Bucket, after uint64, at time.Time, data [][]byte) (uint64, error) {
+	for i, d := range data {
+		if err := tb.Put(entryKey(keyEntries, after+1+uint64(i)), encodeEntry(at, d)); err != nil {
+			return 0, err
+		}
+	}
+	last := after + uint64(len(data))
+	if err := tb.SetSequence(last); err != nil {
+		return 0, err
+	}
+	return last, tb.Put(keyActive, i64(at.UnixNano()))
 }
 
 // AppendEntriesLater is AppendEntries without waiting for the disk: the
@@ -99,11 +114,8 @@ func (db *DB) AppendEntries(ctx context.Context, t core.Thread, data ...[]byte) 
 // time); if something did, the lazy entries are refused when their commit
 // comes, and the failure is logged.
 func (db *DB) AppendEntriesLater(ctx context.Context, t core.Thread, data ...[]byte) (uint64, error) {
-	if err := t.Validate(); err != nil {
-		return 0, fmt.Errorf("store: append: %w", err)
-	}
-	if len(data) == 0 {
-		return 0, fmt.Errorf("store: append to %s: no entries", t.Key())
+	if err := checkAppend(t, data); err != nil {
+		return 0, err
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -134,15 +146,8 @@ func (db *DB) AppendEntriesLater(ctx context.Context, t core.Thread, data ...[]b
 		if seq := tb.Sequence(); seq != after {
 			return fmt.Errorf("store: append to %s: entries %d-%d were numbered after entry %d, but entry %d was appended meanwhile; they are dropped", key, after+1, last, after, seq)
 		}
-		for i, d := range data {
-			if err := tb.Put(entryKey(keyEntries, after+1+uint64(i)), encodeEntry(at, d)); err != nil {
-				return err
-			}
-		}
-		if err := tb.SetSequence(last); err != nil {
-			return err
-		}
-		return tb.Put(keyActive, i64(at.UnixNano()))
+		_, err = putEntries(tb, after, at, data)
+		return err
 	}, func(error) {
 		db.numbering.Lock()
 		defer db.numbering.Unlock()
