@@ -48,6 +48,10 @@ type Inbound struct {
 	Roles []string `json:"roles,omitempty"`
 	// At is when the platform says the message was sent.
 	At time.Time `json:"at"`
+	// Redelivered is true when the platform sent the message again because
+	// no process acknowledged an earlier delivery: one that died may have
+	// started its turn, and left a status line in the thread.
+	Redelivered bool `json:"redelivered,omitempty"`
 }
 
 // File is an attachment whose text content is offered to the agent.

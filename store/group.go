@@ -26,6 +26,7 @@ type group struct {
 	queue []*queued
 	busy  bool        // a writer is committing
 	timer *time.Timer // flushes lazy writes nobody else committed
+	due   time.Time   // when timer fires
 }
 
 // queued is one write waiting in the group.
@@ -34,6 +35,7 @@ type queued struct {
 	done chan error    // the write's outcome; nil for a lazy write
 	lead chan struct{} // this writer commits next
 	then func(error)   // a lazy write's outcome, when its writer wants it
+	due  time.Time     // a lazy write commits by then, company or not
 }
 
 // later queues fn to commit with the next write, or on its own after
@@ -41,12 +43,31 @@ type queued struct {
 // writes whose loss the restart repairs. then, when not nil, hears the
 // outcome once the transaction fn ran in has committed or failed.
 func (g *group) later(fn func(*bolt.Tx) error, then func(error)) {
+	g.laterWithin(g.lazyDelay, fn, then)
+}
+
+// laterWithin is later with its own bound on the wait: fn commits with the
+// next write, or on its own within d.
+func (g *group) laterWithin(d time.Duration, fn func(*bolt.Tx) error, then func(error)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.queue = append(g.queue, &queued{fn: fn, then: then})
-	if g.timer == nil {
-		g.timer = time.AfterFunc(g.lazyDelay, func() { _ = g.write(func(*bolt.Tx) error { return nil }) })
+	due := time.Now().Add(d)
+	g.queue = append(g.queue, &queued{fn: fn, then: then, due: due})
+	g.armLocked(due)
+}
+
+// armLocked makes sure the timer fires by due, to commit the lazy writes
+// queued. A timer stopped too late to stop commits an empty batch, which
+// is harmless.
+func (g *group) armLocked(due time.Time) {
+	if g.timer != nil && !due.Before(g.due) {
+		return
 	}
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+	g.due = due
+	g.timer = time.AfterFunc(time.Until(due), func() { _ = g.write(func(*bolt.Tx) error { return nil }) })
 }
 
 // flush commits every lazy write still queued (Close calls it).
@@ -116,7 +137,13 @@ func (g *group) commitNext() {
 	}
 	g.busy = false
 	if len(g.queue) > 0 && g.timer == nil {
-		g.timer = time.AfterFunc(g.lazyDelay, func() { _ = g.write(func(*bolt.Tx) error { return nil }) })
+		due := g.queue[0].due
+		for _, w := range g.queue[1:] {
+			if w.due.Before(due) {
+				due = w.due
+			}
+		}
+		g.armLocked(due)
 	}
 }
 

@@ -223,3 +223,43 @@ func TestGroupLazyBacklog(t *testing.T) {
 		return nil
 	})
 }
+
+// TestGroupLaterWithin: a lazy write with a shorter bound brings the
+// commit forward for every lazy write queued, and one with a longer bound
+// does not put it off.
+func TestGroupLaterWithin(t *testing.T) {
+	g, b := openGroup(t, 8)
+	g.lazyDelay = time.Hour
+	put := func(k string) func(*bolt.Tx) error {
+		return func(tx *bolt.Tx) error { return tx.Bucket([]byte("b")).Put([]byte(k), []byte("v")) }
+	}
+	committed := make(chan string, 3)
+	heard := func(k string) func(error) {
+		return func(err error) {
+			if err != nil {
+				t.Errorf("%s: %v", k, err)
+			}
+			committed <- k
+		}
+	}
+	g.later(put("slow"), heard("slow"))
+	g.laterWithin(time.Millisecond, put("soon"), heard("soon"))
+	g.laterWithin(time.Hour, put("after"), heard("after"))
+	var got []string
+	for len(got) < 3 {
+		select {
+		case k := <-committed:
+			got = append(got, k)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("committed %v; the short bound never brought the commit forward", got)
+		}
+	}
+	_ = b.View(func(tx *bolt.Tx) error {
+		for _, k := range []string{"slow", "soon", "after"} {
+			if tx.Bucket([]byte("b")).Get([]byte(k)) == nil {
+				t.Errorf("%s not stored", k)
+			}
+		}
+		return nil
+	})
+}

@@ -25,54 +25,142 @@ type inboundRecord struct {
 
 // JournalInbound records in before its turn runs. fresh is false, and
 // nothing is written, when the same platform event was journaled within the
-// dedupe TTL (Retention.Dedupe, default 24h) or is still pending.
+// dedupe TTL (Retention.Dedupe, default 24h), is still pending, or is on its
+// way to the journal (JournalInboundLater).
 func (db *DB) JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, err error) {
-	if err := in.Thread.Validate(); err != nil {
-		return false, fmt.Errorf("store: journal: %w", err)
+	key, err := inboundFor(in)
+	if err != nil {
+		return false, err
 	}
-	if in.EventID == "" {
-		return false, fmt.Errorf("store: journal message in %s: empty event ID", in.Thread.Key())
+	db.journaling.Lock()
+	coming := db.coming[string(key)]
+	db.journaling.Unlock()
+	if coming {
+		return false, nil
 	}
 	now := db.now()
-	key := inboundKey(in.Thread.Platform, in.EventID)
 	err = db.write(ctx, func(tx *bolt.Tx) error {
-		fresh = false
-		b := tx.Bucket(bucketInbound)
-		if v := b.Get(key); v != nil {
-			var prev inboundRecord
-			if err := json.Unmarshal(v, &prev); err != nil {
-				return fmt.Errorf("decode inbound: %w", err)
-			}
-			if prev.Completed.IsZero() || now.Sub(prev.Journaled) < db.ret.Dedupe {
-				return nil // a duplicate
-			}
-		}
-		pending := tx.Bucket(bucketPending)
-		seq, err := pending.NextSequence()
-		if err != nil {
-			return err
-		}
-		raw, err := json.Marshal(inboundRecord{Inbound: in, Journaled: now, Pending: seq})
-		if err != nil {
-			return err
-		}
-		if err := b.Put(key, raw); err != nil {
-			return err
-		}
-		if err := pending.Put(u64(seq), key); err != nil {
-			return err
-		}
-		tb, err := threadBucket(tx, in.Thread)
-		if err != nil {
-			return err
-		}
-		fresh = true
-		return tb.Put(keyActive, i64(now.UnixNano()))
+		var err error
+		fresh, err = db.journal(tx, in, key, now)
+		return err
 	})
 	if err != nil {
 		return false, fmt.Errorf("store: journal %s in %s: %w", in.EventID, in.Thread.Key(), err)
 	}
 	return fresh, nil
+}
+
+// JournalDelay is the longest JournalInboundLater's record waits for
+// another write to share its commit.
+const JournalDelay = 2 * time.Millisecond
+
+// JournalInboundLater is JournalInbound in two halves. It decides at once
+// whether in is fresh, and queues the record to commit with the next
+// durable write (the turn's first, typically) or on its own within
+// JournalDelay; durable then receives the commit's outcome, once. The
+// message may be worked on meanwhile, but not acknowledged to its
+// platform: a crash before the commit loses the record, and the platform
+// must deliver the message again. Until the commit, the message counts as
+// journaled for duplicates.
+func (db *DB) JournalInboundLater(ctx context.Context, in core.Inbound) (fresh bool, durable <-chan error, err error) {
+	key, err := inboundFor(in)
+	if err != nil {
+		return false, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, nil, err
+	}
+	now := db.now()
+	db.journaling.Lock()
+	defer db.journaling.Unlock()
+	if db.coming[string(key)] {
+		return false, nil, nil
+	}
+	seen := false
+	err = db.bolt.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketInbound).Get(key)
+		if v == nil {
+			return nil
+		}
+		var err error
+		seen, err = db.seen(v, now)
+		return err
+	})
+	if err != nil || seen {
+		if err != nil {
+			err = fmt.Errorf("store: journal %s in %s: %w", in.EventID, in.Thread.Key(), err)
+		}
+		return false, nil, err
+	}
+	db.coming[string(key)] = true
+	done := make(chan error, 1)
+	db.group.laterWithin(JournalDelay, func(tx *bolt.Tx) error {
+		fresh, err := db.journal(tx, in, key, now)
+		if err == nil && !fresh {
+			err = errors.New("journaled meanwhile by another writer") // none should, while coming holds it
+		}
+		if err != nil {
+			return fmt.Errorf("store: journal %s in %s: %w", in.EventID, in.Thread.Key(), err)
+		}
+		return nil
+	}, func(err error) {
+		db.journaling.Lock()
+		delete(db.coming, string(key))
+		db.journaling.Unlock()
+		done <- db.diskFull(err)
+	})
+	return true, done, nil
+}
+
+// inboundFor checks in and returns its journal key.
+func inboundFor(in core.Inbound) ([]byte, error) {
+	if err := in.Thread.Validate(); err != nil {
+		return nil, fmt.Errorf("store: journal: %w", err)
+	}
+	if in.EventID == "" {
+		return nil, fmt.Errorf("store: journal message in %s: empty event ID", in.Thread.Key())
+	}
+	return inboundKey(in.Thread.Platform, in.EventID), nil
+}
+
+// seen reports whether the journal record v makes a message journaled at
+// now a duplicate: it is pending, or within the dedupe TTL.
+func (db *DB) seen(v []byte, now time.Time) (bool, error) {
+	var prev inboundRecord
+	if err := json.Unmarshal(v, &prev); err != nil {
+		return false, fmt.Errorf("decode inbound: %w", err)
+	}
+	return prev.Completed.IsZero() || now.Sub(prev.Journaled) < db.ret.Dedupe, nil
+}
+
+// journal writes in's record under key in tx, unless it is a duplicate.
+func (db *DB) journal(tx *bolt.Tx, in core.Inbound, key []byte, now time.Time) (fresh bool, err error) {
+	b := tx.Bucket(bucketInbound)
+	if v := b.Get(key); v != nil {
+		if seen, err := db.seen(v, now); err != nil || seen {
+			return false, err
+		}
+	}
+	pending := tx.Bucket(bucketPending)
+	seq, err := pending.NextSequence()
+	if err != nil {
+		return false, err
+	}
+	raw, err := json.Marshal(inboundRecord{Inbound: in, Journaled: now, Pending: seq})
+	if err != nil {
+		return false, err
+	}
+	if err := b.Put(key, raw); err != nil {
+		return false, err
+	}
+	if err := pending.Put(u64(seq), key); err != nil {
+		return false, err
+	}
+	tb, err := threadBucket(tx, in.Thread)
+	if err != nil {
+		return false, err
+	}
+	return true, tb.Put(keyActive, i64(now.UnixNano()))
 }
 
 // CompleteInbound marks the journaled message eventID of thread t done: it

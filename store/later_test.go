@@ -162,3 +162,83 @@ func openTempInternal(t *testing.T) *DB {
 	t.Cleanup(func() { _ = db.Close() })
 	return db
 }
+
+// TestJournalInboundLater: a message is fresh or a duplicate at once; its
+// record commits with the next durable write, or alone within
+// JournalDelay, and durable hears so; until then it is a duplicate to
+// both journal calls, and after a reopen it is pending.
+func TestJournalInboundLater(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "neobot.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: "1.1"}
+	in := core.Inbound{Thread: th, User: "U1", Text: "hi", EventID: "Ev1"}
+	wait := func(durable <-chan error) {
+		t.Helper()
+		select {
+		case err := <-durable:
+			if err != nil {
+				t.Fatalf("durable = %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("the record never committed")
+		}
+	}
+
+	// Alone: it commits within JournalDelay of its own accord.
+	fresh, durable, err := db.JournalInboundLater(ctx, in)
+	if err != nil || !fresh {
+		t.Fatalf("JournalInboundLater = %v, %v; want fresh", fresh, err)
+	}
+	if again, _, err := db.JournalInboundLater(ctx, in); again || err != nil {
+		t.Errorf("JournalInboundLater(same event, on its way) = %v, %v; want a duplicate", again, err)
+	}
+	if again, err := db.JournalInbound(ctx, in); again || err != nil {
+		t.Errorf("JournalInbound(same event, on its way) = %v, %v; want a duplicate", again, err)
+	}
+	wait(durable)
+	if again, _, err := db.JournalInboundLater(ctx, in); again || err != nil {
+		t.Errorf("JournalInboundLater(same event, stored) = %v, %v; want a duplicate", again, err)
+	}
+
+	// With company: the turn's first write carries it.
+	db.group.lazyDelay = time.Hour
+	in2 := in
+	in2.EventID = "Ev2"
+	fresh, durable, err = db.JournalInboundLater(ctx, in2)
+	if err != nil || !fresh {
+		t.Fatalf("JournalInboundLater(Ev2) = %v, %v; want fresh", fresh, err)
+	}
+	if _, err := db.AppendEntries(ctx, th, []byte("answer")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-durable:
+		if err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatal("a durable write returned before the record queued ahead of it committed")
+	}
+	if known, err := db.ThreadKnown(ctx, th); err != nil || !known {
+		t.Errorf("ThreadKnown = %v, %v after the record committed", known, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	pending, err := db.PendingInbound(ctx)
+	if err != nil || len(pending) != 2 || pending[0].EventID != "Ev1" || pending[1].EventID != "Ev2" {
+		t.Errorf("PendingInbound after a reopen = %+v, %v; want Ev1 and Ev2", pending, err)
+	}
+	if _, _, err := db.JournalInboundLater(ctx, core.Inbound{Thread: th}); err == nil {
+		t.Error("JournalInboundLater(no event ID) = nil error, want one")
+	}
+}

@@ -112,6 +112,10 @@ type DB struct {
 	// AppendEntriesLater and not yet committed.
 	numbering sync.Mutex
 	numbered  map[string]uint64
+	// coming holds the journal keys of messages JournalInboundLater took
+	// and has not committed yet: they are duplicates already.
+	journaling sync.Mutex
+	coming     map[string]bool
 }
 
 // Open opens (creating if needed) the store at path. A file held by another
@@ -138,7 +142,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	db := &DB{bolt: b, path: path, numbered: map[string]uint64{}, now: opts.Now, ret: opts.Retention.WithDefaults(), log: opts.Logger, observe: opts.ObserveWrite,
+	db := &DB{bolt: b, path: path, numbered: map[string]uint64{}, coming: map[string]bool{}, now: opts.Now, ret: opts.Retention.WithDefaults(), log: opts.Logger, observe: opts.ObserveWrite,
 		group: group{bolt: b, max: opts.Writers, lazyDelay: lazyDelay}}
 	db.group.lazyFailed = func(err error) { db.log.Error().Err(db.diskFull(err)).Msg("store: a deferred write failed") }
 	if err := db.init(); err != nil {

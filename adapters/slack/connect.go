@@ -66,7 +66,7 @@ func (a *Adapter) onSocketEvent(ctx context.Context, client *socketmode.Client, 
 			return
 		}
 		// Acked once the message is journaled: see onEvent.
-		a.onEvent(data, ack(evt.Request.EnvelopeID))
+		a.onEvent(data, evt.Request.RetryAttempt > 0, ack(evt.Request.EnvelopeID))
 	case socketmode.EventTypeInteractive, socketmode.EventTypeSlashCommand:
 		if evt.Request != nil {
 			ack(evt.Request.EnvelopeID)()
@@ -199,7 +199,7 @@ func (a *Adapter) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	// journal leaves Slack to deliver it again; Slack waits three seconds.
 	journaled := make(chan struct{})
 	var once sync.Once
-	a.onEvent(ev, func() { once.Do(func() { close(journaled) }) })
+	a.onEvent(ev, r.Header.Get("X-Slack-Retry-Num") != "", func() { once.Do(func() { close(journaled) }) })
 	t := time.NewTimer(httpAckWait)
 	defer t.Stop()
 	select {

@@ -27,6 +27,7 @@ type incoming struct {
 	ts, threadTS                        string
 	files                               []slack.File
 	mention                             bool // an app_mention
+	redelivered                         bool // Slack's retry of an unacknowledged delivery
 }
 
 func (m incoming) dm() bool { return m.channelType == "im" }
@@ -40,11 +41,12 @@ func (m incoming) thread() core.Thread {
 }
 
 // onEvent handles one Events API event on the reader: it filters and
-// deduplicates, and queues the rest per thread. ack acknowledges the
-// envelope; it is called once, after the message is journaled (or at once
-// for an event Neo does not take), so a crash before the journal leaves
-// Slack to deliver it again.
-func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent, ack func()) {
+// deduplicates, and queues the rest per thread. retry is true for Slack's
+// retry of a delivery nobody acknowledged. ack acknowledges the envelope;
+// it is called once, after the message is journaled (or at once for an
+// event Neo does not take), so a crash before the journal leaves Slack to
+// deliver it again.
+func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent, retry bool, ack func()) {
 	taken := false
 	defer func() {
 		if !taken {
@@ -87,7 +89,7 @@ func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent, ack func()) {
 	default:
 		return
 	}
-	m.eventID, m.team = cb.EventID, ev.TeamID
+	m.eventID, m.team, m.redelivered = cb.EventID, ev.TeamID, retry
 	if m.team == "" {
 		m.team = a.me().TeamID
 	}
@@ -107,6 +109,11 @@ func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent, ack func()) {
 		a.accept(ctx, m)
 	})
 }
+
+// Redelivers reports that Slack delivers an event again until it is
+// acknowledged (conversation.Redeliverer): the hub may start its turn
+// while the journal commits, since the ack waits for the commit.
+func (a *Adapter) Redelivers() bool { return true }
 
 // wanted applies the cheap filters: not our own messages, not other bots
 // unless allowed, no edits or deletions, and only messages Neo is meant to
@@ -136,7 +143,7 @@ func (a *Adapter) accept(ctx context.Context, m incoming) {
 		Inbound: core.Inbound{
 			Thread: m.thread(), User: m.user, Text: a.cleanText(m.text), EventID: m.eventID, MessageID: m.ts,
 			DM: m.dm(), At: parseTS(m.ts), Attachments: attachments(m.files),
-			FetchContext: m.threadTS != "" && m.threadTS != m.ts && !m.dm(),
+			FetchContext: m.threadTS != "" && m.threadTS != m.ts && !m.dm(), Redelivered: m.redelivered,
 		},
 		Mention:  m.mention,
 		Channels: []string{m.channel},

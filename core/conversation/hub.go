@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,6 +33,27 @@ type Journal interface {
 	// PendingInbound returns the journaled, never completed messages,
 	// oldest first.
 	PendingInbound(ctx context.Context) ([]core.Inbound, error)
+}
+
+// LaterJournal is a Journal that can take a message in two halves: it
+// decides at once whether the message is fresh, and makes it durable with
+// the next write (the turn's first) or on its own shortly after. The hub
+// starts the turn in between, and Submit still returns only once the
+// message is durable. The store implements it.
+type LaterJournal interface {
+	// JournalInboundLater reports whether in is fresh, as JournalInbound
+	// does, and for a fresh message the outcome of its commit on durable.
+	JournalInboundLater(ctx context.Context, in core.Inbound) (fresh bool, durable <-chan error, err error)
+}
+
+// Redeliverer is implemented by a platform that delivers a message again
+// until a process acknowledges it (Slack). Over a LaterJournal, only its
+// turns start before the journal's commit: a crash that loses the record
+// loses no message, since the platform was never told it arrived. The
+// redelivered message carries Inbound.Redelivered, and its turn tidies
+// the thread first, as a resumed one does.
+type Redeliverer interface {
+	Redelivers() bool
 }
 
 // Platform gives the hub a thread's Reporter and Approver; adapters
@@ -219,6 +241,8 @@ func (h *Hub) Attach(name string, p Platform) {
 // resumes the message. After Close it returns ErrClosed. A thread's turns
 // run in the order its Submit calls return; an adapter that submits one
 // thread's messages from several goroutines at once gives up that order.
+// Over a LaterJournal the turn may start while the record commits; Submit
+// returns after the commit all the same.
 func (h *Hub) Submit(ctx context.Context, in core.Inbound) (accepted bool, err error) {
 	if h.err != nil {
 		return false, h.err
@@ -239,6 +263,9 @@ func (h *Hub) Submit(ctx context.Context, in core.Inbound) (accepted bool, err e
 	if err := in.Thread.Validate(); err != nil {
 		return false, fmt.Errorf("conversation: submit: %w", err)
 	}
+	if lj, ok := h.journal.(LaterJournal); ok && state == stateRunning && h.cluster == nil && redelivers(p) && !core.IsStop(in.Text) {
+		return h.submitEarly(ctx, lj, p, in)
+	}
 	fresh, err := h.journal.JournalInbound(ctx, in)
 	if err != nil {
 		return false, fmt.Errorf("conversation: journal %s in %s: %w", in.EventID, in.Thread, err)
@@ -255,6 +282,77 @@ func (h *Hub) Submit(ctx context.Context, in core.Inbound) (accepted bool, err e
 	}
 	h.admitLocked(p, in)
 	return true, nil
+}
+
+// submitEarly is Submit over a LaterJournal: the turn starts as soon as
+// the message is known to be fresh, so its first status and model call
+// overlap the journal's commit, and the record shares a commit with the
+// turn's first write. Submit still returns once the message is durable,
+// and the platform is acknowledged only then. Should the commit fail, the
+// turn is called off before it can act: every step that acts or speaks
+// writes durably first, and that write fails or waits behind the record.
+func (h *Hub) submitEarly(ctx context.Context, lj LaterJournal, p Platform, in core.Inbound) (bool, error) {
+	fresh, durable, err := lj.JournalInboundLater(ctx, in)
+	if err != nil {
+		return false, fmt.Errorf("conversation: journal %s in %s: %w", in.EventID, in.Thread, err)
+	}
+	if !fresh {
+		h.log.Debug().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("duplicate message dropped")
+		return false, nil
+	}
+	// Only a turn that can start now starts early: in a busy thread it
+	// would wait anyway, and its "queued" notice must not come first.
+	h.mu.Lock()
+	early := h.threads[in.Thread.Key()] == nil
+	if early && h.state != stateNew && h.state != stateClosed {
+		h.admitLocked(p, in)
+	}
+	h.mu.Unlock()
+	if err := <-durable; err != nil {
+		if early {
+			h.callOff(in)
+		}
+		return false, fmt.Errorf("conversation: journal %s in %s: %w", in.EventID, in.Thread, err)
+	}
+	if !early {
+		h.mu.Lock()
+		if h.state != stateNew && h.state != stateClosed {
+			h.admitLocked(p, in)
+		}
+		h.mu.Unlock()
+	}
+	return true, nil
+}
+
+// redelivers reports whether p delivers unacknowledged messages again.
+func redelivers(p Platform) bool {
+	r, ok := p.(Redeliverer)
+	return ok && r.Redelivers()
+}
+
+// errNotJournaled is the cause of a turn called off because its message
+// could not be journaled: the intake asks its author to send it again.
+var errNotJournaled = errors.New("conversation: the message could not be journaled")
+
+// callOff drops the turn of a message whose journal record failed: taken
+// out of its thread's queue (it waited for a slot), or cancelled if it is
+// running.
+func (h *Hub) callOff(in core.Inbound) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	mb, k := h.threads[in.Thread.Key()], eventKey(in)
+	if mb == nil {
+		return
+	}
+	if mb.cur != nil && eventKey(mb.cur.in) == k {
+		mb.cur.cancel(errNotJournaled)
+		return
+	}
+	if i := slices.IndexFunc(mb.queue, func(it *item) bool { return eventKey(it.in) == k }); i >= 0 {
+		mb.queue = slices.Delete(mb.queue, i, i+1)
+		delete(h.inflight, k)
+		h.forgetLocked(mb)
+	}
 }
 
 // Close stops taking new messages, lets running turns finish within Grace

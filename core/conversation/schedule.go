@@ -34,7 +34,8 @@ type item struct {
 
 // Tidier is implemented by a platform that can clear what a turn cut
 // short by a crash left in its thread, such as a "Thinking…" status line
-// nobody will ever edit again. The hub calls Tidy before a resumed turn.
+// nobody will ever edit again. The hub calls Tidy before a resumed turn,
+// and before the turn of a message the platform delivered again.
 type Tidier interface {
 	Tidy(ctx context.Context, t core.Thread)
 }
@@ -272,7 +273,7 @@ func (h *Hub) turn(ctx context.Context, it *item) {
 		h.log.Error().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("no platform for turn")
 		return
 	}
-	if td, ok := p.(Tidier); ok && it.resumed {
+	if td, ok := p.(Tidier); ok && (it.resumed || in.Redelivered) {
 		td.Tidy(ctx, in.Thread)
 	}
 	if pr, ok := p.(core.Preparer); ok && in.Unprepared() {
@@ -286,6 +287,8 @@ func (h *Hub) turn(ctx context.Context, it *item) {
 		h.completeAnswered(ctx, in)
 	case ctx.Err() != nil && errors.Is(cause, core.ErrStopped):
 		h.complete(ctx, in) // the stop command posts the notice
+	case ctx.Err() != nil && errors.Is(cause, errNotJournaled):
+		h.log.Warn().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("turn called off: its message could not be journaled")
 	case ctx.Err() != nil && errors.Is(cause, core.ErrShutdown):
 		h.log.Info().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("turn interrupted by shutdown; resumes after restart")
 	default:
