@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -24,6 +25,8 @@ type Client struct {
 	now  func() time.Time
 	// tools keeps the encoded tool schemas between requests.
 	tools toolCache
+	// lines keeps the stream readers' buffers between answers.
+	lines sync.Pool
 
 	noStream atomic.Bool  // the provider refused a stream: ChatStream calls Chat
 	think    atomic.Int32 // what answers taught about inline reasoning: see thinkUnknown

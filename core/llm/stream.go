@@ -129,7 +129,16 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, onText func(str
 		done               bool
 	)
 	show := newShower(c.think.Load(), onText)
-	r := bufio.NewReaderSize(body, 64<<10)
+	r, _ := c.lines.Get().(*bufio.Reader)
+	if r == nil {
+		r = bufio.NewReaderSize(body, 64<<10)
+	} else {
+		r.Reset(body)
+	}
+	defer func() {
+		r.Reset(nil) // keeps no body alive
+		c.lines.Put(r)
+	}()
 	for !done {
 		line, err := r.ReadBytes('\n')
 		total += len(line)

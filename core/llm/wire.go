@@ -58,7 +58,7 @@ func (c *Client) encodeRequest(req ChatRequest) ([]byte, error) {
 
 // encode renders req, streamed or not.
 func (c *Client) encode(req ChatRequest, stream bool) ([]byte, error) {
-	var tools []byte // the encoded tools array, when there are tools
+	var tools []json.RawMessage // each tool encoded, when there are tools
 	wr := wireRequest{
 		Model:     c.set.model,
 		Messages:  make([]wireMessage, len(req.Messages)),
@@ -120,29 +120,36 @@ func (c *Client) encode(req ChatRequest, stream bool) ([]byte, error) {
 		return body, err
 	}
 	// The tools go in as they were kept: marshaling them inside wr would
-	// validate and copy every byte again.
-	out := make([]byte, 0, len(body)+len(tools)+16)
+	// validate and copy every byte again. One buffer of the final size
+	// takes the request and them.
+	size := len(body) + len(`,"tools":[]`) + len(tools)
+	for _, raw := range tools {
+		size += len(raw) + 1
+	}
+	out := make([]byte, 0, size)
 	out = append(out, body[:len(body)-1]...)
-	out = append(out, `,"tools":`...)
-	out = append(out, tools...)
-	return append(out, '}'), nil
-}
-
-// encodeTools renders tools as a JSON array, from the encodings kept in
-// c.tools where the schema did not change.
-func (c *Client) encodeTools(tools []Tool) ([]byte, error) {
-	out := []byte{'['}
-	for i, t := range tools {
-		raw, err := c.tools.encode(t)
-		if err != nil {
-			return nil, fmt.Errorf("llm: encode tool %q: %w", t.Function.Name, err)
-		}
+	out = append(out, `,"tools":[`...)
+	for i, raw := range tools {
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = append(out, raw...)
 	}
-	return append(out, ']'), nil
+	return append(out, "]}"...), nil
+}
+
+// encodeTools returns each tool's encoding, kept in c.tools where the
+// schema did not change.
+func (c *Client) encodeTools(tools []Tool) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, len(tools))
+	for i, t := range tools {
+		raw, err := c.tools.encode(t)
+		if err != nil {
+			return nil, fmt.Errorf("llm: encode tool %q: %w", t.Function.Name, err)
+		}
+		out[i] = raw
+	}
+	return out, nil
 }
 
 type wireResponse struct {
