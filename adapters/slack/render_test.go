@@ -1,9 +1,12 @@
 package slack
 
 import (
+	"encoding/json"
 	"flag"
 	"strings"
 	"testing"
+
+	"github.com/slack-go/slack"
 
 	"github.com/neobot/neobot/adapters/internal/mdsplit"
 	"github.com/neobot/neobot/adapters/internal/rendertest"
@@ -75,5 +78,27 @@ func TestMrkdwn(t *testing.T) {
 				t.Errorf("mrkdwn(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestContextLineEncodesAsSlackGo: the hand-encoded status and notice
+// block is byte for byte what slack-go would send for it, escapes and all.
+func TestContextLineEncodesAsSlackGo(t *testing.T) {
+	for _, text := range []string{
+		":hourglass_flowing_sand: _Thinking…_",
+		`quotes " and \ backslashes, <tags> & amps, a tab	and a line` + "\nbreak",
+		"",
+	} {
+		want, err := json.Marshal(slack.NewContextBlock("status", slack.NewTextBlockObject(slack.MarkdownType, text, false, false)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.Marshal([]slack.Block{contextLine{id: "status", text: text}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != "["+string(want)+"]" {
+			t.Errorf("contextLine(%q) encodes as\n%s\nwant\n[%s]", text, got, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -93,8 +94,37 @@ func statusMessage(text string) []slack.MsgOption {
 	line := "_" + escape(strings.TrimSpace(text)) + "_"
 	return []slack.MsgOption{
 		slack.MsgOptionText(text, false),
-		slack.MsgOptionBlocks(slack.NewContextBlock("status", slack.NewTextBlockObject(slack.MarkdownType, ":hourglass_flowing_sand: "+line, false, false))),
+		slack.MsgOptionBlocks(contextLine{id: "status", text: ":hourglass_flowing_sand: " + line}),
 	}
+}
+
+// contextLine is a context block holding one mrkdwn text, as
+// slack.NewContextBlock builds it, but encoded without reflection: every
+// turn posts one.
+type contextLine struct{ id, text string }
+
+// BlockType implements slack.Block.
+func (contextLine) BlockType() slack.MessageBlockType { return slack.MBTContext }
+
+// ID implements slack.Block.
+func (c contextLine) ID() string { return c.id }
+
+// MarshalJSON encodes the block as Slack reads it.
+func (c contextLine) MarshalJSON() ([]byte, error) {
+	id, err := json.Marshal(c.id)
+	if err != nil {
+		return nil, err
+	}
+	text, err := json.Marshal(c.text)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(id)+len(text)+80)
+	out = append(out, `{"type":"context","block_id":`...)
+	out = append(out, id...)
+	out = append(out, `,"elements":[{"type":"mrkdwn","text":`...)
+	out = append(out, text...)
+	return append(out, "}]}"...), nil
 }
 
 func (a *Adapter) say(ctx context.Context, t core.Thread, text string) error {
@@ -179,7 +209,7 @@ func (a *Adapter) notice(ctx context.Context, t core.Thread, text string) error 
 			}
 		}
 		return a.post(ctx, t, slack.MsgOptionText(text, false),
-			slack.MsgOptionBlocks(slack.NewContextBlock("notice", slack.NewTextBlockObject(slack.MarkdownType, body, false, false))))
+			slack.MsgOptionBlocks(contextLine{id: "notice", text: body}))
 	})
 }
 
