@@ -188,6 +188,13 @@ type answerSignal struct {
 	done    sync.WaitGroup
 }
 
+// Redelivers passes on the adapter's answer, so the hub takes the
+// platform's messages as it does in production.
+func (p *answerSignal) Redelivers() bool {
+	r, ok := p.Platform.(conversation.Redeliverer)
+	return ok && r.Redelivers()
+}
+
 func (p *answerSignal) Reporter(t core.Thread) core.Reporter {
 	return signalReporter{Reporter: p.Platform.Reporter(t), p: p, key: t.Key()}
 }
