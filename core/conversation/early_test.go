@@ -230,6 +230,10 @@ func TestJournalFailureCallsOffTheTurn(t *testing.T) {
 	if got := j.pendingIDs(t); len(got) != 0 {
 		t.Errorf("pending after the turns = %v, want none", got)
 	}
+	// Only the turn that ran may have left a status line.
+	if want := []string{msg("A", "", "").Thread.Key()}; !slices.Equal(p.tidied, want) {
+		t.Errorf("tidied %v, want %v", p.tidied, want)
+	}
 }
 
 func TestEarlyTurnOnlyWherePlatformRedelivers(t *testing.T) {

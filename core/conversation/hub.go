@@ -310,7 +310,7 @@ func (h *Hub) submitEarly(ctx context.Context, lj LaterJournal, p Platform, in c
 	h.mu.Unlock()
 	if err := <-durable; err != nil {
 		if early {
-			h.callOff(in)
+			h.callOff(ctx, p, in)
 		}
 		return false, fmt.Errorf("conversation: journal %s in %s: %w", in.EventID, in.Thread, err)
 	}
@@ -336,22 +336,36 @@ var errNotJournaled = errors.New("conversation: the message could not be journal
 
 // callOff drops the turn of a message whose journal record failed: taken
 // out of its thread's queue (it waited for a slot), or cancelled if it is
-// running.
-func (h *Hub) callOff(in core.Inbound) {
+// running. A cancelled turn may have shown a status line; once it has
+// ended, a Tidier platform clears it, before the intake apologises. No
+// other turn can be running in the thread by then: the turn started in an
+// idle thread, and the adapter holds the thread's next message until this
+// Submit returns.
+func (h *Hub) callOff(ctx context.Context, p Platform, in core.Inbound) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	mb, k := h.threads[in.Thread.Key()], eventKey(in)
-	if mb == nil {
-		return
-	}
-	if mb.cur != nil && eventKey(mb.cur.in) == k {
+	var ended chan struct{}
+	switch {
+	case mb == nil:
+	case mb.cur != nil && eventKey(mb.cur.in) == k:
 		mb.cur.cancel(errNotJournaled)
+		ended = mb.cur.done
+	default:
+		if i := slices.IndexFunc(mb.queue, func(it *item) bool { return eventKey(it.in) == k }); i >= 0 {
+			mb.queue = slices.Delete(mb.queue, i, i+1)
+			delete(h.inflight, k)
+			h.forgetLocked(mb)
+		}
+	}
+	h.mu.Unlock()
+	td, ok := p.(Tidier)
+	if ended == nil || !ok {
 		return
 	}
-	if i := slices.IndexFunc(mb.queue, func(it *item) bool { return eventKey(it.in) == k }); i >= 0 {
-		mb.queue = slices.Delete(mb.queue, i, i+1)
-		delete(h.inflight, k)
-		h.forgetLocked(mb)
+	select {
+	case <-ended:
+		td.Tidy(ctx, in.Thread)
+	case <-ctx.Done():
 	}
 }
 
