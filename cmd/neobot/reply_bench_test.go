@@ -20,13 +20,14 @@ import (
 // wss://), a model answering at once, the npm filesystem MCP server in the
 // manifest, info logging. Each op is one mention in a new thread, sent
 // when the previous one is answered. It reports reply p50/p99 (mention to
-// answer posted), first-status p50, the bot's CPU per reply (from
+// answer posted), first-status p50, ack p99 (mention to Socket Mode ack,
+// which waits for the journal's commit), the bot's CPU per reply (from
 // /proc/<pid>/stat) and its peak RSS. `make bench-reply` runs it;
 // NEO_BENCH_CPU_PROFILE=path also profiles the bot.
 func BenchmarkReplyBinary(b *testing.B) {
 	fake, env, p := startReplyBench(b)
 	ctx := waitCtx(b)
-	var replies, statuses []time.Duration
+	var replies, statuses, acks []time.Duration
 	reply := func(i int) {
 		ch := fmt.Sprintf("C%05d", i)
 		sent := time.Now()
@@ -38,6 +39,11 @@ func BenchmarkReplyBinary(b *testing.B) {
 			b.Fatalf("no reply in %s: %v", ch, err)
 		}
 		_ = m
+		a, err := fake.WaitAck(ctx, d)
+		if err != nil {
+			b.Fatalf("mention in %s never acked: %v", ch, err)
+		}
+		acks = append(acks, a.At.Sub(d.Sent))
 		var first, answered time.Time
 		for _, c := range fake.Calls("") {
 			if c.Params.Get("channel") != ch {
@@ -56,7 +62,7 @@ func BenchmarkReplyBinary(b *testing.B) {
 	for i := range 20 { // warm up: the first answers are not streamed
 		reply(-1 - i)
 	}
-	replies, statuses = nil, nil
+	replies, statuses, acks = nil, nil, nil
 	cpu0 := procCPU(b, p.cmd.Process.Pid)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -66,10 +72,12 @@ func BenchmarkReplyBinary(b *testing.B) {
 	cpu := procCPU(b, p.cmd.Process.Pid) - cpu0
 	slices.Sort(replies)
 	slices.Sort(statuses)
+	slices.Sort(acks)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	b.ReportMetric(ms(replies[len(replies)/2]), "reply-p50-ms")
 	b.ReportMetric(ms(replies[len(replies)*99/100]), "reply-p99-ms")
 	b.ReportMetric(ms(statuses[len(statuses)/2]), "first-status-p50-ms")
+	b.ReportMetric(ms(acks[len(acks)*99/100]), "ack-p99-ms")
 	b.ReportMetric(ms(cpu/time.Duration(len(replies))), "cpu-per-reply-ms")
 	b.ReportMetric(float64(procHWM(b, p.cmd.Process.Pid))/1024, "peak-RSS-MB")
 	if info, err := os.Stat(env["NEO_DB_PATH"]); err == nil {
