@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,90 +16,7 @@ import (
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
-	"github.com/slack-go/slack/socketmode"
 )
-
-// runSocket reads Socket Mode envelopes until ctx ends. It acks each one
-// before anything else and never waits on a turn.
-func (a *Adapter) runSocket(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	client := socketmode.New(a.api, socketmode.OptionLog(log.New(io.Discard, "", 0)))
-	errc := make(chan error, 1)
-	go func() { errc <- client.RunContext(ctx) }()
-	for {
-		select {
-		case <-ctx.Done():
-			<-errc
-			return nil
-		case err := <-errc:
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("slack: socket mode: %w", err)
-		case evt := <-client.Events:
-			a.onSocketEvent(ctx, client, evt)
-		}
-	}
-}
-
-func (a *Adapter) onSocketEvent(ctx context.Context, client *socketmode.Client, evt socketmode.Event) {
-	ack := func(envelopeID string) func() {
-		var once sync.Once
-		return func() {
-			once.Do(func() {
-				if err := client.AckCtx(ctx, envelopeID, nil); err != nil {
-					a.log.Warn().Err(err).Msg("slack: ack")
-				}
-			})
-		}
-	}
-	switch evt.Type {
-	case socketmode.EventTypeEventsAPI:
-		data, ok := evt.Data.(slackevents.EventsAPIEvent)
-		if evt.Request == nil {
-			return
-		}
-		if !ok {
-			ack(evt.Request.EnvelopeID)()
-			return
-		}
-		// Acked once the message is journaled: see onEvent.
-		a.onEvent(data, evt.Request.RetryAttempt > 0, ack(evt.Request.EnvelopeID))
-	case socketmode.EventTypeInteractive, socketmode.EventTypeSlashCommand:
-		if evt.Request != nil {
-			ack(evt.Request.EnvelopeID)()
-		}
-		if data, ok := evt.Data.(slack.InteractionCallback); ok {
-			a.onInteraction(data)
-		}
-	case socketmode.EventTypeErrorBadMessage:
-		// slack-go could not read the envelope (no event, an unknown inner
-		// type, a field of the wrong type). Ack it from the raw envelope,
-		// or Slack retries it and a click of that shape shows an error.
-		bad, _ := evt.Data.(*socketmode.ErrorBadMessage)
-		if bad == nil {
-			return
-		}
-		var env struct {
-			EnvelopeID string `json:"envelope_id"`
-		}
-		_ = json.Unmarshal(bad.Message, &env)
-		a.log.Debug().AnErr("cause", bad.Cause).Str("envelope", env.EnvelopeID).Msg("slack: unreadable envelope acked and dropped")
-		if env.EnvelopeID != "" {
-			ack(env.EnvelopeID)()
-		}
-	case socketmode.EventTypeConnectionError, socketmode.EventTypeInvalidAuth:
-		a.up.Store(false)
-		a.log.Warn().Str("event", string(evt.Type)).Msg("slack: socket mode connection trouble")
-	case socketmode.EventTypeConnecting, socketmode.EventTypeIncomingError, socketmode.EventTypeDisconnect:
-		a.up.Store(false)
-		a.log.Debug().Str("event", string(evt.Type)).Msg("slack: socket mode reconnecting")
-	case socketmode.EventTypeConnected:
-		a.up.Store(true)
-		a.log.Debug().Msg("slack: socket mode connected")
-	}
-}
 
 // runHTTP serves the Events API and interactivity on ListenAddr until ctx
 // ends.

@@ -2,10 +2,13 @@ package slack
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/slack-go/slack/slackevents"
 
 	"github.com/neobot/neobot/core"
 )
@@ -96,4 +99,45 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// FuzzParseCallback: parseCallback, which reads Events API payloads in
+// place of slack-go's parser, never panics, and reads every payload
+// slack-go reads into one of the events Neo handles exactly as slack-go
+// does.
+func FuzzParseCallback(f *testing.F) {
+	outer := func(event string) []byte {
+		return []byte(`{"token":"t","team_id":"T0TEAM","api_app_id":"A1","type":"event_callback","event_id":"Ev1","event_time":1700000000,"event":` + event + `}`)
+	}
+	f.Add(outer(`{"type":"app_mention","user":"U1","text":"<@UNEO> hi","ts":"1.2","channel":"C1","event_ts":"1.2","thread_ts":"1.1","files":[{"id":"F1","name":"a.txt"}]}`))
+	f.Add(outer(`{"type":"message","channel_type":"channel","user":"U1","text":"reply","ts":"1.3","thread_ts":"1.1","channel":"C1","subtype":"file_share","message":{"files":[{"id":"F2"}]}}`))
+	f.Add(outer(`{"type":"message","subtype":"message_changed","channel":"C1","message":{"text":"edited","edited":{"user":"U1","ts":"1.4"}},"previous_message":{"text":"x"}}`))
+	f.Add(outer(`{"type":"assistant_thread_started","assistant_thread":{"user_id":"U1","channel_id":"D1","thread_ts":"1.5","context":{"channel_id":"C1"}}}`))
+	f.Add(outer(`{"type":"reaction_added","user":"U1"}`))
+	f.Add(outer(`{"type":"app_mention","user":42}`))
+	f.Add([]byte(`{"type":"url_verification","challenge":"c"}`))
+	f.Add([]byte(`"just a string"`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, err := parseCallback(raw)
+		want, werr := slackevents.ParseEvent(raw, slackevents.OptionNoVerifyToken())
+		if werr != nil || want.Type != slackevents.CallbackEvent {
+			return
+		}
+		switch want.InnerEvent.Data.(type) {
+		case *slackevents.AppMentionEvent, *slackevents.MessageEvent, *slackevents.AssistantThreadStartedEvent:
+		default:
+			return
+		}
+		if err != nil {
+			t.Fatalf("parseCallback(%s) = %v; slack-go reads it", raw, err)
+		}
+		gcb, _ := got.Data.(*slackevents.EventsAPICallbackEvent)
+		wcb, _ := want.Data.(*slackevents.EventsAPICallbackEvent)
+		if gcb == nil || wcb == nil || gcb.EventID != wcb.EventID || got.TeamID != want.TeamID {
+			t.Fatalf("callback = %+v team %q, slack-go reads %+v team %q", gcb, got.TeamID, wcb, want.TeamID)
+		}
+		if !reflect.DeepEqual(got.InnerEvent, want.InnerEvent) {
+			t.Fatalf("inner event = %#v\nslack-go reads %#v", got.InnerEvent, want.InnerEvent)
+		}
+	})
 }

@@ -105,10 +105,13 @@ type Adapter struct {
 	api  *slack.Client
 	log  zerolog.Logger
 
-	self   atomic.Pointer[identity]
-	up     atomic.Bool // connected: socket open, or HTTP mode listening
-	seen   *recent.Keys
-	intake *intake.Intake
+	self atomic.Pointer[identity]
+	up   atomic.Bool // connected: socket open, or HTTP mode listening
+	// silence is how long a Socket Mode connection may stay silent before
+	// it is replaced (socketSilence; tests shorten it).
+	silence time.Duration
+	seen    *recent.Keys
+	intake  *intake.Intake
 	// refusals rate-limits the log line for unsigned HTTP requests.
 	refusals logEvery
 	queues   *serial.Queue
@@ -167,6 +170,7 @@ func New(opts Options) (*Adapter, error) {
 		opts:     opts,
 		api:      slack.New(opts.BotToken, sopts...),
 		log:      opts.Logger,
+		silence:  socketSilence,
 		seen:     recent.New(8192),
 		stopping: make(chan struct{}),
 	}

@@ -148,8 +148,14 @@ func TestClusterSlack(t *testing.T) {
 		_, n := answersByThread(ms)
 		return n >= threads*(rounds+1)
 	}); err != nil {
-		_, n := answersByThread(w.slack.Messages())
-		t.Fatalf("after the kill: %d of %d answers: %v\n%s", n, threads*(rounds+1), err, p2.output.String())
+		by, n := answersByThread(w.slack.Messages())
+		var missing []string
+		for i, root := range roots {
+			if q := fmt.Sprintf("q-%d-%d", i, rounds); !slices.Contains(by[root], q) {
+				missing = append(missing, q+" in "+root)
+			}
+		}
+		t.Fatalf("after the kill: %d of %d answers (missing %v): %v\n%s", n, threads*(rounds+1), missing, err, p2.output.String())
 	}
 	p2.stop(t) // every turn settled: nothing more can be posted
 	by, _ = answersByThread(w.slack.Messages())

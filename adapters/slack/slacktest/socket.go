@@ -84,8 +84,28 @@ func (s *Server) WaitConnected(ctx context.Context) error {
 	return nil
 }
 
+// RequestRefresh sends the newest Socket Mode connection a disconnect
+// envelope (reason refresh_requested), as Slack does before it retires a
+// connection, and routes no more deliveries through it: they wait for the
+// client's next connection. The connection stays open until the client
+// closes it.
+func (s *Server) RequestRefresh() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.live)
+	if n == 0 {
+		return
+	}
+	c := s.live[n-1]
+	s.live = s.live[:n-1]
+	raw, _ := json.Marshal(map[string]any{"type": "disconnect", "reason": "refresh_requested",
+		"debug_info": map[string]any{"host": "slacktest"}})
+	c.out <- raw
+	s.notifyLocked()
+}
+
 // Disconnect drops the newest Socket Mode connection, as Slack does when
-// it rotates connections; slack-go reconnects.
+// it rotates connections; the client connects again.
 func (s *Server) Disconnect() {
 	s.mu.Lock()
 	var c *socketConn

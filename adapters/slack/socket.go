@@ -1,0 +1,297 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+)
+
+// Socket Mode is read here directly: one websocket, each envelope decoded
+// once, handled on the goroutine that read it. slack-go's socketmode
+// client decodes an envelope five or six times and hands it through three
+// goroutines before anyone sees it, and every mention arrives twice (its
+// app_mention and its message copy): that was the largest cost of a reply
+// after the disk (docs/benchmarks.md). The Web API calls, the connection
+// URL (apps.connections.open) included, and the event types are
+// slack-go's.
+
+const (
+	// socketSilence is how long a connection may stay silent, with no
+	// envelope and no ping from Slack, before it is taken for dead and
+	// replaced. Slack pings every few seconds.
+	socketSilence = 60 * time.Second
+	// socketWriteTimeout bounds an ack or a pong.
+	socketWriteTimeout = 10 * time.Second
+	// socketReadLimit bounds one envelope; Slack's are a few KB, an
+	// interaction carrying a large view some hundreds.
+	socketReadLimit = 16 << 20
+	// socketRetryMax caps the wait between failed attempts to connect.
+	socketRetryMax = 5 * time.Minute
+)
+
+// envelope is one Socket Mode frame from Slack.
+type envelope struct {
+	Type         string          `json:"type"`
+	EnvelopeID   string          `json:"envelope_id"`
+	Payload      json.RawMessage `json:"payload"`
+	RetryAttempt int             `json:"retry_attempt"`
+	Reason       string          `json:"reason"` // of a disconnect
+}
+
+// callback is an Events API payload, its inner event left raw.
+type callback struct {
+	Token     string          `json:"token"`
+	TeamID    string          `json:"team_id"`
+	APIAppID  string          `json:"api_app_id"`
+	Type      string          `json:"type"`
+	EventID   string          `json:"event_id"`
+	EventTime int             `json:"event_time"`
+	Event     json.RawMessage `json:"event"`
+}
+
+// socket is one open Socket Mode connection.
+type socket struct {
+	ws *websocket.Conn
+	mu sync.Mutex // one writer at a time
+}
+
+// ack acknowledges an envelope on the connection that delivered it. If
+// that connection is gone, Slack delivers the envelope again.
+func (s *socket) ack(id string) error {
+	raw, err := json.Marshal(struct {
+		EnvelopeID string `json:"envelope_id"`
+	}{id})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.ws.SetWriteDeadline(time.Now().Add(socketWriteTimeout)); err != nil {
+		return err
+	}
+	return s.ws.WriteMessage(websocket.TextMessage, raw)
+}
+
+// runSocket keeps a Socket Mode connection open until ctx ends, and
+// handles what arrives on it. A connection that drops, goes silent or is
+// asked to refresh is replaced at once; failed attempts to connect are
+// retried with a growing wait. It returns an error only when Slack refuses
+// the app token.
+func (a *Adapter) runSocket(ctx context.Context) error {
+	failures := 0
+	for ctx.Err() == nil {
+		s, err := a.dialSocket(ctx, a.silence)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case fatalSocketError(err):
+			a.up.Store(false)
+			return fmt.Errorf("slack: socket mode: %w", err)
+		case err != nil:
+			a.up.Store(false)
+			failures++
+			wait := socketBackoff(failures)
+			if rl, ok := errors.AsType[*slack.RateLimitedError](err); ok {
+				wait = max(wait, rl.RetryAfter)
+			}
+			a.log.Warn().Err(err).Dur("retry_in", wait).Msg("slack: socket mode connection trouble")
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			}
+			continue
+		}
+		failures = 0
+		err = a.readSocket(ctx, s, a.silence)
+		a.up.Store(false)
+		if ctx.Err() == nil {
+			a.log.Debug().AnErr("cause", err).Msg("slack: socket mode reconnecting")
+		}
+	}
+	return nil
+}
+
+// dialSocket asks Slack for a Socket Mode URL and connects to it.
+func (a *Adapter) dialSocket(ctx context.Context, silence time.Duration) (*socket, error) {
+	_, url, err := a.api.StartSocketModeContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dialer := websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: 45 * time.Second}
+	ws, resp, err := dialer.DialContext(ctx, url, http.Header{"Origin": {"https://api.slack.com"}})
+	if resp != nil && resp.Body != nil {
+		_ = resp.Body.Close()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dial the socket mode URL: %w", err)
+	}
+	ws.SetReadLimit(socketReadLimit)
+	ws.SetPingHandler(func(data string) error {
+		_ = ws.SetReadDeadline(time.Now().Add(silence))
+		err := ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(socketWriteTimeout))
+		if errors.Is(err, websocket.ErrCloseSent) {
+			return nil
+		}
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			return nil
+		}
+		return err
+	})
+	return &socket{ws: ws}, nil
+}
+
+// readSocket handles envelopes until the connection fails, goes silent,
+// Slack asks for a new one, or ctx ends; it closes the connection.
+func (a *Adapter) readSocket(ctx context.Context, s *socket, silence time.Duration) error {
+	var closer sync.WaitGroup
+	done := make(chan struct{})
+	closer.Go(func() {
+		select {
+		case <-ctx.Done():
+		case <-done:
+		}
+		_ = s.ws.Close()
+	})
+	defer closer.Wait()
+	defer close(done)
+	for {
+		if err := s.ws.SetReadDeadline(time.Now().Add(silence)); err != nil {
+			return err
+		}
+		_, raw, err := s.ws.ReadMessage()
+		if err != nil {
+			return err
+		}
+		var env envelope
+		if err := json.Unmarshal(raw, &env); err != nil {
+			a.log.Debug().Err(err).Msg("slack: unreadable socket mode frame dropped")
+			continue
+		}
+		switch env.Type {
+		case "hello":
+			a.up.Store(true)
+			a.log.Debug().Msg("slack: socket mode connected")
+		case "disconnect":
+			return fmt.Errorf("slack asked for a new connection (%s)", env.Reason)
+		default:
+			a.onEnvelope(ctx, s, env)
+		}
+	}
+}
+
+// onEnvelope handles one envelope. Every envelope with an ID is acked,
+// one Neo cannot read too, or Slack would deliver it again; a message is
+// acked only once it is journaled (see onEvent).
+func (a *Adapter) onEnvelope(ctx context.Context, s *socket, env envelope) {
+	var once sync.Once
+	ack := func() {
+		once.Do(func() {
+			if env.EnvelopeID == "" {
+				return
+			}
+			if err := s.ack(env.EnvelopeID); err != nil && ctx.Err() == nil {
+				a.log.Warn().Err(err).Msg("slack: ack")
+			}
+		})
+	}
+	switch env.Type {
+	case "events_api":
+		ev, err := parseCallback(env.Payload)
+		if err != nil {
+			a.log.Debug().Err(err).Str("envelope", env.EnvelopeID).Msg("slack: unreadable envelope acked and dropped")
+			ack()
+			return
+		}
+		a.onEvent(ev, env.RetryAttempt > 0, ack)
+	case "interactive":
+		ack()
+		var cb slack.InteractionCallback
+		if err := json.Unmarshal(env.Payload, &cb); err != nil {
+			a.log.Debug().Err(err).Str("envelope", env.EnvelopeID).Msg("slack: unreadable envelope acked and dropped")
+			return
+		}
+		a.onInteraction(cb)
+	default: // slash commands, and whatever Slack adds: nothing Neo takes
+		ack()
+	}
+}
+
+// parseCallback reads an Events API payload into slack-go's types. Only
+// the inner events Neo handles are decoded; any other comes back with no
+// data, and is acked and ignored.
+func parseCallback(raw json.RawMessage) (slackevents.EventsAPIEvent, error) {
+	var cb callback
+	if err := json.Unmarshal(raw, &cb); err != nil {
+		return slackevents.EventsAPIEvent{}, fmt.Errorf("events api payload: %w", err)
+	}
+	ev := slackevents.EventsAPIEvent{Token: cb.Token, TeamID: cb.TeamID, Type: cb.Type, APIAppID: cb.APIAppID}
+	if cb.Type != slackevents.CallbackEvent {
+		return ev, nil
+	}
+	if len(cb.Event) == 0 {
+		return ev, errors.New("events api payload: a callback without its event")
+	}
+	ev.Data = &slackevents.EventsAPICallbackEvent{Type: cb.Type, Token: cb.Token, TeamID: cb.TeamID,
+		APIAppID: cb.APIAppID, EventID: cb.EventID, EventTime: cb.EventTime, InnerEvent: &cb.Event}
+	var probe struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(cb.Event, &probe); err != nil {
+		return ev, fmt.Errorf("events api payload: inner event: %w", err)
+	}
+	var data any
+	switch probe.Type {
+	case string(slackevents.AppMention):
+		data = &slackevents.AppMentionEvent{}
+	case string(slackevents.Message):
+		data = &slackevents.MessageEvent{}
+	case string(slackevents.AssistantThreadStarted):
+		data = &slackevents.AssistantThreadStartedEvent{}
+	default:
+		ev.InnerEvent = slackevents.EventsAPIInnerEvent{Type: probe.Type}
+		return ev, nil
+	}
+	if err := json.Unmarshal(cb.Event, data); err != nil {
+		return ev, fmt.Errorf("events api payload: %s event: %w", probe.Type, err)
+	}
+	ev.InnerEvent = slackevents.EventsAPIInnerEvent{Type: probe.Type, Data: data}
+	return ev, nil
+}
+
+// fatalSocketError reports an error that retrying cannot mend: Slack
+// refuses the app token.
+func fatalSocketError(err error) bool {
+	if err == nil {
+		return false
+	}
+	switch err.Error() {
+	case "invalid_auth", "account_inactive", "not_authed", "token_revoked", "not_allowed_token_type":
+		return true
+	}
+	code, ok := errors.AsType[slack.StatusCodeError](err)
+	return ok && code.Code == http.StatusNotFound
+}
+
+// socketBackoff is the wait before attempt n+1 after n failures in a row:
+// doubling from a quarter second, at most socketRetryMax, with jitter so
+// instances do not retry in step.
+func socketBackoff(n int) time.Duration {
+	d := socketRetryMax
+	if n < 20 {
+		d = min(socketRetryMax, 250*time.Millisecond<<(n-1))
+	}
+	return d/2 + rand.N(d/2+1)
+}
