@@ -67,13 +67,7 @@ func TestAppendEntriesLater(t *testing.T) {
 	if last, err := db.AppendEntriesLater(ctx, a, []byte("a6")); err != nil || last != 6 {
 		t.Fatalf("AppendEntriesLater = %d, %v; want 6", last, err)
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err = Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db = reopen(t, db, path)
 	defer db.Close()
 	if _, data := entries(t, db, a); strings.Join(data, " ") != "a1 a2 a3 a4 a5 a6" {
 		t.Fatalf("after Close and a reopen, entries = %q", data)
@@ -136,6 +130,19 @@ func TestAppendEntriesLaterRefusedAfterARace(t *testing.T) {
 	if _, ok := db.numbered[th.Key()]; ok {
 		t.Error("the refused entries' numbering is still held")
 	}
+}
+
+// reopen closes db, committing what it deferred, and opens path again.
+func reopen(t *testing.T, db *DB, path string) *DB {
+	t.Helper()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
 
 // queuedWrites reports whether at least n writers wait in db's group.
@@ -226,13 +233,7 @@ func TestJournalInboundLater(t *testing.T) {
 	if known, err := db.ThreadKnown(ctx, th); err != nil || !known {
 		t.Errorf("ThreadKnown = %v, %v after the record committed", known, err)
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err = Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db = reopen(t, db, path)
 	defer db.Close()
 	pending, err := db.PendingInbound(ctx)
 	if err != nil || len(pending) != 2 || pending[0].EventID != "Ev1" || pending[1].EventID != "Ev2" {

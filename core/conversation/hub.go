@@ -267,21 +267,34 @@ func (h *Hub) Submit(ctx context.Context, in core.Inbound) (accepted bool, err e
 		return h.submitEarly(ctx, lj, p, in)
 	}
 	fresh, err := h.journal.JournalInbound(ctx, in)
+	if ok, err := h.taken(in, fresh, err); !ok {
+		return false, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.admitIfRunningLocked(p, in)
+	return true, nil
+}
+
+// taken turns a journal's answer about in into Submit's: an error, a
+// duplicate dropped, or a fresh message to queue.
+func (h *Hub) taken(in core.Inbound, fresh bool, err error) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("conversation: journal %s in %s: %w", in.EventID, in.Thread, err)
 	}
 	if !fresh {
 		h.log.Debug().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("duplicate message dropped")
-		return false, nil
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.state == stateNew || h.state == stateClosed {
-		// Journaled: Start, or the next process, resumes it.
-		return true, nil
+	return fresh, nil
+}
+
+// admitIfRunningLocked queues in's turn. Before Start or after Close it
+// leaves the message in the journal: Start, or the next process, resumes
+// it.
+func (h *Hub) admitIfRunningLocked(p Platform, in core.Inbound) {
+	if h.state != stateNew && h.state != stateClosed {
+		h.admitLocked(p, in)
 	}
-	h.admitLocked(p, in)
-	return true, nil
 }
 
 // submitEarly is Submit over a LaterJournal: the turn starts as soon as
@@ -293,19 +306,15 @@ func (h *Hub) Submit(ctx context.Context, in core.Inbound) (accepted bool, err e
 // writes durably first, and that write fails or waits behind the record.
 func (h *Hub) submitEarly(ctx context.Context, lj LaterJournal, p Platform, in core.Inbound) (bool, error) {
 	fresh, durable, err := lj.JournalInboundLater(ctx, in)
-	if err != nil {
-		return false, fmt.Errorf("conversation: journal %s in %s: %w", in.EventID, in.Thread, err)
-	}
-	if !fresh {
-		h.log.Debug().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("duplicate message dropped")
-		return false, nil
+	if ok, err := h.taken(in, fresh, err); !ok {
+		return false, err
 	}
 	// Only a turn that can start now starts early: in a busy thread it
 	// would wait anyway, and its "queued" notice must not come first.
 	h.mu.Lock()
 	early := h.threads[in.Thread.Key()] == nil
-	if early && h.state != stateNew && h.state != stateClosed {
-		h.admitLocked(p, in)
+	if early {
+		h.admitIfRunningLocked(p, in)
 	}
 	h.mu.Unlock()
 	if err := <-durable; err != nil {
@@ -316,9 +325,7 @@ func (h *Hub) submitEarly(ctx context.Context, lj LaterJournal, p Platform, in c
 	}
 	if !early {
 		h.mu.Lock()
-		if h.state != stateNew && h.state != stateClosed {
-			h.admitLocked(p, in)
-		}
+		h.admitIfRunningLocked(p, in)
 		h.mu.Unlock()
 	}
 	return true, nil
