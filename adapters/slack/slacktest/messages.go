@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Message is a message in the fake workspace: posted by a user through an
@@ -140,12 +141,36 @@ func (m Message) BlockTypes() []string {
 }
 
 // Unrecorded stops keeping API calls (Calls returns only those made
-// before), for long benchmarks. Messages are still kept; ForgetThread
-// drops a finished thread's.
+// before), for long benchmarks, and keeps each ack for a minute or two
+// only (long enough for WaitAck and for redelivery to see it). Messages
+// are still kept; ForgetThread drops a finished thread's.
 func (s *Server) Unrecorded() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rec.UnrecordedLocked()
+	s.ackAge, s.ackTurn = time.Minute, time.Now()
+}
+
+// keepAckLocked records a, unless an ack of its envelope is kept already.
+// An Unrecorded server starts a new generation of acks every ackAge (a
+// minute) and drops the one before, so an ack is kept one to two minutes.
+func (s *Server) keepAckLocked(a Ack) {
+	if _, dup := s.ackLocked(a.EnvelopeID); dup {
+		return
+	}
+	if s.ackAge > 0 && time.Since(s.ackTurn) > s.ackAge {
+		s.oldAcks, s.acks, s.ackTurn = s.acks, map[string]Ack{}, time.Now()
+	}
+	s.acks[a.EnvelopeID] = a
+}
+
+// ackLocked returns the ack kept for an envelope.
+func (s *Server) ackLocked(id string) (Ack, bool) {
+	if a, ok := s.acks[id]; ok {
+		return a, true
+	}
+	a, ok := s.oldAcks[id]
+	return a, ok
 }
 
 // ForgetThread drops the messages of the thread rooted at ts in channel,

@@ -95,6 +95,12 @@ type Server struct {
 	messages []Message
 	files    map[string]File
 	acks     map[string]Ack
+	// Unrecorded keeps acks for a while only: oldAcks is the generation
+	// before acks, dropped when a new one starts, every ackAge (zero: keep
+	// every ack). See keepAckLocked.
+	oldAcks  map[string]Ack
+	ackTurn  time.Time
+	ackAge   time.Duration
 	queue    []envelope     // waiting for a websocket connection
 	index    map[string]int // channel + "\x00" + ts -> position in messages
 	watchers []func(Message)

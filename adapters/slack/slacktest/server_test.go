@@ -478,3 +478,33 @@ func TestForgetThreadAndUnrecorded(t *testing.T) {
 		t.Errorf("calls kept = %d, want the 3 made before Unrecorded", n)
 	}
 }
+
+// TestUnrecordedAcksAge: an Unrecorded server keeps each ack for one to
+// two generations, then lets it go, so a long benchmark's fake does not
+// grow with every ack; a server that records keeps every ack.
+func TestUnrecordedAcksAge(t *testing.T) {
+	s := New(t)
+	keep := func(id string, turn bool) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if turn { // a generation has passed
+			s.ackTurn = time.Now().Add(-2 * s.ackAge)
+		}
+		s.keepAckLocked(Ack{EnvelopeID: id})
+	}
+	has := func(id string) bool {
+		_, ok := s.Acks()[id]
+		return ok
+	}
+	keep("recorded", true)
+	s.Unrecorded()
+	keep("a", false)
+	keep("b", true)
+	if !has("a") || !has("b") || !has("recorded") {
+		t.Fatalf("acks after one generation = %v, want a, b and the one before Unrecorded", s.Acks())
+	}
+	keep("c", true)
+	if has("a") || has("recorded") || !has("b") || !has("c") {
+		t.Errorf("acks after two generations = %v, want only b and c", s.Acks())
+	}
+}

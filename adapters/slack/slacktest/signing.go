@@ -93,7 +93,7 @@ func (s *Server) postHTTP(t *httpTarget, typ string, payload []byte, retry int) 
 	}
 	ack.At = time.Now()
 	s.mu.Lock()
-	s.acks[id] = ack
+	s.keepAckLocked(ack)
 	s.notifyLocked()
 	s.mu.Unlock()
 	return d

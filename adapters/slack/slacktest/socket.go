@@ -232,9 +232,7 @@ func (s *Server) readLoop(c *socketConn) {
 			continue
 		}
 		s.mu.Lock()
-		if _, dup := s.acks[a.EnvelopeID]; !dup {
-			s.acks[a.EnvelopeID] = Ack{EnvelopeID: a.EnvelopeID, Payload: a.Payload, Conn: c.n, At: time.Now()}
-		}
+		s.keepAckLocked(Ack{EnvelopeID: a.EnvelopeID, Payload: a.Payload, Conn: c.n, At: time.Now()})
 		s.notifyLocked()
 		s.mu.Unlock()
 	}
@@ -291,7 +289,7 @@ func (s *Server) redeliverUnacked(d Delivery) {
 	var t *time.Timer
 	t = time.AfterFunc(s.AckTimeout, func() {
 		s.mu.Lock()
-		_, acked := s.acks[d.EnvelopeID]
+		_, acked := s.ackLocked(d.EnvelopeID)
 		delete(s.retries, t)
 		closed := s.closed
 		s.mu.Unlock()
@@ -306,7 +304,10 @@ func (s *Server) redeliverUnacked(d Delivery) {
 func (s *Server) Acks() map[string]Ack {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]Ack, len(s.acks))
+	out := make(map[string]Ack, len(s.acks)+len(s.oldAcks))
+	for k, v := range s.oldAcks {
+		out[k] = v
+	}
 	for k, v := range s.acks {
 		out[k] = v
 	}
@@ -318,7 +319,7 @@ func (s *Server) WaitAck(ctx context.Context, d Delivery) (Ack, error) {
 	var a Ack
 	err := s.wait(ctx, func() bool {
 		var ok bool
-		a, ok = s.acks[d.EnvelopeID]
+		a, ok = s.ackLocked(d.EnvelopeID)
 		return ok
 	})
 	if err != nil {
