@@ -96,7 +96,7 @@ func (a *Adapter) runSocket(ctx context.Context) error {
 			return nil
 		case fatalSocketError(err):
 			a.up.Store(false)
-			return fmt.Errorf("slack: socket mode: %w", err)
+			return fmt.Errorf("slack: socket mode: Slack refused the app-level token; check SLACK_APP_TOKEN (xapp-..., with the connections:write scope): %w", err)
 		case err != nil:
 			a.up.Store(false)
 			failures++
