@@ -37,6 +37,9 @@ const (
 	socketReadLimit = 16 << 20
 	// socketRetryMax caps the wait between failed attempts to connect.
 	socketRetryMax = 5 * time.Minute
+	// socketSteady is how long a connection must last for its end to be
+	// routine (a refresh, a dropped link) rather than a failed attempt.
+	socketSteady = 10 * time.Second
 )
 
 // envelope is one Socket Mode frame from Slack.
@@ -84,9 +87,9 @@ func (s *socket) ack(id string) error {
 
 // runSocket keeps a Socket Mode connection open until ctx ends, and
 // handles what arrives on it. A connection that drops, goes silent or is
-// asked to refresh is replaced at once; failed attempts to connect are
-// retried with a growing wait. It returns an error only when Slack refuses
-// the app token.
+// asked to refresh is replaced at once; failed attempts to connect, and
+// connections that end soon after they open, are retried with a growing
+// wait. It returns an error only when Slack refuses the app token.
 func (a *Adapter) runSocket(ctx context.Context) error {
 	failures := 0
 	for ctx.Err() == nil {
@@ -105,23 +108,43 @@ func (a *Adapter) runSocket(ctx context.Context) error {
 				wait = max(wait, rl.RetryAfter)
 			}
 			a.log.Warn().Err(err).Dur("retry_in", wait).Msg("slack: socket mode connection trouble")
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
+			if !sleepCtx(ctx, wait) {
 				return nil
 			}
 			continue
 		}
-		failures = 0
+		opened := time.Now()
 		err = a.readSocket(ctx, s, a.silence)
 		a.up.Store(false)
-		if ctx.Err() == nil {
-			a.log.Debug().AnErr("cause", err).Msg("slack: socket mode reconnecting")
+		if ctx.Err() != nil {
+			return nil
+		}
+		a.log.Debug().AnErr("cause", err).Msg("slack: socket mode reconnecting")
+		// A connection that lasted is replaced at once. One that ended
+		// soon after it opened counts as a failed attempt, so a
+		// connection Slack keeps closing is not reopened in a tight loop.
+		if time.Since(opened) >= socketSteady {
+			failures = 0
+			continue
+		}
+		failures++
+		if !sleepCtx(ctx, socketBackoff(failures)) {
+			return nil
 		}
 	}
 	return nil
+}
+
+// sleepCtx waits d, or until ctx ends; it reports whether d passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // dialSocket asks Slack for a Socket Mode URL and connects to it.
