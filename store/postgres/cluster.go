@@ -142,8 +142,13 @@ func (c *Claims) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.conn != nil {
-		// Destroying the connection ends its session: the server drops
-		// every advisory lock it held.
+		// Unlocked first, so another instance may claim the threads as
+		// soon as Close returns: the server drops a closed session's
+		// locks too, but only once it has noticed the session end.
+		// Destroying the connection ends the session in any case.
+		ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
+		_, _ = c.conn.Exec(ctx, "SELECT pg_advisory_unlock_all()")
+		cancel()
 		_ = c.conn.Conn().Close(context.Background())
 		c.conn.Release()
 		c.conn = nil
