@@ -110,8 +110,11 @@ type Adapter struct {
 	// silence is how long a Socket Mode connection may stay silent before
 	// it is replaced (socketSilence; tests shorten it).
 	silence time.Duration
-	seen    *recent.Keys
-	intake  *intake.Intake
+	// retryWait is the wait before reconnecting after n failed attempts
+	// in a row (socketBackoff; tests watch it).
+	retryWait func(n int) time.Duration
+	seen      *recent.Keys
+	intake    *intake.Intake
 	// refusals rate-limits the log line for unsigned HTTP requests.
 	refusals logEvery
 	queues   *serial.Queue
@@ -167,12 +170,13 @@ func New(opts Options) (*Adapter, error) {
 		sopts = append(sopts, slack.OptionAppLevelToken(opts.AppToken))
 	}
 	a := &Adapter{
-		opts:     opts,
-		api:      slack.New(opts.BotToken, sopts...),
-		log:      opts.Logger,
-		silence:  socketSilence,
-		seen:     recent.New(8192),
-		stopping: make(chan struct{}),
+		opts:      opts,
+		api:       slack.New(opts.BotToken, sopts...),
+		log:       opts.Logger,
+		silence:   socketSilence,
+		retryWait: socketBackoff,
+		seen:      recent.New(8192),
+		stopping:  make(chan struct{}),
 	}
 	a.refusals.interval = 10 * time.Second
 	a.intake = &intake.Intake{

@@ -103,7 +103,7 @@ func (a *Adapter) runSocket(ctx context.Context) error {
 		case err != nil:
 			a.up.Store(false)
 			failures++
-			wait := socketBackoff(failures)
+			wait := a.retryWait(failures)
 			if rl, ok := errors.AsType[*slack.RateLimitedError](err); ok {
 				wait = max(wait, rl.RetryAfter)
 			}
@@ -128,7 +128,7 @@ func (a *Adapter) runSocket(ctx context.Context) error {
 			continue
 		}
 		failures++
-		if !sleepCtx(ctx, socketBackoff(failures)) {
+		if !sleepCtx(ctx, a.retryWait(failures)) {
 			return nil
 		}
 	}

@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,16 +31,25 @@ func TestSocketRefresh(t *testing.T) {
 }
 
 // TestSocketSilenceReplaced: a connection on which Slack sends nothing,
-// not even a ping, is taken for dead and replaced.
+// not even a ping, is taken for dead and replaced. Connections that end
+// this soon after they open count as failed attempts: the adapter waits
+// longer before each next one instead of reconnecting in a tight loop.
 func TestSocketSilenceReplaced(t *testing.T) {
 	s := slacktest.New(t)
 	s.PingInterval = time.Hour
-	run := runAdapter(t, s, func(a *Adapter) { a.silence = 200 * time.Millisecond })
+	var mu sync.Mutex
+	var waits []int
+	run := runAdapter(t, s, func(a *Adapter) {
+		a.silence = 100 * time.Millisecond
+		a.retryWait = func(n int) time.Duration {
+			mu.Lock()
+			defer mu.Unlock()
+			waits = append(waits, n)
+			return time.Millisecond
+		}
+	})
 	ctx := waitCtx(t)
-	if err := s.WaitConnected(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for s.Connections() < 2 {
+	for s.Connections() < 3 {
 		select {
 		case <-ctx.Done():
 			t.Fatalf("a silent connection was never replaced (%d connections)", s.Connections())
@@ -47,6 +57,11 @@ func TestSocketSilenceReplaced(t *testing.T) {
 		}
 	}
 	run.stop(t)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(waits) < 2 || waits[0] != 1 || waits[1] != 2 {
+		t.Errorf("waits after short-lived connections, by failures in a row = %v, want 1, 2, ...", waits)
+	}
 }
 
 // TestSocketConnectRetried: apps.connections.open failing for a while is
