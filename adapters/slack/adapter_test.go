@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -599,5 +600,34 @@ func TestStatusWithoutAssistant(t *testing.T) {
 	msgs := e.botMessages("D0DM", d.TS)
 	if len(msgs) != 1 || msgs[0].Rendered() != "echo: hi" {
 		t.Errorf("thread = %+v, want the status message turned into the answer", msgs)
+	}
+}
+
+// TestRetryAckedAfterTheFirstDelivery: Slack's retry of a message whose
+// first delivery is still on its way to the journal is acked only once
+// the first delivery is: acked earlier, a crash before the journal
+// commit would lose the message, with nothing left for Slack to retry.
+func TestRetryAckedAfterTheFirstDelivery(t *testing.T) {
+	bt := &blockingThreads{Threads: intaketest.NewThreads(), channel: "C0SLOW", release: make(chan struct{})}
+	e := start(t, func(o *Options) { o.Threads = bt })
+	var once sync.Once
+	release := func() { once.Do(func() { close(bt.release) }) }
+	defer release()
+	first := e.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "C0SLOW", Text: "slow", ThreadTS: "1600000000.000001"})
+	retry := e.slack.Redeliver(first)
+	// The reader handles one envelope after another: once a later one is
+	// acked, the retry has been handled too.
+	e.ack(e.slack.Mention(slacktest.Msg{User: "UBOB", Channel: "C0FAST", Text: "fast"}))
+	acks := e.slack.Acks()
+	if _, ok := acks[retry.EnvelopeID]; ok {
+		t.Fatal("the retry was acked while the first delivery was not journaled yet")
+	}
+	release()
+	a1, a2 := e.ack(first), e.ack(retry)
+	if a2.At.Before(a1.At) {
+		t.Errorf("retry acked at %v, before the first delivery (%v)", a2.At, a1.At)
+	}
+	if in := e.hub.Wait(e.ctx, t, 2); in.Text != "slow" {
+		t.Errorf("second message through = %q, want the slow one, once", in.Text)
 	}
 }

@@ -97,17 +97,59 @@ func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent, retry bool, ack func())
 		a.log.Debug().Str("event", m.eventID).Msg("slack: dropped a message event missing its channel, author or ts")
 		return
 	}
-	if !a.wanted(m) || !a.seen.First(m.eventID) {
+	if !a.wanted(m) {
+		return
+	}
+	if !a.seen.First(m.eventID) {
+		// Slack's retry of an event still on its way to the journal is
+		// acked only after the first delivery is: acked now, a crash
+		// before that journal commit would lose the message for good.
+		if taking := a.taking(m.eventID); taking != nil {
+			taken = true
+			a.wg.Go(func() {
+				<-taking
+				ack()
+			})
+		}
 		return
 	}
 	taken = true
+	taking := a.take(m.eventID)
 	a.queues.Do(m.thread().Key(), func() {
+		defer a.took(m.eventID, taking)
 		defer ack()
 		defer intake.Guard(a.log, "slack: message")
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
 		a.accept(ctx, m)
 	})
+}
+
+// take marks eventID as being taken: queued for the journal, not acked
+// yet. The returned channel is closed by took, once it is acked.
+func (a *Adapter) take(eventID string) chan struct{} {
+	a.takingMu.Lock()
+	defer a.takingMu.Unlock()
+	c := make(chan struct{})
+	a.inflight[eventID] = c
+	return c
+}
+
+// took ends take's mark for eventID.
+func (a *Adapter) took(eventID string, c chan struct{}) {
+	a.takingMu.Lock()
+	defer a.takingMu.Unlock()
+	if a.inflight[eventID] == c {
+		delete(a.inflight, eventID)
+	}
+	close(c)
+}
+
+// taking returns the channel of an event being taken, or nil.
+func (a *Adapter) taking(eventID string) chan struct{} {
+	a.takingMu.Lock()
+	defer a.takingMu.Unlock()
+	return a.inflight[eventID]
 }
 
 // Redelivers reports that Slack delivers an event again until it is

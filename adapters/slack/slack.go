@@ -123,6 +123,10 @@ type Adapter struct {
 	stopping chan struct{} // closed when Run's context ends
 	stopOnce sync.Once
 	wg       sync.WaitGroup // goroutines handling events and clicks
+	// inflight holds the events queued for the journal and not acked
+	// yet, each with a channel closed once it is (see onEvent).
+	takingMu sync.Mutex
+	inflight map[string]chan struct{}
 }
 
 // identity is the bot as auth.test describes it.
@@ -177,6 +181,7 @@ func New(opts Options) (*Adapter, error) {
 		retryWait: socketBackoff,
 		seen:      recent.New(8192),
 		stopping:  make(chan struct{}),
+		inflight:  map[string]chan struct{}{},
 	}
 	a.refusals.interval = 10 * time.Second
 	a.intake = &intake.Intake{
