@@ -75,6 +75,32 @@ func answersByThread(msgs []slacktest.Message) (map[string][]string, int) {
 	return by, total
 }
 
+// threadCalls describes the threads named at the end of each of missing
+// ("q-1-4 in <ts>"): the posts the fake saw in them, what they hold now,
+// and every deletion: what a failure needs to tell a lost message from a
+// lost answer.
+func threadCalls(s *slacktest.Server, missing []string) string {
+	var b strings.Builder
+	for _, m := range missing {
+		_, ts, _ := strings.Cut(m, " in ")
+		fmt.Fprintf(&b, "thread %s:\n", ts)
+		for _, c := range s.Calls("") {
+			if c.Params.Get("thread_ts") == ts {
+				fmt.Fprintf(&b, "  %s %s text=%q\n", c.At.Format("15:04:05.000"), c.Method, c.Params.Get("text"))
+			}
+		}
+		for _, msg := range s.Messages() {
+			if msg.TS == ts || msg.ThreadTS == ts {
+				fmt.Fprintf(&b, "  holds %s (bot %v): %q\n", msg.TS, msg.FromBot(), msg.Rendered())
+			}
+		}
+	}
+	for _, c := range s.Calls("chat.delete") {
+		fmt.Fprintf(&b, "deleted %s at %s\n", c.Params.Get("ts"), c.At.Format("15:04:05.000"))
+	}
+	return b.String()
+}
+
 // TestClusterSlack: two instances and one PostgreSQL behind the Slack
 // fake, one Socket Mode connection each, Slack spreading events across
 // both. 200 mentions in 50 threads are each answered exactly once, in
@@ -155,7 +181,8 @@ func TestClusterSlack(t *testing.T) {
 				missing = append(missing, q+" in "+root)
 			}
 		}
-		t.Fatalf("after the kill: %d of %d answers (missing %v): %v\n%s", n, threads*(rounds+1), missing, err, p2.output.String())
+		t.Fatalf("after the kill: %d of %d answers (missing %v): %v\n%s\n%s", n, threads*(rounds+1), missing, err,
+			threadCalls(w.slack, missing), p2.output.String())
 	}
 	p2.stop(t) // every turn settled: nothing more can be posted
 	by, _ = answersByThread(w.slack.Messages())
