@@ -28,7 +28,8 @@ import (
 const (
 	// socketSilence is how long a connection may stay silent, with no
 	// envelope and no ping from Slack, before it is taken for dead and
-	// replaced. Slack pings every few seconds.
+	// replaced: twice the 30 s slack-go's own client allows between
+	// Slack's pings.
 	socketSilence = 60 * time.Second
 	// socketWriteTimeout bounds an ack or a pong.
 	socketWriteTimeout = 10 * time.Second
