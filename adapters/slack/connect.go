@@ -104,7 +104,7 @@ func (a *Adapter) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, probe.Challenge)
 		return
 	}
-	ev, err := slackevents.ParseEvent(body, slackevents.OptionNoVerifyToken())
+	ev, err := parseCallback(body)
 	if err != nil {
 		// Acked anyway: Slack would only retry an event we cannot read.
 		a.log.Warn().Err(err).Msg("slack: unreadable event")

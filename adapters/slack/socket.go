@@ -13,11 +13,11 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/slack-go/slack"
-	"github.com/slack-go/slack/slackevents"
 )
 
 // Socket Mode is read here directly: one websocket, each envelope decoded
-// once, handled on the goroutine that read it. slack-go's socketmode
+// once (parseCallback, shared with HTTP mode), handled on the goroutine
+// that read it. slack-go's socketmode
 // client decodes an envelope five or six times and hands it through three
 // goroutines before anyone sees it, and every mention arrives twice (its
 // app_mention and its message copy): that was the largest cost of a reply
@@ -50,17 +50,6 @@ type envelope struct {
 	Payload      json.RawMessage `json:"payload"`
 	RetryAttempt int             `json:"retry_attempt"`
 	Reason       string          `json:"reason"` // of a disconnect
-}
-
-// callback is an Events API payload, its inner event left raw.
-type callback struct {
-	Token     string          `json:"token"`
-	TeamID    string          `json:"team_id"`
-	APIAppID  string          `json:"api_app_id"`
-	Type      string          `json:"type"`
-	EventID   string          `json:"event_id"`
-	EventTime int             `json:"event_time"`
-	Event     json.RawMessage `json:"event"`
 }
 
 // socket is one open Socket Mode connection.
@@ -251,48 +240,6 @@ func (a *Adapter) onEnvelope(ctx context.Context, s *socket, env envelope) {
 	default: // slash commands, and whatever Slack adds: nothing Neo takes
 		ack()
 	}
-}
-
-// parseCallback reads an Events API payload into slack-go's types. Only
-// the inner events Neo handles are decoded; any other comes back with no
-// data, and is acked and ignored.
-func parseCallback(raw json.RawMessage) (slackevents.EventsAPIEvent, error) {
-	var cb callback
-	if err := json.Unmarshal(raw, &cb); err != nil {
-		return slackevents.EventsAPIEvent{}, fmt.Errorf("events api payload: %w", err)
-	}
-	ev := slackevents.EventsAPIEvent{Token: cb.Token, TeamID: cb.TeamID, Type: cb.Type, APIAppID: cb.APIAppID}
-	if cb.Type != slackevents.CallbackEvent {
-		return ev, nil
-	}
-	if len(cb.Event) == 0 {
-		return ev, errors.New("events api payload: a callback without its event")
-	}
-	ev.Data = &slackevents.EventsAPICallbackEvent{Type: cb.Type, Token: cb.Token, TeamID: cb.TeamID,
-		APIAppID: cb.APIAppID, EventID: cb.EventID, EventTime: cb.EventTime, InnerEvent: &cb.Event}
-	var probe struct {
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(cb.Event, &probe); err != nil {
-		return ev, fmt.Errorf("events api payload: inner event: %w", err)
-	}
-	var data any
-	switch probe.Type {
-	case string(slackevents.AppMention):
-		data = &slackevents.AppMentionEvent{}
-	case string(slackevents.Message):
-		data = &slackevents.MessageEvent{}
-	case string(slackevents.AssistantThreadStarted):
-		data = &slackevents.AssistantThreadStartedEvent{}
-	default:
-		ev.InnerEvent = slackevents.EventsAPIInnerEvent{Type: probe.Type}
-		return ev, nil
-	}
-	if err := json.Unmarshal(cb.Event, data); err != nil {
-		return ev, fmt.Errorf("events api payload: %s event: %w", probe.Type, err)
-	}
-	ev.InnerEvent = slackevents.EventsAPIInnerEvent{Type: probe.Type, Data: data}
-	return ev, nil
 }
 
 // fatalSocketError reports an error that retrying cannot mend: Slack
