@@ -104,11 +104,7 @@ type turnRef struct {
 func (c *Cortex) keepTurn(scope Scope, id string, created time.Time) []string {
 	c.turnsMu.Lock()
 	defer c.turnsMu.Unlock()
-	ws := c.turns[spaceKey{scope.Platform, scope.Workspace}]
-	if ws == nil {
-		ws = &turnQueues{convs: map[Scope][]turnRef{}}
-		c.turns[spaceKey{scope.Platform, scope.Workspace}] = ws
-	}
+	ws := queuesOf(c.turns, scope)
 	q := append(ws.convs[scope], turnRef{id, created})
 	ws.n++
 	var drop []string
@@ -124,6 +120,18 @@ func (c *Cortex) keepTurn(scope Scope, id string, created time.Time) []string {
 		drop = append(drop, ws.dropOldest())
 	}
 	return drop
+}
+
+// queuesOf returns the turn queues of scope's workspace in turns,
+// adding them when the workspace has none yet.
+func queuesOf(turns map[spaceKey]*turnQueues, scope Scope) *turnQueues {
+	k := spaceKey{scope.Platform, scope.Workspace}
+	ws := turns[k]
+	if ws == nil {
+		ws = &turnQueues{convs: map[Scope][]turnRef{}}
+		turns[k] = ws
+	}
+	return ws
 }
 
 // dropOldest removes the workspace's oldest excerpt and returns its ID.
@@ -190,12 +198,7 @@ func load(ctx context.Context, st Store) (*index, map[spaceKey]*turnQueues, erro
 	err := st.ScanMemories(ctx, func(r Record) error {
 		ix.put(r)
 		if r.Kind == KindTurn {
-			k := spaceKey{r.Scope.Platform, r.Scope.Workspace}
-			ws := turns[k]
-			if ws == nil {
-				ws = &turnQueues{convs: map[Scope][]turnRef{}}
-				turns[k] = ws
-			}
+			ws := queuesOf(turns, r.Scope)
 			ws.convs[r.Scope] = append(ws.convs[r.Scope], turnRef{r.ID, r.Created})
 			ws.n++
 		}
