@@ -131,8 +131,8 @@ func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent, retry bool, ack func())
 // take marks eventID as being taken: queued for the journal, not acked
 // yet. The returned channel is closed by took, once it is acked.
 func (a *Adapter) take(eventID string) chan struct{} {
-	a.takingMu.Lock()
-	defer a.takingMu.Unlock()
+	a.inflightMu.Lock()
+	defer a.inflightMu.Unlock()
 	c := make(chan struct{})
 	a.inflight[eventID] = c
 	return c
@@ -140,8 +140,8 @@ func (a *Adapter) take(eventID string) chan struct{} {
 
 // took ends take's mark for eventID.
 func (a *Adapter) took(eventID string, c chan struct{}) {
-	a.takingMu.Lock()
-	defer a.takingMu.Unlock()
+	a.inflightMu.Lock()
+	defer a.inflightMu.Unlock()
 	if a.inflight[eventID] == c {
 		delete(a.inflight, eventID)
 	}
@@ -150,8 +150,8 @@ func (a *Adapter) took(eventID string, c chan struct{}) {
 
 // taking returns the channel of an event being taken, or nil.
 func (a *Adapter) taking(eventID string) chan struct{} {
-	a.takingMu.Lock()
-	defer a.takingMu.Unlock()
+	a.inflightMu.Lock()
+	defer a.inflightMu.Unlock()
 	return a.inflight[eventID]
 }
 

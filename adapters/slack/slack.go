@@ -125,8 +125,8 @@ type Adapter struct {
 	wg       sync.WaitGroup // goroutines handling events and clicks
 	// inflight holds the events queued for the journal and not acked
 	// yet, each with a channel closed once it is (see onEvent).
-	takingMu sync.Mutex
-	inflight map[string]chan struct{}
+	inflightMu sync.Mutex
+	inflight   map[string]chan struct{}
 }
 
 // identity is the bot as auth.test describes it.
