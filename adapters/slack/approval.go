@@ -40,7 +40,11 @@ func (u gateUI) Stopping() bool { return u.a.isStopping() }
 
 // PostGate posts the pending gate and returns its channel:ts.
 func (u gateUI) PostGate(ctx context.Context, g core.Gate) (string, error) {
-	ts, err := u.a.postTS(ctx, g.Thread, gateMessage(g)...)
+	m, err := gateMessage(g)
+	if err != nil {
+		return "", err
+	}
+	ts, err := u.a.postTS(ctx, g.Thread, m)
 	if err != nil {
 		return "", err
 	}
@@ -123,16 +127,20 @@ func (a *Adapter) showGate(ctx context.Context, g core.Gate, channel, ts string)
 			return
 		}
 	}
-	if err := a.update(ctx, channel, ts, gateMessage(g)...); err != nil {
+	m, err := gateMessage(g)
+	if err == nil {
+		err = a.update(ctx, channel, ts, m)
+	}
+	if err != nil {
 		a.log.Warn().Err(err).Msg("slack: update approval message")
 	}
 }
 
 // gateMessage renders a gate: the question with its buttons while pending,
 // then who decided and when.
-func gateMessage(g core.Gate) []slack.MsgOption {
+func gateMessage(g core.Gate) (message, error) {
 	fallback, blocks := gateBlocks(g)
-	return []slack.MsgOption{slack.MsgOptionText(fallback, false), slack.MsgOptionBlocks(blocks...)}
+	return blockMessage(fallback, blocks...)
 }
 
 // gateBlocks is the gate's message as fallback text and Block Kit blocks.

@@ -217,7 +217,7 @@ func (p intakePlatform) Place(_ context.Context, m intake.Message) core.Thread {
 
 // Reply posts text in the thread.
 func (p intakePlatform) Reply(ctx context.Context, t core.Thread, text string) error {
-	return p.a.post(ctx, t, slack.MsgOptionText(text, false))
+	return p.a.post(ctx, t, textMessage(text))
 }
 
 // Forget lets a redelivered event through the duplicate filter.

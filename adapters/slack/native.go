@@ -176,12 +176,12 @@ func (n *nativeAnswer) Close(ctx context.Context, final string) error {
 		}
 		for i, p := range pieces {
 			if i < len(n.msgs) {
-				if err := n.r.a.update(ctx, n.r.t.Channel, n.msgs[i], slack.MsgOptionMarkdownText(p)); err != nil {
+				if err := n.r.a.update(ctx, n.r.t.Channel, n.msgs[i], message{markdown: p}); err != nil {
 					return err
 				}
 				continue
 			}
-			if err := n.r.a.post(ctx, n.r.t, slack.MsgOptionMarkdownText(p)); err != nil {
+			if err := n.r.a.post(ctx, n.r.t, message{markdown: p}); err != nil {
 				return err
 			}
 		}

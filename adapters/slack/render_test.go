@@ -81,9 +81,9 @@ func TestMrkdwn(t *testing.T) {
 	}
 }
 
-// TestContextLineEncodesAsSlackGo: the hand-encoded status and notice
+// TestContextBlocksEncodeAsSlackGo: the hand-encoded status and notice
 // block is byte for byte what slack-go would send for it, escapes and all.
-func TestContextLineEncodesAsSlackGo(t *testing.T) {
+func TestContextBlocksEncodeAsSlackGo(t *testing.T) {
 	for _, text := range []string{
 		":hourglass_flowing_sand: _Thinking…_",
 		`quotes " and \ backslashes, <tags> & amps, a tab	and a line` + "\nbreak",
@@ -93,12 +93,8 @@ func TestContextLineEncodesAsSlackGo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := json.Marshal([]slack.Block{contextLine{id: "status", text: text}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != "["+string(want)+"]" {
-			t.Errorf("contextLine(%q) encodes as\n%s\nwant\n[%s]", text, got, want)
+		if got := contextBlocks("status", text); got != "["+string(want)+"]" {
+			t.Errorf("contextBlocks(%q) encodes as\n%s\nwant\n[%s]", text, got, want)
 		}
 	}
 }

@@ -76,7 +76,7 @@ func (a *Adapter) status(ctx context.Context, t core.Thread, text string) error 
 			st.Ext.noAssistant = true
 		}
 		if st.ID() == "" {
-			ts, err := a.postTS(ctx, t, statusMessage(text)...)
+			ts, err := a.postTS(ctx, t, statusMessage(text))
 			if err != nil {
 				return err
 			}
@@ -84,47 +84,29 @@ func (a *Adapter) status(ctx context.Context, t core.Thread, text string) error 
 			return nil
 		}
 		return st.Update(ctx, text, func(ctx context.Context, ts, text string) error {
-			return a.update(ctx, t.Channel, ts, statusMessage(text)...)
+			return a.update(ctx, t.Channel, ts, statusMessage(text))
 		})
 	})
 }
 
 // statusMessage renders a status line as a small grey context block.
-func statusMessage(text string) []slack.MsgOption {
+func statusMessage(text string) message {
 	line := "_" + escape(strings.TrimSpace(text)) + "_"
-	return []slack.MsgOption{
-		slack.MsgOptionText(text, false),
-		slack.MsgOptionBlocks(contextLine{id: "status", text: ":hourglass_flowing_sand: " + line}),
-	}
+	return message{text: text, blocks: contextBlocks("status", ":hourglass_flowing_sand: "+line)}
 }
 
-// contextLine is a context block holding one mrkdwn text, as
-// slack.NewContextBlock builds it, but encoded without reflection: every
-// turn posts one.
-type contextLine struct{ id, text string }
-
-// BlockType implements slack.Block.
-func (contextLine) BlockType() slack.MessageBlockType { return slack.MBTContext }
-
-// ID implements slack.Block.
-func (c contextLine) ID() string { return c.id }
-
-// MarshalJSON encodes the block as Slack reads it.
-func (c contextLine) MarshalJSON() ([]byte, error) {
-	id, err := json.Marshal(c.id)
-	if err != nil {
-		return nil, err
-	}
-	text, err := json.Marshal(c.text)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(id)+len(text)+80)
-	out = append(out, `{"type":"context","block_id":`...)
-	out = append(out, id...)
+// contextBlocks is a JSON array of one context block holding one mrkdwn
+// text, byte for byte as slack-go encodes slack.NewContextBlock, but
+// without reflection: every turn posts one.
+func contextBlocks(id, text string) string {
+	qid, _ := json.Marshal(id) // a string always encodes
+	qtext, _ := json.Marshal(text)
+	out := make([]byte, 0, len(qid)+len(qtext)+64)
+	out = append(out, `[{"type":"context","block_id":`...)
+	out = append(out, qid...)
 	out = append(out, `,"elements":[{"type":"mrkdwn","text":`...)
-	out = append(out, text...)
-	return append(out, "}]}"...), nil
+	out = append(out, qtext...)
+	return string(append(out, "}]}]"...))
 }
 
 func (a *Adapter) say(ctx context.Context, t core.Thread, text string) error {
@@ -149,15 +131,14 @@ func (a *Adapter) sayLocked(ctx context.Context, t core.Thread, st *statusline.L
 	}
 	chunks := split(mrkdwn(text), maxMessageChars)
 	for i, c := range chunks {
-		opts := []slack.MsgOption{slack.MsgOptionText(c, false)}
 		if i == 0 && placeholder != "" {
 			// No blocks: the status block goes, the text shows.
-			if err := a.update(ctx, t.Channel, placeholder, slack.MsgOptionText(c, false), slack.MsgOptionBlocks()); err == nil {
+			if err := a.update(ctx, t.Channel, placeholder, message{text: c, blocks: noBlocks}); err == nil {
 				continue
 			}
 			// The placeholder is gone (deleted by someone): post instead.
 		}
-		if err := a.post(ctx, t, opts...); err != nil {
+		if err := a.post(ctx, t, textMessage(c)); err != nil {
 			return err
 		}
 	}
@@ -208,30 +189,30 @@ func (a *Adapter) notice(ctx context.Context, t core.Thread, text string) error 
 				a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: delete status message")
 			}
 		}
-		return a.post(ctx, t, slack.MsgOptionText(text, false),
-			slack.MsgOptionBlocks(contextLine{id: "notice", text: body}))
+		return a.post(ctx, t, message{text: text, blocks: contextBlocks("notice", body)})
 	})
 }
 
 // post replies in the thread.
-func (a *Adapter) post(ctx context.Context, t core.Thread, opts ...slack.MsgOption) error {
-	_, err := a.postTS(ctx, t, opts...)
+func (a *Adapter) post(ctx context.Context, t core.Thread, m message) error {
+	_, err := a.postTS(ctx, t, m)
 	return err
 }
 
 // postTS replies in the thread and returns the new message's ts.
-func (a *Adapter) postTS(ctx context.Context, t core.Thread, opts ...slack.MsgOption) (string, error) {
+func (a *Adapter) postTS(ctx context.Context, t core.Thread, m message) (string, error) {
 	var ts string
 	err := a.retry(ctx, "chat.postMessage", func(ctx context.Context) (err error) {
-		_, ts, err = a.api.PostMessageContext(ctx, t.Channel, append(opts, slack.MsgOptionTS(t.ID))...)
+		ts, err = a.chat(ctx, t.Channel, t.ID, "", m)
 		return err
 	})
 	return ts, err
 }
 
-func (a *Adapter) update(ctx context.Context, channel, ts string, opts ...slack.MsgOption) error {
+// update edits the message at ts in channel into m.
+func (a *Adapter) update(ctx context.Context, channel, ts string, m message) error {
 	return a.retry(ctx, "chat.update", func(ctx context.Context) error {
-		_, _, _, err := a.api.UpdateMessageContext(ctx, channel, ts, opts...)
+		_, err := a.chat(ctx, channel, "", ts, m)
 		return err
 	})
 }

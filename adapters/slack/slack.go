@@ -127,6 +127,7 @@ type Adapter struct {
 	// yet, each with a channel closed once it is (see onEvent).
 	inflightMu sync.Mutex
 	inflight   map[string]chan struct{}
+	answers    sync.Pool // *bytes.Buffer: chat calls read Slack's answers into them
 }
 
 // identity is the bot as auth.test describes it.

@@ -3,8 +3,6 @@ package slack
 import (
 	"context"
 
-	"github.com/slack-go/slack"
-
 	"github.com/neobot/neobot/adapters/internal/live"
 	"github.com/neobot/neobot/adapters/internal/mdsplit"
 	"github.com/neobot/neobot/adapters/internal/statusline"
@@ -60,19 +58,16 @@ type threadMessages struct {
 }
 
 func (m threadMessages) Post(ctx context.Context, content string) (string, error) {
-	return m.a.postTS(ctx, m.t, slack.MsgOptionText(content, false))
+	return m.a.postTS(ctx, m.t, textMessage(content))
 }
 
 // Edit shows content; no blocks, so a status message's block goes.
 func (m threadMessages) Edit(ctx context.Context, ts, content string) error {
-	return m.a.update(ctx, m.t.Channel, ts, slack.MsgOptionText(content, false), slack.MsgOptionBlocks())
+	return m.a.update(ctx, m.t.Channel, ts, message{text: content, blocks: noBlocks})
 }
 
 func (m threadMessages) Delete(ctx context.Context, ts string) error {
-	return m.a.retry(ctx, "chat.delete", func(ctx context.Context) error {
-		_, _, err := m.a.api.DeleteMessageContext(ctx, m.t.Channel, ts)
-		return err
-	})
+	return m.a.deleteMessage(ctx, m.t.Channel, ts)
 }
 
 // writing renders a piece of an unfinished answer: code blocks closed, and
