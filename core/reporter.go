@@ -42,6 +42,11 @@ type Turn struct {
 	Inbound  Inbound
 	Reporter Reporter
 	Approver Approver
+	// Unsaid marks a resumed turn whose thread still showed a turn cut
+	// short by a crash: a status line never edited into an answer, or an
+	// answer never finished. If the turn's answer is stored, it was never
+	// said, and the Runner says it.
+	Unsaid bool
 }
 
 type turnKey struct{}

@@ -191,19 +191,20 @@ func inert(text string) string {
 // Tidy deletes the status messages and unfinished answers Neo left in
 // thread t: a turn cut short by a crash never edited its "⏳" line into an
 // answer, nor finished an answer it was writing, and a resumed turn posts
-// its own (conversation.Tidier).
-func (a *Adapter) Tidy(ctx context.Context, t core.Thread) {
+// its own (conversation.Tidier). It reports whether it found any: a
+// thread it cannot read counts as tidy.
+func (a *Adapter) Tidy(ctx context.Context, t core.Thread) (cut bool) {
 	msgs, err := a.s.ChannelMessages(t.ID, 50, "", "", "", call(ctx))
 	if err != nil {
 		a.log.Warn().Err(err).Str("thread", t.Key()).Msg("discord: look for stale status messages")
-		return
+		return false
 	}
 	me := a.me()
 	if me == "" { // a turn resumed before Run has connected
 		u, err := a.s.User("@me", call(ctx))
 		if err != nil {
 			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("discord: look for stale status messages")
-			return
+			return false
 		}
 		me = u.ID
 		a.self.CompareAndSwap(nil, u)
@@ -213,8 +214,10 @@ func (a *Adapter) Tidy(ctx context.Context, t core.Thread) {
 			!strings.HasPrefix(m.Content, statusContent("")) && !strings.HasSuffix(m.Content, writingMark) {
 			continue
 		}
+		cut = true
 		if err := a.s.ChannelMessageDelete(t.ID, m.ID, call(ctx)); err != nil {
 			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("discord: delete a stale status message")
 		}
 	}
+	return cut
 }

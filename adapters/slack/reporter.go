@@ -235,14 +235,15 @@ func (a *Adapter) ephemeral(ctx context.Context, channel, user, threadTS, text s
 // Tidy deletes the status messages and unfinished answers Neo left in
 // thread t: a turn cut short by a crash never edited its "Thinking…" line
 // into an answer, nor finished an answer it was writing, and a resumed
-// turn posts its own (conversation.Tidier).
-func (a *Adapter) Tidy(ctx context.Context, t core.Thread) {
+// turn posts its own (conversation.Tidier). It reports whether it found
+// any: a thread it cannot read counts as tidy.
+func (a *Adapter) Tidy(ctx context.Context, t core.Thread) (cut bool) {
 	me := a.me()
 	if me.BotID == "" { // a turn resumed before Run has connected
 		auth, err := a.api.AuthTestContext(ctx)
 		if err != nil {
 			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: look for stale status messages")
-			return
+			return false
 		}
 		me = identity{UserID: auth.UserID, BotID: auth.BotID, TeamID: auth.TeamID}
 		a.self.CompareAndSwap(nil, &me)
@@ -256,20 +257,18 @@ func (a *Adapter) Tidy(ctx context.Context, t core.Thread) {
 	})
 	if err != nil {
 		a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: look for stale status messages")
-		return
+		return false
 	}
 	for _, m := range msgs {
 		if m.BotID != me.BotID || !isStatusMessage(m) && !strings.HasSuffix(m.Text, writingMark) && !strings.HasPrefix(m.Text, streamMark) {
 			continue
 		}
-		err := a.retry(ctx, "chat.delete", func(ctx context.Context) error {
-			_, _, err := a.api.DeleteMessageContext(ctx, t.Channel, m.Timestamp)
-			return err
-		})
-		if err != nil {
+		cut = true
+		if err := a.deleteMessage(ctx, t.Channel, m.Timestamp); err != nil {
 			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: delete a stale status message")
 		}
 	}
+	return cut
 }
 
 // isStatusMessage reports whether m is a status line statusMessage posted.

@@ -66,7 +66,8 @@ func TestStreamedAnswer(t *testing.T) {
 }
 
 // TestTidyRemovesUnfinishedAnswer: a half-written answer left by a crash
-// is removed before the resumed turn answers again; finished answers stay.
+// is removed before the resumed turn answers again, and Tidy says it found
+// one; finished answers stay, and a thread holding only those is tidy.
 func TestTidyRemovesUnfinishedAnswer(t *testing.T) {
 	e := start(t, nil)
 	th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000022"}
@@ -74,11 +75,16 @@ func TestTidyRemovesUnfinishedAnswer(t *testing.T) {
 	if err := r.Say(e.ctx, "An earlier answer."); err != nil {
 		t.Fatal(err)
 	}
+	if e.a.Tidy(e.ctx, th) {
+		t.Errorf("Tidy = true in a thread with only a finished answer, want false")
+	}
 	s, _ := r.(core.Streamer).StreamAnswer(e.ctx)
 	if err := s.Write(e.ctx, "Half of an answer that a crash cut off"); err != nil {
 		t.Fatal(err)
 	}
-	e.a.Tidy(e.ctx, th)
+	if !e.a.Tidy(e.ctx, th) {
+		t.Errorf("Tidy = false with an unfinished answer in the thread, want true")
+	}
 	msgs := e.botMessages(th.Channel, th.ID)
 	if len(msgs) != 1 || msgs[0].Text != "An earlier answer." {
 		t.Errorf("after Tidy: %+v, want only the finished answer", msgs)

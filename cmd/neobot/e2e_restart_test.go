@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/neobot/neobot/store/postgres/pgtest"
 	"strings"
 	"sync"
 	"syscall"
@@ -11,6 +10,7 @@ import (
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core/delegate/delegatetest"
 	"github.com/neobot/neobot/core/llm/llmtest"
+	"github.com/neobot/neobot/store/postgres/pgtest"
 )
 
 // restarts are the two ways a neobot process ends before it is started
@@ -203,6 +203,48 @@ func slackTurnAcrossRestart(t *testing.T, useDB func(*testing.T, map[string]stri
 	}
 	if got, want := len(mainRequests(w.model)), len(replies); got != want {
 		t.Errorf("model calls = %d, want %d", got, want)
+	}
+}
+
+// TestSlackAnswerStoredNeverShown: neobot is killed after storing a
+// turn's answer, while the edit that shows it (chat.update of the
+// "Thinking…" line) is on its way. The restarted process finds the line
+// still there, so it knows the answer was never shown, and says the stored
+// answer in its place: once, without asking the model again.
+func TestSlackAnswerStoredNeverShown(t *testing.T) {
+	for _, db := range databases {
+		t.Run(db.name, func(t *testing.T) {
+			w := newSlackWorld(t)
+			db.use(t, w.env)
+			scriptModel(t, w.model, llmtest.Text("The answer is 4."), llmtest.Text("Yes, still 4."))
+			edit := w.slack.Stall("chat.update")
+			p1 := w.start(t, 1)
+			mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "what is 2+2?"})
+			select {
+			case <-edit:
+			case <-p1.done:
+				t.Fatalf("neobot exited before showing the answer: %v\n%s", p1.err, p1.output.String())
+			case <-waitCtx(t).Done():
+				t.Fatalf("neobot never edited its status line into the answer\n%s", p1.output.String())
+			}
+			p1.kill()
+
+			w.start(t, 2)
+			w.answerIn(t, "C0GENERAL", mention.TS, "The answer is 4.")
+			for _, m := range w.slack.Thread("C0GENERAL", mention.TS) {
+				if m.FromBot() && strings.Contains(string(m.Blocks), `"block_id":"status"`) {
+					t.Errorf("a status line is left in the thread after the answer: %q", m.Rendered())
+				}
+			}
+			w.slack.Message(slacktest.Msg{User: "UALICE", Text: "sure?", ThreadTS: mention.TS})
+			w.answerIn(t, "C0GENERAL", mention.TS, "Yes, still 4.")
+			if got := botAnswers(w, "The answer is 4."); got != 1 {
+				t.Errorf("answer shown %d times, want once", got)
+			}
+			if got := len(mainRequests(w.model)); got != 2 {
+				t.Errorf("model calls = %d, want 2: the stored answer is not asked for again", got)
+			}
+		})
 	}
 }
 

@@ -60,8 +60,10 @@ func (tr *turn) reporter() core.Reporter {
 // already stored continues from where the transcript ends, dispatching any
 // tool calls left without a result under their original IDs; a Run whose
 // final answer is already stored (or whose thread has moved on to a later
-// message) returns core.ErrAnswered and says nothing. A cancelled ctx
-// returns its error, leaving the transcript resumable.
+// message) returns core.ErrAnswered and says nothing, unless t.Unsaid
+// tells it the answer never reached the thread: then it says the stored
+// answer first. A cancelled ctx returns its error, leaving the transcript
+// resumable.
 func (a *Agent) Run(ctx context.Context, t core.Turn) error {
 	tr, err := a.run(ctx, t)
 	if tr != nil {
@@ -99,12 +101,19 @@ func (a *Agent) run(ctx context.Context, t core.Turn) (tr *turn, err error) {
 	if tr.rep == nil {
 		tr.rep = silent{}
 	}
-	place, start := st.locate(in.EventID)
+	place, at := st.locate(in.EventID)
 	switch place {
 	case turnAnswered:
+		if it := st.items[at]; t.Unsaid && it.rec.Final {
+			// Stored, then cut short before the saying: say it now.
+			a.log.Info().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("agent: saying a stored answer the thread never showed")
+			if err := tr.rep.Say(ctx, it.msg.Content); err != nil {
+				return tr, fmt.Errorf("agent: say the stored answer in %s: %w", in.Thread, err)
+			}
+		}
 		return tr, core.ErrAnswered
 	case turnOpen:
-		tr.start = start
+		tr.start = at
 		a.log.Info().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("agent: resuming turn")
 	default:
 		// The person sees Neo at work at once: the status goes out while

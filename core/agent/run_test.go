@@ -490,6 +490,35 @@ func TestResume(t *testing.T) {
 			t.Errorf("reporter calls %v, model requests %d; want none", h.rec.Calls(), len(h.srv.Requests()))
 		}
 	})
+	t.Run("answered, never said", func(t *testing.T) {
+		h := newHarness(t, nil)
+		u, f := llm.UserMessage("hi"), llm.AssistantMessage("hello")
+		h.tr.seed(testThread, record{Msg: &u, EventID: "E1"}, record{Msg: &f, EventID: "E1", Final: true})
+		err := h.agent.Run(t.Context(), core.Turn{Inbound: inbound("E1", "hi"), Reporter: h.rec, Unsaid: true})
+		if !errors.Is(err, core.ErrAnswered) {
+			t.Fatalf("Run = %v, want core.ErrAnswered", err)
+		}
+		if got := h.rec.Says(); len(got) != 1 || got[0] != "hello" {
+			t.Errorf("Says = %q, want the stored answer once", got)
+		}
+		if n := len(h.srv.Requests()); n != 0 {
+			t.Errorf("model requests = %d, want none: the answer is stored", n)
+		}
+	})
+	t.Run("superseded, never said", func(t *testing.T) {
+		// A later message started another turn: E1 never got an answer
+		// to say, and its thread has moved on.
+		h := newHarness(t, nil)
+		u1, u2 := llm.UserMessage("hi"), llm.UserMessage("still there?")
+		h.tr.seed(testThread, record{Msg: &u1, EventID: "E1"}, record{Msg: &u2, EventID: "E2"})
+		err := h.agent.Run(t.Context(), core.Turn{Inbound: inbound("E1", "hi"), Reporter: h.rec, Unsaid: true})
+		if !errors.Is(err, core.ErrAnswered) {
+			t.Fatalf("Run = %v, want core.ErrAnswered", err)
+		}
+		if len(h.rec.Calls()) != 0 || len(h.srv.Requests()) != 0 {
+			t.Errorf("reporter calls %v, model requests %d; want none", h.rec.Calls(), len(h.srv.Requests()))
+		}
+	})
 	t.Run("abandoned calls are closed before a new turn", func(t *testing.T) {
 		h := newHarness(t, nil)
 		u := llm.UserMessage("old")

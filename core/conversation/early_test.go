@@ -3,6 +3,7 @@ package conversation
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -80,14 +81,16 @@ type redelivering struct {
 	*fakePlatform
 	mu     sync.Mutex
 	tidied []string
+	cut    bool // what Tidy reports: leftovers of a turn cut short
 }
 
 func (p *redelivering) Redelivers() bool { return true }
 
-func (p *redelivering) Tidy(_ context.Context, t core.Thread) {
+func (p *redelivering) Tidy(_ context.Context, t core.Thread) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.tidied = append(p.tidied, t.Key())
+	return p.cut
 }
 
 // startEarlyHub starts a hub over a laterJournal with p attached as "test".
@@ -246,22 +249,34 @@ func TestEarlyTurnOnlyWherePlatformRedelivers(t *testing.T) {
 	}
 }
 
+// TestRedeliveredMessageTidiesFirst: the turn of a redelivered message
+// starts with Tidy, and learns from it whether the thread showed a turn
+// cut short (core.Turn.Unsaid), so a stored answer never said is said.
 func TestRedeliveredMessageTidiesFirst(t *testing.T) {
-	r := &sayRunner{}
-	p := &redelivering{fakePlatform: newFakePlatform()}
-	h, j := startEarlyHub(t, r, p)
-	in := msg("A", "A1", "hi")
-	in.Redelivered = true
-	done := submitAsync(t, h, in)
-	<-j.arrived
-	j.commit(t, "A1", nil)
-	if s := <-done; !s.ok || s.err != nil {
-		t.Fatalf("Submit() = %v, %v", s.ok, s.err)
-	}
-	j.waitCompleted(t, 1)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if want := []string{in.Thread.Key()}; !slices.Equal(p.tidied, want) {
-		t.Errorf("tidied %v, want %v: a process that died may have left a status line", p.tidied, want)
+	for _, cut := range []bool{false, true} {
+		t.Run(fmt.Sprintf("leftovers=%v", cut), func(t *testing.T) {
+			r := &sayRunner{}
+			p := &redelivering{fakePlatform: newFakePlatform(), cut: cut}
+			h, j := startEarlyHub(t, r, p)
+			in := msg("A", "A1", "hi")
+			in.Redelivered = true
+			done := submitAsync(t, h, in)
+			<-j.arrived
+			j.commit(t, "A1", nil)
+			if s := <-done; !s.ok || s.err != nil {
+				t.Fatalf("Submit() = %v, %v", s.ok, s.err)
+			}
+			j.waitCompleted(t, 1)
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if want := []string{in.Thread.Key()}; !slices.Equal(p.tidied, want) {
+				t.Errorf("tidied %v, want %v: a process that died may have left a status line", p.tidied, want)
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if got := len(r.unsaid) == 1; got != cut {
+				t.Errorf("turn run with Unsaid = %v, want %v (what Tidy found)", got, cut)
+			}
+		})
 	}
 }

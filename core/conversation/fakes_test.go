@@ -197,11 +197,16 @@ type sayRunner struct {
 	order []string
 	// errs returns a scripted error per event ID instead of answering.
 	errs map[string]error
+	// unsaid lists the event IDs of the turns run with core.Turn.Unsaid.
+	unsaid []string
 }
 
 func (r *sayRunner) Run(ctx context.Context, t core.Turn) error {
 	r.mu.Lock()
 	r.order = append(r.order, t.Inbound.EventID)
+	if t.Unsaid {
+		r.unsaid = append(r.unsaid, t.Inbound.EventID)
+	}
 	err := r.errs[t.Inbound.EventID]
 	r.mu.Unlock()
 	if err != nil {

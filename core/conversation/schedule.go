@@ -35,9 +35,11 @@ type item struct {
 // Tidier is implemented by a platform that can clear what a turn cut
 // short by a crash left in its thread, such as a "Thinking…" status line
 // nobody will ever edit again. The hub calls Tidy before a resumed turn,
-// and before the turn of a message the platform delivered again.
+// and before the turn of a message the platform delivered again. Tidy
+// reports whether it found such leftovers: then the turn's answer, if
+// stored, never reached the thread (core.Turn.Unsaid).
 type Tidier interface {
-	Tidy(ctx context.Context, t core.Thread)
+	Tidy(ctx context.Context, t core.Thread) (cut bool)
 }
 
 // admitLocked queues a fresh message, or handles it as a stop command.
@@ -273,13 +275,14 @@ func (h *Hub) turn(ctx context.Context, it *item) {
 		h.log.Error().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("no platform for turn")
 		return
 	}
+	var unsaid bool
 	if td, ok := p.(Tidier); ok && (it.resumed || in.Redelivered) {
-		td.Tidy(ctx, in.Thread)
+		unsaid = td.Tidy(ctx, in.Thread)
 	}
 	if pr, ok := p.(core.Preparer); ok && in.Unprepared() {
 		in = pr.Prepare(ctx, in)
 	}
-	t := core.Turn{Inbound: in, Reporter: p.Reporter(in.Thread), Approver: p.Approver(in.Thread, in.User)}
+	t := core.Turn{Inbound: in, Reporter: p.Reporter(in.Thread), Approver: p.Approver(in.Thread, in.User), Unsaid: unsaid}
 	err := h.run(core.WithTurn(ctx, &t), t)
 	cause := context.Cause(ctx)
 	switch {

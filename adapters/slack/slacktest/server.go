@@ -109,6 +109,8 @@ type Server struct {
 	via      int           // deliver through this connection (Via), 0: spread
 	spread   *rand.Rand    // picks a connection for each delivery
 	httpMode *httpTarget
+	stalls   map[string]chan struct{} // Stall: method -> closed when its call arrives
+	gone     chan struct{}            // closed by Close: stalled calls end
 	closed   bool
 	wg       sync.WaitGroup
 }
@@ -138,6 +140,7 @@ func newServer(tls bool) *Server {
 		acks:         map[string]Ack{},
 		index:        map[string]int{},
 		spread:       rand.New(rand.NewPCG(1, 2)),
+		gone:         make(chan struct{}),
 	}
 	s.rec = fakeapi.New(&s.mu, func(c Call) string { return c.Method }, func(d time.Duration) Reply {
 		return Reply{Status: http.StatusTooManyRequests, RetryAfter: d}
@@ -182,6 +185,7 @@ func (s *Server) Close() {
 		return
 	}
 	s.closed = true
+	close(s.gone)
 	for t := range s.retries {
 		t.Stop()
 	}
@@ -212,6 +216,20 @@ func (s *Server) Script(method string, replies ...Reply) { s.rec.Script(method, 
 // retryAfter.
 func (s *Server) RateLimit(method string, n int, retryAfter time.Duration) {
 	s.rec.RateLimit(method, n, retryAfter)
+}
+
+// Stall makes the next call of method hang, unrecorded and without
+// effect, until its client goes away: a process killed in the middle of
+// the call. The returned channel is closed when the call arrives.
+func (s *Server) Stall(method string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stalls == nil {
+		s.stalls = map[string]chan struct{}{}
+	}
+	arrived := make(chan struct{})
+	s.stalls[method] = arrived
+	return arrived
 }
 
 // Calls returns the recorded calls of method, or every call when method is "".
@@ -251,6 +269,20 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	params, err := readParams(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	// Stalled only once its body is read: the server notices the client
+	// going away (and ends r's context) only then.
+	s.mu.Lock()
+	arrived := s.stalls[method]
+	delete(s.stalls, method)
+	s.mu.Unlock()
+	if arrived != nil {
+		close(arrived)
+		select {
+		case <-r.Context().Done():
+		case <-s.gone:
+		}
 		return
 	}
 	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
