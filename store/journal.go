@@ -1,10 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/neobot/neobot/core"
@@ -202,6 +204,12 @@ func (db *DB) completeFn(t core.Thread, eventID string) func(*bolt.Tx) error {
 		if v == nil {
 			return core.ErrNotFound
 		}
+		if raw, pending, ok := markCompleted(v, now); ok {
+			if err := tx.Bucket(bucketPending).Delete(u64(pending)); err != nil {
+				return err
+			}
+			return b.Put(key, raw)
+		}
 		var rec inboundRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
 			return fmt.Errorf("decode inbound: %w", err)
@@ -244,6 +252,36 @@ func (db *DB) PendingInbound(ctx context.Context) ([]core.Inbound, error) {
 		return nil, fmt.Errorf("store: pending inbound: %w", err)
 	}
 	return out, nil
+}
+
+// pendingField closes a pending record's encoding: its last field, before
+// the closing brace, is the key in inbound_pending.
+var pendingField = []byte(`,"pending":`)
+
+// markCompleted edits a pending record's encoding into the completed one:
+// the last field, pending, becomes completed. It leaves the message
+// undecoded, and gives exactly what encoding the record again would (see
+// TestMarkCompletedEncodesAsMarshal). ok is false for an encoding of
+// another shape, such as a record already completed: the caller decodes
+// it.
+func markCompleted(v []byte, now time.Time) (out []byte, pending uint64, ok bool) {
+	i := bytes.LastIndex(v, pendingField)
+	if i < 0 || len(v) < 2 || v[len(v)-1] != '}' {
+		return nil, 0, false
+	}
+	pending, err := strconv.ParseUint(string(v[i+len(pendingField):len(v)-1]), 10, 64)
+	if err != nil || pending == 0 {
+		return nil, 0, false
+	}
+	stamp, err := now.MarshalJSON()
+	if err != nil {
+		return nil, 0, false
+	}
+	out = make([]byte, 0, i+len(`,"completed":}`)+len(stamp))
+	out = append(out, v[:i]...)
+	out = append(out, `,"completed":`...)
+	out = append(out, stamp...)
+	return append(out, '}'), pending, true
 }
 
 func inboundKey(platform, eventID string) []byte {
