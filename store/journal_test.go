@@ -52,3 +52,38 @@ func TestMarkCompletedEncodesAsMarshal(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMarkCompleted: the completion mark of a typical journal record,
+// edited in place ("edit", what completeFn does) against decoded and
+// encoded again ("decode", its fallback for other shapes).
+func BenchmarkMarkCompleted(b *testing.B) {
+	in := core.Inbound{
+		Thread: core.Thread{Platform: "slack", Workspace: "T0TEAM", Channel: "C0GENERAL", ID: "1700000000.000100"},
+		User:   "UALICE", UserName: "alice", Text: "what changed in the deploy config since last week?",
+		EventID: "Ev0123456789", MessageID: "1700000000.000100",
+	}
+	now := time.Date(2026, 11, 25, 23, 0, 0, 0, time.UTC)
+	v, err := json.Marshal(inboundRecord{Inbound: in, Journaled: now, Pending: 123456})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("edit", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, ok := markCompleted(v, now); !ok {
+				b.Fatal("not marked")
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			var rec inboundRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				b.Fatal(err)
+			}
+			rec.Completed, rec.Pending = now, 0
+			if _, err := json.Marshal(rec); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
