@@ -205,7 +205,13 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 				}
 				standby.Store(false)
 				log.Info().Msg("this instance holds the Discord gateway session")
-				return dc.Run(ctx)
+				held, release := a.cluster.holdShard(ctx, 0)
+				defer release()
+				err := dc.Run(held)
+				if cause := context.Cause(held); ctx.Err() == nil && errors.Is(cause, errShardLost) {
+					return fmt.Errorf("discord: %w", cause)
+				}
+				return err
 			}
 		}
 		b.platforms = append(b.platforms, p)

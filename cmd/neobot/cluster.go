@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,11 @@ type cluster struct {
 	db     *postgres.DB
 	claims *postgres.Claims
 	log    zerolog.Logger
+
+	mu sync.Mutex
+	// shards ends the gateway sessions held under a shard's claim, by
+	// the claim's key, when the claim is lost (holdShard).
+	shards map[string]context.CancelCauseFunc
 }
 
 var _ conversation.Cluster = (*cluster)(nil)
@@ -58,6 +64,12 @@ func (c *cluster) Pending(ctx context.Context, thread string) ([]core.Inbound, e
 // conversation that goes on stays on one instance, without claiming it
 // again for every turn.
 const claimLinger = 2 * time.Second
+
+// claimWatch is how often the claims connection is checked: a broken
+// one stops the turns running under its claims within this and a ping's
+// timeout, well before another instance can adopt their threads (the
+// server needs about 9 s to drop a vanished session, then orphanScan).
+const claimWatch = time.Second
 
 // orphanScan is how often the instance looks for threads with pending
 // messages that no instance claims (their instance died): a dead
@@ -115,6 +127,20 @@ func (c *cluster) run(ctx context.Context, hub *conversation.Hub, gates *core.Ga
 		}, postgres.ChannelInbound, postgres.ChannelGate, postgres.ChannelMemory)
 	})
 	wg.Go(func() {
+		c.claims.Watch(ctx, claimWatch, func(lost []string) {
+			c.log.Error().Int("claims", len(lost)).Msg("cluster: the database connection holding this instance's claims broke; what ran under them stops here")
+			hub.ClaimsLost(lost)
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			for _, key := range lost {
+				if stop := c.shards[key]; stop != nil {
+					stop(errShardLost)
+					delete(c.shards, key)
+				}
+			}
+		})
+	})
+	wg.Go(func() {
 		t := time.NewTicker(orphanScan)
 		defer t.Stop()
 		for {
@@ -131,12 +157,37 @@ func (c *cluster) run(ctx context.Context, hub *conversation.Hub, gates *core.Ga
 	wg.Wait()
 }
 
+// errShardLost ends a gateway session whose shard claim this instance
+// lost: another instance may open the shard's session now.
+var errShardLost = errors.New("this instance lost the claim of its Discord gateway shard (its database connection broke); it stops, so that one instance holds the gateway session")
+
+// holdShard returns a context of ctx that ends, with errShardLost as its
+// cause, when this instance loses the claim of shard n, which it holds.
+func (c *cluster) holdShard(ctx context.Context, n int) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	key := shardKey(n)
+	c.mu.Lock()
+	if c.shards == nil {
+		c.shards = map[string]context.CancelCauseFunc{}
+	}
+	c.shards[key] = cancel
+	c.mu.Unlock()
+	return ctx, func() {
+		c.mu.Lock()
+		delete(c.shards, key)
+		c.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+func shardKey(n int) string { return "discord/shard/" + strconv.Itoa(n) }
+
 // shard waits until this instance holds the claim of a Discord gateway
 // shard (one gateway session per shard across every instance), then
 // reports true; false when ctx ends first. Another instance's claim is
 // retried every orphanScan, so a standby takes over when the holder dies.
 func (c *cluster) shard(ctx context.Context, n int) bool {
-	key := "discord/shard/" + strconv.Itoa(n)
+	key := shardKey(n)
 	for {
 		ok, err := c.claims.Claim(ctx, key)
 		if err != nil && ctx.Err() == nil {

@@ -3,6 +3,7 @@ package conversation
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -113,6 +114,39 @@ func (h *Hub) claimed(ctx context.Context, mb *mailbox, it *item) claim {
 		return claimRequeue
 	}
 	return claimRun
+}
+
+// errClaimLost is the cause of a turn stopped because this process lost
+// its thread's claim: another process may run the thread now.
+var errClaimLost = errors.New("conversation: this process lost the thread's claim")
+
+// ClaimsLost stops what runs here under claims this process no longer
+// holds, because the cluster lost them (its claims connection broke):
+// those threads are no longer held here, and their running turns are
+// cancelled and left pending in the journal, for whichever process
+// claims the thread next to resume (this one too, at the thread's next
+// message or the next look for orphaned threads). Keys this process does
+// not hold are ignored.
+func (h *Hub) ClaimsLost(threads []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	stopped := 0
+	for _, key := range threads {
+		if !h.owned[key] {
+			continue
+		}
+		delete(h.owned, key)
+		if t := h.lingering[key]; t != nil {
+			t.Stop()
+			delete(h.lingering, key)
+			delete(h.idleGen, key)
+		}
+		if mb := h.threads[key]; mb != nil && mb.cur != nil {
+			mb.cur.cancel(errClaimLost)
+			stopped++
+		}
+	}
+	h.log.Warn().Int("claims", len(threads)).Int("turns_stopped", stopped).Msg("lost thread claims; their turns stop here and resume where the threads are claimed next")
 }
 
 // handLocked tells the other processes, in the background, that thread

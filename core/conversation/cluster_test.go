@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -243,5 +244,60 @@ func TestClusterSettlesOnce(t *testing.T) {
 	n := len(plats[0].rec(old.Thread).Notices()) + len(plats[1].rec(old.Thread).Notices())
 	if n != 1 {
 		t.Errorf("notices for the expired message = %d, want 1", n)
+	}
+}
+
+// TestClusterClaimLostStopsTheTurn: a process whose claims connection
+// broke stops the turn it runs under the lost claim, leaving the message
+// pending; the process that claims the thread next resumes it, and the
+// message is answered once.
+func TestClusterClaimLostStopsTheTurn(t *testing.T) {
+	j := newMemJournal()
+	c := &fakeCluster{journal: j, owner: map[string]*clusterMember{}}
+	causes := make(chan error, 2)
+	var runs atomic.Int32
+	runner := runFunc(func(ctx context.Context, turn core.Turn) error {
+		if runs.Add(1) == 1 {
+			causes <- nil // running, until stopped
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return ctx.Err()
+		}
+		return nil
+	})
+	hubs := clusterHubs(t, c, Options{Runner: runner, Journal: j, Linger: time.Hour, Now: func() time.Time { return epoch.Add(time.Minute) }},
+		newFakePlatform(), newFakePlatform())
+	startHubs(t, hubs)
+	ask := msg("t1", "ask", "do the long thing")
+	if _, err := hubs[0].Submit(t.Context(), ask); err != nil {
+		t.Fatal(err)
+	}
+	<-causes
+
+	// The server dropped hub 0's claims session: the thread is free, and
+	// the cluster tells hub 0 what it lost.
+	c.mu.Lock()
+	delete(c.owner, ask.Thread.Key())
+	c.mu.Unlock()
+	hubs[0].ClaimsLost([]string{ask.Thread.Key(), "discord/shard/0"})
+	select {
+	case cause := <-causes:
+		if !errors.Is(cause, errClaimLost) {
+			t.Fatalf("turn stopped by %v, want errClaimLost", cause)
+		}
+	case <-waitCtx(t).Done():
+		t.Fatal("the turn under the lost claim kept running")
+	}
+	if j.completed(ask) {
+		t.Fatal("the stopped turn's message was completed; nobody would resume it")
+	}
+
+	// Hub 1 finds the thread orphaned and resumes the message.
+	if err := hubs[1].Adopt(t.Context(), ask.Thread.Key()); err != nil {
+		t.Fatal(err)
+	}
+	j.waitCompleted(t, 1)
+	if !j.completed(ask) {
+		t.Errorf("completed %v, want the resumed message", j.doneOrder)
 	}
 }

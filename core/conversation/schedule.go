@@ -290,6 +290,8 @@ func (h *Hub) turn(ctx context.Context, it *item) {
 		h.completeAnswered(ctx, in)
 	case ctx.Err() != nil && errors.Is(cause, core.ErrStopped):
 		h.complete(ctx, in) // the stop command posts the notice
+	case ctx.Err() != nil && errors.Is(cause, errClaimLost):
+		h.log.Warn().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("turn stopped: this process lost the thread's claim; it resumes where the thread is claimed next")
 	case ctx.Err() != nil && errors.Is(cause, errNotJournaled):
 		h.log.Warn().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("turn called off: its message could not be journaled")
 	case ctx.Err() != nil && errors.Is(cause, core.ErrShutdown):

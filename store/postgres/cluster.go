@@ -72,11 +72,62 @@ type Claims struct {
 	mu   sync.Mutex
 	conn *pgxpool.Conn   // nil until the first claim, and after a failure
 	held map[string]bool // claimed threads
+	// lost collects the claims a broken connection took, until Watch
+	// reports them; broke wakes Watch.
+	lost  []string
+	broke chan struct{}
 }
 
 // Claims returns the instance's claims. Close them before the store.
 func (db *DB) Claims() *Claims {
-	return &Claims{pool: db.pool, name: db.name, held: map[string]bool{}}
+	return &Claims{pool: db.pool, name: db.name, held: map[string]bool{}, broke: make(chan struct{}, 1)}
+}
+
+// claimPing bounds the statement Watch checks the claims connection with.
+const claimPing = 2 * time.Second
+
+// Watch checks the claims connection every interval until ctx ends, and
+// calls lost with the claims it held whenever it broke: found by Watch
+// or by a Claim or Release. The server has released them by then, or
+// soon will, and another instance may take them: the caller stops
+// whatever it runs under them. An instance that never watches learns of
+// a break only at its next claim.
+func (c *Claims) Watch(ctx context.Context, interval time.Duration, lost func(claims []string)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.ping(ctx)
+		case <-c.broke:
+		}
+		c.mu.Lock()
+		gone := c.lost
+		c.lost = nil
+		c.mu.Unlock()
+		if len(gone) > 0 {
+			lost(gone)
+		}
+	}
+}
+
+// ping runs a trivial statement on the claims connection, if one is
+// open, to find out whether it still holds the claims.
+func (c *Claims) ping(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn == nil {
+		return
+	}
+	// Not cut short by ctx: a cancelled statement costs pgx its
+	// connection, and would give up every claim at shutdown.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimPing)
+	defer cancel()
+	if _, err := c.conn.Exec(ctx, "SELECT 1"); err != nil {
+		_ = c.brokenLocked(err)
+	}
 }
 
 // ErrClaimsLost reports that the connection holding the claims broke:
@@ -186,11 +237,18 @@ func (c *Claims) brokenLocked(err error) error {
 	c.conn.Release()
 	c.conn = nil
 	lost := len(c.held)
-	clear(c.held)
-	if lost > 0 {
-		return fmt.Errorf("%w (%d threads): %w", ErrClaimsLost, lost, err)
+	for key := range c.held {
+		c.lost = append(c.lost, key)
 	}
-	return err
+	clear(c.held)
+	if lost == 0 {
+		return err
+	}
+	select {
+	case c.broke <- struct{}{}:
+	default: // Watch is woken already
+	}
+	return fmt.Errorf("%w (%d threads): %w", ErrClaimsLost, lost, err)
 }
 
 // Orphans returns the threads with pending messages that no instance

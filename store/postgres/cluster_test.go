@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/memory"
 	"github.com/neobot/neobot/store/postgres"
@@ -130,5 +132,70 @@ func TestNotifications(t *testing.T) {
 	}
 	if a.Instance() == "" || a.Instance() == b.Instance() {
 		t.Errorf("instances share an ID: %s", a.Instance())
+	}
+}
+
+// TestClaimsLostWatched: when the connection holding the claims breaks,
+// Watch reports every claim it held, once, and a new claim opens a new
+// connection.
+func TestClaimsLostWatched(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.Database(t)
+	a, b := openURL(t, url, postgres.Options{}), openURL(t, url, postgres.Options{})
+	ca, cb := a.Claims(), b.Claims()
+	defer ca.Close()
+	defer cb.Close()
+	for _, id := range []string{"t1", "t2"} {
+		if ok, err := ca.Claim(ctx, thread(id).Key()); !ok || err != nil {
+			t.Fatalf("Claim(%s) = %v, %v", id, ok, err)
+		}
+	}
+	lost := make(chan []string, 4)
+	watchCtx, stop := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		ca.Watch(watchCtx, 10*time.Millisecond, func(claims []string) { lost <- claims })
+	}()
+	defer func() { stop(); <-watched }()
+
+	// The server ends the session holding the claims, as it does when it
+	// stops hearing from a machine.
+	killer, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer killer.Close(ctx)
+	var killed int
+	if err := killer.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted) s`).Scan(&killed); err != nil || killed != 1 {
+		t.Fatalf("terminating the claims session = %d, %v; want one session ended", killed, err)
+	}
+	var got []string
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	select {
+	case got = <-lost:
+	case <-wait.Done():
+		t.Fatal("Watch never reported the lost claims")
+	}
+	slices.Sort(got)
+	if want := []string{thread("t1").Key(), thread("t2").Key()}; !slices.Equal(got, want) {
+		t.Errorf("lost = %q, want %q", got, want)
+	}
+	if ca.Held() != 0 {
+		t.Errorf("Held = %d after the break, want 0", ca.Held())
+	}
+	// Another instance may take a lost thread; this one claims again on a
+	// new connection, and loses nothing more.
+	if ok, err := cb.Claim(ctx, thread("t1").Key()); !ok || err != nil {
+		t.Fatalf("other instance's Claim(t1) = %v, %v; want it free", ok, err)
+	}
+	if ok, err := ca.Claim(ctx, thread("t2").Key()); !ok || err != nil {
+		t.Fatalf("Claim(t2) after the break = %v, %v; want it claimed again", ok, err)
+	}
+	select {
+	case again := <-lost:
+		t.Errorf("lost reported again: %q", again)
+	default:
 	}
 }
