@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
@@ -189,6 +192,51 @@ func TestClusterSlack(t *testing.T) {
 	for i, root := range roots {
 		if got := by[root]; len(got) != rounds+1 || got[rounds] != fmt.Sprintf("q-%d-%d", i, rounds) {
 			t.Errorf("thread %d answered %v after the kill, want each question once, the last one last", i, got)
+		}
+	}
+}
+
+// TestClusterClaimsLost: the database connection holding an instance's
+// claims breaks while a turn runs under one of them (the server ends the
+// session, as it does for a machine it stops hearing from). The turn
+// stops on that instance, and the thread, free again, is resumed by the
+// instance that claims it next: the answer is posted once.
+func TestClusterClaimsLost(t *testing.T) {
+	w := newClusterWorld(t)
+	calls, release := heldModel(t, w.model, llmtest.Text("The answer is 4."), llmtest.Text("The answer is 4."))
+	p1 := w.start(t, 1)
+	p2 := w.start(t, 2)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "what is 2+2?"})
+	waitModelCall(t, calls, p1) // held: the turn runs until it is stopped
+
+	// The only claim held is the running turn's thread.
+	conn, err := pgx.Connect(waitCtx(t), w.env["NEO_DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var ended int
+	if err := conn.QueryRow(waitCtx(t), `SELECT count(pg_terminate_backend(pid)) FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted) s`).Scan(&ended); err != nil || ended != 1 {
+		t.Fatalf("ending the claims session = %d, %v; want one session ended", ended, err)
+	}
+
+	waitModelCall(t, calls, p1) // the turn, resumed where the thread is claimed now
+	w.answerIn(t, "C0GENERAL", mention.TS, "The answer is 4.")
+	// The first call answers now: a turn still running under the lost
+	// claim would post its answer a second time.
+	release()
+	p1.stop(t)
+	p2.stop(t)
+	if got := botAnswers(w, "The answer is 4."); got != 1 {
+		t.Errorf("answer posted %d times, want once", got)
+	}
+	logs := p1.output.String() + p2.output.String()
+	if !strings.Contains(logs, "lost thread claims") || !strings.Contains(logs, "this process lost the thread's claim") {
+		t.Errorf("no instance reported stopping the turn under its lost claim:\n%s", logs)
+	}
+	for _, m := range w.slack.Thread("C0GENERAL", mention.TS) {
+		if m.FromBot() && strings.Contains(string(m.Blocks), `"block_id":"status"`) {
+			t.Errorf("a status line is left in the thread after the answer: %q", m.Rendered())
 		}
 	}
 }
