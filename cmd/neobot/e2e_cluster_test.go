@@ -241,6 +241,88 @@ func TestClusterClaimsLost(t *testing.T) {
 	}
 }
 
+// TestClusterDiscordShardLost: the instance holding the Discord gateway
+// session loses its claims connection. It ends the session and exits
+// with an error that says why, and the standby takes the session over:
+// never two sessions at once.
+func TestClusterDiscordShardLost(t *testing.T) {
+	w, p1, p2 := discordPair(t)
+	scriptModel(t, w.model, llmtest.Text("Answered by the standby."))
+	conn, err := pgx.Connect(waitCtx(t), w.env["NEO_DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var ended int
+	// The holder's claims session: the only one holding a claim, the
+	// shard's (the standby's claims are refused, and never held).
+	if err := conn.QueryRow(waitCtx(t), `SELECT count(pg_terminate_backend(pid)) FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted) s`).Scan(&ended); err != nil || ended != 1 {
+		t.Fatalf("ending the claims session = %d, %v; want one session ended", ended, err)
+	}
+	select {
+	case <-p1.done:
+		if p1.err == nil || !strings.Contains(p1.output.String(), "lost the claim of its Discord gateway shard") {
+			t.Errorf("instance 1 exited with %v, want an error naming the lost shard claim\n%s", p1.err, p1.output.String())
+		}
+	case <-waitCtx(t).Done():
+		t.Fatalf("instance 1 kept its gateway session after losing the shard's claim\n%s", p1.output.String())
+	}
+	waitGatewaySessions(t, w, 2, p2)
+	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "are you there?"})
+	w.answerIn(t, mention.ID, "Answered by the standby.")
+}
+
+// discordPair starts two instances on one PostgreSQL behind the Discord
+// fake, and returns once instance 1 holds the gateway session and
+// instance 2 reports ready on standby.
+func discordPair(t *testing.T) (*discordWorld, *process, *process) {
+	t.Helper()
+	w := newDiscordWorld(t)
+	w.env["NEO_DATABASE_URL"] = pgtest.Database(t)
+	delete(w.env, "NEO_DB_PATH")
+	p1 := w.start(t, 1)
+	addr := freeAddr(t)
+	w.env["NEO_HEALTH_ADDR"] = addr
+	p2 := start(t, w.env)
+	ctx := waitCtx(t)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && strings.Contains(string(body), "discord: standby") {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("instance 2 never reported ready on standby\n%s", p2.output.String())
+		case <-time.After(20 * time.Millisecond): // polling a port, not timing the bot
+		}
+	}
+	if n := w.discord.Connections(); n != 1 {
+		t.Fatalf("gateway sessions = %d with both instances up, want 1", n)
+	}
+	return w, p1, p2
+}
+
+// waitGatewaySessions waits until the Discord fake has seen n gateway
+// sessions, the last one p's.
+func waitGatewaySessions(t *testing.T, w *discordWorld, n int, p *process) {
+	t.Helper()
+	ctx := waitCtx(t)
+	for w.discord.Connections() < n {
+		if err := w.discord.WaitConnected(ctx); err != nil {
+			t.Fatalf("instance never took the gateway session over: %v\n%s", err, p.output.String())
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("instance never took the gateway session over\n%s", p.output.String())
+		case <-time.After(20 * time.Millisecond): // polling the fake's counter, not timing the bot
+		}
+	}
+}
+
 // TestClusterApproval: the spend's turn runs on instance 1; the approval
 // is clicked through instance 2's connection; the decision, recorded by
 // instance 2, wakes the turn on instance 1, and the spend completes once.
@@ -364,44 +446,10 @@ func TestClusterMemory(t *testing.T) {
 // The second stands by (ready, not connected); when the holder is
 // killed, it takes the session over and answers.
 func TestClusterDiscordShard(t *testing.T) {
-	w := newDiscordWorld(t)
-	w.env["NEO_DATABASE_URL"] = pgtest.Database(t)
-	delete(w.env, "NEO_DB_PATH")
+	w, p1, p2 := discordPair(t)
 	scriptModel(t, w.model, llmtest.Text("Answered by the standby."))
-	p1 := w.start(t, 1)
-	addr := freeAddr(t)
-	w.env["NEO_HEALTH_ADDR"] = addr
-	p2 := start(t, w.env)
-	ctx := waitCtx(t)
-	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && strings.Contains(string(body), "discord: standby") {
-				break
-			}
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("instance 2 never reported ready on standby\n%s", p2.output.String())
-		case <-time.After(20 * time.Millisecond): // polling a port, not timing the bot
-		}
-	}
-	if n := w.discord.Connections(); n != 1 {
-		t.Fatalf("gateway sessions = %d with both instances up, want 1", n)
-	}
 	p1.kill()
-	for w.discord.Connections() < 2 {
-		if err := w.discord.WaitConnected(ctx); err != nil {
-			t.Fatalf("instance 2 never took the gateway session over: %v\n%s", err, p2.output.String())
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("instance 2 never took the gateway session over\n%s", p2.output.String())
-		case <-time.After(20 * time.Millisecond): // polling the fake's counter, not timing the bot
-		}
-	}
+	waitGatewaySessions(t, w, 2, p2)
 	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "are you there?"})
 	w.answerIn(t, mention.ID, "Answered by the standby.")
 }
