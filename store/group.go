@@ -36,24 +36,33 @@ type queued struct {
 	lead chan struct{} // this writer commits next
 	then func(error)   // a lazy write's outcome, when its writer wants it
 	due  time.Time     // a lazy write commits by then, company or not
+	// told is set when then hands a failure to a caller who reports it,
+	// so the group does not log it as well.
+	told bool
 }
 
 // later queues fn to commit with the next write, or on its own after
 // lazyDelay, and returns at once. A crash before then loses it: only for
 // writes whose loss the restart repairs. then, when not nil, hears the
 // outcome once the transaction fn ran in has committed or failed.
+// A failure is logged (Options.Logger).
 func (g *group) later(fn func(*bolt.Tx) error, then func(error)) {
-	g.laterWithin(g.lazyDelay, fn, then)
+	g.enqueue(&queued{fn: fn, then: then, due: time.Now().Add(g.lazyDelay)})
 }
 
 // laterWithin is later with its own bound on the wait: fn commits with the
-// next write, or on its own within d.
+// next write, or on its own within d. then hands the outcome to a caller
+// who reports a failure; the group does not log it.
 func (g *group) laterWithin(d time.Duration, fn func(*bolt.Tx) error, then func(error)) {
+	g.enqueue(&queued{fn: fn, then: then, due: time.Now().Add(d), told: true})
+}
+
+// enqueue queues the lazy write w.
+func (g *group) enqueue(w *queued) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	due := time.Now().Add(d)
-	g.queue = append(g.queue, &queued{fn: fn, then: then, due: due})
-	g.armLocked(due)
+	g.queue = append(g.queue, w)
+	g.armLocked(w.due)
 }
 
 // armLocked makes sure the timer fires by due, to commit the lazy writes
@@ -192,7 +201,7 @@ func (w *queued) report(g *group, err error) {
 	if w.then != nil {
 		w.then(err)
 	}
-	if err != nil && g.lazyFailed != nil {
+	if err != nil && !w.told && g.lazyFailed != nil {
 		g.lazyFailed(err)
 	}
 }

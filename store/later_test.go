@@ -243,3 +243,52 @@ func TestJournalInboundLater(t *testing.T) {
 		t.Error("JournalInboundLater(no event ID) = nil error, want one")
 	}
 }
+
+// TestJournalInboundLaterFailureToldOnce: a journal record that fails to
+// commit reaches its caller, who reports it; the store does not log it as
+// a deferred write failing besides.
+func TestJournalInboundLaterFailureToldOnce(t *testing.T) {
+	ctx := context.Background()
+	db := openTempInternal(t)
+	var mu sync.Mutex
+	var logged []error
+	db.group.lazyFailed = func(err error) { mu.Lock(); logged = append(logged, err); mu.Unlock() }
+	in := core.Inbound{Thread: core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: "1.1"}, User: "U1", Text: "hi", EventID: "Ev1"}
+
+	// Another writer journals the same event first, in the commit the
+	// lazy record waits behind.
+	holding, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		_ = db.group.write(func(*bolt.Tx) error { close(holding); <-release; return nil })
+	}()
+	<-holding
+	first := make(chan error, 1)
+	go func() {
+		first <- db.group.write(func(tx *bolt.Tx) error {
+			_, err := db.journal(tx, in, inboundKey(in.Thread.Platform, in.EventID), db.now())
+			return err
+		})
+	}()
+	for !queuedWrites(db, 1) {
+		time.Sleep(time.Millisecond) // waiting for the write to queue, not timing it
+	}
+	fresh, durable, err := db.JournalInboundLater(ctx, in)
+	if err != nil || !fresh {
+		t.Fatalf("JournalInboundLater = %v, %v; want fresh (nothing stored yet)", fresh, err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-durable; err == nil || !strings.Contains(err.Error(), "journaled meanwhile") {
+		t.Fatalf("durable = %v, want the record refused", err)
+	}
+	if err := db.group.flush(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logged) != 0 {
+		t.Errorf("the store logged %v as well; the caller reports it", logged)
+	}
+}
