@@ -209,16 +209,7 @@ func TestClusterClaimsLost(t *testing.T) {
 	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "what is 2+2?"})
 	waitModelCall(t, calls, p1) // held: the turn runs until it is stopped
 
-	// The only claim held is the running turn's thread.
-	conn, err := pgx.Connect(waitCtx(t), w.env["NEO_DATABASE_URL"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	var ended int
-	if err := conn.QueryRow(waitCtx(t), `SELECT count(pg_terminate_backend(pid)) FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted) s`).Scan(&ended); err != nil || ended != 1 {
-		t.Fatalf("ending the claims session = %d, %v; want one session ended", ended, err)
-	}
+	endClaimsSession(t, w.env["NEO_DATABASE_URL"]) // the only claim held is the running turn's thread
 
 	waitModelCall(t, calls, p1) // the turn, resumed where the thread is claimed now
 	w.answerIn(t, "C0GENERAL", mention.TS, "The answer is 4.")
@@ -234,11 +225,7 @@ func TestClusterClaimsLost(t *testing.T) {
 	if !strings.Contains(logs, "lost thread claims") || !strings.Contains(logs, "this process lost the thread's claim") {
 		t.Errorf("no instance reported stopping the turn under its lost claim:\n%s", logs)
 	}
-	for _, m := range w.slack.Thread("C0GENERAL", mention.TS) {
-		if m.FromBot() && strings.Contains(string(m.Blocks), `"block_id":"status"`) {
-			t.Errorf("a status line is left in the thread after the answer: %q", m.Rendered())
-		}
-	}
+	w.noStatusLeft(t, "C0GENERAL", mention.TS)
 }
 
 // TestClusterDiscordShardLost: the instance holding the Discord gateway
@@ -248,17 +235,9 @@ func TestClusterClaimsLost(t *testing.T) {
 func TestClusterDiscordShardLost(t *testing.T) {
 	w, p1, p2 := discordPair(t)
 	scriptModel(t, w.model, llmtest.Text("Answered by the standby."))
-	conn, err := pgx.Connect(waitCtx(t), w.env["NEO_DATABASE_URL"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	var ended int
-	// The holder's claims session: the only one holding a claim, the
-	// shard's (the standby's claims are refused, and never held).
-	if err := conn.QueryRow(waitCtx(t), `SELECT count(pg_terminate_backend(pid)) FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted) s`).Scan(&ended); err != nil || ended != 1 {
-		t.Fatalf("ending the claims session = %d, %v; want one session ended", ended, err)
-	}
+	// The holder's claims session is the only one holding a claim, the
+	// shard's: the standby's claims are refused, and never held.
+	endClaimsSession(t, w.env["NEO_DATABASE_URL"])
 	select {
 	case <-p1.done:
 		if p1.err == nil || !strings.Contains(p1.output.String(), "lost the claim of its Discord gateway shard") {
@@ -270,6 +249,22 @@ func TestClusterDiscordShardLost(t *testing.T) {
 	waitGatewaySessions(t, w, 2, p2)
 	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "are you there?"})
 	w.answerIn(t, mention.ID, "Answered by the standby.")
+}
+
+// endClaimsSession ends the one database session holding claims, as the
+// server does when it stops hearing from an instance's machine; it fails
+// t unless exactly one session held any.
+func endClaimsSession(t *testing.T, url string) {
+	t.Helper()
+	conn, err := pgx.Connect(waitCtx(t), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var ended int
+	if err := conn.QueryRow(waitCtx(t), `SELECT count(pg_terminate_backend(pid)) FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted) s`).Scan(&ended); err != nil || ended != 1 {
+		t.Fatalf("ending the claims session = %d, %v; want one session ended", ended, err)
+	}
 }
 
 // discordPair starts two instances on one PostgreSQL behind the Discord

@@ -81,6 +81,17 @@ func (w *slackWorld) answerIn(t *testing.T, channel, threadTS, want string) slac
 	return m
 }
 
+// noStatusLeft fails t if a status line of the bot is still in the thread
+// at channel/ts: every turn's "Thinking…" line becomes its answer or goes.
+func (w *slackWorld) noStatusLeft(t *testing.T, channel, ts string) {
+	t.Helper()
+	for _, m := range w.slack.Thread(channel, ts) {
+		if m.FromBot() && strings.Contains(string(m.Blocks), `"block_id":"status"`) {
+			t.Errorf("a status line is left in the thread after the answer: %q", m.Rendered())
+		}
+	}
+}
+
 func botAnswers(w *slackWorld, want string) int {
 	n := 0
 	for _, m := range w.slack.Messages() {
