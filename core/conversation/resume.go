@@ -140,6 +140,7 @@ func (h *Hub) resumeLocked(plan *resumePlan) {
 	if len(plan.items) > 0 {
 		for _, it := range plan.items {
 			h.inflight[eventKey(it.in)] = true
+			it.carried = true
 		}
 		plan.items[0].resumed = true // the first resumed turn tidies the thread
 		mb := h.threads[plan.thread.Key()]

@@ -206,3 +206,48 @@ func TestSubmitWhileStarting(t *testing.T) {
 		t.Error("second Start() = nil, want an error")
 	}
 }
+
+// TestResumeBlamesLeftoversOnTheLastTurn: what a crash left in a thread
+// (Tidy reports it) is blamed on the thread's last resumed message. An
+// earlier one's turn ended before a later one started, so its answer was
+// said: telling it Unsaid would say it twice.
+func TestResumeBlamesLeftoversOnTheLastTurn(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		pending    []core.Inbound
+		cut        bool
+		wantUnsaid []string
+	}{
+		{"one message, leftovers", []core.Inbound{msg("A", "E1", "one")}, true, []string{"E1"}},
+		{"two messages, leftovers", []core.Inbound{msg("A", "E1", "one"), msg("A", "E2", "two")}, true, []string{"E2"}},
+		{"two messages, a tidy thread", []core.Inbound{msg("A", "E1", "one"), msg("A", "E2", "two")}, false, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j := newMemJournal()
+			for _, in := range tt.pending {
+				if _, err := j.JournalInbound(context.Background(), in); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := &sayRunner{}
+			p := &redelivering{fakePlatform: newFakePlatform(), cut: tt.cut}
+			h := New(Options{Runner: r, Journal: j, Grace: -1, Now: func() time.Time { return epoch.Add(time.Minute) }})
+			h.Attach("test", p)
+			if err := h.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = h.Close(context.Background()) })
+			j.waitCompleted(t, len(tt.pending))
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if !slices.Equal(r.unsaid, tt.wantUnsaid) {
+				t.Errorf("turns told Unsaid = %v, want %v", r.unsaid, tt.wantUnsaid)
+			}
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if len(p.tidied) != 1 {
+				t.Errorf("tidied %v, want the thread once, before its first resumed turn", p.tidied)
+			}
+		})
+	}
+}

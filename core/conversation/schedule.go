@@ -26,10 +26,16 @@ type mailbox struct {
 
 // item is one message waiting for, or running, its turn.
 type item struct {
-	in      core.Inbound
-	resumed bool                    // journaled by an earlier process that did not finish it
-	cancel  context.CancelCauseFunc // set when the turn starts
-	done    chan struct{}           // closed once the turn ended and the message was settled
+	in core.Inbound
+	// resumed is set on the first of a thread's messages an earlier
+	// process journaled and did not finish: its turn tidies the thread.
+	resumed bool
+	carried bool // any message resumed from an earlier process (resumeLocked)
+	// unsaid: the thread showed a turn cut short, blamed on this message
+	// (blameLeftovers; core.Turn.Unsaid).
+	unsaid bool
+	cancel context.CancelCauseFunc // set when the turn starts
+	done   chan struct{}           // closed once the turn ended and the message was settled
 }
 
 // Tidier is implemented by a platform that can clear what a turn cut
@@ -275,13 +281,15 @@ func (h *Hub) turn(ctx context.Context, it *item) {
 		h.log.Error().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("no platform for turn")
 		return
 	}
-	var unsaid bool
-	if td, ok := p.(Tidier); ok && (it.resumed || in.Redelivered) {
-		unsaid = td.Tidy(ctx, in.Thread)
+	if td, ok := p.(Tidier); ok && (it.resumed || in.Redelivered) && td.Tidy(ctx, in.Thread) {
+		h.blameLeftovers(it)
 	}
 	if pr, ok := p.(core.Preparer); ok && in.Unprepared() {
 		in = pr.Prepare(ctx, in)
 	}
+	h.mu.Lock()
+	unsaid := it.unsaid
+	h.mu.Unlock()
 	t := core.Turn{Inbound: in, Reporter: p.Reporter(in.Thread), Approver: p.Approver(in.Thread, in.User), Unsaid: unsaid}
 	err := h.run(core.WithTurn(ctx, &t), t)
 	cause := context.Cause(ctx)
@@ -303,6 +311,27 @@ func (h *Hub) turn(ctx context.Context, it *item) {
 		cancel()
 		h.complete(ctx, in)
 	}
+}
+
+// blameLeftovers marks the message whose turn left what Tidy found in
+// its thread: the thread's last message resumed from an earlier process,
+// it or one queued behind it. A thread's turns run one at a time, so the
+// leftovers are the last started turn's; the last resumed message is
+// that turn, or one that never started, whose turn Unsaid does not
+// touch. Either way no answer is said twice: an answer is said again
+// only by the turn that was cut short.
+func (h *Hub) blameLeftovers(it *item) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	last := it
+	if mb := h.threads[it.in.Thread.Key()]; mb != nil {
+		for _, q := range mb.queue {
+			if q.carried {
+				last = q
+			}
+		}
+	}
+	last.unsaid = true
 }
 
 // run calls the Runner, turning a panic into an error so one bad turn does
