@@ -1,5 +1,5 @@
 # The test command: installs what the tests need, then runs every test.
-.PHONY: test run bench bench-reply mutate
+.PHONY: test run bench bench-reply bench-reply-ab mutate
 
 test:
 	npm ci --no-audit --no-fund --loglevel=error
@@ -21,6 +21,13 @@ bench:
 bench-reply:
 	npm ci --no-audit --no-fund --loglevel=error
 	go test -run '^$$' -bench ReplyBinary -benchtime=300x ./cmd/neobot/
+
+# The same, the working tree against revision OLD, alternating PAIRS runs
+# of each (this machine's runs vary 10-20%): make bench-reply-ab OLD=main~3
+PAIRS ?= 6
+bench-reply-ab:
+	npm ci --no-audit --no-fund --loglevel=error
+	scripts/bench-ab.sh $(OLD) $(PAIRS)
 
 # Mutation testing of the safety paths (slow: minutes per package). Each
 # surviving mutant is a change no test notices; docs/testing.md has the
