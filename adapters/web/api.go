@@ -195,7 +195,9 @@ func (a *Adapter) create(w http.ResponseWriter, r *http.Request, user string) {
 		return
 	}
 	id := newID()
-	a.created.add(id, user, a.opts.Now())
+	now := a.opts.Now()
+	a.created.add(id, user, now)
+	a.tell(note{Conv: id, User: user, Created: now})
 	if strings.TrimSpace(body.Message) != "" {
 		if status, msg := a.submit(r, thread(user, id), body.Message, r.Header.Get("Idempotency-Key")); status != http.StatusAccepted {
 			apiError(w, status, msg)
@@ -336,7 +338,7 @@ func (a *Adapter) submit(r *http.Request, t core.Thread, text, key string) (int,
 	switch outcome {
 	case intake.Accepted:
 		if !core.IsStop(text) {
-			a.feed.publish(t.ID, EventMessage, map[string]string{"text": text, "user": t.Channel})
+			a.show(t.ID, EventMessage, map[string]string{"text": text, "user": t.Channel})
 		}
 		return http.StatusAccepted, ""
 	case intake.Refused:

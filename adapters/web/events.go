@@ -85,12 +85,8 @@ func (f *feed) evictLocked() {
 	delete(f.convs, oldest)
 }
 
-// publish appends an event to conversation id and wakes its listeners.
-func (f *feed) publish(id, typ string, data any) {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		raw = []byte(`{}`)
-	}
+// publishRaw appends an event to conversation id and wakes its listeners.
+func (f *feed) publishRaw(id, typ string, raw json.RawMessage) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.convLocked(id)
@@ -143,6 +139,19 @@ func (f *feed) lastID(id string) string {
 		return f.epoch + ".0"
 	}
 	return f.epoch + "." + strconv.FormatInt(c.seq, 10)
+}
+
+// show publishes an event of conversation conv here, and tells the other
+// instances (Options.Relay).
+func (a *Adapter) show(conv, typ string, data any) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		raw = []byte(`{}`)
+	}
+	a.feed.publishRaw(conv, typ, raw)
+	if relayed(typ) {
+		a.tell(note{Conv: conv, Type: typ, Data: raw})
+	}
 }
 
 func seqOf(id string) int64 {

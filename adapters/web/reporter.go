@@ -25,7 +25,7 @@ type textData struct {
 
 // text publishes an event whose data is {"text": text}.
 func (r reporter) text(typ, text string) error {
-	r.a.feed.publish(r.t.ID, typ, textData{text})
+	r.a.show(r.t.ID, typ, textData{text})
 	return nil
 }
 
@@ -43,7 +43,7 @@ func (s answer) Write(_ context.Context, text string) error  { return s.r.text(E
 func (s answer) Close(_ context.Context, final string) error { return s.r.text(EventAnswer, final) }
 
 func (s answer) Abort(context.Context) error {
-	s.r.a.feed.publish(s.r.t.ID, EventAnswerRetract, struct{}{})
+	s.r.a.show(s.r.t.ID, EventAnswerRetract, struct{}{})
 	return nil
 }
 
@@ -86,7 +86,7 @@ func (u gateUI) PostGate(_ context.Context, g core.Gate) (string, error) {
 		d.Approving = append(d.Approving, core.Approves(o))
 	}
 	u.a.pending.add(g, d)
-	u.a.feed.publish(g.Thread.ID, EventGateInvoked, d)
+	u.a.show(g.Thread.ID, EventGateInvoked, d)
 	return "", nil
 }
 
@@ -94,7 +94,7 @@ func (u gateUI) ShowGate(_ context.Context, g core.Gate) { u.a.showGate(g) }
 
 func (a *Adapter) showGate(g core.Gate) {
 	a.pending.remove(g.Token)
-	a.feed.publish(g.Thread.ID, EventGateDecided, decidedData{Token: g.Token, State: string(g.State), Answer: g.Answer, By: g.DecidedBy})
+	a.show(g.Thread.ID, EventGateDecided, decidedData{Token: g.Token, State: string(g.State), Answer: g.Answer, By: g.DecidedBy})
 }
 
 // pendingGates are the approvals posted on the web and not yet decided,
@@ -149,7 +149,7 @@ func (p *pendingGates) forUser(user string, now time.Time) []gateData {
 type intakePlatform struct{ a *Adapter }
 
 func (p intakePlatform) Refuse(_ context.Context, m intake.Message, text string) {
-	p.a.feed.publish(m.Inbound.Thread.ID, EventNotice, textData{text})
+	p.a.show(m.Inbound.Thread.ID, EventNotice, textData{text})
 }
 
 func (p intakePlatform) Place(_ context.Context, m intake.Message) core.Thread {
@@ -157,7 +157,7 @@ func (p intakePlatform) Place(_ context.Context, m intake.Message) core.Thread {
 }
 
 func (p intakePlatform) Reply(_ context.Context, t core.Thread, text string) error {
-	p.a.feed.publish(t.ID, EventNotice, textData{text})
+	p.a.show(t.ID, EventNotice, textData{text})
 	return nil
 }
 

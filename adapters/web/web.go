@@ -67,6 +67,9 @@ type Options struct {
 	// CORSOrigins may call the API from a browser page of another origin;
 	// empty sends no CORS headers, so browsers refuse such calls.
 	CORSOrigins []string
+	// Relay tells the other instances serving the web from the same
+	// database what this one shows; nil for an instance alone.
+	Relay Relay
 	// MaxText caps a message's text (intake.DefaultMaxText when zero).
 	MaxText int
 	// Now tells the time (default time.Now).
@@ -87,6 +90,7 @@ type Adapter struct {
 	listening atomic.Bool
 	created   createdSet
 	pending   pendingGates
+	notes     chan []byte // for the other instances (tell), sent by Run
 }
 
 // New checks opts and builds the adapter.
@@ -101,6 +105,9 @@ func New(opts Options) (*Adapter, error) {
 		opts: opts, auth: newAuth(opts.Users, opts.Now), feed: newFeed(opts.Now()),
 		intake: intake.Intake{Hub: opts.Hub, MaxText: opts.MaxText, Log: opts.Logger},
 		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}}, pending: pendingGates{m: map[string]pendingGate{}},
+	}
+	if opts.Relay != nil {
+		a.notes = make(chan []byte, relaying)
 	}
 	a.mux = a.routes()
 	return a, nil
@@ -143,6 +150,14 @@ func (a *Adapter) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	a.listening.Store(true)
 	defer a.listening.Store(false)
+	if a.opts.Relay != nil {
+		relayed := make(chan struct{})
+		defer func() { <-relayed }()
+		go func() {
+			defer close(relayed)
+			a.relay(ctx)
+		}()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -91,7 +91,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	if a.cluster != nil {
 		go func() {
 			defer close(clusterDone)
-			a.cluster.run(clusterCtx, b.hub, a.gates, a.cortex)
+			a.cluster.run(clusterCtx, b.hub, a.gates, a.cortex, b.web)
 		}()
 	} else {
 		close(clusterDone)
@@ -222,11 +222,15 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("NEO_WEB_USERS: %w", err)
 		}
-		wa, err := web.New(web.Options{
+		wopts := web.Options{
 			Addr: cfg.WebAddr, Users: users, Hub: hub, History: newWebHistory(a.db), Gates: a.gates,
 			Approvers: cfg.WebApprovers, CORSOrigins: cfg.WebCORSOrigins,
 			Logger: log.With().Str("component", "web").Logger(),
-		})
+		}
+		if a.cluster != nil {
+			wopts.Relay = a.cluster // a browser on any instance sees every turn
+		}
+		wa, err := web.New(wopts)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/conversation"
 	"github.com/neobot/neobot/core/memory"
@@ -52,6 +53,10 @@ func (c *cluster) Release(ctx context.Context, thread string) error {
 	return c.claims.Release(ctx, thread)
 }
 
+// Relay tells the other instances' web chats what this one's shows
+// (web.Relay).
+func (c *cluster) Relay(ctx context.Context, note []byte) error { return c.db.RelayWeb(ctx, note) }
+
 // Hand tells the other instances a message for thread waits in the journal.
 func (c *cluster) Hand(ctx context.Context, thread string) error { return c.db.Hand(ctx, thread) }
 
@@ -79,7 +84,7 @@ const orphanScan = 2 * time.Second
 
 // run serves the cluster until ctx ends: notifications, and the scan for
 // orphaned threads. It returns when every goroutine it started is done.
-func (c *cluster) run(ctx context.Context, hub *conversation.Hub, gates *core.Gates, cortex *memory.Cortex) {
+func (c *cluster) run(ctx context.Context, hub *conversation.Hub, gates *core.Gates, cortex *memory.Cortex, webChat *web.Adapter) {
 	var wg sync.WaitGroup
 	handle := func(fn func(ctx context.Context) error, what string) {
 		wg.Go(func() {
@@ -111,6 +116,16 @@ func (c *cluster) run(ctx context.Context, hub *conversation.Hub, gates *core.Ga
 				handle(func(ctx context.Context) error { return cortex.Changed(ctx) }, "cluster: reload memory")
 			case postgres.ChannelInbound:
 				handle(func(ctx context.Context) error { return hub.Handed(ctx, payload) }, "cluster: take a handed-over message")
+			case postgres.ChannelWeb:
+				from, note, _ := strings.Cut(payload, " ")
+				if from == c.db.Instance() || webChat == nil {
+					return // shown here already, or no web here
+				}
+				// Here, not on a goroutine of its own: a conversation's
+				// events are shown in the order they were sent.
+				if err := webChat.Receive(ctx, []byte(note)); err != nil && ctx.Err() == nil {
+					c.log.Warn().Err(err).Msg("cluster: show what another instance's web showed")
+				}
 			case postgres.ChannelGate:
 				handle(func(ctx context.Context) error { return gates.Changed(ctx, payload) }, "cluster: wake a turn on a decision")
 			case postgres.ChannelMemory:
@@ -124,7 +139,7 @@ func (c *cluster) run(ctx context.Context, hub *conversation.Hub, gates *core.Ga
 				}
 				handle(func(ctx context.Context) error { return cortex.Changed(ctx, changed...) }, "cluster: reload changed memory")
 			}
-		}, postgres.ChannelInbound, postgres.ChannelGate, postgres.ChannelMemory)
+		}, postgres.ChannelInbound, postgres.ChannelGate, postgres.ChannelMemory, postgres.ChannelWeb)
 	})
 	wg.Go(func() {
 		c.claims.Watch(ctx, claimWatch, func(lost []string) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -315,6 +316,49 @@ func waitGatewaySessions(t *testing.T, w *discordWorld, n int, p *process) {
 			t.Fatalf("instance never took the gateway session over\n%s", p.output.String())
 		case <-time.After(20 * time.Millisecond): // polling the fake's counter, not timing the bot
 		}
+	}
+}
+
+// TestClusterWeb: two instances serve the web chat from one PostgreSQL,
+// behind a load balancer that sends each request anywhere. Alice creates
+// a conversation and follows it on instance 1; her message reaches
+// instance 2, which runs the turn; her browser, on instance 1, sees her
+// message and the answer.
+func TestClusterWeb(t *testing.T) {
+	w1 := newWebWorld(t)
+	w1.env["NEO_DATABASE_URL"] = pgtest.Database(t)
+	delete(w1.env, "NEO_DB_PATH")
+	scriptModel(t, w1.model, llmtest.Text("Hello from either instance."))
+	w2 := *w1
+	addr := freeAddr(t)
+	w2.base, w2.env = "http://"+addr, maps.Clone(w1.env)
+	w2.env["NEO_WEB_ADDR"] = addr
+	w1.start(t)
+	p2 := w2.start(t)
+
+	var created struct{ ID string }
+	if got := w1.call(t, w1.alice, "POST", "/v1/conversations", map[string]any{}, &created); got != http.StatusCreated {
+		t.Fatalf("create on instance 1 = %d", got)
+	}
+	events := w1.follow(t, w1.alice, created.ID, "")
+	conv := "/v1/conversations/" + created.ID
+	wait := waitCtx(t)
+	for w2.call(t, w2.alice, "GET", conv, nil, nil) != http.StatusOK { // the new conversation's note is on its way
+		select {
+		case <-wait.Done():
+			t.Fatalf("instance 2 never learned of the conversation\n%s", p2.output.String())
+		case <-time.After(10 * time.Millisecond): // polling the API, not timing the bot
+		}
+	}
+	if got := w2.call(t, w2.alice, "POST", conv+"/messages", map[string]string{"text": "hello"}, nil); got != http.StatusAccepted {
+		t.Fatalf("send on instance 2 = %d, want 202", got)
+	}
+	e, seen := events.next(t, "answer")
+	if text(e) != "Hello from either instance." {
+		t.Errorf("answer on instance 1 = %q", text(e))
+	}
+	if len(seen) < 2 || seen[0].Type != "message" || text(seen[0]) != "hello" {
+		t.Errorf("instance 1's stream before the answer: %+v, want Alice's message first", seen)
 	}
 }
 

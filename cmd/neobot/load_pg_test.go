@@ -58,7 +58,7 @@ func loadPostgres(b *testing.B, url string, instances int, spread bool) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { stack.hub.Close(context.Background()) })
-		wg.Go(func() { a.cluster.run(ctx, stack.hub, a.gates, a.cortex) })
+		wg.Go(func() { a.cluster.run(ctx, stack.hub, a.gates, a.cortex, nil) })
 		stacks = append(stacks, stack)
 	}
 

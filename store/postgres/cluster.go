@@ -36,6 +36,9 @@ const (
 	// ChannelMemory carries "<instance> <id>,<id>…" or "<instance> *":
 	// memory records changed.
 	ChannelMemory = "neo_memory"
+	// ChannelWeb carries "<instance> <note>": what one instance's web
+	// chat shows, for the others (RelayWeb).
+	ChannelWeb = "neo_web"
 )
 
 // Instance returns this store's instance ID: random per Open, it tells
@@ -53,6 +56,16 @@ func newInstanceID() string {
 func (db *DB) Hand(ctx context.Context, thread string) error {
 	if _, err := db.pool.Exec(ctx, "SELECT pg_notify($1, $2)", ChannelInbound, thread); err != nil {
 		return fmt.Errorf("postgres: hand %s over: %w", thread, err)
+	}
+	return nil
+}
+
+// RelayWeb tells the other instances' web chats what this one shows:
+// note is the web adapter's (web.Relay), and must stay under the 8,000
+// bytes PostgreSQL allows a notification.
+func (db *DB) RelayWeb(ctx context.Context, note []byte) error {
+	if _, err := db.pool.Exec(ctx, "SELECT pg_notify($1, $2)", ChannelWeb, db.instance+" "+string(note)); err != nil {
+		return fmt.Errorf("postgres: relay to the other instances' web: %w", err)
 	}
 	return nil
 }

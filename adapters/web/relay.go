@@ -1,0 +1,131 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Relay carries what one instance's web shows to the other instances
+// serving the web from the same database, so a browser connected to any
+// of them sees each conversation whole: whichever instance took its
+// messages, runs its turns or asks its approvals. cmd/neobot implements
+// it with PostgreSQL notifications; the receiving instances call
+// [Adapter.Receive].
+type Relay interface {
+	// Relay hands note to the other instances. It may fail (the note is
+	// then lost, and logged); it must not block long.
+	Relay(ctx context.Context, note []byte) error
+}
+
+// maxNote bounds an encoded note: PostgreSQL refuses a notification
+// payload of 8,000 bytes or more, and the relay adds its own header.
+const maxNote = 7000
+
+// note is one thing an instance's web tells the others.
+type note struct {
+	// Conv is the conversation; User its owner (for a created one).
+	Conv string `json:"conv"`
+	User string `json:"user,omitempty"`
+	// Created is set on a conversation created and not yet stored.
+	Created time.Time `json:"created,omitzero"`
+	// Type and Data are an event of the conversation's stream.
+	Type string          `json:"type,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// relayed reports whether the other instances are told of events of typ:
+// not the pieces of an answer being written, which only the instance
+// running the turn streams (its final answer event is relayed).
+func relayed(typ string) bool {
+	return typ != EventAnswerDelta && typ != EventAnswerRetract
+}
+
+// relaying is how many notes may wait for the relay; past it, notes are
+// dropped (and counted in the log) rather than holding a turn up.
+const relaying = 1024
+
+// tell queues n for the other instances; Run sends it. An event too big
+// to relay becomes a reset: the other instances' browsers reload the
+// conversation, which is stored by then.
+func (a *Adapter) tell(n note) {
+	if a.opts.Relay == nil {
+		return
+	}
+	raw, err := json.Marshal(n)
+	if err == nil && len(raw) > maxNote {
+		raw, err = json.Marshal(note{Conv: n.Conv, Type: EventReset, Data: json.RawMessage(`{}`)})
+	}
+	if err != nil {
+		a.log.Error().Err(err).Msg("web: encode a note for the other instances")
+		return
+	}
+	select {
+	case a.notes <- raw:
+	default:
+		a.log.Warn().Str("conversation", n.Conv).Msg("web: the relay to the other instances is behind; a note is dropped (their browsers see it on reload)")
+	}
+}
+
+// relay sends the queued notes until ctx ends.
+func (a *Adapter) relay(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case raw := <-a.notes:
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			if err := a.opts.Relay.Relay(sctx, raw); err != nil && ctx.Err() == nil {
+				a.log.Warn().Err(err).Msg("web: tell the other instances; their browsers see it on reload")
+			}
+			cancel()
+		}
+	}
+}
+
+// Receive takes a note another instance's web relayed: an event joins
+// the conversation's stream here, a created conversation becomes its
+// owner's here too, and an approval is listed for the approvers here.
+func (a *Adapter) Receive(ctx context.Context, raw []byte) error {
+	var n note
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return fmt.Errorf("web: a relayed note: %w", err)
+	}
+	if len(n.Conv) != 24 {
+		return fmt.Errorf("web: a relayed note for conversation %q", n.Conv)
+	}
+	if !n.Created.IsZero() {
+		if userRe.MatchString(n.User) {
+			a.created.add(n.Conv, n.User, n.Created)
+		}
+		return nil
+	}
+	if n.Type == "" {
+		return fmt.Errorf("web: a relayed note for conversation %s with no event", n.Conv)
+	}
+	switch n.Type {
+	case EventGateInvoked:
+		var d gateData
+		if err := json.Unmarshal(n.Data, &d); err != nil {
+			return fmt.Errorf("web: a relayed approval: %w", err)
+		}
+		// The gate itself, from the shared store: who may answer it is
+		// not taken from a note.
+		if a.opts.Gates != nil {
+			g, err := a.opts.Gates.Load(ctx, d.Token)
+			if err != nil {
+				return fmt.Errorf("web: a relayed approval: %w", err)
+			}
+			a.pending.add(g, d)
+		}
+	case EventGateDecided:
+		var d decidedData
+		if err := json.Unmarshal(n.Data, &d); err != nil {
+			return fmt.Errorf("web: a relayed decision: %w", err)
+		}
+		a.pending.remove(d.Token)
+	}
+	a.feed.publishRaw(n.Conv, n.Type, n.Data)
+	return nil
+}

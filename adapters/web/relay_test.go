@@ -1,0 +1,204 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/coretest"
+)
+
+// pipe is a Relay that hands each note to the other instances, as the
+// database's notifications do.
+type pipe struct {
+	mu sync.Mutex
+	to []*Adapter
+}
+
+func (p *pipe) Relay(ctx context.Context, note []byte) error {
+	p.mu.Lock()
+	to := p.to
+	p.mu.Unlock()
+	for _, a := range to {
+		if err := a.Receive(ctx, note); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// instance is one neobot's web, serving on loopback until the test ends.
+type instance struct {
+	a    *Adapter
+	base string
+}
+
+// twoInstances starts two webs for alice that relay to each other and
+// share one gate store, and returns them with alice's token.
+func twoInstances(t *testing.T) (x, y instance, token string, gates *core.Gates) {
+	t.Helper()
+	token, hash, err := NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gates = core.NewGates(core.GatesOptions{Store: coretest.NewGateStore(), SelfApprove: true})
+	pipes := []*pipe{{}, {}}
+	var inst []instance
+	for i := range 2 {
+		a, err := New(Options{Users: map[string]string{hash: "alice"}, Hub: intaketest.NewHub(intaketest.NewThreads()),
+			History: history{}, Gates: gates, Relay: pipes[i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- a.Serve(ctx, ln) }()
+		t.Cleanup(func() {
+			stop()
+			if err := <-done; err != nil {
+				t.Errorf("Serve = %v", err)
+			}
+		})
+		inst = append(inst, instance{a: a, base: "http://" + ln.Addr().String()})
+	}
+	pipes[0].to, pipes[1].to = []*Adapter{inst[1].a}, []*Adapter{inst[0].a}
+	return inst[0], inst[1], token, gates
+}
+
+func (in instance) call(t *testing.T, token, method, path string, out any) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, in.base+path, strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if out != nil {
+		_ = json.NewDecoder(res.Body).Decode(out)
+	}
+	return res.StatusCode
+}
+
+// stream reads a conversation's event stream; next returns the types of
+// the events up to and including the first of typ.
+type stream struct {
+	events chan Event
+}
+
+func (in instance) follow(t *testing.T, token, id string) *stream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", in.base+"/v1/conversations/"+id+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("events of %s: %s", id, res.Status)
+	}
+	s := &stream{events: make(chan Event, 64)}
+	go func() {
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		var e Event
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				e.Type = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				e.Data = json.RawMessage(strings.TrimPrefix(line, "data: "))
+			case line == "" && e.Type != "":
+				s.events <- e
+				e = Event{}
+			}
+		}
+	}()
+	return s
+}
+
+func (s *stream) next(t *testing.T, typ string) []string {
+	t.Helper()
+	var seen []string
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case e := <-s.events:
+			seen = append(seen, e.Type)
+			if e.Type == typ {
+				return seen
+			}
+		case <-timeout:
+			t.Fatalf("no %s event; saw %v", typ, seen)
+		}
+	}
+}
+
+// TestRelayJoinsTheInstances: a conversation created on one instance is
+// its owner's on the other; what a turn shows on one reaches a browser
+// following the conversation on the other, its final answer without the
+// pieces streamed before it; an approval asked on one is listed on the
+// other; an event too big to relay has the browser reload.
+func TestRelayJoinsTheInstances(t *testing.T) {
+	x, y, token, gates := twoInstances(t)
+	var created struct{ ID string }
+	if code := x.call(t, token, "POST", "/v1/conversations", &created); code != http.StatusCreated {
+		t.Fatalf("create = %d", code)
+	}
+	var list struct{ Conversations []Summary }
+	for deadline := time.Now().Add(20 * time.Second); len(list.Conversations) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the other instance never listed the new conversation")
+		}
+		time.Sleep(time.Millisecond) // polling the API while the note is on its way, not timing it
+		y.call(t, token, "GET", "/v1/conversations", &list)
+	}
+	if list.Conversations[0].ID != created.ID {
+		t.Fatalf("the other instance lists %+v, want the new conversation", list.Conversations)
+	}
+
+	s := y.follow(t, token, created.ID)
+	th := thread("alice", created.ID)
+	rep := x.a.Reporter(th)
+	_ = rep.Status(t.Context(), "Thinking…")
+	live, _ := rep.(core.Streamer).StreamAnswer(t.Context())
+	_ = live.Write(t.Context(), "The ans")
+	_ = live.Close(t.Context(), "The answer.")
+	if seen := s.next(t, EventAnswer); strings.Join(seen, " ") != "status answer" {
+		t.Errorf("the other instance's browser saw %v, want the status and the final answer", seen)
+	}
+
+	g, _, err := gates.Open(t.Context(), core.GateRequest{Thread: th, IntentID: "i1", NodeID: "n1", Question: "Send 5?", Options: []string{"Approve", "Deny"}, Requester: "alice"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (gateUI{x.a}).PostGate(t.Context(), g); err != nil {
+		t.Fatal(err)
+	}
+	if seen := s.next(t, EventGateInvoked); len(seen) != 1 {
+		t.Errorf("before the approval the browser saw %v", seen)
+	}
+	var approvals struct{ Approvals []gateData }
+	y.call(t, token, "GET", "/v1/approvals", &approvals)
+	if len(approvals.Approvals) != 1 || approvals.Approvals[0].Token != g.Token {
+		t.Errorf("the other instance lists approvals %+v, want the one asked", approvals.Approvals)
+	}
+
+	_ = rep.Say(t.Context(), strings.Repeat("long ", 3000))
+	s.next(t, EventReset)
+}
