@@ -64,7 +64,11 @@ func (a *Adapter) tell(n note) {
 	select {
 	case a.notes <- raw:
 	default:
-		a.log.Warn().Str("conversation", n.Conv).Msg("web: the relay to the other instances is behind; a note is dropped (their browsers see it on reload)")
+		// Logged at the first drop and every hundredth after: a relay
+		// that is down must not flood the log.
+		if d := a.dropped.Add(1); d%100 == 1 {
+			a.log.Warn().Int64("dropped", d).Str("conversation", n.Conv).Msg("web: the relay to the other instances is behind; notes are dropped (their browsers see them on reload)")
+		}
 	}
 }
 

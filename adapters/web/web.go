@@ -90,7 +90,8 @@ type Adapter struct {
 	listening atomic.Bool
 	created   createdSet
 	pending   pendingGates
-	notes     chan []byte // for the other instances (tell), sent by Run
+	notes     chan []byte  // for the other instances (tell), sent by Run
+	dropped   atomic.Int64 // notes the relay could not take (tell)
 }
 
 // New checks opts and builds the adapter.
