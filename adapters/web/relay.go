@@ -72,8 +72,10 @@ func (a *Adapter) tell(n note) {
 	}
 }
 
-// relay sends the queued notes until ctx ends.
+// relay sends the queued notes until ctx ends. Failures are logged at
+// the first and every hundredth after, as drops are.
 func (a *Adapter) relay(ctx context.Context) {
+	var failed int64
 	for {
 		select {
 		case <-ctx.Done():
@@ -81,7 +83,9 @@ func (a *Adapter) relay(ctx context.Context) {
 		case raw := <-a.notes:
 			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			if err := a.opts.Relay.Relay(sctx, raw); err != nil && ctx.Err() == nil {
-				a.log.Warn().Err(err).Msg("web: tell the other instances; their browsers see it on reload")
+				if failed++; failed%100 == 1 {
+					a.log.Warn().Err(err).Int64("failed", failed).Msg("web: tell the other instances; their browsers see it on reload")
+				}
 			}
 			cancel()
 		}
