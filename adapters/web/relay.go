@@ -48,7 +48,7 @@ const relaying = 1024
 
 // tell queues n for the other instances; Run sends it. An event too big
 // to relay becomes a reset: the other instances' browsers reload the
-// conversation, which is stored by then.
+// conversation from the store (an answer is stored before it is shown).
 func (a *Adapter) tell(n note) {
 	if a.opts.Relay == nil {
 		return
