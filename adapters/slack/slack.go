@@ -268,11 +268,7 @@ func (a *Adapter) retry(ctx context.Context, method string, fn func(ctx context.
 		}
 		wait := min(rl.RetryAfter, 5*time.Minute)
 		a.log.Debug().Str("method", method).Dur("retry_after", wait).Msg("slack: rate limited")
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if !sleepCtx(ctx, wait) {
 			return fmt.Errorf("slack: %s: %w", method, ctx.Err())
 		}
 	}
