@@ -181,11 +181,7 @@ func (a *Adapter) notice(ctx context.Context, t core.Thread, text string) error 
 	body := mdsplit.Clip(mrkdwn(text), 3000, mdsplit.Bytes) // a context element's limit
 	return a.lines.Finish(t.Key(), func(st *statusline.Line[learned]) error {
 		if placeholder := st.Clear(); placeholder != "" {
-			err := a.retry(ctx, "chat.delete", func(ctx context.Context) error {
-				_, _, err := a.api.DeleteMessageContext(ctx, t.Channel, placeholder)
-				return err
-			})
-			if err != nil {
+			if err := a.deleteMessage(ctx, t.Channel, placeholder); err != nil {
 				a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: delete status message")
 			}
 		}
