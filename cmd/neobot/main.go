@@ -8,11 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/neobot/neobot/cmd/neobot/internal/direct"
 )
 
 // version and commit are set at build time with -ldflags
@@ -60,9 +61,9 @@ type Main struct {
 	Interrupt <-chan struct{}
 
 	closers []func() error
-	tel     *telemetry      // metrics, made by build
-	scrub   *scrubber       // the logs' scrubber, once setup has run
-	pool    *http.Transport // outbound connections, made by outbound
+	tel     *telemetry        // metrics, made by build
+	scrub   *scrubber         // the logs' scrubber, once setup has run
+	pool    *direct.Transport // outbound connections, made by outbound
 }
 
 // Run parses args and runs the chosen command until it ends or ctx is done.

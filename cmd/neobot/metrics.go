@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -219,11 +220,13 @@ func (m meteredTools) Dispatch(ctx context.Context, name string, args map[string
 	return content, isError, err
 }
 
-// apiTransport counts a platform's API calls and 429s.
+// apiTransport counts a platform's API calls and 429s, and ends each call,
+// its body included, after timeout.
 type apiTransport struct {
 	platform string
 	next     http.RoundTripper
 	t        *telemetry
+	timeout  time.Duration
 }
 
 // snowflake matches the IDs in Discord's routes, so a route is one label.
@@ -231,7 +234,13 @@ var snowflake = regexp.MustCompile(`/\d{5,}`)
 
 // RoundTrip sends r and counts it.
 func (a apiTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := a.next.RoundTrip(r)
+	ctx, cancel := context.WithTimeout(r.Context(), a.timeout)
+	resp, err := a.next.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		cancel()
+	} else {
+		resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	}
 	method := r.URL.Path
 	if a.platform == "slack" {
 		method = method[strings.LastIndexByte(method, '/')+1:]
@@ -254,8 +263,31 @@ func (a apiTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// apiClient returns an HTTP client for platform whose calls go through next
-// and are counted.
+// cancelBody is a response body that ends its call's context once read to
+// the end or closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.cancel()
+	}
+	return n, err
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
+// apiClient returns an HTTP client for platform whose calls go through next,
+// are counted, and end after 30 s. The deadline is the call's context, not
+// http.Client.Timeout: with a transport other than net/http's, the client
+// would start a goroutine per call to watch its timer.
 func (t *telemetry) apiClient(platform string, next http.RoundTripper) *http.Client {
-	return &http.Client{Timeout: 30 * time.Second, Transport: apiTransport{platform: platform, next: next, t: t}}
+	return &http.Client{Transport: apiTransport{platform: platform, next: next, t: t, timeout: 30 * time.Second}}
 }
