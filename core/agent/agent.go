@@ -51,10 +51,13 @@ type LaterAppender interface {
 }
 
 // Memory is long-term memory (*memory.Cortex): what a turn faults in and
-// what it writes back.
+// what it writes back. QuickWriteBack reports whether in's write-back
+// returns at once (no model call, no commit to wait for); a quick one runs
+// on the turn.
 type Memory interface {
 	Fault(ctx context.Context, in core.Inbound, query string) (core.Recall, error)
 	WriteBack(ctx context.Context, in core.Inbound, turn []llm.Message) error
+	QuickWriteBack(in core.Inbound) bool
 }
 
 // Defaults of the tunables in Options.

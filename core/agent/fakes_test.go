@@ -143,6 +143,7 @@ func schema(names ...string) []llm.Tool {
 type fakeMemory struct {
 	// hold, when set, blocks each WriteBack until it is closed.
 	hold    chan struct{}
+	quick   bool // what QuickWriteBack says
 	mu      sync.Mutex
 	recall  core.Recall
 	queries []string
@@ -155,6 +156,10 @@ func (f *fakeMemory) Fault(ctx context.Context, in core.Inbound, query string) (
 	f.queries = append(f.queries, query)
 	return f.recall, nil
 }
+
+// QuickWriteBack is what the fake was told (quick): by default every
+// write-back runs off the turn.
+func (f *fakeMemory) QuickWriteBack(core.Inbound) bool { return f.quick }
 
 func (f *fakeMemory) WriteBack(ctx context.Context, in core.Inbound, turn []llm.Message) error {
 	if f.hold != nil {

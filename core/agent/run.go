@@ -337,9 +337,18 @@ const writeBackTimeout = 2 * time.Minute
 // write-back is dropped (and logged) rather than holding anything up.
 const maxWriteBacks = 8
 
-// writeBack updates memory after the answer is posted, off the turn: the
-// thread is free for its next message at once. Close waits for it.
+// writeBack updates memory after the answer is posted. One that waits (on
+// the model, or on a commit) runs off the turn, so the thread is free for
+// its next message at once (Close waits for it); a quick one only queues
+// records to commit with the next write, and runs here, sparing a
+// goroutine.
 func (a *Agent) writeBack(ctx context.Context, in core.Inbound, msgs []llm.Message) {
+	if a.opts.Memory.QuickWriteBack(in) {
+		if err := a.opts.Memory.WriteBack(context.WithoutCancel(ctx), in, msgs); err != nil {
+			a.log.Warn().Err(err).Str("thread", in.Thread.Key()).Msg("agent: memory write-back failed")
+		}
+		return
+	}
 	select {
 	case a.writers <- struct{}{}:
 	default:

@@ -33,6 +33,22 @@ func TestWriteBackAfterTheTurn(t *testing.T) {
 	}
 }
 
+// TestQuickWriteBackOnTheTurn: a write-back that returns at once runs on
+// the turn, so it is done when Run returns, Close or not.
+func TestQuickWriteBackOnTheTurn(t *testing.T) {
+	h := newHarness(t, nil)
+	h.mem.quick = true
+	h.srv.Enqueue(llmtest.Text("hello"))
+	if err := h.run(t, inbound("E1", "hi")); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	h.mem.mu.Lock()
+	defer h.mem.mu.Unlock()
+	if len(h.mem.written) != 1 || len(h.mem.written[0]) != 2 {
+		t.Errorf("write-backs when Run returned = %v, want the turn's 2 messages", h.mem.written)
+	}
+}
+
 // TestPartialTurnTeachesNothing: a turn that ends in an honest partial is
 // not written back, so what it did never becomes a pattern to repeat.
 func TestPartialTurnTeachesNothing(t *testing.T) {

@@ -98,7 +98,7 @@ func (c *Cortex) WriteBack(ctx context.Context, in core.Inbound, turn []llm.Mess
 		put = append(put, r)
 	}
 	var modelErr error
-	if c.model != nil && mayStateFacts(in.Text) {
+	if c.asksModel(in) {
 		p, d, err := c.extract(ctx, in, turn, newRec)
 		put, del = append(put, p...), append(del, d...)
 		modelErr = err
@@ -110,6 +110,20 @@ func (c *Cortex) WriteBack(ctx context.Context, in core.Inbound, turn []llm.Mess
 		return fmt.Errorf("memory: write-back in %s: %w", in.Thread.Key(), modelErr)
 	}
 	return nil
+}
+
+// QuickWriteBack reports whether WriteBack for in returns at once: it asks
+// no model, and the store writes later (LaterStore), so it only queues
+// records. It takes microseconds then.
+func (c *Cortex) QuickWriteBack(in core.Inbound) bool {
+	_, later := c.store.(LaterStore)
+	return later && !c.asksModel(in)
+}
+
+// asksModel reports whether WriteBack for in asks the cheap model for
+// facts: there is one, and in has words enough to state a fact.
+func (c *Cortex) asksModel(in core.Inbound) bool {
+	return c.model != nil && mayStateFacts(in.Text)
 }
 
 // minFactWords is the fewest words, stopwords aside, a message needs before

@@ -487,3 +487,30 @@ func TestWorkspaceTurnsCapped(t *testing.T) {
 		t.Errorf("turn excerpts kept = %q, want %q", kept, want)
 	}
 }
+
+// TestQuickWriteBack: a write-back is quick, and may run on the turn, only
+// when it asks no model and its store writes later.
+func TestQuickWriteBack(t *testing.T) {
+	model, srv := cheapModel(t)
+	later := &laterStore{mapStore: newMapStore()}
+	for _, tc := range []struct {
+		name  string
+		opts  memory.Options
+		text  string
+		quick bool
+	}{
+		{"a greeting, store writes later", memory.Options{Model: model, Store: later}, "hi", true},
+		{"no model, store writes later", memory.Options{Store: later}, "deploy the docs site", true},
+		{"a fact for the model", memory.Options{Model: model, Store: later}, "deploy the docs site", false},
+		{"a store that commits each write", memory.Options{Model: model, Store: newMapStore()}, "hi", false},
+	} {
+		c := newCortex(t, tc.opts)
+		in := inbound("TA", "general", "alice", false, tc.text)
+		if got := c.QuickWriteBack(in); got != tc.quick {
+			t.Errorf("%s: QuickWriteBack(%q) = %v, want %v", tc.name, tc.text, got, tc.quick)
+		}
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("QuickWriteBack asked the model %d times", n)
+	}
+}

@@ -57,7 +57,15 @@ type Transport struct {
 
 	mu   sync.Mutex
 	idle map[string][]*conn // by scheme://host:port, most recently used last
+
+	// writers holds the buffers requests are written through: one per
+	// request being written, not one per connection.
+	writers sync.Pool
 }
+
+// writeBuffer holds a model request whole, so it leaves in one write and
+// one TLS record.
+const writeBuffer = 16 << 10
 
 // Options configures a Transport.
 type Options struct {
@@ -160,11 +168,7 @@ func (t *Transport) exchange(ctx context.Context, key string, c *conn, req *http
 		}
 		return nil, again && c.reused && (req.Body == nil || req.Body == http.NoBody || req.GetBody != nil), err
 	}
-	// Request.Write closes the body; a retry gets it again from GetBody.
-	if err := req.Write(c.bw); err != nil {
-		return fail(fmt.Errorf("direct: write request to %s: %w", key, err), true)
-	}
-	if err := c.bw.Flush(); err != nil {
+	if err := t.write(c, req); err != nil {
 		return fail(fmt.Errorf("direct: write request to %s: %w", key, err), true)
 	}
 	c.counter.n = 0
@@ -244,7 +248,6 @@ func (t *Transport) dial(ctx context.Context, u *url.URL) (*conn, error) {
 	}
 	c.counter.r = c.Conn
 	c.br = bufio.NewReaderSize(&c.counter, 4096)
-	c.bw = bufio.NewWriterSize(c.Conn, 4096)
 	return c, nil
 }
 
@@ -311,11 +314,34 @@ type conn struct {
 	net.Conn
 	tcp       *net.TCPConn // the socket under TLS, for the liveness peek
 	br        *bufio.Reader
-	bw        *bufio.Writer
 	counter   countingReader
 	reused    bool
 	idleSince time.Time
 }
+
+// write sends req whole on c. Request.Write closes the body; a retry gets
+// it again from GetBody.
+func (t *Transport) write(c *conn, req *http.Request) error {
+	bw, _ := t.writers.Get().(*bufio.Writer)
+	if bw == nil {
+		bw = bufio.NewWriterSize(nil, writeBuffer)
+	}
+	defer t.writers.Put(bw)
+	// Only the connection's Write: bufio would hand a body to a TCP
+	// connection's ReadFrom, a second write with a buffer of its own.
+	bw.Reset(writeOnly{c.Conn})
+	err := req.Write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	bw.Reset(nil)
+	return err
+}
+
+// writeOnly hides everything of a writer but Write.
+type writeOnly struct{ w io.Writer }
+
+func (w writeOnly) Write(p []byte) (int, error) { return w.w.Write(p) }
 
 // countingReader counts the bytes read since n was last zeroed, so a read
 // error can tell "nothing came back" from "the answer broke off".
