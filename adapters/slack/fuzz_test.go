@@ -141,3 +141,18 @@ func FuzzParseCallback(f *testing.F) {
 		}
 	})
 }
+
+// FuzzConvertLine: the shortcut for lines without markup gives what the
+// full conversion gives, whatever the line.
+func FuzzConvertLine(f *testing.F) {
+	for _, s := range []string{"ok", "Thinking…", "plain words, and numbers 42.", "a # b", "- item", "* item",
+		"+ item", "> quoted", "**bold**", "__bold__", "_it_", "~~x~~", "`code`", "<@U1>", "a & b", "[t](u)", "![i](u)",
+		"\x00" + "0\x00", "\x01", "***", "x  y\t"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if got, want := convertLine(line), convertMarkup(line); got != want {
+			t.Fatalf("convertLine(%q) = %q, the full conversion gives %q", line, got, want)
+		}
+	})
+}

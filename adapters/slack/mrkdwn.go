@@ -50,7 +50,20 @@ var (
 	ruleRE    = regexp.MustCompile(`^\s{0,3}(?:(?:-\s*){3,}|(?:\*\s*){3,}|(?:_\s*){3,})$`)
 )
 
+// markup holds every byte a rule of convertLine reacts to, its
+// placeholders (\x00, \x01) included: a line with none of them converts
+// to itself.
+const markup = "#-*+_>`<[!&~\x00\x01"
+
 func convertLine(line string) string {
+	if !strings.ContainsAny(line, markup) {
+		return line // most of what Neo says: no regexp need look at it
+	}
+	return convertMarkup(line)
+}
+
+// convertMarkup converts a line that may hold markdown.
+func convertMarkup(line string) string {
 	if ruleRE.MatchString(line) {
 		return "──────────"
 	}
