@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -83,4 +84,30 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	}
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// BenchmarkParseEnvelope reads a Socket Mode envelope the way the socket
+// reader does: a mention as the fake sends it, the same with the
+// authorizations and rich-text block real Slack adds, and the message
+// event Slack sends beside every mention.
+func BenchmarkParseEnvelope(b *testing.B) {
+	for _, tc := range []struct{ name, raw string }{
+		{"plain", `{"envelope_id":"e1","type":"events_api","accepts_response_payload":false,"retry_attempt":0,"retry_reason":"","payload":{"token":"t","team_id":"T0TEAM","api_app_id":"A1","type":"event_callback","event_id":"Ev000123","event_time":1700000000,"event":{"type":"app_mention","user":"UBENCH","text":"<@UNEO> hi","ts":"1700000000.000100","channel":"C0BENCH12","event_ts":"1700000000.000100","team":"T0TEAM"}}}`},
+		{"blocks", `{"envelope_id":"e1","type":"events_api","accepts_response_payload":false,"retry_attempt":0,"retry_reason":"","payload":{"token":"t","team_id":"T0TEAM","api_app_id":"A1","type":"event_callback","event_id":"Ev000123","event_time":1700000000,"authorizations":[{"enterprise_id":null,"team_id":"T0TEAM","user_id":"UNEO","is_bot":true}],"event":{"type":"app_mention","user":"UBENCH","text":"<@UNEO> hi","ts":"1700000000.000100","channel":"C0BENCH12","event_ts":"1700000000.000100","team":"T0TEAM","blocks":[{"type":"rich_text","block_id":"abc","elements":[{"type":"rich_text_section","elements":[{"type":"user","user_id":"UNEO"},{"type":"text","text":" hi"}]}]}]}}}`},
+		{"message", `{"envelope_id":"e1","type":"events_api","accepts_response_payload":false,"retry_attempt":0,"retry_reason":"","payload":{"token":"t","team_id":"T0TEAM","api_app_id":"A1","type":"event_callback","event_id":"Ev000123","event_time":1700000000,"event":{"type":"message","user":"UBENCH","text":"<@UNEO> hi","ts":"1700000000.000100","channel":"C0BENCH12","channel_type":"channel","event_ts":"1700000000.000100","team":"T0TEAM"}}}`},
+	} {
+		raw := []byte(tc.raw)
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var env envelope
+				if err := json.Unmarshal(raw, &env); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := parseCallback(env.Payload); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -49,50 +49,39 @@ func (m incoming) thread() core.Thread {
 // it is called once, after the message is journaled (or at once for an
 // event Neo does not take), so a crash before the journal leaves Slack to
 // deliver it again.
-func (a *Adapter) onEvent(ev slackevents.EventsAPIEvent, retry bool, ack func()) {
+func (a *Adapter) onEvent(ev event, retry bool, ack func()) {
 	taken := false
 	defer func() {
 		if !taken {
 			ack()
 		}
 	}()
-	cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent)
-	if !ok {
+	if ev.Type != slackevents.CallbackEvent {
 		return
 	}
 	if me := a.me().TeamID; me != "" && ev.TeamID != "" && ev.TeamID != me {
 		a.log.Debug().Str("team", ev.TeamID).Msg("slack: event for a workspace this installation does not serve")
 		return
 	}
-	var m incoming
-	switch e := ev.InnerEvent.Data.(type) {
-	case *slackevents.AppMentionEvent:
-		m = incoming{user: e.User, botID: e.BotID, text: e.Text, ts: e.TimeStamp, threadTS: e.ThreadTimeStamp,
-			channel: e.Channel, channelType: "channel", files: e.Files, mention: true}
-		if e.Edited != nil || strings.HasPrefix(e.Channel, "D") {
-			return // an edit is not a new message; in a DM, message.im carries it
-		}
-	case *slackevents.MessageEvent:
-		m = incoming{user: e.User, botID: e.BotID, subtype: e.SubType, text: e.Text, ts: e.TimeStamp,
-			threadTS: e.ThreadTimeStamp, channel: e.Channel, channelType: e.ChannelType}
-		if e.Message != nil {
-			m.files = e.Message.Files
-		}
-	case *slackevents.AssistantThreadStartedEvent:
-		if !a.seen.First(cb.EventID) {
+	if at := ev.assistant; at != nil {
+		if !a.seen.First(ev.EventID) {
 			return
 		}
-		at := e.AssistantThread
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			a.greet(at)
+			a.greet(*at)
 		}()
 		return
-	default:
+	}
+	if ev.msg == nil {
 		return
 	}
-	m.eventID, m.team, m.redelivered = cb.EventID, ev.TeamID, retry
+	m := *ev.msg
+	if m.mention && (ev.edited || strings.HasPrefix(m.channel, "D")) {
+		return // an edit is not a new message; in a DM, message.im carries it
+	}
+	m.eventID, m.team, m.redelivered = ev.EventID, ev.TeamID, retry
 	if m.team == "" {
 		m.team = a.me().TeamID
 	}
@@ -311,54 +300,111 @@ func (a *Adapter) onInteraction(cb slack.InteractionCallback) {
 
 // callback is an Events API payload, its inner event left raw.
 type callback struct {
-	Token     string          `json:"token"`
-	TeamID    string          `json:"team_id"`
-	APIAppID  string          `json:"api_app_id"`
-	Type      string          `json:"type"`
-	EventID   string          `json:"event_id"`
-	EventTime int             `json:"event_time"`
-	Event     json.RawMessage `json:"event"`
+	TeamID  string          `json:"team_id"`
+	Type    string          `json:"type"`
+	EventID string          `json:"event_id"`
+	Event   json.RawMessage `json:"event"`
+}
+
+// event is what Neo reads of an Events API payload: the callback and, for
+// the inner events Neo handles, what it needs of them. slack-go's event
+// types would decode every field, rich-text blocks included, in several
+// passes; FuzzParseCallback checks that these fields read exactly what
+// slack-go's types read.
+type event struct {
+	Type    string // the payload's: event_callback, or a kind Neo ignores
+	TeamID  string
+	EventID string
+	Inner   string // the inner event's type
+
+	// msg is an app_mention or message event, with only its event's own
+	// fields set (not eventID, team or redelivered); edited marks an
+	// app_mention of an edit.
+	msg    *incoming
+	edited bool
+	// assistant is an assistant_thread_started event's thread.
+	assistant *slackevents.AssistantThread
+}
+
+// mentionEvent is what Neo reads of an app_mention event
+// (slackevents.AppMentionEvent).
+type mentionEvent struct {
+	User            string              `json:"user"`
+	BotID           string              `json:"bot_id"`
+	Text            string              `json:"text"`
+	TimeStamp       string              `json:"ts"`
+	ThreadTimeStamp string              `json:"thread_ts"`
+	Channel         string              `json:"channel"`
+	Files           []slack.File        `json:"files"`
+	Edited          *slackevents.Edited `json:"edited"`
+}
+
+// messageEvent is what Neo reads of a message event
+// (slackevents.MessageEvent). Its files are the nested message's when it
+// has one (an edit, a file share), else the event's own.
+type messageEvent struct {
+	User            string       `json:"user"`
+	BotID           string       `json:"bot_id"`
+	SubType         string       `json:"subtype"`
+	Text            string       `json:"text"`
+	TimeStamp       string       `json:"ts"`
+	ThreadTimeStamp string       `json:"thread_ts"`
+	Channel         string       `json:"channel"`
+	ChannelType     string       `json:"channel_type"`
+	Files           []slack.File `json:"files"`
+	Message         *struct {
+		Files []slack.File `json:"files"`
+	} `json:"message"`
 }
 
 // parseCallback reads an Events API payload, from Socket Mode or HTTP
-// mode, into slack-go's types. Only
-// the inner events Neo handles are decoded; any other comes back with no
-// data, and is acked and ignored.
-func parseCallback(raw json.RawMessage) (slackevents.EventsAPIEvent, error) {
+// mode. Only the inner events Neo handles are decoded; any other comes
+// back with its type alone, and is acked and ignored.
+func parseCallback(raw []byte) (event, error) {
 	var cb callback
 	if err := json.Unmarshal(raw, &cb); err != nil {
-		return slackevents.EventsAPIEvent{}, fmt.Errorf("events api payload: %w", err)
+		return event{}, fmt.Errorf("events api payload: %w", err)
 	}
-	ev := slackevents.EventsAPIEvent{Token: cb.Token, TeamID: cb.TeamID, Type: cb.Type, APIAppID: cb.APIAppID}
+	ev := event{Type: cb.Type, TeamID: cb.TeamID, EventID: cb.EventID}
 	if cb.Type != slackevents.CallbackEvent {
 		return ev, nil
 	}
 	if len(cb.Event) == 0 {
 		return ev, errors.New("events api payload: a callback without its event")
 	}
-	ev.Data = &slackevents.EventsAPICallbackEvent{Type: cb.Type, Token: cb.Token, TeamID: cb.TeamID,
-		APIAppID: cb.APIAppID, EventID: cb.EventID, EventTime: cb.EventTime, InnerEvent: &cb.Event}
 	var probe struct {
 		Type string `json:"type"`
 	}
 	if err := json.Unmarshal(cb.Event, &probe); err != nil {
 		return ev, fmt.Errorf("events api payload: inner event: %w", err)
 	}
-	var data any
+	ev.Inner = probe.Type
+	var err error
 	switch probe.Type {
 	case string(slackevents.AppMention):
-		data = &slackevents.AppMentionEvent{}
+		var e mentionEvent
+		if err = json.Unmarshal(cb.Event, &e); err == nil {
+			ev.msg = &incoming{user: e.User, botID: e.BotID, text: e.Text, ts: e.TimeStamp, threadTS: e.ThreadTimeStamp,
+				channel: e.Channel, channelType: "channel", files: e.Files, mention: true}
+			ev.edited = e.Edited != nil
+		}
 	case string(slackevents.Message):
-		data = &slackevents.MessageEvent{}
+		var e messageEvent
+		if err = json.Unmarshal(cb.Event, &e); err == nil {
+			ev.msg = &incoming{user: e.User, botID: e.BotID, subtype: e.SubType, text: e.Text, ts: e.TimeStamp,
+				threadTS: e.ThreadTimeStamp, channel: e.Channel, channelType: e.ChannelType, files: e.Files}
+			if e.Message != nil {
+				ev.msg.files = e.Message.Files
+			}
+		}
 	case string(slackevents.AssistantThreadStarted):
-		data = &slackevents.AssistantThreadStartedEvent{}
-	default:
-		ev.InnerEvent = slackevents.EventsAPIInnerEvent{Type: probe.Type}
-		return ev, nil
+		var e slackevents.AssistantThreadStartedEvent
+		if err = json.Unmarshal(cb.Event, &e); err == nil {
+			ev.assistant = &e.AssistantThread
+		}
 	}
-	if err := json.Unmarshal(cb.Event, data); err != nil {
+	if err != nil {
 		return ev, fmt.Errorf("events api payload: %s event: %w", probe.Type, err)
 	}
-	ev.InnerEvent = slackevents.EventsAPIInnerEvent{Type: probe.Type, Data: data}
 	return ev, nil
 }

@@ -22,8 +22,8 @@ import (
 // goroutines before anyone sees it, and every mention arrives twice (its
 // app_mention and its message copy): that was the largest cost of a reply
 // after the disk (docs/benchmarks.md). The Web API calls, the connection
-// URL (apps.connections.open) included, and the event types are
-// slack-go's.
+// URL (apps.connections.open) included, go through slack-go; events are
+// read into the fields Neo uses (parseCallback).
 
 const (
 	// socketSilence is how long a connection may stay silent, with no
