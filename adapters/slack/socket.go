@@ -21,9 +21,10 @@ import (
 // client decodes an envelope five or six times and hands it through three
 // goroutines before anyone sees it, and every mention arrives twice (its
 // app_mention and its message copy): that was the largest cost of a reply
-// after the disk (docs/benchmarks.md). The Web API calls, the connection
-// URL (apps.connections.open) included, go through slack-go; events are
-// read into the fields Neo uses (parseCallback).
+// after the disk (docs/benchmarks.md). The Web API calls go through
+// slack-go, the connection URL (apps.connections.open) included, except
+// the two every reply makes (chat.go); events are read into the fields
+// Neo uses (parseCallback).
 
 const (
 	// socketSilence is how long a connection may stay silent, with no
