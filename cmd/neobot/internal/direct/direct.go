@@ -75,13 +75,14 @@ type Options struct {
 	// TLS is the client TLS configuration; nil verifies against the
 	// system's roots. ALPN always offers http/1.1 only.
 	TLS *tls.Config
-	// MaxIdlePerHost is how many idle connections to keep per host;
-	// below 1 means 2.
+	// MaxIdlePerHost is how many idle connections to keep per host, at
+	// least 2.
 	MaxIdlePerHost int
 	// IdleTimeout is how long an idle connection is kept; zero means 90 s.
 	IdleTimeout time.Duration
-	// Getenv reads the proxy settings (HTTP_PROXY, HTTPS_PROXY, NO_PROXY
-	// and their lower-case forms); nil uses os.Getenv.
+	// Getenv tells whether a proxy is set (HTTP_PROXY, HTTPS_PROXY or
+	// their lower-case forms); nil uses os.Getenv. The fallback applies
+	// the proxy rules, NO_PROXY included.
 	Getenv func(string) string
 }
 
