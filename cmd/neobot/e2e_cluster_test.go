@@ -192,7 +192,8 @@ func TestClusterSlack(t *testing.T) {
 	by, _ = answersByThread(w.slack.Messages())
 	for i, root := range roots {
 		if got := by[root]; len(got) != rounds+1 || got[rounds] != fmt.Sprintf("q-%d-%d", i, rounds) {
-			t.Errorf("thread %d answered %v after the kill, want each question once, the last one last", i, got)
+			t.Errorf("thread %d answered %v after the kill, want each question once, the last one last\n%s\n%s", i, got,
+				threadCalls(w.slack, []string{"thread in " + root}), p2.output.String())
 		}
 	}
 }
