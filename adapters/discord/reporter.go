@@ -191,9 +191,11 @@ func inert(text string) string {
 // Tidy deletes the status messages and unfinished answers Neo left in
 // thread t: a turn cut short by a crash never edited its "⏳" line into an
 // answer, nor finished an answer it was writing, and a resumed turn posts
-// its own (conversation.Tidier). It reports whether it found any: a
-// thread it cannot read counts as tidy.
-func (a *Adapter) Tidy(ctx context.Context, t core.Thread) (cut bool) {
+// its own (conversation.Tidier). It reports whether it found any posted
+// after the message since ("" for any): one older than that message was
+// left by a turn that ended before it. A thread it cannot read counts as
+// tidy.
+func (a *Adapter) Tidy(ctx context.Context, t core.Thread, since string) (cut bool) {
 	msgs, err := a.s.ChannelMessages(t.ID, 50, "", "", "", call(ctx))
 	if err != nil {
 		a.log.Warn().Err(err).Str("thread", t.Key()).Msg("discord: look for stale status messages")
@@ -214,10 +216,19 @@ func (a *Adapter) Tidy(ctx context.Context, t core.Thread) (cut bool) {
 			!strings.HasPrefix(m.Content, statusContent("")) && !strings.HasSuffix(m.Content, writingMark) {
 			continue
 		}
-		cut = true
+		cut = cut || since == "" || snowflakeAfter(m.ID, since)
 		if err := a.s.ChannelMessageDelete(t.ID, m.ID, call(ctx)); err != nil {
 			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("discord: delete a stale status message")
 		}
 	}
 	return cut
+}
+
+// snowflakeAfter reports whether Discord ID a was made after b: IDs are
+// decimal numbers that grow with time.
+func snowflakeAfter(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) > len(b)
+	}
+	return a > b
 }

@@ -112,7 +112,7 @@ func TestTidyRemovesUnfinishedAnswer(t *testing.T) {
 	if err := s.Write(e.ctx, "Half of an answer that the crash cut off"); err != nil {
 		t.Fatal(err)
 	}
-	if !e.a.Tidy(e.ctx, thread) { // as the hub does before a resumed turn
+	if !e.a.Tidy(e.ctx, thread, "") { // as the hub does before a resumed turn
 		t.Errorf("Tidy = false with a status line and an unfinished answer in the thread, want true")
 	}
 	msgs := e.botMessages(th.ID)

@@ -232,8 +232,10 @@ func (a *Adapter) ephemeral(ctx context.Context, channel, user, threadTS, text s
 // thread t: a turn cut short by a crash never edited its "Thinking…" line
 // into an answer, nor finished an answer it was writing, and a resumed
 // turn posts its own (conversation.Tidier). It reports whether it found
-// any: a thread it cannot read counts as tidy.
-func (a *Adapter) Tidy(ctx context.Context, t core.Thread) (cut bool) {
+// any posted after the message since ("" for any): one older than that
+// message was left by a turn that ended before it. A thread it cannot
+// read counts as tidy.
+func (a *Adapter) Tidy(ctx context.Context, t core.Thread, since string) (cut bool) {
 	me := a.me()
 	if me.BotID == "" { // a turn resumed before Run has connected
 		auth, err := a.api.AuthTestContext(ctx)
@@ -259,12 +261,32 @@ func (a *Adapter) Tidy(ctx context.Context, t core.Thread) (cut bool) {
 		if m.BotID != me.BotID || !isStatusMessage(m) && !strings.HasSuffix(m.Text, writingMark) && !strings.HasPrefix(m.Text, streamMark) {
 			continue
 		}
-		cut = true
+		cut = cut || since == "" || tsAfter(m.Timestamp, since)
 		if err := a.deleteMessage(ctx, t.Channel, m.Timestamp); err != nil {
 			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: delete a stale status message")
 		}
 	}
 	return cut
+}
+
+// tsAfter reports whether Slack timestamp a ("1700000000.000100") is
+// later than b.
+func tsAfter(a, b string) bool {
+	as, af, _ := strings.Cut(a, ".")
+	bs, bf, _ := strings.Cut(b, ".")
+	if len(as) != len(bs) {
+		return len(as) > len(bs)
+	}
+	if as != bs {
+		return as > bs
+	}
+	for len(af) < len(bf) {
+		af += "0"
+	}
+	for len(bf) < len(af) {
+		bf += "0"
+	}
+	return af > bf
 }
 
 // isStatusMessage reports whether m is a status line statusMessage posted.

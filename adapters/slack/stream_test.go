@@ -75,19 +75,67 @@ func TestTidyRemovesUnfinishedAnswer(t *testing.T) {
 	if err := r.Say(e.ctx, "An earlier answer."); err != nil {
 		t.Fatal(err)
 	}
-	if e.a.Tidy(e.ctx, th) {
+	if e.a.Tidy(e.ctx, th, "") {
 		t.Errorf("Tidy = true in a thread with only a finished answer, want false")
 	}
 	s, _ := r.(core.Streamer).StreamAnswer(e.ctx)
 	if err := s.Write(e.ctx, "Half of an answer that a crash cut off"); err != nil {
 		t.Fatal(err)
 	}
-	if !e.a.Tidy(e.ctx, th) {
+	if !e.a.Tidy(e.ctx, th, "") {
 		t.Errorf("Tidy = false with an unfinished answer in the thread, want true")
 	}
 	msgs := e.botMessages(th.Channel, th.ID)
 	if len(msgs) != 1 || msgs[0].Text != "An earlier answer." {
 		t.Errorf("after Tidy: %+v, want only the finished answer", msgs)
+	}
+}
+
+// TestTidyCountsOnlyWhatFollowsTheMessage: a status line older than the
+// resumed message is deleted, but it is not that turn's, so Tidy does not
+// report the turn cut short; one posted after the message is. An old
+// orphaned line once made a resumed turn say an answer already shown
+// (TestClusterSlack).
+func TestTidyCountsOnlyWhatFollowsTheMessage(t *testing.T) {
+	e := start(t, nil)
+	// An earlier turn's status line, left behind, then the message resumed.
+	old := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000022"}
+	if err := e.a.Reporter(old).Status(e.ctx, "Thinking…"); err != nil {
+		t.Fatal(err)
+	}
+	later := e.slack.Message(slacktest.Msg{User: "U1", Text: "and another thing", ThreadTS: old.ID, Channel: old.Channel})
+	if e.a.Tidy(e.ctx, old, later.TS) {
+		t.Errorf("Tidy(since the message) = true for a status line older than it, want false")
+	}
+	if msgs := e.botMessages(old.Channel, old.ID); len(msgs) != 0 {
+		t.Errorf("after Tidy: %+v, want the old status line deleted all the same", msgs)
+	}
+	// The message, then the status line of its turn, cut short.
+	cut := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000033"}
+	msg := e.slack.Message(slacktest.Msg{User: "U1", Text: "a question", ThreadTS: cut.ID, Channel: cut.Channel})
+	if err := e.a.Reporter(cut).Status(e.ctx, "Thinking…"); err != nil {
+		t.Fatal(err)
+	}
+	if !e.a.Tidy(e.ctx, cut, msg.TS) {
+		t.Errorf("Tidy(since the message) = false for a status line after it, want true")
+	}
+}
+
+func TestTSAfter(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{"1700000000.000200", "1700000000.000100", true},
+		{"1700000000.000100", "1700000000.000200", false},
+		{"1700000000.000100", "1700000000.000100", false},
+		{"1700000001.000000", "1700000000.999999", true},
+		{"999999999.000001", "1000000000.000000", false},
+		{"1700000000.1", "1700000000.000100", true},
+	} {
+		if got := tsAfter(tt.a, tt.b); got != tt.want {
+			t.Errorf("tsAfter(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
 	}
 }
 
@@ -140,7 +188,7 @@ func TestNativeStreamedAnswer(t *testing.T) {
 	if len(msgs) != 1 || msgs[0].Streaming || msgs[0].Rendered() != final {
 		t.Errorf("after Close: %+v, want one stopped message saying exactly the final text", msgs)
 	}
-	e.a.Tidy(e.ctx, th)
+	e.a.Tidy(e.ctx, th, "")
 	if got := e.botMessages(th.Channel, th.ID); len(got) != 1 {
 		t.Errorf("Tidy removed a finished streamed answer: %+v", got)
 	}
@@ -216,7 +264,7 @@ func TestNativeStreamFallsBackAndTidies(t *testing.T) {
 	if err := s.Write(ctx, "Half of an answer that a crash cut off"); err != nil {
 		t.Fatal(err)
 	}
-	e.a.Tidy(e.ctx, crash)
+	e.a.Tidy(e.ctx, crash, "")
 	if msgs := e.botMessages(crash.Channel, crash.ID); len(msgs) != 0 {
 		t.Errorf("after Tidy: %+v, want the unfinished streamed answer gone", msgs)
 	}

@@ -86,7 +86,7 @@ type redelivering struct {
 
 func (p *redelivering) Redelivers() bool { return true }
 
-func (p *redelivering) Tidy(_ context.Context, t core.Thread) bool {
+func (p *redelivering) Tidy(_ context.Context, t core.Thread, _ string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.tidied = append(p.tidied, t.Key())

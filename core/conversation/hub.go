@@ -371,7 +371,7 @@ func (h *Hub) callOff(ctx context.Context, p Platform, in core.Inbound) {
 	}
 	select {
 	case <-ended:
-		td.Tidy(ctx, in.Thread)
+		td.Tidy(ctx, in.Thread, "")
 	case <-ctx.Done():
 	}
 }

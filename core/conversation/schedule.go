@@ -42,10 +42,12 @@ type item struct {
 // short by a crash left in its thread, such as a "Thinking…" status line
 // nobody will ever edit again. The hub calls Tidy before a resumed turn,
 // and before the turn of a message the platform delivered again. Tidy
-// reports whether it found such leftovers: then the turn's answer, if
-// stored, never reached the thread (core.Turn.Unsaid).
+// reports whether it found such leftovers posted after the message since
+// (a platform message ID; "" for any): then the turn's answer, if stored,
+// never reached the thread (core.Turn.Unsaid). Older leftovers are
+// cleared too, but they belong to turns that ended before that message.
 type Tidier interface {
-	Tidy(ctx context.Context, t core.Thread) (cut bool)
+	Tidy(ctx context.Context, t core.Thread, since string) (cut bool)
 }
 
 // admitLocked queues a fresh message, or handles it as a stop command.
@@ -281,7 +283,7 @@ func (h *Hub) turn(ctx context.Context, it *item) {
 		h.log.Error().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("no platform for turn")
 		return
 	}
-	if td, ok := p.(Tidier); ok && (it.resumed || in.Redelivered) && td.Tidy(ctx, in.Thread) {
+	if td, ok := p.(Tidier); ok && (it.resumed || in.Redelivered) && td.Tidy(ctx, in.Thread, in.MessageID) {
 		h.blameLeftovers(it)
 	}
 	if pr, ok := p.(core.Preparer); ok && in.Unprepared() {
