@@ -261,32 +261,12 @@ func (a *Adapter) Tidy(ctx context.Context, t core.Thread, since string) (cut bo
 		if m.BotID != me.BotID || !isStatusMessage(m) && !strings.HasSuffix(m.Text, writingMark) && !strings.HasPrefix(m.Text, streamMark) {
 			continue
 		}
-		cut = cut || since == "" || tsAfter(m.Timestamp, since)
+		cut = cut || since == "" || parseTS(m.Timestamp).After(parseTS(since))
 		if err := a.deleteMessage(ctx, t.Channel, m.Timestamp); err != nil {
 			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: delete a stale status message")
 		}
 	}
 	return cut
-}
-
-// tsAfter reports whether Slack timestamp a ("1700000000.000100") is
-// later than b.
-func tsAfter(a, b string) bool {
-	as, af, _ := strings.Cut(a, ".")
-	bs, bf, _ := strings.Cut(b, ".")
-	if len(as) != len(bs) {
-		return len(as) > len(bs)
-	}
-	if as != bs {
-		return as > bs
-	}
-	for len(af) < len(bf) {
-		af += "0"
-	}
-	for len(bf) < len(af) {
-		bf += "0"
-	}
-	return af > bf
 }
 
 // isStatusMessage reports whether m is a status line statusMessage posted.

@@ -121,7 +121,9 @@ func TestTidyCountsOnlyWhatFollowsTheMessage(t *testing.T) {
 	}
 }
 
-func TestTSAfter(t *testing.T) {
+// TestParseTSOrders: Slack timestamps compare as the times they are, as
+// Tidy compares a leftover with the message it resumes.
+func TestParseTSOrders(t *testing.T) {
 	for _, tt := range []struct {
 		a, b string
 		want bool
@@ -133,8 +135,8 @@ func TestTSAfter(t *testing.T) {
 		{"999999999.000001", "1000000000.000000", false},
 		{"1700000000.1", "1700000000.000100", true},
 	} {
-		if got := tsAfter(tt.a, tt.b); got != tt.want {
-			t.Errorf("tsAfter(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
+		if got := parseTS(tt.a).After(parseTS(tt.b)); got != tt.want {
+			t.Errorf("parseTS(%s).After(parseTS(%s)) = %v, want %v", tt.a, tt.b, got, tt.want)
 		}
 	}
 }
