@@ -85,8 +85,9 @@ func (f *feed) evictLocked() {
 	delete(f.convs, oldest)
 }
 
-// publishRaw appends an event to conversation id and wakes its listeners.
-func (f *feed) publishRaw(id, typ string, raw json.RawMessage) {
+// publish appends an encoded event to conversation id and wakes its
+// listeners.
+func (f *feed) publish(id, typ string, raw json.RawMessage) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.convLocked(id)
@@ -148,7 +149,7 @@ func (a *Adapter) show(conv, typ string, data any) {
 	if err != nil {
 		raw = []byte(`{}`)
 	}
-	a.feed.publishRaw(conv, typ, raw)
+	a.feed.publish(conv, typ, raw)
 	if relayed(typ) {
 		a.tell(note{Conv: conv, Type: typ, Data: raw})
 	}

@@ -134,6 +134,6 @@ func (a *Adapter) Receive(ctx context.Context, raw []byte) error {
 		}
 		a.pending.remove(d.Token)
 	}
-	a.feed.publishRaw(n.Conv, n.Type, n.Data)
+	a.feed.publish(n.Conv, n.Type, n.Data)
 	return nil
 }

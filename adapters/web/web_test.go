@@ -147,7 +147,7 @@ func TestLoginCodeOnce(t *testing.T) {
 func TestFeedResume(t *testing.T) {
 	f := newFeed(time.Unix(1, 0))
 	for i := range 3 {
-		f.publishRaw("c1", EventStatus, json.RawMessage(`{"text":"`+strings.Repeat("x", i)+`"}`))
+		f.publish("c1", EventStatus, json.RawMessage(`{"text":"`+strings.Repeat("x", i)+`"}`))
 	}
 	all, reset, _ := f.since("c1", "")
 	if len(all) != 3 || reset {
@@ -161,13 +161,13 @@ func TestFeedResume(t *testing.T) {
 		t.Error("an ID from another run must reset")
 	}
 	for range maxEvents + 10 {
-		f.publishRaw("c1", EventStatus, json.RawMessage(`{"text":"y"}`))
+		f.publish("c1", EventStatus, json.RawMessage(`{"text":"y"}`))
 	}
 	if evs, reset, _ := f.since("c1", all[2].ID); !reset || len(evs) != maxEvents {
 		t.Errorf("resuming from an evicted event: reset %v, %d events; want reset and what is kept", reset, len(evs))
 	}
 	_, _, wake := f.since("c2", f.lastID("c2"))
-	f.publishRaw("c2", EventNotice, json.RawMessage(`{"text":"hi"}`))
+	f.publish("c2", EventNotice, json.RawMessage(`{"text":"hi"}`))
 	select {
 	case <-wake:
 	default:
