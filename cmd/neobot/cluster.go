@@ -40,7 +40,7 @@ func newCluster(db database, log zerolog.Logger) *cluster {
 	if !ok {
 		return nil
 	}
-	return &cluster{db: pg, claims: pg.Claims(), log: log}
+	return &cluster{db: pg, claims: pg.Claims(), log: log, shards: map[string]context.CancelCauseFunc{}}
 }
 
 // Claim takes thread's claim for this instance (conversation.Cluster).
@@ -182,9 +182,6 @@ func (c *cluster) holdShard(ctx context.Context, n int) (context.Context, contex
 	ctx, cancel := context.WithCancelCause(ctx)
 	key := shardKey(n)
 	c.mu.Lock()
-	if c.shards == nil {
-		c.shards = map[string]context.CancelCauseFunc{}
-	}
 	c.shards[key] = cancel
 	c.mu.Unlock()
 	return ctx, func() {
