@@ -78,6 +78,7 @@ func New[T any](opts Options[T]) *Lines[T] {
 // The *Line is valid only during fn.
 func (s *Lines[T]) With(key string, fn func(*Line[T]) error) error {
 	l := s.get(key)
+	defer s.release(key, l, false)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return fn(l)
@@ -85,10 +86,13 @@ func (s *Lines[T]) With(key string, fn func(*Line[T]) error) error {
 
 // Finish is With for a call that ends the thread's turn (an answer, a
 // notice): afterwards the line is forgotten unless it still shows a status
-// message, has an edit scheduled, or its Ext is worth keeping.
+// message, has an edit scheduled, or its Ext is worth keeping, or another
+// caller is waiting for it: a status posted by a caller that took the line
+// before this Finish forgot it would be lost to the thread's next answer,
+// which would then leave that status message in the thread.
 func (s *Lines[T]) Finish(key string, fn func(*Line[T]) error) error {
 	l := s.get(key)
-	defer s.drop(key, l)
+	defer s.release(key, l, true)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return fn(l)
@@ -104,6 +108,8 @@ func (s *Lines[T]) Close() {
 	s.timers.Wait()
 }
 
+// get returns the line of key, creating it if needed, and counts the
+// caller among its holders until release.
 func (s *Lines[T]) get(key string) *Line[T] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -112,17 +118,23 @@ func (s *Lines[T]) get(key string) *Line[T] {
 		l = &Line[T]{s: s, key: key}
 		s.m[key] = l
 	}
+	l.holders++
 	return l
 }
 
-func (s *Lines[T]) drop(key string, l *Line[T]) {
+// release ends a holder's use of l; with finish, l is forgotten if it is
+// idle and no other caller holds it. The caller must not hold l's lock.
+func (s *Lines[T]) release(key string, l *Line[T], finish bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	l.holders--
+	if !finish || l.holders > 0 {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	keep := s.opts.Keep != nil && s.opts.Keep(l.Ext)
-	// A line another caller dropped and replaced is not this one's to drop.
-	if l.id == "" && l.stop == nil && !keep && s.m[key] == l {
+	if l.id == "" && l.stop == nil && !keep {
 		delete(s.m, key)
 	}
 }
@@ -145,6 +157,8 @@ type Line[T any] struct {
 	s   *Lines[T]
 	key string
 	mu  sync.Mutex
+
+	holders int // callers between get and release; guarded by Lines.mu
 
 	id       string // the status message, "" when none
 	lastEdit time.Time

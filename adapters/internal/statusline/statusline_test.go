@@ -3,6 +3,7 @@ package statusline
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -218,16 +219,39 @@ func TestFinishForgets(t *testing.T) {
 	}
 }
 
-// TestDropKeepsReplacement checks that a caller finishing with a line that
-// was meanwhile dropped does not drop its replacement.
-func TestDropKeepsReplacement(t *testing.T) {
-	s := newLines(coretest.NewClock(time.Time{}))
-	old := s.get("k")
-	s.drop("k", old)
-	repl := s.get("k")
-	repl.Posted("m")
-	s.drop("k", old)
-	if got := s.get("k"); got != repl {
-		t.Error("drop of a replaced line forgot its replacement, want it kept")
+// TestFinishKeepsAWaitedForLine checks that a line another caller took
+// while a Finish held it outlives that Finish: a status message the
+// waiting caller then posts is the one the thread's next answer replaces.
+// Forgotten, it would stay in the thread for good (a notice said while a
+// turn's first status was on its way).
+func TestFinishKeepsAWaitedForLine(t *testing.T) {
+	s := newLines(coretest.NewClock(time.Unix(1e9, 0)))
+	posted := make(chan struct{})
+	_ = s.Finish("k", func(*Line[bool]) error {
+		go func() {
+			defer close(posted)
+			_ = s.With("k", func(l *Line[bool]) error { l.Posted("status"); return nil })
+		}()
+		for s.holders("k") < 2 { // the With has the line, and waits for its lock
+			runtime.Gosched()
+		}
+		return nil
+	})
+	<-posted
+	_ = s.Finish("k", func(l *Line[bool]) error {
+		if l.ID() != "status" {
+			t.Errorf("status message after the Finish = %q, want the one posted while it ran, %q", l.ID(), "status")
+		}
+		return nil
+	})
+}
+
+// holders is how many callers hold the line of key.
+func (s *Lines[T]) holders(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l, ok := s.m[key]; ok {
+		return l.holders
 	}
+	return 0
 }
