@@ -2,7 +2,6 @@ package slack
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -100,12 +99,9 @@ func BenchmarkParseEnvelope(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				var env envelope
-				if err := json.Unmarshal(raw, &env); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := parseCallback(env.Payload); err != nil {
-					b.Fatal(err)
+				env, err := decodeEnvelope(raw)
+				if err != nil || env.callbackErr != nil {
+					b.Fatal(err, env.callbackErr)
 				}
 			}
 		})

@@ -361,6 +361,83 @@ type messageEvent struct {
 // mode. Only the inner events Neo handles are decoded; any other comes
 // back with its type alone, and is acked and ignored.
 func parseCallback(raw []byte) (event, error) {
+	var cb unionCallback
+	if json.Unmarshal(raw, &cb) == nil {
+		if ev, ok := cb.event(); ok {
+			return ev, nil
+		}
+	}
+	return parseCallbackTyped(raw)
+}
+
+// unionCallback is an Events API payload read in one pass: its inner
+// event decoded into the union of the fields Neo reads of the events it
+// handles. A payload this cannot read (a field one event type lacks
+// holding the wrong JSON type for another, say) is read again by
+// parseCallbackTyped, event type by event type, which is what decides.
+type unionCallback struct {
+	TeamID  string      `json:"team_id"`
+	Type    string      `json:"type"`
+	EventID string      `json:"event_id"`
+	Event   *unionEvent `json:"event"`
+}
+
+// unionEvent has the fields of mentionEvent, messageEvent and
+// slackevents.AssistantThreadStartedEvent, each under the same key with
+// the same type, so a field reads here as it reads there.
+type unionEvent struct {
+	Type            string              `json:"type"`
+	User            string              `json:"user"`
+	BotID           string              `json:"bot_id"`
+	SubType         string              `json:"subtype"`
+	Text            string              `json:"text"`
+	TimeStamp       string              `json:"ts"`
+	ThreadTimeStamp string              `json:"thread_ts"`
+	Channel         string              `json:"channel"`
+	ChannelType     string              `json:"channel_type"`
+	Files           []slack.File        `json:"files"`
+	Edited          *slackevents.Edited `json:"edited"`
+	Message         *struct {
+		Files []slack.File `json:"files"`
+	} `json:"message"`
+	AssistantThread slackevents.AssistantThread `json:"assistant_thread"`
+	EventTimestamp  string                      `json:"event_ts"`
+}
+
+// event returns what Neo reads of cb, as parseCallbackTyped reads it; ok
+// is false for a callback without an event object, whose reading (and
+// error) is parseCallbackTyped's.
+func (cb *unionCallback) event() (ev event, ok bool) {
+	ev = event{Type: cb.Type, TeamID: cb.TeamID, EventID: cb.EventID}
+	if cb.Type != slackevents.CallbackEvent {
+		return ev, true
+	}
+	e := cb.Event
+	if e == nil {
+		return ev, false
+	}
+	ev.Inner = e.Type
+	switch e.Type {
+	case string(slackevents.AppMention):
+		ev.msg = &incoming{user: e.User, botID: e.BotID, text: e.Text, ts: e.TimeStamp, threadTS: e.ThreadTimeStamp,
+			channel: e.Channel, channelType: "channel", files: e.Files, mention: true}
+		ev.edited = e.Edited != nil
+	case string(slackevents.Message):
+		ev.msg = &incoming{user: e.User, botID: e.BotID, subtype: e.SubType, text: e.Text, ts: e.TimeStamp,
+			threadTS: e.ThreadTimeStamp, channel: e.Channel, channelType: e.ChannelType, files: e.Files}
+		if e.Message != nil {
+			ev.msg.files = e.Message.Files
+		}
+	case string(slackevents.AssistantThreadStarted):
+		at := e.AssistantThread
+		ev.assistant = &at
+	}
+	return ev, true
+}
+
+// parseCallbackTyped is parseCallback reading the inner event by its type,
+// into that type's own fields.
+func parseCallbackTyped(raw []byte) (event, error) {
 	var cb callback
 	if err := json.Unmarshal(raw, &cb); err != nil {
 		return event{}, fmt.Errorf("events api payload: %w", err)

@@ -104,7 +104,8 @@ func abs(n int) int {
 // FuzzParseCallback: parseCallback, which reads Events API payloads in
 // place of slack-go's parser, never panics, and reads every payload
 // slack-go reads into one of the events Neo handles: every field Neo
-// takes from it is what slack-go's types read.
+// takes from it is what slack-go's types read, whether its one pass read
+// the payload or its typed reading had to.
 func FuzzParseCallback(f *testing.F) {
 	outer := func(event string) []byte {
 		return []byte(`{"token":"t","team_id":"T0TEAM","api_app_id":"A1","type":"event_callback","event_id":"Ev1","event_time":1700000000,"event":` + event + `}`)
@@ -118,6 +119,7 @@ func FuzzParseCallback(f *testing.F) {
 	f.Add(outer(`{"type":"message","User":"U1","user":"U2","text":"a","ts":"1.2","channel":"C1","files":[{"id":"F3","url_private":"u"}],"message":null}`))
 	f.Add(outer(`{"type":"message","bot_id":"B1","text":"from a bot","ts":"1.2","channel":"D1","channel_type":"im","blocks":[]}`))
 	f.Add(outer(`{"type":"app_mention","user":42}`))
+	f.Add(outer(`{"type":"app_mention","user":"U1","text":"hi","ts":"1.2","channel":"C1","subtype":7,"message":"not an object"}`))
 	f.Add([]byte(`{"type":"url_verification","challenge":"c"}`))
 	f.Add([]byte(`"just a string"`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -131,11 +133,19 @@ func FuzzParseCallback(f *testing.F) {
 		default:
 			return
 		}
-		if err != nil {
-			t.Fatalf("parseCallback(%s) = %v; slack-go reads it", raw, err)
-		}
-		if w := fromSlackGo(want); !reflect.DeepEqual(got, w) {
-			t.Fatalf("parseCallback(%s) =\n%#v\nslack-go reads\n%#v", raw, got, w)
+		w := fromSlackGo(want)
+		typed, terr := parseCallbackTyped(raw)
+		for _, p := range []struct {
+			name string
+			got  event
+			err  error
+		}{{"parseCallback", got, err}, {"parseCallbackTyped", typed, terr}} {
+			if p.err != nil {
+				t.Fatalf("%s(%s) = %v; slack-go reads it", p.name, raw, p.err)
+			}
+			if !reflect.DeepEqual(p.got, w) {
+				t.Fatalf("%s(%s) =\n%#v\nslack-go reads\n%#v", p.name, raw, p.got, w)
+			}
 		}
 	})
 }
@@ -173,6 +183,65 @@ func FuzzConvertLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line string) {
 		if got, want := convertLine(line), convertMarkup(line); got != want {
 			t.Fatalf("convertLine(%q) = %q, the full conversion gives %q", line, got, want)
+		}
+	})
+}
+
+// FuzzDecodeEnvelope: decodeEnvelope, which reads an events_api frame and
+// its callback in one pass, reads every frame as the frame's own reading
+// followed by parseCallback does.
+func FuzzDecodeEnvelope(f *testing.F) {
+	f.Add([]byte(`{"type":"hello","num_connections":1}`))
+	f.Add([]byte(`{"type":"disconnect","reason":"refresh_requested"}`))
+	f.Add([]byte(`{"envelope_id":"e1","type":"events_api","retry_attempt":1,"payload":{"team_id":"T0TEAM","type":"event_callback","event_id":"Ev1","event":{"type":"app_mention","user":"U1","text":"<@UNEO> hi","ts":"1.2","channel":"C1"}}}`))
+	f.Add([]byte(`{"envelope_id":"e2","type":"events_api","payload":{"type":"event_callback","event":{"type":"app_mention","user":"U1","ts":"1.2","channel":"C1","subtype":3}}}`))
+	f.Add([]byte(`{"envelope_id":"e3","type":"events_api","payload":{"type":"event_callback","event":{"type":"app_mention","user":5}}}`))
+	f.Add([]byte(`{"envelope_id":"e4","type":"events_api","payload":{"type":"event_callback","event":null}}`))
+	f.Add([]byte(`{"envelope_id":"e5","type":"events_api","payload":"not an object"}`))
+	f.Add([]byte(`{"envelope_id":"e6","type":"interactive","payload":{"type":"block_actions","user":{"id":"U1"},"actions":[{"action_id":"a"}]}}`))
+	f.Add([]byte(`{"envelope_id":"e7","type":"slash_commands","payload":{"command":"/neo"}}`))
+	f.Add([]byte(`{"envelope_id":"e8","type":"events_api","retry_attempt":"x"}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, err := decodeEnvelope(raw)
+		var want envelope
+		werr := json.Unmarshal(raw, &want)
+		if (err != nil) != (werr != nil) {
+			t.Fatalf("decodeEnvelope(%s) error = %v, want %v", raw, err, werr)
+		}
+		if werr != nil {
+			return
+		}
+		if want.Type == "events_api" {
+			want.callback, want.callbackErr = parseCallback(want.Payload)
+		}
+		if got.Type != want.Type || got.EnvelopeID != want.EnvelopeID || got.RetryAttempt != want.RetryAttempt || got.Reason != want.Reason {
+			t.Fatalf("decodeEnvelope(%s) = %+v, want %+v", raw, got, want)
+		}
+		if (got.callbackErr != nil) != (want.callbackErr != nil) || !reflect.DeepEqual(got.callback, want.callback) {
+			t.Fatalf("decodeEnvelope(%s) callback = %#v (%v), want %#v (%v)", raw, got.callback, got.callbackErr, want.callback, want.callbackErr)
+		}
+		if want.Type == "interactive" && string(got.Payload) != string(want.Payload) {
+			t.Fatalf("decodeEnvelope(%s) payload = %s, want %s", raw, got.Payload, want.Payload)
+		}
+	})
+}
+
+// FuzzAckFrame: an acknowledgement reads back as the envelope ID it acks,
+// whatever the ID.
+func FuzzAckFrame(f *testing.F) {
+	for _, id := range []string{"", "1d2c3b4a-5e6f-4a1b-9c8d-7e6f5a4b3c2d", `a"b`, `back\slash`, "<tag>&", "é", "\x00\n", "\xff"} {
+		f.Add(id)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		raw, err := ackFrame(id)
+		if err != nil {
+			t.Fatalf("ackFrame(%q): %v", id, err)
+		}
+		want, _ := json.Marshal(struct {
+			EnvelopeID string `json:"envelope_id"`
+		}{id})
+		if string(raw) != string(want) {
+			t.Fatalf("ackFrame(%q) = %s, want %s", id, raw, want)
 		}
 	})
 }

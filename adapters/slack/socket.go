@@ -51,6 +51,46 @@ type envelope struct {
 	Payload      json.RawMessage `json:"payload"`
 	RetryAttempt int             `json:"retry_attempt"`
 	Reason       string          `json:"reason"` // of a disconnect
+
+	// callback is an events_api frame's payload as parseCallback reads
+	// it, or callbackErr why it could not be read; decodeEnvelope sets
+	// them, and leaves Payload unset when it read the callback with the
+	// frame.
+	callback    event
+	callbackErr error
+}
+
+// decodeEnvelope reads a Socket Mode frame. An events_api frame, nearly
+// every frame, is read with its callback in one pass (unionCallback); an
+// interactive one, or one that pass cannot read, is read in two.
+func decodeEnvelope(raw []byte) (envelope, error) {
+	var f struct {
+		Type         string         `json:"type"`
+		EnvelopeID   string         `json:"envelope_id"`
+		Payload      *unionCallback `json:"payload"`
+		RetryAttempt int            `json:"retry_attempt"`
+		Reason       string         `json:"reason"`
+	}
+	if json.Unmarshal(raw, &f) == nil && f.Type != "interactive" {
+		env := envelope{Type: f.Type, EnvelopeID: f.EnvelopeID, RetryAttempt: f.RetryAttempt, Reason: f.Reason}
+		if f.Type != "events_api" {
+			return env, nil
+		}
+		if f.Payload != nil {
+			var ok bool
+			if env.callback, ok = f.Payload.event(); ok {
+				return env, nil
+			}
+		}
+	}
+	var env envelope
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return env, err
+	}
+	if env.Type == "events_api" {
+		env.callback, env.callbackErr = parseCallback(env.Payload)
+	}
+	return env, nil
 }
 
 // socket is one open Socket Mode connection.
@@ -59,12 +99,24 @@ type socket struct {
 	mu sync.Mutex // one writer at a time
 }
 
+// ackFrame is the acknowledgement of envelope id. Slack's IDs are UUIDs,
+// written as they are; any other ID is encoded by encoding/json.
+func ackFrame(id string) ([]byte, error) {
+	const head, tail = `{"envelope_id":"`, `"}`
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return json.Marshal(struct {
+				EnvelopeID string `json:"envelope_id"`
+			}{id})
+		}
+	}
+	return append(append(append(make([]byte, 0, len(head)+len(id)+len(tail)), head...), id...), tail...), nil
+}
+
 // ack acknowledges an envelope on the connection that delivered it. If
 // that connection is gone, Slack delivers the envelope again.
 func (s *socket) ack(id string) error {
-	raw, err := json.Marshal(struct {
-		EnvelopeID string `json:"envelope_id"`
-	}{id})
+	raw, err := ackFrame(id)
 	if err != nil {
 		return err
 	}
@@ -189,8 +241,8 @@ func (a *Adapter) readSocket(ctx context.Context, s *socket, silence time.Durati
 		if err != nil {
 			return err
 		}
-		var env envelope
-		if err := json.Unmarshal(raw, &env); err != nil {
+		env, err := decodeEnvelope(raw)
+		if err != nil {
 			a.log.Debug().Err(err).Msg("slack: unreadable socket mode frame dropped")
 			continue
 		}
@@ -223,13 +275,12 @@ func (a *Adapter) onEnvelope(ctx context.Context, s *socket, env envelope) {
 	}
 	switch env.Type {
 	case "events_api":
-		ev, err := parseCallback(env.Payload)
-		if err != nil {
+		if err := env.callbackErr; err != nil {
 			a.log.Debug().Err(err).Str("envelope", env.EnvelopeID).Msg("slack: unreadable envelope acked and dropped")
 			ack()
 			return
 		}
-		a.onEvent(ev, env.RetryAttempt > 0, ack)
+		a.onEvent(env.callback, env.RetryAttempt > 0, ack)
 	case "interactive":
 		ack()
 		var cb slack.InteractionCallback
