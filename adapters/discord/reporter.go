@@ -191,22 +191,20 @@ func inert(text string) string {
 // Tidy deletes the status messages and unfinished answers Neo left in
 // thread t: a turn cut short by a crash never edited its "⏳" line into an
 // answer, nor finished an answer it was writing, and a resumed turn posts
-// its own (conversation.Tidier). It reports whether it found any posted
-// after the message since ("" for any): one older than that message was
-// left by a turn that ended before it. A thread it cannot read counts as
-// tidy.
-func (a *Adapter) Tidy(ctx context.Context, t core.Thread, since string) (cut bool) {
+// its own (conversation.Tidier). It returns the newest one's ID, "" when
+// there was none. A thread it cannot read counts as tidy.
+func (a *Adapter) Tidy(ctx context.Context, t core.Thread) (newest string) {
 	msgs, err := a.s.ChannelMessages(t.ID, 50, "", "", "", call(ctx))
 	if err != nil {
 		a.log.Warn().Err(err).Str("thread", t.Key()).Msg("discord: look for stale status messages")
-		return false
+		return ""
 	}
 	me := a.me()
 	if me == "" { // a turn resumed before Run has connected
 		u, err := a.s.User("@me", call(ctx))
 		if err != nil {
 			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("discord: look for stale status messages")
-			return false
+			return ""
 		}
 		me = u.ID
 		a.self.CompareAndSwap(nil, u)
@@ -216,13 +214,19 @@ func (a *Adapter) Tidy(ctx context.Context, t core.Thread, since string) (cut bo
 			!strings.HasPrefix(m.Content, statusContent("")) && !strings.HasSuffix(m.Content, writingMark) {
 			continue
 		}
-		cut = cut || since == "" || snowflakeAfter(m.ID, since)
+		if newest == "" || snowflakeAfter(m.ID, newest) {
+			newest = m.ID
+		}
 		if err := a.s.ChannelMessageDelete(t.ID, m.ID, call(ctx)); err != nil {
 			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("discord: delete a stale status message")
 		}
 	}
-	return cut
+	return newest
 }
+
+// Before reports whether Discord message a was posted before b
+// (conversation.Tidier).
+func (*Adapter) Before(a, b string) bool { return snowflakeAfter(b, a) }
 
 // snowflakeAfter reports whether Discord ID a was made after b: IDs are
 // decimal numbers that grow with time.

@@ -2,8 +2,8 @@ package discord
 
 import "testing"
 
-// TestSnowflakeAfter: Discord IDs compare as the numbers they are, as Tidy
-// compares a leftover with the message it resumes.
+// TestSnowflakeAfter: Discord IDs compare as the numbers they are, as
+// Before compares a leftover with a message.
 func TestSnowflakeAfter(t *testing.T) {
 	for _, tt := range []struct {
 		a, b string

@@ -231,17 +231,15 @@ func (a *Adapter) ephemeral(ctx context.Context, channel, user, threadTS, text s
 // Tidy deletes the status messages and unfinished answers Neo left in
 // thread t: a turn cut short by a crash never edited its "Thinking…" line
 // into an answer, nor finished an answer it was writing, and a resumed
-// turn posts its own (conversation.Tidier). It reports whether it found
-// any posted after the message since ("" for any): one older than that
-// message was left by a turn that ended before it. A thread it cannot
-// read counts as tidy.
-func (a *Adapter) Tidy(ctx context.Context, t core.Thread, since string) (cut bool) {
+// turn posts its own (conversation.Tidier). It returns the newest one's
+// ts, "" when there was none. A thread it cannot read counts as tidy.
+func (a *Adapter) Tidy(ctx context.Context, t core.Thread) (newest string) {
 	me := a.me()
 	if me.BotID == "" { // a turn resumed before Run has connected
 		auth, err := a.api.AuthTestContext(ctx)
 		if err != nil {
 			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: look for stale status messages")
-			return false
+			return ""
 		}
 		me = identity{UserID: auth.UserID, BotID: auth.BotID, TeamID: auth.TeamID}
 		a.self.CompareAndSwap(nil, &me)
@@ -255,19 +253,25 @@ func (a *Adapter) Tidy(ctx context.Context, t core.Thread, since string) (cut bo
 	})
 	if err != nil {
 		a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: look for stale status messages")
-		return false
+		return ""
 	}
 	for _, m := range msgs {
 		if m.BotID != me.BotID || !isStatusMessage(m) && !strings.HasSuffix(m.Text, writingMark) && !strings.HasPrefix(m.Text, streamMark) {
 			continue
 		}
-		cut = cut || since == "" || parseTS(m.Timestamp).After(parseTS(since))
+		if newest == "" || parseTS(newest).Before(parseTS(m.Timestamp)) {
+			newest = m.Timestamp
+		}
 		if err := a.deleteMessage(ctx, t.Channel, m.Timestamp); err != nil {
 			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: delete a stale status message")
 		}
 	}
-	return cut
+	return newest
 }
+
+// Before reports whether Slack message a was posted before b, by their
+// ts (conversation.Tidier).
+func (*Adapter) Before(a, b string) bool { return parseTS(a).Before(parseTS(b)) }
 
 // isStatusMessage reports whether m is a status line statusMessage posted.
 func isStatusMessage(m slack.Message) bool {

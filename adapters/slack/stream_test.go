@@ -75,15 +75,15 @@ func TestTidyRemovesUnfinishedAnswer(t *testing.T) {
 	if err := r.Say(e.ctx, "An earlier answer."); err != nil {
 		t.Fatal(err)
 	}
-	if e.a.Tidy(e.ctx, th, "") {
-		t.Errorf("Tidy = true in a thread with only a finished answer, want false")
+	if got := e.a.Tidy(e.ctx, th); got != "" {
+		t.Errorf("Tidy = %q in a thread with only a finished answer, want none", got)
 	}
 	s, _ := r.(core.Streamer).StreamAnswer(e.ctx)
 	if err := s.Write(e.ctx, "Half of an answer that a crash cut off"); err != nil {
 		t.Fatal(err)
 	}
-	if !e.a.Tidy(e.ctx, th, "") {
-		t.Errorf("Tidy = false with an unfinished answer in the thread, want true")
+	if e.a.Tidy(e.ctx, th) == "" {
+		t.Errorf("Tidy found nothing with an unfinished answer in the thread, want it")
 	}
 	msgs := e.botMessages(th.Channel, th.ID)
 	if len(msgs) != 1 || msgs[0].Text != "An earlier answer." {
@@ -91,38 +91,53 @@ func TestTidyRemovesUnfinishedAnswer(t *testing.T) {
 	}
 }
 
-// TestTidyCountsOnlyWhatFollowsTheMessage: a status line older than the
-// resumed message is deleted, but it is not that turn's, so Tidy does not
-// report the turn cut short; one posted after the message is. An old
-// orphaned line once made a resumed turn say an answer already shown
-// (TestClusterSlack).
-func TestTidyCountsOnlyWhatFollowsTheMessage(t *testing.T) {
+// TestTidyReturnsTheNewestLeftover: Tidy deletes every leftover and
+// returns the newest one's ts, which orders against the thread's messages
+// (Before): the hub blames the leftover on the last message posted before
+// it. An old orphaned status line once made a resumed turn say an answer
+// already shown (TestClusterSlack).
+func TestTidyReturnsTheNewestLeftover(t *testing.T) {
 	e := start(t, nil)
-	// An earlier turn's status line, left behind, then the message resumed.
-	old := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000022"}
-	if err := e.a.Reporter(old).Status(e.ctx, "Thinking…"); err != nil {
+	th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000022"}
+	// An earlier turn's status line, left behind, then a message.
+	if err := e.a.Reporter(th).Status(e.ctx, "Thinking…"); err != nil {
 		t.Fatal(err)
 	}
-	later := e.slack.Message(slacktest.Msg{User: "U1", Text: "and another thing", ThreadTS: old.ID, Channel: old.Channel})
-	if e.a.Tidy(e.ctx, old, later.TS) {
-		t.Errorf("Tidy(since the message) = true for a status line older than it, want false")
+	first := e.slack.Message(slacktest.Msg{User: "U1", Text: "and another thing", ThreadTS: th.ID, Channel: th.Channel})
+	newest := e.a.Tidy(e.ctx, th)
+	if newest == "" || !e.a.Before(newest, first.TS) {
+		t.Errorf("Tidy = %q, want the status line, posted before the message %s", newest, first.TS)
 	}
-	if msgs := e.botMessages(old.Channel, old.ID); len(msgs) != 0 {
-		t.Errorf("after Tidy: %+v, want the old status line deleted all the same", msgs)
+	if msgs := e.botMessages(th.Channel, th.ID); len(msgs) != 0 {
+		t.Errorf("after Tidy: %+v, want the status line deleted", msgs)
 	}
-	// The message, then the status line of its turn, cut short.
-	cut := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000033"}
-	msg := e.slack.Message(slacktest.Msg{User: "U1", Text: "a question", ThreadTS: cut.ID, Channel: cut.Channel})
-	if err := e.a.Reporter(cut).Status(e.ctx, "Thinking…"); err != nil {
+	// A status line left behind, a message, then that message's turn's.
+	th = core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000033"}
+	r := e.a.Reporter(th)
+	if err := r.Status(e.ctx, "Thinking…"); err != nil {
 		t.Fatal(err)
 	}
-	if !e.a.Tidy(e.ctx, cut, msg.TS) {
-		t.Errorf("Tidy(since the message) = false for a status line after it, want true")
+	second := e.slack.Message(slacktest.Msg{User: "U1", Text: "a question", ThreadTS: th.ID, Channel: th.Channel})
+	if err := r.Say(e.ctx, ""); err != nil { // forgets the line, and leaves it
+		t.Fatal(err)
+	}
+	if err := r.Status(e.ctx, "Thinking…"); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := e.botMessages(th.Channel, th.ID); len(msgs) != 2 {
+		t.Fatalf("before Tidy: %+v, want two status lines", msgs)
+	}
+	newest = e.a.Tidy(e.ctx, th)
+	if newest == "" || e.a.Before(newest, second.TS) {
+		t.Errorf("Tidy = %q, want the newer status line, posted after the message %s", newest, second.TS)
+	}
+	if msgs := e.botMessages(th.Channel, th.ID); len(msgs) != 0 {
+		t.Errorf("after Tidy: %+v, want both status lines deleted", msgs)
 	}
 }
 
 // TestParseTSOrders: Slack timestamps compare as the times they are, as
-// Tidy compares a leftover with the message it resumes.
+// Before compares a leftover with a message.
 func TestParseTSOrders(t *testing.T) {
 	for _, tt := range []struct {
 		a, b string
@@ -190,7 +205,7 @@ func TestNativeStreamedAnswer(t *testing.T) {
 	if len(msgs) != 1 || msgs[0].Streaming || msgs[0].Rendered() != final {
 		t.Errorf("after Close: %+v, want one stopped message saying exactly the final text", msgs)
 	}
-	e.a.Tidy(e.ctx, th, "")
+	e.a.Tidy(e.ctx, th)
 	if got := e.botMessages(th.Channel, th.ID); len(got) != 1 {
 		t.Errorf("Tidy removed a finished streamed answer: %+v", got)
 	}
@@ -266,7 +281,7 @@ func TestNativeStreamFallsBackAndTidies(t *testing.T) {
 	if err := s.Write(ctx, "Half of an answer that a crash cut off"); err != nil {
 		t.Fatal(err)
 	}
-	e.a.Tidy(e.ctx, crash, "")
+	e.a.Tidy(e.ctx, crash)
 	if msgs := e.botMessages(crash.Channel, crash.ID); len(msgs) != 0 {
 		t.Errorf("after Tidy: %+v, want the unfinished streamed answer gone", msgs)
 	}

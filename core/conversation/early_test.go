@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -81,16 +82,27 @@ type redelivering struct {
 	*fakePlatform
 	mu     sync.Mutex
 	tidied []string
-	cut    bool // what Tidy reports: leftovers of a turn cut short
+	// leftover is the newest leftover Tidy finds ("" for none). Message
+	// IDs here are numbers, and order as numbers do.
+	leftover string
 }
 
 func (p *redelivering) Redelivers() bool { return true }
 
-func (p *redelivering) Tidy(_ context.Context, t core.Thread, _ string) bool {
+func (p *redelivering) Tidy(_ context.Context, t core.Thread) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.tidied = append(p.tidied, t.Key())
-	return p.cut
+	return p.leftover
+}
+
+func (p *redelivering) Before(a, b string) bool {
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	if errA != nil || errB != nil {
+		panic(fmt.Sprintf("Before(%q, %q): message IDs here are numbers", a, b))
+	}
+	return x < y
 }
 
 // startEarlyHub starts a hub over a laterJournal with p attached as "test".
@@ -251,15 +263,20 @@ func TestEarlyTurnOnlyWherePlatformRedelivers(t *testing.T) {
 
 // TestRedeliveredMessageTidiesFirst: the turn of a redelivered message
 // starts with Tidy, and learns from it whether the thread showed a turn
-// cut short (core.Turn.Unsaid), so a stored answer never said is said.
+// cut short (core.Turn.Unsaid), so a stored answer never said is said: a
+// leftover posted after the message is its turn's, an older one is not.
 func TestRedeliveredMessageTidiesFirst(t *testing.T) {
-	for _, cut := range []bool{false, true} {
-		t.Run(fmt.Sprintf("leftovers=%v", cut), func(t *testing.T) {
+	for _, tt := range []struct {
+		leftover string // the newest leftover's ID; the message's is 100
+		cut      bool
+	}{{"", false}, {"150", true}, {"50", false}} {
+		t.Run("leftover="+tt.leftover, func(t *testing.T) {
+			cut := tt.cut
 			r := &sayRunner{}
-			p := &redelivering{fakePlatform: newFakePlatform(), cut: cut}
+			p := &redelivering{fakePlatform: newFakePlatform(), leftover: tt.leftover}
 			h, j := startEarlyHub(t, r, p)
 			in := msg("A", "A1", "hi")
-			in.Redelivered = true
+			in.Redelivered, in.MessageID = true, "100"
 			done := submitAsync(t, h, in)
 			<-j.arrived
 			j.commit(t, "A1", nil)

@@ -207,20 +207,29 @@ func TestSubmitWhileStarting(t *testing.T) {
 	}
 }
 
-// TestResumeBlamesLeftoversOnTheLastTurn: what a crash left in a thread
-// (Tidy reports it) is blamed on the thread's last resumed message. An
-// earlier one's turn ended before a later one started, so its answer was
-// said: telling it Unsaid would say it twice.
-func TestResumeBlamesLeftoversOnTheLastTurn(t *testing.T) {
+// TestResumeBlamesLeftoversOnTheTurnThatLeftThem: what a crash left in a
+// thread (the newest leftover Tidy finds) is blamed on the last of the
+// thread's resumed messages posted before it, as the turn that was cut
+// short. An earlier message's turn ended before a later one's started, so
+// its answer was said: telling it Unsaid would say it twice. A message
+// posted after the leftover cannot be the turn that left it, so the last
+// one before it is blamed, and a leftover older than every message blames
+// none.
+func TestResumeBlamesLeftoversOnTheTurnThatLeftThem(t *testing.T) {
+	at := func(in core.Inbound, id string) core.Inbound { in.MessageID = id; return in }
+	two := []core.Inbound{at(msg("A", "E1", "one"), "100"), at(msg("A", "E2", "two"), "200")}
 	for _, tt := range []struct {
 		name       string
 		pending    []core.Inbound
-		cut        bool
+		leftover   string
 		wantUnsaid []string
 	}{
-		{"one message, leftovers", []core.Inbound{msg("A", "E1", "one")}, true, []string{"E1"}},
-		{"two messages, leftovers", []core.Inbound{msg("A", "E1", "one"), msg("A", "E2", "two")}, true, []string{"E2"}},
-		{"two messages, a tidy thread", []core.Inbound{msg("A", "E1", "one"), msg("A", "E2", "two")}, false, nil},
+		{"one message, leftovers", []core.Inbound{at(msg("A", "E1", "one"), "100")}, "150", []string{"E1"}},
+		{"two messages, leftovers after both", two, "250", []string{"E2"}},
+		{"two messages, leftovers between them", two, "150", []string{"E1"}},
+		{"two messages, leftovers older than both", two, "50", nil},
+		{"two messages, a tidy thread", two, "", nil},
+		{"messages without IDs: the last is blamed", []core.Inbound{msg("A", "E1", "one"), msg("A", "E2", "two")}, "150", []string{"E2"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			j := newMemJournal()
@@ -230,7 +239,7 @@ func TestResumeBlamesLeftoversOnTheLastTurn(t *testing.T) {
 				}
 			}
 			r := &sayRunner{}
-			p := &redelivering{fakePlatform: newFakePlatform(), cut: tt.cut}
+			p := &redelivering{fakePlatform: newFakePlatform(), leftover: tt.leftover}
 			h := New(Options{Runner: r, Journal: j, Grace: -1, Now: func() time.Time { return epoch.Add(time.Minute) }})
 			h.Attach("test", p)
 			if err := h.Start(t.Context()); err != nil {

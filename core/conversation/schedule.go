@@ -41,13 +41,16 @@ type item struct {
 // Tidier is implemented by a platform that can clear what a turn cut
 // short by a crash left in its thread, such as a "Thinking…" status line
 // nobody will ever edit again. The hub calls Tidy before a resumed turn,
-// and before the turn of a message the platform delivered again. Tidy
-// reports whether it found such leftovers posted after the message since
-// (a platform message ID; "" for any): then the turn's answer, if stored,
-// never reached the thread (core.Turn.Unsaid). Older leftovers are
-// cleared too, but they belong to turns that ended before that message.
+// and before the turn of a message the platform delivered again, and
+// learns from where the newest leftover sits among the thread's waiting
+// messages which turn was cut short, so that turn, and only that one,
+// says an answer it stored and never showed (core.Turn.Unsaid).
 type Tidier interface {
-	Tidy(ctx context.Context, t core.Thread, since string) (cut bool)
+	// Tidy deletes the leftovers in thread t and returns the platform
+	// message ID of the newest, "" when there were none.
+	Tidy(ctx context.Context, t core.Thread) (newest string)
+	// Before reports whether platform message a was posted before b.
+	Before(a, b string) bool
 }
 
 // admitLocked queues a fresh message, or handles it as a stop command.
@@ -283,8 +286,10 @@ func (h *Hub) turn(ctx context.Context, it *item) {
 		h.log.Error().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("no platform for turn")
 		return
 	}
-	if td, ok := p.(Tidier); ok && (it.resumed || in.Redelivered) && td.Tidy(ctx, in.Thread, in.MessageID) {
-		h.blameLeftovers(it)
+	if td, ok := p.(Tidier); ok && (it.resumed || in.Redelivered) {
+		if newest := td.Tidy(ctx, in.Thread); newest != "" {
+			h.blameLeftovers(it, newest, td)
+		}
 	}
 	if pr, ok := p.(core.Preparer); ok && in.Unprepared() {
 		in = pr.Prepare(ctx, in)
@@ -315,25 +320,37 @@ func (h *Hub) turn(ctx context.Context, it *item) {
 	}
 }
 
-// blameLeftovers marks the message whose turn left what Tidy found in
-// its thread: the thread's last message resumed from an earlier process,
-// it or one queued behind it. A thread's turns run one at a time, so the
-// leftovers are the last started turn's; the last resumed message is
-// that turn, or one that never started, whose turn Unsaid does not
-// touch. Either way no answer is said twice: an answer is said again
-// only by the turn that was cut short.
-func (h *Hub) blameLeftovers(it *item) {
+// blameLeftovers marks the message whose turn left the newest leftover
+// Tidy found in its thread: the last of the thread's messages resumed from
+// an earlier process, it or one queued behind it, that was posted before
+// that leftover. A thread's turns run one at a time, and a turn posts only
+// after its message arrived, so a leftover older than a message is no turn
+// of that message's or of any after it: their answers are not said again.
+// A leftover older than the first message belongs to a turn that ended
+// before it, and blames nobody. The message blamed is that turn, or one
+// whose turn never started, where Unsaid changes nothing; no answer is
+// said twice, only the one of the turn that was cut short.
+func (h *Hub) blameLeftovers(it *item, newest string, td Tidier) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	last := it
+	var blamed *item
+	candidates := []*item{it}
 	if mb := h.threads[it.in.Thread.Key()]; mb != nil {
 		for _, q := range mb.queue {
-			if q.carried {
-				last = q
+			if q.carried && q != it {
+				candidates = append(candidates, q)
 			}
 		}
 	}
-	last.unsaid = true
+	for _, c := range candidates {
+		if c.in.MessageID != "" && !td.Before(c.in.MessageID, newest) {
+			break
+		}
+		blamed = c
+	}
+	if blamed != nil {
+		blamed.unsaid = true
+	}
 }
 
 // run calls the Runner, turning a panic into an error so one bad turn does
