@@ -58,6 +58,7 @@ func (h *Hub) claimed(ctx context.Context, mb *mailbox, it *item) claim {
 		h.mu.Lock()
 	}
 	owned := h.owned[mb.key]
+	read := h.queued // messages queued after this were journaled after the read below began
 	h.mu.Unlock()
 	ok, err := owned, error(nil)
 	if !owned {
@@ -94,8 +95,8 @@ func (h *Hub) claimed(ctx context.Context, mb *mailbox, it *item) claim {
 	pending = h.stopsLocked(pending)
 	pos := journalOrder(pending)
 	mb.queue = slices.DeleteFunc(mb.queue, func(q *item) bool {
-		if _, ok := pos[eventKey(q.in)]; ok {
-			return false
+		if _, ok := pos[eventKey(q.in)]; ok || q.seq > read {
+			return false // pending, or queued since the read: too new for it
 		}
 		delete(h.inflight, eventKey(q.in)) // completed by another process
 		return true

@@ -21,6 +21,9 @@ type fakeCluster struct {
 	mu      sync.Mutex
 	owner   map[string]*clusterMember
 	members []*clusterMember
+	// afterPending, when set, runs once, right after the next Pending
+	// read the journal.
+	afterPending func()
 }
 
 type clusterMember struct {
@@ -89,6 +92,13 @@ func (m *clusterMember) Hand(ctx context.Context, thread string) error {
 
 func (m *clusterMember) Pending(ctx context.Context, thread string) ([]core.Inbound, error) {
 	all, err := m.c.journal.PendingInbound(ctx)
+	m.c.mu.Lock()
+	after := m.c.afterPending
+	m.c.afterPending = nil
+	m.c.mu.Unlock()
+	if after != nil {
+		after()
+	}
 	return slices.DeleteFunc(all, func(in core.Inbound) bool { return in.Thread.Key() != thread }), err
 }
 
@@ -117,6 +127,34 @@ func (r *orderRunner) Run(ctx context.Context, turn core.Turn) error {
 	delete(r.active, key)
 	r.mu.Unlock()
 	return nil
+}
+
+// TestClusterKeepsAMessageQueuedDuringTheJournalRead: a message submitted
+// while a turn's claim reads the thread's journal is not in what that
+// read returned, and was not completed elsewhere: it runs. It was taken
+// for one another process had completed, and lost until a restart
+// (TestClusterRunsEachThreadOnceInOrder, under load).
+func TestClusterKeepsAMessageQueuedDuringTheJournalRead(t *testing.T) {
+	j := newMemJournal()
+	c := &fakeCluster{journal: j, owner: map[string]*clusterMember{}}
+	r := &sayRunner{}
+	// The claim lingers: released at once, the thread's journal would be
+	// read again on the release, and the message found there.
+	hubs := clusterHubs(t, c, Options{Runner: r, Journal: j, Linger: time.Hour, Now: func() time.Time { return epoch.Add(time.Minute) }}, newFakePlatform())
+	startHubs(t, hubs)
+	h := hubs[0]
+	c.afterPending = func() {
+		if _, err := h.Submit(t.Context(), msg("A", "A2", "and another thing")); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := h.Submit(t.Context(), msg("A", "A1", "hi")); err != nil {
+		t.Fatal(err)
+	}
+	j.waitCompleted(t, 2)
+	if got := r.calls(); !slices.Equal(got, []string{"A1", "A2"}) {
+		t.Errorf("turns = %v, want [A1 A2]", got)
+	}
 }
 
 // TestClusterRunsEachThreadOnceInOrder: two hubs share a journal; the

@@ -155,6 +155,7 @@ type Hub struct {
 	platforms map[string]Platform
 	threads   map[string]*mailbox // thread key -> mailbox, only while busy
 	inflight  map[string]bool     // eventKey of every queued or running message
+	queued    uint64              // messages ever put in a thread's queue (item.seq)
 	ready     []*mailbox          // threads waiting for a turn slot, FIFO
 	running   int                 // turns holding a slot, at most max
 	resuming  int                 // answered turns waiting for a slot back (Stats.Resuming)
@@ -371,7 +372,7 @@ func (h *Hub) callOff(ctx context.Context, p Platform, in core.Inbound) {
 	}
 	select {
 	case <-ended:
-		td.Tidy(ctx, in.Thread, "")
+		td.Tidy(ctx, in.Thread)
 	case <-ctx.Done():
 	}
 }

@@ -141,6 +141,8 @@ func (h *Hub) resumeLocked(plan *resumePlan) {
 		for _, it := range plan.items {
 			h.inflight[eventKey(it.in)] = true
 			it.carried = true
+			h.queued++
+			it.seq = h.queued
 		}
 		plan.items[0].resumed = true // the first resumed turn tidies the thread
 		mb := h.threads[plan.thread.Key()]

@@ -34,6 +34,10 @@ type item struct {
 	// unsaid: the thread showed a turn cut short, blamed on this message
 	// (blameLeftovers; core.Turn.Unsaid).
 	unsaid bool
+	// seq is the hub's count of queued messages when this one was
+	// queued: a message queued after a read of the journal began was
+	// journaled after it too, so its absence from that read says nothing.
+	seq    uint64
 	cancel context.CancelCauseFunc // set when the turn starts
 	done   chan struct{}           // closed once the turn ended and the message was settled
 }
@@ -87,7 +91,8 @@ func (h *Hub) admitLocked(p Platform, in core.Inbound) {
 		h.threads[mb.key] = mb
 	}
 	busy := mb.cur != nil || len(mb.queue) > 0
-	mb.queue = append(mb.queue, &item{in: in})
+	h.queued++
+	mb.queue = append(mb.queue, &item{in: in, seq: h.queued})
 	h.readyLocked(mb)
 	if busy {
 		rep := p.Reporter(in.Thread)
