@@ -10,6 +10,7 @@ import (
 
 	"github.com/neobot/neobot/core"
 
+	"github.com/neobot/neobot/adapters/internal/live"
 	"github.com/neobot/neobot/adapters/internal/mdsplit"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 )
@@ -87,22 +88,7 @@ func (a *Adapter) typing(ctx context.Context, channel string) {
 
 func (a *Adapter) say(ctx context.Context, t core.Thread, text string) error {
 	return a.lines.Finish(t.Key(), func(st *statusline.Line[struct{}]) error {
-		placeholder := st.Clear()
-		for i, c := range split(inert(text), sayLimit) {
-			if i == 0 && placeholder != "" {
-				content := c
-				err := a.edit(ctx, &discordgo.MessageEdit{Channel: t.ID, ID: placeholder, Content: &content,
-					AllowedMentions: answerMentions()})
-				if err == nil {
-					continue
-				}
-				// The status message is gone (deleted by someone): post instead.
-			}
-			if err := a.post(ctx, t.ID, &discordgo.MessageSend{Content: c, AllowedMentions: answerMentions()}); err != nil {
-				return err
-			}
-		}
-		return nil
+		return live.Say(ctx, messages{a: a, channel: t.ID}, answerRender, st.Clear(), text)
 	})
 }
 

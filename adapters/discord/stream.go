@@ -26,11 +26,15 @@ var streamLimit = sayLimit - utf8.RuneCountInString(writingMark) - len("\n```")
 // StatusInterval; past 2,000 characters it continues in a new message,
 // with code blocks closed and reopened across messages.
 func (r reporter) StreamAnswer(ctx context.Context) (core.AnswerStream, error) {
-	return live.New(r.a.lines, r.t.Key(), messages{a: r.a, channel: r.t.ID}, live.Render{
-		Final:   func(text string) []string { return split(inert(text), sayLimit) },
-		Writing: func(text string) []string { return split(inert(text), streamLimit) },
-		Mark:    writing,
-	}), nil
+	return live.New(r.a.lines, r.t.Key(), messages{a: r.a, channel: r.t.ID}, answerRender), nil
+}
+
+// answerRender renders answers made inert, split under Discord's limit,
+// code blocks closed and reopened across messages.
+var answerRender = live.Render{
+	Final:   func(text string) []string { return split(inert(text), sayLimit) },
+	Writing: func(text string) []string { return split(inert(text), streamLimit) },
+	Mark:    writing,
 }
 
 // messages are a channel's answer messages, for live.

@@ -366,6 +366,12 @@ func TestLongAnswerSplit(t *testing.T) {
 		if len(m.Text) > maxMessageChars || strings.Count(m.Text, "```")%2 != 0 {
 			t.Errorf("message %d: %d chars, %d fences; want <= %d chars and balanced fences", i, len(m.Text), strings.Count(m.Text, "```"), maxMessageChars)
 		}
+		if strings.Contains(m.Text, writingMark) {
+			t.Errorf("message %d still marked as being written once the answer was said: %.80q…", i, m.Text)
+		}
+	}
+	if first, last := got[0].Text, got[len(got)-1].Text; !strings.HasPrefix(first, "A paragraph") || !strings.HasSuffix(strings.TrimSpace(last), "code line\n```") {
+		t.Errorf("answer runs %.40q… to …%q, want the whole answer", first, last[max(0, len(last)-40):])
 	}
 }
 

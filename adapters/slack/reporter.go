@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/neobot/neobot/adapters/internal/live"
 	"github.com/neobot/neobot/adapters/internal/mdsplit"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
@@ -129,20 +130,7 @@ func (a *Adapter) sayLocked(ctx context.Context, t core.Thread, st *statusline.L
 		a.log.Debug().Err(err).Str("thread", t.Key()).Msg("slack: streaming not available; posting")
 		st.Ext.noStream = true
 	}
-	chunks := split(mrkdwn(text), maxMessageChars)
-	for i, c := range chunks {
-		if i == 0 && placeholder != "" {
-			// No blocks: the status block goes, the text shows.
-			if err := a.update(ctx, t.Channel, placeholder, message{text: c, blocks: noBlocks}); err == nil {
-				continue
-			}
-			// The placeholder is gone (deleted by someone): post instead.
-		}
-		if err := a.post(ctx, t, textMessage(c)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return live.Say(ctx, threadMessages{a: a, t: t}, answerRender, placeholder, text)
 }
 
 // stream posts text with chat.startStream/appendStream/stopStream, which

@@ -44,11 +44,14 @@ func (r reporter) StreamAnswer(ctx context.Context) (core.AnswerStream, error) {
 // (chat.update's rate limit allows about one a second); a long answer
 // continues in new messages.
 func (r reporter) editedAnswer() core.AnswerStream {
-	return live.New(r.a.lines, r.t.Key(), threadMessages{a: r.a, t: r.t}, live.Render{
-		Final:   func(text string) []string { return split(mrkdwn(text), maxMessageChars) },
-		Writing: func(text string) []string { return split(mrkdwn(text), streamLimit) },
-		Mark:    writing,
-	})
+	return live.New(r.a.lines, r.t.Key(), threadMessages{a: r.a, t: r.t}, answerRender)
+}
+
+// answerRender renders answers in mrkdwn, split under the message limit.
+var answerRender = live.Render{
+	Final:   func(text string) []string { return split(mrkdwn(text), maxMessageChars) },
+	Writing: func(text string) []string { return split(mrkdwn(text), streamLimit) },
+	Mark:    writing,
 }
 
 // threadMessages are a thread's answer messages, for live.

@@ -91,6 +91,34 @@ func TestTidyRemovesUnfinishedAnswer(t *testing.T) {
 	}
 }
 
+// TestLongAnswerCutShortIsTidied: an answer of several messages cut short
+// after its first leaves that message marked as still being written, so
+// after a restart Tidy finds and removes it, and the resumed turn says the
+// whole answer; a thread showing only the first part looked answered.
+func TestLongAnswerCutShortIsTidied(t *testing.T) {
+	e := start(t, nil)
+	th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000044"}
+	r := e.a.Reporter(th)
+	if err := r.Status(e.ctx, "Thinking…"); err != nil {
+		t.Fatal(err)
+	}
+	e.slack.Script("chat.postMessage", slacktest.Reply{Error: "fatal_error"}) // the second part
+	long := strings.Repeat("A paragraph of prose that goes on.\n\n", 200)
+	if err := r.Say(e.ctx, long); err == nil {
+		t.Fatal("Say = nil with its second message refused, want the error")
+	}
+	msgs := e.botMessages(th.Channel, th.ID)
+	if len(msgs) != 1 || !strings.HasSuffix(msgs[0].Text, writingMark) {
+		t.Fatalf("thread after the cut = %+v, want the first part, marked as being written", msgs)
+	}
+	if newest := e.a.Tidy(e.ctx, th); newest != msgs[0].TS {
+		t.Errorf("Tidy = %q, want the marked first part %s", newest, msgs[0].TS)
+	}
+	if msgs := e.botMessages(th.Channel, th.ID); len(msgs) != 0 {
+		t.Errorf("after Tidy: %+v, want the first part removed", msgs)
+	}
+}
+
 // TestTidyReturnsTheNewestLeftover: Tidy deletes every leftover and
 // returns the newest one's ts, which orders against the thread's messages
 // (Before): the hub blames the leftover on the last message posted before

@@ -32,6 +32,51 @@ type Render struct {
 	Mark func(piece string) string
 }
 
+// Say shows a finished answer, text, at once: the thread's status
+// message placeholder ("" for none) becomes its first message, or a new
+// one when that edit fails (the status message was deleted). The caller
+// holds the thread's status line, cleared. An answer of several messages
+// goes out marked as still being written, each message then made final:
+// a crash in between leaves marked messages for the adapter to find and
+// remove after a restart, and the resumed turn says the whole answer
+// again, where the thread would otherwise show its first part as if it
+// were all.
+func Say(ctx context.Context, p Platform, r Render, placeholder, text string) error {
+	pieces := r.Final(text)
+	if len(pieces) <= 1 {
+		for _, piece := range pieces {
+			if _, err := show(ctx, p, placeholder, piece); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	pieces = r.Writing(text)
+	sent := make([]string, len(pieces))
+	for i, piece := range pieces {
+		id, err := show(ctx, p, placeholder, r.Mark(piece))
+		if err != nil {
+			return err
+		}
+		sent[i], placeholder = id, ""
+	}
+	for i, piece := range pieces {
+		if err := p.Edit(ctx, sent[i], piece); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// show puts content in message id, or in a new message when id is "" or
+// cannot be edited, and returns the message's ID.
+func show(ctx context.Context, p Platform, id, content string) (string, error) {
+	if id != "" && p.Edit(ctx, id, content) == nil {
+		return id, nil
+	}
+	return p.Post(ctx, content)
+}
+
 // Answer is one answer being written in a thread. T is the adapter's own
 // status-line state.
 type Answer[T any] struct {
