@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"syscall"
@@ -237,6 +238,62 @@ func TestSlackAnswerStoredNeverShown(t *testing.T) {
 				t.Errorf("model calls = %d, want 2: the stored answer is not asked for again", got)
 			}
 		})
+	}
+}
+
+// TestSlackLongAnswerCutAfterItsFirstPart: an answer too long for one
+// message is killed after its first part reached the thread; after the
+// restart the thread shows the whole answer, every line of it once, and
+// nothing marked as still being written. The first part alone used to
+// stay, looking like the whole answer.
+func TestSlackLongAnswerCutAfterItsFirstPart(t *testing.T) {
+	w := newSlackWorld(t)
+	var lines []string
+	for i := range 300 {
+		lines = append(lines, fmt.Sprintf("Line %03d of the long answer.", i))
+	}
+	calls, release := heldModel(t, w.model, llmtest.Text(strings.Join(lines, "\n")))
+	p1 := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "tell me everything"})
+	waitModelCall(t, calls, p1)
+	if _, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		return m.FromBot() && m.ThreadTS == mention.TS && strings.Contains(string(m.Blocks), `"block_id":"status"`)
+	}); err != nil {
+		t.Fatalf("no status line in the thread: %v", err)
+	}
+	second := w.slack.Stall("chat.postMessage") // the answer's second part
+	release()
+	select {
+	case <-second:
+	case <-p1.done:
+		t.Fatalf("neobot exited before posting the answer's second part: %v\n%s", p1.err, p1.output.String())
+	case <-waitCtx(t).Done():
+		t.Fatalf("neobot never posted the answer's second part\n%s", p1.output.String())
+	}
+	p1.kill()
+
+	w.start(t, 2)
+	// Said: the last line shown, and no message marked as being written.
+	var shown strings.Builder
+	if _, err := w.slack.WaitMessages(waitCtx(t), func(all []slacktest.Message) bool {
+		shown.Reset()
+		for _, m := range all {
+			if m.FromBot() && m.ThreadTS == mention.TS {
+				if strings.Contains(m.Text, "writing…") {
+					return false
+				}
+				shown.WriteString(m.Text + "\n")
+			}
+		}
+		return strings.Contains(shown.String(), lines[len(lines)-1])
+	}); err != nil {
+		t.Fatalf("the whole answer never showed, unmarked: %v\nthread: %+v", err, w.slack.Thread("C0GENERAL", mention.TS))
+	}
+	w.noStatusLeft(t, "C0GENERAL", mention.TS)
+	for _, l := range lines {
+		if n := strings.Count(shown.String(), l); n != 1 {
+			t.Errorf("%q shown %d times, want once", l, n)
+		}
 	}
 }
 
