@@ -326,35 +326,61 @@ type event struct {
 	assistant *slackevents.AssistantThread
 }
 
+// eventFields are the fields Neo reads of both app_mention and message
+// events.
+type eventFields struct {
+	User            string       `json:"user"`
+	BotID           string       `json:"bot_id"`
+	Text            string       `json:"text"`
+	TimeStamp       string       `json:"ts"`
+	ThreadTimeStamp string       `json:"thread_ts"`
+	Channel         string       `json:"channel"`
+	Files           []slack.File `json:"files"`
+}
+
+// incoming returns the message the fields describe.
+func (f *eventFields) incoming() *incoming {
+	return &incoming{user: f.User, botID: f.BotID, text: f.Text, ts: f.TimeStamp, threadTS: f.ThreadTimeStamp,
+		channel: f.Channel, files: f.Files}
+}
+
 // mentionEvent is what Neo reads of an app_mention event
 // (slackevents.AppMentionEvent).
 type mentionEvent struct {
-	User            string              `json:"user"`
-	BotID           string              `json:"bot_id"`
-	Text            string              `json:"text"`
-	TimeStamp       string              `json:"ts"`
-	ThreadTimeStamp string              `json:"thread_ts"`
-	Channel         string              `json:"channel"`
-	Files           []slack.File        `json:"files"`
-	Edited          *slackevents.Edited `json:"edited"`
+	eventFields
+	Edited *slackevents.Edited `json:"edited"`
+}
+
+// read sets the mention in ev.
+func (e *mentionEvent) read(ev *event) {
+	ev.msg = e.incoming()
+	ev.msg.channelType, ev.msg.mention = "channel", true
+	ev.edited = e.Edited != nil
 }
 
 // messageEvent is what Neo reads of a message event
 // (slackevents.MessageEvent). Its files are the nested message's when it
 // has one (an edit, a file share), else the event's own.
 type messageEvent struct {
-	User            string       `json:"user"`
-	BotID           string       `json:"bot_id"`
-	SubType         string       `json:"subtype"`
-	Text            string       `json:"text"`
-	TimeStamp       string       `json:"ts"`
-	ThreadTimeStamp string       `json:"thread_ts"`
-	Channel         string       `json:"channel"`
-	ChannelType     string       `json:"channel_type"`
-	Files           []slack.File `json:"files"`
-	Message         *struct {
-		Files []slack.File `json:"files"`
-	} `json:"message"`
+	eventFields
+	SubType     string         `json:"subtype"`
+	ChannelType string         `json:"channel_type"`
+	Message     *nestedMessage `json:"message"`
+}
+
+// nestedMessage is what Neo reads of the message a message event nests
+// (an edit, a file share).
+type nestedMessage struct {
+	Files []slack.File `json:"files"`
+}
+
+// read sets the message in ev.
+func (e *messageEvent) read(ev *event) {
+	ev.msg = e.incoming()
+	ev.msg.subtype, ev.msg.channelType = e.SubType, e.ChannelType
+	if e.Message != nil {
+		ev.msg.files = e.Message.Files
+	}
 }
 
 // parseCallback reads an Events API payload, from Socket Mode or HTTP
@@ -386,20 +412,11 @@ type unionCallback struct {
 // slackevents.AssistantThreadStartedEvent, each under the same key with
 // the same type, so a field reads here as it reads there.
 type unionEvent struct {
-	Type            string              `json:"type"`
-	User            string              `json:"user"`
-	BotID           string              `json:"bot_id"`
-	SubType         string              `json:"subtype"`
-	Text            string              `json:"text"`
-	TimeStamp       string              `json:"ts"`
-	ThreadTimeStamp string              `json:"thread_ts"`
-	Channel         string              `json:"channel"`
-	ChannelType     string              `json:"channel_type"`
-	Files           []slack.File        `json:"files"`
-	Edited          *slackevents.Edited `json:"edited"`
-	Message         *struct {
-		Files []slack.File `json:"files"`
-	} `json:"message"`
+	Type string `json:"type"`
+	mentionEvent
+	SubType         string                      `json:"subtype"`
+	ChannelType     string                      `json:"channel_type"`
+	Message         *nestedMessage              `json:"message"`
 	AssistantThread slackevents.AssistantThread `json:"assistant_thread"`
 	EventTimestamp  string                      `json:"event_ts"`
 }
@@ -419,15 +436,10 @@ func (cb *unionCallback) event() (ev event, ok bool) {
 	ev.Inner = e.Type
 	switch e.Type {
 	case string(slackevents.AppMention):
-		ev.msg = &incoming{user: e.User, botID: e.BotID, text: e.Text, ts: e.TimeStamp, threadTS: e.ThreadTimeStamp,
-			channel: e.Channel, channelType: "channel", files: e.Files, mention: true}
-		ev.edited = e.Edited != nil
+		e.mentionEvent.read(&ev)
 	case string(slackevents.Message):
-		ev.msg = &incoming{user: e.User, botID: e.BotID, subtype: e.SubType, text: e.Text, ts: e.TimeStamp,
-			threadTS: e.ThreadTimeStamp, channel: e.Channel, channelType: e.ChannelType, files: e.Files}
-		if e.Message != nil {
-			ev.msg.files = e.Message.Files
-		}
+		m := messageEvent{eventFields: e.eventFields, SubType: e.SubType, ChannelType: e.ChannelType, Message: e.Message}
+		m.read(&ev)
 	case string(slackevents.AssistantThreadStarted):
 		at := e.AssistantThread
 		ev.assistant = &at
@@ -461,18 +473,12 @@ func parseCallbackTyped(raw []byte) (event, error) {
 	case string(slackevents.AppMention):
 		var e mentionEvent
 		if err = json.Unmarshal(cb.Event, &e); err == nil {
-			ev.msg = &incoming{user: e.User, botID: e.BotID, text: e.Text, ts: e.TimeStamp, threadTS: e.ThreadTimeStamp,
-				channel: e.Channel, channelType: "channel", files: e.Files, mention: true}
-			ev.edited = e.Edited != nil
+			e.read(&ev)
 		}
 	case string(slackevents.Message):
 		var e messageEvent
 		if err = json.Unmarshal(cb.Event, &e); err == nil {
-			ev.msg = &incoming{user: e.User, botID: e.BotID, subtype: e.SubType, text: e.Text, ts: e.TimeStamp,
-				threadTS: e.ThreadTimeStamp, channel: e.Channel, channelType: e.ChannelType, files: e.Files}
-			if e.Message != nil {
-				ev.msg.files = e.Message.Files
-			}
+			e.read(&ev)
 		}
 	case string(slackevents.AssistantThreadStarted):
 		var e slackevents.AssistantThreadStartedEvent
