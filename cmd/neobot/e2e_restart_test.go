@@ -273,21 +273,9 @@ func TestSlackLongAnswerCutAfterItsFirstPart(t *testing.T) {
 	p1.kill()
 
 	w.start(t, 2)
-	// Said: the last line shown, and no message marked as being written.
 	var shown strings.Builder
-	if _, err := w.slack.WaitMessages(waitCtx(t), func(all []slacktest.Message) bool {
-		shown.Reset()
-		for _, m := range all {
-			if m.FromBot() && m.ThreadTS == mention.TS {
-				if strings.Contains(m.Text, "writing…") {
-					return false
-				}
-				shown.WriteString(m.Text + "\n")
-			}
-		}
-		return strings.Contains(shown.String(), lines[len(lines)-1])
-	}); err != nil {
-		t.Fatalf("the whole answer never showed, unmarked: %v\nthread: %+v", err, w.slack.Thread("C0GENERAL", mention.TS))
+	for _, m := range w.answerWhole(t, "C0GENERAL", mention.TS, lines[len(lines)-1]) {
+		shown.WriteString(m.Text + "\n")
 	}
 	w.noStatusLeft(t, "C0GENERAL", mention.TS)
 	for _, l := range lines {

@@ -81,6 +81,34 @@ func (w *slackWorld) answerIn(t *testing.T, channel, threadTS, want string) slac
 	return m
 }
 
+// answerWhole waits until the thread at channel/threadTS shows want in a
+// reply of the bot and no reply still marked as being written (a long
+// answer's marks come off once all its messages are posted), and returns
+// the bot's replies in the thread.
+func (w *slackWorld) answerWhole(t *testing.T, channel, threadTS, want string) []slacktest.Message {
+	t.Helper()
+	var replies []slacktest.Message
+	_, err := w.slack.WaitMessages(waitCtx(t), func(all []slacktest.Message) bool {
+		replies = replies[:0]
+		shown := false
+		for _, m := range all {
+			if !m.FromBot() || m.Ephemeral || m.Channel != channel || m.ThreadTS != threadTS {
+				continue
+			}
+			if strings.Contains(m.Text, "writing…") {
+				return false
+			}
+			shown = shown || strings.Contains(m.Rendered(), want)
+			replies = append(replies, m)
+		}
+		return shown
+	})
+	if err != nil {
+		t.Fatalf("no whole answer %q in thread %s/%s: %v\nmessages: %+v", want, channel, threadTS, err, w.slack.Thread(channel, threadTS))
+	}
+	return replies
+}
+
 // noStatusLeft fails t if a status line of the bot is still in the thread
 // at channel/ts: every turn's "Thinking…" line becomes its answer or goes.
 func (w *slackWorld) noStatusLeft(t *testing.T, channel, ts string) {
@@ -292,11 +320,9 @@ func TestSlackLongAnswerSplits(t *testing.T) {
 	scriptModel(t, w.model, llmtest.Text(string(long)))
 	w.start(t, 1)
 	m := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "explain"})
-	w.answerIn(t, "C0GENERAL", m.TS, "THE END")
-
 	var got bytes.Buffer
-	for _, msg := range w.slack.Thread("C0GENERAL", m.TS) {
-		if !msg.FromBot() || msg.Ephemeral || len(msg.Buttons()) > 0 {
+	for _, msg := range w.answerWhole(t, "C0GENERAL", m.TS, "THE END") {
+		if len(msg.Buttons()) > 0 {
 			continue
 		}
 		text := msg.Rendered()
