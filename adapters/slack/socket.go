@@ -44,13 +44,19 @@ const (
 	socketSteady = 10 * time.Second
 )
 
+// frame is what every Socket Mode frame from Slack says besides its
+// payload.
+type frame struct {
+	Type         string `json:"type"`
+	EnvelopeID   string `json:"envelope_id"`
+	RetryAttempt int    `json:"retry_attempt"`
+	Reason       string `json:"reason"` // of a disconnect
+}
+
 // envelope is one Socket Mode frame from Slack.
 type envelope struct {
-	Type         string          `json:"type"`
-	EnvelopeID   string          `json:"envelope_id"`
-	Payload      json.RawMessage `json:"payload"`
-	RetryAttempt int             `json:"retry_attempt"`
-	Reason       string          `json:"reason"` // of a disconnect
+	frame
+	Payload json.RawMessage `json:"payload"`
 
 	// callback is an events_api frame's payload as parseCallback reads
 	// it, or callbackErr why it could not be read; decodeEnvelope sets
@@ -65,14 +71,11 @@ type envelope struct {
 // interactive one, or one that pass cannot read, is read in two.
 func decodeEnvelope(raw []byte) (envelope, error) {
 	var f struct {
-		Type         string         `json:"type"`
-		EnvelopeID   string         `json:"envelope_id"`
-		Payload      *unionCallback `json:"payload"`
-		RetryAttempt int            `json:"retry_attempt"`
-		Reason       string         `json:"reason"`
+		frame
+		Payload *unionCallback `json:"payload"`
 	}
 	if json.Unmarshal(raw, &f) == nil && f.Type != "interactive" {
-		env := envelope{Type: f.Type, EnvelopeID: f.EnvelopeID, RetryAttempt: f.RetryAttempt, Reason: f.Reason}
+		env := envelope{frame: f.frame}
 		if f.Type != "events_api" {
 			return env, nil
 		}
@@ -88,7 +91,8 @@ func decodeEnvelope(raw []byte) (envelope, error) {
 		return env, err
 	}
 	if env.Type == "events_api" {
-		env.callback, env.callbackErr = parseCallback(env.Payload)
+		// The one pass could not read the payload: the typed reading decides.
+		env.callback, env.callbackErr = parseCallbackTyped(env.Payload)
 	}
 	return env, nil
 }
