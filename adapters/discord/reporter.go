@@ -200,7 +200,7 @@ func (a *Adapter) Tidy(ctx context.Context, t core.Thread) (newest string) {
 			!strings.HasPrefix(m.Content, statusContent("")) && !strings.HasSuffix(m.Content, writingMark) {
 			continue
 		}
-		if newest == "" || snowflakeAfter(m.ID, newest) {
+		if newest == "" || a.Before(newest, m.ID) {
 			newest = m.ID
 		}
 		if err := a.s.ChannelMessageDelete(t.ID, m.ID, call(ctx)); err != nil {

@@ -247,7 +247,7 @@ func (a *Adapter) Tidy(ctx context.Context, t core.Thread) (newest string) {
 		if m.BotID != me.BotID || !isStatusMessage(m) && !strings.HasSuffix(m.Text, writingMark) && !strings.HasPrefix(m.Text, streamMark) {
 			continue
 		}
-		if newest == "" || parseTS(newest).Before(parseTS(m.Timestamp)) {
+		if newest == "" || a.Before(newest, m.Timestamp) {
 			newest = m.Timestamp
 		}
 		if err := a.deleteMessage(ctx, t.Channel, m.Timestamp); err != nil {
