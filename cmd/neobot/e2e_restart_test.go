@@ -76,6 +76,20 @@ func waitModelCall(t *testing.T, calls <-chan llmtest.Request, p *process) llmte
 	return llmtest.Request{}
 }
 
+// waitStalled waits until the call a fake stalled arrives (arrived is
+// closed), failing t if p exits first or it never comes; did says what
+// the call does.
+func waitStalled(t *testing.T, arrived <-chan struct{}, p *process, did string) {
+	t.Helper()
+	select {
+	case <-arrived:
+	case <-p.done:
+		t.Fatalf("neobot exited before it %s: %v\n%s", did, p.err, p.output.String())
+	case <-waitCtx(t).Done():
+		t.Fatalf("neobot never %s\n%s", did, p.output.String())
+	}
+}
+
 // userTurns counts the user messages of a model call that contain text.
 func userTurns(r llmtest.Request, text string) int {
 	n := 0
@@ -217,13 +231,7 @@ func TestSlackAnswerStoredNeverShown(t *testing.T) {
 			edit := w.slack.Stall("chat.update")
 			p1 := w.start(t, 1)
 			mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "what is 2+2?"})
-			select {
-			case <-edit:
-			case <-p1.done:
-				t.Fatalf("neobot exited before showing the answer: %v\n%s", p1.err, p1.output.String())
-			case <-waitCtx(t).Done():
-				t.Fatalf("neobot never edited its status line into the answer\n%s", p1.output.String())
-			}
+			waitStalled(t, edit, p1, "edited its status line into the answer")
 			p1.kill()
 
 			w.start(t, 2)
@@ -263,13 +271,7 @@ func TestSlackLongAnswerCutAfterItsFirstPart(t *testing.T) {
 	}
 	second := w.slack.Stall("chat.postMessage") // the answer's second part
 	release()
-	select {
-	case <-second:
-	case <-p1.done:
-		t.Fatalf("neobot exited before posting the answer's second part: %v\n%s", p1.err, p1.output.String())
-	case <-waitCtx(t).Done():
-		t.Fatalf("neobot never posted the answer's second part\n%s", p1.output.String())
-	}
+	waitStalled(t, second, p1, "posted the answer's second part")
 	p1.kill()
 
 	w.start(t, 2)
