@@ -402,11 +402,7 @@ func (c *Cortex) Remember(ctx context.Context, r Record) (Record, error) {
 		return Record{}, err
 	}
 	if r.ID == "" {
-		id, err := newID()
-		if err != nil {
-			return Record{}, err
-		}
-		r.ID = id
+		r.ID = newID()
 	}
 	now := c.now()
 	if r.Created.IsZero() {

@@ -2,9 +2,9 @@ package memory
 
 import (
 	"context"
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
-	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/neobot/neobot/core"
@@ -139,11 +139,12 @@ type Loader interface {
 	LoadMemories(ctx context.Context, ids []string) ([]Record, error)
 }
 
-// newID returns a random record ID.
-func newID() (string, error) {
+// newID returns a random record ID: 80 bits from the runtime's ChaCha8
+// generator, which needs no system call (crypto/rand makes one per ID
+// here, on every turn). An ID only has to be unique; it guards nothing.
+func newID() string {
 	var b [10]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("memory: id: %w", err)
-	}
-	return "m" + hex.EncodeToString(b[:]), nil
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint16(b[8:], uint16(rand.Uint32()))
+	return "m" + hex.EncodeToString(b[:])
 }

@@ -67,26 +67,19 @@ func (c *Cortex) WriteBack(ctx context.Context, in core.Inbound, turn []llm.Mess
 	answer, tools := outcome(turn)
 	var put []Record
 	var del []string
-	newRec := func(scope Scope, kind Kind, text string, entities []string) (Record, error) {
-		id, err := newID()
-		return Record{ID: id, Scope: scope, Kind: kind, Text: text, Entities: entities, Created: now, Updated: now}, err
+	newRec := func(scope Scope, kind Kind, text string, entities []string) Record {
+		return Record{ID: newID(), Scope: scope, Kind: kind, Text: text, Entities: entities, Created: now, Updated: now}
 	}
 	conv := conversationScope(in)
 	if answer != "" && strings.TrimSpace(in.Text) != "" {
-		r, err := newRec(conv, KindTurn, fmt.Sprintf("%s asked: %s\nNeo answered: %s",
+		r := newRec(conv, KindTurn, fmt.Sprintf("%s asked: %s\nNeo answered: %s",
 			speaker(in), excerpt(in.Text, maxExcerpt), excerpt(answer, maxExcerpt)), nil)
-		if err != nil {
-			return err
-		}
 		del = append(del, c.keepTurn(conv, r.ID, r.Created)...)
 		put = append(put, r)
 	}
 	if answer != "" && len(tools) > 0 && strings.TrimSpace(in.Text) != "" {
 		text := fmt.Sprintf("Goal: %s\nSteps: %s", excerpt(in.Text, 200), strings.Join(tools, " -> "))
-		r, err := newRec(conv, KindProcedure, text, tools)
-		if err != nil {
-			return err
-		}
+		r := newRec(conv, KindProcedure, text, tools)
 		// The same steps for a similar goal replace the older pattern.
 		for _, h := range c.Recall(ReaderOf(in), in.Text, 3, KindProcedure) {
 			if h.Scope == conv && stepsOf(h.Text) == stepsOf(text) {
@@ -137,7 +130,7 @@ func mayStateFacts(text string) bool { return len(words(text, nil)) >= minFactWo
 
 // extract asks the model for facts and reconciles them with what is known.
 func (c *Cortex) extract(ctx context.Context, in core.Inbound, turn []llm.Message,
-	newRec func(Scope, Kind, string, []string) (Record, error)) (put []Record, del []string, err error) {
+	newRec func(Scope, Kind, string, []string) Record) (put []Record, del []string, err error) {
 	var facts struct {
 		Facts []extracted `json:"facts"`
 	}
@@ -207,10 +200,7 @@ func (c *Cortex) extract(ctx context.Context, in core.Inbound, turn []llm.Messag
 		known = known && containsID(p.candidates, target.ID) && !deleted[target.ID]
 		switch strings.ToUpper(strings.TrimSpace(op.Op)) {
 		case "ADD":
-			rec, err := newRec(p.scope, p.fact.Kind, p.fact.Text, p.fact.Entities)
-			if err != nil {
-				return nil, nil, err
-			}
+			rec := newRec(p.scope, p.fact.Kind, p.fact.Text, p.fact.Entities)
 			rec.Source = source(in)
 			put = append(put, rec)
 		case "UPDATE":
@@ -223,10 +213,7 @@ func (c *Cortex) extract(ctx context.Context, in core.Inbound, turn []llm.Messag
 			}
 			// An update stays where the record was: learning more about it
 			// in a wider conversation never widens who may recall it.
-			rec, err := newRec(target.Scope, p.fact.Kind, text, mergeEntities(target.Entities, p.fact.Entities))
-			if err != nil {
-				return nil, nil, err
-			}
+			rec := newRec(target.Scope, p.fact.Kind, text, mergeEntities(target.Entities, p.fact.Entities))
 			rec.Source = source(in)
 			rec.Supersedes, rec.Created = target.ID, target.Created
 			put = append(put, rec)
