@@ -36,6 +36,9 @@ type queued struct {
 	lead chan struct{} // this writer commits next
 	then func(error)   // a lazy write's outcome, when its writer wants it
 	due  time.Time     // a lazy write commits by then, company or not
+	// ripe is when a held write starts joining other commits; before it,
+	// only its own class of write (release) or a flush takes it along.
+	ripe time.Time
 	// told is set when then hands a failure to a caller who reports it,
 	// so the group does not log it as well.
 	told bool
@@ -57,6 +60,27 @@ func (g *group) laterWithin(d time.Duration, fn func(*bolt.Tx) error, then func(
 	g.enqueue(&queued{fn: fn, then: then, due: time.Now().Add(d), told: true})
 }
 
+// hold is later for a write that need not join the very next commit.
+// Held writes wait together: once the oldest is lazyDelay/2 old, all of
+// them join the next commit, or commit on its own at lazyDelay as a lazy
+// write does. A B+tree they all touch is then written once for all of
+// them, not once per write (a turn's memory write-back: the memories tree
+// stays out of most replies' commits). release takes them along at once.
+func (g *group) hold(fn func(*bolt.Tx) error) {
+	now := time.Now()
+	g.enqueue(&queued{fn: fn, due: now.Add(g.lazyDelay), ripe: now.Add(g.lazyDelay / 2)})
+}
+
+// release makes every held write join the next commit: a write that must
+// come after them (a durable write to what they write) calls it first.
+func (g *group) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, w := range g.queue {
+		w.ripe = time.Time{}
+	}
+}
+
 // enqueue queues the lazy write w.
 func (g *group) enqueue(w *queued) {
 	g.mu.Lock()
@@ -76,7 +100,16 @@ func (g *group) armLocked(due time.Time) {
 		g.timer.Stop()
 	}
 	g.due = due
-	g.timer = time.AfterFunc(time.Until(due), func() { _ = g.write(func(*bolt.Tx) error { return nil }) })
+	var t *time.Timer
+	t = time.AfterFunc(time.Until(due), func() {
+		g.mu.Lock()
+		if g.timer == t {
+			g.timer = nil // writes this commit leaves behind (held ones) get a timer of their own
+		}
+		g.mu.Unlock()
+		_ = g.write(func(*bolt.Tx) error { return nil })
+	})
+	g.timer = t
 }
 
 // flush commits every lazy write still queued (Close calls it).
@@ -91,6 +124,7 @@ func (g *group) flush() error {
 	if !pending {
 		return nil
 	}
+	g.release()
 	return g.write(func(*bolt.Tx) error { return nil })
 }
 
@@ -125,13 +159,8 @@ func (g *group) write(fn func(*bolt.Tx) error) error {
 // the oldest writer still queued, or marks the group idle.
 func (g *group) commitNext() {
 	g.mu.Lock()
-	n := min(len(g.queue), g.max)
-	batch := g.queue[:n:n]
-	g.queue = g.queue[n:]
-	if g.timer != nil && !slices.ContainsFunc(g.queue, func(w *queued) bool { return w.done == nil }) {
-		g.timer.Stop() // every lazy write rides along now
-		g.timer = nil
-	}
+	batch := g.takeLocked(time.Now())
+	g.retimeLocked()
 	g.mu.Unlock()
 
 	g.commit(batch)
@@ -145,15 +174,63 @@ func (g *group) commitNext() {
 		return
 	}
 	g.busy = false
-	if len(g.queue) > 0 && g.timer == nil {
-		due := g.queue[0].due
-		for _, w := range g.queue[1:] {
-			if w.due.Before(due) {
-				due = w.due
-			}
+	if g.timer == nil {
+		g.retimeLocked()
+	}
+}
+
+// retimeLocked sets the timer for the earliest due lazy write still
+// queued, or stops it when none is: a timer left for writes a commit took
+// would commit nothing but an fsync.
+func (g *group) retimeLocked() {
+	var due time.Time
+	for _, w := range g.queue {
+		if w.done == nil && (due.IsZero() || w.due.Before(due)) {
+			due = w.due
+		}
+	}
+	switch {
+	case due.IsZero():
+		if g.timer != nil {
+			g.timer.Stop()
+			g.timer = nil
+		}
+	case g.timer == nil || !due.Equal(g.due):
+		if g.timer != nil {
+			g.timer.Stop()
+			g.timer = nil
 		}
 		g.armLocked(due)
 	}
+}
+
+// takeLocked removes the next batch from the queue: up to max writes, in
+// queue order. Held writes go all together once the oldest of them is
+// ripe at now; until then they keep their place and the rest go without
+// them. (Taken one by one as each ripened, they would ride one per commit
+// again.)
+func (g *group) takeLocked(now time.Time) []*queued {
+	n := min(len(g.queue), g.max)
+	// Ripe times grow along the queue (release zeroes them all), so the
+	// first held write is the oldest.
+	i := slices.IndexFunc(g.queue, func(w *queued) bool { return !w.ripe.IsZero() })
+	if i < 0 || !now.Before(g.queue[i].ripe) {
+		batch := g.queue[:n:n]
+		g.queue = g.queue[n:]
+		return batch
+	}
+	batch := make([]*queued, 0, n)
+	rest := g.queue[:0]
+	for _, w := range g.queue {
+		if len(batch) < n && w.ripe.IsZero() {
+			batch = append(batch, w)
+		} else {
+			rest = append(rest, w)
+		}
+	}
+	clear(g.queue[len(rest):])
+	g.queue = rest
+	return batch
 }
 
 // commit runs batch in one transaction. A write whose fn fails gets its

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -262,4 +263,103 @@ func TestGroupLaterWithin(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestGroupTakeHoldsHeldWritesTogether: a batch is the queue in order;
+// held writes stay out of it, keeping their place, until the oldest is
+// ripe, and then all of them go.
+func TestGroupTakeHoldsHeldWritesTogether(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		name  string
+		max   int
+		queue string // a letter is a write; hN a held one, ripe N-2 seconds from now
+		batch string
+		left  string
+	}{
+		{"none ripe", 8, "a h3 b h4 c", "a b c", "h3 h4"},
+		{"the oldest ripe", 8, "a h1 b h3 c", "a h1 b h3 c", ""},
+		{"none ripe, max 2", 2, "a h3 b h4 c", "a b", "h3 h4 c"},
+		{"the oldest ripe, max 2", 2, "a h2 b h3 c", "a h2", "b h3 c"},
+	} {
+		names := map[*queued]string{}
+		var queue []*queued
+		for _, name := range strings.Fields(tc.queue) {
+			w := &queued{fn: func(*bolt.Tx) error { return nil }, due: now.Add(time.Hour)}
+			if name[0] == 'h' {
+				w.ripe = now.Add(time.Duration(int(name[1]-'0')-2) * time.Second)
+			}
+			names[w] = name
+			queue = append(queue, w)
+		}
+		order := func(ws []*queued) string {
+			var out []string
+			for _, w := range ws {
+				out = append(out, names[w])
+			}
+			return strings.Join(out, " ")
+		}
+		g := &group{max: tc.max, queue: queue}
+		if got := order(g.takeLocked(now)); got != tc.batch || order(g.queue) != tc.left {
+			t.Errorf("%s: batch %q, left %q; want %q, left %q", tc.name, got, order(g.queue), tc.batch, tc.left)
+		}
+		if tc.left == "" {
+			continue
+		}
+		g.release()
+		want := tc.left
+		if len(strings.Fields(want)) > tc.max {
+			want = strings.Join(strings.Fields(want)[:tc.max], " ")
+		}
+		if got := order(g.takeLocked(now)); got != want {
+			t.Errorf("%s: after release, batch %q; want %q", tc.name, got, want)
+		}
+	}
+}
+
+// TestGroupHeldWriteOutlivesAnEarlierTimer: a timer armed for an earlier
+// lazy write commits it and leaves the held write behind; the held write
+// then gets a timer of its own, for its own due time.
+func TestGroupHeldWriteOutlivesAnEarlierTimer(t *testing.T) {
+	g, b := openGroup(t, 8)
+	g.lazyDelay = time.Hour
+	put := func(k string) func(*bolt.Tx) error {
+		return func(tx *bolt.Tx) error { return tx.Bucket([]byte("b")).Put([]byte(k), []byte("v")) }
+	}
+	g.hold(put("held"))
+	g.mu.Lock()
+	heldDue := g.queue[0].due
+	g.mu.Unlock()
+	committed := make(chan error, 1)
+	g.laterWithin(time.Millisecond, put("soon"), func(err error) { committed <- err })
+	if err := <-committed; err != nil {
+		t.Fatal(err)
+	}
+	for { // the timer's writer ends its commit after telling "soon"
+		g.mu.Lock()
+		busy := g.busy
+		g.mu.Unlock()
+		if !busy {
+			break
+		}
+		runtime.Gosched()
+	}
+	g.mu.Lock()
+	timer, due, queued := g.timer, g.due, len(g.queue)
+	g.mu.Unlock()
+	if queued != 1 || timer == nil || !due.Equal(heldDue) {
+		t.Errorf("after the early timer: %d queued, timer %v, due %v; want the held write with a timer for %v", queued, timer != nil, due, heldDue)
+	}
+	var stored bool
+	_ = b.View(func(tx *bolt.Tx) error { stored = tx.Bucket([]byte("b")).Get([]byte("held")) != nil; return nil })
+	if stored {
+		t.Error("the held write committed with the early timer's batch")
+	}
+	if err := g.flush(); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.View(func(tx *bolt.Tx) error { stored = tx.Bucket([]byte("b")).Get([]byte("held")) != nil; return nil })
+	if !stored {
+		t.Error("flush left the held write uncommitted")
+	}
 }

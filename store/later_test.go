@@ -3,12 +3,14 @@ package store
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/memory"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -290,5 +292,66 @@ func TestJournalInboundLaterFailureToldOnce(t *testing.T) {
 	defer mu.Unlock()
 	if len(logged) != 0 {
 		t.Errorf("the store logged %v as well; the caller reports it", logged)
+	}
+}
+
+// TestWriteMemoriesLaterHeld: a write-back is held, not carried by the
+// next durable write of something else; a durable memory write commits
+// it first, in order (a forget after a write-back leaves the record
+// gone); Close commits what is still held.
+func TestWriteMemoriesLaterHeld(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "neobot.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.group.lazyDelay = time.Hour // held for half an hour: nothing ripens here
+	scope := memory.Scope{Platform: "slack", Workspace: "T1", Channel: "C1"}
+	rec := func(id string) memory.Record {
+		return memory.Record{ID: id, Scope: scope, Kind: memory.KindTurn, Text: "excerpt " + id}
+	}
+	stored := func(db *DB) []string {
+		t.Helper()
+		var ids []string
+		if err := db.ScanMemories(ctx, func(r memory.Record) error { ids = append(ids, r.ID); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	th := core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: "1.1"}
+
+	if err := db.WriteMemoriesLater([]memory.Record{rec("m1")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AppendEntries(ctx, th, []byte("answer")); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(db); len(got) != 0 {
+		t.Errorf("after a transcript write, stored memories = %v; want the write-back still held", got)
+	}
+	if err := db.WriteMemoriesLater([]memory.Record{rec("m2")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.WriteMemories(ctx, []memory.Record{rec("m3")}, []string{"m1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := stored(db), []string{"m2", "m3"}; !slices.Equal(got, want) {
+		t.Errorf("after a durable memory write, stored = %v; want %v (m1 written back, then forgotten)", got, want)
+	}
+	if err := db.WriteMemoriesLater([]memory.Record{rec("m4")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got, want := stored(db), []string{"m2", "m3", "m4"}; !slices.Equal(got, want) {
+		t.Errorf("after Close and a reopen, stored = %v; want %v", got, want)
 	}
 }

@@ -34,26 +34,30 @@ func (db *DB) WriteMemories(ctx context.Context, put []memory.Record, del []stri
 	if err != nil {
 		return err
 	}
+	db.group.release() // a write-back still held goes first, in order
 	if err := db.write(ctx, fn); err != nil {
 		return fmt.Errorf("store: write memories: %w", err)
 	}
 	return nil
 }
 
-// WriteMemoriesLater is WriteMemories without waiting: the write commits
-// with the next durable write, or on its own within 50 ms (see
-// memory.LaterStore). A failing commit is logged.
+// WriteMemoriesLater is WriteMemories without waiting (see
+// memory.LaterStore): the write commits within 50 ms, with another write
+// when there is one from 25 ms on, else on its own. Write-backs held
+// together commit together, so the memories tree is written once for
+// several turns instead of in every reply's commit. A WriteMemories
+// commits them first. A failing commit is logged.
 func (db *DB) WriteMemoriesLater(put []memory.Record, del []string) error {
 	fn, err := writeMemoriesFn(put, del)
 	if err != nil {
 		return err
 	}
-	db.group.later(func(tx *bolt.Tx) error {
+	db.group.hold(func(tx *bolt.Tx) error {
 		if err := fn(tx); err != nil {
 			return fmt.Errorf("store: write memories: %w", err)
 		}
 		return nil
-	}, nil)
+	})
 	return nil
 }
 
