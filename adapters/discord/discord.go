@@ -193,6 +193,7 @@ func (rt rewriteHost) RoundTrip(r *http.Request) (*http.Response, error) {
 // for the messages it accepted to reach the hub. It returns nil on ctx's
 // end, or the error that stopped it (a revoked token, a missing intent).
 func (a *Adapter) Run(ctx context.Context) error {
+	defer a.queues.Close() // after the work queued has ended (the next line)
 	defer a.wg.Wait()
 	// Turns outlive Run (the hub's shutdown grace): from here on a
 	// throttled status schedules no flush nobody would wait for.

@@ -198,6 +198,7 @@ func New(opts Options) (*Adapter, error) {
 // the messages it accepted to reach the hub. It returns nil on ctx's end,
 // or the error that stopped it (a revoked token, a port in use).
 func (a *Adapter) Run(ctx context.Context) error {
+	defer a.queues.Close() // after the work queued has ended (the next line)
 	defer a.wg.Wait()
 	// Turns outlive Run (the hub's shutdown grace): from here on a
 	// throttled status schedules no flush nobody would wait for.

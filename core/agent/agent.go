@@ -12,6 +12,7 @@ import (
 	"github.com/neobot/neobot/core/compact"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/skill"
+	"github.com/neobot/neobot/core/warm"
 	"github.com/rs/zerolog"
 )
 
@@ -160,6 +161,9 @@ type Agent struct {
 	tools     toolsMemo // token estimates of the tool lists seen
 
 	later   sync.WaitGroup // memory write-backs after their turns
+	// shows runs each turn's first status beside the turn, on goroutines
+	// kept warm between turns (core/warm).
+	shows   *warm.Pool
 	writers chan struct{}  // a slot per running write-back
 	// quit ends when Close gives up waiting: write-backs still running stop.
 	quit    context.Context
@@ -224,10 +228,15 @@ func New(opts Options) (*Agent, error) {
 		}),
 		log:     opts.Logger,
 		writers: make(chan struct{}, maxWriteBacks),
+		shows:   warm.New(parkedShows),
 		quit:    quit,
 		quitNow: quitNow,
 	}, nil
 }
+
+// parkedShows is how many status goroutines the agent keeps parked
+// between turns.
+const parkedShows = 16
 
 // sleep waits d or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) error {

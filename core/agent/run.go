@@ -122,10 +122,10 @@ func (a *Agent) run(ctx context.Context, t core.Turn) (tr *turn, err error) {
 		// (reporter). The record commits with the turn's next durable
 		// write (LaterAppender).
 		shown, sctx, rep := make(chan struct{}), ctx, tr.rep
-		go func() {
+		a.shows.Go(func() {
 			defer close(shown)
 			tr.showStatus(sctx, rep, "Thinking…")
-		}()
+		})
 		tr.shown, tr.shownThinking = shown, true
 		if err := tr.closeAbandoned(ctx); err != nil {
 			return tr, err
@@ -373,11 +373,14 @@ const CloseGrace = 10 * time.Second
 
 // Close waits for the memory write-backs still running, at most CloseGrace;
 // then it stops the rest (their memories are not written) and returns.
+// Call it once the turns have ended: it also ends the goroutines the
+// agent keeps parked for them.
 func (a *Agent) Close() error {
 	defer a.quitNow()
 	done := make(chan struct{})
 	go func() {
 		a.later.Wait()
+		a.shows.Close() // the turns have ended: only parked goroutines are left
 		close(done)
 	}()
 	t := time.NewTimer(CloseGrace)

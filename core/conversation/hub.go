@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/warm"
 )
 
 // Runner runs one turn of the agent; *agent.Agent implements it. Run must
@@ -179,8 +180,14 @@ type Hub struct {
 	settling  map[string]bool        // threads whose pending stops or expired messages are being settled
 
 	workers    sync.WaitGroup // turn workers
+	pool       *warm.Pool     // the goroutines turns run on, kept warm between turns
 	choreGroup sync.WaitGroup // notices and stop handling
 }
+
+// parkedWorkers is how many turn goroutines the hub keeps parked between
+// turns (warm): a turn grows its goroutine's stack to tens of kilobytes,
+// and a new goroutine would grow it again.
+const parkedWorkers = 16
 
 // New returns a hub. Attach at least one Platform, then call Start.
 func New(opts Options) *Hub {
@@ -195,6 +202,7 @@ func New(opts Options) *Hub {
 		closing: make(chan struct{}),
 		cluster: opts.Cluster, owned: map[string]bool{}, releasing: map[string]chan struct{}{},
 		linger: opts.Linger, lingering: map[string]*time.Timer{}, idleGen: map[string]int{}, settling: map[string]bool{},
+		pool: warm.New(parkedWorkers),
 	}
 	switch {
 	case opts.Runner == nil:
@@ -395,6 +403,7 @@ func (h *Hub) Close(ctx context.Context) error {
 	go func() { // ends when the last worker and chore end
 		h.workers.Wait()
 		h.choreGroup.Wait()
+		h.pool.Close()
 		close(done)
 	}()
 	if h.grace > 0 {

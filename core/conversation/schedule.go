@@ -158,7 +158,11 @@ func (h *Hub) scheduleLocked() {
 			return
 		}
 		h.running++
-		h.workers.Go(func() { h.work(ctx, mb, it) })
+		h.workers.Add(1)
+		h.pool.Go(func() {
+			defer h.workers.Done()
+			h.work(ctx, mb, it)
+		})
 	}
 }
 

@@ -7,22 +7,34 @@ package serial
 import (
 	"context"
 	"sync"
+
+	"github.com/neobot/neobot/core/warm"
 )
 
-// Queue runs the work of each key on a goroutine that exists only while the
-// key has work. The zero Queue is not usable; call [New].
+// Queue runs the work of each key on a goroutine of its own while the key
+// has work. The goroutines are kept warm between keys (core/warm): the
+// work reaches the journal, whose calls grow a new goroutine's stack.
+// The zero Queue is not usable; call [New], and [Queue.Close] when done.
 type Queue struct {
 	wg   *sync.WaitGroup
+	pool *warm.Pool
 	mu   sync.Mutex
 	q    map[string][]func() // a present key means a drainer runs for it
 	idle chan struct{}       // closed and replaced whenever q empties
 }
 
-// New returns a Queue whose goroutines are counted in wg, so the owner's
-// Close or Run can wait for every queued item to finish.
+// parked is how many drainer goroutines a Queue keeps between keys.
+const parked = 16
+
+// New returns a Queue whose work is counted in wg, so the owner's Close
+// or Run can wait for every queued item to finish.
 func New(wg *sync.WaitGroup) *Queue {
-	return &Queue{wg: wg, q: map[string][]func(){}, idle: make(chan struct{})}
+	return &Queue{wg: wg, pool: warm.New(parked), q: map[string][]func(){}, idle: make(chan struct{})}
 }
+
+// Close ends the goroutines the queue keeps parked, once the work running
+// has finished. Work queued after Close still runs.
+func (s *Queue) Close() { s.pool.Close() }
 
 // WaitIdle waits until no key has work queued or running, or ctx ends.
 func (s *Queue) WaitIdle(ctx context.Context) error {
@@ -52,7 +64,7 @@ func (s *Queue) Do(key string, fn func()) {
 	}
 	s.mu.Unlock()
 	if !running {
-		go s.drain(key)
+		s.pool.Go(func() { s.drain(key) })
 	}
 }
 

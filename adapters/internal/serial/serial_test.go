@@ -54,3 +54,24 @@ func TestWaitIdleHonoursContext(t *testing.T) {
 		t.Errorf("WaitIdle after drain = %v, want nil", err)
 	}
 }
+
+// TestCloseKeepsWorkRunning: Close ends the queue's parked goroutines
+// once its work is done; work queued after Close still runs, in order.
+func TestCloseKeepsWorkRunning(t *testing.T) {
+	var wg sync.WaitGroup
+	q := New(&wg)
+	var got []int
+	for i := range 3 {
+		q.Do("k", func() { got = append(got, i) })
+	}
+	wg.Wait()
+	q.Close()
+	for i := 3; i < 5; i++ {
+		q.Do("k", func() { got = append(got, i) })
+	}
+	wg.Wait()
+	if want := []int{0, 1, 2, 3, 4}; !slices.Equal(got, want) {
+		t.Errorf("ran %v, want %v", got, want)
+	}
+	q.Close()
+}
