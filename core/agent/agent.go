@@ -160,11 +160,11 @@ type Agent struct {
 	log       zerolog.Logger
 	tools     toolsMemo // token estimates of the tool lists seen
 
-	later   sync.WaitGroup // memory write-backs after their turns
+	later sync.WaitGroup // memory write-backs after their turns
 	// shows runs each turn's first status beside the turn, on goroutines
 	// kept warm between turns (core/warm).
 	shows   *warm.Pool
-	writers chan struct{}  // a slot per running write-back
+	writers chan struct{} // a slot per running write-back
 	// quit ends when Close gives up waiting: write-backs still running stop.
 	quit    context.Context
 	quitNow context.CancelFunc
