@@ -90,8 +90,8 @@ func (g *group) enqueue(w *queued) {
 }
 
 // armLocked makes sure the timer fires by due, to commit the lazy writes
-// queued. A timer stopped too late to stop commits an empty batch, which
-// is harmless.
+// queued. A timer replaced or stopped after it fired does nothing: the
+// one that replaced it, or whoever stopped it, sees to the writes.
 func (g *group) armLocked(due time.Time) {
 	if g.timer != nil && !due.Before(g.due) {
 		return
@@ -103,11 +103,14 @@ func (g *group) armLocked(due time.Time) {
 	var t *time.Timer
 	t = time.AfterFunc(time.Until(due), func() {
 		g.mu.Lock()
-		if g.timer == t {
+		current := g.timer == t
+		if current {
 			g.timer = nil // writes this commit leaves behind (held ones) get a timer of their own
 		}
 		g.mu.Unlock()
-		_ = g.write(func(*bolt.Tx) error { return nil })
+		if current {
+			_ = g.write(func(*bolt.Tx) error { return nil })
+		}
 	})
 	g.timer = t
 }
