@@ -121,10 +121,11 @@ type Store interface {
 }
 
 // LaterStore is a Store that can take a write without waiting for it to
-// be durable: it commits shortly after, with other writes when it can. A turn's write-back uses it: a crash before the
-// commit loses the write-back, as a crash while the write-back runs does,
-// and the turn's reply no longer pays a commit of its own for it. Writes
-// a person waits on (remember, forget) never use it.
+// be durable: it commits shortly after, with other writes when it can. A
+// turn's write-back uses it: a crash before the commit loses the
+// write-back, as a crash while the write-back runs does, and the turn's
+// reply no longer pays a commit of its own for it. Writes a person waits
+// on (remember, forget) never use it.
 type LaterStore interface {
 	// WriteMemoriesLater is WriteMemories without the wait. Its error
 	// covers what can be checked at once (an empty ID, a record that does
