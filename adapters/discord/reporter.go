@@ -211,14 +211,10 @@ func (a *Adapter) Tidy(ctx context.Context, t core.Thread) (newest string) {
 }
 
 // Before reports whether Discord message a was posted before b
-// (conversation.Tidier).
-func (*Adapter) Before(a, b string) bool { return snowflakeAfter(b, a) }
-
-// snowflakeAfter reports whether Discord ID a was made after b: IDs are
-// decimal numbers that grow with time.
-func snowflakeAfter(a, b string) bool {
+// (conversation.Tidier): IDs are decimal numbers that grow with time.
+func (*Adapter) Before(a, b string) bool {
 	if len(a) != len(b) {
-		return len(a) > len(b)
+		return len(a) < len(b)
 	}
-	return a > b
+	return a < b
 }

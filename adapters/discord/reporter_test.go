@@ -2,9 +2,10 @@ package discord
 
 import "testing"
 
-// TestSnowflakeAfter: Discord IDs compare as the numbers they are, as
-// Before compares a leftover with a message.
-func TestSnowflakeAfter(t *testing.T) {
+// TestBefore: Discord IDs compare as the numbers they are, as Before
+// compares a leftover with a message. Each row says whether a was made
+// after b.
+func TestBefore(t *testing.T) {
 	for _, tt := range []struct {
 		a, b string
 		want bool
@@ -15,8 +16,8 @@ func TestSnowflakeAfter(t *testing.T) {
 		{"1180000000000000000", "999999999999999999", true},
 		{"999999999999999999", "1180000000000000000", false},
 	} {
-		if got := snowflakeAfter(tt.a, tt.b); got != tt.want {
-			t.Errorf("snowflakeAfter(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
+		if got := (*Adapter)(nil).Before(tt.b, tt.a); got != tt.want {
+			t.Errorf("Before(%s, %s) = %v, want %v", tt.b, tt.a, got, tt.want)
 		}
 	}
 }
