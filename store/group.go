@@ -177,9 +177,6 @@ func (g *group) commitNext() {
 		return
 	}
 	g.busy = false
-	if g.timer == nil {
-		g.retimeLocked()
-	}
 }
 
 // retimeLocked sets the timer for the earliest due lazy write still
@@ -192,17 +189,14 @@ func (g *group) retimeLocked() {
 			due = w.due
 		}
 	}
-	switch {
-	case due.IsZero():
-		if g.timer != nil {
-			g.timer.Stop()
-			g.timer = nil
-		}
-	case g.timer == nil || !due.Equal(g.due):
-		if g.timer != nil {
-			g.timer.Stop()
-			g.timer = nil
-		}
+	if g.timer != nil && due.Equal(g.due) {
+		return
+	}
+	if g.timer != nil {
+		g.timer.Stop()
+		g.timer = nil
+	}
+	if !due.IsZero() {
 		g.armLocked(due)
 	}
 }
