@@ -40,6 +40,38 @@ func streamModel(t *testing.T, srv *llmtest.Server, replies ...llmtest.Reply) {
 	})
 }
 
+// finishedAnswer waits for the bot's reply in thread channel/threadTS that
+// shows want and is no longer being written. The last paced edit can show
+// the whole text still marked as being written, just before the closing
+// edit takes the mark off, so the text alone does not say it is finished.
+func (w *slackWorld) finishedAnswer(t *testing.T, channel, threadTS, want string) slacktest.Message {
+	t.Helper()
+	w.answerIn(t, channel, threadTS, want)
+	m, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		return m.FromBot() && !m.Ephemeral && m.Channel == channel && (m.ThreadTS == threadTS || m.TS == threadTS) &&
+			strings.Contains(m.Rendered(), want) && !strings.Contains(m.Rendered(), "writing…") && !m.Streaming
+	})
+	if err != nil {
+		t.Fatalf("the finished answer still says it is being written: %v\nthread: %+v", err, w.slack.Thread(channel, threadTS))
+	}
+	return m
+}
+
+// finishedAnswer is the Discord world's: the bot's message in channel
+// that shows want and is no longer marked as being written.
+func (w *discordWorld) finishedAnswer(t *testing.T, channel, want string) discordtest.Message {
+	t.Helper()
+	w.answerIn(t, channel, want)
+	m, err := w.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
+		return m.FromBot() && !m.Ephemeral && m.ChannelID == channel && strings.Contains(m.Content, want) &&
+			!strings.Contains(m.Content, "writing…")
+	})
+	if err != nil {
+		t.Fatalf("the finished answer still says it is being written: %v\nmessages: %+v", err, w.discord.Messages())
+	}
+	return m
+}
+
 // secretAnswer is streamingAnswer with reasoning the user must never see.
 func secretAnswer() llmtest.Reply {
 	return llmtest.Thinking("REASONING-FIELD check the vault first", "<think>REASONING-INLINE musing</think>"+streamingAnswer).
@@ -74,10 +106,7 @@ func TestSlackStreamsAnswer(t *testing.T) {
 			}); err != nil {
 				t.Fatalf("the answer never grew while being written: %v\n%s", err, p.output.String())
 			}
-			final := w.answerIn(t, "C0GENERAL", mention.TS, "starts from a clean slate.")
-			if strings.Contains(final.Rendered(), "writing…") || final.Streaming {
-				t.Errorf("the finished answer still says it is being written: %q", final.Rendered())
-			}
+			final := w.finishedAnswer(t, "C0GENERAL", mention.TS, "starts from a clean slate.")
 			if got := botAnswers(w, "Rotating the deploy key"); got != 1 {
 				t.Errorf("the answer is in the thread %d times, want once", got)
 			}
@@ -133,7 +162,7 @@ func TestSlackStreamCrash(t *testing.T) {
 	p1.kill()
 
 	p2 := w.start(t, 2)
-	w.answerIn(t, "C0GENERAL", mention.TS, "starts from a clean slate.")
+	w.finishedAnswer(t, "C0GENERAL", mention.TS, "starts from a clean slate.")
 	for _, m := range w.slack.Thread("C0GENERAL", mention.TS) {
 		if m.FromBot() && (strings.Contains(m.Rendered(), "writing…") || m.Streaming) {
 			t.Errorf("a half-written answer is left in the thread: %.60q", m.Rendered())
@@ -161,10 +190,7 @@ func TestDiscordStreamsAnswer(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the answer never showed while being written: %v\n%s", err, p.output.String())
 	}
-	final := w.answerIn(t, mention.ID, "starts from a clean slate.")
-	if strings.Contains(final.Content, "writing…") {
-		t.Errorf("the finished answer still says it is being written: %q", final.Content)
-	}
+	final := w.finishedAnswer(t, mention.ID, "starts from a clean slate.")
 	if got := discordAnswers(w, "Rotating the deploy key"); got != 1 {
 		t.Errorf("the answer is in the thread %d times, want once", got)
 	}
