@@ -45,6 +45,9 @@ var (
 	bucketProfiles    = []byte("profiles")
 	bucketPatterns    = []byte("patterns")
 	bucketUsage       = []byte("usage")
+	bucketSpends      = []byte("spends")
+	bucketSpendDays   = []byte("spend_days")
+	bucketCalls       = []byte("calls")
 
 	keySchema = []byte("schema")
 )
@@ -52,7 +55,7 @@ var (
 var allBuckets = [][]byte{
 	bucketMeta, bucketThreads, bucketInbound, bucketPending, bucketGates,
 	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
-	bucketUsage,
+	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls,
 }
 
 // ErrLocked reports that another process holds the database file.

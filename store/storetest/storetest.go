@@ -25,6 +25,8 @@ type Backend interface {
 
 	core.GateStore
 	Ledger
+	core.SpendLedger
+	core.CallLog
 
 	// conversation.Journal and slack.Threads.
 	JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, err error)
@@ -72,6 +74,9 @@ func Run(t *testing.T, open Opener) {
 	t.Run("ThreadKnown", func(t *testing.T) { testThreadKnown(t, open) })
 	t.Run("Memories", func(t *testing.T) { testMemories(t, open) })
 	t.Run("Usage", func(t *testing.T) { testUsage(t, open) })
+	t.Run("Spends", func(t *testing.T) { testSpends(t, open(t, epochClock().Now)) })
+	t.Run("SpendDayLimit", func(t *testing.T) { testSpendDayLimit(t, open(t, epochClock().Now)) })
+	t.Run("CallLog", func(t *testing.T) { testCallLog(t, open(t, epochClock().Now)) })
 }
 
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

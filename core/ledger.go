@@ -1,0 +1,121 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// SpendState is where one planned spend call is in its life. A call
+// moves planned -> asked -> approved -> calling -> completed or failed,
+// or ends early as refused, denied or cancelled. A call found "calling"
+// after a crash becomes unknown: it may have moved money, so it is never
+// made again.
+type SpendState string
+
+// Spend states.
+const (
+	SpendPlanned   SpendState = "planned"
+	SpendRefused   SpendState = "refused" // over a limit: refused before anyone was asked
+	SpendAsked     SpendState = "asked"
+	SpendApproved  SpendState = "approved"
+	SpendDenied    SpendState = "denied" // a person said no, or nobody said yes in time
+	SpendCancelled SpendState = "cancelled"
+	SpendCalling   SpendState = "calling"
+	SpendCompleted SpendState = "completed"
+	SpendFailed    SpendState = "failed"
+	SpendUnknown   SpendState = "unknown"
+)
+
+// Final reports whether s is an end state.
+func (s SpendState) Final() bool {
+	switch s {
+	case SpendRefused, SpendDenied, SpendCancelled, SpendCompleted, SpendFailed, SpendUnknown:
+		return true
+	}
+	return false
+}
+
+// Counts reports whether a call in state s counts toward a day's spend
+// limit: anything approved, whether or not it is known to have run.
+func (s SpendState) Counts() bool {
+	switch s {
+	case SpendApproved, SpendCalling, SpendCompleted, SpendUnknown:
+		return true
+	}
+	return false
+}
+
+// Spend is one planned call of a spend-class tool: the spend ledger's
+// record of who asked for it, who decided, what ran and how it ended.
+type Spend struct {
+	// ID is "<intent>/<n>", n counting the intent's calls from 1.
+	ID       string `json:"id"`
+	IntentID string `json:"intent_id"`
+	Thread   Thread `json:"thread"`
+	// EventID and CallID are the turn's message and the core_execute call
+	// that asked for the spend.
+	EventID   string `json:"event_id,omitempty"`
+	CallID    string `json:"call_id,omitempty"`
+	Requester string `json:"requester"`
+	// Intent is the prose the model passed to core_execute.
+	Intent string `json:"intent"`
+	// Tool is the tool's pinned URI; Server and Name its manifest alias and
+	// name on the server.
+	Tool   string          `json:"tool"`
+	Server string          `json:"server"`
+	Name   string          `json:"name"`
+	Args   json.RawMessage `json:"args"`
+	// Summary is the one line shown with the question.
+	Summary string `json:"summary,omitempty"`
+	// Amount and Currency are read from the arguments a spend limit names:
+	// Amount a decimal, "" when no limit applies.
+	Amount   string `json:"amount,omitempty"`
+	Currency string `json:"currency,omitempty"`
+	// Day is the UTC day the call was planned, "2006-01-02": the day its
+	// amount counts toward.
+	Day string `json:"day"`
+
+	State SpendState `json:"state"`
+	// DecidedBy is who approved or denied; "" for a default denial.
+	DecidedBy string `json:"decided_by,omitempty"`
+	// Reason says why a call was refused, denied, failed or is unknown.
+	Reason string `json:"reason,omitempty"`
+	// Result is the tool's output, cut to a few kilobytes.
+	Result string `json:"result,omitempty"`
+
+	Created  time.Time `json:"created"`
+	Decided  time.Time `json:"decided,omitzero"`
+	Called   time.Time `json:"called,omitzero"`
+	Finished time.Time `json:"finished,omitzero"`
+}
+
+// SpendLedger keeps the spend ledger durably. Both stores implement it;
+// on PostgreSQL every instance sees the same ledger.
+type SpendLedger interface {
+	// PlanSpends stores the intent's planned calls unless the intent
+	// already has some, and returns the intent's calls as stored, in
+	// order: a resumed intent gets its first plan back.
+	PlanSpends(ctx context.Context, intentID string, calls []Spend) ([]Spend, error)
+	// UpdateSpend applies fn to the stored call with id and stores the
+	// result in one transaction. fn also sees every other call of the
+	// same workspace and UTC day, for day limits; on PostgreSQL two
+	// instances updating calls of the same workspace and day take turns.
+	// If fn fails nothing is written and its error is returned as it is.
+	// An unknown id is ErrNotFound.
+	UpdateSpend(ctx context.Context, id string, fn func(s *Spend, sameDay []Spend) error) (Spend, error)
+	// SpendsSince returns the calls created at or after since, oldest
+	// first.
+	SpendsSince(ctx context.Context, since time.Time) ([]Spend, error)
+}
+
+// CallLog records that an approved call with a side effect is being made,
+// before it is made, so that after a crash it is never made again under
+// the same approval. Both stores implement it.
+type CallLog interface {
+	// BeginCall records key as calling. fresh is false when key was
+	// begun before: the call may already have run.
+	BeginCall(ctx context.Context, key string) (fresh bool, err error)
+	// EndCall records that the call with key returned.
+	EndCall(ctx context.Context, key string) error
+}

@@ -1,0 +1,162 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/core"
+)
+
+// SpendBackend is the spend ledger and the calls log.
+type SpendBackend interface {
+	core.SpendLedger
+	core.CallLog
+}
+
+func spend(intent string, n int, th core.Thread, amount string, at time.Time) core.Spend {
+	return core.Spend{
+		ID: fmt.Sprintf("%s/%d", intent, n), IntentID: intent, Thread: th, Requester: "U1",
+		Intent: "send 5 USDC to alice", Tool: "mcp://wallet/transfer", Server: "wallet", Name: "transfer",
+		Args: json.RawMessage(`{"amount":` + amount + `}`), Amount: amount, Currency: "USDC",
+		Day: at.UTC().Format(time.DateOnly), State: core.SpendPlanned, Created: at,
+	}
+}
+
+func testSpends(t *testing.T, b SpendBackend) {
+	ctx := context.Background()
+	th := thread("s1")
+	plan := []core.Spend{spend("x1", 1, th, "5", epoch), spend("x1", 2, th, "7", epoch)}
+	got, err := b.PlanSpends(ctx, "x1", plan)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("PlanSpends = %d calls, %v; want 2", len(got), err)
+	}
+	// A resumed intent gets its first plan back, whatever it planned now.
+	again, err := b.PlanSpends(ctx, "x1", []core.Spend{spend("x1", 1, th, "999", epoch)})
+	if err != nil || len(again) != 2 || again[0].Amount != "5" || again[1].ID != "x1/2" {
+		t.Fatalf("PlanSpends again = %+v, %v; want the first plan", again, err)
+	}
+	if _, err := b.PlanSpends(ctx, "x2", []core.Spend{spend("x1", 1, th, "1", epoch)}); err == nil {
+		t.Errorf("PlanSpends(x2) with a call of x1 = nil, want an error")
+	}
+
+	up, err := b.UpdateSpend(ctx, "x1/1", func(s *core.Spend, day []core.Spend) error {
+		if len(day) != 1 || day[0].ID != "x1/2" {
+			return fmt.Errorf("same day = %+v, want x1/2 only", day)
+		}
+		s.State, s.DecidedBy, s.ID = core.SpendApproved, "U2", "forged"
+		return nil
+	})
+	if err != nil || up.State != core.SpendApproved || up.ID != "x1/1" {
+		t.Fatalf("UpdateSpend = %+v, %v; want approved x1/1", up, err)
+	}
+	refused := errors.New("over the limit")
+	if _, err := b.UpdateSpend(ctx, "x1/2", func(s *core.Spend, _ []core.Spend) error {
+		s.State = core.SpendCompleted
+		return refused
+	}); !errors.Is(err, refused) {
+		t.Errorf("UpdateSpend with fn failing = %v, want fn's error", err)
+	}
+	if _, err := b.UpdateSpend(ctx, "nope/1", func(*core.Spend, []core.Spend) error { return nil }); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("UpdateSpend(unknown) = %v, want ErrNotFound", err)
+	}
+
+	// Another workspace's day is not seen.
+	other := core.Thread{Platform: "slack", Workspace: "T2", Channel: "C1", ID: "1.0"}
+	if _, err := b.PlanSpends(ctx, "x3", []core.Spend{spend("x3", 1, other, "1", epoch.Add(time.Minute))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.UpdateSpend(ctx, "x3/1", func(_ *core.Spend, day []core.Spend) error {
+		if len(day) != 0 {
+			return fmt.Errorf("same day in T2 = %d calls, want none", len(day))
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
+	}
+
+	all, err := b.SpendsSince(ctx, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range all {
+		ids = append(ids, s.ID+":"+string(s.State))
+	}
+	if fmt.Sprint(ids) != "[x1/1:approved x1/2:planned x3/1:planned]" {
+		t.Errorf("SpendsSince = %v", ids)
+	}
+	if late, _ := b.SpendsSince(ctx, epoch.Add(time.Second)); len(late) != 1 || late[0].ID != "x3/1" {
+		t.Errorf("SpendsSince(later) = %+v, want x3/1 only", late)
+	}
+}
+
+// testSpendDayLimit runs many approvals of one workspace-day at once: a
+// day limit checked in UpdateSpend's fn must hold under concurrency.
+func testSpendDayLimit(t *testing.T, b SpendBackend) {
+	ctx := context.Background()
+	th := thread("limit")
+	const calls, limit = 12, 5
+	for i := range calls {
+		id := "d" + strconv.Itoa(i)
+		if _, err := b.PlanSpends(ctx, id, []core.Spend{spend(id, 1, th, "1", epoch)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	approved := 0
+	for i := range calls {
+		wg.Go(func() {
+			_, err := b.UpdateSpend(ctx, "d"+strconv.Itoa(i)+"/1", func(s *core.Spend, day []core.Spend) error {
+				n := 0
+				for _, o := range day {
+					if o.State.Counts() {
+						n++
+					}
+				}
+				if n >= limit {
+					return errors.New("limit")
+				}
+				s.State = core.SpendApproved
+				return nil
+			})
+			if err == nil {
+				mu.Lock()
+				approved++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if approved != limit {
+		t.Errorf("approved %d calls concurrently, want the limit %d", approved, limit)
+	}
+}
+
+func testCallLog(t *testing.T, b SpendBackend) {
+	ctx := context.Background()
+	if fresh, err := b.BeginCall(ctx, "k1"); err != nil || !fresh {
+		t.Fatalf("BeginCall(k1) = %v, %v; want fresh", fresh, err)
+	}
+	if fresh, err := b.BeginCall(ctx, "k1"); err != nil || fresh {
+		t.Errorf("BeginCall(k1) again = %v, %v; want not fresh", fresh, err)
+	}
+	if err := b.EndCall(ctx, "k1"); err != nil {
+		t.Errorf("EndCall(k1) = %v", err)
+	}
+	if err := b.EndCall(ctx, "k1"); err != nil {
+		t.Errorf("EndCall(k1) twice = %v", err)
+	}
+	if fresh, err := b.BeginCall(ctx, "k1"); err != nil || fresh {
+		t.Errorf("BeginCall(k1) after its end = %v, %v; want not fresh", fresh, err)
+	}
+	if err := b.EndCall(ctx, "k2"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("EndCall(unknown) = %v, want ErrNotFound", err)
+	}
+}
