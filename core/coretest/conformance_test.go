@@ -13,4 +13,5 @@ import (
 func TestConformance(t *testing.T) {
 	storetest.RunGates(t, func(*testing.T) core.GateStore { return coretest.NewGateStore() })
 	storetest.RunLedger(t, func(*testing.T) storetest.Ledger { return coretest.NewLedger() })
+	storetest.RunSpends(t, func(*testing.T) storetest.SpendBackend { return coretest.NewSpends() })
 }

@@ -69,6 +69,19 @@ func (m *Manifest) Effect(alias, tool string) (e Effect, declared bool) {
 	return "", false
 }
 
+// ToolEffect returns the class the tool's own tool_side_effects entry
+// declares, ignoring the server's side_effects; declared is false when
+// the tool has no entry of its own.
+func (m *Manifest) ToolEffect(alias, tool string) (e Effect, declared bool) {
+	for _, s := range m.Servers {
+		if s.Alias == alias {
+			v, ok := s.ToolSideEffects[tool]
+			return Effect(v), ok
+		}
+	}
+	return "", false
+}
+
 // Allows reports whether the manifest's allowed_side_effects admits e;
 // a manifest without the field admits every class.
 func (m *Manifest) Allows(e Effect) bool {

@@ -20,6 +20,10 @@ import (
 var (
 	// ErrUnavailable reports a server that is restarting after a crash.
 	ErrUnavailable = errors.New("server temporarily unavailable")
+	// ErrNotSent accompanies ErrUnavailable when the call certainly never
+	// reached the server (it was restarting before the call was made), so
+	// even a call with a side effect may be made again.
+	ErrNotSent = errors.New("the call was not sent")
 	// ErrServerDown reports a server that did not start, or was rejected
 	// for tool drift, and will not come back until neobot restarts.
 	ErrServerDown = errors.New("server not running")
@@ -391,7 +395,7 @@ func (m *Manager) Call(ctx context.Context, alias, tool string, args map[string]
 	switch st {
 	case StateUp:
 	case StateRestarting:
-		return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, ErrUnavailable)
+		return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w)", alias, tool, ErrUnavailable, ErrNotSent)
 	default:
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w: %s", alias, tool, ErrServerDown, problem)
 	}
@@ -401,6 +405,9 @@ func (m *Manager) Call(ctx context.Context, alias, tool string, args map[string]
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
+	if meta := metaFrom(ctx); meta != nil {
+		req.Params.Meta = &mcp.Meta{AdditionalFields: meta}
+	}
 	res, err := c.client.CallTool(ctx, req)
 	if err == nil {
 		return fromCallResult(res), nil

@@ -68,6 +68,7 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 	}
 	// The capability gate: every call, by whatever name, is checked
 	// against the manifest and the place's skill before it can run.
+	asked := false
 	switch v := s.verdict(sk, b); v.Rule {
 	case skill.Deny:
 		return s.refuse(ctx, sk, name, b.uriText, v)
@@ -79,27 +80,79 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 		if !ok {
 			return refusal, true, nil
 		}
+		asked = true
+	}
+	if asked && s.calls != nil {
+		// "Allow once" means once: the call is recorded as being made
+		// before it is made, and a call found recorded (a crash or a
+		// retry after it began) is never made again under this approval.
+		key := callKey(ctx)
+		fresh, err := s.calls.BeginCall(ctx, key)
+		if err != nil {
+			return fmt.Sprintf("%s was approved but not run: neobot could not record that it is being made (%v), so it did not risk making it twice. Tell the user and try again later.", name, err), true, nil
+		}
+		if !fresh {
+			s.tell(ctx, fmt.Sprintf("%s/%s was approved and started, but neobot stopped before its result came back: its outcome is unknown, so it was not run again. Check it, and ask again if it is still needed.", b.alias, b.tool))
+			return fmt.Sprintf("%s was approved and started earlier, but its result was lost when neobot stopped: its outcome is unknown. It was not run again. "+
+				"Tell the user to check whether it took effect; call it again only if they ask, and they will be asked to approve it again.", name), true, nil
+		}
+		defer func() {
+			if err := s.calls.EndCall(context.WithoutCancel(ctx), key); err != nil {
+				s.gate.log.Warn().Err(err).Str("tool", b.uriText).Msg("tools: the end of an approved call was not recorded")
+			}
+		}()
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
 	res, err := s.mgr.Call(callCtx, b.alias, b.tool, args)
+	// Only a call that changes nothing, or one that certainly never
+	// reached its server, may be made again after a failure: anything
+	// else may have taken effect.
+	again := !asked && (b.effect == mcp.EffectNone || b.effect == mcp.EffectRead || errors.Is(err, mcp.ErrNotSent))
 	switch {
 	case err == nil:
 		return render(res), res.IsError, nil
 	case ctx.Err() != nil:
 		return "", false, fmt.Errorf("tools: %s: %w", name, ctx.Err())
-	case errors.Is(err, mcp.ErrUnavailable):
+	case errors.Is(err, mcp.ErrUnavailable) && again:
 		return "", false, &RetryableError{Err: err,
 			Text: fmt.Sprintf("%s is temporarily unavailable: its server %q is restarting. Try again shortly, or carry on without it.", name, b.alias)}
+	case errors.Is(err, mcp.ErrUnavailable) && errors.Is(err, mcp.ErrNotSent):
+		return fmt.Sprintf("%s was not run: its server %q is restarting, and the call never reached it. Try again shortly; an approval will be asked again.", name, b.alias), true, nil
+	case errors.Is(err, mcp.ErrUnavailable):
+		return fmt.Sprintf("%s may or may not have taken effect: its server %q stopped during the call, so its outcome is unknown. "+
+			"Do not call it again on your own; tell the user to check.", name, b.alias), true, nil
 	case errors.Is(err, mcp.ErrServerDown):
 		return fmt.Sprintf("%s is not available: its server %q is not running.", name, b.alias), true, nil
 	case errors.Is(err, mcp.ErrUnknownTool):
 		return fmt.Sprintf("unknown tool %q — it is not available", name), true, nil
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded) && again:
 		return "", false, &RetryableError{Err: err,
 			Text: fmt.Sprintf("%s timed out after %s; it may still have taken effect, so check before calling it again.", name, s.callTimeout)}
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("%s timed out after %s: its outcome is unknown, and it may still take effect. "+
+			"Do not call it again on your own; tell the user to check.", name, s.callTimeout), true, nil
 	}
 	return "", false, fmt.Errorf("tools: %s: %w", name, err)
+}
+
+// callKey names the call of ctx's turn in the calls log: the thread, the
+// turn's message and the model's call ID, as an asked call's gate is.
+func callKey(ctx context.Context) string {
+	key := core.ToolCallFrom(ctx)
+	if t, ok := core.TurnFrom(ctx); ok {
+		key = t.Inbound.Thread.Key() + "\x00" + t.Inbound.EventID + "\x00" + key
+	}
+	return key
+}
+
+// tell shows a notice in ctx's turn's thread, when there is one.
+func (s *Surface) tell(ctx context.Context, text string) {
+	if t, ok := core.TurnFrom(ctx); ok && t.Reporter != nil {
+		if err := t.Reporter.Notice(ctx, text); err != nil {
+			s.gate.log.Debug().Err(err).Msg("tools: notice not shown")
+		}
+	}
 }
 
 // RetryableError is a call that failed on its way to the tool, not in it:
@@ -125,11 +178,15 @@ func (s *Surface) coreExecute(ctx context.Context, args map[string]any) (string,
 	if strings.TrimSpace(intent) == "" {
 		return core.CoreExecute + ` needs "intent": a clear, self-contained description of the task.`, true, nil
 	}
-	if s.delegate == nil {
+	run := s.delegate
+	if run == nil && s.offersExecute(s.skillOf(ctx)) {
+		run = s.execute
+	}
+	if run == nil {
 		return "spending is not set up for this bot, so nothing that moves funds or needs a signature can be done here. " +
 			"Tell the user it is not set up.", true, nil
 	}
-	out, err := s.delegate(ctx, intent)
+	out, err := run(ctx, intent)
 	if err != nil {
 		// In-band, whatever the error: a money-moving call is never
 		// retried automatically.

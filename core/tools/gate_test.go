@@ -254,6 +254,40 @@ func TestUndeclaredToolsClassified(t *testing.T) {
 	}
 }
 
+// TestEscalateNamesWin: a server-wide class does not make a tool named
+// like a spend an ordinary tool; only the tool's own entry can, and that
+// override is a warning for check.
+func TestEscalateNamesWin(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		own       map[string]string
+		want      mcp.Effect
+		wantWarns int
+	}{
+		{"server-wide write", nil, mcp.EffectSpend, 0},
+		{"the tool's own entry", map[string]string{"transfer_tokens": "write"}, mcp.EffectWrite, 1},
+		{"the tool's own entry says spend", map[string]string{"transfer_tokens": "spend"}, mcp.EffectSpend, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := chainManifest()
+			m.Servers[0].SideEffects, m.Servers[0].ToolSideEffects = "write", tc.own
+			s := spawn(t, Options{Manifest: m})
+			if b := s.byFunc["chain__transfer_tokens"]; b.effect != tc.want || (b.class == Escalate) != (tc.want == mcp.EffectSpend) {
+				t.Errorf("transfer_tokens: %s (%s), want %s", b.effect, b.class, tc.want)
+			}
+			var warns []string
+			for _, w := range s.Warnings() {
+				if strings.Contains(w, "chain/transfer_tokens matches an escalate pattern") {
+					warns = append(warns, w)
+				}
+			}
+			if len(warns) != tc.wantWarns {
+				t.Errorf("warnings about the override = %q, want %d", warns, tc.wantWarns)
+			}
+		})
+	}
+}
+
 func BenchmarkGate(b *testing.B) {
 	m := &mcp.Manifest{DID: "did:key:z", Servers: []mcp.ServerSpec{{Alias: "files", Transport: mcp.TransportInProcess,
 		Version: "1.0.0", Tools: []string{"read_note"}, SideEffects: "read"}}}
@@ -332,6 +366,59 @@ func TestAskedCallIsNotReused(t *testing.T) {
 	}
 	if out, asked := run(turn("E2")); !asked || out != "written" {
 		t.Errorf("call_0 again in a later turn: %q, asked %v; want a new question", out, asked)
+	}
+}
+
+// TestAskedCallRunsOnce: with the calls log, "Allow once" is once even
+// across a crash. The same call dispatched again for the same message (a
+// turn resumed after neobot was killed while the tool ran) is not run
+// again: its outcome is unknown, the model and the thread are told; the
+// user asking again in a later message is asked again.
+func TestAskedCallRunsOnce(t *testing.T) {
+	calls := coretest.NewSpends()
+	w := newFilesWorld(t, nil)
+	w.s.calls = calls
+	gates := core.NewGates(core.GatesOptions{Store: coretest.NewGateStore()})
+	ui := gateUI{posted: make(chan core.Gate, 4)}
+	th := core.Thread{Platform: "slack", Workspace: "T1", Channel: "CASK", ID: "100.1"}
+	rec := coretest.NewRecorder()
+	turn := func(event string) context.Context {
+		tr := &core.Turn{Inbound: core.Inbound{Thread: th, User: "UALICE", EventID: event}, Reporter: rec,
+			Approver: gates.Approver(th, "UALICE", []string{"UCAROL"}, ui)}
+		return core.WithToolCall(core.WithTurn(context.Background(), tr), "call_0")
+	}
+	args := map[string]any{"path": "plan.md", "text": "v1"}
+	run := func(ctx context.Context) (string, bool) {
+		done := make(chan string, 1)
+		go func() {
+			content, _, _ := w.s.Dispatch(ctx, "files__write_note", args)
+			done <- content
+		}()
+		select {
+		case g := <-ui.posted:
+			if _, err := gates.Decide(context.Background(), g.Token, "UCAROL", nil, AllowOnce); err != nil {
+				t.Fatal(err)
+			}
+			return <-done, true
+		case content := <-done:
+			return content, false
+		}
+	}
+	if out, asked := run(turn("E1")); !asked || out != "written" || w.writes.Load() != 1 {
+		t.Fatalf("first call: %q, asked %v, %d writes", out, asked, w.writes.Load())
+	}
+	out, asked := run(turn("E1"))
+	if asked || w.writes.Load() != 1 || !strings.Contains(out, "its outcome is unknown. It was not run again") {
+		t.Errorf("the same call resumed: %q, asked %v, %d writes; want no new question, no second write, an unknown outcome", out, asked, w.writes.Load())
+	}
+	if n := rec.Notices(); len(n) != 1 || !strings.Contains(n[0], "files/write_note was approved and started") {
+		t.Errorf("notices = %q, want the thread told the outcome is unknown", n)
+	}
+	if out, asked := run(turn("E2")); !asked || out != "written" || w.writes.Load() != 2 {
+		t.Errorf("asked again in a later message: %q, asked %v, %d writes; want a new question and one more write", out, asked, w.writes.Load())
+	}
+	if c := calls.Calling(); len(c) != 0 {
+		t.Errorf("calls left calling: %q", c)
 	}
 }
 

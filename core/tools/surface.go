@@ -33,6 +33,13 @@ type Options struct {
 	// Delegate runs core_execute. Nil keeps core_execute advertised; it
 	// then answers that no execution daemon is configured.
 	Delegate func(ctx context.Context, intent string) (string, error)
+	// Execute runs core_execute with neobot's own executor when Delegate
+	// is nil. It is offered only in places whose skill may use at least
+	// one spend-class tool; with neither, core_execute is not offered.
+	Execute func(ctx context.Context, intent string) (string, error)
+	// Calls records approved calls before they are made, so none is made
+	// twice under one approval (see core.CallLog). Nil keeps no record.
+	Calls core.CallLog
 	// Recall runs memory_recall. Nil hides memory_recall.
 	Recall func(ctx context.Context, query string) (string, error)
 	// Forget runs memory_forget. Nil hides memory_forget.
@@ -76,6 +83,8 @@ type Surface struct {
 	did         string
 	patterns    []string
 	delegate    func(ctx context.Context, intent string) (string, error)
+	execute     func(ctx context.Context, intent string) (string, error)
+	calls       core.CallLog
 	recall      func(ctx context.Context, query string) (string, error)
 	forget      func(ctx context.Context, query string) (string, error)
 	history     func(ctx context.Context, query string) (string, error)
@@ -85,6 +94,7 @@ type Surface struct {
 	manifest    *mcp.Manifest // nil without one
 	skills      *skill.Set
 	gate        gate
+	overrides   []string // escalate-named tools the manifest declares otherwise, for check
 
 	mu    sync.Mutex
 	cache map[*skill.Skill]schemaCache
@@ -105,7 +115,7 @@ type schemaCache struct {
 // not bound the servers' lives, Close does.
 func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 	s := &Surface{
-		delegate: opts.Delegate, recall: opts.Recall, forget: opts.Forget, history: opts.History, callTimeout: opts.CallTimeout,
+		delegate: opts.Delegate, execute: opts.Execute, calls: opts.Calls, recall: opts.Recall, forget: opts.Forget, history: opts.History, callTimeout: opts.CallTimeout,
 		byFunc: map[string]binding{}, funcOf: map[toolRef]string{},
 		manifest: opts.Manifest, skills: opts.Skills, gate: newGate(opts.Logger),
 		cache: map[*skill.Skill]schemaCache{},
@@ -148,11 +158,17 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 		b := binding{alias: ref.alias, tool: ref.tool, uri: mcp.ToolURI{Alias: ref.alias, Tool: ref.tool, Version: versions[ref.alias]}}
 		b.uriText = b.uri.String()
 		b.effect, b.declared = opts.Manifest.Effect(ref.alias, ref.tool)
-		if !b.declared {
+		own, ownDeclared := opts.Manifest.ToolEffect(ref.alias, ref.tool)
+		switch escalate := Classify(ref.tool, s.patterns) == Escalate; {
+		case escalate && !ownDeclared:
+			// A name that says it moves money wins over a server-wide
+			// class: only the tool's own entry can say otherwise.
+			b.effect = mcp.EffectSpend
+		case escalate && own != mcp.EffectSpend:
+			s.overrides = append(s.overrides, fmt.Sprintf("%s/%s matches an escalate pattern but its tool_side_effects entry makes it %s: "+
+				"the model calls it directly, without core_execute and without a spend approval; remove the entry unless it truly moves no money", ref.alias, ref.tool, own))
+		case !b.declared:
 			b.effect = mcp.EffectExternal // the strictest class short of spend
-			if Classify(ref.tool, s.patterns) == Escalate {
-				b.effect = mcp.EffectSpend
-			}
 		}
 		if b.effect == mcp.EffectSpend {
 			b.class = Escalate
@@ -203,7 +219,7 @@ func (s *Surface) Schemas(ctx context.Context) []llm.Tool {
 		}
 	}
 	slices.SortFunc(out, func(a, b llm.Tool) int { return cmp.Compare(a.Function.Name, b.Function.Name) })
-	if s.spendVerdict(sk).Rule == skill.Allow {
+	if s.offersExecute(sk) {
 		out = append(out, coreExecuteSchema())
 	}
 	if s.recall != nil {
@@ -243,13 +259,15 @@ func (s *Surface) Servers() []mcp.Status {
 	return s.mgr.Status()
 }
 
-// Warnings returns the non-fatal problems seen: servers that failed to
-// start or were rejected for tool drift.
+// Warnings returns the non-fatal problems seen: tools named like spends
+// that the manifest declares otherwise, and servers that failed to start
+// or were rejected for tool drift.
 func (s *Surface) Warnings() []string {
-	if s.mgr == nil {
-		return nil
+	out := slices.Clone(s.overrides)
+	if s.mgr != nil {
+		out = append(out, s.mgr.Warnings()...)
 	}
-	return s.mgr.Warnings()
+	return out
 }
 
 // Close stops every server and waits until their processes are gone.

@@ -79,17 +79,21 @@ func names(s *Surface) []string {
 
 func TestSchemas(t *testing.T) {
 	recall := func(context.Context, string) (string, error) { return "", nil }
+	daemon := func(context.Context, string) (string, error) { return "", nil }
 	tests := []struct {
 		name string
 		opts Options
 		want []string
 	}{
 		// simulate_swap contains "swap": the substring heuristic is
-		// conservative and escalates it.
-		{name: "defaults", want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", core.CoreExecute}},
-		{name: "with recall", opts: Options{Recall: recall}, want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", core.CoreExecute, MemoryRecall}},
-		{name: "with recall and forget", opts: Options{Recall: recall, Forget: recall}, want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", core.CoreExecute, MemoryRecall, MemoryForget}},
-		{name: "own patterns", opts: Options{EscalatePatterns: []string{"balance"}}, want: []string{"chain__broken", "chain__simulate_swap", "chain__slow", "chain__transfer_tokens", "chain__weird_name_v2", core.CoreExecute}},
+		// conservative and escalates it. Without a daemon or an executor
+		// nothing can spend, and core_execute is not offered.
+		{name: "defaults", want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2"}},
+		{name: "with a daemon", opts: Options{Delegate: daemon}, want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", core.CoreExecute}},
+		{name: "with the executor", opts: Options{Execute: daemon}, want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", core.CoreExecute}},
+		{name: "with recall", opts: Options{Delegate: daemon, Recall: recall}, want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", core.CoreExecute, MemoryRecall}},
+		{name: "with recall and forget", opts: Options{Recall: recall, Forget: recall}, want: []string{"chain__broken", "chain__get_balance", "chain__slow", "chain__weird_name_v2", MemoryRecall, MemoryForget}},
+		{name: "own patterns", opts: Options{Delegate: daemon, EscalatePatterns: []string{"balance"}}, want: []string{"chain__broken", "chain__simulate_swap", "chain__slow", "chain__transfer_tokens", "chain__weird_name_v2", core.CoreExecute}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,13 +110,26 @@ func TestSchemas(t *testing.T) {
 	}
 }
 
+// TestSchemasNoManifest: with a daemon core_execute is offered; with only
+// the executor and no spend tool to run, the model is not told of it.
 func TestSchemasNoManifest(t *testing.T) {
-	s, err := Spawn(context.Background(), Options{})
-	if err != nil {
-		t.Fatalf("Spawn(no manifest) error = %v", err)
-	}
-	if got := names(s); !slices.Equal(got, []string{core.CoreExecute}) {
-		t.Errorf("Schemas() = %v, want only %s", got, core.CoreExecute)
+	run := func(context.Context, string) (string, error) { return "", nil }
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want []string
+	}{
+		{"daemon", Options{Delegate: run}, []string{core.CoreExecute}},
+		{"executor", Options{Execute: run}, nil},
+		{"neither", Options{}, nil},
+	} {
+		s, err := Spawn(context.Background(), tc.opts)
+		if err != nil {
+			t.Fatalf("Spawn(no manifest) error = %v", err)
+		}
+		if got := names(s); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: Schemas() = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
 
@@ -162,10 +179,19 @@ func TestDispatch(t *testing.T) {
 			}
 		})
 	}
-	t.Run("per-call timeout is retryable", func(t *testing.T) {
-		_, _, err := s.Dispatch(context.Background(), "chain__slow", nil)
+	t.Run("a call that may have taken effect is not retried after a timeout", func(t *testing.T) {
+		got, isErr, err := s.Dispatch(context.Background(), "chain__slow", nil)
+		if err != nil || !isErr || !strings.HasPrefix(got, "chain__slow timed out after 50ms: its outcome is unknown") {
+			t.Errorf("Dispatch(chain__slow, external) = %q, %v, %v; want in-band: its outcome is unknown", got, isErr, err)
+		}
+	})
+	t.Run("a read's timeout is retryable", func(t *testing.T) {
+		m := chainManifest()
+		m.Servers[0].ToolSideEffects = map[string]string{"slow": "read"}
+		r := spawn(t, Options{Manifest: m, CallTimeout: 50 * time.Millisecond})
+		_, _, err := r.Dispatch(context.Background(), "chain__slow", nil)
 		if re, ok := errors.AsType[*RetryableError](err); !ok || !strings.HasPrefix(re.InBand(), "chain__slow timed out after 50ms") {
-			t.Errorf("Dispatch(chain__slow) = %v, want a RetryableError saying it timed out after 50ms", err)
+			t.Errorf("Dispatch(chain__slow, read) = %v, want a RetryableError saying it timed out after 50ms", err)
 		}
 	})
 	if !slices.Equal(intents, []string{"send 1 PAX to bob", "fail please"}) {

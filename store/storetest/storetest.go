@@ -74,9 +74,14 @@ func Run(t *testing.T, open Opener) {
 	t.Run("ThreadKnown", func(t *testing.T) { testThreadKnown(t, open) })
 	t.Run("Memories", func(t *testing.T) { testMemories(t, open) })
 	t.Run("Usage", func(t *testing.T) { testUsage(t, open) })
-	t.Run("Spends", func(t *testing.T) { testSpends(t, open(t, epochClock().Now)) })
-	t.Run("SpendDayLimit", func(t *testing.T) { testSpendDayLimit(t, open(t, epochClock().Now)) })
-	t.Run("CallLog", func(t *testing.T) { testCallLog(t, open(t, epochClock().Now)) })
+	RunSpends(t, func(t *testing.T) SpendBackend { return open(t, epochClock().Now) })
+}
+
+// RunSpends runs the spend ledger and calls log part of the suite.
+func RunSpends(t *testing.T, open func(t *testing.T) SpendBackend) {
+	t.Run("Spends", func(t *testing.T) { testSpends(t, open(t)) })
+	t.Run("SpendDayLimit", func(t *testing.T) { testSpendDayLimit(t, open(t)) })
+	t.Run("CallLog", func(t *testing.T) { testCallLog(t, open(t)) })
 }
 
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -1,0 +1,147 @@
+package coretest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/neobot/neobot/core"
+)
+
+// Spends is an in-memory spend ledger and calls log, with the method sets
+// of core.SpendLedger and core.CallLog.
+type Spends struct {
+	mu    sync.Mutex
+	byID  map[string]core.Spend
+	order []string
+	calls map[string]bool // key -> ended
+}
+
+// NewSpends returns an empty Spends.
+func NewSpends() *Spends {
+	return &Spends{byID: map[string]core.Spend{}, calls: map[string]bool{}}
+}
+
+// PlanSpends stores calls unless the intent has some, and returns the
+// intent's calls, in order.
+func (l *Spends) PlanSpends(ctx context.Context, intentID string, calls []core.Spend) ([]core.Spend, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if got := l.intent(intentID); len(got) > 0 {
+		return got, nil
+	}
+	for _, s := range calls {
+		if s.IntentID != intentID || s.ID == "" {
+			return nil, fmt.Errorf("coretest: call %q does not belong to intent %s", s.ID, intentID)
+		}
+	}
+	for _, s := range calls {
+		l.byID[s.ID] = clone(s)
+		l.order = append(l.order, s.ID)
+	}
+	return l.intent(intentID), nil
+}
+
+func (l *Spends) intent(intentID string) []core.Spend {
+	var out []core.Spend
+	for _, id := range l.order {
+		if strings.HasPrefix(id, intentID+"/") {
+			out = append(out, clone(l.byID[id]))
+		}
+	}
+	return out
+}
+
+// UpdateSpend applies fn to the call with id, with the other calls of its
+// workspace and day.
+func (l *Spends) UpdateSpend(ctx context.Context, id string, fn func(s *core.Spend, sameDay []core.Spend) error) (core.Spend, error) {
+	if err := ctx.Err(); err != nil {
+		return core.Spend{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.byID[id]
+	if !ok {
+		return core.Spend{}, fmt.Errorf("coretest: spend %s: %w", id, core.ErrNotFound)
+	}
+	var day []core.Spend
+	for _, oid := range l.order {
+		o := l.byID[oid]
+		if oid != id && o.Day == s.Day && o.Thread.Platform == s.Thread.Platform && o.Thread.Workspace == s.Thread.Workspace {
+			day = append(day, clone(o))
+		}
+	}
+	out := clone(s)
+	if err := fn(&out, day); err != nil {
+		return s, err
+	}
+	out.ID, out.IntentID, out.Thread, out.Day = s.ID, s.IntentID, s.Thread, s.Day
+	l.byID[id] = clone(out)
+	return out, nil
+}
+
+// SpendsSince returns the calls created at or after since, oldest first.
+func (l *Spends) SpendsSince(ctx context.Context, since time.Time) ([]core.Spend, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []core.Spend
+	for _, id := range l.order {
+		if s := l.byID[id]; !s.Created.Before(since) {
+			out = append(out, clone(s))
+		}
+	}
+	slices.SortStableFunc(out, func(a, b core.Spend) int { return a.Created.Compare(b.Created) })
+	return out, nil
+}
+
+// BeginCall records key as calling; fresh is false when it was begun
+// before.
+func (l *Spends) BeginCall(ctx context.Context, key string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.calls[key]; ok {
+		return false, nil
+	}
+	l.calls[key] = false
+	return true, nil
+}
+
+// EndCall records that the call with key returned.
+func (l *Spends) EndCall(ctx context.Context, key string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.calls[key]; !ok {
+		return fmt.Errorf("coretest: call %s: %w", key, core.ErrNotFound)
+	}
+	l.calls[key] = true
+	return nil
+}
+
+// Calling returns the keys of the calls begun and not ended.
+func (l *Spends) Calling() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for k, ended := range l.calls {
+		if !ended {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func clone(s core.Spend) core.Spend {
+	s.Args = json.RawMessage(slices.Clone([]byte(s.Args)))
+	return s
+}
