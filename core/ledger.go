@@ -62,10 +62,12 @@ type Spend struct {
 	Intent string `json:"intent"`
 	// Tool is the tool's pinned URI; Server and Name its manifest alias and
 	// name on the server.
-	Tool   string          `json:"tool"`
-	Server string          `json:"server"`
-	Name   string          `json:"name"`
-	Args   json.RawMessage `json:"args"`
+	Tool   string `json:"tool"`
+	Server string `json:"server"`
+	Name   string `json:"name"`
+	// Function is the tool's function name on neobot's tool surface.
+	Function string          `json:"function"`
+	Args     json.RawMessage `json:"args"`
 	// Summary is the one line shown with the question.
 	Summary string `json:"summary,omitempty"`
 	// Amount and Currency are read from the arguments a spend limit names:

@@ -405,7 +405,7 @@ func (m *Manager) Call(ctx context.Context, alias, tool string, args map[string]
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
-	if meta := metaFrom(ctx); meta != nil {
+	if meta := MetaFrom(ctx); meta != nil {
 		req.Params.Meta = &mcp.Meta{AdditionalFields: meta}
 	}
 	res, err := c.client.CallTool(ctx, req)

@@ -11,8 +11,10 @@ func WithMeta(ctx context.Context, meta map[string]any) context.Context {
 	return context.WithValue(ctx, metaKey{}, meta)
 }
 
-// metaFrom returns the _meta carried by ctx, nil when none.
-func metaFrom(ctx context.Context) map[string]any {
+// MetaFrom returns the _meta carried by ctx, nil when none: on the
+// client side what WithMeta set, and in a Server's tool handler the
+// _meta of the request it serves.
+func MetaFrom(ctx context.Context) map[string]any {
 	m, _ := ctx.Value(metaKey{}).(map[string]any)
 	return m
 }

@@ -74,6 +74,9 @@ func serverTools(tools []ServerTool) []server.ServerTool {
 				if handle == nil {
 					return toCallResult(ErrorResult("tool " + req.Params.Name + " has no handler")), nil
 				}
+				if req.Params.Meta != nil && req.Params.Meta.AdditionalFields != nil {
+					ctx = WithMeta(ctx, req.Params.Meta.AdditionalFields)
+				}
 				r, err := handle(ctx, req.GetArguments())
 				if err != nil {
 					return nil, err

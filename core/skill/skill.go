@@ -72,6 +72,9 @@ type Spec struct {
 	AllowForThread bool `json:"allow_for_thread,omitempty"`
 	// Spend lets the skill delegate spends through core_execute.
 	Spend bool `json:"spend,omitempty"`
+	// SpendLimits bound the spend tools the built-in executor runs, keyed
+	// by "<server alias>/<tool>".
+	SpendLimits map[string]SpendLimit `json:"spend_limits,omitempty"`
 	// Places binds the skill: "slack", "slack:T0123" (a workspace),
 	// "slack:T0123/C0456" (a channel and its threads), "slack:dm" (direct
 	// messages); the same for "discord" with guild and channel IDs.
@@ -90,6 +93,8 @@ type Skill struct {
 	AllowForThread bool
 	// Spend permits core_execute.
 	Spend bool
+	// SpendLimits bound spend tools by "<server alias>/<tool>".
+	SpendLimits map[string]SpendLimit
 	// Places are the places bound to the skill, as written.
 	Places []string
 
@@ -266,7 +271,10 @@ func Compile(specs map[string]Spec, m *mcp.Manifest) (*Set, error) {
 			continue
 		}
 		sk := &Skill{Name: name, Instructions: strings.TrimSpace(sp.Instructions), Prompts: sp.Prompts,
-			AllowForThread: sp.AllowForThread, Spend: sp.Spend, Places: sp.Places}
+			AllowForThread: sp.AllowForThread, Spend: sp.Spend, Places: sp.Places, SpendLimits: sp.SpendLimits}
+		for _, problem := range checkLimits(sp.SpendLimits, m) {
+			bad(name, "%s", problem)
+		}
 		if sk.Prompts == nil {
 			sk.Prompts = DefaultPrompts()
 		}

@@ -116,7 +116,7 @@ func (s *Surface) approve(ctx context.Context, sk *skill.Skill, name string, b b
 	// be asked again, not find the earlier "Allow once".
 	req := core.GateRequest{
 		IntentID: "call:" + b.uriText, NodeID: t.Inbound.EventID + "/" + callID, CallID: callID, Options: options,
-		Question: fmt.Sprintf("Neo wants to run %s/%s (%s):\n```\n%s\n```\nAllow this call?", b.alias, b.tool, b.effect, showArgs(args)),
+		Question: fmt.Sprintf("Neo wants to run %s/%s (%s):\n```\n%s\n```\nAllow this call?", b.alias, b.tool, b.effect, ShowArgs(args)),
 	}
 	ans := core.Ask(ctx, t.Approver, req)
 	if err := ctx.Err(); err != nil {
@@ -140,13 +140,13 @@ func (s *Surface) approve(ctx context.Context, sk *skill.Skill, name string, b b
 // maxShownValue is the most of one argument an approval shows.
 const maxShownValue = 300
 
-// showArgs renders a call's arguments for the person approving it: one
+// ShowArgs renders a call's arguments for the person approving it: one
 // line per argument, in name order, each value as JSON cut at
 // maxShownValue bytes with its full size said, so a long value cannot push
 // another argument (a path after a long content) out of sight. Backticks
 // are written \u0060, still valid JSON, so no value can close the code
 // block it is shown in and pass its own text off as the question.
-func showArgs(args map[string]any) string {
+func ShowArgs(args map[string]any) string {
 	var b strings.Builder
 	for i, k := range slices.Sorted(maps.Keys(args)) {
 		v, err := json.Marshal(args[k])

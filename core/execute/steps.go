@@ -1,0 +1,257 @@
+package execute
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/skill"
+	"github.com/neobot/neobot/core/tools"
+)
+
+// ErrInterrupted reports that Run's context ended (the turn was stopped,
+// or neobot is shutting down) while a call waited for its approval. The
+// plan stays recorded; a resumed turn picks it up.
+var ErrInterrupted = errors.New("the spend was interrupted before it was decided; nothing was run, and it will be picked up again when the conversation resumes")
+
+// errMoved reports a call that is no longer in the state a step expected:
+// another step moved it first.
+var errMoved = errors.New("execute: the call moved on")
+
+// maxResult bounds the tool output kept in the ledger.
+const maxResult = 4 << 10
+
+// advance takes one call to a final state, each step recorded before the
+// next. An error means ctx ended before a person decided, or the ledger
+// failed; the call stays where it was.
+func (e *Executor) advance(ctx context.Context, j *job, s core.Spend) (core.Spend, error) {
+	for !s.State.Final() {
+		var err error
+		switch s.State {
+		case core.SpendPlanned:
+			s, err = e.check(ctx, s, j)
+		case core.SpendAsked:
+			s, err = e.ask(ctx, j, s)
+		case core.SpendApproved:
+			s, err = e.call(ctx, j, s)
+		case core.SpendCalling:
+			// Recorded as being made, never recorded as done: neobot
+			// stopped during the call. It may have moved money, so it is
+			// never made again.
+			s, err = e.move(ctx, s.ID, core.SpendCalling, func(s *core.Spend) {
+				s.State, s.Finished = core.SpendUnknown, e.now()
+				s.Reason = "neobot stopped while the call was being made, so whether it took effect is unknown"
+			})
+			if err == nil {
+				j.notify(ctx, fmt.Sprintf("⚠️ The spend %s (%s/%s) was being made when neobot stopped: its outcome is unknown, and it will not be made again. Check the provider, or the spend ledger (`neobot spends`), before asking for it again.", s.ID, s.Server, s.Name))
+			}
+		default:
+			return s, fmt.Errorf("the spend ledger holds call %s in a state this neobot does not know (%q), so nothing more was done; tell the operator", s.ID, s.State)
+		}
+		if err != nil {
+			return s, err
+		}
+		if s.State.Final() {
+			e.observe(s.State)
+			e.log.Info().Str("spend", s.ID).Str("state", string(s.State)).Str("by", s.DecidedBy).Msg("execute: call ended")
+		}
+	}
+	return s, nil
+}
+
+// move applies fn to the call with id when it is still in state from.
+func (e *Executor) move(ctx context.Context, id string, from core.SpendState, fn func(s *core.Spend)) (core.Spend, error) {
+	return e.moveDay(ctx, id, from, func(s *core.Spend, _ []core.Spend) { fn(s) })
+}
+
+// moveDay is move with the workspace-day's other calls, for limits.
+func (e *Executor) moveDay(ctx context.Context, id string, from core.SpendState, fn func(s *core.Spend, day []core.Spend)) (core.Spend, error) {
+	s, err := e.ledger.UpdateSpend(context.WithoutCancel(ctx), id, func(s *core.Spend, day []core.Spend) error {
+		if s.State != from {
+			return errMoved
+		}
+		fn(s, day)
+		return nil
+	})
+	if errors.Is(err, errMoved) {
+		return s, nil // its state is the news: advance goes on from there
+	}
+	if err != nil {
+		return s, fmt.Errorf("the spend ledger could not record call %s (%v), so nothing more was done with it; tell the user to try again later", id, err)
+	}
+	return s, nil
+}
+
+// check refuses a planned call that is over its tool's limits before
+// anyone is asked; otherwise it is asked.
+func (e *Executor) check(ctx context.Context, s core.Spend, j *job) (core.Spend, error) {
+	return e.moveDay(ctx, s.ID, core.SpendPlanned, func(s *core.Spend, day []core.Spend) {
+		if why := overLimit(*s, day, j.limits); why != "" {
+			s.State, s.Reason, s.Finished = core.SpendRefused, why, e.now()
+			return
+		}
+		s.State = core.SpendAsked
+	})
+}
+
+// overLimit says which limit the call s breaks, given the other calls of
+// its workspace and day; "" when it is within them.
+func overLimit(s core.Spend, day []core.Spend, limits map[string]skill.SpendLimit) string {
+	l, ok := limits[s.Server+"/"+s.Name]
+	if !ok {
+		return ""
+	}
+	amount, err := skill.ParseAmount(s.Amount)
+	if err != nil {
+		return fmt.Sprintf("its amount %q cannot be checked against the limits", s.Amount)
+	}
+	unit := ""
+	if s.Currency != "" {
+		unit = " " + s.Currency
+	}
+	if l.PerCall != "" {
+		if max, err := skill.ParseAmount(l.PerCall); err == nil && amount.Cmp(max) > 0 {
+			return fmt.Sprintf("%s%s is over the limit of %s%s per call for %s/%s", s.Amount, unit, l.PerCall, unit, s.Server, s.Name)
+		}
+	}
+	if l.PerDay != "" {
+		max, err := skill.ParseAmount(l.PerDay)
+		if err != nil {
+			return ""
+		}
+		total := new(big.Rat)
+		for _, o := range day {
+			if o.Server == s.Server && o.Name == s.Name && o.Currency == s.Currency && o.State.Counts() {
+				if a, err := skill.ParseAmount(o.Amount); err == nil {
+					total.Add(total, a)
+				}
+			}
+		}
+		if new(big.Rat).Add(total, amount).Cmp(max) > 0 {
+			return fmt.Sprintf("%s%s would bring today's total (UTC) for %s/%s in this workspace to %s%s, over its limit of %s%s per day",
+				s.Amount, unit, s.Server, s.Name, new(big.Rat).Add(total, amount).FloatString(2), unit, l.PerDay, unit)
+		}
+	}
+	return ""
+}
+
+// ask puts the call to a person through the turn's approver, and records
+// the decision. An approval is rechecked against the day's limit in the
+// same transaction: another call may have been approved meanwhile.
+func (e *Executor) ask(ctx context.Context, j *job, s core.Spend) (core.Spend, error) {
+	req := core.GateRequest{
+		Thread: j.turn.Inbound.Thread, IntentID: s.IntentID, NodeID: strconv.Itoa(spendNumber(s.ID)), CallID: j.callID,
+		Question: Question(s), Options: []string{Approve, Deny}, Requester: s.Requester,
+	}
+	ans := core.Ask(ctx, j.turn.Approver, req)
+	if ctx.Err() != nil {
+		return s, ErrInterrupted
+	}
+	return e.moveDay(ctx, s.ID, core.SpendAsked, func(s *core.Spend, day []core.Spend) {
+		s.Decided, s.DecidedBy = e.now(), ans.By
+		switch {
+		case !ans.Approved && j.turn.Approver == nil:
+			s.State, s.Reason = core.SpendDenied, "nobody can approve spends here"
+		case !ans.Approved && ans.By == "":
+			s.State, s.Reason = core.SpendDenied, "nobody approved it in time"
+		case !ans.Approved:
+			s.State, s.Reason = core.SpendDenied, fmt.Sprintf("<@%s> denied it", ans.By)
+		default:
+			if why := overLimit(*s, day, j.limits); why != "" {
+				s.State, s.Reason = core.SpendRefused, why+" (other spends were approved while this one waited)"
+			} else {
+				s.State = core.SpendApproved
+			}
+		}
+		if s.State.Final() {
+			s.Finished = e.now()
+		}
+	})
+}
+
+// call makes an approved call, recorded as "calling" first, so that it is
+// made at most once.
+func (e *Executor) call(ctx context.Context, j *job, s core.Spend) (core.Spend, error) {
+	s, err := e.move(ctx, s.ID, core.SpendApproved, func(s *core.Spend) { s.State, s.Called = core.SpendCalling, e.now() })
+	if err != nil || s.State != core.SpendCalling {
+		return s, err
+	}
+	var args map[string]any
+	if err := json.Unmarshal(s.Args, &args); err != nil {
+		return e.end(ctx, s, core.SpendFailed, "", fmt.Sprintf("its recorded arguments could not be read (%v); it was not made", err))
+	}
+	key := IdempotencyKey(s)
+	// A call that outlives the turn (a stop) is left to finish and its
+	// outcome recorded: it may already be moving money.
+	content, isError, err := e.tools.CallSpend(context.WithoutCancel(ctx), s.Function, args, map[string]any{"idempotency_key": key})
+	switch {
+	case err != nil:
+		e.log.Warn().Err(err).Str("spend", s.ID).Msg("execute: spend call failed on its way")
+		return e.end(ctx, s, core.SpendUnknown, "", fmt.Sprintf("the call failed on its way to the tool (%v), so whether it took effect is unknown", err))
+	case isError:
+		return e.end(ctx, s, core.SpendFailed, content, "the tool reported an error")
+	}
+	return e.end(ctx, s, core.SpendCompleted, content, "")
+}
+
+// end records how a call that was being made ended.
+func (e *Executor) end(ctx context.Context, s core.Spend, state core.SpendState, result, reason string) (core.Spend, error) {
+	return e.move(ctx, s.ID, core.SpendCalling, func(s *core.Spend) {
+		s.State, s.Reason, s.Result, s.Finished = state, reason, cut(result, maxResult), e.now()
+	})
+}
+
+// cancelRest ends the calls after one that did not complete: a plan whose
+// call was denied, refused or failed goes no further.
+func (e *Executor) cancelRest(ctx context.Context, rest []core.Spend, after core.Spend) {
+	for i, s := range rest {
+		if s.State != core.SpendPlanned && s.State != core.SpendAsked {
+			continue
+		}
+		out, err := e.move(ctx, s.ID, s.State, func(s *core.Spend) {
+			s.State, s.Finished = core.SpendCancelled, e.now()
+			s.Reason = fmt.Sprintf("not asked: call %s of the plan was %s", after.ID, after.State)
+		})
+		if err != nil {
+			e.log.Warn().Err(err).Str("spend", s.ID).Msg("execute: cancellation not recorded")
+			continue
+		}
+		rest[i] = out
+		e.observe(out.State)
+	}
+}
+
+// Question is what a person approving the call s is shown: the tool,
+// every argument, one per line with long values cut and their size
+// said, and a one-line summary.
+func Question(s core.Spend) string {
+	var args map[string]any
+	_ = json.Unmarshal(s.Args, &args)
+	return fmt.Sprintf("Neo wants to spend with %s/%s (request %s):\n```\n%s\n```\n%s\nApprove this exact call?",
+		s.Server, s.Name, s.ID, tools.ShowArgs(args), s.Summary)
+}
+
+// spendNumber is n of the ID "<intent>/<n>".
+func spendNumber(id string) int {
+	_, n, _ := strings.Cut(id, "/")
+	v, _ := strconv.Atoi(n)
+	return v
+}
+
+// cut shortens s to at most n bytes, on a rune boundary, saying so.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + fmt.Sprintf("… (%d bytes in all)", len(s))
+}
