@@ -46,9 +46,6 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 		log.Info().Msg("no SLACK_BOT_TOKEN or DISCORD_BOT_TOKEN: starting a conversation in this terminal")
 		return m.chat(ctx, cfg, log, "default", false)
 	}
-	if err := cfg.spendAuthority(); err != nil {
-		return fmt.Errorf("configuration: %w", err)
-	}
 	ctx, cancel := m.interruptible(ctx) // in Slack or Discord, Ctrl-C is a shutdown, like SIGTERM
 	defer cancel()
 	o := &ops{}
@@ -62,6 +59,9 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	a, err := m.build(ctx, cfg, log, buildOptions{model: true})
 	if err != nil {
 		return err
+	}
+	if err := cfg.spendAuthority(cfg.DaemonURL != "" || a.surface.HasSpendTools()); err != nil {
+		return fmt.Errorf("configuration: %w", err)
 	}
 	o.setMetrics(m.tel.handler())
 	if cfg.AdminToken != "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/delegate"
+	"github.com/neobot/neobot/core/execute"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/memory"
 	"github.com/neobot/neobot/core/skill"
@@ -134,7 +135,15 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		History:   agent.NewHistory(db).Search,
 		OnStatus:  m.tel.observeServer,
 		LookupEnv: m.lookupEnv,
+		Calls:     db,
 		Logger:    log.With().Str("component", "tools").Logger(),
+	}
+	// Without a daemon, spends run in neobot's own executor, which plans
+	// with the main model over the surface's spend tools: the surface is
+	// built first, the executor after, so core_execute reaches it late.
+	var exec *execute.Executor
+	if cfg.DaemonURL == "" && main != nil {
+		topts.Execute = func(ctx context.Context, intent string) (string, error) { return exec.Run(ctx, intent) }
 	}
 	if cfg.DaemonURL != "" {
 		d, err := delegate.New(delegate.Options{
@@ -158,6 +167,16 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		return nil, fmt.Errorf("start tools: %w", err)
 	}
 	m.onClose(a.surface.Close)
+	if topts.Execute != nil {
+		exec, err = execute.New(execute.Options{
+			Model: main, Tools: a.surface, Ledger: db, Delegations: db, Skills: a.skills,
+			Authorize: cfg.spendPolicy().Authorize, Observe: m.tel.observeSpend,
+			Logger: log.With().Str("component", "execute").Logger(),
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 	for _, w := range a.surface.Warnings() {
 		log.Warn().Str("component", "tools").Msg(w)
 	}

@@ -43,12 +43,9 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		fmt.Fprintln(m.Stdout, "platforms: neither SLACK_BOT_TOKEN nor DISCORD_BOT_TOKEN is set; neobot will talk in the terminal")
 	}
 	if cfg.DaemonURL == "" {
-		fmt.Fprintln(m.Stdout, "daemon: NEO_DAEMON_URL is not set; core_execute will say no execution daemon is configured")
+		fmt.Fprintln(m.Stdout, "daemon: NEO_DAEMON_URL is not set; spends run in neobot's own executor, with the manifest's spend tools (below)")
 	} else {
 		fmt.Fprintf(m.Stdout, "daemon: %s\n", cfg.DaemonURL)
-	}
-	if err := cfg.spendAuthority(); err != nil {
-		problems = append(problems, fmt.Errorf("spend authority: %w", err))
 	}
 
 	manifest, err := loadManifest(cfg.Manifest)
@@ -69,6 +66,9 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		return errors.Join(append(problems, fmt.Errorf("start tools: %w", err))...)
 	}
 	m.onClose(surface.Close)
+	if err := cfg.spendAuthority(cfg.DaemonURL != "" || surface.HasSpendTools()); err != nil {
+		problems = append(problems, fmt.Errorf("spend authority: %w", err))
+	}
 	fmt.Fprintf(m.Stdout, "manifest: %s (%s)\n", cfg.Manifest, manifest.DID)
 	if err := surface.Describe(m.Stdout); err != nil {
 		problems = append(problems, err)

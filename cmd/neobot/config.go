@@ -80,6 +80,7 @@ type Config struct {
 	WebAddr        string
 	WebUsers       []string
 	WebApprovers   []string
+	WebSpendUsers  []string
 	WebCORSOrigins []string
 
 	DiscordBotToken      Secret
@@ -224,6 +225,7 @@ func settings() []setting {
 		{env: "NEO_HEAP_PROFILE", flag: "heap-profile", usage: "write a Go heap profile to this file when the bot starts shutting down, for go tool pprof (development)", set: str(func(c *Config) *string { return &c.HeapProfile })},
 		{env: "NEO_WEB_ADDR", flag: "web-addr", usage: "serve the web API and chat page here, such as 127.0.0.1:8080 (neobot web defaults to that); empty disables", set: str(func(c *Config) *string { return &c.WebAddr })},
 		{env: "NEO_WEB_USERS", flag: "web-users", usage: "web users and the SHA-256 of their tokens, name=<hash> (comma-separated); neobot web token NAME makes a pair", set: list(func(c *Config) *[]string { return &c.WebUsers })},
+		{env: "NEO_WEB_SPEND_USERS", flag: "web-spend-users", usage: "web users who may ask Neo for spends (comma-separated); empty, nobody on the web may", set: list(func(c *Config) *[]string { return &c.WebSpendUsers })},
 		{env: "NEO_WEB_APPROVERS", flag: "web-approvers", usage: "web users who may answer approvals besides the requester (comma-separated)", set: list(func(c *Config) *[]string { return &c.WebApprovers })},
 		{env: "NEO_WEB_CORS_ORIGINS", flag: "web-cors-origins", usage: "origins whose pages may call the web API (comma-separated); empty sends no CORS headers", set: list(func(c *Config) *[]string { return &c.WebCORSOrigins })},
 		{env: "NEO_CONFIG", flag: "config", usage: "JSON file of settings keyed by variable name, lists as arrays (e.g. SLACK_APPROVERS); the environment and flags override it; secrets are refused", set: str(func(c *Config) *string { return &c.ConfigFile })},

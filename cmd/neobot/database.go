@@ -39,6 +39,9 @@ type database interface {
 	FinishDelegation(ctx context.Context, t core.Thread, callID string) error
 	Delegations(ctx context.Context) ([]core.Delegation, error)
 
+	core.SpendLedger
+	core.CallLog
+
 	memory.Store
 	acct.Store
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"github.com/neobot/neobot/core"
 	"io"
 	"net/http"
 	"regexp"
@@ -39,6 +40,7 @@ type telemetry struct {
 	mcpRestarts  *prometheus.CounterVec   // server
 	apiCalls     *prometheus.CounterVec   // platform, method, code
 	apiLimited   *prometheus.CounterVec   // platform, method
+	spends       *prometheus.CounterVec   // outcome
 	storeWrites  *prometheus.HistogramVec // outcome
 }
 
@@ -70,13 +72,21 @@ func newTelemetry() *telemetry {
 			Help: "Slack and Discord API calls, by platform, method and HTTP status code."}, []string{"platform", "method", "code"}),
 		apiLimited: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_platform_api_rate_limited_total",
 			Help: "Slack and Discord API calls answered 429, by platform and method."}, []string{"platform", "method"}),
+		spends: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_spends_total",
+			Help: "Planned spend calls of the built-in executor, by how they ended: completed, failed, refused (over a limit), denied, cancelled, unknown."}, []string{"outcome"}),
 		storeWrites: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "neobot_store_write_seconds",
 			Help: "Durable store writes (fsync included), by outcome (ok, error).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"outcome"}),
 	}
 	t.reg.MustRegister(t.turns, t.steps, t.compactions, t.stalls, t.toolCalls, t.modelCalls, t.modelLatency,
-		t.modelTokens, t.mcpUp, t.mcpRestarts, t.apiCalls, t.apiLimited, t.storeWrites,
+		t.modelTokens, t.mcpUp, t.mcpRestarts, t.apiCalls, t.apiLimited, t.spends, t.storeWrites,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return t
+}
+
+// observeSpend counts a spend call's end. No amount, tool argument or
+// person ever becomes a label.
+func (t *telemetry) observeSpend(state core.SpendState) {
+	t.spends.WithLabelValues(string(state)).Inc()
 }
 
 // handler serves the registry in the Prometheus text format.

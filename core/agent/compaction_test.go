@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -457,6 +458,21 @@ func TestSummaryKeepsOnlyIdentifiersTheModelSaw(t *testing.T) {
 	}
 	if strings.Contains(sum, unseen) {
 		t.Errorf("summary carries %s, which the model never saw", unseen)
+	}
+}
+
+// TestSystemBlockNoSpendTool: where core_execute is not offered (no
+// daemon and no spend tool), the system block does not describe spends,
+// even in a place whose skill may spend.
+func TestSystemBlockNoSpendTool(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tools.schemas = slices.DeleteFunc(slices.Clone(h.tools.schemas), func(t llm.Tool) bool { return t.Function.Name == core.CoreExecute })
+	system, _, err := h.agent.Prompt(context.Background(), inbound("E9", "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(system, "core_execute") || !strings.Contains(system, "not available in this place") {
+		t.Errorf("system block without core_execute:\n%s\nwant no mention of core_execute, and spends said to be unavailable", system)
 	}
 }
 

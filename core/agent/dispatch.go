@@ -186,14 +186,7 @@ func (tr *turn) dispatch(ctx context.Context, c llm.ToolCall) outcome {
 }
 
 // offers reports whether the model was given the named tool.
-func (tr *turn) offers(name string) bool {
-	for _, t := range tr.tools {
-		if t.Function.Name == name {
-			return true
-		}
-	}
-	return false
-}
+func (tr *turn) offers(name string) bool { return offered(tr.tools, name) }
 
 // batchSignature hashes a batch canonically: call names, arguments with
 // sorted keys, and results, independent of call IDs.

@@ -29,6 +29,10 @@ const spending = `- Anything that moves or commits funds, or needs a wallet sign
 // noSpending replaces spending where the skill may not spend.
 const noSpending = `- Moving funds, paying and signing are not available in this place. When asked, say so plainly; do not describe how it could be done elsewhere.`
 
+// noSpendRule replaces the first invariant rule where core_execute is not
+// offered: nothing there describes how spends would work.
+const noSpendRule = "Never move funds, sign, or commit on-chain state yourself."
+
 // invariantRules are pinned in every system block; nothing in a
 // conversation overrides them.
 var invariantRules = []string{
@@ -49,6 +53,8 @@ type promptInput struct {
 	recall core.Recall
 	used   int
 	step   int
+	// spend: core_execute is offered, so spends are described.
+	spend bool
 }
 
 // system builds the system block; it is rebuilt for every model call.
@@ -64,7 +70,8 @@ func (a *Agent) system(p promptInput) string {
 	b.WriteString("\n\n## Ground truth\n")
 	b.WriteString(strings.TrimSpace(knowledge))
 	sk := a.opts.Skills.For(p.in)
-	if sk.Spend {
+	p.spend = p.spend && sk.Spend
+	if p.spend {
 		b.WriteString("\n" + spending)
 	} else {
 		b.WriteString("\n" + noSpending)
@@ -83,6 +90,9 @@ func (a *Agent) system(p promptInput) string {
 	b.WriteString("Now: " + a.opts.Now().UTC().Format("2006-01-02 15:04 MST") + "\n")
 	b.WriteString("\nInviolable rules:\n")
 	for i, r := range invariantRules {
+		if i == 0 && !p.spend {
+			r = noSpendRule
+		}
 		b.WriteString(strconv.Itoa(i+1) + ". " + r + "\n")
 	}
 	b.WriteString("\nHard constraints:\n")
@@ -185,6 +195,7 @@ func (a *Agent) Prompt(ctx context.Context, in core.Inbound) (system string, too
 	if a.opts.Tools != nil {
 		tools = a.opts.Tools.Schemas(core.WithTurn(ctx, &core.Turn{Inbound: in}))
 	}
+	p.spend = offered(tools, core.CoreExecute)
 	p.recall = a.fault(ctx, in, in.Text)
 	p.used = compact.Estimate(a.opts.Counter, msgs, tools) + a.opts.Counter(p.summary)
 	system = a.system(p)
@@ -203,4 +214,14 @@ func (a *Agent) fault(ctx context.Context, in core.Inbound, query string) core.R
 		return core.Recall{}
 	}
 	return rc
+}
+
+// offered reports whether tools include the function name.
+func offered(tools []llm.Tool, name string) bool {
+	for _, t := range tools {
+		if t.Function.Name == name {
+			return true
+		}
+	}
+	return false
 }

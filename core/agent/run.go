@@ -263,7 +263,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.ChatResult, error) {
 // providers refuse.
 func (tr *turn) window() []llm.Message {
 	a := tr.a
-	p := promptInput{in: tr.t.Inbound, summary: tr.st.summary.Text, goal: tr.st.goal, recall: tr.recall, step: tr.steps + 1}
+	p := promptInput{in: tr.t.Inbound, summary: tr.st.summary.Text, goal: tr.st.goal, recall: tr.recall, step: tr.steps + 1, spend: tr.offers(core.CoreExecute)}
 	p.used = tr.used()
 	msgs := tr.st.messages(a.system(p), a.opts.ResultCap, tr.hint)
 	if tr.start < len(tr.st.items) && tr.st.items[tr.start].msg.Role == "" {

@@ -60,7 +60,16 @@ func (s *Surface) Describe(w io.Writer) error {
 	if s.manifest != nil && s.manifest.AllowedSideEffects != nil {
 		fmt.Fprintf(&b, "allowed side effects: %s\n", list(s.manifest.AllowedSideEffects))
 	}
-	fmt.Fprintf(&b, "synthetic: %s (%s)", core.CoreExecute, map[bool]string{true: "execution daemon configured", false: "no execution daemon: answers that it is not configured"}[s.delegate != nil])
+	var how string
+	switch {
+	case s.delegate != nil:
+		how = "execution daemon configured"
+	case s.HasSpendTools():
+		how = "no execution daemon: neobot's own executor runs the spend tools above, each call approved in the thread"
+	default:
+		how = "not offered: no execution daemon and no spend tool in the manifest"
+	}
+	fmt.Fprintf(&b, "synthetic: %s (%s)", core.CoreExecute, how)
 	if s.recall != nil {
 		fmt.Fprintf(&b, ", %s", MemoryRecall)
 	}

@@ -43,6 +43,17 @@ func (s *Surface) offersExecute(sk *skill.Skill) bool {
 	return false
 }
 
+// HasSpendTools reports whether the manifest has a spend-class tool:
+// declared spend, or named like one (an escalate pattern).
+func (s *Surface) HasSpendTools() bool {
+	for _, b := range s.byFunc {
+		if b.class == Escalate {
+			return true
+		}
+	}
+	return false
+}
+
 // SpendTools returns the spend-class tools that the place of ctx's turn
 // may use, of the servers that are up, sorted by function name: nothing
 // where its skill may not spend.
