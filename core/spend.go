@@ -45,7 +45,7 @@ func (e *SpendRefusal) Error() string {
 	if who == "" {
 		who = "this requester"
 	}
-	return fmt.Sprintf("%s: %s %s, so nothing was submitted to the execution daemon and no money moved. Tell the person plainly that they are not allowed to ask for this; an operator can change it with %s",
+	return fmt.Sprintf("%s: %s %s, so nothing was submitted and no money moved. Tell the person plainly that they are not allowed to ask for this; an operator can change it with %s",
 		ErrSpendForbidden, who, e.Reason, e.Setting)
 }
 

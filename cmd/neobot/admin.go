@@ -37,6 +37,8 @@ type admin interface {
 	Usage(ctx context.Context, since string) ([]acct.Row, error)
 	Threads(ctx context.Context) ([]store.ThreadInfo, error)
 	Transcript(ctx context.Context, key string) (transcript, error)
+	// Spends returns the spend ledger's calls created since.
+	Spends(ctx context.Context, since time.Time) ([]core.Spend, error)
 }
 
 // transcript is one conversation as an operator exports it.
@@ -80,6 +82,10 @@ func (l local) ForgetMemory(ctx context.Context, f memory.Filter, ids []string) 
 
 func (l local) Usage(ctx context.Context, since string) ([]acct.Row, error) {
 	return l.db.Usage(ctx, since)
+}
+
+func (l local) Spends(ctx context.Context, since time.Time) ([]core.Spend, error) {
+	return l.db.SpendsSince(ctx, since)
 }
 
 func (l local) Threads(ctx context.Context) ([]store.ThreadInfo, error) { return l.db.Threads(ctx) }
@@ -188,6 +194,11 @@ func (r remote) Usage(ctx context.Context, since string) ([]acct.Row, error) {
 	return out, r.call(ctx, http.MethodGet, "/usage", url.Values{"since": {since}}, nil, &out)
 }
 
+func (r remote) Spends(ctx context.Context, since time.Time) ([]core.Spend, error) {
+	var out []core.Spend
+	return out, r.call(ctx, http.MethodGet, "/spends", url.Values{"since": {since.UTC().Format(time.RFC3339)}}, nil, &out)
+}
+
 func (r remote) Threads(ctx context.Context) ([]store.ThreadInfo, error) {
 	var out []store.ThreadInfo
 	return out, r.call(ctx, http.MethodGet, "/threads", nil, nil, &out)
@@ -264,6 +275,13 @@ func (a adminAPI) register(mux *http.ServeMux) {
 	}))
 	mux.HandleFunc("GET /admin/v1/usage", a.serve(func(r *http.Request) (any, error) {
 		return a.src.Usage(r.Context(), r.URL.Query().Get("since"))
+	}))
+	mux.HandleFunc("GET /admin/v1/spends", a.serve(func(r *http.Request) (any, error) {
+		since, err := time.Parse(time.RFC3339, r.URL.Query().Get("since"))
+		if err != nil {
+			return nil, badRequest{errors.New("since: want an RFC 3339 time, such as 2026-11-01T00:00:00Z")}
+		}
+		return a.src.Spends(r.Context(), since)
 	}))
 	mux.HandleFunc("GET /admin/v1/threads", a.serve(func(r *http.Request) (any, error) {
 		return a.src.Threads(r.Context())

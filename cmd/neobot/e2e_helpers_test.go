@@ -26,6 +26,9 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if log := os.Getenv("NEOBOT_WALLET_LOG"); log != "" {
+		os.Exit(serveWallet(log, os.Getenv("NEOBOT_WALLET_HOLD")))
+	}
 	if binary = os.Getenv("NEO_TEST_BINARY"); binary != "" {
 		os.Exit(pgtest.Main(m))
 	}

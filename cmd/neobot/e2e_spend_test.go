@@ -1,0 +1,141 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core/llm/llmtest"
+)
+
+// spendWorld is a Slack world without an execution daemon: spends run in
+// neobot's own executor, against the wallet. Alice may ask for spends,
+// Carol approves them; nobody approves their own.
+func newSpendWorld(t *testing.T) (*slackWorld, *wallet) {
+	t.Helper()
+	w := &slackWorld{slack: slacktest.New(t), model: llmtest.New(t)}
+	wal := newWallet(t)
+	w.env = map[string]string{
+		"NEO_MODEL": "test-main", "NEO_CHEAP_MODEL": cheapModel, "NEO_LLM_BASE_URL": w.model.BaseURL(),
+		"NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"), "NEO_MANIFEST": wal.manifest(t),
+		"SLACK_BOT_TOKEN": "xoxb-e2e-bot-token", "SLACK_APP_TOKEN": "xapp-e2e-app-token",
+		"SLACK_API_URL":     w.slack.APIURL(),
+		"SLACK_SPEND_USERS": "UALICE", "SLACK_APPROVERS": "UCAROL",
+	}
+	wal.setEnv(w.env)
+	return w, wal
+}
+
+// sendScript is the model's part of "send 5 USDC to alice": the turn
+// calls core_execute, the planner (the main model) plans one transfer,
+// and the turn answers with what the executor returned.
+func sendScript(answer string) []llmtest.Reply {
+	return []llmtest.Reply{
+		llmtest.Calls(llmtest.Call("c1", "core_execute", `{"intent":"send 5 USDC to alice"}`)),
+		llmtest.Calls(llmtest.Call("p1", "wallet__transfer", `{"amount":5,"currency":"USDC","recipient":"alice"}`)),
+		llmtest.Text(answer),
+	}
+}
+
+// TestSlackSpendWithoutDaemon: "send 5 USDC to alice" plans one
+// transfer, shown with every argument; the requester's own click is
+// refused in private and moves nothing; the approver's click runs it
+// once, with its idempotency key; the answer carries the tool's result,
+// and neobot spends lists it.
+func TestSlackSpendWithoutDaemon(t *testing.T) {
+	w, wal := newSpendWorld(t)
+	scriptModel(t, w.model, sendScript("Sent 5 USDC to alice.")...)
+	p := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 5 USDC to alice"})
+	gate := w.waitGate(t, p, mention.TS, "wallet/transfer")
+	for _, want := range []string{`"amount": 5`, `"currency": "USDC"`, `"recipient": "alice"`, `"idempotency_key": "neobot:`, "Summary: wallet/transfer to alice"} {
+		if !strings.Contains(gate.Rendered(), want) {
+			t.Errorf("approval lacks %q:\n%s", want, gate.Rendered())
+		}
+	}
+	if got := mainRequests(w.model); len(got) < 2 || !onlyTool(got[1], "wallet__transfer") {
+		t.Errorf("the planner was not shown the transfer tool alone: %+v", got)
+	}
+	for _, r := range mainRequests(w.model)[:1] {
+		if offersTool(r, "wallet__transfer") {
+			t.Error("the conversational model was offered wallet__transfer")
+		}
+	}
+
+	w.slack.Click("UALICE", gate, 0)
+	if _, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		return m.Ephemeral && m.Recipient == "UALICE" && strings.Contains(m.Text, "can't approve this")
+	}); err != nil {
+		t.Fatalf("the requester's own click got no private refusal: %v", err)
+	}
+	if n := total(wal.transfers(t)); n != 0 {
+		t.Fatalf("the requester's own click moved money: %d transfers", n)
+	}
+	w.slack.Click("UCAROL", gate, 0)
+	w.answerIn(t, "C0GENERAL", mention.TS, "Sent 5 USDC to alice.")
+	sent := wal.transfers(t)
+	if total(sent) != 1 {
+		t.Fatalf("transfers = %v, want one", sent)
+	}
+	for key := range sent {
+		if !strings.HasPrefix(key, "neobot:x") {
+			t.Errorf("idempotency key = %q, want neobot:<intent>:<call>", key)
+		}
+	}
+	calls := mainRequests(w.model)
+	last := calls[len(calls)-1].Messages
+	if res := last[len(last)-1]; res.Role != "tool" || !strings.Contains(res.Content, "sent 5 USDC to alice, tx 0x") {
+		t.Errorf("tool result the model saw = %q, want the wallet's answer", res.Content)
+	}
+	p.stop(t)
+
+	out, _, err := run(t, w.env, "", "spends", "--format", "json")
+	if err != nil {
+		t.Fatalf("neobot spends: %v\n%s", err, out)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("neobot spends --format json = %s (%v), want one spend", out, err)
+	}
+	if r := rows[0]; r["state"] != "completed" || r["requester"] != "UALICE" || r["decided_by"] != "UCAROL" || r["tool"] != "wallet/transfer" {
+		t.Errorf("spend = %v, want completed, asked by UALICE, approved by UCAROL, wallet/transfer", r)
+	}
+}
+
+// TestSlackSpendDenied: a denied plan transfers nothing, and the model is
+// told so.
+func TestSlackSpendDenied(t *testing.T) {
+	w, wal := newSpendWorld(t)
+	scriptModel(t, w.model, sendScript("Carol denied it; nothing was sent.")...)
+	p := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 5 USDC to alice"})
+	gate := w.waitGate(t, p, mention.TS, "wallet/transfer")
+	w.slack.Click("UCAROL", gate, 1)
+	w.answerIn(t, "C0GENERAL", mention.TS, "nothing was sent")
+	if n := total(wal.transfers(t)); n != 0 {
+		t.Errorf("a denied plan moved money: %d transfers", n)
+	}
+	calls := mainRequests(w.model)
+	last := calls[len(calls)-1].Messages
+	if res := last[len(last)-1]; !strings.Contains(res.Content, "cancelled") || !strings.Contains(res.Content, "<@UCAROL> denied it") {
+		t.Errorf("tool result = %q, want cancelled, denied by Carol", res.Content)
+	}
+	p.stop(t)
+}
+
+// onlyTool reports whether the request offered exactly the named tool.
+func onlyTool(r llmtest.Request, name string) bool {
+	return len(r.Tools) == 1 && r.Tools[0].Function.Name == name
+}
+
+// offersTool reports whether the request offered the named tool.
+func offersTool(r llmtest.Request, name string) bool {
+	for _, t := range r.Tools {
+		if t.Function.Name == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/core/mcp"
+)
+
+// The wallet is an MCP server written for the spend tests: the test
+// binary serves it over stdio when NEOBOT_WALLET_LOG names its log (see
+// TestMain). Every call is appended to the log, synced, as a JSON line:
+// "begin" before a transfer moves anything, "end" after. While the file
+// NEOBOT_WALLET_HOLD names exists, a transfer waits inside the call, for
+// a test to kill neobot mid-transfer.
+
+// walletEntry is one line of the wallet's log.
+type walletEntry struct {
+	Event string         `json:"event"` // begin, end, balance
+	Tool  string         `json:"tool"`
+	Args  map[string]any `json:"args,omitempty"`
+	// Key is the call's _meta idempotency_key.
+	Key string `json:"key,omitempty"`
+}
+
+// serveWallet serves the wallet on stdin/stdout until stdin ends.
+func serveWallet(logPath, hold string) int {
+	f, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer f.Close()
+	var mu sync.Mutex
+	write := func(e walletEntry) error {
+		mu.Lock()
+		defer mu.Unlock()
+		line, _ := json.Marshal(e)
+		if _, err := f.Write(append(line, '\n')); err != nil {
+			return err
+		}
+		return f.Sync()
+	}
+	srv := mcp.NewServer("wallet", "1.0.0",
+		mcp.ServerTool{Name: "balance", Description: "The wallet's balance.", Handle: func(context.Context, map[string]any) (mcp.Result, error) {
+			return mcp.TextResult("balance: 1000 USDC"), write(walletEntry{Event: "balance", Tool: "balance"})
+		}},
+		mcp.ServerTool{Name: "transfer", Description: "Send money from the wallet to a recipient.", InputSchema: map[string]any{
+			"type": "object", "required": []string{"amount", "currency", "recipient"},
+			"properties": map[string]any{
+				"amount":          map[string]any{"type": "number", "exclusiveMinimum": 0},
+				"currency":        map[string]any{"type": "string", "enum": []string{"USDC"}},
+				"recipient":       map[string]any{"type": "string", "minLength": 1},
+				"idempotency_key": map[string]any{"type": "string", "description": "Makes a retried transfer happen once."},
+			},
+		}, Handle: func(ctx context.Context, args map[string]any) (mcp.Result, error) {
+			key, _ := mcp.MetaFrom(ctx)["idempotency_key"].(string)
+			if err := write(walletEntry{Event: "begin", Tool: "transfer", Args: args, Key: key}); err != nil {
+				return mcp.Result{}, err
+			}
+			for hold != "" {
+				if _, err := os.Stat(hold); errors.Is(err, os.ErrNotExist) {
+					break
+				}
+				time.Sleep(5 * time.Millisecond) // the wallet's own pause, not a test's wait
+			}
+			if err := write(walletEntry{Event: "end", Tool: "transfer", Args: args, Key: key}); err != nil {
+				return mcp.Result{}, err
+			}
+			return mcp.TextResult(fmt.Sprintf("sent %v %v to %v, tx 0x%x", args["amount"], args["currency"], args["recipient"], len(key)*7919)), nil
+		}},
+	)
+	if err := srv.ServeStdio(context.Background(), os.Stdin, os.Stdout); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// wallet is a test's handle on the wallet's log.
+type wallet struct {
+	log, hold string
+}
+
+func newWallet(t testing.TB) *wallet {
+	dir := t.TempDir()
+	return &wallet{log: filepath.Join(dir, "wallet.log"), hold: filepath.Join(dir, "hold")}
+}
+
+// spec is the wallet's manifest entry: the server declares every tool
+// read, and transfer is spend by its name.
+func (w *wallet) spec() map[string]any {
+	exe, _ := os.Executable()
+	return map[string]any{
+		"alias": "wallet", "transport": "stdio", "command": exe, "version": "1.0.0",
+		"env":   []string{"NEOBOT_WALLET_LOG=$env:NEOBOT_WALLET_LOG", "NEOBOT_WALLET_HOLD=$env:NEOBOT_WALLET_HOLD"},
+		"tools": []string{"balance", "transfer"}, "side_effects": "read",
+	}
+}
+
+// setEnv adds what the wallet's manifest entry reads to neobot's
+// environment.
+func (w *wallet) setEnv(env map[string]string) {
+	env["NEOBOT_WALLET_LOG"], env["NEOBOT_WALLET_HOLD"] = w.log, w.hold
+}
+
+// manifest writes a manifest with the wallet alone.
+func (w *wallet) manifest(t *testing.T) string {
+	return writeJSON(t, "manifest.json", map[string]any{"did": "did:web:neobot.test:agents:e2e", "servers": []any{w.spec()}})
+}
+
+// entries reads the log.
+func (w *wallet) entries(t testing.TB) []walletEntry {
+	t.Helper()
+	f, err := os.Open(w.log)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []walletEntry
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e walletEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			continue // a line cut by a kill
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// transfers returns the transfers begun, by idempotency key.
+func (w *wallet) transfers(t testing.TB) map[string]int {
+	out := map[string]int{}
+	for _, e := range w.entries(t) {
+		if e.Event == "begin" {
+			out[e.Key]++
+		}
+	}
+	return out
+}
+
+// began waits until n transfers have begun.
+func (w *wallet) began(t testing.TB, ctx context.Context, n int) {
+	t.Helper()
+	for {
+		got := 0
+		for _, c := range w.transfers(t) {
+			got += c
+		}
+		if got >= n {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d transfers began, want %d", got, n)
+		case <-time.After(5 * time.Millisecond): // polling a file, not timing the bot
+		}
+	}
+}
+
+// total is how many transfers began.
+func total(m map[string]int) int {
+	n := 0
+	for _, c := range m {
+		n += c
+	}
+	return n
+}
+
