@@ -49,7 +49,25 @@ func serveWallet(logPath, hold string) int {
 		}
 		return f.Sync()
 	}
+	// pause holds a call inside the tool while the hold file exists.
+	pause := func() {
+		for hold != "" {
+			if _, err := os.Stat(hold); errors.Is(err, os.ErrNotExist) {
+				return
+			}
+			time.Sleep(5 * time.Millisecond) // the wallet's own pause, not a test's wait
+		}
+	}
 	srv := mcp.NewServer("wallet", "1.0.0",
+		mcp.ServerTool{Name: "write_note", Description: "Write a note in the wallet's notebook.", InputSchema: map[string]any{
+			"type": "object", "required": []string{"text"}, "properties": map[string]any{"text": map[string]any{"type": "string"}},
+		}, Handle: func(_ context.Context, args map[string]any) (mcp.Result, error) {
+			if err := write(walletEntry{Event: "begin", Tool: "write_note", Args: args}); err != nil {
+				return mcp.Result{}, err
+			}
+			pause()
+			return mcp.TextResult("noted"), write(walletEntry{Event: "end", Tool: "write_note", Args: args})
+		}},
 		mcp.ServerTool{Name: "balance", Description: "The wallet's balance.", Handle: func(context.Context, map[string]any) (mcp.Result, error) {
 			return mcp.TextResult("balance: 1000 USDC"), write(walletEntry{Event: "balance", Tool: "balance"})
 		}},
@@ -66,12 +84,7 @@ func serveWallet(logPath, hold string) int {
 			if err := write(walletEntry{Event: "begin", Tool: "transfer", Args: args, Key: key}); err != nil {
 				return mcp.Result{}, err
 			}
-			for hold != "" {
-				if _, err := os.Stat(hold); errors.Is(err, os.ErrNotExist) {
-					break
-				}
-				time.Sleep(5 * time.Millisecond) // the wallet's own pause, not a test's wait
-			}
+			pause()
 			if err := write(walletEntry{Event: "end", Tool: "transfer", Args: args, Key: key}); err != nil {
 				return mcp.Result{}, err
 			}
@@ -101,7 +114,8 @@ func (w *wallet) spec() map[string]any {
 	return map[string]any{
 		"alias": "wallet", "transport": "stdio", "command": exe, "version": "1.0.0",
 		"env":   []string{"NEOBOT_WALLET_LOG=$env:NEOBOT_WALLET_LOG", "NEOBOT_WALLET_HOLD=$env:NEOBOT_WALLET_HOLD"},
-		"tools": []string{"balance", "transfer"}, "side_effects": "read",
+		"tools": []string{"balance", "transfer", "write_note"}, "side_effects": "read",
+		"tool_side_effects": map[string]string{"write_note": "write"},
 	}
 }
 
@@ -143,27 +157,42 @@ func (w *wallet) entries(t testing.TB) []walletEntry {
 func (w *wallet) transfers(t testing.TB) map[string]int {
 	out := map[string]int{}
 	for _, e := range w.entries(t) {
-		if e.Event == "begin" {
+		if e.Event == "begin" && e.Tool == "transfer" {
 			out[e.Key]++
 		}
 	}
 	return out
 }
 
-// began waits until n transfers have begun.
-func (w *wallet) began(t testing.TB, ctx context.Context, n int) {
+// calls counts the calls of tool that began and ended.
+func (w *wallet) calls(t testing.TB, tool string) (began, ended int) {
+	for _, e := range w.entries(t) {
+		switch {
+		case e.Tool != tool:
+		case e.Event == "begin":
+			began++
+		case e.Event == "end":
+			ended++
+		}
+	}
+	return began, ended
+}
+
+// wait waits until n calls of tool have reached event (begin or end).
+func (w *wallet) wait(t testing.TB, ctx context.Context, tool, event string, n int) {
 	t.Helper()
 	for {
-		got := 0
-		for _, c := range w.transfers(t) {
-			got += c
+		began, ended := w.calls(t, tool)
+		got := began
+		if event == "end" {
+			got = ended
 		}
 		if got >= n {
 			return
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("%d transfers began, want %d", got, n)
+			t.Fatalf("%d calls of %s reached %s, want %d", got, tool, event, n)
 		case <-time.After(5 * time.Millisecond): // polling a file, not timing the bot
 		}
 	}
@@ -177,4 +206,3 @@ func total(m map[string]int) int {
 	}
 	return n
 }
-

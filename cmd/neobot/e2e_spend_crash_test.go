@@ -1,0 +1,188 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/llm/llmtest"
+)
+
+// spendModel answers by what is asked, so a turn resumed after a crash
+// finds its answer wherever it stopped: the planner (offered the transfer
+// alone) plans one transfer; a request whose last message is a tool
+// result is answered with that result's first line; anything else asks
+// call for it. planned receives a value each time the planner is asked.
+func spendModel(t *testing.T, srv *llmtest.Server, call llm.ToolCall) (planned <-chan struct{}) {
+	t.Helper()
+	ch := make(chan struct{}, 16)
+	srv.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		if onlyTool(r, "wallet__transfer") {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+			return llmtest.Calls(llmtest.Call("p1", "wallet__transfer", `{"amount":5,"currency":"USDC","recipient":"alice"}`))
+		}
+		if last := r.Messages[len(r.Messages)-1]; last.Role == "tool" {
+			first, _, _ := strings.Cut(last.Content, "\n")
+			return llmtest.Text("Outcome: " + first)
+		}
+		return llmtest.Calls(call)
+	})
+	return ch
+}
+
+// Where a crash trial kills neobot.
+const (
+	killPlanning    = iota // the planner has been asked
+	killAsked              // the approval is posted
+	killClicked            // the approver clicked, maybe not yet recorded
+	killInTransfer         // inside the wallet's transfer
+	killTransferred        // the transfer returned, its outcome maybe not recorded
+	killAnswered           // the answer is in the thread
+	killPoints
+)
+
+var killNames = [killPoints]string{"planning", "asked", "clicked", "in transfer", "transferred", "answered"}
+
+// TestSlackSpendCrash kills neobot with SIGKILL at every point between the
+// plan and the answer, 20 trials in all, some denied. Over all trials: no
+// transfer without an approval, none made twice, and every trial ends with
+// the spend completed once, denied, or reported unknown in the thread and
+// in neobot spends.
+func TestSlackSpendCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("20 crash trials")
+	}
+	for trial := range 20 {
+		point, deny := trial%killPoints, trial%5 == 4
+		t.Run(fmt.Sprintf("%02d_%s_deny=%v", trial, strings.ReplaceAll(killNames[point], " ", "_"), deny), func(t *testing.T) {
+			crashTrial(t, point, deny)
+		})
+	}
+}
+
+func crashTrial(t *testing.T, point int, deny bool) {
+	w, wal := newSpendWorld(t)
+	planned := spendModel(t, w.model, llmtest.Call("c1", "core_execute", `{"intent":"send 5 USDC to alice"}`))
+	button := 0
+	if deny {
+		button = 1
+	}
+	if point == killInTransfer && !deny {
+		if err := os.WriteFile(wal.hold, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 5 USDC to alice"})
+	ctx := waitCtx(t)
+
+	switch point {
+	case killPlanning:
+		select {
+		case <-planned:
+		case <-ctx.Done():
+			t.Fatalf("the planner was never asked\n%s", p.output.String())
+		}
+	default:
+		gate := w.waitGate(t, p, mention.TS, "wallet/transfer")
+		if point == killAsked {
+			break
+		}
+		w.slack.Click("UCAROL", gate, button)
+		switch {
+		case point == killClicked || deny:
+		case point == killInTransfer:
+			wal.wait(t, ctx, "transfer", "begin", 1)
+		case point == killTransferred:
+			wal.wait(t, ctx, "transfer", "end", 1)
+		case point == killAnswered:
+			w.answerIn(t, "C0GENERAL", mention.TS, "Outcome:")
+		}
+	}
+	p.kill()
+	os.Remove(wal.hold)
+
+	p = w.start(t, 2)
+	answer := driveToAnswer(t, w, p, mention.TS, button)
+	p.stop(t)
+
+	out, _, err := run(t, w.env, "", "spends", "--format", "json")
+	if err != nil {
+		t.Fatalf("neobot spends: %v\n%s", err, out)
+	}
+	var rows []spendRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("neobot spends = %s (%v), want one planned call", out, err)
+	}
+	row, sent := rows[0], wal.transfers(t)
+	for key, n := range sent {
+		if n > 1 {
+			t.Errorf("transfer %s made %d times", key, n)
+		}
+	}
+	if total(sent) > 0 && row.DecidedBy != "UCAROL" {
+		t.Errorf("a transfer was made without Carol's approval: %+v", row)
+	}
+	switch row.State {
+	case "completed":
+		if total(sent) != 1 || deny {
+			t.Errorf("completed with %d transfers (deny %v)", total(sent), deny)
+		}
+	case "denied":
+		if total(sent) != 0 || !deny {
+			t.Errorf("denied with %d transfers (deny %v)", total(sent), deny)
+		}
+	case "unknown":
+		if !strings.Contains(answer, "unknown") {
+			t.Errorf("the outcome is unknown, but the thread says %q", answer)
+		}
+	default:
+		t.Errorf("spend ended %s (%s), want completed, denied or unknown", row.State, row.Reason)
+	}
+	t.Logf("killed %s: %s, %d transfers", killNames[point], row.State, total(sent))
+}
+
+// driveToAnswer clicks every approval posted in the thread (once each)
+// until the turn's answer shows, and returns it.
+func driveToAnswer(t *testing.T, w *slackWorld, p *process, threadTS string, button int) string {
+	t.Helper()
+	clicked := map[string]bool{}
+	for {
+		var gate *slacktest.Message
+		var answer string
+		_, err := w.slack.WaitMessages(waitCtx(t), func(all []slacktest.Message) bool {
+			for _, m := range all {
+				if !m.FromBot() || m.Ephemeral || (m.ThreadTS != threadTS && m.TS != threadTS) {
+					continue
+				}
+				if strings.Contains(m.Rendered(), "Outcome:") {
+					answer = m.Rendered()
+					return true
+				}
+				if len(m.Buttons()) > 0 && !clicked[m.TS] {
+					gate = &m
+					return true
+				}
+			}
+			return false
+		})
+		if err != nil {
+			t.Fatalf("no answer after the restart: %v\n%s", err, p.output.String())
+		}
+		if answer != "" {
+			return answer
+		}
+		clicked[gate.TS] = true
+		w.slack.Click("UCAROL", *gate, button)
+	}
+}
