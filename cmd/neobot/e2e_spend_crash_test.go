@@ -186,3 +186,46 @@ func driveToAnswer(t *testing.T, w *slackWorld, p *process, threadTS string, but
 		w.slack.Click("UCAROL", *gate, button)
 	}
 }
+
+// TestSlackAllowOnceCrash: an asked write-class call approved with "Allow
+// once", neobot killed while the tool runs (or right after the click):
+// after the restart it is never run a second time unasked. Either it ran
+// once and its outcome is reported unknown, or it had not started and is
+// asked again.
+func TestSlackAllowOnceCrash(t *testing.T) {
+	for _, inTool := range []bool{true, false} {
+		t.Run(fmt.Sprintf("in_tool=%v", inTool), func(t *testing.T) {
+			w, wal := newSpendWorld(t)
+			w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+				"notes": map[string]any{"side_effects": map[string]string{"read": "allow", "write": "ask"}, "places": []string{"slack"}},
+			}})
+			spendModel(t, w.model, llmtest.Call("w1", "wallet__write_note", `{"text":"pay day"}`))
+			if inTool {
+				if err := os.WriteFile(wal.hold, nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := w.start(t, 1)
+			mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "note that it is pay day"})
+			gate := w.waitGate(t, p, mention.TS, "wallet/write_note")
+			w.slack.Click("UCAROL", gate, 0) // Allow once
+			if inTool {
+				wal.wait(t, waitCtx(t), "write_note", "begin", 1)
+			}
+			p.kill()
+			os.Remove(wal.hold)
+
+			p = w.start(t, 2)
+			answer := driveToAnswer(t, w, p, mention.TS, 0)
+			p.stop(t)
+			began, _ := wal.calls(t, "write_note")
+			if began > 1 {
+				t.Fatalf("write_note ran %d times under one \"Allow once\"", began)
+			}
+			if inTool && (began != 1 || !strings.Contains(answer, "unknown")) {
+				t.Errorf("killed in the tool: %d runs, answer %q; want one run reported unknown", began, answer)
+			}
+			t.Logf("in tool %v: %d runs; %s", inTool, began, answer)
+		})
+	}
+}
