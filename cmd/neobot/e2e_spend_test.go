@@ -8,6 +8,7 @@ import (
 
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core/llm/llmtest"
+	"github.com/neobot/neobot/store/postgres/pgtest"
 )
 
 // spendWorld is a Slack world without an execution daemon: spends run in
@@ -138,4 +139,70 @@ func offersTool(r llmtest.Request, name string) bool {
 		}
 	}
 	return false
+}
+
+// limitSettings bound wallet/transfer to 10 USDC a call and 12 a day.
+func limitSettings(t *testing.T) string {
+	return writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+		"pay": map[string]any{"spend": true, "places": []string{"slack"}, "spend_limits": map[string]any{
+			"wallet/transfer": map[string]string{"amount": "amount", "currency": "currency", "per_call": "10", "per_day": "12"},
+		}},
+	}})
+}
+
+// pay asks for amount USDC in a new thread and, when an approval shows,
+// has Carol approve it; it returns the answer.
+func pay(t *testing.T, w *slackWorld, p *process, amount string) string {
+	t.Helper()
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send " + amount + " USDC to alice"})
+	return driveToAnswer(t, w, p, mention.TS, 0)
+}
+
+// TestSpendLimits: a call over the per-call limit is refused before
+// anyone is asked; the day's total holds across a restart (bbolt) and
+// across two instances sharing PostgreSQL.
+func TestSpendLimits(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(map[bool]string{false: "restart", true: "two_instances"}[shared], func(t *testing.T) {
+			w, wal := newSpendWorld(t)
+			if shared {
+				w.env["NEO_DATABASE_URL"] = pgtest.Database(t)
+				delete(w.env, "NEO_DB_PATH")
+			}
+			w.env["NEO_CONFIG"] = limitSettings(t)
+			spendModel(t, w.model, "core_execute")
+			p := w.start(t, 1)
+
+			if got := pay(t, w, p, "20"); !strings.Contains(got, "over the limit of 10 USDC per call for wallet/transfer") {
+				t.Errorf("20 USDC: %q, want refused by the per-call limit", got)
+			}
+			if n := len(w.slack.Messages()); n > 0 {
+				for _, m := range w.slack.Messages() {
+					if len(m.Buttons()) > 0 && strings.Contains(m.Rendered(), `"amount": 20`) {
+						t.Error("a call over the per-call limit was put to an approver")
+					}
+				}
+			}
+			if got := pay(t, w, p, "5"); !strings.Contains(got, "completed") {
+				t.Fatalf("first 5 USDC: %q", got)
+			}
+			second := p
+			if shared {
+				second = w.start(t, 2)
+				w.slack.Via(2)
+			} else {
+				p.stop(t)
+				second = w.start(t, 2)
+			}
+			if got := pay(t, w, second, "5"); !strings.Contains(got, "completed") {
+				t.Fatalf("second 5 USDC: %q", got)
+			}
+			if got := pay(t, w, second, "5"); !strings.Contains(got, "over its limit of 12 USDC per day") {
+				t.Errorf("third 5 USDC: %q, want refused by the day limit", got)
+			}
+			if n := total(wal.transfers(t)); n != 2 {
+				t.Errorf("transfers = %d, want 2", n)
+			}
+		})
+	}
 }
