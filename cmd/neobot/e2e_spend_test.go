@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core/llm/llmtest"
 	"github.com/neobot/neobot/store/postgres/pgtest"
@@ -202,6 +203,56 @@ func TestSpendLimits(t *testing.T) {
 			}
 			if n := total(wal.transfers(t)); n != 2 {
 				t.Errorf("transfers = %d, want 2", n)
+			}
+		})
+	}
+}
+
+// TestDiscordSpendWithoutDaemon: the same spend in Discord: the
+// requester's own click is refused in private; the approver's runs the
+// transfer once; a denied plan sends nothing.
+func TestDiscordSpendWithoutDaemon(t *testing.T) {
+	for _, deny := range []bool{false, true} {
+		t.Run(map[bool]string{false: "approved", true: "denied"}[deny], func(t *testing.T) {
+			w := newDiscordWorld(t)
+			wal := newWallet(t)
+			w.env["NEO_MANIFEST"] = wal.manifest(t)
+			wal.setEnv(w.env)
+			for _, k := range []string{"NEO_DAEMON_URL", "NEO_DAEMON_TOKEN", "NEO_SELF_APPROVE"} {
+				delete(w.env, k)
+			}
+			spendModel(t, w.model, "core_execute")
+			p := w.start(t, 1)
+			mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "send 5 USDC to alice"})
+			gate, err := w.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
+				return m.FromBot() && len(m.Buttons()) == 2 && strings.Contains(m.Content, "wallet/transfer")
+			})
+			if err != nil {
+				t.Fatalf("no approval message: %v\n%s", err, p.output.String())
+			}
+			for _, want := range []string{`"amount": 5`, `"recipient": "alice"`, "Summary: wallet/transfer"} {
+				if !strings.Contains(gate.Content, want) {
+					t.Errorf("approval lacks %q:\n%s", want, gate.Content)
+				}
+			}
+			refused, err := w.discord.WaitResponse(waitCtx(t), w.discord.Click("111", gate, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if refused.Flags&discordtest.FlagEphemeral == 0 || !strings.Contains(refused.Content, "can't approve this") || total(wal.transfers(t)) != 0 {
+				t.Fatalf("the requester's own click = %+v, %d transfers; want a private refusal and nothing sent", refused, total(wal.transfers(t)))
+			}
+			button, want := 0, "Outcome: completed (request"
+			if deny {
+				button, want = 1, "Outcome: error: core_execute did not complete: cancelled"
+			}
+			if _, err := w.discord.WaitResponse(waitCtx(t), w.discord.Click("333", gate, button)); err != nil {
+				t.Fatal(err)
+			}
+			w.finishedAnswer(t, mention.ID, want)
+			p.stop(t)
+			if n, wantN := total(wal.transfers(t)), map[bool]int{false: 1, true: 0}[deny]; n != wantN {
+				t.Errorf("transfers = %d, want %d", n, wantN)
 			}
 		})
 	}
