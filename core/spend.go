@@ -23,6 +23,9 @@ type SpendRule struct {
 	Users    []string
 	Roles    []string
 	Channels []string
+	// Settings prefixes the names of the settings a refusal points at
+	// (default "<PLATFORM>_SPEND_", as in SLACK_SPEND_USERS).
+	Settings string
 }
 
 // SpendPolicy maps a platform ("slack", "discord", "terminal") to its
@@ -66,7 +69,10 @@ func (p SpendPolicy) Authorize(in Inbound) error {
 	if rule.Anyone {
 		return nil
 	}
-	prefix := strings.ToUpper(platform) + "_SPEND_"
+	prefix := rule.Settings
+	if prefix == "" {
+		prefix = strings.ToUpper(platform) + "_SPEND_"
+	}
 	if len(rule.Users) == 0 && len(rule.Roles) == 0 && len(rule.Channels) == 0 {
 		return refuse("asked where nobody may ask for spends", prefix+"USERS", prefix+"CHANNELS")
 	}

@@ -47,7 +47,7 @@ func (c *Config) spendPolicy() core.SpendPolicy {
 		p["slack"] = core.SpendRule{Users: c.SlackSpendUsers, Channels: c.SlackSpendChannels}
 	}
 	if c.WebAddr != "" {
-		p["web"] = core.SpendRule{Users: c.WebSpendUsers}
+		p["web"] = core.SpendRule{Users: c.WebSpendUsers, Settings: "NEO_WEB_SPEND_"}
 	}
 	if c.DiscordBotToken != "" {
 		p["discord"] = core.SpendRule{Users: c.DiscordSpendUsers, Roles: c.DiscordSpendRoles, Channels: c.DiscordSpendChannels}
