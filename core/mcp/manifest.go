@@ -79,6 +79,15 @@ type ServerSpec struct {
 	// StartTimeout bounds start plus initialize for this server, such as
 	// "90s"; zero means [Options.StartTimeout].
 	StartTimeout Duration `json:"start_timeout,omitzero"`
+	// IdleTimeout stops a place's process of a server that uses a place
+	// placeholder ({workspace}, {user}) once no call has used it for this
+	// long, such as "10m"; zero means [DefaultIdleTimeout].
+	IdleTimeout Duration `json:"idle_timeout,omitzero"`
+	// MaxProcesses bounds how many places' processes of a server that uses
+	// a place placeholder run at once; when a new place needs one, the
+	// process idle the longest stops first. Zero means
+	// [DefaultMaxProcesses].
+	MaxProcesses int `json:"max_processes,omitempty"`
 }
 
 // Duration is a time.Duration written in JSON as a string ("30s", "2m").

@@ -85,6 +85,13 @@ func TestParseInvalid(t *testing.T) {
 		{"bad tool name", server(strings.Replace(stdio, `["t"]`, `["read file"]`, 1)), "servers[0].tools[0]", "1-128"},
 		{"bad start_timeout", server(stdio + `, "start_timeout": "soon"`), "start_timeout", "30s"},
 		{"negative start_timeout", server(stdio + `, "start_timeout": "-1s"`), "servers[0].start_timeout", "positive"},
+		{"unknown placeholder", server(stdio + `, "args": ["/data/{team}"]`), "servers[0].args[0]", "{workspace} or {user}"},
+		{"placeholder in command", server(strings.Replace(stdio, `"srv"`, `"/bin/{user}"`, 1)), "servers[0].command", "args, env or create_dirs"},
+		{"placeholder on http", server(strings.Replace(http, "/mcp", "/{workspace}", 1)), "servers[0].transport", "only a stdio server"},
+		{"idle_timeout without placeholder", server(stdio + `, "idle_timeout": "5m"`), "servers[0].idle_timeout", "remove it"},
+		{"negative max_processes", server(stdio + `, "args": ["{user}"], "max_processes": -1`), "servers[0].max_processes", "positive"},
+		{"max_processes without placeholder", server(stdio + `, "max_processes": 3`), "servers[0].max_processes", "remove it"},
+		{"placeholder value with a reference", server(stdio + `, "env": ["ROOT=$env:HOME/{user}"]`), "servers[0].env[0]", "$env:ROOT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

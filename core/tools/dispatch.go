@@ -82,7 +82,7 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	res, err := s.mgr.Call(callCtx, b.alias, b.tool, args)
+	res, err := s.mgr.CallIn(callCtx, placeOf(ctx), b.alias, b.tool, args)
 	switch {
 	case err == nil:
 		return render(res), res.IsError, nil
