@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
@@ -31,11 +32,17 @@ const (
 	DefaultMaxProcesses = 8
 )
 
-// templateValue is what the placeholders stand for in the one process
-// started at boot to learn a server's tools. No place encodes to it: an
+// templateValue returns what the placeholders stand for in the one
+// process started at boot to learn a server's tools: "_template-" and
+// random hex, so that instances booting side by side on a shared volume
+// never use, nor remove, one another's. No place encodes to it: an
 // encoded value's '_' is followed by two upper-case hex digits, "h" or
 // nothing.
-const templateValue = "_template"
+func templateValue() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return "_template-" + hex.EncodeToString(b[:])
+}
 
 // Place is where a tool call is made: the conversation's platform and
 // workspace, and who asked. A server that uses a place placeholder gets a
@@ -182,8 +189,7 @@ func (v placeValues) expandSpec(spec ServerSpec) ServerSpec {
 // placeholder, the path up to the first element that does, with the
 // template's values: what the boot-time template process created and the
 // manager removes once it has learnt the tools.
-func templateRoots(spec ServerSpec) []string {
-	v := placeValues{workspace: templateValue, user: templateValue}
+func templateRoots(spec ServerSpec, v placeValues) []string {
 	var out []string
 	for _, d := range spec.CreateDirs {
 		i := strings.Index(d, PlaceholderWorkspace)

@@ -434,12 +434,13 @@ func (p *pool) close() []*proc {
 // server's tools at boot, checks them against the manifest, stops it and
 // removes the directories it was given.
 func (m *Manager) learnTools(ctx context.Context, s *entry) (*conn, []Tool, error) {
-	vals := placeValues{workspace: templateValue, user: templateValue}
+	t := templateValue()
+	vals := placeValues{workspace: t, user: t}
 	c, tools, err := m.connectSpec(ctx, s.spec, vals, func() {})
 	if c != nil {
 		_ = c.close(m.grace)
 	}
-	for _, root := range templateRoots(s.spec) {
+	for _, root := range templateRoots(s.spec, vals) {
 		_ = os.RemoveAll(root) // only the template process ever used it
 	}
 	return nil, tools, err
