@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -112,6 +113,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// badDurationRe finds the quoted value in Duration's error.
+var badDurationRe = regexp.MustCompile(`^("(?:[^"\\]|\\.)*") is not a duration`)
+
 // Load reads and validates the manifest at path.
 func Load(path string) (*Manifest, error) {
 	data, err := os.ReadFile(path)
@@ -133,7 +137,7 @@ func Parse(data []byte) (*Manifest, error) {
 	dec.DisallowUnknownFields()
 	var m Manifest
 	if err := dec.Decode(&m); err != nil {
-		return nil, decodeError(err)
+		return nil, decodeError(err, data)
 	}
 	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
 		return nil, &ValidationError{Problems: []FieldError{{Field: "(document)", Problem: "has content after the manifest object", Fix: "keep one JSON object in the file"}}}
@@ -153,9 +157,9 @@ func Parse(data []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// decodeError turns a JSON decoding failure into a ValidationError that
-// names the field when the decoder knows it.
-func decodeError(err error) error {
+// decodeError turns a JSON decoding failure of data into a
+// ValidationError that names the field when the decoder knows it.
+func decodeError(err error, data []byte) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	fe := FieldError{Field: "(document)", Problem: "is not valid JSON: " + err.Error(), Fix: "fix the JSON syntax"}
@@ -168,7 +172,13 @@ func decodeError(err error) error {
 		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
 		fe = FieldError{Field: strings.Trim(name, `"`), Problem: "is not a manifest field", Fix: "remove it or correct its spelling (see docs/manifest.md)"}
 	case strings.Contains(err.Error(), "duration"):
-		fe = FieldError{Field: "start_timeout", Problem: err.Error(), Fix: `write a duration such as "30s"`}
+		// Duration's error has no field; name the one that holds the value.
+		field := "start_timeout"
+		if m := badDurationRe.FindStringSubmatch(err.Error()); m != nil &&
+			regexp.MustCompile(`"idle_timeout"\s*:\s*` + regexp.QuoteMeta(m[1])).Match(data) {
+			field = "idle_timeout"
+		}
+		fe = FieldError{Field: field, Problem: err.Error(), Fix: `write a duration such as "30s"`}
 	}
 	return &ValidationError{Problems: []FieldError{fe}}
 }

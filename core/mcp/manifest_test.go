@@ -84,6 +84,7 @@ func TestParseInvalid(t *testing.T) {
 		{"duplicate tool", server(strings.Replace(stdio, `["t"]`, `["t", "t"]`, 1)), "servers[0].tools[1]", "list each tool once"},
 		{"bad tool name", server(strings.Replace(stdio, `["t"]`, `["read file"]`, 1)), "servers[0].tools[0]", "1-128"},
 		{"bad start_timeout", server(stdio + `, "start_timeout": "soon"`), "start_timeout", "30s"},
+		{"bad idle_timeout", server(stdio + `, "args": ["{user}"], "idle_timeout": "later"`), "idle_timeout", "30s"},
 		{"negative start_timeout", server(stdio + `, "start_timeout": "-1s"`), "servers[0].start_timeout", "positive"},
 		{"unknown placeholder", server(stdio + `, "args": ["/data/{team}"]`), "servers[0].args[0]", "{workspace} or {user}"},
 		{"placeholder in command", server(strings.Replace(stdio, `"srv"`, `"/bin/{user}"`, 1)), "servers[0].command", "args, env or create_dirs"},

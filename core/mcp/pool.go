@@ -143,7 +143,7 @@ func (p *pool) acquire(ctx context.Context, place Place) (*proc, error) {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			return nil, errors.New("closed")
+			return nil, errors.New("the manager is closed")
 		}
 		pr := p.procs[key]
 		if pr != nil && !pr.up() {
