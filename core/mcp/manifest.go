@@ -175,7 +175,7 @@ func decodeError(err error, data []byte) error {
 		// Duration's error has no field; name the one that holds the value.
 		field := "start_timeout"
 		if m := badDurationRe.FindStringSubmatch(err.Error()); m != nil &&
-			regexp.MustCompile(`"idle_timeout"\s*:\s*` + regexp.QuoteMeta(m[1])).Match(data) {
+			regexp.MustCompile(`"idle_timeout"\s*:\s*`+regexp.QuoteMeta(m[1])).Match(data) {
 			field = "idle_timeout"
 		}
 		fe = FieldError{Field: field, Problem: err.Error(), Fix: `write a duration such as "30s"`}
