@@ -3,6 +3,7 @@ package mcp
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -218,5 +219,61 @@ func TestManifestEffect(t *testing.T) {
 	}
 	if open := (&Manifest{}); !open.Allows(EffectSpend) {
 		t.Error("a manifest without allowed_side_effects must admit every class")
+	}
+}
+
+// TestShippedManifestsRunPerWorkspace: the manifests neobot ships give
+// every workspace (and every web user) a filesystem root of its own, under
+// one parent, with a bound and an idle stop.
+func TestShippedManifestsRunPerWorkspace(t *testing.T) {
+	for _, name := range []string{"default.json", "fly.json"} {
+		t.Run(name, func(t *testing.T) {
+			m, err := Load(filepath.Join("..", "..", "manifests", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := m.Servers[0]
+			if !fs.UsesPlace() || fs.MaxProcesses <= 0 || fs.IdleTimeout <= 0 {
+				t.Fatalf("server %s: UsesPlace %v, max_processes %d, idle_timeout %v; want one process per workspace, bounded, stopped when idle",
+					fs.Alias, fs.UsesPlace(), fs.MaxProcesses, time.Duration(fs.IdleTimeout))
+			}
+			root := func(p Place) string {
+				v := placeValues{workspace: p.WorkspaceValue(), user: p.UserValue()}
+				spec := v.expandSpec(fs)
+				return spec.Args[len(spec.Args)-1]
+			}
+			places := []Place{
+				{Platform: "slack", Workspace: "T1", User: "U1"},
+				{Platform: "slack", Workspace: "T2", User: "U1"},
+				{Platform: "web", Workspace: "web", User: "alice", Personal: true},
+				{Platform: "web", Workspace: "web", User: "bob", Personal: true},
+			}
+			seen := map[string]bool{}
+			for _, p := range places {
+				r := root(p)
+				if seen[r] || filepath.Dir(r) != filepath.Dir(root(places[0])) {
+					t.Errorf("root of %+v = %s, want its own folder beside the others", p, r)
+				}
+				seen[r] = true
+			}
+		})
+	}
+}
+
+func TestParsePlaceholders(t *testing.T) {
+	m, err := Parse([]byte(`{"did": "did:key:z6MkTest", "servers": [{"alias": "fs", "transport": "stdio", "command": "srv",
+		"args": ["--root", "/data/{workspace}/{user}"], "env": ["HOME_DIR=/data/{user}", "TOKEN=$env:TOKEN"],
+		"create_dirs": ["/data/{workspace}/{user}"], "version": "1.0.0", "tools": ["t"],
+		"idle_timeout": "90s", "max_processes": 3}]}`))
+	if err != nil {
+		t.Fatalf("Parse() error = %v", err)
+	}
+	s := m.Servers[0]
+	if !s.UsesPlace() || time.Duration(s.IdleTimeout) != 90*time.Second || s.MaxProcesses != 3 {
+		t.Errorf("Parse() = %+v, want a per-place server with its idle timeout and bound", s)
+	}
+	env, err := serverEnv(s, func(string) (string, bool) { return "secret", true }, placeValues{workspace: "slack.T1", user: "slack.T1.U1"})
+	if err != nil || !slices.Contains(env, "HOME_DIR=/data/slack.T1.U1") || !slices.Contains(env, "TOKEN=secret") {
+		t.Errorf("serverEnv() = %v, %v; want the place value and the reference resolved", env, err)
 	}
 }
