@@ -3,11 +3,13 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -375,4 +377,66 @@ func waitCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a failsafe, not a timing
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// TestPoolConcurrentPlaces: calls from many places at once, more places
+// than the bound: every call is answered by its own place's process, and
+// no more than max_processes ever run.
+func TestPoolConcurrentPlaces(t *testing.T) {
+	const bound, places, workers, calls = 3, 7, 6, 15
+	w := newPoolWorld(t, func(s *ServerSpec) { s.MaxProcesses = bound })
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*calls)
+	for i := range workers {
+		wg.Go(func() {
+			for j := range calls {
+				team := fmt.Sprintf("T%d", (i*calls+j)%places)
+				res, err := w.m.CallIn(context.Background(), slackPlace(team, "U1"), "ws", "place", nil)
+				switch {
+				case err != nil:
+					errs <- err
+				case !strings.HasPrefix(res.Content[0].Text, "slack."+team+" "):
+					errs <- fmt.Errorf("place() in %s = %q", team, res.Content[0].Text)
+				}
+			}
+		})
+	}
+	live, peak := 0, 0
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	count := func(ev ProcessEvent) {
+		switch ev.Kind {
+		case ProcessStarted:
+			live++
+		case ProcessStopped:
+			live--
+		}
+		peak = max(peak, live)
+	}
+	for running := true; running; {
+		select {
+		case ev := <-w.feed:
+			count(ev)
+		case <-done:
+			running = false
+		}
+	}
+	for drained := false; !drained; {
+		select {
+		case ev := <-w.feed:
+			count(ev)
+		default:
+			drained = true
+		}
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if peak > bound || peak == 0 {
+		t.Errorf("at most %d processes ran at once, want 1 to %d", peak, bound)
+	}
+	if n := w.m.Status()[0].Processes; n > bound {
+		t.Errorf("Status().Processes = %d, want at most %d", n, bound)
+	}
 }
