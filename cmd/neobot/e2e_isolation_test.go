@@ -182,7 +182,7 @@ func TestToolWorkspacePerPlace(t *testing.T) {
 	dir := t.TempDir()
 	model := llmtest.New(t)
 	notesModel(model)
-	addr := freeAddr(t)
+	addr, healthAddr := freeAddr(t), freeAddr(t)
 	ww := &webWorld{base: "http://" + addr, model: model}
 	var users []string
 	for _, name := range []string{"alice", "bob"} {
@@ -208,6 +208,7 @@ func TestToolWorkspacePerPlace(t *testing.T) {
 		}
 		if extra != "" {
 			kv["NEO_WEB_ADDR"], kv["NEO_WEB_USERS"] = extra, strings.Join(users, ",")
+			kv["NEO_HEALTH_ADDR"] = healthAddr
 		}
 		return s, kv
 	}
@@ -269,6 +270,9 @@ func TestToolWorkspacePerPlace(t *testing.T) {
 		}
 	}
 
+	if _, body, err := get("http://" + healthAddr + "/readyz"); err != nil || !strings.Contains(body, "fs up (2 place processes)") {
+		t.Errorf("/readyz = %q, %v; want the tools line to count the place processes", body, err)
+	}
 	if peak := watch.end(); peak != 2 {
 		t.Errorf("the first neobot had at most %d filesystem processes at once, want the bound 2", peak)
 	}
