@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/neobot/neobot/core"
@@ -52,6 +53,10 @@ func TestDispatchInThePlaceOfTheTurn(t *testing.T) {
 	}
 	if got := s.Servers()[0].Processes; got != 6 {
 		t.Errorf("Servers()[0].Processes = %d, want 6 (one per place)", got)
+	}
+	var b strings.Builder
+	if err := s.Describe(&b); err != nil || !strings.Contains(b.String(), "chain (stdio, 0.3.0): up, one process per place (at most 8 at once, each stopped after 10m0s idle)") {
+		t.Errorf("Describe() = %q, %v; want the server described as running per place", b.String(), err)
 	}
 	if got, isErr, err := s.Dispatch(context.Background(), "chain__where", nil); err != nil || !isErr {
 		t.Errorf("Dispatch(where) outside a turn = %q, %v, %v; want an in-band refusal", got, isErr, err)
