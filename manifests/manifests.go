@@ -7,7 +7,8 @@ import _ "embed"
 // DefaultPath is NEO_MANIFEST's default, relative to the working directory.
 const DefaultPath = "manifests/default.json"
 
-// Default is the default manifest: one filesystem server over ./workspace.
+// Default is the default manifest: a filesystem server per workspace (and
+// per web user), each over its own folder under ./workspace.
 //
 //go:embed default.json
 var Default []byte

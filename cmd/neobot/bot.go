@@ -303,7 +303,11 @@ func readiness(a *app, b *bot) []readyCheck {
 		readyCheck{name: "tools", check: func(context.Context) (string, bool) {
 			var parts []string
 			for _, s := range a.surface.Servers() {
-				parts = append(parts, s.Alias+" "+string(s.State))
+				part := s.Alias + " " + string(s.State)
+				if s.Processes > 0 {
+					part += fmt.Sprintf(" (%d place processes)", s.Processes)
+				}
+				parts = append(parts, part)
 			}
 			if len(parts) == 0 {
 				return "no MCP servers", true

@@ -47,6 +47,63 @@ func BenchmarkCall(b *testing.B) {
 	})
 }
 
+// BenchmarkCallInPlace is BenchmarkCall/stdio-go through a place's
+// process, already up: the difference is what the place lookup adds to a
+// warm call (budget <= 100 µs).
+func BenchmarkCallInPlace(b *testing.B) {
+	spec := placeStdio("go", b.TempDir())
+	m := start(b, Options{Manifest: manifest(spec), LookupEnv: testEnv(nil).lookup})
+	place := Place{Platform: "slack", Workspace: "T0BENCH", User: "U0BENCH"}
+	ctx := context.Background()
+	if _, err := m.CallIn(ctx, place, "go", "echo", map[string]any{"text": "warm up"}); err != nil {
+		b.Fatal(err)
+	}
+	args := map[string]any{"text": "ping"}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t := time.Now()
+		if _, err := m.CallIn(ctx, place, "go", "echo", args); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t))
+	}
+	b.StopTimer()
+	reportLatency(b, lat)
+}
+
+// BenchmarkPlaceLookup measures the lookup alone: find a warm place's
+// process among live ones, hold it, let it go (budget <= 100 µs).
+func BenchmarkPlaceLookup(b *testing.B) {
+	spec := placeStdio("go", b.TempDir())
+	spec.MaxProcesses = 4
+	m := start(b, Options{Manifest: manifest(spec), LookupEnv: testEnv(nil).lookup})
+	ctx := context.Background()
+	var places []Place
+	for i := range 4 {
+		p := Place{Platform: "slack", Workspace: fmt.Sprintf("T%d", i), User: "U0BENCH"}
+		if _, err := m.CallIn(ctx, p, "go", "echo", map[string]any{"text": "warm up"}); err != nil {
+			b.Fatal(err)
+		}
+		places = append(places, p)
+	}
+	p := m.byAlias["go"].pool
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			pr, err := p.acquire(ctx, places[i%len(places)])
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			p.release(pr)
+			i++
+		}
+	})
+}
+
 // BenchmarkBoot starts n stdio servers that each take 200 ms to come up:
 // a parallel start takes about 200 ms whatever n, a serial one n × 200 ms.
 func BenchmarkBoot(b *testing.B) {

@@ -55,7 +55,18 @@ func (c *conn) pid() int {
 // connect starts one server instance, performs the handshake and lists
 // its tools. ctx bounds all of it; the connection itself outlives ctx.
 func (m *Manager) connect(ctx context.Context, s *entry) (*conn, []Tool, error) {
-	spec := s.spec
+	return m.connectSpec(ctx, s.spec, placeValues{}, func() {
+		select {
+		case s.relist <- struct{}{}:
+		default: // a re-list is already pending
+		}
+	})
+}
+
+// connectSpec is connect for spec with its place placeholders standing for
+// vals; listChanged is called when the server says its tools changed.
+func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeValues, listChanged func()) (*conn, []Tool, error) {
+	spec = vals.expandSpec(spec)
 	c := &conn{lost: make(chan struct{})}
 	var tr transport.Interface
 	switch spec.Transport {
@@ -65,7 +76,7 @@ func (m *Manager) connect(ctx context.Context, s *entry) (*conn, []Tool, error) 
 				return nil, nil, fmt.Errorf("create directory %s: %w", d, err)
 			}
 		}
-		env, err := serverEnv(spec, m.lookup)
+		env, err := serverEnv(spec, m.lookup, vals)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -119,10 +130,7 @@ func (m *Manager) connect(ctx context.Context, s *entry) (*conn, []Tool, error) 
 	}
 	c.client.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
-			select {
-			case s.relist <- struct{}{}:
-			default: // a re-list is already pending
-			}
+			listChanged()
 		}
 	})
 	init := mcp.InitializeRequest{}

@@ -44,8 +44,9 @@ func inheritedEnv(name string) bool {
 }
 
 // serverEnv builds a stdio server's environment: the inherited variables
-// plus the manifest's references, resolved now.
-func serverEnv(spec ServerSpec, lookup LookupEnv) ([]string, error) {
+// plus the manifest's references, resolved now, and its place values
+// (see placeTemplate) with the placeholders standing for vals.
+func serverEnv(spec ServerSpec, lookup LookupEnv, vals placeValues) ([]string, error) {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -55,6 +56,10 @@ func serverEnv(spec ServerSpec, lookup LookupEnv) ([]string, error) {
 	}
 	for _, e := range spec.Env {
 		name, ref, _ := strings.Cut(e, "=")
+		if placeTemplate(ref) {
+			env = append(env, name+"="+vals.expand(ref))
+			continue
+		}
 		m := envRefRe.FindStringSubmatch(ref)
 		if m == nil {
 			return nil, fmt.Errorf("mcp: %s: env %s is not a $env: reference", spec.Alias, name)

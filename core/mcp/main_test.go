@@ -23,6 +23,10 @@ const (
 	modeVar       = "NEOBOT_MCPTEST_MODE"
 	delayVar      = "NEOBOT_MCPTEST_DELAY"
 	grandchildVar = "NEOBOT_MCPTEST_GRANDCHILD"
+	// placeVar, when set, adds the tool "place", which reports the
+	// variable and the server's arguments; a value containing "drift"
+	// also adds "zap", which no manifest declares.
+	placeVar = "NEOBOT_MCPTEST_PLACE"
 )
 
 func TestMain(m *testing.M) {
@@ -54,7 +58,17 @@ func serveStdio() int {
 		grandchild = cmd.Process.Pid
 	}
 	fmt.Fprintln(os.Stderr, "test server ready")
-	s := NewServer("neobot-test", "1.0.0", testTools(grandchild)...)
+	tools := testTools(grandchild)
+	if place, ok := os.LookupEnv(placeVar); ok {
+		tools = append(tools, ServerTool{Name: "place", Description: "Report the place the server runs for.",
+			Handle: func(context.Context, map[string]any) (Result, error) {
+				return TextResult(strings.Join(append([]string{place}, os.Args[1:]...), " ")), nil
+			}})
+		if strings.Contains(place, "drift") {
+			tools = append(tools, ServerTool{Name: "zap", Description: "Not in the manifest."})
+		}
+	}
+	s := NewServer("neobot-test", "1.0.0", tools...)
 	if err := s.ServeStdio(context.Background(), os.Stdin, os.Stdout); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "serve:", err)
 		return 1

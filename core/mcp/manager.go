@@ -12,6 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/neobot/neobot/core"
 	"github.com/rs/zerolog"
 )
 
@@ -59,8 +60,12 @@ type Status struct {
 	Tools []Tool
 	// Problem says why a server is not up, written for an operator.
 	Problem string
-	// PID is a stdio server's process ID (and process group ID); 0 otherwise.
+	// PID is a stdio server's process ID (and process group ID); 0 otherwise,
+	// and for a server that runs per place.
 	PID int
+	// Processes counts the live processes of a server that runs per place
+	// (see [ServerSpec.UsesPlace]).
+	Processes int
 	// Restarts counts restarts after crashes.
 	Restarts int
 }
@@ -89,6 +94,13 @@ type Options struct {
 	// state or tools. It may be called from several goroutines at once
 	// and must not block.
 	OnStatus func(Status)
+	// OnProcess, when set, is told when a place's process of a server
+	// that runs per place starts, fails to start or stops. It may be
+	// called from several goroutines at once and must not block.
+	OnProcess func(ProcessEvent)
+	// Clock times the idle stops of place processes (default: the real
+	// clock).
+	Clock core.Clock
 	// ClientVersion is reported to servers in the handshake (default "dev").
 	ClientVersion string
 	// Logger receives lifecycle events, and stdio servers' stderr at debug
@@ -104,6 +116,8 @@ type Manager struct {
 	lookup        LookupEnv
 	inProcess     map[string]*Server
 	onStatus      func(Status)
+	onProcess     func(ProcessEvent)
+	clock         core.Clock
 	startTimeout  time.Duration
 	grace         time.Duration
 	backoff       time.Duration
@@ -131,6 +145,7 @@ type entry struct {
 	spec   ServerSpec
 	index  int
 	relist chan struct{}
+	pool   *pool // a server that runs per place; nil otherwise
 
 	mu       sync.RWMutex
 	state    State
@@ -158,6 +173,10 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 		inProcess: opts.InProcess, onStatus: opts.OnStatus, startTimeout: opts.StartTimeout,
 		grace: opts.StopGrace, backoff: opts.RestartBackoff, maxBackoff: opts.RestartMaxBackoff,
 		clientVersion: opts.ClientVersion, log: opts.Logger, done: make(chan struct{}),
+		onProcess: opts.OnProcess, clock: opts.Clock,
+	}
+	if m.clock == nil {
+		m.clock = realClock{}
 	}
 	if m.lookup == nil {
 		m.lookup = os.LookupEnv
@@ -182,6 +201,9 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 		for _, t := range spec.Tools {
 			s.declared[t] = true
 		}
+		if spec.Transport == TransportStdio && spec.UsesPlace() {
+			s.pool = newPool(m, s)
+		}
 		m.servers = append(m.servers, s)
 		m.byAlias[spec.Alias] = s
 	}
@@ -197,7 +219,11 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("mcp: start: %w", err)
 	}
 	for _, s := range m.servers {
-		if s.state == StateUp {
+		switch {
+		case s.state != StateUp:
+		case s.pool != nil:
+			m.wg.Go(s.pool.reap)
+		default:
 			m.wg.Go(func() { m.supervise(s) })
 		}
 	}
@@ -216,10 +242,18 @@ func (m *Manager) boot(ctx context.Context, s *entry) {
 	ctx, cancel := context.WithTimeout(ctx, t)
 	defer cancel()
 	start := time.Now()
-	c, tools, err := m.connect(ctx, s)
+	connect := m.connect
+	if s.pool != nil {
+		// Its processes start per place, on first use; the manifest's
+		// tools are learnt from one started now and stopped.
+		connect = m.learnTools
+	}
+	c, tools, err := connect(ctx, s)
 	if err == nil {
 		if err = Bijection(s.spec.Alias, s.spec.Tools, toolNames(tools)); err != nil {
-			_ = c.close(m.grace)
+			if c != nil {
+				_ = c.close(m.grace)
+			}
 			m.set(s, StateRejected, nil, nil, fmt.Sprintf("rejected at boot: %v", err))
 			return
 		}
@@ -264,6 +298,9 @@ func (s *entry) statusLocked() Status {
 	}
 	if s.conn != nil {
 		st.PID = s.conn.pid()
+	}
+	if s.pool != nil {
+		st.Processes = s.pool.live()
 	}
 	return st
 }
@@ -378,13 +415,24 @@ func (m *Manager) lifetimeCtx(d time.Duration) (context.Context, context.CancelF
 	return ctx, func() { close(stop); cancel() }
 }
 
-// Call calls tool on the server with alias. A failure the tool reports,
-// or a JSON-RPC error from the server, comes back as a Result with IsError
-// set. The error is ErrUnknownTool for an undeclared tool, ErrUnavailable
-// while the server restarts (including when it dies during this call),
-// ErrServerDown when it failed or was rejected, ctx's error when ctx ended,
-// or another transport failure.
+// Call calls tool on the server with alias, outside any place: it is
+// [Manager.CallIn] with the zero Place, which a server that runs per place
+// refuses.
 func (m *Manager) Call(ctx context.Context, alias, tool string, args map[string]any) (Result, error) {
+	return m.CallIn(ctx, Place{}, alias, tool, args)
+}
+
+// CallIn calls tool on the server with alias for a call made at place. A
+// server that uses a place placeholder answers from place's own process,
+// started first if need be (waiting for a free slot when max_processes
+// are all busy); any other server ignores place. A failure the tool
+// reports, or a JSON-RPC error from the server, comes back as a Result
+// with IsError set. The error is ErrUnknownTool for an undeclared tool,
+// ErrUnavailable while the server restarts (including when it dies during
+// this call), ErrServerDown when it failed or was rejected, or when
+// place's process did not start (with ErrNoPlace for the zero Place),
+// ctx's error when ctx ended, or another transport failure.
+func (m *Manager) CallIn(ctx context.Context, place Place, alias, tool string, args map[string]any) (Result, error) {
 	s := m.byAlias[alias]
 	if s == nil || !s.declared[tool] {
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, ErrUnknownTool)
@@ -398,6 +446,17 @@ func (m *Manager) Call(ctx context.Context, alias, tool string, args map[string]
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w)", alias, tool, ErrUnavailable, ErrNotSent)
 	default:
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w: %s", alias, tool, ErrServerDown, problem)
+	}
+	if s.pool != nil {
+		pr, err := s.pool.acquire(ctx, place)
+		if err != nil {
+			if ctx.Err() != nil {
+				return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, err)
+			}
+			return Result{}, fmt.Errorf("mcp: call %s/%s: %w: %w", alias, tool, ErrServerDown, err)
+		}
+		defer s.pool.release(pr)
+		c = pr.conn
 	}
 	if args == nil {
 		args = map[string]any{} // a nil map would go out as "arguments": null, which servers refuse
@@ -469,6 +528,13 @@ func (m *Manager) Warnings() []string {
 	return out
 }
 
+// emit tells OnProcess of ev.
+func (m *Manager) emit(ev ProcessEvent) {
+	if m.onProcess != nil {
+		m.onProcess(ev)
+	}
+}
+
 // Manifest returns the manifest the manager runs.
 func (m *Manager) Manifest() *Manifest { return m.manifest }
 
@@ -478,8 +544,19 @@ func (m *Manager) Manifest() *Manifest { return m.manifest }
 func (m *Manager) Close() error {
 	m.closeOnce.Do(func() {
 		close(m.done)
-		m.wg.Wait()
+		left := make([][]*proc, len(m.servers))
+		for i, s := range m.servers {
+			if s.pool != nil {
+				left[i] = s.pool.close()
+			}
+		}
+		m.wg.Wait() // starts and watchers of place processes end too
 		var wg sync.WaitGroup
+		for i, s := range m.servers {
+			for _, pr := range left[i] {
+				wg.Go(func() { s.pool.stop(pr, StopClosed) })
+			}
+		}
 		errs := make([]error, len(m.servers))
 		for i, s := range m.servers {
 			s.mu.Lock()

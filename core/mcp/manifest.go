@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -79,6 +80,15 @@ type ServerSpec struct {
 	// StartTimeout bounds start plus initialize for this server, such as
 	// "90s"; zero means [Options.StartTimeout].
 	StartTimeout Duration `json:"start_timeout,omitzero"`
+	// IdleTimeout stops a place's process of a server that uses a place
+	// placeholder ({workspace}, {user}) once no call has used it for this
+	// long, such as "10m"; zero means [DefaultIdleTimeout].
+	IdleTimeout Duration `json:"idle_timeout,omitzero"`
+	// MaxProcesses bounds how many places' processes of a server that uses
+	// a place placeholder run at once; when a new place needs one, the
+	// process idle the longest stops first. Zero means
+	// [DefaultMaxProcesses].
+	MaxProcesses int `json:"max_processes,omitempty"`
 }
 
 // Duration is a time.Duration written in JSON as a string ("30s", "2m").
@@ -103,6 +113,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// badDurationRe finds the quoted value in Duration's error.
+var badDurationRe = regexp.MustCompile(`^("(?:[^"\\]|\\.)*") is not a duration`)
+
 // Load reads and validates the manifest at path.
 func Load(path string) (*Manifest, error) {
 	data, err := os.ReadFile(path)
@@ -124,7 +137,7 @@ func Parse(data []byte) (*Manifest, error) {
 	dec.DisallowUnknownFields()
 	var m Manifest
 	if err := dec.Decode(&m); err != nil {
-		return nil, decodeError(err)
+		return nil, decodeError(err, data)
 	}
 	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
 		return nil, &ValidationError{Problems: []FieldError{{Field: "(document)", Problem: "has content after the manifest object", Fix: "keep one JSON object in the file"}}}
@@ -144,9 +157,9 @@ func Parse(data []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// decodeError turns a JSON decoding failure into a ValidationError that
-// names the field when the decoder knows it.
-func decodeError(err error) error {
+// decodeError turns a JSON decoding failure of data into a
+// ValidationError that names the field when the decoder knows it.
+func decodeError(err error, data []byte) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	fe := FieldError{Field: "(document)", Problem: "is not valid JSON: " + err.Error(), Fix: "fix the JSON syntax"}
@@ -159,7 +172,13 @@ func decodeError(err error) error {
 		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
 		fe = FieldError{Field: strings.Trim(name, `"`), Problem: "is not a manifest field", Fix: "remove it or correct its spelling (see docs/manifest.md)"}
 	case strings.Contains(err.Error(), "duration"):
-		fe = FieldError{Field: "start_timeout", Problem: err.Error(), Fix: `write a duration such as "30s"`}
+		// Duration's error has no field; name the one that holds the value.
+		field := "start_timeout"
+		if m := badDurationRe.FindStringSubmatch(err.Error()); m != nil &&
+			regexp.MustCompile(`"idle_timeout"\s*:\s*`+regexp.QuoteMeta(m[1])).Match(data) {
+			field = "idle_timeout"
+		}
+		fe = FieldError{Field: field, Problem: err.Error(), Fix: `write a duration such as "30s"`}
 	}
 	return &ValidationError{Problems: []FieldError{fe}}
 }

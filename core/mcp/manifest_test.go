@@ -3,6 +3,7 @@ package mcp
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,7 +85,15 @@ func TestParseInvalid(t *testing.T) {
 		{"duplicate tool", server(strings.Replace(stdio, `["t"]`, `["t", "t"]`, 1)), "servers[0].tools[1]", "list each tool once"},
 		{"bad tool name", server(strings.Replace(stdio, `["t"]`, `["read file"]`, 1)), "servers[0].tools[0]", "1-128"},
 		{"bad start_timeout", server(stdio + `, "start_timeout": "soon"`), "start_timeout", "30s"},
+		{"bad idle_timeout", server(stdio + `, "args": ["{user}"], "idle_timeout": "later"`), "idle_timeout", "30s"},
 		{"negative start_timeout", server(stdio + `, "start_timeout": "-1s"`), "servers[0].start_timeout", "positive"},
+		{"unknown placeholder", server(stdio + `, "args": ["/data/{team}"]`), "servers[0].args[0]", "{workspace} or {user}"},
+		{"placeholder in command", server(strings.Replace(stdio, `"srv"`, `"/bin/{user}"`, 1)), "servers[0].command", "args, env or create_dirs"},
+		{"placeholder on http", server(strings.Replace(http, "/mcp", "/{workspace}", 1)), "servers[0].transport", "only a stdio server"},
+		{"idle_timeout without placeholder", server(stdio + `, "idle_timeout": "5m"`), "servers[0].idle_timeout", "remove it"},
+		{"negative max_processes", server(stdio + `, "args": ["{user}"], "max_processes": -1`), "servers[0].max_processes", "positive"},
+		{"max_processes without placeholder", server(stdio + `, "max_processes": 3`), "servers[0].max_processes", "remove it"},
+		{"placeholder value with a reference", server(stdio + `, "env": ["ROOT=$env:HOME/{user}"]`), "servers[0].env[0]", "$env:ROOT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -210,5 +219,61 @@ func TestManifestEffect(t *testing.T) {
 	}
 	if open := (&Manifest{}); !open.Allows(EffectSpend) {
 		t.Error("a manifest without allowed_side_effects must admit every class")
+	}
+}
+
+// TestShippedManifestsRunPerWorkspace: the manifests neobot ships give
+// every workspace (and every web user) a filesystem root of its own, under
+// one parent, with a bound and an idle stop.
+func TestShippedManifestsRunPerWorkspace(t *testing.T) {
+	for _, name := range []string{"default.json", "fly.json"} {
+		t.Run(name, func(t *testing.T) {
+			m, err := Load(filepath.Join("..", "..", "manifests", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := m.Servers[0]
+			if !fs.UsesPlace() || fs.MaxProcesses <= 0 || fs.IdleTimeout <= 0 {
+				t.Fatalf("server %s: UsesPlace %v, max_processes %d, idle_timeout %v; want one process per workspace, bounded, stopped when idle",
+					fs.Alias, fs.UsesPlace(), fs.MaxProcesses, time.Duration(fs.IdleTimeout))
+			}
+			root := func(p Place) string {
+				v := placeValues{workspace: p.WorkspaceValue(), user: p.UserValue()}
+				spec := v.expandSpec(fs)
+				return spec.Args[len(spec.Args)-1]
+			}
+			places := []Place{
+				{Platform: "slack", Workspace: "T1", User: "U1"},
+				{Platform: "slack", Workspace: "T2", User: "U1"},
+				{Platform: "web", Workspace: "web", User: "alice", Personal: true},
+				{Platform: "web", Workspace: "web", User: "bob", Personal: true},
+			}
+			seen := map[string]bool{}
+			for _, p := range places {
+				r := root(p)
+				if seen[r] || filepath.Dir(r) != filepath.Dir(root(places[0])) {
+					t.Errorf("root of %+v = %s, want its own folder beside the others", p, r)
+				}
+				seen[r] = true
+			}
+		})
+	}
+}
+
+func TestParsePlaceholders(t *testing.T) {
+	m, err := Parse([]byte(`{"did": "did:key:z6MkTest", "servers": [{"alias": "fs", "transport": "stdio", "command": "srv",
+		"args": ["--root", "/data/{workspace}/{user}"], "env": ["HOME_DIR=/data/{user}", "TOKEN=$env:TOKEN"],
+		"create_dirs": ["/data/{workspace}/{user}"], "version": "1.0.0", "tools": ["t"],
+		"idle_timeout": "90s", "max_processes": 3}]}`))
+	if err != nil {
+		t.Fatalf("Parse() error = %v", err)
+	}
+	s := m.Servers[0]
+	if !s.UsesPlace() || time.Duration(s.IdleTimeout) != 90*time.Second || s.MaxProcesses != 3 {
+		t.Errorf("Parse() = %+v, want a per-place server with its idle timeout and bound", s)
+	}
+	env, err := serverEnv(s, func(string) (string, bool) { return "secret", true }, placeValues{workspace: "slack.T1", user: "slack.T1.U1"})
+	if err != nil || !slices.Contains(env, "HOME_DIR=/data/slack.T1.U1") || !slices.Contains(env, "TOKEN=secret") {
+		t.Errorf("serverEnv() = %v, %v; want the place value and the reference resolved", env, err)
 	}
 }

@@ -115,6 +115,7 @@ func (m *Manifest) validate(problems []FieldError) error {
 		if s.StartTimeout < 0 {
 			add(at("start_timeout"), "is negative", `write a positive duration such as "60s", or omit it`)
 		}
+		problems = validatePlace(s, at, problems)
 		problems = validateTools(s, at, problems)
 	}
 	problems = m.validateEffects(problems)
@@ -167,6 +168,8 @@ func validateStdio(s *ServerSpec, at func(string) string, problems []FieldError)
 		switch {
 		case !ok || !envNameRe.MatchString(name):
 			add(f, "is not NAME=$env:VAR", `write it as "NAME=$env:VAR"`)
+		case !envRefRe.MatchString(value) && placeTemplate(value):
+			// A place value, such as "/data/{workspace}": not a credential.
 		case !envRefRe.MatchString(value):
 			// Never quote the value: it may be a credential.
 			add(f, fmt.Sprintf("gives %s a literal value; credentials come only from the environment", name),
@@ -283,4 +286,62 @@ func Loopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// placeTemplate reports whether an env value is a place value: it uses a
+// place placeholder and refers to no variable.
+func placeTemplate(value string) bool {
+	return (strings.Contains(value, PlaceholderWorkspace) || strings.Contains(value, PlaceholderUser)) &&
+		!strings.Contains(value, "$env:")
+}
+
+// validatePlace checks the place placeholders and the settings of the
+// processes they make.
+func validatePlace(s *ServerSpec, at func(string) string, problems []FieldError) []FieldError {
+	add := func(field, problem, fix string) {
+		problems = append(problems, FieldError{Field: field, Problem: problem, Fix: fix})
+	}
+	known := func(field, v string) {
+		for _, p := range placeholderRe.FindAllString(v, -1) {
+			if p != PlaceholderWorkspace && p != PlaceholderUser {
+				add(field, fmt.Sprintf("uses %s, which is not a place placeholder", p), "use {workspace} or {user}")
+			}
+		}
+	}
+	for j, a := range s.Args {
+		known(fmt.Sprintf("%s[%d]", at("args"), j), a)
+	}
+	for j, e := range s.Env {
+		known(fmt.Sprintf("%s[%d]", at("env"), j), e)
+	}
+	for j, d := range s.CreateDirs {
+		known(fmt.Sprintf("%s[%d]", at("create_dirs"), j), d)
+	}
+	if placeholderRe.MatchString(s.Command) {
+		add(at("command"), "uses a placeholder", "use placeholders in args, env or create_dirs only")
+	}
+	uses := s.UsesPlace()
+	if s.Transport != TransportStdio {
+		headers := ""
+		for _, v := range s.Headers {
+			headers += v
+		}
+		if uses || placeholderRe.MatchString(s.URL+headers) {
+			add(at("transport"), "is not stdio but the server uses a place placeholder",
+				"place placeholders make one process per place, so only a stdio server may use them")
+		}
+	}
+	switch {
+	case s.IdleTimeout < 0:
+		add(at("idle_timeout"), "is negative", `write a positive duration such as "10m", or omit it`)
+	case s.IdleTimeout > 0 && !uses:
+		add(at("idle_timeout"), "is set on a server that uses no place placeholder", "remove it: only a server with {workspace} or {user} in its args, env or create_dirs stops when idle")
+	}
+	switch {
+	case s.MaxProcesses < 0:
+		add(at("max_processes"), "is negative", "write a positive number, or omit it")
+	case s.MaxProcesses > 0 && !uses:
+		add(at("max_processes"), "is set on a server that uses no place placeholder", "remove it: only a server with {workspace} or {user} in its args, env or create_dirs runs more than one process")
+	}
+	return problems
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/neobot/neobot/core"
 
@@ -33,6 +34,7 @@ func (s *Surface) Describe(w io.Writer) error {
 		if st.Restarts > 0 {
 			fmt.Fprintf(&b, ", %d restarts", st.Restarts)
 		}
+		b.WriteString(s.perPlace(st.Alias))
 		b.WriteByte('\n')
 		if st.Problem != "" {
 			fmt.Fprintf(&b, "    problem: %s\n", st.Problem)
@@ -153,4 +155,26 @@ func (s *Surface) DescribeSkills(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// perPlace describes how a server that uses a place placeholder runs, or
+// returns "" for any other.
+func (s *Surface) perPlace(alias string) string {
+	if s.manifest == nil {
+		return ""
+	}
+	for _, spec := range s.manifest.Servers {
+		if spec.Alias != alias || !spec.UsesPlace() {
+			continue
+		}
+		limit, idle := spec.MaxProcesses, time.Duration(spec.IdleTimeout)
+		if limit <= 0 {
+			limit = mcp.DefaultMaxProcesses
+		}
+		if idle <= 0 {
+			idle = mcp.DefaultIdleTimeout
+		}
+		return fmt.Sprintf(", one process per place (at most %d at once, each stopped after %s idle)", limit, idle)
+	}
+	return ""
 }

@@ -104,7 +104,7 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	res, err := s.mgr.Call(callCtx, b.alias, b.tool, args)
+	res, err := s.mgr.CallIn(callCtx, placeOf(ctx), b.alias, b.tool, args)
 	// Only a call that changes nothing, or one that certainly never
 	// reached its server, may be made again after a failure: anything
 	// else may have taken effect.

@@ -98,7 +98,7 @@ func (s *Surface) CallSpend(ctx context.Context, function string, args, meta map
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	res, err := s.mgr.Call(callCtx, b.alias, b.tool, args)
+	res, err := s.mgr.CallIn(callCtx, placeOf(ctx), b.alias, b.tool, args)
 	if err != nil {
 		return "", false, fmt.Errorf("tools: %s: %w", function, err)
 	}

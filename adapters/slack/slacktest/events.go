@@ -107,7 +107,7 @@ func (s *Server) deliverMessage(typ string, m Msg) Delivery {
 
 	ev := map[string]any{
 		"type": typ, "user": m.User, "text": m.Text, "ts": m.TS, "channel": m.Channel,
-		"event_ts": m.TS, "team": TeamID,
+		"event_ts": m.TS, "team": s.team(),
 	}
 	if m.ThreadTS != "" {
 		ev["thread_ts"] = m.ThreadTS
@@ -139,7 +139,7 @@ func (s *Server) AssistantThreadStarted(user, channel, threadTS string) Delivery
 		"type": "assistant_thread_started",
 		"assistant_thread": map[string]any{
 			"user_id": user, "channel_id": channel, "thread_ts": threadTS,
-			"context": map[string]any{"team_id": TeamID},
+			"context": map[string]any{"team_id": s.team()},
 		},
 		"event_ts": threadTS,
 	}
@@ -157,10 +157,10 @@ func (s *Server) Event(inner map[string]any) Delivery {
 
 func (s *Server) deliverEvent(eventID string, inner map[string]any, retry int) Delivery {
 	outer, _ := json.Marshal(map[string]any{
-		"token": VerificationToken, "team_id": TeamID, "api_app_id": AppID,
+		"token": VerificationToken, "team_id": s.team(), "api_app_id": AppID,
 		"type": "event_callback", "event_id": eventID, "event_time": time.Now().Unix(),
 		"event":          inner,
-		"authorizations": []map[string]any{{"team_id": TeamID, "user_id": BotUserID, "is_bot": true}},
+		"authorizations": []map[string]any{{"team_id": s.team(), "user_id": BotUserID, "is_bot": true}},
 	})
 	d := s.deliver("events_api", outer, retry)
 	d.EventID = eventID
@@ -197,8 +197,8 @@ func (s *Server) Click(user string, msg Message, button int) Delivery {
 	payload, _ := json.Marshal(map[string]any{
 		"type": "block_actions", "token": VerificationToken, "api_app_id": AppID,
 		"trigger_id": "trigger-" + respID,
-		"user":       map[string]any{"id": user, "username": strings.ToLower(user), "team_id": TeamID},
-		"team":       map[string]any{"id": TeamID, "domain": "fake"},
+		"user":       map[string]any{"id": user, "username": strings.ToLower(user), "team_id": s.team()},
+		"team":       map[string]any{"id": s.team(), "domain": "fake"},
 		"channel":    map[string]any{"id": msg.Channel, "name": "general"},
 		"container": map[string]any{"type": "message", "message_ts": msg.TS, "channel_id": msg.Channel,
 			"thread_ts": msg.ThreadTS, "is_ephemeral": false},

@@ -71,6 +71,14 @@ type Reply struct {
 	Error string
 }
 
+// team returns the workspace's team ID.
+func (s *Server) team() string {
+	if s.Team != "" {
+		return s.Team
+	}
+	return TeamID
+}
+
 // Server is a fake Slack workspace served on 127.0.0.1.
 type Server struct {
 	srv *httptest.Server
@@ -84,7 +92,11 @@ type Server struct {
 	// envelope with retry_attempt one higher, at most three times
 	// (default 3 s; negative never redelivers). Set it before delivering.
 	AckTimeout time.Duration
-	retries    map[*time.Timer]bool // redelivery timers, stopped by Close
+	// Team is the workspace's team ID in every event, interaction and
+	// auth.test answer (default TeamID): two fakes with their own Team
+	// are two Slack workspaces. Set it before the adapter connects.
+	Team    string
+	retries map[*time.Timer]bool // redelivery timers, stopped by Close
 	// assistantOff fails every assistant.threads.* call (DisableAssistant).
 	assistantOff bool
 
@@ -387,7 +399,7 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 			return fail("invalid_auth")
 		}
 		return ok("url", "https://fake.slack.test/", "team", "Fake", "user", "neo",
-			"team_id", TeamID, "user_id", BotUserID, "bot_id", BotID)
+			"team_id", s.team(), "user_id", BotUserID, "bot_id", BotID)
 	case "apps.connections.open":
 		if !strings.HasPrefix(token, "xapp-") {
 			return fail("not_allowed_token_type")

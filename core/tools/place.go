@@ -1,0 +1,39 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/mcp"
+)
+
+// placeOf returns where ctx's turn is, for a server that runs one process
+// per place (see mcp.Place); the zero Place outside a turn.
+func placeOf(ctx context.Context) mcp.Place {
+	t, ok := core.TurnFrom(ctx)
+	if !ok {
+		return mcp.Place{}
+	}
+	in := t.Inbound
+	return mcp.Place{
+		Platform: in.Thread.Platform, Workspace: in.Thread.Workspace, User: in.User,
+		Personal: Personal(in),
+	}
+}
+
+// Personal reports whether in was said in a place that belongs to its
+// author alone rather than to a team: a direct message, or a workspace
+// whose people are strangers to one another — every web user is in
+// workspace "web", every Discord direct message in "@me". There a
+// server's {workspace} is the author's own, so two web users, or two
+// people writing to the bot directly, never share a tool workspace.
+func Personal(in core.Inbound) bool {
+	if in.DM {
+		return true
+	}
+	switch in.Thread.Platform + "/" + in.Thread.Workspace {
+	case "web/web", "discord/@me":
+		return true
+	}
+	return false
+}
