@@ -37,9 +37,11 @@ func (e *Executor) advance(ctx context.Context, j *job, s core.Spend) (core.Spen
 		case core.SpendPlanned:
 			s, err = e.check(ctx, s, j)
 		case core.SpendAsked:
-			s, err = e.ask(ctx, j, s)
+			if s, err = e.ask(ctx, j, s); err == nil && s.State == core.SpendCalling {
+				s, err = e.invoke(ctx, s) // recorded approved and calling in one write
+			}
 		case core.SpendApproved:
-			s, err = e.call(ctx, j, s)
+			s, err = e.call(ctx, s)
 		case core.SpendCalling:
 			// Recorded as being made, never recorded as done: neobot
 			// stopped during the call. It may have moved money, so it is
@@ -143,7 +145,8 @@ func overLimit(s core.Spend, day []core.Spend, limits map[string]skill.SpendLimi
 
 // ask puts the call to a person through the turn's approver, and records
 // the decision. An approval is rechecked against the day's limit in the
-// same transaction: another call may have been approved meanwhile.
+// same transaction (another call may have been approved meanwhile) and
+// recorded as "calling": the caller makes the call next.
 func (e *Executor) ask(ctx context.Context, j *job, s core.Spend) (core.Spend, error) {
 	req := core.GateRequest{
 		Thread: j.turn.Inbound.Thread, IntentID: s.IntentID, NodeID: strconv.Itoa(spendNumber(s.ID)), CallID: j.callID,
@@ -163,10 +166,12 @@ func (e *Executor) ask(ctx context.Context, j *job, s core.Spend) (core.Spend, e
 		case !ans.Approved:
 			s.State, s.Reason = core.SpendDenied, fmt.Sprintf("<@%s> denied it", ans.By)
 		default:
+			// Approved, checked against the day's limit and recorded as
+			// being made, in one transaction: the call follows at once.
 			if why := overLimit(*s, day, j.limits); why != "" {
 				s.State, s.Reason = core.SpendRefused, why+" (other spends were approved while this one waited)"
 			} else {
-				s.State = core.SpendApproved
+				s.State, s.Called = core.SpendCalling, e.now()
 			}
 		}
 		if s.State.Final() {
@@ -175,13 +180,20 @@ func (e *Executor) ask(ctx context.Context, j *job, s core.Spend) (core.Spend, e
 	})
 }
 
-// call makes an approved call, recorded as "calling" first, so that it is
-// made at most once.
-func (e *Executor) call(ctx context.Context, j *job, s core.Spend) (core.Spend, error) {
+// call makes a call recorded approved (by an earlier neobot that recorded
+// the two apart), recorded as "calling" first, so that it is made at most
+// once.
+func (e *Executor) call(ctx context.Context, s core.Spend) (core.Spend, error) {
 	s, err := e.move(ctx, s.ID, core.SpendApproved, func(s *core.Spend) { s.State, s.Called = core.SpendCalling, e.now() })
 	if err != nil || s.State != core.SpendCalling {
 		return s, err
 	}
+	return e.invoke(ctx, s)
+}
+
+// invoke makes the call s, which this Run has just recorded as "calling",
+// and records how it ended.
+func (e *Executor) invoke(ctx context.Context, s core.Spend) (core.Spend, error) {
 	var args map[string]any
 	if err := json.Unmarshal(s.Args, &args); err != nil {
 		return e.end(ctx, s, core.SpendFailed, "", fmt.Sprintf("its recorded arguments could not be read (%v); it was not made", err))
