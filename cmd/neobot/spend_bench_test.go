@@ -28,7 +28,7 @@ func (instantPlanner) Chat(context.Context, llm.ChatRequest) (*llm.ChatResult, e
 type benchUI chan core.Gate
 
 func (u benchUI) PostGate(_ context.Context, g core.Gate) (string, error) { u <- g; return "ref", nil }
-func (benchUI) ShowGate(context.Context, core.Gate)                        {}
+func (benchUI) ShowGate(context.Context, core.Gate)                       {}
 
 // BenchmarkSpendClickToCall is the executor's hot path after a person
 // clicks: the decision recorded, the call checked against the day's
