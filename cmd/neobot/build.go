@@ -142,8 +142,13 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	// with the main model over the surface's spend tools: the surface is
 	// built first, the executor after, so core_execute reaches it late.
 	var exec *execute.Executor
-	if cfg.DaemonURL == "" && main != nil {
-		topts.Execute = func(ctx context.Context, intent string) (string, error) { return exec.Run(ctx, intent) }
+	if cfg.DaemonURL == "" {
+		topts.Execute = func(ctx context.Context, intent string) (string, error) {
+			if exec == nil { // a dry run: nothing is ever dispatched
+				return "", errors.New("no model to plan spends with")
+			}
+			return exec.Run(ctx, intent)
+		}
 	}
 	if cfg.DaemonURL != "" {
 		d, err := delegate.New(delegate.Options{
@@ -167,7 +172,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		return nil, fmt.Errorf("start tools: %w", err)
 	}
 	m.onClose(a.surface.Close)
-	if topts.Execute != nil {
+	if topts.Execute != nil && main != nil {
 		exec, err = execute.New(execute.Options{
 			Model: main, Tools: a.surface, Ledger: db, Delegations: db, Skills: a.skills,
 			Authorize: cfg.spendPolicy().Authorize, Observe: m.tel.observeSpend,

@@ -91,15 +91,34 @@ func TestChatEndToEnd(t *testing.T) {
 }
 
 // TestChatDryRun prints the system block and tool schemas with no model.
+// core_execute is offered, and spends described, only where something can
+// spend: here the wallet's transfer, run by neobot's own executor.
 func TestChatDryRun(t *testing.T) {
-	kv := map[string]string{"NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"), "NEO_MANIFEST": emptyManifest(t)}
-	stdout, stderr, err := run(t, kv, "", "chat", "--dry-run")
-	if err != nil {
-		t.Fatalf("neobot chat --dry-run: %v\nstderr:\n%s", err, stderr)
-	}
-	for _, want := range []string{"=== system ===", "did:web:neobot.test:agents:e2e", "=== tools ===", `"core_execute"`} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("dry run output lacks %q:\n%s", want, stdout)
+	wal := newWallet(t)
+	for _, tc := range []struct {
+		name     string
+		manifest string
+		spends   bool
+	}{
+		{"no spend tool", emptyManifest(t), false},
+		{"a wallet", wal.manifest(t), true},
+	} {
+		kv := map[string]string{"NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"), "NEO_MANIFEST": tc.manifest}
+		wal.setEnv(kv)
+		stdout, stderr, err := run(t, kv, "", "chat", "--dry-run")
+		if err != nil {
+			t.Fatalf("%s: neobot chat --dry-run: %v\nstderr:\n%s", tc.name, err, stderr)
+		}
+		for _, want := range []string{"=== system ===", "did:web:neobot.test:agents:e2e", "=== tools ==="} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("%s: dry run output lacks %q:\n%s", tc.name, want, stdout)
+			}
+		}
+		if got := strings.Contains(stdout, `"core_execute"`); got != tc.spends {
+			t.Errorf("%s: core_execute offered = %v, want %v:\n%s", tc.name, got, tc.spends, stdout)
+		}
+		if got := strings.Contains(stdout, "goes through the core_execute tool"); got != tc.spends {
+			t.Errorf("%s: spends described = %v, want %v", tc.name, got, tc.spends)
 		}
 	}
 }
