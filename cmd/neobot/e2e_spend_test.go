@@ -49,6 +49,8 @@ func sendScript(answer string) []llmtest.Reply {
 // and neobot spends lists it.
 func TestSlackSpendWithoutDaemon(t *testing.T) {
 	w, wal := newSpendWorld(t)
+	health := freeAddr(t)
+	w.env["NEO_HEALTH_ADDR"] = health
 	scriptModel(t, w.model, sendScript("Sent 5 USDC to alice.")...)
 	p := w.start(t, 1)
 	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 5 USDC to alice"})
@@ -91,6 +93,12 @@ func TestSlackSpendWithoutDaemon(t *testing.T) {
 	last := calls[len(calls)-1].Messages
 	if res := last[len(last)-1]; res.Role != "tool" || !strings.Contains(res.Content, "sent 5 USDC to alice, tx 0x") {
 		t.Errorf("tool result the model saw = %q, want the wallet's answer", res.Content)
+	}
+	metrics := waitFor(t, p, "http://"+health+"/metrics", "the completed spend", func(s int, b string) bool {
+		return s == http.StatusOK && metricLine(b, "neobot_spends_total", []string{`outcome="completed"`}, "1")
+	})
+	if strings.Contains(metrics, "alice") || strings.Contains(metrics, "UCAROL") {
+		t.Error("/metrics labels carry a recipient or a person")
 	}
 	p.stop(t)
 
