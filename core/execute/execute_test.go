@@ -342,3 +342,29 @@ func TestSpendToolUnreachable(t *testing.T) {
 		t.Errorf("direct call = %q, %v; want refused, nothing sent", content, isError)
 	}
 }
+
+// TestSpendStopped: a person's "stop" while the approval waits denies it:
+// nothing is sent, and the ledger says why. A shutdown instead leaves the
+// call asked, for the resumed turn.
+func TestSpendStopped(t *testing.T) {
+	for _, tc := range []struct {
+		cause error
+		want  core.SpendState
+	}{{core.ErrStopped, core.SpendCancelled}, {core.ErrShutdown, core.SpendAsked}} {
+		t.Run(tc.cause.Error(), func(t *testing.T) {
+			w := newWorld(t)
+			w.model.replies = []llm.Message{transferCall(`{"amount": 5, "currency": "USDC", "recipient": "alice"}`)}
+			ctx, cancel := context.WithCancelCause(w.turn("CPAY", "E1"))
+			done := w.execute(ctx, "send 5 USDC to alice")
+			if _, _, ok := w.gate(done); !ok {
+				t.Fatal("no approval asked")
+			}
+			cancel(tc.cause)
+			<-done
+			spends, _ := w.ledger.SpendsSince(context.Background(), time.Time{})
+			if len(spends) != 1 || spends[0].State != tc.want || len(w.sent()) != 0 {
+				t.Errorf("after %v: ledger %+v, %d transfers; want %s and nothing sent", tc.cause, spends, len(w.sent()), tc.want)
+			}
+		})
+	}
+}

@@ -154,7 +154,13 @@ func (e *Executor) ask(ctx context.Context, j *job, s core.Spend) (core.Spend, e
 	}
 	ans := core.Ask(ctx, j.turn.Approver, req)
 	if ctx.Err() != nil {
-		return s, ErrInterrupted
+		if !errors.Is(context.Cause(ctx), core.ErrStopped) {
+			return s, ErrInterrupted // shutting down: a resumed turn asks again
+		}
+		// Stopped by a person: the approval is denied, and the plan ends.
+		return e.move(ctx, s.ID, core.SpendAsked, func(s *core.Spend) {
+			s.State, s.Reason, s.Finished = core.SpendCancelled, "the turn was stopped before anyone approved it", e.now()
+		})
 	}
 	return e.moveDay(ctx, s.ID, core.SpendAsked, func(s *core.Spend, day []core.Spend) {
 		s.Decided, s.DecidedBy = e.now(), ans.By
