@@ -1,14 +1,20 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
+	"unicode"
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/rank"
 )
 
 // Archive is the part of a transcript that compaction set aside
@@ -21,56 +27,385 @@ type Archive interface {
 // History searches the archive of the running turn's thread. It backs the
 // history_search tool: a summary is bounded, so an identifier or a detail
 // it had no room for is still one search away, never lost.
+//
+// It is a search engine over the thread's archived messages: a query's
+// words and identifiers match whole tokens (17 finds "batch 17", never
+// "0x17ab" or "170"), a quoted query, or a multi-word header, matches as
+// an exact phrase, hits are ranked with BM25 (package rank, as memory
+// recall is), and each hit shows the lines around every match. The index
+// of each recently searched thread is kept in memory and grows with its
+// archive; the store stays the only truth.
 type History struct {
 	archive Archive
+
+	mu     sync.Mutex
+	cached map[string]*archiveIndex
+	order  []string // thread keys, least recently searched first
 }
 
 // NewHistory returns a History over archive.
-func NewHistory(archive Archive) *History { return &History{archive: archive} }
+func NewHistory(archive Archive) *History {
+	return &History{archive: archive, cached: map[string]*archiveIndex{}}
+}
 
-// Limits of one search's answer.
+// Limits of one search's answer, and of the indexes kept.
 const (
-	historyHits    = 8
-	historyExcerpt = 600 // bytes around the first match
+	historyHits      = 8
+	historyExcerpt   = 1500 // bytes of one hit's excerpt
+	historyLineWidth = 300  // bytes of one line shown
+	historyThreads   = 16   // indexes kept
+	phraseBonus      = 1000 // ranks exact-phrase hits above all others
 )
 
 // ErrNoQuery is a history search without anything to look for.
 var ErrNoQuery = errors.New("agent: history search needs a query")
 
-// Search returns the archived messages of the turn's thread that contain
-// every word of query (case-insensitively), newest first, each as an
-// excerpt around its first match; "" when none does. ctx must carry the
-// turn (core.WithTurn), whose thread is the only one searched.
+// Search returns the archived messages of the turn's thread that best
+// match query, best first (the newest first among equals), each as the
+// lines around its matches; "" when none matches. ctx must carry the turn
+// (core.WithTurn), whose thread is the only one searched.
 func (h *History) Search(ctx context.Context, query string) (string, error) {
 	t, ok := core.TurnFrom(ctx)
 	if !ok {
 		return "", errors.New("agent: history search outside a turn")
 	}
-	terms := strings.Fields(strings.ToLower(query))
-	if len(terms) == 0 {
+	q := parseQuery(query)
+	if q.empty() {
 		return "", ErrNoQuery
 	}
 	entries, err := h.archive.Archived(ctx, t.Inbound.Thread)
 	if err != nil {
 		return "", fmt.Errorf("agent: read the archive of %s: %w", t.Inbound.Thread, err)
 	}
+	ix := h.index(t.Inbound.Thread.Key(), entries)
 	var b strings.Builder
-	hits := 0
-	for i := len(entries) - 1; i >= 0 && hits < historyHits; i-- {
-		var r record
-		if err := json.Unmarshal(entries[i].Data, &r); err != nil || r.Msg == nil {
-			continue // an entry this version cannot read is skipped, not fatal
+	for i, d := range ix.search(q, historyHits) {
+		if i > 0 {
+			b.WriteByte('\n')
 		}
-		text := messageText(*r.Msg)
-		at := matchAll(strings.ToLower(text), terms)
-		if at < 0 {
-			continue
-		}
-		hits++
-		fmt.Fprintf(&b, "[%s] %s\n", roleLabel(*r.Msg), excerpt(text, at, historyExcerpt))
+		fmt.Fprintf(&b, "[%s] %s\n", d.label, d.excerpt(q))
 	}
 	return b.String(), nil
 }
+
+// index returns the thread's index brought up to entries: the archive
+// only grows, so entries past the ones indexed are added; anything else
+// (a thread dropped and begun again) is indexed afresh.
+func (h *History) index(key string, entries []core.Entry) *archiveIndex {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ix := h.cached[key]
+	if ix == nil || ix.covered > len(entries) || ix.covered > 0 && entries[ix.covered-1].Seq != ix.lastSeq {
+		// Sized for the archive at hand: growing the map as it fills
+		// was most of a first search's time.
+		ix = &archiveIndex{postings: make(map[string][]historyPosting, 16*len(entries)), docs: make([]historyDoc, 0, len(entries))}
+	}
+	for _, e := range entries[ix.covered:] {
+		ix.add(e)
+	}
+	h.cached[key] = ix
+	h.order = append(slices.DeleteFunc(h.order, func(k string) bool { return k == key }), key)
+	if len(h.order) > historyThreads {
+		delete(h.cached, h.order[0])
+		h.order = h.order[1:]
+	}
+	return ix
+}
+
+// archiveIndex is one thread's archived messages as a BM25 inverted index.
+type archiveIndex struct {
+	covered  int    // entries indexed, from the first
+	lastSeq  uint64 // the last indexed entry's Seq
+	docs     []historyDoc
+	postings map[string][]historyPosting
+	totalLen int
+}
+
+type historyPosting struct {
+	doc int32
+	tf  uint16
+}
+
+// historyDoc is one archived message.
+type historyDoc struct {
+	label string
+	text  string
+	words []string // its word tokens in order, for phrases
+}
+
+func (ix *archiveIndex) add(e core.Entry) {
+	ix.covered++
+	ix.lastSeq = e.Seq
+	var r record
+	if err := json.Unmarshal(e.Data, &r); err != nil || r.Msg == nil {
+		return // an entry this version cannot read, or an anchor, is skipped
+	}
+	text := messageText(*r.Msg)
+	id := int32(len(ix.docs))
+	d := historyDoc{label: roleLabel(*r.Msg), text: text, words: wordTokens(text, nil)}
+	terms := identifierTokens(text, slices.Clone(d.words))
+	slices.Sort(terms)
+	for i := 0; i < len(terms); {
+		j := i + 1
+		for j < len(terms) && terms[j] == terms[i] {
+			j++
+		}
+		ix.postings[terms[i]] = append(ix.postings[terms[i]], historyPosting{doc: id, tf: uint16(min(j-i, 1<<16-1))})
+		i = j
+	}
+	ix.totalLen += len(terms)
+	ix.docs = append(ix.docs, d)
+}
+
+// query is a parsed history search.
+type query struct {
+	words   []string   // distinct word tokens: a hit has every one
+	ids     []string   // distinct identifiers: they rank a hit up
+	phrases [][]string // word runs a hit must (quoted) or should contain
+	quoted  int        // phrases[:quoted] are required
+}
+
+func (q query) empty() bool { return len(q.words) == 0 }
+
+// idBoost is how much more an identifier, matched whole, weighs than a
+// word.
+const idBoost = 2
+
+// parseQuery reads a query: "quoted parts" are required phrases; the rest,
+// when it has two words or more, is a phrase that ranks first (a header
+// the model remembers). Every word must match a whole token.
+func parseQuery(s string) query {
+	var q query
+	seen := map[string]bool{}
+	distinct := func(dst *[]string, ts []string) {
+		for _, t := range ts {
+			if !seen[t] {
+				seen[t] = true
+				*dst = append(*dst, t)
+			}
+		}
+	}
+	var loose strings.Builder
+	parts := strings.Split(s, `"`)
+	for i, p := range parts {
+		if i%2 == 1 && i < len(parts)-1 { // inside a pair of quotes
+			if ws := wordTokens(p, nil); len(ws) > 0 {
+				q.phrases = append(q.phrases, ws)
+				distinct(&q.words, ws)
+				distinct(&q.ids, identifierTokens(p, nil))
+			}
+			continue
+		}
+		loose.WriteString(p + " ")
+	}
+	q.quoted = len(q.phrases)
+	ws := wordTokens(loose.String(), nil)
+	if len(ws) > 1 {
+		q.phrases = append(q.phrases, ws)
+	}
+	distinct(&q.words, ws)
+	distinct(&q.ids, identifierTokens(loose.String(), nil))
+	return q
+}
+
+// search returns up to k documents: those holding every word (or, when
+// none does, any word), those without a required phrase left out, ranked
+// by BM25 with identifiers weighing more and a phrase's hits first, the
+// newest first among equals.
+func (ix *archiveIndex) search(q query, k int) []*historyDoc {
+	if len(ix.docs) == 0 {
+		return nil
+	}
+	n := float64(len(ix.docs))
+	avg := float64(ix.totalLen) / n
+	scores := map[int32]float64{}
+	matched := map[int32]int{}
+	score := func(t string, boost float64, count bool) {
+		ps := ix.postings[t]
+		w := rank.IDF(n, float64(len(ps))) * boost
+		for _, p := range ps {
+			scores[p.doc] += rank.Score(w, float64(p.tf), float64(len(ix.docs[p.doc].words)), avg)
+			if count {
+				matched[p.doc]++
+			}
+		}
+	}
+	for _, t := range q.words {
+		score(t, 1, true)
+	}
+	for _, t := range q.ids {
+		score(t, idBoost, false)
+	}
+	all := slices.ContainsFunc(slices.Collect(maps.Values(matched)), func(c int) bool { return c == len(q.words) })
+	type scored struct {
+		doc   int32
+		score float64
+	}
+	var hits []scored
+	for doc, c := range matched {
+		if all && c < len(q.words) {
+			continue
+		}
+		d, s, ok := &ix.docs[doc], scores[doc], true
+		for i, ph := range q.phrases {
+			has := containsPhrase(d.words, ph)
+			if i < q.quoted && !has {
+				ok = false
+				break
+			}
+			if has {
+				s += phraseBonus
+			}
+		}
+		if ok {
+			hits = append(hits, scored{doc, s})
+		}
+	}
+	slices.SortFunc(hits, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.doc, a.doc)
+	})
+	out := make([]*historyDoc, 0, min(k, len(hits)))
+	for _, h := range hits[:min(k, len(hits))] {
+		out = append(out, &ix.docs[h.doc])
+	}
+	return out
+}
+
+// containsPhrase reports whether words holds phrase as a run.
+func containsPhrase(words, phrase []string) bool {
+	if len(phrase) == 0 {
+		return false
+	}
+	for i := 0; i+len(phrase) <= len(words); i++ {
+		if slices.Equal(words[i:i+len(phrase)], phrase) {
+			return true
+		}
+	}
+	return false
+}
+
+// excerpt shows the lines of d that match q, each with the line before
+// and after it, joined with "…" where lines are left out, at most
+// historyExcerpt bytes.
+func (d *historyDoc) excerpt(q query) string {
+	lines := strings.Split(d.text, "\n")
+	want := map[string]bool{}
+	for _, t := range slices.Concat(q.words, q.ids) {
+		want[t] = true
+	}
+	show := make([]bool, len(lines))
+	any := false
+	for i, line := range lines {
+		toks := identifierTokens(line, wordTokens(line, nil))
+		hit := slices.ContainsFunc(toks, func(t string) bool { return want[t] })
+		for _, ph := range q.phrases {
+			hit = hit || containsPhrase(wordTokens(line, nil), ph)
+		}
+		if hit {
+			any = true
+			for j := max(0, i-1); j <= min(len(lines)-1, i+1); j++ {
+				show[j] = true
+			}
+		}
+	}
+	if !any { // a phrase across lines: show the start
+		for i := range min(3, len(lines)) {
+			show[i] = true
+		}
+	}
+	var b strings.Builder
+	gap := false
+	for i, line := range lines {
+		if !show[i] {
+			gap = true
+			continue
+		}
+		if gap {
+			b.WriteString("…\n")
+		}
+		gap = false
+		line = strings.TrimRight(line, " \t\r")
+		if len(line) > historyLineWidth {
+			line = cutAt(line, historyLineWidth) + "…"
+		}
+		if b.Len()+len(line) > historyExcerpt {
+			b.WriteString("… (more matches not shown)")
+			return b.String()
+		}
+		b.WriteString(line + "\n")
+	}
+	if gap {
+		b.WriteString("…")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// cutAt returns s cut to at most n bytes on a rune boundary.
+func cutAt(s string, n int) string {
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+// wordTokens appends text's words: runs of letters and digits,
+// lower-cased, in order.
+func wordTokens(text string, out []string) []string {
+	start := -1
+	for i, r := range text {
+		alnum := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r > 0x7f && isLetterOrDigit(r)
+		switch {
+		case alnum && start < 0:
+			start = i
+		case !alnum && start >= 0:
+			out = append(out, strings.ToLower(text[start:i]))
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, strings.ToLower(text[start:]))
+	}
+	return out
+}
+
+// identifierTokens appends text's identifiers, whole: fields that mix
+// letters and digits or join them with _ - . / : @ # (INC-4821,
+// 0xAbC1…, audit_log.v2), lower-cased and marked with a leading '#' so
+// they never collide with a word.
+func identifierTokens(text string, out []string) []string {
+	for _, f := range strings.Fields(text) {
+		f = strings.Trim(f, ".,;:!?()[]{}<>\"'`*=")
+		if identifierShaped(f) {
+			out = append(out, "#"+strings.ToLower(f))
+		}
+	}
+	return out
+}
+
+func identifierShaped(s string) bool {
+	if len(s) < 3 {
+		return false
+	}
+	var letter, digit, joiner bool
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			digit = true
+		case strings.ContainsRune("_-./:@#", r):
+			joiner = true
+		case isLetterOrDigit(r):
+			letter = true
+		default:
+			return false
+		}
+	}
+	return (letter && digit) || (joiner && (letter || digit))
+}
+
+func isLetterOrDigit(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // messageText is what a message said: its content and its tool calls.
 func messageText(m llm.Message) string {
@@ -87,46 +422,6 @@ func roleLabel(m llm.Message) string {
 		return "tool " + m.Name
 	}
 	return m.Role
-}
-
-// matchAll returns where the first of terms occurs in text when every
-// term occurs, else -1.
-func matchAll(text string, terms []string) int {
-	first := -1
-	for _, term := range terms {
-		i := strings.Index(text, term)
-		if i < 0 {
-			return -1
-		}
-		if first < 0 {
-			first = i
-		}
-	}
-	return first
-}
-
-// excerpt returns about width bytes of text around at, on rune
-// boundaries, marking what was cut.
-func excerpt(text string, at, width int) string {
-	if len(text) <= width {
-		return strings.TrimSpace(text)
-	}
-	start := max(0, at-width/3)
-	end := min(len(text), start+width)
-	for start > 0 && text[start]&0xC0 == 0x80 {
-		start--
-	}
-	for end < len(text) && text[end]&0xC0 == 0x80 {
-		end++
-	}
-	out := strings.TrimSpace(text[start:end])
-	if start > 0 {
-		out = "…" + out
-	}
-	if end < len(text) {
-		out += "…"
-	}
-	return out
 }
 
 // Messages decodes transcript entries (archived, then live) into the

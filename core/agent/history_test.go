@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/compact"
@@ -38,7 +40,7 @@ func TestHistorySearch(t *testing.T) {
 		not   []string
 	}{
 		{"0xabc0000000000000000000000000000000000001", []string{"[tool fs__read_file] owner 0xAbC0000000000000000000000000000000000001 of vault-7"}, []string{"other thread"}},
-		{"vault-7", []string{"fs__write_file", "owner 0xAbC"}, nil},                                 // newest first, tool calls searched
+		{"vault-7", []string{"owner 0xAbC", "fs__write_file"}, nil},                                 // the whole identifier first, tool calls searched
 		{"ord-20261124-88817733 lisbon", []string{"order ord-20261124-88817733 shipped", "…"}, nil}, // every word, excerpted
 		{"nowhere", nil, []string{"["}},
 	}
@@ -68,6 +70,92 @@ func TestHistorySearch(t *testing.T) {
 	if _, err := h.Search(context.Background(), "vault"); err == nil {
 		t.Errorf("Search outside a turn = nil error, want one")
 	}
+}
+
+// TestHistorySearchTokens: words and numbers match whole tokens, a
+// header phrase ranks its message first, a quoted phrase is required, and
+// an excerpt shows the lines around every match.
+func TestHistorySearchTokens(t *testing.T) {
+	tr := newTranscript()
+	var recs []record
+	batch := func(n int, body string) {
+		m := llm.ToolResult(fmt.Sprintf("c%d", n), "audit__read", fmt.Sprintf("AUDIT BATCH %d\n%s", n, body))
+		recs = append(recs, record{Msg: &m})
+	}
+	batch(17, "checksum 9f3a\nline two\nline three\nline four\nline five\nledger entry TX-5521 settled 40 USDC\nline seven")
+	for n := 18; n < 200; n++ {
+		batch(n, fmt.Sprintf("hash 0x%x17%x batch 17 of the 17xx series, checksum 17%d", n*7919, n, n))
+	}
+	tr.seed(testThread, recs...)
+	if err := tr.Compact(context.Background(), testThread, core.Summary{Text: "GOAL: audit", UpTo: 999}); err != nil {
+		t.Fatal(err)
+	}
+	h := NewHistory(tr)
+	ctx := core.WithTurn(context.Background(), &core.Turn{Inbound: inbound("E9", "find it")})
+	first := func(q string) string {
+		got, err := h.Search(ctx, q)
+		if err != nil {
+			t.Fatalf("Search(%q) = %v", q, err)
+		}
+		hit, _, _ := strings.Cut(got, "\n[")
+		return hit
+	}
+	if got := first("AUDIT BATCH 17"); !strings.HasPrefix(got, "[tool audit__read] AUDIT BATCH 17\n") {
+		t.Errorf("Search(AUDIT BATCH 17) first hit = %q, want batch 17's result", got)
+	}
+	if got := first(`"batch 170"`); !strings.Contains(got, "AUDIT BATCH 170") {
+		t.Errorf(`Search("batch 170") first hit = %q, want batch 170`, got)
+	}
+	if got, _ := h.Search(ctx, `"batch 999"`); got != "" {
+		t.Errorf(`Search("batch 999") = %q, want nothing: a quoted phrase is required`, got)
+	}
+	if got := first("tx-5521"); !strings.Contains(got, "ledger entry TX-5521 settled 40 USDC") || !strings.Contains(got, "line five") {
+		t.Errorf("Search(tx-5521) first hit = %q, want its line with the line before", got)
+	}
+	// Both matches of a hit show, the lines between them left out.
+	got := first(`"AUDIT BATCH 17" TX-5521`)
+	for _, want := range []string{"AUDIT BATCH 17", "checksum 9f3a", "…", "line five", "ledger entry TX-5521", "line seven"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("excerpt lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "line three") {
+		t.Errorf("excerpt shows a line far from every match:\n%s", got)
+	}
+}
+
+// BenchmarkHistorySearch searches 10,000 archived messages (the index is
+// built by the first search and grows with the archive).
+func BenchmarkHistorySearch(b *testing.B) {
+	tr := newTranscript()
+	recs := make([]record, 0, 10000)
+	for n := range 10000 {
+		m := llm.ToolResult(fmt.Sprintf("c%d", n), "audit__read", fmt.Sprintf("AUDIT BATCH %d\nhash 0x%x%x\nentry TX-%d settled %d USDC", n, n*7919, n*104729, n*31, n%97))
+		recs = append(recs, record{Msg: &m})
+	}
+	tr.seed(testThread, recs...)
+	if err := tr.Compact(context.Background(), testThread, core.Summary{Text: "GOAL: audit", UpTo: 1 << 20}); err != nil {
+		b.Fatal(err)
+	}
+	h := NewHistory(tr)
+	ctx := core.WithTurn(context.Background(), &core.Turn{Inbound: inbound("E9", "find it")})
+	queries := []string{"AUDIT BATCH 4242", "TX-131502", "settled 42 USDC", `"batch 77"`}
+	if _, err := h.Search(ctx, queries[0]); err != nil {
+		b.Fatal(err)
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		if _, err := h.Search(ctx, queries[i%len(queries)]); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }
 
 // TestLongConversationBounded runs 1,000 tool steps over 100 turns in a

@@ -5,16 +5,13 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/neobot/neobot/core/rank"
 )
 
 // The index is an in-memory BM25 inverted index, one per workspace, built
 // from the store at New and kept in step with every write. It is never
 // persisted, so it can never be stale: bbolt is the only truth.
-
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-)
 
 // commonTerm is the posting count past which a term found in more than
 // half of a space's records is left out of searches.
@@ -306,13 +303,8 @@ func (sp *space) search(terms []queryTerm, m matcher, k int) []hit {
 			// make every search as slow as the space is big.
 			continue
 		}
-		df := float64(len(ps))
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		if idf <= 0 {
-			idf = 0.01
-		}
-		w := idf * qt.boost
-		ts = append(ts, term{ps: ps, w: w, ub: w * (bm25K1 + 1)})
+		w := rank.IDF(n, float64(len(ps))) * qt.boost
+		ts = append(ts, term{ps: ps, w: w, ub: rank.Bound(w)})
 	}
 	if len(ts) == 0 {
 		return nil
@@ -329,9 +321,7 @@ func (sp *space) search(terms []queryTerm, m matcher, k int) []hit {
 		sc = &scorer{acc: make([]float32, size), state: make([]uint8, size)}
 	}
 	score := func(t *term, p posting) float32 {
-		tf := float64(p.tf)
-		dl := float64(sp.lens[p.doc])
-		return float32(t.w * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avg)))
+		return float32(rank.Score(t.w, float64(p.tf), float64(sp.lens[p.doc]), avg))
 	}
 	theta := float32(-1) // the k-th best candidate score, once there are k
 	for i := range ts {

@@ -56,8 +56,10 @@ func historySearchSchema() llm.Tool {
 	return queryTool(HistorySearch,
 		"Search the earlier part of this conversation, which was archived when it grew long: the summary "+
 			"you were given keeps the most recent and most used identifiers, and this finds the rest "+
-			"(addresses, hashes, IDs, exact numbers, what a tool returned). Matches every word of the query.",
-		"Words or an identifier to find, such as an address, an order ID or a file name.")
+			"(addresses, hashes, IDs, exact numbers, what a tool returned). Words and identifiers match whole, "+
+			"best matches first; a header you remember (AUDIT BATCH 17) or a \"quoted phrase\" matches as a phrase. "+
+			"Each hit shows the lines around its matches.",
+		"Words, a phrase or an identifier to find, such as an address, an order ID, a file name or a result's header.")
 }
 
 // queryTool is a function taking one optional "query" string.
