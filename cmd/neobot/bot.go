@@ -20,6 +20,7 @@ import (
 	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/conversation"
+	"github.com/neobot/neobot/core/mcp"
 )
 
 // runBot is plain `neobot`: Neo in Slack when SLACK_BOT_TOKEN is set, in
@@ -301,18 +302,29 @@ func readiness(a *app, b *bot) []readyCheck {
 			return fmt.Sprintf("running (%d turns, %d waiting)", s.Running, s.Queued), true
 		}},
 		readyCheck{name: "tools", check: func(context.Context) (string, bool) {
-			var parts []string
+			var parts, down []string
 			for _, s := range a.surface.Servers() {
 				part := s.Alias + " " + string(s.State)
 				if s.Processes > 0 {
 					part += fmt.Sprintf(" (%d place processes)", s.Processes)
+				}
+				if s.State != mcp.StateUp {
+					down = append(down, s.Alias)
+					if s.Problem != "" {
+						part += " (" + s.Problem + ")"
+					}
 				}
 				parts = append(parts, part)
 			}
 			if len(parts) == 0 {
 				return "no MCP servers", true
 			}
-			return strings.Join(parts, ", "), true
+			detail := strings.Join(parts, ", ")
+			if len(down) > 0 {
+				// Neo still answers, without those servers' tools.
+				detail = "degraded: " + strings.Join(down, ", ") + " not up; " + detail
+			}
+			return detail, true
 		}},
 	)
 	return checks

@@ -27,7 +27,7 @@ var binary string
 
 func TestMain(m *testing.M) {
 	if log := os.Getenv("NEOBOT_WALLET_LOG"); log != "" {
-		os.Exit(serveWallet(log, os.Getenv("NEOBOT_WALLET_HOLD")))
+		os.Exit(serveWallet(log, os.Getenv("NEOBOT_WALLET_HOLD"), os.Getenv("NEOBOT_WALLET_DOWN")))
 	}
 	if binary = os.Getenv("NEO_TEST_BINARY"); binary != "" {
 		os.Exit(pgtest.Main(m))

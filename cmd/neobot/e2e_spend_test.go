@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -357,4 +358,42 @@ func TestSlackInjectedTransfer(t *testing.T) {
 	if n := total(wal.transfers(t)); n != 0 {
 		t.Errorf("transfers = %d, want none", n)
 	}
+}
+
+// TestServerDownAtBootComesUp: a server that cannot start at boot leaves
+// neobot serving and /readyz saying degraded, naming it; once it can
+// start, it is up without a restart of neobot and its tools answer.
+func TestServerDownAtBootComesUp(t *testing.T) {
+	w, wal := newSpendWorld(t)
+	health := freeAddr(t)
+	w.env["NEO_HEALTH_ADDR"] = health
+	if err := os.WriteFile(wal.down, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("b1", "wallet__balance", `{}`)),
+		llmtest.Text("Your balance is 1000 USDC."),
+	)
+	p := w.start(t, 1)
+	base := "http://" + health
+	body := waitFor(t, p, base+"/readyz", "degraded", func(s int, b string) bool {
+		return s == http.StatusOK && strings.Contains(b, "degraded: wallet not up")
+	})
+	if !strings.Contains(body, "wallet failed") {
+		t.Errorf("/readyz = %q, want the wallet named failed", body)
+	}
+	os.Remove(wal.down)
+	waitFor(t, p, base+"/readyz", "the wallet up", func(s int, b string) bool {
+		return s == http.StatusOK && strings.Contains(b, "wallet up") && !strings.Contains(b, "degraded")
+	})
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "what is my balance?"})
+	w.answerIn(t, "C0GENERAL", mention.TS, "Your balance is 1000 USDC.")
+	calls := mainRequests(w.model)
+	if !offersTool(calls[0], "wallet__balance") {
+		t.Error("the wallet's tools were not offered once it came up")
+	}
+	if last := calls[1].Messages[len(calls[1].Messages)-1]; !strings.Contains(last.Content, "balance: 1000 USDC") {
+		t.Errorf("wallet__balance answered %q", last.Content)
+	}
+	p.stop(t)
 }

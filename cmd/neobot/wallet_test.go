@@ -31,8 +31,14 @@ type walletEntry struct {
 	Key string `json:"key,omitempty"`
 }
 
-// serveWallet serves the wallet on stdin/stdout until stdin ends.
-func serveWallet(logPath, hold string) int {
+// serveWallet serves the wallet on stdin/stdout until stdin ends; while
+// the file down names exists, it exits at once, as a server that cannot
+// start.
+func serveWallet(logPath, hold, down string) int {
+	if _, err := os.Stat(down); down != "" && err == nil {
+		fmt.Fprintln(os.Stderr, "wallet: down for maintenance")
+		return 2
+	}
 	f, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -99,12 +105,12 @@ func serveWallet(logPath, hold string) int {
 
 // wallet is a test's handle on the wallet's log.
 type wallet struct {
-	log, hold string
+	log, hold, down string
 }
 
 func newWallet(t testing.TB) *wallet {
 	dir := t.TempDir()
-	return &wallet{log: filepath.Join(dir, "wallet.log"), hold: filepath.Join(dir, "hold")}
+	return &wallet{log: filepath.Join(dir, "wallet.log"), hold: filepath.Join(dir, "hold"), down: filepath.Join(dir, "down")}
 }
 
 // spec is the wallet's manifest entry: the server declares every tool
@@ -113,7 +119,8 @@ func (w *wallet) spec() map[string]any {
 	exe, _ := os.Executable()
 	return map[string]any{
 		"alias": "wallet", "transport": "stdio", "command": exe, "version": "1.0.0",
-		"env":   []string{"NEOBOT_WALLET_LOG=$env:NEOBOT_WALLET_LOG", "NEOBOT_WALLET_HOLD=$env:NEOBOT_WALLET_HOLD"},
+		"env": []string{"NEOBOT_WALLET_LOG=$env:NEOBOT_WALLET_LOG", "NEOBOT_WALLET_HOLD=$env:NEOBOT_WALLET_HOLD",
+			"NEOBOT_WALLET_DOWN=$env:NEOBOT_WALLET_DOWN"},
 		"tools": []string{"balance", "transfer", "write_note"}, "side_effects": "read",
 		"tool_side_effects": map[string]string{"write_note": "write"},
 	}
@@ -122,7 +129,7 @@ func (w *wallet) spec() map[string]any {
 // setEnv adds what the wallet's manifest entry reads to neobot's
 // environment.
 func (w *wallet) setEnv(env map[string]string) {
-	env["NEOBOT_WALLET_LOG"], env["NEOBOT_WALLET_HOLD"] = w.log, w.hold
+	env["NEOBOT_WALLET_LOG"], env["NEOBOT_WALLET_HOLD"], env["NEOBOT_WALLET_DOWN"] = w.log, w.hold, w.down
 }
 
 // manifest writes a manifest with the wallet alone.

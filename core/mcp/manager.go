@@ -25,8 +25,9 @@ var (
 	// reached the server (it was restarting before the call was made), so
 	// even a call with a side effect may be made again.
 	ErrNotSent = errors.New("the call was not sent")
-	// ErrServerDown reports a server that did not start, or was rejected
-	// for tool drift, and will not come back until neobot restarts.
+	// ErrServerDown reports a server that is not running: it failed to
+	// start (it is retried with backoff) or was rejected for tool drift
+	// (it stays stopped until neobot restarts).
 	ErrServerDown = errors.New("server not running")
 )
 
@@ -41,7 +42,8 @@ const (
 	// tools stay listed and answer ErrUnavailable meanwhile.
 	StateRestarting State = "restarting"
 	// StateFailed: did not start at boot (missing variable, bad command,
-	// timeout); skipped until neobot restarts.
+	// timeout); started again with backoff until it comes up, its tools
+	// listed from then on.
 	StateFailed State = "failed"
 	// StateRejected: its tools drifted from the manifest; stopped.
 	StateRejected State = "rejected"
@@ -209,7 +211,7 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 	}
 	var boot sync.WaitGroup
 	for _, s := range m.servers {
-		boot.Go(func() { m.boot(ctx, s) })
+		boot.Go(func() { m.boot(ctx, s, false) })
 	}
 	boot.Wait()
 	// Servers boot in parallel; list their problems in manifest order.
@@ -220,14 +222,61 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 	}
 	for _, s := range m.servers {
 		switch {
+		case s.state == StateFailed:
+			m.wg.Go(func() { m.retryBoot(s) })
 		case s.state != StateUp:
-		case s.pool != nil:
-			m.wg.Go(s.pool.reap)
 		default:
-			m.wg.Go(func() { m.supervise(s) })
+			m.wg.Go(func() { m.serve(s) })
 		}
 	}
 	return m, nil
+}
+
+// serve looks after a server that is up until the manager closes: a
+// server that runs per place reaps its idle processes, any other is
+// supervised.
+func (m *Manager) serve(s *entry) {
+	if s.pool != nil {
+		s.pool.reap()
+		return
+	}
+	m.supervise(s)
+}
+
+// retryBoot starts a server that failed at boot again, with backoff,
+// until it comes up (its tools checked against the manifest as at boot),
+// is rejected, or the manager closes.
+func (m *Manager) retryBoot(s *entry) {
+	first := s.problem
+	delay := m.backoff
+	for attempt := 1; ; attempt++ {
+		t := time.NewTimer(delay)
+		select {
+		case <-m.done:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		ctx, cancel := m.lifetimeCtx(m.timeout(s))
+		m.boot(ctx, s, true)
+		cancel()
+		s.mu.RLock()
+		st, problem := s.state, s.problem
+		s.mu.RUnlock()
+		switch st {
+		case StateUp:
+			m.log.Info().Str("server", s.spec.Alias).Int("attempts", attempt).Msg("mcp server up after failing at boot")
+			m.serve(s)
+			return
+		case StateRejected:
+			return
+		}
+		delay = min(delay*2, m.maxBackoff)
+		if problem != first || attempt == 1 {
+			m.log.Warn().Str("server", s.spec.Alias).Int("attempt", attempt).Dur("retry_in", delay).Msg(problem)
+			first = problem
+		}
+	}
 }
 
 func (m *Manager) timeout(s *entry) time.Duration {
@@ -237,7 +286,9 @@ func (m *Manager) timeout(s *entry) time.Duration {
 	return m.startTimeout
 }
 
-func (m *Manager) boot(ctx context.Context, s *entry) {
+// boot starts s and records how it went. A retry (again) records a
+// failure quietly: the first one is the warning.
+func (m *Manager) boot(ctx context.Context, s *entry, again bool) {
 	t := m.timeout(s)
 	ctx, cancel := context.WithTimeout(ctx, t)
 	defer cancel()
@@ -264,6 +315,12 @@ func (m *Manager) boot(ctx context.Context, s *entry) {
 	problem := "not started: " + err.Error()
 	if errors.Is(err, errStartTimeout) {
 		problem = fmt.Sprintf("not started: no answer within %s (start, initialize, tools/list); check the command, or raise servers[%d].start_timeout", t, s.index)
+	}
+	if again {
+		s.mu.Lock()
+		s.problem = problem + "; retrying"
+		s.mu.Unlock()
+		return
 	}
 	m.set(s, StateFailed, nil, nil, problem)
 }

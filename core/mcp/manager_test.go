@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestCallInProcess(t *testing.T) {
@@ -214,5 +215,67 @@ func TestStartInvalidManifest(t *testing.T) {
 	_, err := Start(context.Background(), Options{Manifest: &Manifest{DID: "nope"}})
 	if !errors.Is(err, ErrInvalidManifest) {
 		t.Errorf("Start(invalid manifest) error = %v, want ErrInvalidManifest", err)
+	}
+}
+
+// lateEnv is a LookupEnv whose variables a test sets while the manager
+// runs.
+type lateEnv struct {
+	mu   sync.Mutex
+	vars map[string]string
+}
+
+func (e *lateEnv) lookup(name string) (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, ok := e.vars[name]
+	return v, ok
+}
+
+func (e *lateEnv) set(name, value string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.vars[name] = value
+}
+
+// TestFailedAtBootRetried: a server that fails at boot is started again
+// with backoff; once it comes up (its tools checked against the manifest),
+// its tools are listed and callable, and the generation moves so schemas
+// are rebuilt.
+func TestFailedAtBootRetried(t *testing.T) {
+	env := &lateEnv{vars: map[string]string{"TEST_MODE": "serve", "TEST_DELAY": "0s", "TEST_GRANDCHILD": "0"}}
+	spec := goStdio("late")
+	spec.Env = append(spec.Env, "API_KEY=$env:LATE_KEY")
+	up := make(chan Status, 16)
+	m := start(t, Options{
+		Manifest: manifest(spec), LookupEnv: env.lookup, RestartBackoff: time.Millisecond, RestartMaxBackoff: 5 * time.Millisecond,
+		OnStatus: func(s Status) {
+			if s.State == StateUp {
+				up <- s
+			}
+		},
+	})
+	if st := m.Status()[0]; st.State != StateFailed || !strings.Contains(st.Problem, "LATE_KEY") {
+		t.Fatalf("at boot: %s %q, want failed naming LATE_KEY", st.State, st.Problem)
+	}
+	gen := m.Generation()
+	if _, err := m.Call(context.Background(), "late", "echo", map[string]any{"text": "hi"}); !errors.Is(err, ErrServerDown) {
+		t.Errorf("call while failed = %v, want ErrServerDown", err)
+	}
+	env.set("LATE_KEY", "k")
+	select {
+	case s := <-up:
+		if len(s.Tools) == 0 {
+			t.Errorf("up without tools: %+v", s)
+		}
+	case <-time.After(30 * time.Second): // a bound on a hung test, not a timing assertion
+		t.Fatalf("the server never came up; status %+v", m.Status())
+	}
+	if m.Generation() == gen || len(m.Tools()) == 0 {
+		t.Errorf("after coming up: generation %d (was %d), %d tools; want a new generation and the tools listed", m.Generation(), gen, len(m.Tools()))
+	}
+	res, err := m.Call(context.Background(), "late", "echo", map[string]any{"text": "hi"})
+	if err != nil || res.IsError {
+		t.Errorf("call after coming up = %+v, %v", res, err)
 	}
 }
