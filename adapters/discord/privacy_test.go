@@ -2,7 +2,6 @@ package discord
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -10,64 +9,23 @@ import (
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/memory"
+	"github.com/neobot/neobot/core/memory/memorytest"
 )
 
-// factModel is a cheap model that finds one fact about the author in
-// every message: the one it was made with.
-type factModel struct{ fact string }
-
-func (m factModel) Chat(context.Context, llm.ChatRequest) (*llm.ChatResult, error) {
-	return &llm.ChatResult{Message: llm.AssistantMessage(
-		fmt.Sprintf(`{"facts":[{"text":%q,"kind":"profile","about":"user"}]}`, m.fact))}, nil
-}
-
 // recalled returns what memory shows the author of asked, in asked's
-// conversation, once the turn of said (whose author stated fact about
-// themself) is written back: the page fault and memory_recall's answer.
+// conversation, once the turn of said, whose author stated fact about
+// themself, is written back.
 func recalled(t *testing.T, said, asked core.Inbound, fact string) string {
 	t.Helper()
 	ctx := context.Background()
-	c, err := memory.New(ctx, memory.Options{Store: newMemStore(), Model: factModel{fact}})
+	c, err := memory.New(ctx, memory.Options{Store: &memorytest.Store{}, Model: memorytest.AboutAuthor{fact}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := c.WriteBack(ctx, said, []llm.Message{llm.AssistantMessage("Noted.")}); err != nil {
 		t.Fatalf("WriteBack = %v", err)
 	}
-	const query = "interviewing Initech"
-	rec, err := c.Fault(ctx, asked, query)
-	if err != nil {
-		t.Fatalf("Fault = %v", err)
-	}
-	tool, err := c.RecallTool(core.WithTurn(ctx, &core.Turn{Inbound: asked}), query)
-	if err != nil {
-		t.Fatalf("RecallTool = %v", err)
-	}
-	return fmt.Sprintf("profile: %s\nmemories: %q\nmemory_recall: %s", rec.Profile, rec.Memories, tool)
-}
-
-// memStore is an in-memory memory.Store.
-type memStore map[string]memory.Record
-
-func newMemStore() memStore { return memStore{} }
-
-func (s memStore) WriteMemories(_ context.Context, put []memory.Record, del []string) error {
-	for _, id := range del {
-		delete(s, id)
-	}
-	for _, r := range put {
-		s[r.ID] = r
-	}
-	return nil
-}
-
-func (s memStore) ScanMemories(_ context.Context, fn func(memory.Record) error) error {
-	for _, r := range s {
-		if err := fn(r); err != nil {
-			return err
-		}
-	}
-	return nil
+	return memorytest.Shown(t, c, asked, "interviewing Initech")
 }
 
 // TestPrivatePlacesStayPrivate: what someone says about themself in a

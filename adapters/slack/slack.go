@@ -114,7 +114,10 @@ type Adapter struct {
 	// in a row (socketBackoff; tests watch it).
 	retryWait func(n int) time.Duration
 	seen      *recent.Keys
-	intake    *intake.Intake
+	// kinds is what each channel is, as message events and
+	// conversations.info say: "channel", "group", "mpim" or "im".
+	kinds  *recent.Values[string]
+	intake *intake.Intake
 	// refusals rate-limits the log line for unsigned HTTP requests.
 	refusals logEvery
 	queues   *serial.Queue
@@ -181,6 +184,7 @@ func New(opts Options) (*Adapter, error) {
 		silence:   socketSilence,
 		retryWait: socketBackoff,
 		seen:      recent.New(8192),
+		kinds:     recent.NewValues[string](4096),
 		stopping:  make(chan struct{}),
 		inflight:  map[string]chan struct{}{},
 	}
