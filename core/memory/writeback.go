@@ -58,8 +58,10 @@ type reconcileOp struct {
 // WriteBack updates memory after a turn: in is the message that started
 // it, turn the messages the turn produced (assistant replies, tool calls
 // and results). Records are scoped to in's conversation: everything from a
-// direct message stays in direct messages with that user; in a channel,
-// facts about the user belong to the user and the rest to the channel.
+// direct message stays in direct messages with that user; in a public
+// channel, facts about the user belong to the user and the rest to the
+// channel; in a private channel or thread everything stays in it, facts
+// about the user being theirs there alone.
 func (c *Cortex) WriteBack(ctx context.Context, in core.Inbound, turn []llm.Message) error {
 	if in.Thread.Platform == "" || in.Thread.Workspace == "" {
 		return errors.New("memory: write-back: message has no platform or workspace")
