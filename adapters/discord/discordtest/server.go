@@ -287,6 +287,21 @@ func (s *Server) AddPrivateChannel(name string) Channel {
 	return c
 }
 
+// SetOverwrites replaces a channel's permission overwrites and, as
+// Discord does, dispatches CHANNEL_UPDATE with the changed channel.
+func (s *Server) SetOverwrites(channel string, overwrites ...Overwrite) {
+	s.mu.Lock()
+	c, ok := s.channels[channel]
+	c.Overwrites = overwrites
+	if ok {
+		s.channels[channel] = c
+	}
+	s.mu.Unlock()
+	if ok {
+		s.Dispatch("CHANNEL_UPDATE", channelJSON(c))
+	}
+}
+
 // AddPrivateThread creates a private thread in parent (only its members
 // can read it) and returns it.
 func (s *Server) AddPrivateThread(parent, name string) Channel {

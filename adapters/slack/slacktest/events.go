@@ -21,6 +21,11 @@ type Msg struct {
 	// channel's type. Message events carry it; app_mention events do not,
 	// as on Slack.
 	ChannelType string
+	// MentionAlone makes [Server.Mention] deliver the app_mention without
+	// the message event Slack also sends an app subscribed to the
+	// channel's messages, so nothing but conversations.info tells the
+	// channel's kind.
+	MentionAlone bool
 	// BotID marks a message posted by another bot.
 	BotID   string
 	Subtype string
@@ -53,6 +58,9 @@ func (s *Server) Mention(m Msg) Delivery {
 		m.Text = "<@" + BotUserID + "> " + m.Text
 	}
 	d := s.deliverMessage("app_mention", m)
+	if m.MentionAlone {
+		return d
+	}
 	m.TS, m.EventID, m.Subtype = d.TS, "", "copy" // the same message, not added again
 	s.deliverMessage("message", m)
 	return d
