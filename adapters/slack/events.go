@@ -226,8 +226,10 @@ func (a *Adapter) private(ctx context.Context, m incoming) bool {
 	defer cancel()
 	ch, err := a.api.GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: m.channel})
 	if err != nil {
-		a.log.Warn().Err(err).Str("channel", m.channel).
-			Msg("slack: conversations.info (needs channels:read, groups:read, mpim:read); the channel counts as private")
+		if held, ok := a.kindFailures.Allow(time.Now()); ok {
+			a.log.Warn().Err(err).Str("channel", m.channel).Int("suppressed", held).
+				Msg("slack: conversations.info (needs channels:read, groups:read, mpim:read); the channel counts as private")
+		}
 		return true
 	}
 	switch {

@@ -120,8 +120,11 @@ type Adapter struct {
 	intake *intake.Intake
 	// refusals rate-limits the log line for unsigned HTTP requests.
 	refusals logEvery
-	queues   *serial.Queue
-	lines    *statusline.Lines[learned] // per-thread status messages; owns their timers
+	// kindFailures rate-limits the log line for a channel whose kind
+	// conversations.info would not tell (a missing scope, most often).
+	kindFailures logEvery
+	queues       *serial.Queue
+	lines        *statusline.Lines[learned] // per-thread status messages; owns their timers
 
 	stopping chan struct{} // closed when Run's context ends
 	stopOnce sync.Once
@@ -189,6 +192,7 @@ func New(opts Options) (*Adapter, error) {
 		inflight:  map[string]chan struct{}{},
 	}
 	a.refusals.interval = 10 * time.Second
+	a.kindFailures.interval = time.Minute
 	a.intake = &intake.Intake{
 		Hub: opts.Hub, Threads: opts.Threads, MaxText: opts.MaxText, Log: opts.Logger,
 		Rules: intake.Rules{AllowUsers: opts.AllowUsers, AllowChannels: opts.AllowChannels},
