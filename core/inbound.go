@@ -39,10 +39,16 @@ type Inbound struct {
 	// DM is true for a direct message. Memory from a DM is never recalled in
 	// a channel.
 	DM bool `json:"dm,omitempty"`
-	// Private is true in a conversation only its members can read (a
-	// Discord private thread): its memory stays in the thread, never
-	// reaching the parent channel.
+	// Private is true in a thread only its members can read (a Discord
+	// private thread): its memory stays in the thread, never reaching the
+	// parent channel.
 	Private bool `json:"private,omitempty"`
+	// PrivateChannel is true in a channel only its members can read: a
+	// Slack private channel or group DM, a Discord channel @everyone
+	// cannot view, and the threads in one. Its memory, facts about the
+	// author included, stays in the channel. The adapter says whether a
+	// place is private; core/memory decides what that means for scope.
+	PrivateChannel bool `json:"private_channel,omitempty"`
 	// Roles are the author's platform roles (Discord role IDs), used to
 	// decide who may approve a gate.
 	Roles []string `json:"roles,omitempty"`

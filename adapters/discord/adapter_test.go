@@ -82,8 +82,9 @@ func TestKnownThreadAcrossRestart(t *testing.T) {
 	}
 	e.discord.Message(discordtest.Msg{User: "111", Channel: th.ID, Text: "again"})
 	e.hub.Wait(e.ctx, t, 2)
-	if n := len(e.discord.Calls("GET /channels/{channel}")); n != 1 {
-		t.Errorf("GET /channels/{id} called %d times, want 1 (cached)", n)
+	// The thread and its parent (is it private?), each once.
+	if n := len(e.discord.Calls("GET /channels/{channel}")); n != 2 {
+		t.Errorf("GET /channels/{id} called %d times, want 2 (the thread and its parent, cached)", n)
 	}
 }
 

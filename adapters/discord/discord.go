@@ -98,7 +98,7 @@ type Adapter struct {
 	up       atomic.Bool // the gateway session is open
 	seen     *recent.Keys
 	intake   *intake.Intake
-	channels *channelCache
+	channels *recent.Values[channelInfo] // what kind each guild channel is
 	queues   *serial.Queue
 	lines    *statusline.Lines[struct{}] // per-thread status messages; owns their timers
 
@@ -156,7 +156,7 @@ func New(opts Options) (*Adapter, error) {
 		s:        s,
 		log:      opts.Logger,
 		seen:     recent.New(8192),
-		channels: newChannelCache(4096),
+		channels: recent.NewValues[channelInfo](4096),
 		stopping: make(chan struct{}),
 	}
 	a.intake = &intake.Intake{
@@ -212,6 +212,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 	a.self.Store(me)
 	defer a.s.AddHandler(a.onMessageCreate)()
 	defer a.s.AddHandler(a.onInteractionCreate)()
+	defer a.s.AddHandler(a.onChannelUpdate)()
 	defer a.s.AddHandler(func(*discordgo.Session, *discordgo.Connect) { a.up.Store(true) })()
 	defer a.s.AddHandler(func(*discordgo.Session, *discordgo.Disconnect) { a.up.Store(false) })()
 	defer a.up.Store(false)

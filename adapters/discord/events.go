@@ -77,6 +77,9 @@ type incoming struct {
 	dm      bool
 	mention bool
 	info    channelInfo
+	// hidden is true in a channel @everyone cannot view, or a thread in
+	// one: only the channel's members read what is said there.
+	hidden bool
 }
 
 // route learns what kind of channel m is in (one REST call the first time,
@@ -97,6 +100,7 @@ func (a *Adapter) route(ctx context.Context, m *discordgo.Message) {
 			}
 		}
 		in.info = info
+		in.hidden = a.hidden(ctx, info, err)
 		if !info.thread {
 			key = m.ID
 		}
@@ -126,6 +130,7 @@ func (a *Adapter) accept(ctx context.Context, im incoming) {
 		Thread: t, User: m.Author.ID, UserName: cmp.Or(m.Author.GlobalName, m.Author.Username),
 		Text: a.cleanText(m.Content), EventID: m.ID, MessageID: m.ID, DM: im.dm, At: m.Timestamp,
 		Attachments: attachments(m.Attachments), FetchContext: im.info.thread, Private: im.info.private,
+		PrivateChannel: im.hidden,
 	}
 	if m.Member != nil {
 		in.Roles = slices.Clone(m.Member.Roles)
@@ -203,7 +208,7 @@ func (a *Adapter) startThread(ctx context.Context, m *discordgo.Message) core.Th
 		a.log.Warn().Err(err).Str("channel", m.ChannelID).Msg("discord: start thread; answering in the channel")
 		return t
 	}
-	a.channels.put(ch.ID, channelInfo{thread: true, parent: m.ChannelID, ours: true})
+	a.channels.Put(ch.ID, channelInfo{thread: true, parent: m.ChannelID, ours: true})
 	t.ID = ch.ID
 	return t
 }
@@ -245,23 +250,70 @@ type channelInfo struct {
 	ours   bool   // a thread this process started
 	// private is a private thread: only its members can read it.
 	private bool
+	// hidden is a guild channel @everyone cannot view (see viewDenied).
+	hidden bool
+}
+
+// hidden reports whether a message in the channel described by info (err
+// is how looking it up went) is said where @everyone cannot read it: a
+// channel hidden from @everyone, or a thread in one. A channel Neo could
+// not look up counts as hidden: what is said there stays there rather than
+// risk following its author into public channels.
+func (a *Adapter) hidden(ctx context.Context, info channelInfo, err error) bool {
+	if err != nil {
+		return true
+	}
+	if !info.thread {
+		return info.hidden
+	}
+	// The parent is read each time (from the cache): a channel made
+	// private later is dropped from the cache, and its threads follow.
+	parent, err := a.channel(ctx, info.parent)
+	if err != nil {
+		a.log.Warn().Err(err).Str("channel", info.parent).Msg("discord: look up a thread's parent channel")
+		return true
+	}
+	return parent.hidden
+}
+
+// viewDenied reports whether ch's permission overwrites deny VIEW_CHANNEL
+// to the guild's @everyone role, whose ID is the guild's: the channel is
+// private to the roles and members let in.
+func viewDenied(ch *discordgo.Channel, guild string) bool {
+	for _, o := range ch.PermissionOverwrites {
+		if o != nil && o.Type == discordgo.PermissionOverwriteTypeRole && o.ID == guild &&
+			o.Deny&discordgo.PermissionViewChannel != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // channel returns what kind of channel id is, from the cache or REST.
 func (a *Adapter) channel(ctx context.Context, id string) (channelInfo, error) {
-	if info, ok := a.channels.get(id); ok {
+	if info, ok := a.channels.Get(id); ok {
 		return info, nil
 	}
 	ch, err := a.s.Channel(id, call(ctx))
 	if err != nil {
 		if re, ok := errors.AsType[*discordgo.RESTError](err); ok && re.Response != nil && re.Response.StatusCode == http.StatusNotFound {
-			a.channels.put(id, channelInfo{})
+			a.channels.Put(id, channelInfo{})
 		}
 		return channelInfo{}, err
 	}
-	info := channelInfo{thread: ch.IsThread(), parent: ch.ParentID, private: ch.Type == discordgo.ChannelTypeGuildPrivateThread}
-	a.channels.put(id, info)
+	info := channelInfo{thread: ch.IsThread(), parent: ch.ParentID, private: ch.Type == discordgo.ChannelTypeGuildPrivateThread,
+		hidden: !ch.IsThread() && viewDenied(ch, ch.GuildID)}
+	a.channels.Put(id, info)
 	return info, nil
+}
+
+// onChannelUpdate forgets what Neo knew of a channel that changed: one
+// made private since is looked up again before its next message, and so
+// are its threads' parent.
+func (a *Adapter) onChannelUpdate(_ *discordgo.Session, ev *discordgo.ChannelUpdate) {
+	if ev.Channel != nil {
+		a.channels.Drop(ev.ID)
+	}
 }
 
 // onInteractionCreate handles a button click: it runs the click off the

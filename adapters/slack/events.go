@@ -25,12 +25,16 @@ const submitTimeout = 30 * time.Second
 // incoming is a user's message as the handlers see it, whatever event
 // carried it.
 type incoming struct {
-	eventID, team, channel, channelType string
-	user, botID, subtype, text          string
-	ts, threadTS                        string
-	files                               []slack.File
-	mention                             bool // an app_mention
-	redelivered                         bool // Slack's retry of an unacknowledged delivery
+	eventID, team, channel string
+	// channelType is what a message event says of its channel: "channel",
+	// "group" (a private channel), "mpim" (a group DM) or "im"; empty for
+	// an app_mention, which does not say.
+	channelType                string
+	user, botID, subtype, text string
+	ts, threadTS               string
+	files                      []slack.File
+	mention                    bool // an app_mention
+	redelivered                bool // Slack's retry of an unacknowledged delivery
 }
 
 func (m incoming) dm() bool { return m.channelType == "im" }
@@ -78,6 +82,11 @@ func (a *Adapter) onEvent(ev event, retry bool, ack func()) {
 		return
 	}
 	m := *ev.msg
+	if m.channelType != "" {
+		// Every message event says what its channel is, the copy of a
+		// mention Neo drops included: the mention then needs no lookup.
+		a.kinds.Put(m.channel, m.channelType)
+	}
 	if m.mention && (ev.edited || strings.HasPrefix(m.channel, "D")) {
 		return // an edit is not a new message; in a DM, message.im carries it
 	}
@@ -176,7 +185,7 @@ func (a *Adapter) accept(ctx context.Context, m incoming) {
 	msg, out := a.intake.Accept(ctx, intake.Message{
 		Inbound: core.Inbound{
 			Thread: m.thread(), User: m.user, Text: a.cleanText(m.text), EventID: m.eventID, MessageID: m.ts,
-			DM: m.dm(), At: parseTS(m.ts), Attachments: attachments(m.files),
+			DM: m.dm(), PrivateChannel: a.private(ctx, m), At: parseTS(m.ts), Attachments: attachments(m.files),
 			FetchContext: m.threadTS != "" && m.threadTS != m.ts && !m.dm(), Redelivered: m.redelivered,
 		},
 		Mention:  m.mention,
@@ -186,6 +195,55 @@ func (a *Adapter) accept(ctx context.Context, m incoming) {
 	if out == intake.Accepted && m.dm() && !msg.Known && m.threadTS != "" {
 		a.setTitle(ctx, msg.Inbound.Thread, msg.Inbound.Text)
 	}
+}
+
+// kindTimeout bounds the conversations.info call that tells a mention's
+// channel kind: the message is acknowledged after it, within Slack's 3 s.
+const kindTimeout = 2 * time.Second
+
+// private reports whether m was said where only the channel's members can
+// read it: a private channel ("group") or a group DM ("mpim"). A message
+// event says so; for an app_mention, which does not, the channel's kind
+// is learned once, from an earlier message event or conversations.info.
+// A channel whose kind cannot be learned counts as private: what is said
+// there stays there rather than risk following its author into public
+// channels.
+func (a *Adapter) private(ctx context.Context, m incoming) bool {
+	kind := m.channelType
+	if kind == "" {
+		kind, _ = a.kinds.Get(m.channel)
+	}
+	switch kind {
+	case "group", "mpim":
+		return true
+	case "channel", "im":
+		return false
+	}
+	if strings.HasPrefix(m.channel, "G") { // a private channel or group DM made before 2021
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, kindTimeout)
+	defer cancel()
+	ch, err := a.api.GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: m.channel})
+	if err != nil {
+		if held, ok := a.kindFailures.Allow(time.Now()); ok {
+			a.log.Warn().Err(err).Str("channel", m.channel).Int("suppressed", held).
+				Msg("slack: conversations.info (needs channels:read, groups:read, mpim:read); the channel counts as private")
+		}
+		return true
+	}
+	switch {
+	case ch.IsMpIM:
+		kind = "mpim"
+	case ch.IsPrivate || ch.IsGroup:
+		kind = "group"
+	case ch.IsIM:
+		kind = "im"
+	default:
+		kind = "channel"
+	}
+	a.kinds.Put(m.channel, kind)
+	return kind == "group" || kind == "mpim"
 }
 
 // intakePlatform is the adapter as the intake sees one message.
@@ -354,7 +412,7 @@ type mentionEvent struct {
 // read sets the mention in ev.
 func (e *mentionEvent) read(ev *event) {
 	ev.msg = e.incoming()
-	ev.msg.channelType, ev.msg.mention = "channel", true
+	ev.msg.mention = true // an app_mention does not say what its channel is
 	ev.edited = e.Edited != nil
 }
 

@@ -158,7 +158,7 @@ func fromSlackGo(ev slackevents.EventsAPIEvent) event {
 	switch e := ev.InnerEvent.Data.(type) {
 	case *slackevents.AppMentionEvent:
 		out.msg = &incoming{user: e.User, botID: e.BotID, text: e.Text, ts: e.TimeStamp, threadTS: e.ThreadTimeStamp,
-			channel: e.Channel, channelType: "channel", files: e.Files, mention: true}
+			channel: e.Channel, files: e.Files, mention: true}
 		out.edited = e.Edited != nil
 	case *slackevents.MessageEvent:
 		out.msg = &incoming{user: e.User, botID: e.BotID, subtype: e.SubType, text: e.Text, ts: e.TimeStamp,

@@ -15,11 +15,14 @@ var (
 		"app_mentions:read", // app_mention events
 		"assistant:write",   // assistant.threads.setStatus/setSuggestedPrompts/setTitle, assistant_thread_started
 		"channels:history",  // message.channels; conversations.replies in public channels
+		"channels:read",     // conversations.info: is a mentioned channel private?
 		"chat:write",        // chat.postMessage/update/delete/postEphemeral, chat.*Stream
 		"files:read",        // url_private_download of attachments
 		"groups:history",    // message.groups; conversations.replies in private channels
+		"groups:read",       // conversations.info in private channels
 		"im:history",        // message.im (DMs, the assistant pane)
 		"mpim:history",      // message.mpim
+		"mpim:read",         // conversations.info in group DMs
 	}
 	neededEvents = []string{
 		"app_mention", "assistant_thread_started",

@@ -114,11 +114,17 @@ type Adapter struct {
 	// in a row (socketBackoff; tests watch it).
 	retryWait func(n int) time.Duration
 	seen      *recent.Keys
-	intake    *intake.Intake
+	// kinds is what each channel is, as message events and
+	// conversations.info say: "channel", "group", "mpim" or "im".
+	kinds  *recent.Values[string]
+	intake *intake.Intake
 	// refusals rate-limits the log line for unsigned HTTP requests.
 	refusals logEvery
-	queues   *serial.Queue
-	lines    *statusline.Lines[learned] // per-thread status messages; owns their timers
+	// kindFailures rate-limits the log line for a channel whose kind
+	// conversations.info would not tell (a missing scope, most often).
+	kindFailures logEvery
+	queues       *serial.Queue
+	lines        *statusline.Lines[learned] // per-thread status messages; owns their timers
 
 	stopping chan struct{} // closed when Run's context ends
 	stopOnce sync.Once
@@ -181,10 +187,12 @@ func New(opts Options) (*Adapter, error) {
 		silence:   socketSilence,
 		retryWait: socketBackoff,
 		seen:      recent.New(8192),
+		kinds:     recent.NewValues[string](4096),
 		stopping:  make(chan struct{}),
 		inflight:  map[string]chan struct{}{},
 	}
 	a.refusals.interval = 10 * time.Second
+	a.kindFailures.interval = time.Minute
 	a.intake = &intake.Intake{
 		Hub: opts.Hub, Threads: opts.Threads, MaxText: opts.MaxText, Log: opts.Logger,
 		Rules: intake.Rules{AllowUsers: opts.AllowUsers, AllowChannels: opts.AllowChannels},

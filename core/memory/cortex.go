@@ -7,8 +7,9 @@
 // Records live in a [Store] (bbolt in production); retrieval runs on an
 // in-memory BM25 index derived from the store and rebuilt from it by
 // [New]. Scope is enforced on every read by [Scope.Visible]: nothing from
-// one workspace is recalled in another, and a user's direct-message memory
-// never surfaces in a channel.
+// one workspace is recalled in another, a user's direct-message memory
+// never surfaces in a channel, and what is said in a private channel or
+// thread never surfaces outside it.
 package memory
 
 import (

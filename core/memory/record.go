@@ -40,7 +40,8 @@ func (k Kind) Valid() bool {
 // always set: nothing crosses workspaces. Within a workspace:
 //   - DM: only in a direct message with User.
 //   - User set: only in conversations with that user (their own memory).
-//   - Channel set: only in that channel.
+//   - Channel set: only in that channel (with User: only that user's, there;
+//     what they said about themselves in a private place).
 //   - neither: anywhere in the workspace.
 type Scope struct {
 	Platform  string `json:"platform"`

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,8 +58,10 @@ type reconcileOp struct {
 // WriteBack updates memory after a turn: in is the message that started
 // it, turn the messages the turn produced (assistant replies, tool calls
 // and results). Records are scoped to in's conversation: everything from a
-// direct message stays in direct messages with that user; in a channel,
-// facts about the user belong to the user and the rest to the channel.
+// direct message stays in direct messages with that user; in a public
+// channel, facts about the user belong to the user and the rest to the
+// channel; in a private channel or thread everything stays in it, facts
+// about the user being theirs there alone.
 func (c *Cortex) WriteBack(ctx context.Context, in core.Inbound, turn []llm.Message) error {
 	if in.Thread.Platform == "" || in.Thread.Workspace == "" {
 		return errors.New("memory: write-back: message has no platform or workspace")
@@ -213,8 +216,19 @@ func (c *Cortex) extract(ctx context.Context, in core.Inbound, turn []llm.Messag
 			}
 			// An update stays where the record was: learning more about it
 			// in a wider conversation never widens who may recall it.
-			rec := newRec(target.Scope, p.fact.Kind, text, mergeEntities(target.Entities, p.fact.Entities))
+			scope := target.Scope
+			if private(in) {
+				// Nor does learning more in a private place carry what was
+				// said there out of it: a revision of a wider record
+				// stays in the place, and the wider record stays as it was.
+				scope = scope.narrowed(p.scope)
+			}
+			rec := newRec(scope, p.fact.Kind, text, mergeEntities(target.Entities, p.fact.Entities))
 			rec.Source = source(in)
+			if scope != target.Scope {
+				put = append(put, rec)
+				continue
+			}
 			rec.Supersedes, rec.Created = target.ID, target.Created
 			put = append(put, rec)
 			del = append(del, target.ID)
@@ -272,7 +286,8 @@ func outcome(turn []llm.Message) (answer string, tools []string) {
 }
 
 // conversationScope is where records of in's conversation as a whole
-// belong: a direct message stays with its user, a channel with its channel.
+// belong: a direct message stays with its user, a channel with its channel,
+// a private thread with the thread.
 func conversationScope(in core.Inbound) Scope {
 	s := Scope{Platform: in.Thread.Platform, Workspace: in.Thread.Workspace}
 	switch {
@@ -288,14 +303,36 @@ func conversationScope(in core.Inbound) Scope {
 	return s
 }
 
-// factScope is where an extracted fact belongs: facts about the user
-// follow the user through the workspace (except from a direct message,
-// which never leaves it); shared facts stay in the conversation's scope.
+// private reports whether in was said in a place only its members can
+// read: a direct message, a private thread, a private channel or group
+// DM. What is said there is recalled there alone.
+func private(in core.Inbound) bool { return in.DM || in.Private || in.PrivateChannel }
+
+// factScope is where an extracted fact belongs. In a public channel facts
+// about the user follow the user through the workspace, and shared facts
+// stay in the channel. In a private place everything stays in the place
+// (the conversation's scope); a fact about the user is also the user's
+// own there, so it shows in their profile in that place and nowhere else.
 func factScope(in core.Inbound, aboutUser bool) Scope {
-	if aboutUser && !in.DM && !in.Private && in.User != "" {
-		return Scope{Platform: in.Thread.Platform, Workspace: in.Thread.Workspace, User: in.User}
+	s := conversationScope(in)
+	if aboutUser && in.User != "" {
+		s.User = in.User
+		if !private(in) {
+			s.Channel = ""
+		}
 	}
-	return conversationScope(in)
+	return s
+}
+
+// narrowed returns the scope readers of both s and t may see: where a
+// record learned in t may go when it revises one in s. Both are visible
+// to the same reader, so their users and channels, where both are set,
+// agree.
+func (s Scope) narrowed(t Scope) Scope {
+	s.User = cmp.Or(s.User, t.User)
+	s.Channel = cmp.Or(s.Channel, t.Channel)
+	s.DM = s.DM || t.DM
+	return s
 }
 
 // ownWords is what fact extraction reads: the author's message as they

@@ -123,6 +123,14 @@ func TestWriteBackScopes(t *testing.T) {
 			"Allergic to peanuts":             {Platform: "slack", Workspace: "TA", User: "alice", DM: true},
 			"The surprise party is on June 3": {Platform: "slack", Workspace: "TA", User: "alice", DM: true},
 		}},
+		{"private channel", privateChannel(inbound("TA", "C-leads", "alice", false, "I am interviewing at Initech; the reorg lands in May")), map[string]memory.Scope{
+			"Interviewing at Initech": {Platform: "slack", Workspace: "TA", User: "alice", Channel: "C-leads"},
+			"The reorg lands in May":  {Platform: "slack", Workspace: "TA", Channel: "C-leads"},
+		}},
+		{"private thread", privateThread(inbound("TA", "C-general", "alice", false, "I am on a performance plan; the offsite is cancelled")), map[string]memory.Scope{
+			"On a performance plan":    {Platform: "slack", Workspace: "TA", User: "alice", Channel: "T-private"},
+			"The offsite is cancelled": {Platform: "slack", Workspace: "TA", Channel: "T-private"},
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -512,5 +520,59 @@ func TestQuickWriteBack(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("QuickWriteBack asked the model %d times", n)
+	}
+}
+
+// privateChannel marks in as said in a private channel.
+func privateChannel(in core.Inbound) core.Inbound {
+	in.PrivateChannel = true
+	return in
+}
+
+// privateThread moves in into the private thread T-private.
+func privateThread(in core.Inbound) core.Inbound {
+	in.Thread.ID, in.Private = "T-private", true
+	return in
+}
+
+// TestPrivatePlaceNeverRevisesAWiderRecord: a revision learned in a
+// private place (a DM, a private channel, a private thread) of something
+// remembered more widely stays in the place; the wider record stays as it
+// was, so nothing said in private reaches the public channel through it.
+func TestPrivatePlaceNeverRevisesAWiderRecord(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    core.Inbound
+		scope memory.Scope // where the revision lands
+	}{
+		{"dm", inbound("TA", "D1", "alice", true, "I am moving to Initech"),
+			memory.Scope{Platform: "slack", Workspace: "TA", User: "alice", DM: true}},
+		{"private channel", privateChannel(inbound("TA", "C-leads", "alice", false, "I am moving to Initech")),
+			memory.Scope{Platform: "slack", Workspace: "TA", User: "alice", Channel: "C-leads"}},
+		{"private thread", privateThread(inbound("TA", "C-general", "alice", false, "I am moving to Initech")),
+			memory.Scope{Platform: "slack", Workspace: "TA", User: "alice", Channel: "T-private"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			model, srv := cheapModel(t)
+			c := newCortex(t, memory.Options{Model: model})
+			public := inbound("TA", "C-general", "alice", false, "where do I work?")
+			wide := remember(t, c, memory.Scope{Platform: "slack", Workspace: "TA", User: "alice"}, memory.KindProfile, "Alice works at Globex")
+			srv.Enqueue(factsReply(t, fact("Alice works at Initech", "profile", "user")))
+			srv.Handle(func(req llmtest.Request) llmtest.Reply {
+				label := labelOf(req, "Alice works at Globex")
+				return llmtest.Text(`{"ops":[{"fact":0,"op":"UPDATE","target":"` + label + `","text":"Alice works at Initech"}]}`)
+			})
+			if err := c.WriteBack(ctx, tc.in, []llm.Message{llm.AssistantMessage("Noted.")}); err != nil {
+				t.Fatal(err)
+			}
+			if got := about(t, c, tc.in, "Initech"); got.Scope != tc.scope || got.Supersedes != "" {
+				t.Errorf("revision = %+v, want scope %+v, superseding nothing", got, tc.scope)
+			}
+			if rec, _ := c.Fault(ctx, public, "where do I work"); rec.Profile != wide.Text {
+				t.Errorf("profile in the public channel = %q, want %q alone", rec.Profile, wide.Text)
+			}
+		})
 	}
 }

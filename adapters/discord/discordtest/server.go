@@ -48,10 +48,23 @@ const (
 
 // Channel types used by the fake (Discord's values).
 const (
-	ChannelText   = 0
-	ChannelDM     = 1
-	ChannelThread = 11
+	ChannelText          = 0
+	ChannelDM            = 1
+	ChannelThread        = 11
+	ChannelPrivateThread = 12
 )
+
+// PermissionViewChannel is Discord's VIEW_CHANNEL permission bit.
+const PermissionViewChannel = 1 << 10
+
+// Overwrite is a channel's permission overwrite for a role (Type 0) or a
+// member (Type 1). The guild's @everyone role has the guild's ID.
+type Overwrite struct {
+	ID    string
+	Type  int
+	Allow int64
+	Deny  int64
+}
 
 // InteractionDeadline is how long after a click Discord accepts its first
 // response.
@@ -90,6 +103,8 @@ type Channel struct {
 	ParentID string
 	Type     int
 	Name     string
+	// Overwrites are a guild channel's permission overwrites.
+	Overwrites []Overwrite
 }
 
 // Server is a fake Discord served on 127.0.0.1.
@@ -257,6 +272,47 @@ func (s *Server) AddChannel(name string) Channel {
 	return c
 }
 
+// AddPrivateChannel creates a guild text channel @everyone cannot view
+// (its overwrite for the @everyone role denies VIEW_CHANNEL; the bot is
+// let in by a member overwrite) and returns it.
+func (s *Server) AddPrivateChannel(name string) Channel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := Channel{ID: s.nextIDLocked(), GuildID: GuildID, Type: ChannelText, Name: name, Overwrites: []Overwrite{
+		{ID: GuildID, Type: 0, Deny: PermissionViewChannel},
+		{ID: BotUserID, Type: 1, Allow: PermissionViewChannel},
+	}}
+	s.channels[c.ID] = c
+	s.notifyLocked()
+	return c
+}
+
+// SetOverwrites replaces a channel's permission overwrites and, as
+// Discord does, dispatches CHANNEL_UPDATE with the changed channel.
+func (s *Server) SetOverwrites(channel string, overwrites ...Overwrite) {
+	s.mu.Lock()
+	c, ok := s.channels[channel]
+	c.Overwrites = overwrites
+	if ok {
+		s.channels[channel] = c
+	}
+	s.mu.Unlock()
+	if ok {
+		s.Dispatch("CHANNEL_UPDATE", channelJSON(c))
+	}
+}
+
+// AddPrivateThread creates a private thread in parent (only its members
+// can read it) and returns it.
+func (s *Server) AddPrivateThread(parent, name string) Channel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := Channel{ID: s.nextIDLocked(), GuildID: GuildID, ParentID: parent, Type: ChannelPrivateThread, Name: name}
+	s.channels[c.ID] = c
+	s.notifyLocked()
+	return c
+}
+
 // wait blocks until cond, called with s.mu held, is true or ctx ends.
 func (s *Server) wait(ctx context.Context, cond func() bool) error { return s.rec.Wait(ctx, cond) }
 
@@ -364,6 +420,16 @@ func channelJSON(c Channel) map[string]any {
 	}
 	if c.ParentID != "" {
 		m["parent_id"] = c.ParentID
+	}
+	if c.Type == ChannelText {
+		// As on Discord, a guild channel always lists its overwrites;
+		// the bitfields are strings.
+		ow := make([]map[string]any, 0, len(c.Overwrites))
+		for _, o := range c.Overwrites {
+			ow = append(ow, map[string]any{"id": o.ID, "type": o.Type,
+				"allow": strconv.FormatInt(o.Allow, 10), "deny": strconv.FormatInt(o.Deny, 10)})
+		}
+		m["permission_overwrites"] = ow
 	}
 	return m
 }

@@ -15,8 +15,17 @@ type Msg struct {
 	Text     string
 	TS       string
 	ThreadTS string
-	// ChannelType is "channel", "group", "im" or "mpim" (default "channel").
+	// ChannelType is "channel", "group" (a private channel), "im" or
+	// "mpim" (a group DM); default: what the channel was set to
+	// ([Server.SetChannelType]), else what its ID says. It becomes the
+	// channel's type. Message events carry it; app_mention events do not,
+	// as on Slack.
 	ChannelType string
+	// MentionAlone makes [Server.Mention] deliver the app_mention without
+	// the message event Slack also sends an app subscribed to the
+	// channel's messages, so nothing but conversations.info tells the
+	// channel's kind.
+	MentionAlone bool
 	// BotID marks a message posted by another bot.
 	BotID   string
 	Subtype string
@@ -49,6 +58,9 @@ func (s *Server) Mention(m Msg) Delivery {
 		m.Text = "<@" + BotUserID + "> " + m.Text
 	}
 	d := s.deliverMessage("app_mention", m)
+	if m.MentionAlone {
+		return d
+	}
 	m.TS, m.EventID, m.Subtype = d.TS, "", "copy" // the same message, not added again
 	s.deliverMessage("message", m)
 	return d
@@ -73,10 +85,17 @@ func (s *Server) deliverMessage(typ string, m Msg) Delivery {
 	if m.Channel == "" {
 		m.Channel = "C0GENERAL"
 	}
-	if m.ChannelType == "" && typ == "message" {
-		m.ChannelType = "channel"
-	}
 	s.mu.Lock()
+	if m.ChannelType != "" {
+		s.kinds[m.Channel] = m.ChannelType
+	}
+	if typ == "message" {
+		// A message event says what kind of channel it is in; an
+		// app_mention does not (conversations.info does).
+		m.ChannelType = s.kindLocked(m.Channel)
+	} else {
+		m.ChannelType = ""
+	}
 	if m.TS == "" {
 		m.TS = s.nextTSLocked()
 	}

@@ -106,6 +106,7 @@ type Server struct {
 	seq      int
 	messages []Message
 	files    map[string]File
+	kinds    map[string]string // channel ID -> "channel", "group", "mpim" or "im" (SetChannelType)
 	acks     map[string]Ack
 	// Unrecorded keeps acks for a while only: oldAcks is the generation
 	// before acks, dropped when a new one starts, every ackAge (zero: keep
@@ -149,6 +150,7 @@ func newServer(tls bool) *Server {
 		retries:      map[*time.Timer]bool{},
 		epoch:        time.Now().Unix(),
 		files:        map[string]File{},
+		kinds:        map[string]string{},
 		acks:         map[string]Ack{},
 		index:        map[string]int{},
 		spread:       rand.New(rand.NewPCG(1, 2)),
@@ -444,6 +446,21 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		m.TS = s.nextTSLocked()
 		s.addLocked(m)
 		return ok("message_ts", m.TS)
+	case "conversations.info":
+		id := p.Get("channel")
+		if id == "" {
+			return fail("channel_not_found")
+		}
+		kind := s.kindLocked(id)
+		// As Slack describes a conversation: a private channel made before
+		// March 2021 has a G ID and is_group; a newer one is_channel, and
+		// both are is_private, as a group DM (is_mpim) is.
+		legacy := strings.HasPrefix(id, "G")
+		return ok("channel", map[string]any{
+			"id": id, "is_channel": kind == "channel" || kind == "group" && !legacy,
+			"is_group": kind == "group" && legacy, "is_mpim": kind == "mpim", "is_im": kind == "im",
+			"is_private": kind == "group" || kind == "mpim", "created": s.epoch,
+		})
 	case "conversations.replies":
 		all := s.repliesLocked(p.Get("channel"), p.Get("ts"), p.Get("oldest"), p.Get("latest"), p.Get("inclusive") == "true")
 		if len(all) == 0 {
@@ -502,6 +519,32 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		return ok("channel", m.Channel, "ts", m.TS)
 	}
 	return fail("unknown_method")
+}
+
+// SetChannelType makes channel a "channel" (public), "group" (private
+// channel), "mpim" (group DM) or "im" (DM), as conversations.info and the
+// message events the fake delivers there say. A message delivered with
+// a channel type sets its channel's too.
+func (s *Server) SetChannelType(channel, typ string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.kinds[channel] = typ
+}
+
+// kindLocked returns channel's type: the one set, else what its ID says
+// (D a DM, G a private channel made before 2021, anything else a public
+// channel).
+func (s *Server) kindLocked(channel string) string {
+	if k := s.kinds[channel]; k != "" {
+		return k
+	}
+	switch {
+	case strings.HasPrefix(channel, "D"):
+		return "im"
+	case strings.HasPrefix(channel, "G"):
+		return "group"
+	}
+	return "channel"
 }
 
 func rawJSON(s string) json.RawMessage {
