@@ -489,7 +489,7 @@ func usage(w io.Writer, name string, fs *flag.FlagSet) {
 		return
 	}
 	fmt.Fprintf(w, "usage: neobot %-41s %s\n", "[flags]", "run Neo in Slack (SLACK_BOT_TOKEN) and/or Discord (DISCORD_BOT_TOKEN), else in this terminal")
-	for _, c := range []string{"chat", "check", "memory", "usage", "threads", "store"} {
+	for _, c := range []string{"chat", "check", "web", "web token", "memory", "usage", "spends", "threads", "store"} {
 		fmt.Fprintf(w, "       neobot %-41s %s\n", help[c].synopsis, help[c].short)
 	}
 	fmt.Fprintf(w, "       neobot %-41s %s\n", "version", "print the version (also --version)")
@@ -512,6 +512,12 @@ func commandHelp() map[string]struct{ synopsis, short, what string } {
 			"Lists the stored conversations, most recent first (list), prints one transcript as Markdown (show KEY), or exports it as JSON or Markdown (export KEY --format json). Works while the bot runs through its admin API (NEO_ADMIN_TOKEN)."},
 		"store": {"store copy [flags]", "copy the bbolt file (NEO_DB_PATH) into PostgreSQL (NEO_DATABASE_URL)",
 			"Copies everything in the bbolt file at NEO_DB_PATH (transcripts, the message journal, approvals, delegations, memory and usage) into the empty PostgreSQL database at NEO_DATABASE_URL, then checks that both hold as many records of each kind. Stop the bot first; start it again with NEO_DATABASE_URL set (docs/scaling.md)."},
+		"web": {"web [--user NAME] [flags]", "Neo with the web API and chat page on, and a one-time sign-in link",
+			"Runs Neo with the web API and chat page on NEO_WEB_ADDR (default 127.0.0.1:8080), beside Slack and Discord when their tokens are set, and prints a one-time link that signs NAME in (default me)."},
+		"web token": {"web token NAME", "make a bearer token for web user NAME",
+			"Prints a new bearer token for web user NAME, and the NEO_WEB_USERS entry (the token's SHA-256) that admits it."},
+		"spends": {"spends [--since 7d] [--format table|csv|json]", "the spend ledger: every planned call and how it ended",
+			"Prints every call neobot's own executor planned since a day (--since 7d, 24h or 2026-11-01; days are UTC): who asked, in which thread, the tool and its arguments, who approved or denied, and how it ended (completed, failed, refused, denied, cancelled, unknown). Reads NEO_DB_PATH, or the running bot's admin API when the bot holds the file (NEO_ADMIN_TOKEN). docs/spending.md says what each outcome means."},
 		"memory": {"memory list|search|forget [flags]", "show, search or delete what Neo remembers",
 			"Shows (list), searches (search QUERY) or deletes (forget [ID...]) what Neo remembers, scoped by --workspace, --user and --channel. Works while the bot runs through its admin API (NEO_ADMIN_TOKEN)."},
 	}

@@ -87,6 +87,9 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		case len(args) > 0 && (args[0] == "chat" || args[0] == "check" || args[0] == "memory" || args[0] == "usage" || args[0] == "spends" || args[0] == "threads" || args[0] == "run" || args[0] == "web" || args[0] == "store"):
 			return m.Run(ctx, []string{args[0], "-h"})
 		}
+		if len(args) > 0 {
+			return fmt.Errorf("help: no command %q; run neobot help", args[0])
+		}
 		_, _, err := loadConfig("neobot", []string{"-h"}, m.Getenv, m.Stdout, nil)
 		return err
 	case "", "run":
