@@ -8,7 +8,7 @@ import (
 // TestHelpPerCommand: `neobot help CMD` and `neobot CMD --help` print that
 // command's usage on stdout, with its flags' defaults, and succeed.
 func TestHelpPerCommand(t *testing.T) {
-	for _, args := range [][]string{{"help", "chat"}, {"chat", "--help"}, {"help", "check"}, {"help", "memory"}, {"memory", "--help"}} {
+	for _, args := range [][]string{{"help", "chat"}, {"chat", "--help"}, {"help", "check"}, {"help", "memory"}, {"memory", "--help"}, {"help", "spends"}, {"spends", "--help"}, {"help", "web"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			stdout, stderr, err := run(t, nil, "", args...)
 			if err != nil {
@@ -25,6 +25,23 @@ func TestHelpPerCommand(t *testing.T) {
 				t.Errorf("usage does not show the settings' defaults:\n%s", stdout)
 			}
 		})
+	}
+}
+
+// TestHelpOverview: neobot help lists every command, and help for one
+// that does not exist is an error, as running it would be.
+func TestHelpOverview(t *testing.T) {
+	stdout, stderr, err := run(t, nil, "", "help")
+	if err != nil {
+		t.Fatalf("neobot help: %v\n%s", err, stderr)
+	}
+	for _, cmd := range []string{"chat", "check", "web [--user NAME]", "web token NAME", "memory", "usage", "spends", "threads", "store"} {
+		if !strings.Contains(stdout, "neobot "+cmd) {
+			t.Errorf("neobot help does not list %q:\n%s", cmd, stdout)
+		}
+	}
+	if _, stderr, err := run(t, nil, "", "help", "nosuch"); err == nil || !strings.Contains(stderr, `no command "nosuch"`) {
+		t.Errorf("neobot help nosuch = %v, %q; want an error naming it", err, stderr)
 	}
 }
 
