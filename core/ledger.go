@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"time"
 )
 
@@ -90,6 +92,30 @@ type Spend struct {
 	Decided  time.Time `json:"decided,omitzero"`
 	Called   time.Time `json:"called,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
+}
+
+// Edit applies fn to a copy of s, with the other calls of its workspace
+// and day, and returns the copy with s's identity (ID, intent, thread and
+// day) kept: the update a SpendLedger's UpdateSpend makes. When fn fails,
+// Edit returns s unchanged and fn's error as it is.
+func (s Spend) Edit(sameDay []Spend, fn func(s *Spend, sameDay []Spend) error) (Spend, error) {
+	c := s
+	c.Args = slices.Clone(s.Args)
+	if err := fn(&c, sameDay); err != nil {
+		return s, err
+	}
+	c.ID, c.IntentID, c.Thread, c.Day = s.ID, s.IntentID, s.Thread, s.Day
+	return c, nil
+}
+
+// CheckPlan reports a planned call that does not belong to intentID.
+func CheckPlan(intentID string, calls []Spend) error {
+	for _, s := range calls {
+		if s.IntentID != intentID || s.ID == "" {
+			return fmt.Errorf("call %q does not belong to intent %s", s.ID, intentID)
+		}
+	}
+	return nil
 }
 
 // SpendLedger keeps the spend ledger durably. Both stores implement it;

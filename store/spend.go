@@ -32,10 +32,10 @@ func (db *DB) PlanSpends(ctx context.Context, intentID string, calls []core.Spen
 			out = existing
 			return err
 		}
+		if err := core.CheckPlan(intentID, calls); err != nil {
+			return err
+		}
 		for _, s := range calls {
-			if s.IntentID != intentID || s.ID == "" {
-				return fmt.Errorf("call %q does not belong to intent %s", s.ID, intentID)
-			}
 			if err := putSpend(tx, s); err != nil {
 				return err
 			}
@@ -79,12 +79,9 @@ func (db *DB) UpdateSpend(ctx context.Context, id string, fn func(s *core.Spend,
 				day = append(day, o)
 			}
 		}
-		out = s
-		if fnErr = fn(&out, day); fnErr != nil {
-			out = s
+		if out, fnErr = s.Edit(day, fn); fnErr != nil {
 			return nil
 		}
-		out.ID, out.IntentID, out.Thread, out.Day = s.ID, s.IntentID, s.Thread, s.Day
 		return putSpend(tx, out)
 	})
 	switch {

@@ -37,10 +37,8 @@ func (l *Spends) PlanSpends(ctx context.Context, intentID string, calls []core.S
 	if got := l.intent(intentID); len(got) > 0 {
 		return got, nil
 	}
-	for _, s := range calls {
-		if s.IntentID != intentID || s.ID == "" {
-			return nil, fmt.Errorf("coretest: call %q does not belong to intent %s", s.ID, intentID)
-		}
+	if err := core.CheckPlan(intentID, calls); err != nil {
+		return nil, fmt.Errorf("coretest: %w", err)
 	}
 	for _, s := range calls {
 		l.byID[s.ID] = clone(s)
@@ -78,11 +76,10 @@ func (l *Spends) UpdateSpend(ctx context.Context, id string, fn func(s *core.Spe
 			day = append(day, clone(o))
 		}
 	}
-	out := clone(s)
-	if err := fn(&out, day); err != nil {
+	out, err := s.Edit(day, fn)
+	if err != nil {
 		return s, err
 	}
-	out.ID, out.IntentID, out.Thread, out.Day = s.ID, s.IntentID, s.Thread, s.Day
 	l.byID[id] = clone(out)
 	return out, nil
 }

@@ -327,44 +327,57 @@ func (u gateUI) PostGate(_ context.Context, g core.Gate) (string, error) {
 }
 func (gateUI) ShowGate(context.Context, core.Gate) {}
 
-// TestAskedCallIsNotReused: "Allow once" answers one call. The same call
-// dispatched again for the same message (a turn resumed after a restart)
-// finds the decision; a call ID the model reuses in a later turn is asked
-// again.
-func TestAskedCallIsNotReused(t *testing.T) {
-	w := newFilesWorld(t, nil)
-	gates := core.NewGates(core.GatesOptions{Store: coretest.NewGateStore()})
-	ui := gateUI{posted: make(chan core.Gate, 4)}
+// askedCalls dispatches files__write_note in turns of thread CASK whose
+// approvals Carol answers "Allow once" as they are posted.
+type askedCalls struct {
+	t     *testing.T
+	w     *filesWorld
+	gates *core.Gates
+	ui    gateUI
+	rec   *coretest.Recorder
+}
+
+func newAskedCalls(t *testing.T, w *filesWorld) *askedCalls {
+	return &askedCalls{t: t, w: w, gates: core.NewGates(core.GatesOptions{Store: coretest.NewGateStore()}),
+		ui: gateUI{posted: make(chan core.Gate, 4)}, rec: coretest.NewRecorder()}
+}
+
+// run dispatches the call as the turn of message event (call ID call_0)
+// and returns what the model reads, and whether a person was asked.
+func (a *askedCalls) run(event string) (string, bool) {
 	th := core.Thread{Platform: "slack", Workspace: "T1", Channel: "CASK", ID: "100.1"}
-	turn := func(event string) context.Context {
-		tr := &core.Turn{Inbound: core.Inbound{Thread: th, User: "UALICE", EventID: event},
-			Approver: gates.Approver(th, "UALICE", []string{"UCAROL"}, ui)}
-		return core.WithToolCall(core.WithTurn(context.Background(), tr), "call_0")
-	}
-	args := map[string]any{"path": "plan.md", "text": "v1"}
-	run := func(ctx context.Context) (string, bool) {
-		done := make(chan string, 1)
-		go func() {
-			content, _, _ := w.s.Dispatch(ctx, "files__write_note", args)
-			done <- content
-		}()
-		select {
-		case g := <-ui.posted:
-			if _, err := gates.Decide(context.Background(), g.Token, "UCAROL", nil, AllowOnce); err != nil {
-				t.Fatal(err)
-			}
-			return <-done, true
-		case content := <-done:
-			return content, false
+	tr := &core.Turn{Inbound: core.Inbound{Thread: th, User: "UALICE", EventID: event}, Reporter: a.rec,
+		Approver: a.gates.Approver(th, "UALICE", []string{"UCAROL"}, a.ui)}
+	ctx := core.WithToolCall(core.WithTurn(context.Background(), tr), "call_0")
+	done := make(chan string, 1)
+	go func() {
+		content, _, _ := a.w.s.Dispatch(ctx, "files__write_note", map[string]any{"path": "plan.md", "text": "v1"})
+		done <- content
+	}()
+	select {
+	case g := <-a.ui.posted:
+		if _, err := a.gates.Decide(context.Background(), g.Token, "UCAROL", nil, AllowOnce); err != nil {
+			a.t.Fatal(err)
 		}
+		return <-done, true
+	case content := <-done:
+		return content, false
 	}
-	if out, asked := run(turn("E1")); !asked || out != "written" {
+}
+
+// TestAskedCallIsNotReused: "Allow once" answers one call. Without the
+// calls log, the same call dispatched again for the same message (a turn
+// resumed after a restart) finds the decision; a call ID the model reuses
+// in a later turn is asked again.
+func TestAskedCallIsNotReused(t *testing.T) {
+	a := newAskedCalls(t, newFilesWorld(t, nil))
+	if out, asked := a.run("E1"); !asked || out != "written" {
 		t.Fatalf("first call: %q, asked %v", out, asked)
 	}
-	if out, asked := run(turn("E1")); asked || out != "written" {
+	if out, asked := a.run("E1"); asked || out != "written" {
 		t.Errorf("the same call resumed: %q, asked %v; want the recorded decision, no new question", out, asked)
 	}
-	if out, asked := run(turn("E2")); !asked || out != "written" {
+	if out, asked := a.run("E2"); !asked || out != "written" {
 		t.Errorf("call_0 again in a later turn: %q, asked %v; want a new question", out, asked)
 	}
 }
@@ -378,43 +391,18 @@ func TestAskedCallRunsOnce(t *testing.T) {
 	calls := coretest.NewSpends()
 	w := newFilesWorld(t, nil)
 	w.s.calls = calls
-	gates := core.NewGates(core.GatesOptions{Store: coretest.NewGateStore()})
-	ui := gateUI{posted: make(chan core.Gate, 4)}
-	th := core.Thread{Platform: "slack", Workspace: "T1", Channel: "CASK", ID: "100.1"}
-	rec := coretest.NewRecorder()
-	turn := func(event string) context.Context {
-		tr := &core.Turn{Inbound: core.Inbound{Thread: th, User: "UALICE", EventID: event}, Reporter: rec,
-			Approver: gates.Approver(th, "UALICE", []string{"UCAROL"}, ui)}
-		return core.WithToolCall(core.WithTurn(context.Background(), tr), "call_0")
-	}
-	args := map[string]any{"path": "plan.md", "text": "v1"}
-	run := func(ctx context.Context) (string, bool) {
-		done := make(chan string, 1)
-		go func() {
-			content, _, _ := w.s.Dispatch(ctx, "files__write_note", args)
-			done <- content
-		}()
-		select {
-		case g := <-ui.posted:
-			if _, err := gates.Decide(context.Background(), g.Token, "UCAROL", nil, AllowOnce); err != nil {
-				t.Fatal(err)
-			}
-			return <-done, true
-		case content := <-done:
-			return content, false
-		}
-	}
-	if out, asked := run(turn("E1")); !asked || out != "written" || w.writes.Load() != 1 {
+	a := newAskedCalls(t, w)
+	if out, asked := a.run("E1"); !asked || out != "written" || w.writes.Load() != 1 {
 		t.Fatalf("first call: %q, asked %v, %d writes", out, asked, w.writes.Load())
 	}
-	out, asked := run(turn("E1"))
+	out, asked := a.run("E1")
 	if asked || w.writes.Load() != 1 || !strings.Contains(out, "its outcome is unknown. It was not run again") {
 		t.Errorf("the same call resumed: %q, asked %v, %d writes; want no new question, no second write, an unknown outcome", out, asked, w.writes.Load())
 	}
-	if n := rec.Notices(); len(n) != 1 || !strings.Contains(n[0], "files/write_note was approved and started") {
+	if n := a.rec.Notices(); len(n) != 1 || !strings.Contains(n[0], "files/write_note was approved and started") {
 		t.Errorf("notices = %q, want the thread told the outcome is unknown", n)
 	}
-	if out, asked := run(turn("E2")); !asked || out != "written" || w.writes.Load() != 2 {
+	if out, asked := a.run("E2"); !asked || out != "written" || w.writes.Load() != 2 {
 		t.Errorf("asked again in a later message: %q, asked %v, %d writes; want a new question and one more write", out, asked, w.writes.Load())
 	}
 	if c := calls.Calling(); len(c) != 0 {

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -31,10 +30,10 @@ func (db *DB) PlanSpends(ctx context.Context, intentID string, calls []core.Spen
 			out = existing
 			return err
 		}
+		if err := core.CheckPlan(intentID, calls); err != nil {
+			return err
+		}
 		for _, s := range calls {
-			if s.IntentID != intentID || s.ID == "" {
-				return fmt.Errorf("call %q does not belong to intent %s", s.ID, intentID)
-			}
 			if err := putSpend(ctx, tx, s); err != nil {
 				return err
 			}
@@ -82,17 +81,12 @@ func (db *DB) UpdateSpend(ctx context.Context, id string, fn func(s *core.Spend,
 		if !found {
 			return core.ErrNotFound
 		}
-		out = s
-		if fnErr = fn(&out, others); fnErr != nil {
-			out = s
+		if out, fnErr = s.Edit(others, fn); fnErr != nil {
 			return nil
 		}
-		out.ID, out.IntentID, out.Thread, out.Day = s.ID, s.IntentID, s.Thread, s.Day
 		return putSpend(ctx, tx, out)
 	})
 	switch {
-	case errors.Is(err, core.ErrNotFound):
-		return core.Spend{}, fmt.Errorf("postgres: update spend %s: %w", id, err)
 	case err != nil:
 		return core.Spend{}, fmt.Errorf("postgres: update spend %s: %w", id, err)
 	case fnErr != nil:
