@@ -112,59 +112,97 @@ type setting struct {
 	def    string
 	usage  string
 	secret bool
-	set    func(c *Config, v string) error
+	set    setter
 }
 
-func str(p func(*Config) *string) func(*Config, string) error {
-	return func(c *Config, v string) error { *p(c) = strings.TrimSpace(v); return nil }
+// setter parses a setting's value into Config; kind names what it takes
+// (bool, int, duration, list, string), as its flag's usage shows it.
+type setter struct {
+	kind  string
+	apply func(c *Config, v string) error
 }
 
-func secret(p func(*Config) *Secret) func(*Config, string) error {
-	return func(c *Config, v string) error { *p(c) = Secret(strings.TrimSpace(v)); return nil }
+func str(p func(*Config) *string) setter {
+	return setter{"string", func(c *Config, v string) error { *p(c) = strings.TrimSpace(v); return nil }}
 }
 
-func list(p func(*Config) *[]string) func(*Config, string) error {
-	return func(c *Config, v string) error {
+func secret(p func(*Config) *Secret) setter {
+	return setter{"string", func(c *Config, v string) error { *p(c) = Secret(strings.TrimSpace(v)); return nil }}
+}
+
+func list(p func(*Config) *[]string) setter {
+	return setter{"list", func(c *Config, v string) error {
 		var out []string
 		for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
 			out = append(out, f)
 		}
 		*p(c) = out
 		return nil
-	}
+	}}
 }
 
-func boolean(p func(*Config) *bool) func(*Config, string) error {
-	return func(c *Config, v string) error {
+func boolean(p func(*Config) *bool) setter {
+	return setter{"bool", func(c *Config, v string) error {
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {
 			return fmt.Errorf("want true or false, got %q", v)
 		}
 		*p(c) = b
 		return nil
-	}
+	}}
 }
 
-func count(p func(*Config) *int) func(*Config, string) error {
-	return func(c *Config, v string) error {
+func count(p func(*Config) *int) setter {
+	return setter{"int", func(c *Config, v string) error {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 0 {
 			return fmt.Errorf("want a whole number >= 0, got %q", v)
 		}
 		*p(c) = n
 		return nil
-	}
+	}}
 }
 
-func duration(p func(*Config) *time.Duration) func(*Config, string) error {
-	return func(c *Config, v string) error {
+func duration(p func(*Config) *time.Duration) setter {
+	return setter{"duration", func(c *Config, v string) error {
 		d, err := time.ParseDuration(strings.TrimSpace(v))
 		if err != nil || d <= 0 {
 			return fmt.Errorf("want a positive duration such as 1.5s or 500ms, got %q", v)
 		}
 		*p(c) = d
 		return nil
-	}
+	}}
+}
+
+// settingFlag is a setting's flag: its value is kept as written, parsed
+// with the environment's, and its kind shows in the usage. A bool flag
+// may be given alone (--self-approve), as Go's own are.
+type settingFlag struct {
+	kind  string
+	value string
+}
+
+func (f *settingFlag) String() string     { return f.value }
+func (f *settingFlag) Set(v string) error { f.value = v; return nil }
+func (f *settingFlag) IsBoolFlag() bool   { return f.kind == "bool" }
+
+// printDefaults is flag's PrintDefaults, showing each setting's kind
+// where the flag package would say "value".
+func printDefaults(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, usage := flag.UnquoteUsage(f)
+		if sf, ok := f.Value.(*settingFlag); ok {
+			kind = sf.kind
+			if kind == "bool" {
+				kind = ""
+			}
+		}
+		fmt.Fprintf(w, "  -%s", f.Name)
+		if kind != "" {
+			fmt.Fprintf(w, " %s", kind)
+		}
+		fmt.Fprintf(w, "\n    \t%s\n", strings.ReplaceAll(usage, "\n", "\n    \t"))
+	})
 }
 
 func settings() []setting {
@@ -251,14 +289,15 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	if extra != nil {
 		extra(fs)
 	}
-	flags := map[string]*string{}
+	flags := map[string]*settingFlag{}
 	for _, s := range table {
 		if s.flag != "" {
 			help := fmt.Sprintf("%s (env %s)", s.usage, s.env)
 			if s.def != "" {
 				help = fmt.Sprintf("%s (env %s, default %s)", s.usage, s.env, s.def)
 			}
-			flags[s.flag] = fs.String(s.flag, "", help)
+			flags[s.flag] = &settingFlag{kind: s.set.kind}
+			fs.Var(flags[s.flag], s.flag, help)
 		}
 	}
 	if err := fs.Parse(args); err != nil {
@@ -273,7 +312,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	}
 	path := getenv("NEO_CONFIG")
 	if set["config"] {
-		path = *flags["config"]
+		path = flags["config"].value
 	}
 	var errs []error
 	var skills map[string]skill.Spec
@@ -295,9 +334,9 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 		source := s.env
 		v := values[s.env]
 		if s.flag != "" && set[s.flag] {
-			source, v = "--"+s.flag, *flags[s.flag]
+			source, v = "--"+s.flag, flags[s.flag].value
 		}
-		if err := s.set(c, v); err != nil {
+		if err := s.set.apply(c, v); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", source, err))
 		}
 	}
@@ -485,7 +524,7 @@ func usage(w io.Writer, name string, fs *flag.FlagSet) {
 			c.synopsis, c.what = strings.Join(words[1:], " ")+" [flags]", "Runs Neo."
 		}
 		fmt.Fprintf(w, "usage: neobot %s\n\n%s\n\nflags (defaults shown; neobot help config lists every setting):\n", c.synopsis, c.what)
-		fs.PrintDefaults()
+		printDefaults(w, fs)
 		return
 	}
 	fmt.Fprintf(w, "usage: neobot %-41s %s\n", "[flags]", "run Neo in Slack (SLACK_BOT_TOKEN) and/or Discord (DISCORD_BOT_TOKEN), else in this terminal")
@@ -495,7 +534,7 @@ func usage(w io.Writer, name string, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "       neobot %-41s %s\n", "version", "print the version (also --version)")
 	fmt.Fprintf(w, "       neobot %-41s %s\n", "help [COMMAND|config]", "a command's usage, or every setting")
 	fmt.Fprintln(w, "\nflags:")
-	fs.PrintDefaults()
+	printDefaults(w, fs)
 }
 
 // commandHelp returns each command's usage: its synopsis, a one-line

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func envOf(kv map[string]string) func(string) string {
@@ -243,4 +244,26 @@ func TestSettingsFile(t *testing.T) {
 			t.Errorf("loadConfig(missing file) = %v, want an error naming NEO_CONFIG and the path", err)
 		}
 	})
+}
+
+// TestFlagKinds: a flag's usage shows what it takes, and a bool setting's
+// flag may be given alone.
+func TestFlagKinds(t *testing.T) {
+	var usage strings.Builder
+	cfg, _, err := loadConfig("neobot", []string{"--self-approve", "--step-budget", "7", "--daemon-poll=2s"}, func(string) string { return "" }, &usage, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.SelfApprove || cfg.StepBudget != 7 || cfg.DaemonPoll != 2*time.Second {
+		t.Errorf("flags parsed to self-approve %v, step budget %d, daemon poll %s", cfg.SelfApprove, cfg.StepBudget, cfg.DaemonPoll)
+	}
+	_, _, _ = loadConfig("neobot", []string{"-h"}, func(string) string { return "" }, &usage, nil)
+	for _, want := range []string{"-daemon-poll duration\n", "-step-budget int\n", "-web-users list\n", "-model string\n", "-self-approve\n"} {
+		if !strings.Contains(usage.String(), want) {
+			t.Errorf("usage lacks %q", want)
+		}
+	}
+	if strings.Contains(usage.String(), "-self-approve string") || strings.Contains(usage.String(), "-step-budget string") {
+		t.Error("usage still shows every flag as a string")
+	}
 }
