@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/neobot/neobot/adapters/internal/intake"
+	"github.com/neobot/neobot/adapters/internal/quota"
 	"github.com/neobot/neobot/core"
 )
 
@@ -72,6 +73,10 @@ type Options struct {
 	Relay Relay
 	// MaxText caps a message's text (intake.DefaultMaxText when zero).
 	MaxText int
+	// Quota is each user's share: messages a minute, bytes a day and live
+	// event streams (nil: no per-user limits). One limiter may serve
+	// every adapter.
+	Quota *quota.Limiter
 	// Now tells the time (default time.Now).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -104,7 +109,7 @@ func New(opts Options) (*Adapter, error) {
 	}
 	a := &Adapter{
 		opts: opts, auth: newAuth(opts.Users, opts.Now), feed: newFeed(opts.Now()),
-		intake: intake.Intake{Hub: opts.Hub, MaxText: opts.MaxText, Log: opts.Logger},
+		intake: intake.Intake{Hub: opts.Hub, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger},
 		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}}, pending: pendingGates{m: map[string]pendingGate{}},
 	}
 	if opts.Relay != nil {
