@@ -77,6 +77,11 @@ type Options struct {
 	// event streams (nil: no per-user limits). One limiter may serve
 	// every adapter.
 	Quota *quota.Limiter
+	// FeedBytes caps the bytes of events kept for reconnecting clients
+	// across all conversations (DefaultFeedBytes when zero);
+	// FeedConversationBytes caps one conversation's
+	// (DefaultFeedConversationBytes when zero).
+	FeedBytes, FeedConversationBytes int64
 	// Now tells the time (default time.Now).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -108,7 +113,7 @@ func New(opts Options) (*Adapter, error) {
 		opts.Now = time.Now
 	}
 	a := &Adapter{
-		opts: opts, auth: newAuth(opts.Users, opts.Now), feed: newFeed(opts.Now()),
+		opts: opts, auth: newAuth(opts.Users, opts.Now), feed: newFeed(opts.Now(), opts.FeedBytes, opts.FeedConversationBytes),
 		intake: intake.Intake{Hub: opts.Hub, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger},
 		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}}, pending: pendingGates{m: map[string]pendingGate{}},
 	}
