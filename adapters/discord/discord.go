@@ -28,11 +28,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/neobot/neobot/adapters/internal/intake"
-	"github.com/neobot/neobot/adapters/internal/quota"
 	"github.com/neobot/neobot/adapters/internal/recent"
 	"github.com/neobot/neobot/adapters/internal/serial"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/quota"
 )
 
 // Platform is the core.Thread platform of every Discord thread.

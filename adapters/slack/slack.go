@@ -26,11 +26,11 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/neobot/neobot/adapters/internal/intake"
-	"github.com/neobot/neobot/adapters/internal/quota"
 	"github.com/neobot/neobot/adapters/internal/recent"
 	"github.com/neobot/neobot/adapters/internal/serial"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/quota"
 	"github.com/neobot/neobot/core/skill"
 )
 

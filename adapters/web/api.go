@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/neobot/neobot/adapters/internal/intake"
-	"github.com/neobot/neobot/adapters/internal/quota"
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/quota"
 )
 
 // mention is a chat mention in core's sentences, <@user>, shown on the web

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
-	"github.com/neobot/neobot/adapters/internal/quota"
 	"github.com/neobot/neobot/core/coretest"
+	"github.com/neobot/neobot/core/quota"
 )
 
 // limitedServer serves one adapter whose users alice and bob share the

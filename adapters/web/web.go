@@ -12,8 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/neobot/neobot/adapters/internal/intake"
-	"github.com/neobot/neobot/adapters/internal/quota"
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/quota"
 )
 
 // Platform is the platform name of web threads.

@@ -23,8 +23,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/neobot/neobot/adapters/internal/quota"
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/quota"
 )
 
 // Submitter takes a user's message for a turn. *conversation.Hub satisfies

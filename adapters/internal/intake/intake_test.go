@@ -10,9 +10,9 @@ import (
 
 	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
-	"github.com/neobot/neobot/adapters/internal/quota"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/coretest"
+	"github.com/neobot/neobot/core/quota"
 )
 
 // platform records what the intake asked of the adapter.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neobot/neobot/adapters/internal/quota"
 	"github.com/neobot/neobot/core/coretest"
+	"github.com/neobot/neobot/core/quota"
 )
 
 var start = time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC)
