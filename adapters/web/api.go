@@ -197,15 +197,17 @@ func (a *Adapter) create(w http.ResponseWriter, r *http.Request, user string) {
 		return
 	}
 	id := newID()
-	now := a.opts.Now()
-	a.created.add(id, user, now)
-	a.tell(note{Conv: id, User: user, Created: now})
+	// The first message goes first: one refused (over the user's share)
+	// leaves no empty conversation behind.
 	if strings.TrimSpace(body.Message) != "" {
 		if no := a.submit(r, thread(user, id), body.Message, r.Header.Get("Idempotency-Key")); no != nil {
 			no.write(w)
 			return
 		}
 	}
+	now := a.opts.Now()
+	a.created.add(id, user, now)
+	a.tell(note{Conv: id, User: user, Created: now})
 	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
 }
 

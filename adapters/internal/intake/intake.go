@@ -179,9 +179,9 @@ func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Ou
 	}
 	if k.Quota != nil && !core.IsStop(in.Text) {
 		if d := k.Quota.Message(userKey(*in), len(in.Text)); d.Denied() {
-			k.Log.Info().Str("thread", in.Thread.Key()).Str("user", in.User).Str("limit", d.Limit).Msg("intake: a user over their share")
 			m.Denial = d
-			if d.First {
+			if d.First { // once per run of refusals: a flood must not flood the log or the chat
+				k.Log.Info().Str("thread", in.Thread.Key()).Str("user", in.User).Str("limit", d.Limit).Msg("intake: a user over their share")
 				p.Refuse(ctx, m, d.Sentence())
 			}
 			return m, Limited
