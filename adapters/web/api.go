@@ -161,25 +161,44 @@ func (a *Adapter) me(w http.ResponseWriter, _ *http.Request, user string) {
 // createdSet remembers conversations created in this run that have no
 // message stored yet, so they list and open before their first message.
 type createdSet struct {
-	mu sync.Mutex
-	m  map[string]createdConv // id -> owner
+	mu  sync.Mutex
+	m   map[string]createdConv // id -> owner
+	seq uint64
 }
 
 type createdConv struct {
 	user string
 	at   time.Time
+	seq  uint64 // order of creation
 }
+
+// maxCreatedPerUser is how many created conversations one user keeps in
+// the set: past it their own oldest goes, so no user's creations push
+// another's out (the set as a whole holds maxConversations).
+const maxCreatedPerUser = 64
 
 func (c *createdSet) add(id, user string, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) >= maxConversations {
+	mine, oldest := 0, ""
+	for k, v := range c.m {
+		if v.user == user {
+			if mine++; oldest == "" || v.seq < c.m[oldest].seq {
+				oldest = k
+			}
+		}
+	}
+	switch {
+	case mine >= maxCreatedPerUser:
+		delete(c.m, oldest) // it only stops listing until its first message
+	case len(c.m) >= maxConversations:
 		for k := range c.m { // drop any one: it only stops listing until its first message
 			delete(c.m, k)
 			break
 		}
 	}
-	c.m[id] = createdConv{user, at}
+	c.seq++
+	c.m[id] = createdConv{user, at, c.seq}
 }
 
 func (c *createdSet) owner(id string) string {

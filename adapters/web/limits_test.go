@@ -252,3 +252,26 @@ func TestStreamWritesEventByEvent(t *testing.T) {
 		t.Errorf("largest write %d bytes, want no more than one event's (about 16 KiB)", w.largest)
 	}
 }
+
+// TestCreatedPerUser: one user creating conversations in a loop keeps
+// only their own newest listed; another user's new conversation still
+// opens.
+func TestCreatedPerUser(t *testing.T) {
+	srv, alice, bob, _ := limitedServer(t, quota.Limits{})
+	bobs := create(t, srv, bob)
+	for range 3 * maxConversations {
+		create(t, srv, alice)
+	}
+	res := call(t, srv, bob, "GET", "/v1/conversations/"+bobs, "")
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("bob's new conversation after alice created %d: %d, want 200", 3*maxConversations, res.StatusCode)
+	}
+	res = call(t, srv, alice, "GET", "/v1/conversations", "")
+	defer res.Body.Close()
+	var list struct{ Conversations []Summary }
+	_ = json.NewDecoder(res.Body).Decode(&list)
+	if len(list.Conversations) != maxCreatedPerUser {
+		t.Errorf("alice lists %d conversations, want her newest %d", len(list.Conversations), maxCreatedPerUser)
+	}
+}

@@ -127,8 +127,8 @@ type Intake struct {
 	// MaxText caps a message's text in characters (DefaultMaxText when zero):
 	// over it Neo says so in the thread and no turn starts.
 	MaxText int
-	// Quota counts each author's messages (nil: no per-user limits). A
-	// stop is never counted: it must get through a flood.
+	// Quota counts each author's messages (nil: no per-user limits).
+	// Stops are counted apart, so one gets through the author's flood.
 	Quota *quota.Limiter
 	Log   zerolog.Logger
 }
@@ -177,7 +177,7 @@ func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Ou
 		p.Refuse(ctx, m, reason)
 		return m, Refused
 	}
-	if k.Quota != nil && !core.IsStop(in.Text) {
+	if k.Quota != nil {
 		if d := k.Quota.Message(userKey(*in), len(in.Text)); d.Denied() {
 			m.Denial = d
 			if d.First { // once per run of refusals: a flood must not flood the log or the chat
@@ -215,9 +215,14 @@ func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Ou
 }
 
 // userKey names in's author across platforms and workspaces, for the
-// quota.
+// quota. A stop has an allowance of its own, so it gets through the
+// author's own flood; stops are still counted, as each is journaled.
 func userKey(in core.Inbound) string {
-	return in.Thread.Platform + "/" + in.Thread.Workspace + "/" + in.User
+	k := in.Thread.Platform + "/" + in.Thread.Workspace + "/" + in.User
+	if core.IsStop(in.Text) {
+		k += "#stop"
+	}
+	return k
 }
 
 // Prepare completes a journaled Inbound when its turn starts, for an
