@@ -30,6 +30,10 @@ var (
 	// ErrDiskFull reports a write refused because the disk holding the
 	// store is full: nothing new can be kept until space is freed.
 	ErrDiskFull = errors.New("the disk holding the store is full")
+	// ErrQueueFull reports a message set aside, not journaled, because
+	// its thread already has as many messages waiting as it may hold; its
+	// author was told.
+	ErrQueueFull = errors.New("the thread's queue is full")
 )
 
 // CoreExecute is the one tool that moves money or needs a wallet

@@ -32,6 +32,7 @@ import (
 	"github.com/neobot/neobot/adapters/internal/serial"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/quota"
 )
 
 // Platform is the core.Thread platform of every Discord thread.
@@ -76,6 +77,9 @@ type Options struct {
 	// MaxText caps a message's text in characters
 	// (intake.DefaultMaxText when zero).
 	MaxText int
+	// Quota is each user's share: messages a minute and bytes a day (nil:
+	// no per-user limits). One limiter may serve every adapter.
+	Quota *quota.Limiter
 	// MaxFileBytes caps the size of a text attachment Neo reads (default
 	// 256 KiB; negative reads none).
 	MaxFileBytes int64
@@ -160,7 +164,7 @@ func New(opts Options) (*Adapter, error) {
 		stopping: make(chan struct{}),
 	}
 	a.intake = &intake.Intake{
-		Hub: opts.Hub, Threads: opts.Threads, MaxText: opts.MaxText, Log: opts.Logger,
+		Hub: opts.Hub, Threads: opts.Threads, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger,
 		Rules: intake.Rules{AllowUsers: opts.AllowUsers, AllowChannels: opts.AllowChannels},
 	}
 	a.queues = serial.New(&a.wg)

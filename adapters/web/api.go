@@ -11,12 +11,14 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/quota"
 )
 
 // mention is a chat mention in core's sentences, <@user>, shown on the web
@@ -159,25 +161,44 @@ func (a *Adapter) me(w http.ResponseWriter, _ *http.Request, user string) {
 // createdSet remembers conversations created in this run that have no
 // message stored yet, so they list and open before their first message.
 type createdSet struct {
-	mu sync.Mutex
-	m  map[string]createdConv // id -> owner
+	mu  sync.Mutex
+	m   map[string]createdConv // id -> owner
+	seq uint64
 }
 
 type createdConv struct {
 	user string
 	at   time.Time
+	seq  uint64 // order of creation
 }
+
+// maxCreatedPerUser is how many created conversations one user keeps in
+// the set: past it their own oldest goes, so no user's creations push
+// another's out (the set as a whole holds maxConversations).
+const maxCreatedPerUser = 64
 
 func (c *createdSet) add(id, user string, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) >= maxConversations {
+	mine, oldest := 0, ""
+	for k, v := range c.m {
+		if v.user == user {
+			if mine++; oldest == "" || v.seq < c.m[oldest].seq {
+				oldest = k
+			}
+		}
+	}
+	switch {
+	case mine >= maxCreatedPerUser:
+		delete(c.m, oldest) // it only stops listing until its first message
+	case len(c.m) >= maxConversations:
 		for k := range c.m { // drop any one: it only stops listing until its first message
 			delete(c.m, k)
 			break
 		}
 	}
-	c.m[id] = createdConv{user, at}
+	c.seq++
+	c.m[id] = createdConv{user, at, c.seq}
 }
 
 func (c *createdSet) owner(id string) string {
@@ -195,15 +216,17 @@ func (a *Adapter) create(w http.ResponseWriter, r *http.Request, user string) {
 		return
 	}
 	id := newID()
-	now := a.opts.Now()
-	a.created.add(id, user, now)
-	a.tell(note{Conv: id, User: user, Created: now})
+	// The first message goes first: one refused (over the user's share)
+	// leaves no empty conversation behind.
 	if strings.TrimSpace(body.Message) != "" {
-		if status, msg := a.submit(r, thread(user, id), body.Message, r.Header.Get("Idempotency-Key")); status != http.StatusAccepted {
-			apiError(w, status, msg)
+		if no := a.submit(r, thread(user, id), body.Message, r.Header.Get("Idempotency-Key")); no != nil {
+			no.write(w)
 			return
 		}
 	}
+	now := a.opts.Now()
+	a.created.add(id, user, now)
+	a.tell(note{Conv: id, User: user, Created: now})
 	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
 }
 
@@ -303,8 +326,8 @@ func (a *Adapter) send(w http.ResponseWriter, r *http.Request, user string) {
 	if key == "" {
 		key = body.IdempotencyKey
 	}
-	if status, msg := a.submit(r, t, body.Text, key); status != http.StatusAccepted {
-		apiError(w, status, msg)
+	if no := a.submit(r, t, body.Text, key); no != nil {
+		no.write(w)
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"status": "accepted"})
@@ -315,18 +338,48 @@ func (a *Adapter) stop(w http.ResponseWriter, r *http.Request, user string) {
 	if !ok {
 		return
 	}
-	if status, msg := a.submit(r, t, "stop", ""); status != http.StatusAccepted {
-		apiError(w, status, msg)
+	if no := a.submit(r, t, "stop", ""); no != nil {
+		no.write(w)
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"status": "stopping"})
 }
 
-// submit hands a message to the intake. The idempotency key, when given,
-// is the event ID, so the same key sent twice starts one turn.
-func (a *Adapter) submit(r *http.Request, t core.Thread, text, key string) (int, string) {
+// refusal is why a request was not done: its status, a sentence for the
+// user, and for a limit (429) which one and when to try again.
+type refusal struct {
+	status     int
+	message    string
+	limit      string
+	retryAfter int // seconds
+}
+
+// write answers r with {"error", "limit", "retry_after"} and, for a
+// limit, a Retry-After header.
+func (r *refusal) write(w http.ResponseWriter) {
+	if r.retryAfter == 0 {
+		apiError(w, r.status, r.message)
+		return
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(r.retryAfter))
+	writeJSON(w, r.status, map[string]any{"error": r.message, "limit": r.limit, "retry_after": r.retryAfter})
+}
+
+// limited is the 429 for d.
+func limited(d quota.Denial) *refusal {
+	return &refusal{status: http.StatusTooManyRequests, message: d.Sentence(), limit: d.Limit, retryAfter: d.Seconds()}
+}
+
+// queueRetry is what a message set aside by a full queue is told to
+// wait: about a turn.
+const queueRetry = 10
+
+// submit hands a message to the intake; nil means it was taken. The
+// idempotency key, when given, is the event ID, so the same key sent
+// twice starts one turn.
+func (a *Adapter) submit(r *http.Request, t core.Thread, text, key string) *refusal {
 	if len(key) > 128 {
-		return http.StatusBadRequest, "the idempotency key is over 128 characters"
+		return &refusal{status: http.StatusBadRequest, message: "the idempotency key is over 128 characters"}
 	}
 	event := newID()
 	if key != "" {
@@ -334,17 +387,22 @@ func (a *Adapter) submit(r *http.Request, t core.Thread, text, key string) (int,
 	}
 	in := core.Inbound{Thread: t, User: t.Channel, UserName: t.Channel, Text: text,
 		EventID: t.ID + ":" + event, MessageID: event, At: a.opts.Now()}
-	_, outcome := a.intake.Accept(r.Context(), intake.Message{Inbound: in, Mention: true, Known: true}, intakePlatform{a})
+	m, outcome := a.intake.Accept(r.Context(), intake.Message{Inbound: in, Mention: true, Known: true}, intakePlatform{a})
 	switch outcome {
 	case intake.Accepted:
 		if !core.IsStop(text) {
 			a.show(t.ID, EventMessage, map[string]string{"text": text, "user": t.Channel})
 		}
-		return http.StatusAccepted, ""
+		return nil
+	case intake.Limited:
+		return limited(m.Denial)
+	case intake.Busy:
+		return &refusal{status: http.StatusTooManyRequests, limit: "messages waiting in one conversation", retryAfter: queueRetry,
+			message: "This conversation already has as many messages waiting as it may hold; this one was set aside. Send it again once Neo has answered."}
 	case intake.Refused:
-		return http.StatusUnprocessableEntity, "the message was not taken: see the notice on the conversation's event stream"
+		return &refusal{status: http.StatusUnprocessableEntity, message: "the message was not taken: see the notice on the conversation's event stream"}
 	}
-	return http.StatusServiceUnavailable, intake.Apology
+	return &refusal{status: http.StatusServiceUnavailable, message: intake.Apology}
 }
 
 func (a *Adapter) events(w http.ResponseWriter, r *http.Request, user string) {
@@ -356,6 +414,14 @@ func (a *Adapter) events(w http.ResponseWriter, r *http.Request, user string) {
 	if !ok {
 		apiError(w, http.StatusInternalServerError, "streaming is not supported here")
 		return
+	}
+	if q := a.opts.Quota; q != nil {
+		release, d := q.Open(Platform + "/" + Workspace + "/" + user)
+		if d.Denied() {
+			limited(d).write(w)
+			return
+		}
+		defer release()
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -372,20 +438,23 @@ func (a *Adapter) events(w http.ResponseWriter, r *http.Request, user string) {
 	defer heartbeat.Stop()
 	first := true
 	for {
+		// Written event by event, straight to the connection: a backlog
+		// of large events is never copied into one buffer.
 		events, reset, wake := a.feed.since(t.ID, last)
-		var b strings.Builder
 		if reset && first {
-			writeSSE(&b, Event{ID: last, Type: EventReset, Data: json.RawMessage(`{}`)})
-		}
-		first = false
-		for _, e := range events {
-			writeSSE(&b, e)
-			last = e.ID
-		}
-		if b.Len() > 0 {
-			if _, err := io.WriteString(w, b.String()); err != nil {
+			if err := writeSSE(w, Event{ID: last, Type: EventReset, Data: json.RawMessage(`{}`)}); err != nil {
 				return
 			}
+		}
+		wrote := reset && first
+		first = false
+		for _, e := range events {
+			if err := writeSSE(w, e); err != nil {
+				return
+			}
+			last, wrote = e.ID, true
+		}
+		if wrote {
 			flusher.Flush()
 		}
 		select {

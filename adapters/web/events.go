@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,29 +35,56 @@ const (
 )
 
 // maxEvents is how many events a conversation keeps for clients that
-// reconnect; maxConversations how many conversations keep them.
+// reconnect; maxConversations how many conversations keep them. The
+// bytes kept are capped too (Options.FeedBytes and
+// FeedConversationBytes): a count alone lets a few large events hold
+// gigabytes.
 const (
 	maxEvents        = 1024
 	maxConversations = 4096
 )
 
+// Defaults for the feed's byte caps.
+const (
+	// DefaultFeedBytes caps the events kept across all conversations.
+	DefaultFeedBytes = 32 << 20
+	// DefaultFeedConversationBytes caps the events one conversation keeps.
+	DefaultFeedConversationBytes = 1 << 20
+)
+
+// eventOverhead is what an event costs besides its data: its ID, type
+// and slice slot, roughly.
+const eventOverhead = 64
+
 // feed is the live events of every conversation since neobot started.
 type feed struct {
 	epoch string
+	// maxBytes and maxConvBytes cap the bytes kept overall and per
+	// conversation; the newest event of a conversation is always kept.
+	maxBytes, maxConvBytes int64
 
 	mu    sync.Mutex
 	convs map[string]*convFeed
+	bytes int64 // kept across all conversations
 }
 
 type convFeed struct {
 	events []Event
+	bytes  int64
 	seq    int64
 	last   time.Time
 	wake   chan struct{} // closed and replaced on every event
 }
 
-func newFeed(now time.Time) *feed {
-	return &feed{epoch: strconv.FormatInt(now.UnixNano(), 36), convs: map[string]*convFeed{}}
+func newFeed(now time.Time, maxBytes, maxConvBytes int64) *feed {
+	if maxBytes <= 0 {
+		maxBytes = DefaultFeedBytes
+	}
+	if maxConvBytes <= 0 {
+		maxConvBytes = DefaultFeedConversationBytes
+	}
+	return &feed{epoch: strconv.FormatInt(now.UnixNano(), 36), convs: map[string]*convFeed{},
+		maxBytes: maxBytes, maxConvBytes: maxConvBytes}
 }
 
 // conv returns the feed of conversation id; f.mu must be held.
@@ -64,7 +92,7 @@ func (f *feed) convLocked(id string) *convFeed {
 	c := f.convs[id]
 	if c == nil {
 		if len(f.convs) >= maxConversations {
-			f.evictLocked()
+			f.evictLocked("")
 		}
 		c = &convFeed{wake: make(chan struct{})}
 		f.convs[id] = c
@@ -72,29 +100,63 @@ func (f *feed) convLocked(id string) *convFeed {
 	return c
 }
 
-// evictLocked forgets the conversation idle longest.
-func (f *feed) evictLocked() {
+// evictLocked forgets the conversation idle longest but keep; it
+// reports whether there was one.
+func (f *feed) evictLocked(keep string) bool {
 	var oldest string
 	var at time.Time
 	for id, c := range f.convs {
-		if oldest == "" || c.last.Before(at) {
+		if id != keep && (oldest == "" || c.last.Before(at)) {
 			oldest, at = id, c.last
 		}
 	}
-	close(f.convs[oldest].wake)
+	if oldest == "" {
+		return false
+	}
+	c := f.convs[oldest]
+	f.bytes -= c.bytes
+	close(c.wake)
 	delete(f.convs, oldest)
+	return true
+}
+
+func eventSize(e Event) int64 {
+	return int64(len(e.ID)+len(e.Type)+len(e.Data)) + eventOverhead
+}
+
+// dropOldestLocked forgets c's oldest event.
+func (f *feed) dropOldestLocked(c *convFeed) {
+	n := eventSize(c.events[0])
+	c.events[0] = Event{}
+	c.events = c.events[1:]
+	c.bytes -= n
+	f.bytes -= n
 }
 
 // publish appends an encoded event to conversation id and wakes its
-// listeners.
+// listeners. Past a byte cap, the conversation's oldest events go first,
+// then (overall) the conversations idle longest; a client that resumes
+// from an event no longer kept is told to reload.
 func (f *feed) publish(id, typ string, raw json.RawMessage) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.convLocked(id)
 	c.seq++
-	c.events = append(c.events, Event{ID: f.epoch + "." + strconv.FormatInt(c.seq, 10), Type: typ, Data: raw})
-	if len(c.events) > maxEvents {
-		c.events = append(c.events[:0:0], c.events[len(c.events)-maxEvents:]...)
+	e := Event{ID: f.epoch + "." + strconv.FormatInt(c.seq, 10), Type: typ, Data: raw}
+	c.events = append(c.events, e)
+	n := eventSize(e)
+	c.bytes += n
+	f.bytes += n
+	for len(c.events) > 1 && (len(c.events) > maxEvents || c.bytes > f.maxConvBytes) {
+		f.dropOldestLocked(c)
+	}
+	for f.bytes > f.maxBytes && f.evictLocked(id) {
+	}
+	for len(c.events) > 1 && f.bytes > f.maxBytes {
+		f.dropOldestLocked(c)
+	}
+	if cap(c.events) > 2*maxEvents || (len(c.events) < cap(c.events)/4 && cap(c.events) > 64) {
+		c.events = append([]Event(nil), c.events...) // let go of the dropped events' backing array
 	}
 	c.last = time.Now()
 	close(c.wake)
@@ -161,7 +223,10 @@ func seqOf(id string) int64 {
 	return n
 }
 
-// writeSSE renders e as one Server-Sent Event.
-func writeSSE(b *strings.Builder, e Event) {
-	fmt.Fprintf(b, "id: %s\nevent: %s\ndata: %s\n\n", e.ID, e.Type, e.Data)
+// writeSSE writes e to w as one Server-Sent Event.
+func writeSSE(w io.Writer, e Event) error {
+	if _, err := fmt.Fprintf(w, "id: %s\nevent: %s\ndata: %s\n\n", e.ID, e.Type, e.Data); err != nil {
+		return fmt.Errorf("web: write event %s: %w", e.ID, err)
+	}
+	return nil
 }

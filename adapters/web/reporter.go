@@ -149,6 +149,9 @@ func (p *pendingGates) forUser(user string, now time.Time) []gateData {
 type intakePlatform struct{ a *Adapter }
 
 func (p intakePlatform) Refuse(_ context.Context, m intake.Message, text string) {
+	if m.Denial.Denied() {
+		return // the 429 says it; the stream is not a place for a flood's echo
+	}
 	p.a.show(m.Inbound.Thread.ID, EventNotice, textData{text})
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/quota"
 )
 
 // Platform is the platform name of web threads.
@@ -72,6 +73,15 @@ type Options struct {
 	Relay Relay
 	// MaxText caps a message's text (intake.DefaultMaxText when zero).
 	MaxText int
+	// Quota is each user's share: messages a minute, bytes a day and live
+	// event streams (nil: no per-user limits). One limiter may serve
+	// every adapter.
+	Quota *quota.Limiter
+	// FeedBytes caps the bytes of events kept for reconnecting clients
+	// across all conversations (DefaultFeedBytes when zero);
+	// FeedConversationBytes caps one conversation's
+	// (DefaultFeedConversationBytes when zero).
+	FeedBytes, FeedConversationBytes int64
 	// Now tells the time (default time.Now).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -103,8 +113,8 @@ func New(opts Options) (*Adapter, error) {
 		opts.Now = time.Now
 	}
 	a := &Adapter{
-		opts: opts, auth: newAuth(opts.Users, opts.Now), feed: newFeed(opts.Now()),
-		intake: intake.Intake{Hub: opts.Hub, MaxText: opts.MaxText, Log: opts.Logger},
+		opts: opts, auth: newAuth(opts.Users, opts.Now), feed: newFeed(opts.Now(), opts.FeedBytes, opts.FeedConversationBytes),
+		intake: intake.Intake{Hub: opts.Hub, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger},
 		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}}, pending: pendingGates{m: map[string]pendingGate{}},
 	}
 	if opts.Relay != nil {

@@ -145,7 +145,7 @@ func TestLoginCodeOnce(t *testing.T) {
 }
 
 func TestFeedResume(t *testing.T) {
-	f := newFeed(time.Unix(1, 0))
+	f := newFeed(time.Unix(1, 0), 0, 0)
 	for i := range 3 {
 		f.publish("c1", EventStatus, json.RawMessage(`{"text":"`+strings.Repeat("x", i)+`"}`))
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/conversation"
 	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/core/quota"
 )
 
 // runBot is plain `neobot`: Neo in Slack when SLACK_BOT_TOKEN is set, in
@@ -148,6 +149,9 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 		Grace:         cfg.ShutdownGrace,
 		Logger:        log.With().Str("component", "conversation").Logger(),
 	})
+	share := quota.New(quota.Limits{
+		PerMinute: orOff(cfg.UserMessagesPerMinute), BytesPerDay: int64(orOff(cfg.UserBytesPerDay)), Streams: orOff(cfg.WebStreamsPerUser),
+	}, nil)
 	if cfg.SlackBotToken != "" {
 		sl, err := slack.New(slack.Options{
 			BotToken:      cfg.SlackBotToken.Reveal(),
@@ -165,6 +169,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			AllowChannels: cfg.SlackAllowChannels,
 			AllowUsers:    cfg.SlackAllowUsers,
 			MaxFileBytes:  int64(cfg.SlackMaxFileBytes),
+			Quota:         share,
 			Logger:        log.With().Str("component", "slack").Logger(),
 		})
 		if err != nil {
@@ -186,6 +191,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			AllowChannels: cfg.DiscordAllowChannels,
 			AllowUsers:    cfg.DiscordAllowUsers,
 			MaxFileBytes:  int64(cfg.DiscordMaxFileBytes),
+			Quota:         share,
 			Logger:        log.With().Str("component", "discord").Logger(),
 		})
 		if err != nil {
@@ -225,7 +231,8 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 		}
 		wopts := web.Options{
 			Addr: cfg.WebAddr, Users: users, Hub: hub, History: newWebHistory(a.db), Gates: a.gates,
-			Approvers: cfg.WebApprovers, CORSOrigins: cfg.WebCORSOrigins,
+			Approvers: cfg.WebApprovers, CORSOrigins: cfg.WebCORSOrigins, Quota: share,
+			FeedBytes: int64(cfg.WebFeedBytes), FeedConversationBytes: int64(cfg.WebFeedConvBytes),
 			Logger: log.With().Str("component", "web").Logger(),
 		}
 		if a.cluster != nil {
@@ -243,6 +250,15 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	b.hub = hub
 	m.tel.watchHub(hub)
 	return &b, nil
+}
+
+// orOff reads a limit setting: 0 is no limit, which quota spells as a
+// negative number (its 0 is the default).
+func orOff(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // writeHeapProfile writes the live heap to path, while the bot still

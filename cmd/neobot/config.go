@@ -61,6 +61,12 @@ type Config struct {
 	MaxQueuedPerThread int
 	ShutdownGrace      time.Duration
 
+	UserMessagesPerMinute int
+	UserBytesPerDay       int
+	WebStreamsPerUser     int
+	WebFeedBytes          int
+	WebFeedConvBytes      int
+
 	SlackBotToken      Secret
 	SlackAppToken      Secret
 	SlackSigningSecret Secret
@@ -237,6 +243,8 @@ func settings() []setting {
 		{env: "NEO_DAILY_TOKEN_BUDGET", flag: "daily-token-budget", def: "0", usage: "most model tokens one workspace may use per UTC day; past it Neo declines politely until midnight UTC; 0 is no budget", set: count(func(c *Config) *int { return &c.DailyTokenBudget })},
 		{env: "NEO_MODEL_PRICES", flag: "model-prices", usage: "dollars per million prompt/completion tokens, per model, for neobot usage: gpt-4.1=2/8,gpt-4.1-mini=0.4/1.6", set: str(func(c *Config) *string { return &c.ModelPrices })},
 		{env: "NEO_MAX_QUEUED_PER_THREAD", flag: "max-queued-per-thread", def: "20", usage: "messages that may wait in one thread; past it a message is set aside and its author told", set: count(func(c *Config) *int { return &c.MaxQueuedPerThread })},
+		{env: "NEO_USER_MESSAGES_PER_MINUTE", flag: "user-messages-per-minute", def: "20", usage: "messages one person may send a minute, in Slack, Discord and the web alike; past it Neo asks them once to slow down and takes nothing more until they may (the web answers 429 with Retry-After); 0 is no limit", set: count(func(c *Config) *int { return &c.UserMessagesPerMinute })},
+		{env: "NEO_USER_BYTES_PER_DAY", flag: "user-bytes-per-day", def: "4194304", usage: "bytes of message text one person may send a UTC day; past it Neo declines until midnight UTC; 0 is no limit", set: count(func(c *Config) *int { return &c.UserBytesPerDay })},
 		{env: "NEO_SHUTDOWN_GRACE", flag: "shutdown-grace", def: "10s", usage: "on SIGTERM, how long running turns get to finish before they are stopped (they resume after the restart); keep it under the platform's kill timeout", set: duration(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 		{env: "SLACK_BOT_TOKEN", secret: true, usage: "Slack bot token (xoxb-...); set to run in Slack", set: secret(func(c *Config) *Secret { return &c.SlackBotToken })},
 		{env: "SLACK_APP_TOKEN", secret: true, usage: "Slack app-level token (xapp-...) for Socket Mode", set: secret(func(c *Config) *Secret { return &c.SlackAppToken })},
@@ -266,6 +274,9 @@ func settings() []setting {
 		{env: "NEO_WEB_SPEND_USERS", flag: "web-spend-users", usage: "web users who may ask Neo for spends (comma-separated); empty, nobody on the web may", set: list(func(c *Config) *[]string { return &c.WebSpendUsers })},
 		{env: "NEO_WEB_APPROVERS", flag: "web-approvers", usage: "web users who may answer approvals besides the requester (comma-separated)", set: list(func(c *Config) *[]string { return &c.WebApprovers })},
 		{env: "NEO_WEB_CORS_ORIGINS", flag: "web-cors-origins", usage: "origins whose pages may call the web API (comma-separated); empty sends no CORS headers", set: list(func(c *Config) *[]string { return &c.WebCORSOrigins })},
+		{env: "NEO_WEB_STREAMS_PER_USER", flag: "web-streams-per-user", def: "4", usage: "live event streams one web user may hold open; past it the next is answered 429 with Retry-After; 0 is no limit", set: count(func(c *Config) *int { return &c.WebStreamsPerUser })},
+		{env: "NEO_WEB_FEED_BYTES", flag: "web-feed-bytes", def: "33554432", usage: "bytes of events kept in memory for web pages that reconnect, all conversations together; past it the conversations idle longest are forgotten (their pages reload)", set: count(func(c *Config) *int { return &c.WebFeedBytes })},
+		{env: "NEO_WEB_FEED_CONVERSATION_BYTES", flag: "web-feed-conversation-bytes", def: "1048576", usage: "bytes of events one web conversation keeps in memory for pages that reconnect; past it its oldest go", set: count(func(c *Config) *int { return &c.WebFeedConvBytes })},
 		{env: "NEO_CONFIG", flag: "config", usage: "JSON file of settings keyed by variable name, lists as arrays (e.g. SLACK_APPROVERS); the environment and flags override it; secrets are refused", set: str(func(c *Config) *string { return &c.ConfigFile })},
 		{env: "NEO_HEALTH_ADDR", flag: "health-addr", usage: "serve /healthz, /readyz and /metrics here (fly.io checks, Prometheus); empty disables", set: str(func(c *Config) *string { return &c.HealthAddr })},
 		{env: "NEO_ADMIN_TOKEN", secret: true, usage: "bearer token of the admin API on NEO_HEALTH_ADDR (/admin/v1/), which neobot memory, usage and threads use while the bot runs; unset, the API is off", set: secret(func(c *Config) *Secret { return &c.AdminToken })},

@@ -272,6 +272,9 @@ func (h *Hub) Submit(ctx context.Context, in core.Inbound) (accepted bool, err e
 	if err := in.Thread.Validate(); err != nil {
 		return false, fmt.Errorf("conversation: submit: %w", err)
 	}
+	if h.setAsideIfFull(p, in) {
+		return false, fmt.Errorf("conversation: submit to %s: %w", in.Thread, core.ErrQueueFull)
+	}
 	if lj, ok := h.journal.(LaterJournal); ok && state == stateRunning && h.cluster == nil && redelivers(p) && !core.IsStop(in.Text) {
 		return h.submitEarly(ctx, lj, p, in)
 	}
@@ -283,6 +286,25 @@ func (h *Hub) Submit(ctx context.Context, in core.Inbound) (accepted bool, err e
 	defer h.mu.Unlock()
 	h.admitIfRunningLocked(p, in)
 	return true, nil
+}
+
+// setAsideIfFull sets in aside, telling its author, when its thread's
+// queue is full: such a message is never journaled, so a flood into one
+// thread costs no disk. (A queue that fills while in is being journaled
+// is caught in admitLocked, which settles the record.)
+func (h *Hub) setAsideIfFull(p Platform, in core.Inbound) bool {
+	if core.IsStop(in.Text) {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	mb := h.threads[in.Thread.Key()]
+	if h.state != stateRunning || mb == nil || len(mb.queue) < h.maxQueued || h.inflight[eventKey(in)] {
+		return false
+	}
+	rep := p.Reporter(in.Thread)
+	h.choreLocked(func(ctx context.Context) { h.notice(ctx, rep, in, queueFullText(h.maxQueued)) })
+	return true
 }
 
 // taken turns a journal's answer about in into Submit's: an error, a

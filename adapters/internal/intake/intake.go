@@ -24,6 +24,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/quota"
 )
 
 // Submitter takes a user's message for a turn. *conversation.Hub satisfies
@@ -97,6 +98,9 @@ type Message struct {
 	Known bool
 	// Lookup asks Threads whether Neo is part of the thread.
 	Lookup bool
+	// Denial is set by Accept on a message refused as over its author's
+	// share (Outcome Limited): which limit, and when to try again.
+	Denial quota.Denial
 }
 
 // Platform is what the intake needs from an adapter.
@@ -123,7 +127,10 @@ type Intake struct {
 	// MaxText caps a message's text in characters (DefaultMaxText when zero):
 	// over it Neo says so in the thread and no turn starts.
 	MaxText int
-	Log     zerolog.Logger
+	// Quota counts each author's messages (nil: no per-user limits).
+	// Stops are counted apart, so one gets through the author's flood.
+	Quota *quota.Limiter
+	Log   zerolog.Logger
 }
 
 // Outcome is what became of a message.
@@ -141,6 +148,14 @@ const (
 	// Failed: the hub could not journal it; the author was asked to send
 	// it again.
 	Failed
+	// Limited: the author is over their share (Message.Denial says
+	// which); at the first such message of a run they were told, in
+	// words, to slow down and when they can write again. Nothing was
+	// journaled.
+	Limited
+	// Busy: the thread's queue is full; the hub set the message aside
+	// and told its author. Nothing was journaled.
+	Busy
 )
 
 // Accept decides on m and, when Neo should answer it, journals it through
@@ -162,6 +177,16 @@ func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Ou
 		p.Refuse(ctx, m, reason)
 		return m, Refused
 	}
+	if k.Quota != nil {
+		if d := k.Quota.Message(userKey(*in), len(in.Text)); d.Denied() {
+			m.Denial = d
+			if d.First { // once per run of refusals: a flood must not flood the log or the chat
+				k.Log.Info().Str("thread", in.Thread.Key()).Str("user", in.User).Str("limit", d.Limit).Msg("intake: a user over their share")
+				p.Refuse(ctx, m, d.Sentence())
+			}
+			return m, Limited
+		}
+	}
 	in.Thread = p.Place(ctx, m)
 	if n, max := utf8.RuneCountInString(in.Text), cmp.Or(k.MaxText, DefaultMaxText); n > max {
 		k.Log.Info().Str("thread", in.Thread.Key()).Int("chars", n).Msg("intake: message over the text cap")
@@ -172,6 +197,9 @@ func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Ou
 	}
 	in.FetchContext = in.FetchContext && !m.Known
 	if _, err := k.Hub.Submit(ctx, *in); err != nil {
+		if errors.Is(err, core.ErrQueueFull) {
+			return m, Busy // the hub told the author
+		}
 		p.Forget(in.EventID)
 		k.Log.Error().Err(err).Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("intake: submit message")
 		say := Apology
@@ -184,6 +212,17 @@ func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Ou
 		return m, Failed
 	}
 	return m, Accepted
+}
+
+// userKey names in's author across platforms and workspaces, for the
+// quota. A stop has an allowance of its own, so it gets through the
+// author's own flood; stops are still counted, as each is journaled.
+func userKey(in core.Inbound) string {
+	k := in.Thread.Platform + "/" + in.Thread.Workspace + "/" + in.User
+	if core.IsStop(in.Text) {
+		k += "#stop"
+	}
+	return k
 }
 
 // Prepare completes a journaled Inbound when its turn starts, for an

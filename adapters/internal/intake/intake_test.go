@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/coretest"
+	"github.com/neobot/neobot/core/quota"
 )
 
 // platform records what the intake asked of the adapter.
@@ -131,4 +134,60 @@ func TestAcceptPlaces(t *testing.T) {
 		t.Errorf("journaled %+v, want it in the placed thread", j)
 	}
 	hub.WaitTurns(t)
+}
+
+// TestAcceptQuota: a user over their message rate is refused in words
+// once per run of refusals, nothing of theirs is journaled, a stop still
+// gets through, and other users are not held back.
+func TestAcceptQuota(t *testing.T) {
+	threads := intaketest.NewThreads()
+	hub := intaketest.NewHub(threads)
+	p := &platform{}
+	clock := coretest.NewClock(time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC))
+	k := &intake.Intake{Hub: hub, Threads: threads, Quota: quota.New(quota.Limits{PerMinute: 2}, clock)}
+	send := func(user, event, text string) (intake.Message, intake.Outcome) {
+		in := core.Inbound{Thread: core.Thread{Platform: "test", Workspace: "W", Channel: "C1", ID: "T1"}, User: user, Text: text, EventID: event}
+		return k.Accept(t.Context(), intake.Message{Inbound: in, Mention: true}, p)
+	}
+	for i := range 2 {
+		if _, got := send("U1", fmt.Sprint("E", i), "hello"); got != intake.Accepted {
+			t.Fatalf("message %d: Accept = %v, want Accepted", i+1, got)
+		}
+	}
+	m, got := send("U1", "E2", "hello")
+	if got != intake.Limited || m.Denial.Limit != quota.LimitRate || m.Denial.RetryAfter != 30*time.Second {
+		t.Fatalf("third message: Accept = %v, %+v, want Limited by the rate, retry after 30s", got, m.Denial)
+	}
+	if _, got := send("U1", "E3", "hello"); got != intake.Limited {
+		t.Fatalf("fourth message: Accept = %v, want Limited", got)
+	}
+	checkOne(t, "refusal", p.refused, "slow down")
+	if _, got := send("U1", "E4", "stop"); got != intake.Accepted {
+		t.Errorf("a stop over the limit: Accept = %v, want Accepted", got)
+	}
+	if _, got := send("U2", "E5", "hello"); got != intake.Accepted {
+		t.Errorf("another user: Accept = %v, want Accepted", got)
+	}
+	if j := hub.Journaled(); len(j) != 4 {
+		t.Errorf("journaled %d messages, want 4 (two, the stop, the other user's)", len(j))
+	}
+	hub.WaitTurns(t)
+}
+
+// TestAcceptQueueFull: a message the hub set aside (its thread's queue
+// full) is Busy: the hub told the author, so the intake neither
+// apologises nor lets a redelivery through.
+func TestAcceptQueueFull(t *testing.T) {
+	threads := intaketest.NewThreads()
+	hub := intaketest.NewHub(threads)
+	hub.FailNext(fmt.Errorf("conversation: submit: %w", core.ErrQueueFull))
+	p := &platform{}
+	k := &intake.Intake{Hub: hub, Threads: threads}
+	in := core.Inbound{Thread: core.Thread{Platform: "test", Workspace: "W", Channel: "C1", ID: "T1"}, User: "U1", Text: "hi", EventID: "E1"}
+	if _, got := k.Accept(t.Context(), intake.Message{Inbound: in, Mention: true}, p); got != intake.Busy {
+		t.Errorf("Accept = %v, want Busy", got)
+	}
+	if len(p.replied) > 0 || len(p.forgotten) > 0 {
+		t.Errorf("replied %q, forgot %q, want neither", p.replied, p.forgotten)
+	}
 }
