@@ -20,6 +20,7 @@ var (
 		"groups:history",    // message.groups; conversations.replies in private channels
 		"im:history",        // message.im (DMs, the assistant pane)
 		"mpim:history",      // message.mpim
+		"users:read",        // users.info: is_admin of someone stopping a turn that waits on an approval
 	}
 	neededEvents = []string{
 		"app_mention", "assistant_thread_started",
