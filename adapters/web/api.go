@@ -342,6 +342,11 @@ func (a *Adapter) submit(r *http.Request, t core.Thread, text, key string) (int,
 		}
 		return http.StatusAccepted, ""
 	case intake.Refused:
+		if core.IsStop(text) {
+			// A conversation is its owner's, who asked for every turn in
+			// it; should that ever change, a stranger's stop is refused.
+			return http.StatusForbidden, intake.RefuseStop
+		}
 		return http.StatusUnprocessableEntity, "the message was not taken: see the notice on the conversation's event stream"
 	}
 	return http.StatusServiceUnavailable, intake.Apology

@@ -104,7 +104,7 @@ func New(opts Options) (*Adapter, error) {
 	}
 	a := &Adapter{
 		opts: opts, auth: newAuth(opts.Users, opts.Now), feed: newFeed(opts.Now()),
-		intake: intake.Intake{Hub: opts.Hub, MaxText: opts.MaxText, Log: opts.Logger},
+		intake: intake.Intake{Hub: opts.Hub, Stops: opts.Gates, MaxText: opts.MaxText, Log: opts.Logger},
 		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}}, pending: pendingGates{m: map[string]pendingGate{}},
 	}
 	if opts.Relay != nil {
