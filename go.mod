@@ -15,6 +15,7 @@ require (
 	github.com/slack-go/slack v0.35.0
 	github.com/tiktoken-go/tokenizer v0.10.0
 	go.etcd.io/bbolt v1.5.0
+	golang.org/x/text v0.44.0
 	golang.org/x/tools v0.52.0
 )
 
@@ -40,6 +41,5 @@ require (
 	golang.org/x/crypto v0.59.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
-	golang.org/x/text v0.44.0 // indirect
 	google.golang.org/protobuf v1.36.8 // indirect
 )

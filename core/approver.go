@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // GateRequest is what the execution daemon asks a human before a spend.
@@ -73,26 +75,55 @@ var yesWords = map[string]bool{
 }
 
 // negations are words that, anywhere in an option, make it something other
-// than a plain yes ("Yes, but not now", "OK to skip").
+// than a plain yes ("Yes, but not now", "OK to skip", "Ja, nicht senden").
 var negations = map[string]bool{
 	"no": true, "n": true, "not": true, "never": true, "nope": true, "nah": true,
 	"none": true, "nothing": true, "neither": true, "nor": true, "without": true,
 	"don't": true, "dont": true, "doesn't": true, "won't": true,
 	"can't": true, "cannot": true, "shouldn't": true, "mustn't": true,
 	"deny": true, "denied": true, "later": true, "wait": true, "hold": true, "undo": true,
+	"tomorrow": true, "eventually": true, "maybe": true,
+	// German, French, Italian, Spanish, Portuguese, Dutch, Scandinavian,
+	// Polish, Czech, Russian, Ukrainian, Turkish.
+	"nein": true, "nicht": true, "kein": true, "keine": true, "nie": true,
+	"non": true, "pas": true, "ne": true, "jamais": true, "rien": true,
+	"nunca": true, "nada": true, "não": true, "nao": true, "ni": true, "nem": true,
+	"niet": true, "geen": true, "nee": true, "nej": true, "nei": true, "ikke": true, "inte": true,
+	"nigdy": true, "ani": true, "nikdy": true,
+	"нет": true, "не": true, "ни": true, "никогда": true, "ні": true,
+	"hayır": true, "hayir": true, "değil": true, "yok": true,
 }
 
-// negationStems catch the forms of words that refuse ("cancellation",
-// "rejected", "skipping").
-var negationStems = []string{"cancel", "reject", "declin", "abort", "stop", "skip", "refus", "revok", "halt"}
+// negationStems catch the forms of words that refuse or put off
+// ("cancellation", "rejected", "skipping", "postponed", "pausing").
+var negationStems = []string{
+	"cancel", "reject", "declin", "abort", "stop", "skip", "refus", "revok", "halt",
+	"postpon", "paus", "delay", "defer", "later", "hold", "wait", "suspend", "resched",
+	"annul", "abbrech", "verschieb", "warte", "später", "spater", "plus tard", "attend",
+	"despu", "luego", "espera", "aplaz", "adiar", "depois", "потом", "отмен", "позже", "подожд",
+}
 
-// negates reports whether the word w refuses or negates.
+// negationRunes are negations in scripts written without spaces between
+// words (Chinese, Japanese, Korean): anywhere in an option, as part of any
+// word, they refuse.
+var negationRunes = []string{
+	"不", "没", "沒", "否", "别", "別", "勿", "非", "無", "无", "未", "莫", "停", "取消", "拒", "稍后", "以后", "等",
+	"いいえ", "ない", "なし", "ません", "だめ", "ダメ", "やめ", "後で", "あとで", "待",
+	"아니", "안", "않", "못", "말", "취소", "거절", "나중", "보류", "대기",
+}
+
+// negates reports whether the word w refuses, negates or puts off.
 func negates(w string) bool {
 	if negations[w] || strings.HasSuffix(w, "n't") {
 		return true
 	}
 	for _, s := range negationStems {
 		if strings.HasPrefix(w, s) {
+			return true
+		}
+	}
+	for _, s := range negationRunes {
+		if strings.Contains(w, s) {
 			return true
 		}
 	}
@@ -107,21 +138,32 @@ const MaxApprovingOption = 75
 // Approves reports whether choosing option approves the gate. Only a plain
 // yes approves: one of yes, y, approve, approved, confirm, ok, proceed,
 // allow or accept, as the whole option or its first word, with no negation
-// anywhere in it ("Yes, send it" approves; "Don't send", "Not now", "Skip"
-// and "OK, but not today" deny). Everything else denies, so an option
-// worded in a way Neo doesn't understand can never move money.
+// and nothing that puts the spend off anywhere in it, in English or in
+// any common language ("Yes, send it" approves; "Don't send", "Not now",
+// "Skip", "OK, postpone", "Yes, pause", "OK, nicht senden" and "Yes 不要"
+// deny). Everything else denies, so an option worded in a way Neo doesn't
+// understand can never move money.
 //
-// An approving option must also read the same to everyone: it fits whole
-// on any platform's button (MaxApprovingOption characters), so no part of
-// what is approved hides behind a cut label, and it holds no invisible or
-// combining characters, which can make "Y̶e̶s̶" or a hidden word read
-// differently from what the words say.
+// The option is read in Unicode NFKC form, so full-width or stylised
+// letters read as the plain ones they stand for. An approving option must
+// also read the same to everyone: it fits whole on any platform's button
+// (MaxApprovingOption characters), so no part of what is approved hides
+// behind a cut label, and it holds no invisible, filler or combining
+// characters (a Hangul filler inside "n\u3164ot" renders as a blank and
+// hides the "not"; a zero-width space hides a word break), which can make
+// an option read differently from what its words say.
 func Approves(option string) bool {
+	for _, r := range option {
+		if hidden(r) {
+			return false
+		}
+	}
+	option = norm.NFKC.String(option)
 	if utf8.RuneCountInString(strings.Join(strings.Fields(option), " ")) > MaxApprovingOption {
 		return false
 	}
 	for _, r := range option {
-		if unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf) || unicode.IsControl(r) && !unicode.IsSpace(r) {
+		if hidden(r) {
 			return false
 		}
 	}
@@ -134,7 +176,34 @@ func Approves(option string) bool {
 			return false
 		}
 	}
+	// Stems of more than one word ("plus tard").
+	joined := strings.Join(words, " ")
+	for _, s := range negationStems {
+		if strings.Contains(s, " ") && strings.Contains(joined, s) {
+			return false
+		}
+	}
 	return true
+}
+
+// hidden reports whether r renders as nothing, as a blank that is not a
+// space, or as a mark on another character: format and control
+// characters, default-ignorable code points (the Hangul fillers U+115F,
+// U+1160, U+3164 and U+FFA0, variation selectors, tags), the blank
+// Braille pattern U+2800, combining marks, and private-use or unassigned
+// code points whose look no one can vouch for.
+func hidden(r rune) bool {
+	switch {
+	case r == '\u2800' || r == utf8.RuneError:
+		return true
+	case unicode.IsSpace(r):
+		return false
+	case unicode.IsControl(r):
+		return true
+	}
+	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Co,
+		unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) ||
+		!unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z)
 }
 
 // optionWords lowercases option and splits it into words of letters, digits

@@ -114,6 +114,64 @@ func TestApproves(t *testing.T) {
 		{"Approve later", false},
 		{"Yes, cancel it", false},
 		{"Reject the spend", false},
+
+		// Read in NFKC form: stylised letters are the letters they stand for.
+		{"\uff39\uff45\uff53", true}, // full-width Yes
+		{"\uff39\uff45\uff53, \uff44\uff4f \uff4e\uff4f\uff54 \uff53\uff45\uff4e\uff44", false}, // full-width "Yes, do not send"
+		{"Yes, send 5 \u2167 tokens", true},                                                     // Roman numeral eight
+		// Invisible and filler characters refuse the option.
+		{"Yes, do n\u3164ot send", false}, // Hangul filler renders blank
+		{"Yes, do n\u115fot send", false}, // Hangul choseong filler
+		{"Yes, do n\u1160ot send", false}, // Hangul jungseong filler
+		{"Yes, do n\uffa0ot send", false}, // half-width Hangul filler
+		{"Yes, do n\u2800ot send", false}, // blank Braille pattern
+		{"Yes, do n\u200bot send", false}, // zero-width space
+		{"Yes, do n\u200cot send", false}, // zero-width non-joiner
+		{"Yes, do n\u2060ot send", false}, // word joiner
+		{"Yes, do n\u00adot send", false}, // soft hyphen
+		{"Yes\ufe0f", false},              // variation selector
+		{"Yes\U000e0020", false},          // tag space
+		{"Yes\ue000", false},              // private use
+		{"Yes\u034f", false},              // combining grapheme joiner
+		{"Yes\u3164", false},
+		// Putting it off is no.
+		{"OK, postpone", false},
+		{"Yes, pause", false},
+		{"Yes, postponed to Friday", false},
+		{"Yes, delay it", false},
+		{"OK, defer", false},
+		{"Yes, later", false},
+		{"Yes, hold it", false},
+		{"Yes, on hold", false},
+		{"Yes, suspend the transfer", false},
+		{"Yes, tomorrow", false},
+		// Negations in other languages are no.
+		{"Yes, nein", false},
+		{"OK, nicht senden", false},
+		{"Yes, non", false},
+		{"OK, ne pas envoyer", false},
+		{"OK, pas maintenant", false},
+		{"Yes, nie wysyłaj", false},
+		{"Yes, não envie", false},
+		{"Yes, nao envie", false},
+		{"OK, nunca", false},
+		{"Yes, нет", false},
+		{"OK, не отправлять", false},
+		{"Yes, 不要发送", false},
+		{"OK 没有", false},
+		{"Yes 否", false},
+		{"OK, いいえ", false},
+		{"Yes, 送らない", false},
+		{"Yes, 아니요", false},
+		{"OK, 안 보내", false},
+		{"Yes, später", false},
+		{"OK, plus tard", false},
+		{"Yes, niet versturen", false},
+		// A plain yes still approves.
+		{"Yes, send 5 USDC to Алиса", true},
+		{"OK, envoyer", true},
+		{"Yes, 发送", true},
+		{"Approve (送信)", true},
 	}
 	for _, tt := range tests {
 		if got := core.Approves(tt.option); got != tt.want {

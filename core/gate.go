@@ -104,6 +104,17 @@ func (g Gate) MayAnswer(user string, roles []string) bool {
 	return false
 }
 
+// MayStop reports whether the user, holding roles, may stop the turn
+// waiting on the gate, which denies it: the requester, who may always take
+// back their own request, or an approver (SelfApprove aside).
+func (g Gate) MayStop(user string, roles []string) bool {
+	if user != "" && user == g.Requester {
+		return true
+	}
+	g.SelfApprove = false
+	return g.MayAnswer(user, roles)
+}
+
 // GateStore keeps gates durably. The store package implements it.
 type GateStore interface {
 	// CreateGate stores a new gate.
@@ -143,11 +154,14 @@ type Gates struct {
 
 	mu      sync.Mutex
 	waiters map[string][]chan Gate // token -> approvers blocked in Wait
+	// waitingIn holds the pending gates a turn of this process waits on,
+	// by thread key and token, for MayStop.
+	waitingIn map[string]map[string]Gate
 }
 
 // NewGates returns a Gates over the store.
 func NewGates(opts GatesOptions) *Gates {
-	g := &Gates{store: opts.Store, ttl: opts.TTL, clock: opts.Clock, selfApprove: opts.SelfApprove, waiters: map[string][]chan Gate{}}
+	g := &Gates{store: opts.Store, ttl: opts.TTL, clock: opts.Clock, selfApprove: opts.SelfApprove, waiters: map[string][]chan Gate{}, waitingIn: map[string]map[string]Gate{}}
 	if g.ttl <= 0 {
 		g.ttl = 30 * time.Minute
 	}
@@ -316,6 +330,47 @@ func (gs *Gates) wake(g Gate) {
 	for _, ch := range chs {
 		ch <- g // buffered, one send per waiter
 	}
+}
+
+// waitOn records that a turn waits on the pending gate g.
+func (gs *Gates) waitOn(g Gate) {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	k := g.Thread.Key()
+	if gs.waitingIn[k] == nil {
+		gs.waitingIn[k] = map[string]Gate{}
+	}
+	gs.waitingIn[k][g.Token] = g
+}
+
+// unwaitOn undoes waitOn.
+func (gs *Gates) unwaitOn(g Gate) {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	k := g.Thread.Key()
+	delete(gs.waitingIn[k], g.Token)
+	if len(gs.waitingIn[k]) == 0 {
+		delete(gs.waitingIn, k)
+	}
+}
+
+// MayStop reports whether user, holding roles, may stop the turn in
+// thread t. Stopping a turn that waits on an approval denies the spend,
+// which is a decision: while a turn of this process waits on a gate in t,
+// only someone who may stop every such gate ([Gate.MayStop]) may; any
+// other turn anyone in the thread may stop. A nil Gates has no gates.
+func (gs *Gates) MayStop(t Thread, user string, roles []string) bool {
+	if gs == nil {
+		return true
+	}
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	for _, g := range gs.waitingIn[t.Key()] {
+		if !g.MayStop(user, roles) {
+			return false
+		}
+	}
+	return true
 }
 
 func (gs *Gates) unwait(token string, ch chan Gate) {

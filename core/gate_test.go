@@ -371,6 +371,33 @@ func TestGateMayAnswer(t *testing.T) {
 	}
 }
 
+// TestGateMayStop: the requester may always take back their request; an
+// approver may stop it too; nobody else may, nor an anonymous user.
+func TestGateMayStop(t *testing.T) {
+	tests := []struct {
+		user  string
+		roles []string
+		want  bool
+	}{
+		{"U1", nil, true}, // the requester, without self-approval
+		{"U2", nil, true},
+		{"U3", []string{"R1"}, true},
+		{"U3", []string{"R2"}, false},
+		{"U3", nil, false},
+		{"", nil, false},
+		{"R1", nil, false},
+	}
+	for _, tt := range tests {
+		g := core.Gate{Requester: "U1", Allowed: []string{"U2", "", "role:R1"}}
+		if got := g.MayStop(tt.user, tt.roles); got != tt.want {
+			t.Errorf("Gate{Requester: U1}.MayStop(%q, %q) = %v, want %v", tt.user, tt.roles, got, tt.want)
+		}
+	}
+	if !(*core.Gates)(nil).MayStop(core.Thread{}, "U3", nil) {
+		t.Errorf("(*Gates)(nil).MayStop = false, want true: no gates, nothing to guard")
+	}
+}
+
 // TestGatesNoSelfApproval: without SelfApprove the requester's own click
 // is refused and changes nothing; an approver's counts.
 func TestGatesNoSelfApproval(t *testing.T) {

@@ -100,6 +100,10 @@ func (gs *Gates) Ask(ctx context.Context, req GateRequest, allowed []string, ui 
 	if g.State == GateApproved || g.State == GateDenied {
 		return g.Decision(), nil
 	}
+	// From before the question shows until the turn has its answer, a
+	// "stop" in the thread is a decision on the gate: MayStop guards it.
+	gs.waitOn(g)
+	defer gs.unwaitOn(g)
 	if fresh || g.MessageRef == "" {
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gateUITimeout)
 		ref, found := "", false

@@ -164,7 +164,7 @@ func New(opts Options) (*Adapter, error) {
 		stopping: make(chan struct{}),
 	}
 	a.intake = &intake.Intake{
-		Hub: opts.Hub, Threads: opts.Threads, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger,
+		Hub: opts.Hub, Threads: opts.Threads, Stops: opts.Gates, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger,
 		Rules: intake.Rules{AllowUsers: opts.AllowUsers, AllowChannels: opts.AllowChannels},
 	}
 	a.queues = serial.New(&a.wg)

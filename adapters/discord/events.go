@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"path"
 	"slices"
@@ -147,8 +148,18 @@ type intakePlatform struct {
 	im incoming
 }
 
-// Refuse replies to the message where it was written.
+// Refuse replies to the message where it was written; a refused stop,
+// which concerns someone else's approval, goes to the author's DMs instead
+// (Discord has no private answer to a message), and only when they cannot
+// be reached there is it a reply.
 func (p intakePlatform) Refuse(ctx context.Context, _ intake.Message, text string) {
+	if text == intake.RefuseStop && !p.im.dm {
+		err := p.a.direct(ctx, p.im.m.Author.ID, text)
+		if err == nil {
+			return
+		}
+		p.a.log.Warn().Err(err).Str("user", p.im.m.Author.ID).Msg("discord: refuse a stop in DMs")
+	}
 	p.a.replyTo(ctx, p.im.m, text)
 }
 
@@ -232,6 +243,15 @@ func (a *Adapter) replyTo(ctx context.Context, m *discordgo.Message, text string
 	if err != nil {
 		a.log.Warn().Err(err).Str("channel", m.ChannelID).Msg("discord: reply")
 	}
+}
+
+// direct sends text to user in their DMs with Neo.
+func (a *Adapter) direct(ctx context.Context, user, text string) error {
+	ch, err := a.s.UserChannelCreate(user, call(ctx))
+	if err != nil {
+		return fmt.Errorf("discord: open DMs with %s: %w", user, err)
+	}
+	return a.post(ctx, ch.ID, &discordgo.MessageSend{Content: text, AllowedMentions: &discordgo.MessageAllowedMentions{}})
 }
 
 // cleanText removes Neo's mention, keeping the rest as written.

@@ -257,6 +257,23 @@ func (p intakePlatform) Refuse(ctx context.Context, _ intake.Message, text strin
 	p.a.ephemeral(ctx, p.m.channel, p.m.user, p.m.threadTS, text)
 }
 
+// IsAdmin reports whether user is an admin or owner of the workspace the
+// message was written in (users.info, scope users:read); false when Slack
+// cannot tell, so a failed look-up never lets anyone stop a turn.
+func (p intakePlatform) IsAdmin(ctx context.Context, user string) bool {
+	var u *slack.User
+	err := p.a.retry(ctx, "users.info", func(ctx context.Context) (err error) {
+		u, err = p.a.api.GetUserInfoContext(ctx, user)
+		return err
+	})
+	if err != nil {
+		p.a.log.Warn().Err(err).Str("user", user).Msg("slack: look up whether a user is an admin")
+		return false
+	}
+	return (u.IsAdmin || u.IsOwner || u.IsPrimaryOwner) && !u.IsRestricted && !u.IsUltraRestricted &&
+		(u.TeamID == "" || u.TeamID == p.m.thread().Workspace)
+}
+
 // Place keeps the thread: a Slack thread exists as soon as it is replied to.
 func (p intakePlatform) Place(_ context.Context, m intake.Message) core.Thread {
 	return m.Inbound.Thread

@@ -23,6 +23,7 @@ var (
 		"im:history",        // message.im (DMs, the assistant pane)
 		"mpim:history",      // message.mpim
 		"mpim:read",         // conversations.info in group DMs
+		"users:read",        // users.info: is_admin of someone stopping a turn that waits on an approval
 	}
 	neededEvents = []string{
 		"app_mention", "assistant_thread_started",

@@ -198,7 +198,7 @@ func New(opts Options) (*Adapter, error) {
 	a.refusals.interval = 10 * time.Second
 	a.kindFailures.interval = time.Minute
 	a.intake = &intake.Intake{
-		Hub: opts.Hub, Threads: opts.Threads, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger,
+		Hub: opts.Hub, Threads: opts.Threads, Stops: opts.Gates, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger,
 		Rules: intake.Rules{AllowUsers: opts.AllowUsers, AllowChannels: opts.AllowChannels},
 	}
 	a.queues = serial.New(&a.wg)

@@ -400,6 +400,11 @@ func (a *Adapter) submit(r *http.Request, t core.Thread, text, key string) *refu
 		return &refusal{status: http.StatusTooManyRequests, limit: "messages waiting in one conversation", retryAfter: queueRetry,
 			message: "This conversation already has as many messages waiting as it may hold; this one was set aside. Send it again once Neo has answered."}
 	case intake.Refused:
+		if core.IsStop(text) {
+			// A conversation is its owner's, who asked for every turn in
+			// it; should that ever change, a stranger's stop is refused.
+			return &refusal{status: http.StatusForbidden, message: intake.RefuseStop}
+		}
 		return &refusal{status: http.StatusUnprocessableEntity, message: "the message was not taken: see the notice on the conversation's event stream"}
 	}
 	return &refusal{status: http.StatusServiceUnavailable, message: intake.Apology}

@@ -52,7 +52,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	defer cancel()
 	o := &ops{}
 	if cfg.HealthAddr != "" {
-		stop, err := serveOps(ctx, cfg.HealthAddr, o)
+		stop, err := serveOps(ctx, cfg.HealthAddr, o, productionOpsTimeouts())
 		if err != nil {
 			return err
 		}

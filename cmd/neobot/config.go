@@ -14,6 +14,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/skill"
@@ -279,9 +280,9 @@ func settings() []setting {
 		{env: "NEO_WEB_FEED_CONVERSATION_BYTES", flag: "web-feed-conversation-bytes", def: "1048576", usage: "bytes of events one web conversation keeps in memory for pages that reconnect; past it its oldest go", set: count(func(c *Config) *int { return &c.WebFeedConvBytes })},
 		{env: "NEO_CONFIG", flag: "config", usage: "JSON file of settings keyed by variable name, lists as arrays (e.g. SLACK_APPROVERS); the environment and flags override it; secrets are refused", set: str(func(c *Config) *string { return &c.ConfigFile })},
 		{env: "NEO_HEALTH_ADDR", flag: "health-addr", usage: "serve /healthz, /readyz and /metrics here (fly.io checks, Prometheus); empty disables", set: str(func(c *Config) *string { return &c.HealthAddr })},
-		{env: "NEO_ADMIN_TOKEN", secret: true, usage: "bearer token of the admin API on NEO_HEALTH_ADDR (/admin/v1/), which neobot memory, usage and threads use while the bot runs; unset, the API is off", set: secret(func(c *Config) *Secret { return &c.AdminToken })},
+		{env: "NEO_ADMIN_TOKEN", secret: true, usage: "bearer token of the admin API on NEO_HEALTH_ADDR (/admin/v1/), which neobot memory, usage and threads use while the bot runs; at least 32 characters (openssl rand -hex 32); unset, the API is off", set: secret(func(c *Config) *Secret { return &c.AdminToken })},
 		{env: "NEO_ADMIN_URL", flag: "admin-url", usage: "where the memory, usage and threads commands reach a running bot's admin API (default http://127.0.0.1 on NEO_HEALTH_ADDR's port)", set: str(func(c *Config) *string { return &c.AdminURL })},
-		{env: "NEO_ADMIN_REMOTE", flag: "admin-remote", def: "false", usage: "serve the admin API to other machines too; off, only loopback callers are served", set: boolean(func(c *Config) *bool { return &c.AdminRemote })},
+		{env: "NEO_ADMIN_REMOTE", flag: "admin-remote", def: "false", usage: "serve the admin API to other machines too; off, only loopback callers are served (behind a reverse proxy on the same host every caller is loopback: see docs/deploy.md)", set: boolean(func(c *Config) *bool { return &c.AdminRemote })},
 		{env: "NEO_LOG_LEVEL", flag: "log-level", def: "info", usage: "trace, debug, info, warn or error", set: str(func(c *Config) *string { return &c.LogLevel })},
 		{env: "NEO_LOG_FORMAT", flag: "log-format", def: "auto", usage: "json, console, or auto (console on a terminal, else JSON)", set: str(func(c *Config) *string { return &c.LogFormat })},
 	}
@@ -419,6 +420,10 @@ const skillsKey = "skills"
 
 // validate checks the settings that do not depend on the command: shapes
 // of tokens and URLs, and enumerations.
+// minAdminToken is the shortest NEO_ADMIN_TOKEN accepted: long enough that
+// guessing it over the network is hopeless.
+const minAdminToken = 32
+
 func (c *Config) validate() error {
 	var errs []error
 	bad := func(env, format string, a ...any) {
@@ -467,6 +472,9 @@ func (c *Config) validate() error {
 	}
 	if t := string(c.DiscordBotToken); strings.HasPrefix(t, "xox") || strings.ContainsAny(t, " \t") && !strings.HasPrefix(t, "Bot ") {
 		bad("DISCORD_BOT_TOKEN", "does not look like a Discord bot token; copy it from the Developer Portal (your app > Bot > Reset Token)")
+	}
+	if n := utf8.RuneCountInString(c.AdminToken.Reveal()); n > 0 && n < minAdminToken {
+		bad("NEO_ADMIN_TOKEN", "is %d characters; it guards the admin API (transcripts, memory), so use at least %d, such as the output of `openssl rand -hex 32`, and set the same value for the bot and the memory, usage and threads commands", n, minAdminToken)
 	}
 	if c.MaxConcurrentTurns == 0 {
 		bad("NEO_MAX_CONCURRENT_TURNS", "must be at least 1")

@@ -56,6 +56,8 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		{"http mode without secret", map[string]string{"SLACK_BOT_TOKEN": "xoxb-1-2", "SLACK_MODE": "http"}, nil, []string{"SLACK_SIGNING_SECRET"}},
 		{"unknown mode", map[string]string{"SLACK_MODE": "rtm"}, nil, []string{"SLACK_MODE", "socket or http"}},
 		{"daemon over plain http", map[string]string{"NEO_DAEMON_URL": "http://10.0.0.5:8080"}, nil, []string{"NEO_DAEMON_URL", "https", "loopback"}},
+		{"short admin token", map[string]string{"NEO_ADMIN_TOKEN": "admin-e2e-token"}, nil, []string{"NEO_ADMIN_TOKEN", "15 characters", "at least 32", "openssl rand -hex 32"}},
+		{"admin token one short", map[string]string{"NEO_ADMIN_TOKEN": strings.Repeat("a", 31)}, nil, []string{"NEO_ADMIN_TOKEN", "at least 32"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,6 +71,16 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An admin token of 32 characters or more, or none (the admin API off),
+// starts.
+func TestAdminTokenAccepted(t *testing.T) {
+	for _, token := range []string{"", strings.Repeat("a", 32), "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"} {
+		if _, _, err := loadConfig("neobot", nil, envOf(map[string]string{"NEO_ADMIN_TOKEN": token}), &bytes.Buffer{}, nil); err != nil {
+			t.Errorf("loadConfig(NEO_ADMIN_TOKEN of %d characters) = %v, want it accepted", len(token), err)
+		}
 	}
 }
 

@@ -440,7 +440,7 @@ func TestClusterMemory(t *testing.T) {
 	admin := map[int]string{}
 	start := func(n int) *process {
 		addr := freeAddr(t)
-		w.env["NEO_HEALTH_ADDR"], w.env["NEO_ADMIN_TOKEN"] = addr, "admin-e2e-token"
+		w.env["NEO_HEALTH_ADDR"], w.env["NEO_ADMIN_TOKEN"] = addr, "admin-e2e-token-0123456789abcdef0123"
 		admin[n] = "http://" + addr
 		return w.start(t, n)
 	}
@@ -454,7 +454,7 @@ func TestClusterMemory(t *testing.T) {
 	ctx := waitCtx(t)
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, admin[2]+"/admin/v1/memory?workspace="+slacktest.TeamID, nil)
-		req.Header.Set("Authorization", "Bearer admin-e2e-token")
+		req.Header.Set("Authorization", "Bearer admin-e2e-token-0123456789abcdef0123")
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			body, _ := io.ReadAll(resp.Body)

@@ -202,7 +202,7 @@ func TestAdminWhileRunning(t *testing.T) {
 	w := newSlackWorld(t)
 	addr := freeAddr(t)
 	w.env["NEO_HEALTH_ADDR"] = addr
-	w.env["NEO_ADMIN_TOKEN"] = "admin-e2e-token"
+	w.env["NEO_ADMIN_TOKEN"] = "admin-e2e-token-0123456789abcdef0123"
 	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
 		if r.Model == cheapModel {
 			return llmtest.Text(`{"facts":[{"text":"Staging runs on kube-stg-2","kind":"fact","about":"shared","entities":["kube-stg-2"]}]}`)
@@ -265,7 +265,7 @@ func TestAdminWhileRunning(t *testing.T) {
 		resp.Body.Close()
 	}
 	p.stop(t)
-	if strings.Contains(p.output.String(), "admin-e2e-token") {
+	if strings.Contains(p.output.String(), "admin-e2e-token-0123456789abcdef0123") {
 		t.Errorf("neobot's log leaks the admin token")
 	}
 }

@@ -101,11 +101,28 @@ func (o *ops) serveReady(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, b.String())
 }
 
+// opsTimeouts bound how long one caller may hold a connection to the ops
+// listener, so a client that sends or reads slowly, or keeps idle
+// connections open, cannot use up the server that /healthz, /metrics and
+// the admin API share. Nothing on the listener streams: every answer is
+// whole within write.
+type opsTimeouts struct {
+	readHeader, read, write, idle time.Duration
+}
+
+// productionOpsTimeouts returns the ops listener's timeouts in
+// production: a request arrives within 10 s, its answer leaves within 60 s
+// (an admin export of a long thread included), an idle connection closes
+// after 2 minutes.
+func productionOpsTimeouts() opsTimeouts {
+	return opsTimeouts{readHeader: 5 * time.Second, read: 10 * time.Second, write: time.Minute, idle: 2 * time.Minute}
+}
+
 // serveOps answers GET /healthz (the process serves), /readyz (the bot
-// can take messages: see [ops]) and /metrics on addr until ctx ends. It
-// returns once the listener is bound, so a bad address fails start-up;
-// the returned stop waits for the server to finish.
-func serveOps(ctx context.Context, addr string, o *ops) (stop func() error, err error) {
+// can take messages: see [ops]) and /metrics on addr until ctx ends, with
+// the timeouts tm. It returns once the listener is bound, so a bad address
+// fails start-up; the returned stop waits for the server to finish.
+func serveOps(ctx context.Context, addr string, o *ops, tm opsTimeouts) (stop func() error, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("NEO_HEALTH_ADDR=%q: listen: %w", addr, err)
@@ -118,7 +135,7 @@ func serveOps(ctx context.Context, addr string, o *ops) (stop func() error, err 
 	mux.HandleFunc("GET /readyz", o.serveReady)
 	mux.HandleFunc("GET /metrics", o.serveMetrics)
 	mux.HandleFunc("/admin/", o.serveAdmin)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: tm.readHeader, ReadTimeout: tm.read, WriteTimeout: tm.write, IdleTimeout: tm.idle}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	stopped := make(chan struct{})

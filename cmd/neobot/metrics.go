@@ -239,8 +239,46 @@ type apiTransport struct {
 	timeout  time.Duration
 }
 
-// snowflake matches the IDs in Discord's routes, so a route is one label.
-var snowflake = regexp.MustCompile(`/\d{5,}`)
+// slackMethod matches a Slack Web API method name (chat.postMessage).
+var slackMethod = regexp.MustCompile(`/api/([A-Za-z]+(\.[A-Za-z]+)+)$`)
+
+// discordAPI matches the start of a Discord REST route and its version.
+var discordAPI = regexp.MustCompile(`/api/v\d+/`)
+
+// discordWord matches a fixed word of a Discord route (messages,
+// bulk-delete, @me); any other part of the path is an ID, an emoji, a
+// token or a name.
+var discordWord = regexp.MustCompile(`^@?[a-z][a-z_-]*$`)
+
+// apiMethod names the API method r calls, for a metric label: the Slack
+// method, or the Discord route with every ID, emoji and token replaced by
+// {id}. A label is one of a bounded set and never holds text from a
+// message or a secret: a call that is not an API method (a file download
+// or upload, whose path holds the file's name or an upload token) is
+// labelled by its HTTP method and "file".
+func apiMethod(platform string, r *http.Request) string {
+	path := r.URL.Path
+	if platform == "slack" {
+		if m := slackMethod.FindStringSubmatch(path); m != nil {
+			return m[1]
+		}
+		return r.Method + " file"
+	}
+	loc := discordAPI.FindStringIndex(path)
+	if loc == nil {
+		return r.Method + " file"
+	}
+	parts := strings.Split(path[loc[1]:], "/")
+	if parts[0] == "webhooks" || parts[0] == "interactions" {
+		return r.Method + " /" + parts[0] // tokens are secrets
+	}
+	for i, p := range parts {
+		if !discordWord.MatchString(p) {
+			parts[i] = "{id}"
+		}
+	}
+	return r.Method + " /" + strings.Join(parts, "/")
+}
 
 // RoundTrip sends r and counts it.
 func (a apiTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -251,15 +289,7 @@ func (a apiTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	} else {
 		resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
 	}
-	method := r.URL.Path
-	if a.platform == "slack" {
-		method = method[strings.LastIndexByte(method, '/')+1:]
-	} else {
-		method = r.Method + " " + snowflake.ReplaceAllString(strings.TrimPrefix(method, "/api/v9"), "/{id}")
-		if strings.HasPrefix(method, r.Method+" /webhooks/") || strings.HasPrefix(method, r.Method+" /interactions/") {
-			method = r.Method + " " + strings.Join(strings.SplitN(method, "/", 3)[:2], "/") // tokens are secrets
-		}
-	}
+	method := apiMethod(a.platform, r)
 	code := "error"
 	if err == nil {
 		code = strconv.Itoa(resp.StatusCode)

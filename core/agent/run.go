@@ -197,7 +197,7 @@ func (tr *turn) loop(ctx context.Context) error {
 			return tr.finish(ctx, msg.Content, false)
 		}
 		msg.Role = llm.RoleAssistant
-		msg.ToolCalls = normalizeCalls(msg.ToolCalls, tr.st.nextSeq(), tr.steps)
+		msg.ToolCalls = normalizeCalls(msg.ToolCalls, tr.st.nextSeq(), tr.steps, tr.st.callIDs())
 		if err := a.appendRecords(ctx, tr.st, record{Msg: &msg}); err != nil {
 			return err
 		}
@@ -433,12 +433,28 @@ func (st *state) nextSeq() uint64 {
 	return st.items[len(st.items)-1].seq + 1
 }
 
-// normalizeCalls gives every call a unique, non-empty ID and type.
-func normalizeCalls(calls []llm.ToolCall, seq uint64, step int) []llm.ToolCall {
+// callIDs returns the IDs of the tool calls in the working history.
+func (st *state) callIDs() map[string]bool {
+	ids := map[string]bool{}
+	for _, it := range st.items {
+		for _, c := range it.msg.ToolCalls {
+			ids[c.ID] = true
+		}
+	}
+	return ids
+}
+
+// normalizeCalls gives every call a non-empty type and an ID unique in the
+// thread's working history: a call whose ID is empty (the provider gave
+// none), repeated within the message, or already used by an earlier call
+// (a provider numbering calls "call_0" at every step) gets a new one. The
+// ID keys the call's durable effects (core_execute's idempotency key), so
+// two calls must never share one.
+func normalizeCalls(calls []llm.ToolCall, seq uint64, step int, used map[string]bool) []llm.ToolCall {
 	out := make([]llm.ToolCall, len(calls))
 	seen := map[string]bool{}
 	for i, c := range calls {
-		if c.ID == "" || seen[c.ID] {
+		if c.ID == "" || seen[c.ID] || used[c.ID] {
 			c.ID = fmt.Sprintf("call_%d_%d_%d", seq, step, i)
 		}
 		if c.Type == "" {

@@ -22,6 +22,10 @@
 // requests wait does not expect those to start a moment later. The notice
 // says how many messages were set aside, so the user can send again what
 // still matters. Messages that arrive after the "stop" run normally.
+// Because stopping a turn that waits on an approval denies the spend, the
+// adapters let only that turn's requester, its approvers and (Slack)
+// workspace admins stop it (core.Gates.MayStop, in adapters/internal/intake);
+// anyone else's "stop" is refused privately and never reaches the hub.
 //
 // A turn's context is cancelled with a cause: core.ErrStopped when the user
 // stopped it (an approver then denies its pending gate), core.ErrShutdown

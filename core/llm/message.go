@@ -31,6 +31,9 @@ type Message struct {
 
 // ToolCall is one function call requested by the model.
 type ToolCall struct {
+	// ID is the provider's ID for the call, "" in an answer whose provider
+	// gave none: the caller mints one unique where it needs to be (the
+	// agent, per thread), since "call_0" would repeat at every step.
 	ID       string       `json:"id"`
 	Type     string       `json:"type"` // always "function"
 	Function FunctionCall `json:"function"`

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 )
 
@@ -209,9 +208,6 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, onText func(str
 		msg.Reasoning += inline
 	}
 	for i := range calls {
-		if calls[i].ID == "" {
-			calls[i].ID = "call_" + strconv.Itoa(i)
-		}
 		if calls[i].Function.Arguments == "" {
 			calls[i].Function.Arguments = "{}"
 		}

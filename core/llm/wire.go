@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -213,9 +212,6 @@ func decodeResponse(providerName string, status int, body []byte) (*ChatResult, 
 		msg.ToolCalls = make([]ToolCall, n)
 		for i, tc := range ch.Message.ToolCalls {
 			call := ToolCall{ID: tc.ID, Type: tc.Type, Function: FunctionCall{Name: tc.Function.Name}}
-			if call.ID == "" {
-				call.ID = "call_" + strconv.Itoa(i)
-			}
 			if call.Type == "" {
 				call.Type = "function"
 			}

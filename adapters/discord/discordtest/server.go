@@ -153,6 +153,7 @@ func NewServer() *Server {
 		"GET /gateway":                                        s.getGateway,
 		"GET /gateway/bot":                                    s.getGateway,
 		"GET /users/@me":                                      s.getMe,
+		"POST /users/@me/channels":                            s.createDM,
 		"GET /channels/{channel}":                             s.getChannel,
 		"GET /channels/{channel}/messages":                    s.listMessages,
 		"POST /channels/{channel}/messages":                   s.createMessage,
@@ -432,6 +433,23 @@ func channelJSON(c Channel) map[string]any {
 		m["permission_overwrites"] = ow
 	}
 	return m
+}
+
+// createDM opens (or finds) the DM channel between the bot and
+// recipient_id, as Discord does.
+func (s *Server) createDM(_ *http.Request, body []byte) (int, any) {
+	var b struct {
+		RecipientID string `json:"recipient_id"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil || b.RecipientID == "" {
+		return http.StatusBadRequest, apiError(50035, "Invalid Form Body: recipient_id: This field is required")
+	}
+	id := s.DMChannel(b.RecipientID)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := channelJSON(s.channels[id])
+	out["recipients"] = []any{userJSON(b.RecipientID, false)}
+	return http.StatusOK, out
 }
 
 func (s *Server) getChannel(r *http.Request, _ []byte) (int, any) {

@@ -39,6 +39,19 @@ type Threads interface {
 	ThreadKnown(ctx context.Context, t core.Thread) (bool, error)
 }
 
+// Stops decides who may stop a thread's turn: *core.Gates, which lets only
+// a turn's requester and approvers stop a turn waiting on an approval.
+type Stops interface {
+	MayStop(t core.Thread, user string, roles []string) bool
+}
+
+// Admins is implemented by a Platform whose administrators may stop any
+// turn (Slack workspace admins and owners). IsAdmin is asked only when
+// Stops refused, and false when it cannot tell.
+type Admins interface {
+	IsAdmin(ctx context.Context, user string) bool
+}
+
 // The sentences Neo answers with when it won't or can't take a message.
 const (
 	RefuseUser    = "Sorry, I can only help people my operator has added to my allowlist. Ask them if you'd like access."
@@ -46,6 +59,8 @@ const (
 	Apology       = "Sorry, I couldn't take that message just now. Please send it again in a moment."
 	DiskFull      = "Sorry, I can't take new messages right now: my server's disk is full, so nothing new can be saved. " +
 		"My operator has to free space first; nothing said before is lost."
+	RefuseStop = "Sorry, I can't stop this: it's waiting on an approval, and only the person who asked, an approver or an admin can stop it. " +
+		"Nothing was stopped."
 )
 
 // DefaultMaxText is the longest message text Neo takes, in characters, when
@@ -124,6 +139,10 @@ type Intake struct {
 	Hub     Submitter
 	Threads Threads // nil: only mentions, DMs and known threads reach Neo
 	Rules   Rules
+	// Stops, when set, decides who may stop a turn; a "stop" from anyone
+	// else is refused privately (Platform.Refuse) and never reaches the
+	// hub. Nil lets anyone in the thread stop its turn.
+	Stops Stops
 	// MaxText caps a message's text in characters (DefaultMaxText when zero):
 	// over it Neo says so in the thread and no turn starts.
 	MaxText int
@@ -140,8 +159,9 @@ type Outcome int
 const (
 	// Ignored: chatter in a thread Neo is not part of.
 	Ignored Outcome = iota
-	// Refused: the allowlists keep the author or channel out, or the
-	// text is over the cap; the author was told.
+	// Refused: the allowlists keep the author or channel out, the text
+	// is over the cap, or the author may not stop the thread's turn; the
+	// author was told.
 	Refused
 	// Accepted: journaled for a turn (or a duplicate of one that was).
 	Accepted
@@ -195,6 +215,11 @@ func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Ou
 		}
 		return m, Refused
 	}
+	if core.IsStop(in.Text) && !k.mayStop(ctx, *in, p) {
+		k.Log.Info().Str("thread", in.Thread.Key()).Str("user", in.User).Msg("intake: stop refused: the turn waits on an approval")
+		p.Refuse(ctx, m, RefuseStop)
+		return m, Refused
+	}
 	in.FetchContext = in.FetchContext && !m.Known
 	if _, err := k.Hub.Submit(ctx, *in); err != nil {
 		if errors.Is(err, core.ErrQueueFull) {
@@ -223,6 +248,16 @@ func userKey(in core.Inbound) string {
 		k += "#stop"
 	}
 	return k
+}
+
+// mayStop reports whether in's author may stop the turn of in's thread:
+// Stops allows it, or the platform's admins include them.
+func (k *Intake) mayStop(ctx context.Context, in core.Inbound, p Platform) bool {
+	if k.Stops == nil || k.Stops.MayStop(in.Thread, in.User, in.Roles) {
+		return true
+	}
+	a, ok := p.(Admins)
+	return ok && a.IsAdmin(ctx, in.User)
 }
 
 // Prepare completes a journaled Inbound when its turn starts, for an

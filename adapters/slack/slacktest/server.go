@@ -99,6 +99,9 @@ type Server struct {
 	retries map[*time.Timer]bool // redelivery timers, stopped by Close
 	// assistantOff fails every assistant.threads.* call (DisableAssistant).
 	assistantOff bool
+	// admins are the users users.info reports as workspace admins
+	// (SetAdmin).
+	admins map[string]bool
 
 	mu       sync.Mutex
 	rec      *fakeapi.Recorder[Call, Reply] // calls and scripts, under mu
@@ -180,6 +183,17 @@ func (s *Server) DisableAssistant() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.assistantOff = true
+}
+
+// SetAdmin makes users.info report user as an admin of the workspace
+// TeamID. Every other user is a plain member.
+func (s *Server) SetAdmin(user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.admins == nil {
+		s.admins = map[string]bool{}
+	}
+	s.admins[user] = true
 }
 
 // CertPEM is the TLS server's certificate in PEM, for a client's trust
@@ -488,6 +502,12 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		return resp
 	case "assistant.threads.setStatus", "assistant.threads.setSuggestedPrompts", "assistant.threads.setTitle":
 		return ok()
+	case "users.info":
+		u := p.Get("user")
+		if u == "" {
+			return fail("user_not_found")
+		}
+		return ok("user", map[string]any{"id": u, "team_id": TeamID, "name": strings.ToLower(u), "is_admin": s.admins[u]})
 	case "chat.startStream":
 		// As Slack does: a stream in a channel (not a DM) names whom it is
 		// for, and markdown_text is at most 12,000 characters.
