@@ -264,7 +264,8 @@ func endClaimsSession(t *testing.T, url string) {
 	}
 	defer conn.Close(context.Background())
 	var ended int
-	if err := conn.QueryRow(waitCtx(t), `SELECT count(pg_terminate_backend(pid)) FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted) s`).Scan(&ended); err != nil || ended != 1 {
+	if err := conn.QueryRow(waitCtx(t), `SELECT count(pg_terminate_backend(pid)) FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) s`).Scan(&ended); err != nil || ended != 1 {
 		t.Fatalf("ending the claims session = %d, %v; want one session ended", ended, err)
 	}
 }

@@ -167,7 +167,8 @@ func TestClaimsLostWatched(t *testing.T) {
 	}
 	defer killer.Close(ctx)
 	var killed int
-	if err := killer.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted) s`).Scan(&killed); err != nil || killed != 1 {
+	if err := killer.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) s`).Scan(&killed); err != nil || killed != 1 {
 		t.Fatalf("terminating the claims session = %d, %v; want one session ended", killed, err)
 	}
 	var got []string
