@@ -116,13 +116,16 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	m.tel.watchGates(db.PendingGates)
 	m.tel.watchDisk(db.DiskFull)
 
-	var writeBack memory.Model
+	// Memory writes back with the cheap model; the main model stands in
+	// when it is unset or fails, as it does for compaction.
+	mopts := memory.Options{Store: db, Logger: log.With().Str("component", "memory").Logger()}
 	if cheap != nil {
-		writeBack = cheap
-	} else if main != nil {
-		writeBack = main
+		mopts.Model = cheap
 	}
-	a.cortex, err = memory.New(ctx, memory.Options{Store: db, Model: writeBack, Logger: log.With().Str("component", "memory").Logger()})
+	if main != nil {
+		mopts.Main = main
+	}
+	a.cortex, err = memory.New(ctx, mopts)
 	if err != nil {
 		return nil, fmt.Errorf("open memory: %w", err)
 	}
