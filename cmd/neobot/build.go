@@ -131,15 +131,16 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	}
 
 	topts := tools.Options{
-		Manifest:  manifest,
-		Skills:    a.skills,
-		Recall:    a.cortex.RecallTool,
-		Forget:    a.cortex.ForgetTool,
-		History:   agent.NewHistory(db).Search,
-		OnStatus:  m.tel.observeServer,
-		LookupEnv: m.lookupEnv,
-		Calls:     db,
-		Logger:    log.With().Str("component", "tools").Logger(),
+		Manifest:    manifest,
+		Skills:      a.skills,
+		Recall:      a.cortex.RecallTool,
+		Forget:      a.cortex.ForgetTool,
+		History:     agent.NewHistory(db).Search,
+		OnStatus:    m.tel.observeServer,
+		LookupEnv:   m.lookupEnv,
+		Calls:       db,
+		CallTimeout: cfg.ToolTimeout,
+		Logger:      log.With().Str("component", "tools").Logger(),
 	}
 	// Without a daemon, spends run in neobot's own executor, which plans
 	// with the main model over the surface's spend tools: the surface is
@@ -160,6 +161,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 			CallerDID:    actor,
 			CallerWallet: cfg.CallerWallet,
 			PollInterval: cfg.DaemonPoll,
+			MaxWait:      cfg.DaemonWait,
 			Authorize:    cfg.spendPolicy().Authorize,
 			Ledger:       db,
 			HTTPClient:   &http.Client{Transport: m.outbound(cfg)},
@@ -196,6 +198,8 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		Memory:          a.cortex,
 		ActorDID:        actor,
 		ContextWindow:   window,
+		SoftPct:         cfg.CompactSoft,
+		HardPct:         cfg.CompactHard,
 		StepBudget:      cfg.StepBudget,
 		ResultCap:       cfg.ToolResultCap,
 		StoredResultCap: cfg.StoredCap,

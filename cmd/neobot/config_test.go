@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func envOf(kv map[string]string) func(string) string {
@@ -29,6 +30,9 @@ func TestLoadConfigPrecedence(t *testing.T) {
 	}
 	if c.StepBudget != 24 || c.MaxConcurrentTurns != 64 || c.SlackMode != "socket" {
 		t.Errorf("defaults = step %d, turns %d, mode %q; want 24, 64, socket", c.StepBudget, c.MaxConcurrentTurns, c.SlackMode)
+	}
+	if c.CompactSoft != 0.80 || c.CompactHard != 0.92 || c.ToolTimeout != time.Minute || c.DaemonWait != 30*time.Minute {
+		t.Errorf("defaults = soft %v, hard %v, tool timeout %v, daemon wait %v; want 0.80, 0.92, 1m, 30m (the seed's)", c.CompactSoft, c.CompactHard, c.ToolTimeout, c.DaemonWait)
 	}
 	if got := strings.Join(c.SlackApprovers, ","); got != "U1,U2" {
 		t.Errorf("SlackApprovers = %q, want U1,U2", got)
@@ -55,6 +59,12 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		{"http mode without secret", map[string]string{"SLACK_BOT_TOKEN": "xoxb-1-2", "SLACK_MODE": "http"}, nil, []string{"SLACK_SIGNING_SECRET"}},
 		{"unknown mode", map[string]string{"SLACK_MODE": "rtm"}, nil, []string{"SLACK_MODE", "socket or http"}},
 		{"daemon over plain http", map[string]string{"NEO_DAEMON_URL": "http://10.0.0.5:8080"}, nil, []string{"NEO_DAEMON_URL", "https", "loopback"}},
+		{"soft above hard", map[string]string{"NEO_COMPACT_SOFT": "0.95"}, nil, []string{"NEO_COMPACT_SOFT", "0.95 must be below NEO_COMPACT_HARD (0.92)"}},
+		{"soft equals hard", map[string]string{"NEO_COMPACT_SOFT": "0.7", "NEO_COMPACT_HARD": "0.7"}, nil, []string{"NEO_COMPACT_SOFT", "below NEO_COMPACT_HARD"}},
+		{"hard of the whole window", map[string]string{"NEO_COMPACT_HARD": "1"}, nil, []string{"NEO_COMPACT_HARD", "between 0 and 1"}},
+		{"soft as a percentage", nil, []string{"--compact-soft", "80%"}, []string{"--compact-soft", "between 0 and 1"}},
+		{"zero tool timeout", map[string]string{"NEO_TOOL_TIMEOUT": "0s"}, nil, []string{"NEO_TOOL_TIMEOUT", "positive duration"}},
+		{"negative daemon wait", nil, []string{"--daemon-max-wait", "-5m"}, []string{"--daemon-max-wait", "positive duration"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
