@@ -76,6 +76,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 			return nil, err
 		}
 		main, window = &meteredModel{Client: client, t: m.tel}, client.ContextWindow()
+		logWindow(log, client)
 		if cfg.CheapModel != "" {
 			c, err := m.newLLM(cfg, cfg.CheapModel, actor, log)
 			if err != nil {

@@ -196,7 +196,7 @@ func settings() []setting {
 		{env: "MATRIX_GATEWAY_URL", flag: "gateway-url", usage: "metering gateway; model calls go to <url>/v1/chat/completions", set: str(func(c *Config) *string { return &c.GatewayURL })},
 		{env: "MATRIX_GATEWAY_TOKEN", secret: true, usage: "bearer token for MATRIX_GATEWAY_URL", set: secret(func(c *Config) *Secret { return &c.GatewayToken })},
 		{env: "NEO_ACTOR_DID", flag: "actor-did", usage: "Neo's DID, pinned in the system block and sent to the gateway; defaults to the manifest's", set: str(func(c *Config) *string { return &c.ActorDID })},
-		{env: "NEO_CONTEXT_WINDOW", flag: "context-window", def: "0", usage: "context window in tokens; 0 uses the model registry", set: count(func(c *Config) *int { return &c.ContextWindow })},
+		{env: "NEO_CONTEXT_WINDOW", flag: "context-window", def: "0", usage: "context window in tokens; 0 uses the model registry, or guesses 128000 for a model it does not know (set it for a local model; neobot check says which)", set: count(func(c *Config) *int { return &c.ContextWindow })},
 		{env: "NEO_COMPACT_SOFT", flag: "compact-soft", def: "0.80", usage: "share of the context window at which a conversation is compacted at the next clean boundary; below NEO_COMPACT_HARD", set: fraction(func(c *Config) *float64 { return &c.CompactSoft })},
 		{env: "NEO_COMPACT_HARD", flag: "compact-hard", def: "0.92", usage: "share of the context window at which a conversation is compacted before the next model call, wherever a clean cut exists; below 1", set: fraction(func(c *Config) *float64 { return &c.CompactHard })},
 		{env: "NEO_STEP_BUDGET", flag: "step-budget", def: "24", usage: "most model calls in one turn", set: count(func(c *Config) *int { return &c.StepBudget })},
