@@ -53,6 +53,9 @@ func (tr *turn) makeRoom(ctx context.Context) (bool, error) {
 		if a.budget.Check(after) != compact.PressureHard {
 			return true, nil
 		}
+		if p != compact.PressureHard {
+			continue // the soft cut's summary tipped it over: compact hard
+		}
 		stop := ""
 		switch {
 		case !done && a.opts.MaxCompactionsPerTurn > 0 && tr.compactions >= a.opts.MaxCompactionsPerTurn:
@@ -71,23 +74,11 @@ func (tr *turn) makeRoom(ctx context.Context) (bool, error) {
 	}
 }
 
-// maybeCompact compacts when the budget says so: at the soft threshold at
-// a turn boundary if one qualifies, at the hard threshold wherever a clean
-// cut exists.
-func (tr *turn) maybeCompact(ctx context.Context, force bool) error {
-	p := tr.a.budget.Check(tr.used())
-	if force {
-		p = compact.PressureHard
-	}
-	if p == compact.PressureNone {
-		return nil
-	}
-	_, _, err := tr.compact(ctx, p)
+// compactNow forces a hard compaction (the model-failure adapt rung).
+func (tr *turn) compactNow(ctx context.Context) error {
+	_, _, err := tr.compact(ctx, compact.PressureHard)
 	return err
 }
-
-// compactNow forces a compaction (the model-failure adapt rung).
-func (tr *turn) compactNow(ctx context.Context) error { return tr.maybeCompact(ctx, true) }
 
 // compact swaps older live history for a consolidated summary. The cut is
 // clean (never between a tool call and its result); when the summarizer
