@@ -185,7 +185,7 @@ func duration(p func(*Config) *time.Duration) func(*Config, string) error {
 func settings() []setting {
 	return []setting{
 		{env: "NEO_MODEL", flag: "model", usage: "main model, e.g. accounts/fireworks/models/qwen3-235b-a22b, gpt-4.1, or a local model name with NEO_LLM_BASE_URL (required to talk)", set: str(func(c *Config) *string { return &c.Model })},
-		{env: "NEO_CHEAP_MODEL", flag: "cheap-model", usage: "model for compaction, validation and memory write-back; falls back to NEO_MODEL", set: str(func(c *Config) *string { return &c.CheapModel })},
+		{env: "NEO_CHEAP_MODEL", flag: "cheap-model", usage: "model for compaction, validation and memory write-back; NEO_MODEL does the work when it is unset or fails", set: str(func(c *Config) *string { return &c.CheapModel })},
 		{env: "NEO_LLM_BASE_URL", flag: "llm-base-url", usage: "any OpenAI-compatible base URL including /v1 (Ollama, vLLM, LM Studio, a gateway)", set: str(func(c *Config) *string { return &c.LLMBaseURL })},
 		{env: "NEO_LLM_PROVIDER", flag: "llm-provider", usage: "override provider detection: fireworks, together, opencode, openai, openai-compatible", set: str(func(c *Config) *string { return &c.LLMProvider })},
 		{env: "NEO_LLM_API_KEY", secret: true, usage: "API key for NEO_LLM_BASE_URL, when it needs one", set: secret(func(c *Config) *Secret { return &c.LLMAPIKey })},
