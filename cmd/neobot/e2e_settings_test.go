@@ -1,0 +1,43 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neobot/neobot/core/delegate/delegatetest"
+	"github.com/neobot/neobot/core/llm/llmtest"
+)
+
+// TestDaemonMaxWaitSetting: NEO_DAEMON_MAX_WAIT bounds how long a turn
+// follows a delegated task; past it the model is told the task may still
+// finish at the daemon, and Neo answers instead of waiting 30 minutes.
+func TestDaemonMaxWaitSetting(t *testing.T) {
+	model := llmtest.New(t)
+	scriptModel(t, model,
+		llmtest.Calls(llmtest.Call("c1", "core_execute", `{"intent":"rebalance the vault"}`)),
+		llmtest.Text("The rebalance is still running at the daemon; I'll not resubmit it."),
+	)
+	daemon := delegatetest.New(t)
+	daemon.Script(delegatetest.Intent{Never: true})
+	kv := map[string]string{
+		"NEO_MODEL": "test-main", "NEO_CHEAP_MODEL": cheapModel, "NEO_LLM_BASE_URL": model.BaseURL(), "NEO_MANIFEST": emptyManifest(t),
+		"NEO_DB_PATH":    filepath.Join(t.TempDir(), "neobot.db"),
+		"NEO_DAEMON_URL": daemon.URL(), "NEO_DAEMON_POLL": "20ms", "NEO_DAEMON_MAX_WAIT": "300ms",
+	}
+	stdout, stderr, err := run(t, kv, "rebalance the vault\n", "chat")
+	if err != nil {
+		t.Fatalf("neobot chat: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "still running at the daemon") {
+		t.Errorf("stdout = %q, want the answer after the wait ran out", stdout)
+	}
+	calls := mainRequests(model)
+	if len(calls) != 2 {
+		t.Fatalf("model calls = %d, want 2", len(calls))
+	}
+	last := calls[1].Messages[len(calls[1].Messages)-1]
+	if last.ToolCallID != "c1" || !strings.Contains(last.Content, "still running after 300ms") {
+		t.Errorf("core_execute result = %q, want the task still running after NEO_DAEMON_MAX_WAIT (300ms)", last.Content)
+	}
+}
