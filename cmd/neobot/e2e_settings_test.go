@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,5 +40,40 @@ func TestDaemonMaxWaitSetting(t *testing.T) {
 	last := calls[1].Messages[len(calls[1].Messages)-1]
 	if last.ToolCallID != "c1" || !strings.Contains(last.Content, "still running after 300ms") {
 		t.Errorf("core_execute result = %q, want the task still running after NEO_DAEMON_MAX_WAIT (300ms)", last.Content)
+	}
+}
+
+// TestToolTimeoutSetting: NEO_TOOL_TIMEOUT bounds one MCP tool call; the
+// model is told the call timed out, and Neo answers.
+func TestToolTimeoutSetting(t *testing.T) {
+	w := newWallet(t)
+	if err := os.WriteFile(w.hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(w.hold) }) // lets the held call, and the wallet, end
+	model := llmtest.New(t)
+	scriptModel(t, model,
+		llmtest.Calls(llmtest.Call("c1", "wallet__write_note", `{"text":"remember the vault"}`)),
+		llmtest.Text("Writing the note timed out; it may still have been written."),
+	)
+	kv := map[string]string{
+		"NEO_MODEL": "test-main", "NEO_CHEAP_MODEL": cheapModel, "NEO_LLM_BASE_URL": model.BaseURL(), "NEO_MANIFEST": w.manifest(t),
+		"NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"), "NEO_TOOL_TIMEOUT": "300ms",
+	}
+	w.setEnv(kv)
+	stdout, stderr, err := run(t, kv, "note: remember the vault\n", "chat")
+	if err != nil {
+		t.Fatalf("neobot chat: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "Writing the note timed out") {
+		t.Errorf("stdout = %q, want the answer after the timeout", stdout)
+	}
+	calls := mainRequests(model)
+	if len(calls) != 2 {
+		t.Fatalf("model calls = %d, want 2", len(calls))
+	}
+	last := calls[1].Messages[len(calls[1].Messages)-1]
+	if last.ToolCallID != "c1" || !strings.Contains(last.Content, "timed out after 300ms") {
+		t.Errorf("write_note result = %q, want it timed out after NEO_TOOL_TIMEOUT (300ms)", last.Content)
 	}
 }
