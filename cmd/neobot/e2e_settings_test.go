@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/neobot/neobot/core/delegate/delegatetest"
@@ -75,5 +76,60 @@ func TestToolTimeoutSetting(t *testing.T) {
 	last := calls[1].Messages[len(calls[1].Messages)-1]
 	if last.ToolCallID != "c1" || !strings.Contains(last.Content, "timed out after 300ms") {
 		t.Errorf("write_note result = %q, want it timed out after NEO_TOOL_TIMEOUT (300ms)", last.Content)
+	}
+}
+
+// TestCompactThresholdSettings: NEO_COMPACT_SOFT and NEO_COMPACT_HARD set
+// where a conversation is compacted: a thread at about 40% of its window
+// is left whole by the defaults (80%, 92%) and compacted at 30%.
+func TestCompactThresholdSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		soft, hard  string
+		wantCompact bool
+	}{
+		{"defaults", "", "", false},
+		{"lower thresholds", "0.30", "0.50", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			model := llmtest.New(t)
+			var mu sync.Mutex
+			summaries := 0
+			model.Handle(func(r llmtest.Request) llmtest.Reply {
+				if len(r.Messages) > 0 && strings.HasPrefix(r.Messages[0].Content, "You compact") {
+					mu.Lock()
+					summaries++
+					mu.Unlock()
+					return llmtest.Text("GOAL: review the plan.\nDECISIONS: none.\nARTIFACTS: none.\nOPEN: none.\nLAST_RESULTS: reviewed.\nNEXT: answer.")
+				}
+				if r.Model == cheapModel {
+					return llmtest.Text(`{"facts":[]}`)
+				}
+				return llmtest.Text("Noted.")
+			})
+			kv := map[string]string{
+				"NEO_MODEL": "test-main", "NEO_CHEAP_MODEL": cheapModel, "NEO_LLM_BASE_URL": model.BaseURL(), "NEO_MANIFEST": emptyManifest(t),
+				"NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"), "NEO_CONTEXT_WINDOW": "10000",
+			}
+			if tc.soft != "" {
+				kv["NEO_COMPACT_SOFT"], kv["NEO_COMPACT_HARD"] = tc.soft, tc.hard
+			}
+			plan := "please keep this plan in mind: " + strings.Repeat("step and detail ", 450) + "\n"
+			for _, msg := range []string{plan, "and now?\n"} {
+				if _, stderr, err := run(t, kv, msg, "chat", "--thread", "plan"); err != nil {
+					t.Fatalf("neobot chat: %v\n%s", err, stderr)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if got := summaries > 0; got != tc.wantCompact {
+				t.Errorf("compacted = %v (%d summaries), want %v", got, summaries, tc.wantCompact)
+			}
+			calls := mainRequests(model)
+			last := calls[len(calls)-1].Messages[0].Content
+			if got := strings.Contains(last, "## Conversation summary"); got != tc.wantCompact {
+				t.Errorf("second turn's request carries a summary = %v, want %v", got, tc.wantCompact)
+			}
+		})
 	}
 }
