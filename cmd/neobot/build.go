@@ -76,6 +76,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 			return nil, err
 		}
 		main, window = &meteredModel{Client: client, t: m.tel}, client.ContextWindow()
+		logWindow(log, client)
 		if cfg.CheapModel != "" {
 			c, err := m.newLLM(cfg, cfg.CheapModel, actor, log)
 			if err != nil {
@@ -116,27 +117,31 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	m.tel.watchGates(db.PendingGates)
 	m.tel.watchDisk(db.DiskFull)
 
-	var writeBack memory.Model
+	// Memory writes back with the cheap model; the main model stands in
+	// when it is unset or fails, as it does for compaction.
+	mopts := memory.Options{Store: db, Logger: log.With().Str("component", "memory").Logger()}
 	if cheap != nil {
-		writeBack = cheap
-	} else if main != nil {
-		writeBack = main
+		mopts.Model = cheap
 	}
-	a.cortex, err = memory.New(ctx, memory.Options{Store: db, Model: writeBack, Logger: log.With().Str("component", "memory").Logger()})
+	if main != nil {
+		mopts.Main = main
+	}
+	a.cortex, err = memory.New(ctx, mopts)
 	if err != nil {
 		return nil, fmt.Errorf("open memory: %w", err)
 	}
 
 	topts := tools.Options{
-		Manifest:  manifest,
-		Skills:    a.skills,
-		Recall:    a.cortex.RecallTool,
-		Forget:    a.cortex.ForgetTool,
-		History:   agent.NewHistory(db).Search,
-		OnStatus:  m.tel.observeServer,
-		LookupEnv: m.lookupEnv,
-		Calls:     db,
-		Logger:    log.With().Str("component", "tools").Logger(),
+		Manifest:    manifest,
+		Skills:      a.skills,
+		Recall:      a.cortex.RecallTool,
+		Forget:      a.cortex.ForgetTool,
+		History:     agent.NewHistory(db).Search,
+		OnStatus:    m.tel.observeServer,
+		LookupEnv:   m.lookupEnv,
+		Calls:       db,
+		CallTimeout: cfg.ToolTimeout,
+		Logger:      log.With().Str("component", "tools").Logger(),
 	}
 	// Without a daemon, spends run in neobot's own executor, which plans
 	// with the main model over the surface's spend tools: the surface is
@@ -157,6 +162,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 			CallerDID:    actor,
 			CallerWallet: cfg.CallerWallet,
 			PollInterval: cfg.DaemonPoll,
+			MaxWait:      cfg.DaemonWait,
 			Authorize:    cfg.spendPolicy().Authorize,
 			Ledger:       db,
 			HTTPClient:   &http.Client{Transport: m.outbound(cfg)},
@@ -193,6 +199,8 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		Memory:          a.cortex,
 		ActorDID:        actor,
 		ContextWindow:   window,
+		SoftPct:         cfg.CompactSoft,
+		HardPct:         cfg.CompactHard,
 		StepBudget:      cfg.StepBudget,
 		ResultCap:       cfg.ToolResultCap,
 		StoredResultCap: cfg.StoredCap,

@@ -26,7 +26,7 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	} else if c, err := m.newLLM(cfg, cfg.Model, cfg.ActorDID, log); err != nil {
 		problems = append(problems, err)
 	} else {
-		fmt.Fprintf(m.Stdout, "model: %s via %s (%s), context window %d tokens\n", c.Model(), c.Provider(), c.Endpoint(), c.ContextWindow())
+		fmt.Fprintf(m.Stdout, "model: %s via %s (%s), %s\n", c.Model(), c.Provider(), c.Endpoint(), describeWindow(c))
 	}
 	if cfg.CheapModel != "" {
 		if _, err := m.newLLM(cfg, cfg.CheapModel, cfg.ActorDID, log); err != nil {

@@ -37,7 +37,10 @@ type Config struct {
 	GatewayToken  Secret
 	ActorDID      string
 	ContextWindow int
+	CompactSoft   float64
+	CompactHard   float64
 	StepBudget    int
+	ToolTimeout   time.Duration
 	ToolResultCap int
 	StoredCap     int
 
@@ -55,6 +58,7 @@ type Config struct {
 	DaemonToken  Secret
 	CallerWallet string
 	DaemonPoll   time.Duration
+	DaemonWait   time.Duration
 	SelfApprove  bool
 
 	MaxConcurrentTurns int
@@ -170,6 +174,17 @@ func count(p func(*Config) *int) setter {
 	}}
 }
 
+func fraction(p func(*Config) *float64) setter {
+	return setter{"fraction", func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || f <= 0 || f >= 1 {
+			return fmt.Errorf("want a fraction of the window between 0 and 1, such as 0.80, got %q", v)
+		}
+		*p(c) = f
+		return nil
+	}}
+}
+
 func duration(p func(*Config) *time.Duration) setter {
 	return setter{"duration", func(c *Config, v string) error {
 		d, err := time.ParseDuration(strings.TrimSpace(v))
@@ -215,7 +230,7 @@ func printDefaults(w io.Writer, fs *flag.FlagSet) {
 func settings() []setting {
 	return []setting{
 		{env: "NEO_MODEL", flag: "model", usage: "main model, e.g. accounts/fireworks/models/qwen3-235b-a22b, gpt-4.1, or a local model name with NEO_LLM_BASE_URL (required to talk)", set: str(func(c *Config) *string { return &c.Model })},
-		{env: "NEO_CHEAP_MODEL", flag: "cheap-model", usage: "model for compaction, validation and memory write-back; falls back to NEO_MODEL", set: str(func(c *Config) *string { return &c.CheapModel })},
+		{env: "NEO_CHEAP_MODEL", flag: "cheap-model", usage: "model for compaction, validation and memory write-back; NEO_MODEL does the work when it is unset or fails", set: str(func(c *Config) *string { return &c.CheapModel })},
 		{env: "NEO_LLM_BASE_URL", flag: "llm-base-url", usage: "any OpenAI-compatible base URL including /v1 (Ollama, vLLM, LM Studio, a gateway)", set: str(func(c *Config) *string { return &c.LLMBaseURL })},
 		{env: "NEO_LLM_PROVIDER", flag: "llm-provider", usage: "override provider detection: fireworks, together, opencode, openai, openai-compatible", set: str(func(c *Config) *string { return &c.LLMProvider })},
 		{env: "NEO_LLM_API_KEY", secret: true, usage: "API key for NEO_LLM_BASE_URL, when it needs one", set: secret(func(c *Config) *Secret { return &c.LLMAPIKey })},
@@ -226,10 +241,13 @@ func settings() []setting {
 		{env: "MATRIX_GATEWAY_URL", flag: "gateway-url", usage: "metering gateway; model calls go to <url>/v1/chat/completions", set: str(func(c *Config) *string { return &c.GatewayURL })},
 		{env: "MATRIX_GATEWAY_TOKEN", secret: true, usage: "bearer token for MATRIX_GATEWAY_URL", set: secret(func(c *Config) *Secret { return &c.GatewayToken })},
 		{env: "NEO_ACTOR_DID", flag: "actor-did", usage: "Neo's DID, pinned in the system block and sent to the gateway; defaults to the manifest's", set: str(func(c *Config) *string { return &c.ActorDID })},
-		{env: "NEO_CONTEXT_WINDOW", flag: "context-window", def: "0", usage: "context window in tokens; 0 uses the model registry", set: count(func(c *Config) *int { return &c.ContextWindow })},
+		{env: "NEO_CONTEXT_WINDOW", flag: "context-window", def: "0", usage: "context window in tokens; 0 uses the model registry, or guesses 128000 for a model it does not know (set it for a local model; neobot check says which)", set: count(func(c *Config) *int { return &c.ContextWindow })},
+		{env: "NEO_COMPACT_SOFT", flag: "compact-soft", def: "0.80", usage: "share of the context window at which a conversation is compacted at the next clean boundary; below NEO_COMPACT_HARD", set: fraction(func(c *Config) *float64 { return &c.CompactSoft })},
+		{env: "NEO_COMPACT_HARD", flag: "compact-hard", def: "0.92", usage: "share of the context window at which a conversation is compacted before the next model call, wherever a clean cut exists; below 1", set: fraction(func(c *Config) *float64 { return &c.CompactHard })},
 		{env: "NEO_STEP_BUDGET", flag: "step-budget", def: "24", usage: "most model calls in one turn", set: count(func(c *Config) *int { return &c.StepBudget })},
 		{env: "NEO_TOOL_RESULT_CAP", flag: "tool-result-cap", def: "16384", usage: "bytes of one tool result shown to the model (the transcript keeps up to NEO_STORED_RESULT_CAP)", set: count(func(c *Config) *int { return &c.ToolResultCap })},
 		{env: "NEO_STORED_RESULT_CAP", flag: "stored-result-cap", def: "262144", usage: "bytes of one tool result kept in the transcript; the rest is dropped, so one tool cannot fill the disk", set: count(func(c *Config) *int { return &c.StoredCap })},
+		{env: "NEO_TOOL_TIMEOUT", flag: "tool-timeout", def: "60s", usage: "longest one MCP tool call may take; past it the model is told the call timed out", set: duration(func(c *Config) *time.Duration { return &c.ToolTimeout })},
 		{env: "NEO_DB_PATH", flag: "db", def: "./neobot.db", usage: "bbolt file holding transcripts, gates and memory (unused with NEO_DATABASE_URL)", set: str(func(c *Config) *string { return &c.DBPath })},
 		{env: "NEO_DATABASE_URL", secret: true, usage: "PostgreSQL instead of the bbolt file, for several instances: postgres://user:password@host:5432/dbname", set: secret(func(c *Config) *Secret { return &c.DatabaseURL })},
 		{env: "NEO_RETENTION_DAYS", flag: "retention-days", def: "90", usage: "drop threads idle this many days, with their transcripts; 0 keeps them forever", set: count(func(c *Config) *int { return &c.RetentionDays })},
@@ -239,6 +257,7 @@ func settings() []setting {
 		{env: "NEO_CALLER_WALLET", flag: "caller-wallet", usage: "wallet address the daemon charges for delegated tasks", set: str(func(c *Config) *string { return &c.CallerWallet })},
 		{env: "NEO_SELF_APPROVE", flag: "self-approve", def: "false", usage: "let the person who asked for a spend approve it themselves; off, only the *_APPROVERS can (the terminal always asks its one operator)", set: boolean(func(c *Config) *bool { return &c.SelfApprove })},
 		{env: "NEO_DAEMON_POLL", flag: "daemon-poll", def: "1.5s", usage: "how often a delegated task's status and gates are polled", set: duration(func(c *Config) *time.Duration { return &c.DaemonPoll })},
+		{env: "NEO_DAEMON_MAX_WAIT", flag: "daemon-max-wait", def: "30m", usage: "longest a turn follows one delegated task (its approvals included); past it Neo says the task may still finish at the daemon", set: duration(func(c *Config) *time.Duration { return &c.DaemonWait })},
 		{env: "NEO_MAX_CONCURRENT_TURNS", flag: "max-concurrent-turns", def: "64", usage: "turns running at once across all threads (a turn waiting on an approval does not count)", set: count(func(c *Config) *int { return &c.MaxConcurrentTurns })},
 		{env: "NEO_MAX_TURNS_PER_USER", flag: "max-turns-per-user", def: "0", usage: "turns one person's messages run at once; 0 means a quarter of NEO_MAX_CONCURRENT_TURNS (at least 1)", set: count(func(c *Config) *int { return &c.MaxTurnsPerUser })},
 		{env: "NEO_DAILY_TOKEN_BUDGET", flag: "daily-token-budget", def: "0", usage: "most model tokens one workspace may use per UTC day; past it Neo declines politely until midnight UTC; 0 is no budget", set: count(func(c *Config) *int { return &c.DailyTokenBudget })},
@@ -481,6 +500,9 @@ func (c *Config) validate() error {
 	}
 	if c.StepBudget == 0 {
 		bad("NEO_STEP_BUDGET", "must be at least 1")
+	}
+	if c.CompactSoft >= c.CompactHard {
+		bad("NEO_COMPACT_SOFT", "%.2f must be below NEO_COMPACT_HARD (%.2f): the soft threshold compacts at a clean boundary before the hard one forces it", c.CompactSoft, c.CompactHard)
 	}
 	if c.DBPath == "" && c.DatabaseURL == "" {
 		bad("NEO_DB_PATH", "is empty; set a file path such as ./neobot.db")

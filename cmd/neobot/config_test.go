@@ -31,6 +31,9 @@ func TestLoadConfigPrecedence(t *testing.T) {
 	if c.StepBudget != 24 || c.MaxConcurrentTurns != 64 || c.SlackMode != "socket" {
 		t.Errorf("defaults = step %d, turns %d, mode %q; want 24, 64, socket", c.StepBudget, c.MaxConcurrentTurns, c.SlackMode)
 	}
+	if c.CompactSoft != 0.80 || c.CompactHard != 0.92 || c.ToolTimeout != time.Minute || c.DaemonWait != 30*time.Minute {
+		t.Errorf("defaults = soft %v, hard %v, tool timeout %v, daemon wait %v; want 0.80, 0.92, 1m, 30m (the seed's)", c.CompactSoft, c.CompactHard, c.ToolTimeout, c.DaemonWait)
+	}
 	if got := strings.Join(c.SlackApprovers, ","); got != "U1,U2" {
 		t.Errorf("SlackApprovers = %q, want U1,U2", got)
 	}
@@ -58,6 +61,12 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		{"daemon over plain http", map[string]string{"NEO_DAEMON_URL": "http://10.0.0.5:8080"}, nil, []string{"NEO_DAEMON_URL", "https", "loopback"}},
 		{"short admin token", map[string]string{"NEO_ADMIN_TOKEN": "admin-e2e-token"}, nil, []string{"NEO_ADMIN_TOKEN", "15 characters", "at least 32", "openssl rand -hex 32"}},
 		{"admin token one short", map[string]string{"NEO_ADMIN_TOKEN": strings.Repeat("a", 31)}, nil, []string{"NEO_ADMIN_TOKEN", "at least 32"}},
+		{"soft above hard", map[string]string{"NEO_COMPACT_SOFT": "0.95"}, nil, []string{"NEO_COMPACT_SOFT", "0.95 must be below NEO_COMPACT_HARD (0.92)"}},
+		{"soft equals hard", map[string]string{"NEO_COMPACT_SOFT": "0.7", "NEO_COMPACT_HARD": "0.7"}, nil, []string{"NEO_COMPACT_SOFT", "below NEO_COMPACT_HARD"}},
+		{"hard of the whole window", map[string]string{"NEO_COMPACT_HARD": "1"}, nil, []string{"NEO_COMPACT_HARD", "between 0 and 1"}},
+		{"soft as a percentage", nil, []string{"--compact-soft", "80%"}, []string{"--compact-soft", "between 0 and 1"}},
+		{"zero tool timeout", map[string]string{"NEO_TOOL_TIMEOUT": "0s"}, nil, []string{"NEO_TOOL_TIMEOUT", "positive duration"}},
+		{"negative daemon wait", nil, []string{"--daemon-max-wait", "-5m"}, []string{"--daemon-max-wait", "positive duration"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

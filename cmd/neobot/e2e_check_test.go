@@ -85,3 +85,55 @@ func TestStartRefusesWhatCannotWork(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckSaysWhichWindow: neobot check and start-up say which context
+// window the model gets and where the figure came from; a guess says to
+// set NEO_CONTEXT_WINDOW.
+func TestCheckSaysWhichWindow(t *testing.T) {
+	model := llmtest.New(t)
+	model.Handle(func(llmtest.Request) llmtest.Reply { return llmtest.Text("OK") })
+	tests := []struct {
+		name      string
+		env       map[string]string
+		wantCheck []string
+		wantLog   []string
+	}{
+		{"unknown local model", map[string]string{"NEO_MODEL": "llama3.1"},
+			[]string{"context window 128000 tokens, a guess: the model registry does not know llama3.1; set NEO_CONTEXT_WINDOW"},
+			[]string{`"window_source":"guess"`, `"context_window":128000`, `"fix":"set NEO_CONTEXT_WINDOW`}},
+		{"NEO_CONTEXT_WINDOW", map[string]string{"NEO_MODEL": "llama3.1", "NEO_CONTEXT_WINDOW": "16000"},
+			[]string{"context window 16000 tokens (from NEO_CONTEXT_WINDOW)"},
+			[]string{`"window_source":"configured"`, `"context_window":16000`}},
+		{"known model", map[string]string{"NEO_MODEL": "qwen3-32b"},
+			[]string{"context window 131072 tokens (from the model registry)"},
+			[]string{`"window_source":"registry"`, `"context_window":131072`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kv := map[string]string{"NEO_LLM_BASE_URL": model.BaseURL(), "NEO_MANIFEST": emptyManifest(t),
+				"NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"), "NEO_LOG_FORMAT": "json"}
+			maps.Copy(kv, tt.env)
+			out, stderr, err := run(t, kv, "", "check")
+			if err != nil {
+				t.Fatalf("check = %v\n%s", err, stderr)
+			}
+			for _, w := range tt.wantCheck {
+				if !strings.Contains(out, w) {
+					t.Errorf("check output lacks %q:\n%s", w, out)
+				}
+			}
+			if tt.name != "unknown local model" && strings.Contains(out, "a guess") {
+				t.Errorf("check calls a %s window a guess:\n%s", tt.name, out)
+			}
+			_, stderr, err = run(t, kv, "", "chat")
+			if err != nil {
+				t.Fatalf("chat = %v\n%s", err, stderr)
+			}
+			for _, w := range append(tt.wantLog, `"message":"context window in use"`) {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("start-up log lacks %s:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}

@@ -63,17 +63,16 @@ type Memory interface {
 
 // Defaults of the tunables in Options.
 const (
-	DefaultContextWindow         = 128_000
-	DefaultStepBudget            = 24
-	DefaultResultCap             = 16 << 10
-	DefaultStoredResultCap       = 256 << 10
-	DefaultMaxRetriesPerTool     = 3
-	DefaultMaxAdaptAttempts      = 2
-	DefaultNoProgressStall       = 3
-	DefaultRefaultEvery          = 6
-	DefaultMaxCompactionsPerTurn = 3
-	DefaultMaxCallsPerStep       = 8
-	DefaultMaxParallelCalls      = 4
+	DefaultContextWindow     = 128_000
+	DefaultStepBudget        = 24
+	DefaultResultCap         = 16 << 10
+	DefaultStoredResultCap   = 256 << 10
+	DefaultMaxRetriesPerTool = 3
+	DefaultMaxAdaptAttempts  = 2
+	DefaultNoProgressStall   = 3
+	DefaultRefaultEvery      = 6
+	DefaultMaxCallsPerStep   = 8
+	DefaultMaxParallelCalls  = 4
 )
 
 // ErrNoModel reports a Run on an agent built without a model (dry run only).
@@ -121,12 +120,16 @@ type Options struct {
 	// bytes (default 256 KiB), so one tool cannot fill the disk; the
 	// stored text says how much was not kept.
 	StoredResultCap int
-	// MaxRetriesPerTool, MaxAdaptAttempts, NoProgressStall, RefaultEvery
-	// and MaxCompactionsPerTurn tune the ladder (defaults 3, 2, 3, 6, 3).
-	MaxRetriesPerTool     int
-	MaxAdaptAttempts      int
-	NoProgressStall       int
-	RefaultEvery          int
+	// MaxRetriesPerTool, MaxAdaptAttempts, NoProgressStall and
+	// RefaultEvery tune the ladder (defaults 3, 2, 3, 6).
+	MaxRetriesPerTool int
+	MaxAdaptAttempts  int
+	NoProgressStall   int
+	RefaultEvery      int
+	// MaxCompactionsPerTurn, when positive, caps a turn's compactions.
+	// By default a turn compacts as often as it needs while each
+	// compaction frees room, and ends honestly when one frees (almost)
+	// nothing; StepBudget bounds it either way.
 	MaxCompactionsPerTurn int
 	// MaxCallsPerStep caps the tool calls run from one model reply
 	// (default 8); the rest are answered "not run" so the model asks
@@ -191,7 +194,6 @@ func New(opts Options) (*Agent, error) {
 	def(&opts.MaxAdaptAttempts, DefaultMaxAdaptAttempts)
 	def(&opts.NoProgressStall, DefaultNoProgressStall)
 	def(&opts.RefaultEvery, DefaultRefaultEvery)
-	def(&opts.MaxCompactionsPerTurn, DefaultMaxCompactionsPerTurn)
 	def(&opts.MaxCallsPerStep, DefaultMaxCallsPerStep)
 	def(&opts.MaxParallelCalls, DefaultMaxParallelCalls)
 	if opts.SoftPct <= 0 {

@@ -18,32 +18,81 @@ const (
 	summaryShare = 0.20
 )
 
-// maybeCompact compacts when the budget says so: at the soft threshold at
-// a turn boundary if one qualifies, at the hard threshold wherever a clean
-// cut exists.
-func (tr *turn) maybeCompact(ctx context.Context, force bool) error {
-	p := tr.a.budget.Check(tr.used())
-	if force {
-		p = compact.PressureHard
+// minFreedShare is the least share of the window a compaction must free
+// for the turn to go on compacting: less, and the next request would be
+// as full as this one.
+const minFreedShare = 1.0 / 32
+
+// Why a turn stops for want of room, as the log says it.
+const (
+	stopCap    = "compaction cap reached"
+	stopFreed  = "compaction freed too little"
+	stopNoCut  = "nothing left to compact"
+	stopReason = "stop"
+)
+
+// makeRoom compacts as often as the turn needs: at the soft threshold once
+// (at a clean boundary if one qualifies), at the hard threshold again and
+// again while each compaction frees room. It reports false when the next
+// request would still cross the hard threshold and compacting cannot help
+// (a compaction freed (almost) nothing, or MaxCompactionsPerTurn is
+// reached); the log says which.
+func (tr *turn) makeRoom(ctx context.Context) (bool, error) {
+	a := tr.a
+	for {
+		before := tr.used()
+		p := a.budget.Check(before)
+		if p == compact.PressureNone {
+			return true, nil
+		}
+		freed, done, err := tr.compact(ctx, p)
+		if err != nil {
+			return false, err
+		}
+		after := tr.used()
+		if a.budget.Check(after) != compact.PressureHard {
+			return true, nil
+		}
+		if p != compact.PressureHard {
+			continue // the soft cut's summary tipped it over: compact hard
+		}
+		stop := ""
+		switch {
+		case !done && a.opts.MaxCompactionsPerTurn > 0 && tr.compactions >= a.opts.MaxCompactionsPerTurn:
+			stop = stopCap
+		case !done:
+			stop = stopNoCut
+		case float64(freed) < minFreedShare*float64(a.opts.ContextWindow):
+			stop = stopFreed
+		}
+		if stop != "" {
+			a.log.Warn().Str("thread", tr.st.thread.Key()).Str(stopReason, stop).Int("freed", freed).
+				Int("used", after).Int("window", a.opts.ContextWindow).Int("compactions", tr.compactions).
+				Msg("agent: no room for the next request")
+			return false, nil
+		}
 	}
-	if p == compact.PressureNone {
-		return nil
-	}
-	return tr.compact(ctx, p)
 }
 
-// compactNow forces a compaction (the model-failure adapt rung).
-func (tr *turn) compactNow(ctx context.Context) error { return tr.maybeCompact(ctx, true) }
+// compactNow forces a hard compaction (the model-failure adapt rung).
+func (tr *turn) compactNow(ctx context.Context) error {
+	_, _, err := tr.compact(ctx, compact.PressureHard)
+	return err
+}
 
 // compact swaps older live history for a consolidated summary. The cut is
 // clean (never between a tool call and its result); when the summarizer
 // fails the cut moves to the last user message (safeTail) and the summary
-// keeps the artifacts verbatim. Compactions per turn are capped.
-func (tr *turn) compact(ctx context.Context, p compact.Pressure) error {
+// keeps the artifacts verbatim. It returns the tokens the compaction freed
+// of the next request (negative when the summary outweighs what it
+// replaced) and whether it compacted at all: not when no clean cut exists
+// or MaxCompactionsPerTurn, if set, is reached.
+func (tr *turn) compact(ctx context.Context, p compact.Pressure) (freed int, done bool, err error) {
 	a, st := tr.a, tr.st
-	if tr.compactions >= a.opts.MaxCompactionsPerTurn {
-		return nil
+	if a.opts.MaxCompactionsPerTurn > 0 && tr.compactions >= a.opts.MaxCompactionsPerTurn {
+		return 0, false, nil
 	}
+	before := tr.used()
 	msgs := make([]llm.Message, len(st.items))
 	counts := make([]int, len(st.items))
 	for i, it := range st.items {
@@ -66,44 +115,45 @@ func (tr *turn) compact(ctx context.Context, p compact.Pressure) error {
 		split = compact.SafeTail(msgs)
 	}
 	if split == 0 {
-		return nil
+		return 0, false, nil
 	}
 	tr.status(ctx, "Compacting the conversation…")
 	res, err := a.compactor.Summarize(ctx, st.summary.Text, msgs[:split])
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return 0, false, ctx.Err()
 		}
 		a.log.Warn().Err(err).Str("thread", st.thread.Key()).Msg("agent: summarizer failed; keeping the safe tail")
 		split = compact.SafeTail(msgs)
 		if split == 0 {
-			return nil
+			return 0, false, nil
 		}
 		res = a.compactor.Fallback(st.summary.Text, msgs[:split])
 	}
 	sum := core.Summary{Text: res.Text, UpTo: st.items[split-1].seq, At: a.opts.Now()}
 	if err := a.opts.Transcript.Compact(ctx, st.thread, sum); err != nil {
-		return fmt.Errorf("agent: compact %s: %w", st.thread, err)
+		return 0, false, fmt.Errorf("agent: compact %s: %w", st.thread, err)
 	}
 	tr.compactions++
 	a.observe(EventCompaction, p.String())
-	a.log.Info().Str("thread", st.thread.Key()).Int("entries", split).Str("pressure", p.String()).
-		Int("restored", len(res.Dropped)).Msg("agent: compacted")
 	st.setSummary(sum)
 	st.items = append([]item(nil), st.items[split:]...)
 	st.usage, st.usageAt = 0, 0
+	freed = before - tr.used()
+	a.log.Info().Str("thread", st.thread.Key()).Int("entries", split).Str("pressure", p.String()).
+		Int("restored", len(res.Dropped)).Int("freed", freed).Int("compactions", tr.compactions).Msg("agent: compacted")
 	if tr.start < split {
 		// The turn's own message went into the summary: leave an anchor so
 		// a resumed Run still finds this turn.
 		in := tr.t.Inbound
 		if err := a.appendRecords(ctx, st, record{EventID: in.EventID, User: in.User, Anchor: true}); err != nil {
-			return err
+			return 0, false, err
 		}
 		tr.start = len(st.items) - 1
 	} else {
 		tr.start -= split
 	}
-	return nil
+	return freed, true, nil
 }
 
 // keep is how much live history a compaction leaves: a share of the

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/neobot/neobot/core"
-	"github.com/neobot/neobot/core/compact"
 	"github.com/neobot/neobot/core/llm"
 )
 
@@ -164,12 +163,11 @@ func (tr *turn) loop(ctx context.Context) error {
 		if tr.steps > 0 && tr.steps%a.opts.RefaultEvery == 0 {
 			tr.recall = a.fault(ctx, tr.t.Inbound, tr.narration())
 		}
-		if err := tr.maybeCompact(ctx, false); err != nil {
+		if ok, err := tr.makeRoom(ctx); err != nil {
 			return err
-		}
-		if tr.a.budget.Check(tr.used()) == compact.PressureHard && tr.compactions >= a.opts.MaxCompactionsPerTurn {
-			// Compacting again is not allowed this turn, and a request over
-			// the window would only be refused: stop honestly instead.
+		} else if !ok {
+			// A request over the window would only be refused: stop
+			// honestly instead.
 			return tr.partial(ctx, "this conversation grew too large for the model's window even after compacting it")
 		}
 		res, err := tr.callModel(ctx)
@@ -284,9 +282,11 @@ func (tr *turn) used() int {
 // count it would double the per-step cost), and the tool schemas.
 func (tr *turn) overhead() int { return len(knowledge)/3 + 600 + tr.toolsTokens }
 
-// narration is the query for a refault: the latest thing Neo said.
+// narration is the latest thing Neo said in this turn: the query for a
+// refault, and the progress an honest partial quotes. Earlier turns'
+// answers are never it: a partial would quote them as this turn's own.
 func (tr *turn) narration() string {
-	for i := len(tr.st.items) - 1; i >= 0; i-- {
+	for i := len(tr.st.items) - 1; i >= max(tr.start, 0); i-- {
 		if m := tr.st.items[i].msg; m.Role == llm.RoleAssistant && strings.TrimSpace(m.Content) != "" {
 			return m.Content
 		}

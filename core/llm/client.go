@@ -69,10 +69,21 @@ func (c *Client) Endpoint() string { return c.set.endpoint }
 // ContextWindow returns the model's context window in tokens:
 // Config.ContextWindow when set, else the registry's figure.
 func (c *Client) ContextWindow() int {
+	n, _ := c.ContextWindowSource()
+	return n
+}
+
+// ContextWindowSource returns the model's context window in tokens and
+// where the figure came from: Config.ContextWindow, the registry, or a
+// guess for a model the registry does not know.
+func (c *Client) ContextWindowSource() (int, WindowSource) {
 	if c.cfg.ContextWindow > 0 {
-		return c.cfg.ContextWindow
+		return c.cfg.ContextWindow, WindowConfigured
 	}
-	return ContextWindow(c.cfg.Model)
+	if n, ok := LookupContextWindow(c.cfg.Model); ok {
+		return n, WindowRegistry
+	}
+	return DefaultContextWindow, WindowGuessed
 }
 
 // Chat sends the conversation and returns the model's single assistant turn.

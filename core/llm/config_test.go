@@ -166,3 +166,26 @@ func TestContextWindow(t *testing.T) {
 		}
 	}
 }
+
+func TestContextWindowSource(t *testing.T) {
+	tests := []struct {
+		model      string
+		configured int
+		want       int
+		wantSource llm.WindowSource
+	}{
+		{"gpt-4o", 0, 128_000, llm.WindowRegistry},
+		{"llama3.1", 0, llm.DefaultContextWindow, llm.WindowGuessed},
+		{"mystery-model", 16_000, 16_000, llm.WindowConfigured},
+		{"gpt-4o", 16_000, 16_000, llm.WindowConfigured},
+	}
+	for _, tt := range tests {
+		c, err := llm.New(llm.Config{Model: tt.model, Provider: "openai-compatible", BaseURL: "http://127.0.0.1:1/v1", ContextWindow: tt.configured})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, src := c.ContextWindowSource(); got != tt.want || src != tt.wantSource {
+			t.Errorf("%s (configured %d): ContextWindowSource() = %d, %s; want %d, %s", tt.model, tt.configured, got, src, tt.want, tt.wantSource)
+		}
+	}
+}

@@ -49,10 +49,43 @@ func knownWindows() []window {
 	}
 }
 
+// WindowSource says where a context window figure came from.
+type WindowSource int
+
+// Where a context window comes from.
+const (
+	// WindowGuessed: the registry does not know the model, so
+	// DefaultContextWindow is assumed. It may be far larger than the
+	// window the model is served with (a local model often has 4k-32k).
+	WindowGuessed WindowSource = iota
+	// WindowRegistry: the registry's figure for the model.
+	WindowRegistry
+	// WindowConfigured: Config.ContextWindow, set by the operator.
+	WindowConfigured
+)
+
+// String names the source, for logs.
+func (s WindowSource) String() string {
+	switch s {
+	case WindowRegistry:
+		return "registry"
+	case WindowConfigured:
+		return "configured"
+	}
+	return "guess"
+}
+
 // ContextWindow returns the context window in tokens of a known model, or
 // DefaultContextWindow. Client.ContextWindow applies Config.ContextWindow
 // on top.
 func ContextWindow(model string) int {
+	n, _ := LookupContextWindow(model)
+	return n
+}
+
+// LookupContextWindow returns the context window in tokens of a model the
+// registry knows and true, or DefaultContextWindow and false.
+func LookupContextWindow(model string) (int, bool) {
 	m := strings.ToLower(strings.TrimSpace(model))
 	if i := strings.LastIndexByte(m, '/'); i >= 0 {
 		m = m[i+1:]
@@ -63,5 +96,5 @@ func ContextWindow(model string) int {
 			best, tokens = len(w.prefix), w.tokens
 		}
 	}
-	return tokens
+	return tokens, best > 0
 }

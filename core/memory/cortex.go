@@ -40,9 +40,13 @@ type Model interface {
 type Options struct {
 	// Store keeps the records. Required.
 	Store Store
-	// Model extracts facts after each turn. Nil: write-back keeps only
-	// turn excerpts and procedures.
+	// Model (the cheap model) extracts facts after each turn. Nil: Main
+	// does; both nil: write-back keeps only turn excerpts and procedures.
 	Model Model
+	// Main is the main model, asked in Model's place when Model fails (an
+	// error, or an answer that is not the JSON asked for). Nil: no
+	// fallback.
+	Main Model
 	// MaxMemories, MaxPatterns and MaxTurns cap what one page fault
 	// returns (defaults 5, 3, 3).
 	MaxMemories, MaxPatterns, MaxTurns int
@@ -72,7 +76,7 @@ type Options struct {
 // Cortex is Neo's memory. It is safe for concurrent use.
 type Cortex struct {
 	store   Store
-	model   Model
+	models  []Model // asked in order until one answers: cheap, then main
 	opts    Options
 	now     func() time.Time
 	log     zerolog.Logger
@@ -184,7 +188,12 @@ func New(ctx context.Context, opts Options) (*Cortex, error) {
 	if opts.MaxWorkspaceTurns <= 0 {
 		opts.MaxWorkspaceTurns = 20000
 	}
-	c := &Cortex{store: opts.Store, model: opts.Model, opts: opts, now: opts.Now, log: opts.Logger}
+	c := &Cortex{store: opts.Store, opts: opts, now: opts.Now, log: opts.Logger}
+	for _, m := range []Model{opts.Model, opts.Main} {
+		if m != nil {
+			c.models = append(c.models, m)
+		}
+	}
 	var err error
 	if c.ix, c.turns, err = load(ctx, opts.Store); err != nil {
 		return nil, fmt.Errorf("memory: load records: %w", err)

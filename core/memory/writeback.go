@@ -116,10 +116,10 @@ func (c *Cortex) QuickWriteBack(in core.Inbound) bool {
 	return later && !c.asksModel(in)
 }
 
-// asksModel reports whether WriteBack for in asks the cheap model for
-// facts: there is one, and in has words enough to state a fact.
+// asksModel reports whether WriteBack for in asks a model for facts:
+// there is one, and in has words enough to state a fact.
 func (c *Cortex) asksModel(in core.Inbound) bool {
-	return c.model != nil && mayStateFacts(in.Text)
+	return len(c.models) > 0 && mayStateFacts(in.Text)
 }
 
 // minFactWords is the fewest words, stopwords aside, a message needs before
@@ -243,10 +243,31 @@ func (c *Cortex) extract(ctx context.Context, in core.Inbound, turn []llm.Messag
 	return put, del, nil
 }
 
-// ask sends one prompt to the model and decodes the JSON object in its
-// answer into v.
+// ask sends one prompt to the cheap model and decodes the JSON object in
+// its answer into v. When the cheap model fails or answers without the
+// JSON asked for, the main model is asked instead (as compaction does).
 func (c *Cortex) ask(ctx context.Context, system, user string, v any) error {
-	res, err := c.model.Chat(ctx, llm.ChatRequest{Messages: []llm.Message{
+	var errs []error
+	for i, m := range c.models {
+		err := askOne(ctx, m, system, user, v)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		errs = append(errs, err)
+		if i+1 < len(c.models) {
+			c.log.Warn().Err(err).Msg("memory: cheap model failed, writing back with the main model")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// askOne sends one prompt to m and decodes the JSON object in its answer
+// into v.
+func askOne(ctx context.Context, m Model, system, user string, v any) error {
+	res, err := m.Chat(ctx, llm.ChatRequest{Messages: []llm.Message{
 		llm.SystemMessage(system), llm.UserMessage(user),
 	}})
 	if err != nil {

@@ -576,3 +576,47 @@ func TestPrivatePlaceNeverRevisesAWiderRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteBackFallsBackToMainModel: when the cheap model fails, the main
+// model extracts the turn's facts instead, as compaction does.
+func TestWriteBackFallsBackToMainModel(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cheap *llmtest.Reply // nil: no cheap model configured
+	}{
+		{"cheap model down", &llmtest.Reply{Status: 500, Body: `{"error":{"message":"down","type":"server_error"}}`}},
+		{"cheap model answers prose", ptr(llmtest.Text("I cannot answer in JSON today."))},
+		{"no cheap model", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			main, mainSrv := cheapModel(t)
+			opts := memory.Options{Main: main}
+			var cheapSrv *llmtest.Server
+			if tc.cheap != nil {
+				var cheap *llm.Client
+				cheap, cheapSrv = cheapModel(t)
+				cheapSrv.Handle(func(llmtest.Request) llmtest.Reply { return *tc.cheap })
+				opts.Model = cheap
+			}
+			c := newCortex(t, opts)
+			mainSrv.Enqueue(factsReply(t, fact("The staging cluster is kube-stg-2", "fact", "shared", "kube-stg-2")))
+			in := inbound("TA", "general", "alice", false, "Staging is kube-stg-2 now.")
+			if err := c.WriteBack(ctx, in, answered); err != nil {
+				t.Fatalf("WriteBack = %v, want the main model's facts written", err)
+			}
+			rec, _ := c.Fault(ctx, in, "which cluster is staging")
+			if len(rec.Memories) != 1 || !strings.Contains(rec.Memories[0], "kube-stg-2") {
+				t.Errorf("Fault after write-back = %+v, want the fact the main model extracted", rec)
+			}
+			if n := len(mainSrv.Requests()); n != 1 {
+				t.Errorf("main model calls = %d, want 1", n)
+			}
+			if cheapSrv != nil && len(cheapSrv.Requests()) == 0 {
+				t.Error("the cheap model was never asked; it goes first")
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
