@@ -52,7 +52,9 @@ type Config struct {
 
 	// Temperature is the sampling temperature; zero leaves it to the provider.
 	Temperature float64
-	// MaxTokens caps the completion; zero leaves it to the provider.
+	// MaxTokens caps the completion; zero leaves it to the provider. It is
+	// sent as max_tokens, or as max_completion_tokens to the models that
+	// take only that (TokenLimitParam).
 	MaxTokens int
 	// Seed asks for reproducible sampling; zero sends none.
 	Seed int64
@@ -87,6 +89,8 @@ type settings struct {
 	gateway  bool
 	echo     bool
 	model    string // as sent on the wire
+	// completionCap sends Config.MaxTokens as max_completion_tokens.
+	completionCap bool
 }
 
 // resolve validates cfg and works out the provider, endpoint and key.
@@ -150,6 +154,7 @@ func resolve(cfg Config) (settings, error) {
 	}
 	s.provider = p
 	s.model = wireModel(p.name, strings.TrimSpace(cfg.Model))
+	s.completionCap = TokenLimitParam(cfg.Model) == ParamMaxCompletionTokens
 
 	switch {
 	case gateway != "":

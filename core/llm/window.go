@@ -53,10 +53,7 @@ func knownWindows() []window {
 // DefaultContextWindow. Client.ContextWindow applies Config.ContextWindow
 // on top.
 func ContextWindow(model string) int {
-	m := strings.ToLower(strings.TrimSpace(model))
-	if i := strings.LastIndexByte(m, '/'); i >= 0 {
-		m = m[i+1:]
-	}
+	m := normalizeModel(model)
 	best, tokens := 0, DefaultContextWindow
 	for _, w := range knownWindows() {
 		if len(w.prefix) > best && strings.HasPrefix(m, w.prefix) {
