@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core/llm/llmtest"
+	"github.com/neobot/neobot/store"
 )
 
 // wordModel answers "remember the word W" with "Noted W." and "which
@@ -91,6 +94,11 @@ func TestStoreBackupUnderLoad(t *testing.T) {
 		t.Errorf("store backup prints the admin token:\n%s%s", out, stderr)
 	}
 
+	uploaded := runBackupScript(t, w.env)
+	if c, err := store.Verify(t.Context(), uploaded, time.Second); err != nil || c.Keys["threads"] == 0 {
+		t.Errorf("the scheduled backup uploaded %s: %+v, %v; want a checked database", uploaded, c, err)
+	}
+
 	if _, stderr, err := run(t, w.env, "", "store", "restore", backup); err == nil || !strings.Contains(stderr, "held by a running neobot") || !strings.Contains(stderr, "stop it first") {
 		t.Errorf("store restore over the running bot's file = %v, %q; want it refused", err, stderr)
 	}
@@ -117,4 +125,32 @@ func TestStoreBackupUnderLoad(t *testing.T) {
 	if err != nil || !strings.Contains(out, "directly, no bot running") {
 		t.Errorf("store backup with no bot = %v\n%s\n%s", err, out, stderr)
 	}
+}
+
+// runBackupScript runs deploy/backup/backup.sh, the scheduled backup
+// Machine's job, against the running bot's admin API, with an rclone that
+// uploads into a directory, and returns the uploaded file.
+func runBackupScript(t *testing.T, bot map[string]string) string {
+	t.Helper()
+	bin, bucket := t.TempDir(), t.TempDir()
+	if err := os.Symlink(binary, filepath.Join(bin, "neobot")); err != nil {
+		t.Fatal(err)
+	}
+	rclone := "#!/bin/sh\n[ \"$1\" = copyto ] || exit 2\necho \"$3\" > \"$FAKE_BUCKET/dest\"\ncp \"$2\" \"$FAKE_BUCKET/uploaded.db\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "rclone"), []byte(rclone), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", filepath.Join(repoRoot(t), "deploy", "backup", "backup.sh"))
+	cmd.Env = []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "FAKE_BUCKET=" + bucket,
+		"NEO_ADMIN_URL=http://" + bot["NEO_HEALTH_ADDR"], "NEO_ADMIN_TOKEN=" + bot["NEO_ADMIN_TOKEN"],
+		"BUCKET_NAME=neobot-backups", "AWS_ENDPOINT_URL_S3=https://fly.storage.tigris.dev"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("backup.sh = %v\n%s", err, out)
+	}
+	dest, _ := os.ReadFile(filepath.Join(bucket, "dest"))
+	if !strings.HasPrefix(string(dest), ":s3:neobot-backups/neobot/neobot-") || !strings.Contains(string(out), "uploaded neobot-") {
+		t.Errorf("backup.sh uploaded to %q:\n%s", dest, out)
+	}
+	return filepath.Join(bucket, "uploaded.db")
 }

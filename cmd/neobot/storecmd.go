@@ -101,8 +101,8 @@ func (m *Main) storeBackup(ctx context.Context, args []string) error {
 	if same(target, cfg.DBPath) {
 		return fmt.Errorf("store backup: %s is NEO_DB_PATH itself; write the backup to another file", target)
 	}
-	if _, err := os.Stat(cfg.DBPath); err != nil {
-		return fmt.Errorf("store backup: NEO_DB_PATH=%s: %w", cfg.DBPath, err)
+	if _, err := os.Stat(cfg.DBPath); err != nil && cfg.AdminURL == "" {
+		return fmt.Errorf("store backup: NEO_DB_PATH=%s: %w (to back up a bot on another machine, set NEO_ADMIN_URL and NEO_ADMIN_TOKEN)", cfg.DBPath, err)
 	}
 	tmp := target + ".partial"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
@@ -137,15 +137,19 @@ func (m *Main) storeBackup(ctx context.Context, args []string) error {
 
 // backupInto writes the backup to w: from the file when no bot holds it,
 // else from the running bot. It says which.
+// A bot on another machine (no file here, NEO_ADMIN_URL set) is asked
+// through its admin API too.
 func (m *Main) backupInto(ctx context.Context, cfg *Config, w io.Writer) (string, int64, error) {
-	db, err := store.Open(cfg.DBPath, store.Options{LockTimeout: storeLockWait})
-	if err == nil {
-		defer db.Close()
-		n, err := db.Backup(ctx, func(int64) (io.Writer, error) { return w, nil })
-		return "directly, no bot running", n, err
-	}
-	if !errors.Is(err, store.ErrLocked) {
-		return "", 0, err
+	if _, err := os.Stat(cfg.DBPath); err == nil {
+		db, err := store.Open(cfg.DBPath, store.Options{LockTimeout: storeLockWait})
+		if err == nil {
+			defer db.Close()
+			n, err := db.Backup(ctx, func(int64) (io.Writer, error) { return w, nil })
+			return "directly, no bot running", n, err
+		}
+		if !errors.Is(err, store.ErrLocked) {
+			return "", 0, err
+		}
 	}
 	r, err := remoteAdmin(cfg, 0)
 	if err != nil {
