@@ -63,6 +63,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	if err := cfg.spendAuthority(cfg.DaemonURL != "" || a.surface.HasSpendTools()); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
+	m.tel.watchReady(o.isReady)
 	o.setMetrics(m.tel.handler())
 	if cfg.AdminToken != "" {
 		mux := http.NewServeMux()

@@ -106,6 +106,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		return nil, err
 	}
 	m.runMeter(ctx, a.meter) // stops, with a last flush, before the database closes
+	m.tel.watchBudget(int64(cfg.DailyTokenBudget), a.meter.MostSpent)
 	if main != nil {
 		main.(*meteredModel).record = a.meter.Record
 	}
