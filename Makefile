@@ -8,6 +8,10 @@ test:
 	scripts/test-deps.sh
 	go mod tidy -diff
 	go test -race ./...
+	@# The alerting rules and the dashboard's queries, through Prometheus's
+	@# own parsers (promtool check rules' rulefmt.ParseFile), in a module of
+	@# their own so Prometheus stays out of neobot's go.mod.
+	cd deploy/prometheus/rulecheck && go mod tidy -diff && go test -count=1 ./...
 
 run:
 	go run ./cmd/neobot

@@ -432,3 +432,47 @@ func TestGateTokens(t *testing.T) {
 		seen[g.Token] = true
 	}
 }
+
+// TestGatesReRaisedAfterExpiry: the same request raised again after its
+// gate expired (closed as expired, or past its expiry unclosed) opens a
+// fresh gate with a new token and a new expiry; a click on the old
+// buttons changes nothing, a click on the new ones decides.
+func TestGatesReRaisedAfterExpiry(t *testing.T) {
+	tests := []struct {
+		name  string
+		close bool // the earlier gate was closed as expired, not just left past its time
+	}{
+		{"closed as expired", true},
+		{"past its expiry", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := t.Context()
+			gates, _, clk := newGates(t)
+			old, _, err := gates.Open(ctx, gateReq("n1"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(31 * time.Minute)
+			if tt.close {
+				if _, err := gates.Close(ctx, old.Token, core.GateExpired); err != nil {
+					t.Fatal(err)
+				}
+			}
+			g, fresh, err := gates.Open(ctx, gateReq("n1"), nil)
+			if err != nil || !fresh || g.Token == old.Token || g.State != core.GatePending || !g.Expires.Equal(clk.Now().Add(30*time.Minute)) {
+				t.Fatalf("Open again = %+v, fresh %v, %v; want a fresh pending gate, new token, expiring 30m from now", g, fresh, err)
+			}
+			if _, err := gates.Decide(ctx, old.Token, "U1", nil, "approve"); err == nil {
+				t.Errorf("a click on the expired gate's button = nil, want it refused")
+			}
+			d, err := gates.Decide(ctx, g.Token, "U1", nil, "approve")
+			if err != nil || d.State != core.GateApproved {
+				t.Errorf("a click on the re-raised gate = %s, %v; want approved", d.State, err)
+			}
+			if again, fresh, err := gates.Open(ctx, gateReq("n1"), nil); err != nil || fresh || again.Token != g.Token {
+				t.Errorf("Open after the decision = %s, fresh %v, %v; want the decided gate back", again.Token, fresh, err)
+			}
+		})
+	}
+}

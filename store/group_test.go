@@ -363,3 +363,43 @@ func TestGroupHeldWriteOutlivesAnEarlierTimer(t *testing.T) {
 		t.Error("flush left the held write uncommitted")
 	}
 }
+
+// TestGroupLoneWriteCommitsAtOnce: a durable write with no company, or
+// with only a held write queued that is not ripe, commits at once: it
+// never waits the lazy delay (an hour here) for others to join it.
+func TestGroupLoneWriteCommitsAtOnce(t *testing.T) {
+	tests := []struct {
+		name  string
+		queue func(g *group)
+	}{
+		{"alone", func(*group) {}},
+		{"beside a held write", func(g *group) {
+			g.hold(func(tx *bolt.Tx) error { return tx.Bucket([]byte("b")).Put([]byte("held"), []byte("v")) })
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, b := openGroup(t, 8)
+			g.lazyDelay = time.Hour
+			tt.queue(g)
+			done := make(chan error, 1)
+			go func() {
+				done <- g.write(func(tx *bolt.Tx) error { return tx.Bucket([]byte("b")).Put([]byte("lone"), []byte("v")) })
+			}()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("write = %v", err)
+				}
+			case <-time.After(30 * time.Second): // a guard against a hang, far below the hour
+				t.Fatal("a lone write waited for company instead of committing")
+			}
+			_ = b.View(func(tx *bolt.Tx) error {
+				if tx.Bucket([]byte("b")).Get([]byte("lone")) == nil {
+					t.Error("the lone write is not stored")
+				}
+				return nil
+			})
+		})
+	}
+}

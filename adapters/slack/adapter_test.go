@@ -637,3 +637,33 @@ func TestRetryAckedAfterTheFirstDelivery(t *testing.T) {
 		t.Errorf("second message through = %q, want the slow one, once", in.Text)
 	}
 }
+
+// TestStatusFallbackRemembered: once setStatus has failed in a thread,
+// that thread's later status lines, in this turn and the next ones, go to
+// a status message without asking Slack again, and each answer replaces
+// its turn's status message.
+func TestStatusFallbackRemembered(t *testing.T) {
+	e := start(t, nil)
+	e.slack.DisableAssistant()
+	e.hub.OnTurn(func(ctx context.Context, in core.Inbound) {
+		r := e.a.Reporter(in.Thread)
+		for _, s := range []string{"Thinking…", "Reading files…"} {
+			_ = r.Status(ctx, s)
+		}
+		_ = r.Say(ctx, "echo: "+in.Text)
+	})
+	d := e.slack.DM(slacktest.Msg{User: "UALICE", Text: "hi"})
+	e.botReply("D0DM", d.TS, "echo: hi")
+	e.slack.DM(slacktest.Msg{User: "UALICE", Text: "again", ThreadTS: d.TS})
+	e.botReply("D0DM", d.TS, "echo: again")
+	if n := len(e.slack.Calls("assistant.threads.setStatus")); n != 1 {
+		t.Errorf("setStatus calls = %d, want one try for the thread", n)
+	}
+	var got []string
+	for _, m := range e.botMessages("D0DM", d.TS) {
+		got = append(got, m.Rendered())
+	}
+	if !slices.Equal(got, []string{"echo: hi", "echo: again"}) {
+		t.Errorf("thread = %q, want each status message turned into its answer", got)
+	}
+}

@@ -140,19 +140,25 @@ func (m *Main) openAdmin(ctx context.Context, cfg *Config) (admin, error) {
 	if !errors.Is(err, store.ErrLocked) {
 		return nil, err
 	}
+	return remoteAdmin(cfg, 30*time.Second)
+}
+
+// remoteAdmin is the running bot's admin API, for a command that found
+// the database held; timeout bounds each call (0: none, for a stream).
+func remoteAdmin(cfg *Config, timeout time.Duration) (remote, error) {
 	if cfg.AdminToken == "" {
-		return nil, fmt.Errorf("NEO_DB_PATH=%s is held by a running neobot; set NEO_ADMIN_TOKEN, the same for the bot and this command, "+
+		return remote{}, fmt.Errorf("NEO_DB_PATH=%s is held by a running neobot; set NEO_ADMIN_TOKEN, the same for the bot and this command, "+
 			"to go through the bot's admin API (or stop the bot)", cfg.DBPath)
 	}
 	base := cfg.AdminURL
 	if base == "" {
 		_, port, err := net.SplitHostPort(cfg.HealthAddr)
 		if err != nil || port == "" {
-			return nil, fmt.Errorf("NEO_DB_PATH=%s is held by a running neobot, and NEO_ADMIN_URL is unset with no port in NEO_HEALTH_ADDR (%q) to reach it on", cfg.DBPath, cfg.HealthAddr)
+			return remote{}, fmt.Errorf("NEO_DB_PATH=%s is held by a running neobot, and NEO_ADMIN_URL is unset with no port in NEO_HEALTH_ADDR (%q) to reach it on", cfg.DBPath, cfg.HealthAddr)
 		}
 		base = "http://127.0.0.1:" + port
 	}
-	return remote{base: strings.TrimRight(base, "/") + "/admin/v1", token: cfg.AdminToken.Reveal(), http: &http.Client{Timeout: 30 * time.Second}}, nil
+	return remote{base: strings.TrimRight(base, "/") + "/admin/v1", token: cfg.AdminToken.Reveal(), http: &http.Client{Timeout: timeout}}, nil
 }
 
 // remote is admin through a running bot's API.
@@ -243,9 +249,18 @@ func (r remote) call(ctx context.Context, method, path string, q url.Values, bod
 	return json.Unmarshal(data, out)
 }
 
+// backupper is a store that can copy itself while in use (the bbolt
+// file; PostgreSQL has pg_dump).
+type backupper interface {
+	Backup(ctx context.Context, start func(size int64) (io.Writer, error)) (int64, error)
+}
+
 // adminAPI serves admin over HTTP at /admin/v1/ for holders of the token.
 type adminAPI struct {
-	src          admin
+	src admin
+	// backup copies the database as it is now (GET /admin/v1/backup); nil
+	// when the store cannot (PostgreSQL).
+	backup       func(ctx context.Context, start func(size int64) (io.Writer, error)) (int64, error)
 	token        string
 	allowRemote  bool
 	maxBodyBytes int64
@@ -289,6 +304,74 @@ func (a adminAPI) register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /admin/v1/thread", a.serve(func(r *http.Request) (any, error) {
 		return a.src.Transcript(r.Context(), r.URL.Query().Get("key"))
 	}))
+	mux.HandleFunc("GET /admin/v1/backup", a.serveBackup)
+}
+
+// serveBackup streams a consistent copy of the bbolt file, taken in one
+// read transaction while the bot goes on writing; Content-Length is the
+// copy's size, so a cut stream is told from a whole one.
+func (a adminAPI) serveBackup(w http.ResponseWriter, r *http.Request) {
+	if !a.allowed(w, r) {
+		return
+	}
+	if a.backup == nil {
+		http.Error(w, "this bot keeps its data in PostgreSQL: back it up with pg_dump or the provider's backups", http.StatusNotImplemented)
+		return
+	}
+	started := false
+	_, err := a.backup(r.Context(), func(size int64) (io.Writer, error) {
+		started = true
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+		w.WriteHeader(http.StatusOK)
+		return w, nil
+	})
+	if err != nil && !started {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	} // a failure mid-stream shows as a short body
+}
+
+// allowed checks the caller's address and token, answering a refusal
+// itself.
+func (a adminAPI) allowed(w http.ResponseWriter, r *http.Request) bool {
+	if !a.allowRemote && !loopbackPeer(r.RemoteAddr) {
+		http.Error(w, "the admin API answers only on loopback (set NEO_ADMIN_REMOTE=true to allow other machines)", http.StatusForbidden)
+		return false
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(a.token)) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="neobot admin"`)
+		http.Error(w, "send Authorization: Bearer $NEO_ADMIN_TOKEN", http.StatusUnauthorized)
+		return false
+	}
+	return true
+}
+
+// Backup streams the running bot's backup into w and checks it arrived
+// whole.
+func (r remote) Backup(ctx context.Context, w io.Writer) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.base+"/backup", nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	resp, err := r.http.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("reach the running bot's admin API at %s (is NEO_ADMIN_URL right?): %w", r.base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		return 0, fmt.Errorf("admin API /backup: %s: %s", resp.Status, strings.TrimSpace(string(data)))
+	}
+	n, err := io.Copy(w, resp.Body)
+	if err != nil {
+		return n, fmt.Errorf("admin API /backup: the copy broke off after %d bytes: %w", n, err)
+	}
+	if resp.ContentLength >= 0 && n != resp.ContentLength {
+		return n, fmt.Errorf("admin API /backup: got %d of %d bytes", n, resp.ContentLength)
+	}
+	return n, nil
 }
 
 type badRequest struct{ error }
@@ -301,14 +384,7 @@ func filterOf(r *http.Request) memory.Filter {
 // serve checks the caller, runs h and writes its answer as JSON.
 func (a adminAPI) serve(h func(*http.Request) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !a.allowRemote && !loopbackPeer(r.RemoteAddr) {
-			http.Error(w, "the admin API answers only on loopback (set NEO_ADMIN_REMOTE=true to allow other machines)", http.StatusForbidden)
-			return
-		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(a.token)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="neobot admin"`)
-			http.Error(w, "send Authorization: Bearer $NEO_ADMIN_TOKEN", http.StatusUnauthorized)
+		if !a.allowed(w, r) {
 			return
 		}
 		v, err := h(r)

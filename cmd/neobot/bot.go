@@ -65,10 +65,15 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	if err := cfg.spendAuthority(cfg.DaemonURL != "" || a.surface.HasSpendTools()); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
+	m.tel.watchReady(o.isReady)
 	o.setMetrics(m.tel.handler())
 	if cfg.AdminToken != "" {
 		mux := http.NewServeMux()
-		adminAPI{src: local{db: a.db, cortex: a.cortex}, token: cfg.AdminToken.Reveal(), allowRemote: cfg.AdminRemote, maxBodyBytes: 1 << 20}.register(mux)
+		api := adminAPI{src: local{db: a.db, cortex: a.cortex}, token: cfg.AdminToken.Reveal(), allowRemote: cfg.AdminRemote, maxBodyBytes: 1 << 20}
+		if b, ok := a.db.(backupper); ok {
+			api.backup = b.Backup
+		}
+		api.register(mux)
 		o.setAdmin(mux)
 	}
 	m.sweep(ctx, a)

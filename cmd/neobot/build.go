@@ -71,14 +71,14 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		if err := cfg.requireModel(); err != nil {
 			return nil, err
 		}
-		client, err := m.newLLM(cfg, cfg.Model, actor, log)
+		client, err := m.newLLM(cfg, cfg.mainEndpoint(), actor, log)
 		if err != nil {
 			return nil, err
 		}
 		main, window = &meteredModel{Client: client, t: m.tel}, client.ContextWindow()
 		logWindow(log, client)
 		if cfg.CheapModel != "" {
-			c, err := m.newLLM(cfg, cfg.CheapModel, actor, log)
+			c, err := m.newLLM(cfg, cfg.cheapEndpoint(), actor, log)
 			if err != nil {
 				return nil, fmt.Errorf("NEO_CHEAP_MODEL: %w", err)
 			}
@@ -107,6 +107,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		return nil, err
 	}
 	m.runMeter(ctx, a.meter) // stops, with a last flush, before the database closes
+	m.tel.watchBudget(int64(cfg.DailyTokenBudget), a.meter.MostSpent)
 	if main != nil {
 		main.(*meteredModel).record = a.meter.Record
 	}
@@ -218,21 +219,24 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	return a, nil
 }
 
-// newLLM builds a model client; API keys come from the process environment
-// (FIREWORKS_API_KEY and friends) unless NEO_LLM_API_KEY is set.
-func (m *Main) newLLM(cfg *Config, model, actor string, log zerolog.Logger, edit ...func(*llm.Config)) (*llm.Client, error) {
+// newLLM builds a client for the model at ep; API keys come from the
+// process environment (FIREWORKS_API_KEY and friends) unless the
+// endpoint's key (NEO_LLM_API_KEY, NEO_CHEAP_LLM_API_KEY) is set.
+func (m *Main) newLLM(cfg *Config, ep modelEndpoint, actor string, log zerolog.Logger, edit ...func(*llm.Config)) (*llm.Client, error) {
+	model := ep.model
 	lc := llm.Config{
-		Model:         model,
-		Provider:      cfg.LLMProvider,
-		BaseURL:       cfg.LLMBaseURL,
-		APIKey:        cfg.LLMAPIKey.Reveal(),
-		GatewayURL:    cfg.GatewayURL,
-		GatewayToken:  cfg.GatewayToken.Reveal(),
-		ActorDID:      actor,
-		ContextWindow: cfg.ContextWindow,
-		Env:           m.Getenv,
-		HTTPClient:    &http.Client{Transport: m.outbound(cfg)},
-		Logger:        log.With().Str("component", "llm").Logger(),
+		Model:          model,
+		Provider:       ep.provider,
+		BaseURL:        ep.baseURL,
+		BaseURLSetting: ep.baseVar,
+		APIKey:         ep.key.Reveal(),
+		GatewayURL:     cfg.GatewayURL,
+		GatewayToken:   cfg.GatewayToken.Reveal(),
+		ActorDID:       actor,
+		ContextWindow:  cfg.ContextWindow,
+		Env:            m.Getenv,
+		HTTPClient:     &http.Client{Transport: m.outbound(cfg)},
+		Logger:         log.With().Str("component", "llm").Str("model_role", ep.role).Logger(),
 	}
 	for _, e := range edit {
 		e(&lc)

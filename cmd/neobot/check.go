@@ -15,7 +15,7 @@ import (
 func (m *Main) runCheck(ctx context.Context, args []string) error {
 	var live bool
 	cfg, _, log, err := m.setup("neobot check", args, func(fs *flag.FlagSet) {
-		fs.BoolVar(&live, "live", false, "also call every service once: a one-token model call, Slack auth.test, Discord users/@me, the daemon")
+		fs.BoolVar(&live, "live", false, "also call every service once: a one-token call to each model, Slack auth.test, Discord users/@me, the daemon")
 	})
 	if err != nil {
 		return err
@@ -23,14 +23,16 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	var problems []error
 	if cfg.Model == "" {
 		fmt.Fprintln(m.Stdout, "model: NEO_MODEL is not set; `neobot chat --dry-run` works, talking does not")
-	} else if c, err := m.newLLM(cfg, cfg.Model, cfg.ActorDID, log); err != nil {
+	} else if c, err := m.newLLM(cfg, cfg.mainEndpoint(), cfg.ActorDID, log); err != nil {
 		problems = append(problems, err)
 	} else {
 		fmt.Fprintf(m.Stdout, "model: %s via %s (%s), %s\n", c.Model(), c.Provider(), c.Endpoint(), describeWindow(c))
 	}
 	if cfg.CheapModel != "" {
-		if _, err := m.newLLM(cfg, cfg.CheapModel, cfg.ActorDID, log); err != nil {
+		if c, err := m.newLLM(cfg, cfg.cheapEndpoint(), cfg.ActorDID, log); err != nil {
 			problems = append(problems, fmt.Errorf("NEO_CHEAP_MODEL: %w", err))
+		} else {
+			fmt.Fprintf(m.Stdout, "cheap model: %s via %s (%s), context window %d tokens\n", c.Model(), c.Provider(), c.Endpoint(), c.ContextWindow())
 		}
 	}
 	if cfg.SlackBotToken != "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,17 +20,25 @@ import (
 const liveTimeout = 20 * time.Second
 
 // checkLive calls every service the settings name, once: a one-token
-// model call, Slack's auth.test, Discord's users/@me and the daemon. It
-// prints a line for each and returns one problem, naming the fix, per
-// service that failed.
+// call to the main model and to the cheap one, Slack's auth.test,
+// Discord's users/@me and the daemon. It prints a line for each, naming
+// what it called and what came back, and returns one problem per service
+// that failed, naming the fix.
 func (m *Main) checkLive(ctx context.Context, cfg *Config, log zerolog.Logger) []error {
 	var problems []error
 	say := func(format string, a ...any) { fmt.Fprintf(m.Stdout, format+"\n", a...) }
-	if cfg.Model != "" {
-		if err := m.liveModel(ctx, cfg, log); err != nil {
+	endpoints := []modelEndpoint{cfg.mainEndpoint()}
+	if cfg.CheapModel != "" {
+		endpoints = append(endpoints, cfg.cheapEndpoint())
+	}
+	for _, ep := range endpoints {
+		if ep.model == "" {
+			continue
+		}
+		if what, err := m.liveModel(ctx, cfg, ep, log); err != nil {
 			problems = append(problems, err)
 		} else {
-			say("live: model %s answered", cfg.Model)
+			say("live: model %s answered (%s)", ep.model, what)
 		}
 	}
 	if cfg.SlackBotToken != "" {
@@ -47,26 +56,56 @@ func (m *Main) checkLive(ctx context.Context, cfg *Config, log zerolog.Logger) [
 		}
 	}
 	if cfg.DaemonURL != "" {
-		if status, err := liveDaemon(ctx, cfg); err != nil {
+		if what, err := liveDaemon(ctx, cfg); err != nil {
 			problems = append(problems, err)
 		} else {
-			say("live: the execution daemon answers (HTTP %d)", status)
+			say("live: the execution daemon answers (%s)", what)
 		}
 	}
 	return problems
 }
 
-// liveModel asks the model for one token.
-func (m *Main) liveModel(ctx context.Context, cfg *Config, log zerolog.Logger) error {
-	c, err := m.newLLM(cfg, cfg.Model, cfg.ActorDID, log, func(c *llm.Config) { c.MaxTokens, c.Timeout = 1, liveTimeout })
+// liveModel asks the model at ep for one token, capped with the parameter
+// the model takes, and says what it called.
+func (m *Main) liveModel(ctx context.Context, cfg *Config, ep modelEndpoint, log zerolog.Logger) (string, error) {
+	c, err := m.newLLM(cfg, ep, cfg.ActorDID, log, func(c *llm.Config) { c.MaxTokens, c.Timeout = 1, liveTimeout })
 	if err != nil {
-		return err
+		return "", fmt.Errorf("live: the %s model: %w", ep.role, err)
 	}
+	called := fmt.Sprintf("POST %s with %s=1", c.Endpoint(), llm.TokenLimitParam(ep.model))
 	_, err = c.Chat(ctx, llm.ChatRequest{Messages: []llm.Message{llm.UserMessage("Reply with the word OK.")}})
 	if err != nil {
-		return fmt.Errorf("live: the model %s at %s did not answer: %w", cfg.Model, c.Endpoint(), err)
+		return "", fmt.Errorf("live: the %s model %s did not answer (%s): %w; fix: %s", ep.role, ep.model, called, err, modelFix(err, ep, c.Provider()))
 	}
-	return nil
+	return ep.role + " model, " + called + ": HTTP 200", nil
+}
+
+// modelFix says what to change when a model call failed with err.
+func modelFix(err error, ep modelEndpoint, provider string) string {
+	key := ep.keyVar
+	if ep.key == "" {
+		key = fmt.Sprintf("%s (or %s's own key variable)", ep.keyVar, provider)
+	}
+	var e *llm.Error
+	switch {
+	case llm.IsUnreachable(err):
+		return fmt.Sprintf("start the model's server, or set %s to where it runs", ep.baseVar)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("the server took longer than %s for one token: check that it is not overloaded and that %s points at it", liveTimeout, ep.baseVar)
+	case !errors.As(err, &e):
+		return fmt.Sprintf("check that %s is an OpenAI-compatible chat-completions base URL (ending in /v1)", ep.baseVar)
+	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
+		return fmt.Sprintf("set %s to a key this endpoint accepts", key)
+	case e.Status == http.StatusNotFound:
+		return fmt.Sprintf("check that %s=%s is a model this endpoint serves and that %s ends in /v1", ep.modelVar, ep.model, ep.baseVar)
+	case e.Status == http.StatusTooManyRequests:
+		return "the account is rate limited or out of credit: check its quota and billing with the provider"
+	case e.Status >= 500:
+		return "the provider is failing: retry later, check its status page, or point " + ep.baseVar + " at another endpoint"
+	case e.Status == http.StatusBadRequest:
+		return fmt.Sprintf("the endpoint refused the request for %s=%s (its reason is above): check the model name and %s", ep.modelVar, ep.model, ep.baseVar)
+	}
+	return fmt.Sprintf("check %s, %s and %s", ep.modelVar, ep.baseVar, key)
 }
 
 // liveSlack calls auth.test with the bot token.
@@ -98,17 +137,40 @@ func liveDiscord(ctx context.Context, cfg *Config) (string, error) {
 	return "users/@me ok", nil
 }
 
-// liveDaemon reaches the execution daemon's base URL with its token. Any
-// HTTP answer but a refusal of the token means it is there.
-func liveDaemon(ctx context.Context, cfg *Config) (int, error) {
-	status, _, err := liveGet(ctx, cfg.DaemonURL, "Bearer "+cfg.DaemonToken.Reveal())
+// liveProbeIntent is the intent ID the daemon check asks about: no
+// daemon knows it, so a daemon answers with its own JSON "unknown intent".
+const liveProbeIntent = "neobot-live-check"
+
+// liveDaemon asks the execution daemon for the status of an intent it
+// cannot know, with its token: the daemon's contract answers 200 or a JSON
+// 404. Anything else (a refused token, a 5xx, a 404 page from something
+// that is not the daemon, a redirect) fails, naming the fix.
+func liveDaemon(ctx context.Context, cfg *Config) (string, error) {
+	url := strings.TrimRight(cfg.DaemonURL, "/") + "/messages/async/" + liveProbeIntent
+	status, body, err := liveGet(ctx, url, "Bearer "+cfg.DaemonToken.Reveal())
+	called := "GET " + url
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("live: the execution daemon at NEO_DAEMON_URL=%s cannot be reached: %w", cfg.DaemonURL, err)
+		return "", fmt.Errorf("live: the execution daemon at NEO_DAEMON_URL=%s cannot be reached (%s: %v); fix: start the daemon, or set NEO_DAEMON_URL to where it listens", cfg.DaemonURL, called, err)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return 0, fmt.Errorf("live: the execution daemon refused NEO_DAEMON_TOKEN (HTTP %d): set the token the daemon expects", status)
+		return "", fmt.Errorf("live: the execution daemon refused NEO_DAEMON_TOKEN (%s: HTTP %d); fix: set NEO_DAEMON_TOKEN to the token the daemon expects", called, status)
+	case status >= 500:
+		return "", fmt.Errorf("live: the execution daemon is failing (%s: HTTP %d %.200s); fix: look at the daemon's logs and restart it; spends cannot run until it answers", called, status, body)
+	case status == http.StatusNotFound && jsonObject(body):
+		return called + ": HTTP 404, the daemon's own answer for an unknown intent", nil
+	case status == http.StatusNotFound:
+		return "", fmt.Errorf("live: NEO_DAEMON_URL=%s does not look like the execution daemon (%s: HTTP 404 %.120q); fix: set NEO_DAEMON_URL to the daemon's base URL, the one under which /messages/async is served", cfg.DaemonURL, called, body)
+	case status < 200 || status > 299 || !jsonObject(body):
+		return "", fmt.Errorf("live: NEO_DAEMON_URL=%s does not look like the execution daemon (%s: HTTP %d %.120q); fix: set NEO_DAEMON_URL to the daemon's base URL", cfg.DaemonURL, called, status, body)
 	}
-	return status, nil
+	return fmt.Sprintf("%s: HTTP %d", called, status), nil
+}
+
+// jsonObject reports whether body is a JSON object, as the daemon's API
+// answers, unlike a web server's 404 page.
+func jsonObject(body string) bool {
+	var v map[string]any
+	return json.Unmarshal([]byte(body), &v) == nil
 }
 
 // liveGet makes one authorized GET and returns the status and the start
@@ -121,7 +183,10 @@ func liveGet(ctx context.Context, url, auth string) (int, string, error) {
 		return 0, "", err
 	}
 	req.Header.Set("Authorization", auth)
-	resp, err := http.DefaultClient.Do(req)
+	// A redirect is an answer to report, not to follow: a daemon does not
+	// send one, a login page in front of the wrong URL does.
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
 	if err != nil {
 		var ue interface{ Unwrap() error }
 		if errors.As(err, &ue) {

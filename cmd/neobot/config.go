@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -24,25 +25,29 @@ import (
 // Config is every setting neobot reads. Environment first, flags override;
 // secrets come only from the environment.
 type Config struct {
-	Model         string
-	CheapModel    string
-	LLMBaseURL    string
-	LLMProvider   string
-	LLMAPIKey     Secret
-	FireworksKey  Secret
-	TogetherKey   Secret
-	OpenCodeKey   Secret
-	OpenAIKey     Secret
-	GatewayURL    string
-	GatewayToken  Secret
-	ActorDID      string
-	ContextWindow int
-	CompactSoft   float64
-	CompactHard   float64
-	StepBudget    int
-	ToolTimeout   time.Duration
-	ToolResultCap int
-	StoredCap     int
+	Model       string
+	CheapModel  string
+	LLMBaseURL  string
+	LLMProvider string
+	LLMAPIKey   Secret
+	// The cheap model's own endpoint; see Config.cheapEndpoint.
+	CheapLLMBaseURL  string
+	CheapLLMProvider string
+	CheapLLMAPIKey   Secret
+	FireworksKey     Secret
+	TogetherKey      Secret
+	OpenCodeKey      Secret
+	OpenAIKey        Secret
+	GatewayURL       string
+	GatewayToken     Secret
+	ActorDID         string
+	ContextWindow    int
+	CompactSoft      float64
+	CompactHard      float64
+	StepBudget       int
+	ToolTimeout      time.Duration
+	ToolResultCap    int
+	StoredCap        int
 
 	DBPath        string
 	DatabaseURL   Secret
@@ -234,6 +239,9 @@ func settings() []setting {
 		{env: "NEO_LLM_BASE_URL", flag: "llm-base-url", usage: "any OpenAI-compatible base URL including /v1 (Ollama, vLLM, LM Studio, a gateway)", set: str(func(c *Config) *string { return &c.LLMBaseURL })},
 		{env: "NEO_LLM_PROVIDER", flag: "llm-provider", usage: "override provider detection: fireworks, together, opencode, openai, openai-compatible", set: str(func(c *Config) *string { return &c.LLMProvider })},
 		{env: "NEO_LLM_API_KEY", secret: true, usage: "API key for NEO_LLM_BASE_URL, when it needs one", set: secret(func(c *Config) *Secret { return &c.LLMAPIKey })},
+		{env: "NEO_CHEAP_LLM_BASE_URL", flag: "cheap-llm-base-url", usage: "OpenAI-compatible base URL for NEO_CHEAP_MODEL alone (e.g. a local server while the main model runs at a provider); unset, the cheap model shares NEO_LLM_BASE_URL, NEO_LLM_PROVIDER and NEO_LLM_API_KEY", set: str(func(c *Config) *string { return &c.CheapLLMBaseURL })},
+		{env: "NEO_CHEAP_LLM_PROVIDER", flag: "cheap-llm-provider", usage: "provider of NEO_CHEAP_MODEL, as NEO_LLM_PROVIDER; defaults to NEO_LLM_PROVIDER unless NEO_CHEAP_LLM_BASE_URL is set", set: str(func(c *Config) *string { return &c.CheapLLMProvider })},
+		{env: "NEO_CHEAP_LLM_API_KEY", secret: true, usage: "API key for NEO_CHEAP_MODEL; defaults to NEO_LLM_API_KEY unless NEO_CHEAP_LLM_BASE_URL is set (the main key is never sent to another endpoint)", set: secret(func(c *Config) *Secret { return &c.CheapLLMAPIKey })},
 		{env: "FIREWORKS_API_KEY", secret: true, usage: "Fireworks API key (models accounts/fireworks/...)", set: secret(func(c *Config) *Secret { return &c.FireworksKey })},
 		{env: "TOGETHER_API_KEY", secret: true, usage: "Together API key (models Org/Model)", set: secret(func(c *Config) *Secret { return &c.TogetherKey })},
 		{env: "OPENCODE_API_KEY", secret: true, usage: "OpenCode API key", set: secret(func(c *Config) *Secret { return &c.OpenCodeKey })},
@@ -452,7 +460,7 @@ func (c *Config) validate() error {
 		bad("NEO_MODEL_PRICES", "%v", err)
 	}
 	for _, u := range []struct{ env, v string }{
-		{"NEO_LLM_BASE_URL", c.LLMBaseURL}, {"MATRIX_GATEWAY_URL", c.GatewayURL},
+		{"NEO_LLM_BASE_URL", c.LLMBaseURL}, {"NEO_CHEAP_LLM_BASE_URL", c.CheapLLMBaseURL}, {"MATRIX_GATEWAY_URL", c.GatewayURL},
 		{"NEO_DAEMON_URL", c.DaemonURL}, {"SLACK_API_URL", c.SlackAPIURL},
 		{"DISCORD_API_URL", c.DiscordAPIURL},
 	} {
@@ -467,6 +475,9 @@ func (c *Config) validate() error {
 	// The daemon's bearer token and every spend travel to NEO_DAEMON_URL.
 	if p, err := url.Parse(c.DaemonURL); err == nil && p.Scheme == "http" && !mcp.Loopback(p.Hostname()) {
 		bad("NEO_DAEMON_URL", "%q sends the daemon token and every spend over plain http to another machine; use https, or http only on loopback (127.0.0.1, ::1, localhost)", c.DaemonURL)
+	}
+	if c.CheapModel == "" && (c.CheapLLMBaseURL != "" || c.CheapLLMProvider != "" || c.CheapLLMAPIKey != "") {
+		bad("NEO_CHEAP_MODEL", "is empty but NEO_CHEAP_LLM_BASE_URL, NEO_CHEAP_LLM_PROVIDER or NEO_CHEAP_LLM_API_KEY is set; name the model to call there, or unset them")
 	}
 	if c.GatewayURL != "" && c.GatewayToken == "" {
 		bad("MATRIX_GATEWAY_TOKEN", "is empty but MATRIX_GATEWAY_URL is set; export the gateway's bearer token")
@@ -513,6 +524,45 @@ func (c *Config) validate() error {
 	return errors.Join(errs...)
 }
 
+// modelEndpoint is where one of the two models is called, with the names
+// of the settings an operator fixes when the call fails.
+type modelEndpoint struct {
+	role     string // "main" or "cheap"
+	model    string
+	baseURL  string
+	provider string
+	key      Secret
+	// modelVar, baseVar and keyVar name the settings the values came from.
+	modelVar, baseVar, keyVar string
+}
+
+// mainEndpoint is the main model's endpoint.
+func (c *Config) mainEndpoint() modelEndpoint {
+	return modelEndpoint{role: "main", model: c.Model, baseURL: c.LLMBaseURL, provider: c.LLMProvider, key: c.LLMAPIKey,
+		modelVar: "NEO_MODEL", baseVar: "NEO_LLM_BASE_URL", keyVar: "NEO_LLM_API_KEY"}
+}
+
+// cheapEndpoint is the cheap model's endpoint: the main model's, unless
+// NEO_CHEAP_LLM_BASE_URL names its own. Then neither the main provider
+// override nor the main key follows it, so a key is never sent to a server
+// it was not issued for.
+func (c *Config) cheapEndpoint() modelEndpoint {
+	ep := modelEndpoint{role: "cheap", model: c.CheapModel, modelVar: "NEO_CHEAP_MODEL"}
+	if c.CheapLLMBaseURL == "" {
+		ep.baseURL, ep.baseVar = c.LLMBaseURL, "NEO_LLM_BASE_URL"
+		ep.provider = cmp.Or(c.CheapLLMProvider, c.LLMProvider)
+		ep.key, ep.keyVar = c.LLMAPIKey, "NEO_LLM_API_KEY"
+		if c.CheapLLMAPIKey != "" {
+			ep.key, ep.keyVar = c.CheapLLMAPIKey, "NEO_CHEAP_LLM_API_KEY"
+		}
+		return ep
+	}
+	ep.baseURL, ep.baseVar = c.CheapLLMBaseURL, "NEO_CHEAP_LLM_BASE_URL"
+	ep.provider = c.CheapLLMProvider
+	ep.key, ep.keyVar = c.CheapLLMAPIKey, "NEO_CHEAP_LLM_API_KEY"
+	return ep
+}
+
 // requireModel is the check for commands that talk to a model.
 func (c *Config) requireModel() error {
 	if c.Model == "" {
@@ -523,7 +573,7 @@ func (c *Config) requireModel() error {
 
 // secrets returns every credential, for the log scrubber.
 func (c *Config) secrets() []Secret {
-	return []Secret{c.LLMAPIKey, c.FireworksKey, c.TogetherKey, c.OpenCodeKey, c.OpenAIKey,
+	return []Secret{c.LLMAPIKey, c.CheapLLMAPIKey, c.FireworksKey, c.TogetherKey, c.OpenCodeKey, c.OpenAIKey,
 		c.GatewayToken, c.DaemonToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken, c.AdminToken}
 }
 
@@ -585,13 +635,13 @@ func commandHelp() map[string]struct{ synopsis, short, what string } {
 		"chat": {"chat [--thread NAME] [--dry-run] [flags]", "a conversation in this terminal",
 			"A conversation with Neo in this terminal. --thread continues a stored conversation by name; --dry-run prints the system block and tool schemas it would send, without a model.\nType stop to stop the running turn; Ctrl-C stops it too, and a second Ctrl-C (or Ctrl-C while idle, or Ctrl-D) leaves."},
 		"check": {"check [--live] [flags]", "validate settings and manifest, start every MCP server, print the tools",
-			"Validates the settings and the manifest, starts every MCP server, and prints the tool surface. With --live it also calls every service once: a one-token model call, Slack auth.test, Discord users/@me and the execution daemon. Exits non-zero, naming the fix, when something is wrong."},
+			"Validates the settings and the manifest, starts every MCP server, and prints the tool surface. With --live it also calls every service once: a one-token call to the main and the cheap model (each at its own endpoint), Slack auth.test, Discord users/@me and the execution daemon; each line names what was called and what came back. Exits non-zero, naming the fix, when something is wrong."},
 		"usage": {"usage [--since 7d] [--by workspace|channel|user|thread|model|day]", "model tokens used, grouped, and what they cost",
 			"Prints the model tokens Neo used since a day (--since 7d, 24h or 2026-11-01; days are UTC), grouped by workspace, channel, user, thread, model or day, with their cost at NEO_MODEL_PRICES. Reads NEO_DB_PATH, or the running bot's admin API when the bot holds the file (set NEO_ADMIN_TOKEN for both)."},
 		"threads": {"threads list|show KEY|export KEY [--format json|markdown]", "list stored conversations, show or export one",
 			"Lists the stored conversations, most recent first (list), prints one transcript as Markdown (show KEY), or exports it as JSON or Markdown (export KEY --format json). Works while the bot runs through its admin API (NEO_ADMIN_TOKEN)."},
-		"store": {"store copy [flags]", "copy the bbolt file (NEO_DB_PATH) into PostgreSQL (NEO_DATABASE_URL)",
-			"Copies everything in the bbolt file at NEO_DB_PATH (transcripts, the message journal, approvals, delegations, memory and usage) into the empty PostgreSQL database at NEO_DATABASE_URL, then checks that both hold as many records of each kind. Stop the bot first; start it again with NEO_DATABASE_URL set (docs/scaling.md)."},
+		"store": {"store backup FILE | restore FILE | copy [flags]", "back up or restore the bbolt file (NEO_DB_PATH), or copy it into PostgreSQL",
+			"backup FILE writes a consistent copy of the bbolt file at NEO_DB_PATH, while the bot runs too (through its admin API: set NEO_ADMIN_TOKEN), checks it and renames it into place. restore FILE checks a backup (bbolt's consistency check, the schema version, every bucket read) and puts it in place of NEO_DB_PATH; it refuses while a bot holds the file, and keeps the file it replaces. copy copies everything in the bbolt file at NEO_DB_PATH (transcripts, the message journal, approvals, delegations, memory and usage) into the empty PostgreSQL database at NEO_DATABASE_URL, then checks that both hold as many records of each kind: stop the bot first and start it again with NEO_DATABASE_URL set (docs/scaling.md). Backups: docs/deploy.md."},
 		"web": {"web [--user NAME] [flags]", "Neo with the web API and chat page on, and a one-time sign-in link",
 			"Runs Neo with the web API and chat page on NEO_WEB_ADDR (default 127.0.0.1:8080), beside Slack and Discord when their tokens are set, and prints a one-time link that signs NAME in (default me)."},
 		"web token": {"web token NAME", "make a bearer token for web user NAME",

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -286,5 +288,46 @@ func TestFlagKinds(t *testing.T) {
 	}
 	if strings.Contains(usage.String(), "-self-approve string") || strings.Contains(usage.String(), "-step-budget string") {
 		t.Error("usage still shows every flag as a string")
+	}
+}
+
+// TestCheapEndpoint: the cheap model shares the main model's endpoint,
+// provider and key until NEO_CHEAP_LLM_BASE_URL names its own; then the
+// main provider override and key stay with the main model.
+func TestCheapEndpoint(t *testing.T) {
+	main := map[string]string{"NEO_MODEL": "m", "NEO_CHEAP_MODEL": "c", "NEO_LLM_BASE_URL": "https://main.example/v1",
+		"NEO_LLM_PROVIDER": "openai-compatible", "NEO_LLM_API_KEY": "key-main"}
+	tests := []struct {
+		name                string
+		add                 map[string]string
+		base, provider, key string
+		baseVar             string
+	}{
+		{"shared", nil, "https://main.example/v1", "openai-compatible", "key-main", "NEO_LLM_BASE_URL"},
+		{"shared endpoint, own key", map[string]string{"NEO_CHEAP_LLM_API_KEY": "key-cheap"}, "https://main.example/v1", "openai-compatible", "key-cheap", "NEO_LLM_BASE_URL"},
+		{"own endpoint", map[string]string{"NEO_CHEAP_LLM_BASE_URL": "http://127.0.0.1:11434/v1"}, "http://127.0.0.1:11434/v1", "", "", "NEO_CHEAP_LLM_BASE_URL"},
+		{"own endpoint, provider and key", map[string]string{"NEO_CHEAP_LLM_BASE_URL": "https://cheap.example/v1", "NEO_CHEAP_LLM_PROVIDER": "together", "NEO_CHEAP_LLM_API_KEY": "key-cheap"},
+			"https://cheap.example/v1", "together", "key-cheap", "NEO_CHEAP_LLM_BASE_URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kv := maps.Clone(main)
+			maps.Copy(kv, tt.add)
+			cfg, _, err := loadConfig("neobot", nil, envOf(kv), &bytes.Buffer{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ep := cfg.cheapEndpoint()
+			if ep.model != "c" || ep.baseURL != tt.base || ep.provider != tt.provider || ep.key.Reveal() != tt.key || ep.baseVar != tt.baseVar {
+				t.Errorf("cheapEndpoint() = %+v, want base %q provider %q key %q from %s", ep, tt.base, tt.provider, tt.key, tt.baseVar)
+			}
+			if !slices.Contains(cfg.secrets(), Secret("key-cheap")) && tt.add["NEO_CHEAP_LLM_API_KEY"] != "" {
+				t.Errorf("secrets() lacks NEO_CHEAP_LLM_API_KEY: it would be logged unredacted")
+			}
+		})
+	}
+	_, _, err := loadConfig("neobot", nil, envOf(map[string]string{"NEO_CHEAP_LLM_BASE_URL": "http://127.0.0.1:1/v1"}), &bytes.Buffer{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "NEO_CHEAP_MODEL") {
+		t.Errorf("a cheap endpoint without NEO_CHEAP_MODEL = %v, want it refused naming NEO_CHEAP_MODEL", err)
 	}
 }

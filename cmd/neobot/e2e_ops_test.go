@@ -80,6 +80,7 @@ func TestOpsMetricsAndReadiness(t *testing.T) {
 	addr := freeAddr(t)
 	w.env["NEO_HEALTH_ADDR"] = addr
 	w.env["NEO_MANIFEST"] = fsManifest(t, t.TempDir())
+	w.env["NEO_DAILY_TOKEN_BUDGET"] = "100000"
 	call := llmtest.Calls(llmtest.Call("c1", "fs__list_allowed_directories", `{}`))
 	call.Usage = llm.Usage{PromptTokens: 120, CompletionTokens: 7, TotalTokens: 127}
 	answer := llmtest.Text("Done: one directory.")
@@ -114,6 +115,9 @@ func TestOpsMetricsAndReadiness(t *testing.T) {
 		{"neobot_mcp_server_up", []string{`server="fs"`}, "1"},
 		{"neobot_platform_api_calls_total", []string{`platform="slack"`, `method="auth.test"`, `code="200"`}, "1"},
 		{"neobot_gates_pending", nil, "0"},
+		{"neobot_ready", nil, "1"},
+		{"neobot_daily_token_budget", nil, "100000"},
+		{"neobot_daily_tokens_most", nil, "332"},
 	} {
 		if !metricLine(metrics, m.name, m.labels, m.want) {
 			t.Errorf("/metrics has no %s%v = %s", m.name, m.labels, m.want)

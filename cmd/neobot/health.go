@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -72,6 +73,33 @@ func (o *ops) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(w, r)
 }
 
+// isReady runs the readiness checks, for the neobot_ready gauge.
+func (o *ops) isReady(ctx context.Context) bool {
+	o.mu.Lock()
+	checks := o.checks
+	o.mu.Unlock()
+	return runChecks(ctx, checks, io.Discard)
+}
+
+// runChecks runs checks in order, writing a line for each to w, and
+// reports whether all held (none yet: starting, not ready).
+func runChecks(ctx context.Context, checks []readyCheck, w io.Writer) bool {
+	ok := len(checks) > 0
+	if !ok {
+		io.WriteString(w, "starting\n")
+	}
+	for _, c := range checks {
+		detail, good := c.check(ctx)
+		ok = ok && good
+		mark := "ok"
+		if !good {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "%s %s: %s\n", mark, c.name, detail)
+	}
+	return ok
+}
+
 // serveReady answers 200 when every check holds, else 503; the body has
 // one line per check.
 func (o *ops) serveReady(w http.ResponseWriter, r *http.Request) {
@@ -81,19 +109,7 @@ func (o *ops) serveReady(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
 	var b strings.Builder
-	ok := len(checks) > 0
-	if !ok {
-		b.WriteString("starting\n")
-	}
-	for _, c := range checks {
-		detail, good := c.check(ctx)
-		ok = ok && good
-		mark := "ok"
-		if !good {
-			mark = "FAIL"
-		}
-		fmt.Fprintf(&b, "%s %s: %s\n", mark, c.name, detail)
-	}
+	ok := runChecks(ctx, checks, &b)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	if !ok {
 		w.WriteHeader(http.StatusServiceUnavailable)

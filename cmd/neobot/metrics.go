@@ -162,6 +162,30 @@ func (t *telemetry) watchDisk(full func() bool) {
 	}))
 }
 
+// watchReady exports readiness as /readyz would answer it now.
+func (t *telemetry) watchReady(ready func(context.Context) bool) {
+	t.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "neobot_ready",
+		Help: "1 while every readiness check holds (/readyz answers 200), else 0."}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		if ready(ctx) {
+			return 1
+		}
+		return 0
+	}))
+}
+
+// watchBudget exports the daily token budget and how much of it the
+// busiest workspace has used today, without naming any workspace.
+func (t *telemetry) watchBudget(budget int64, most func() int64) {
+	t.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "neobot_daily_token_budget",
+			Help: "Most model tokens one workspace may use per UTC day (NEO_DAILY_TOKEN_BUDGET); 0 is no budget."}, func() float64 { return float64(budget) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "neobot_daily_tokens_most",
+			Help: "Model tokens used today (UTC) by the workspace that used the most."}, func() float64 { return float64(most()) }),
+	)
+}
+
 func outcome(err error) string {
 	if err != nil {
 		return "error"

@@ -282,3 +282,58 @@ func TestLongConversationBounded(t *testing.T) {
 		t.Errorf("the last summary keeps none of the identifiers; it should keep the most recent")
 	}
 }
+
+// TestHistorySearchTwoThreads: one History serves two threads at once;
+// each turn's searches find its own thread's archive and never the
+// other's, however their searches interleave, and a thread archived
+// further later is searched to its new end.
+func TestHistorySearchTwoThreads(t *testing.T) {
+	tr := newTranscript()
+	a, b := testThread, testThread
+	b.ID = "1712345678.222222"
+	ra := llm.ToolResult("c1", "fs__read_file", "invoice INV-AAAA-1 for alpha")
+	rb := llm.ToolResult("c2", "fs__read_file", "invoice INV-BBBB-2 for beta")
+	tr.seed(a, record{Msg: &ra})
+	tr.seed(b, record{Msg: &rb})
+	for _, th := range []core.Thread{a, b} {
+		if err := tr.Compact(context.Background(), th, core.Summary{Text: "GOAL: x", UpTo: 99}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := NewHistory(tr)
+	turn := func(th core.Thread) context.Context {
+		in := inbound("E1", "which invoice?")
+		in.Thread = th
+		return core.WithTurn(context.Background(), &core.Turn{Inbound: in})
+	}
+	threads := []struct {
+		ctx        context.Context
+		own, other string
+	}{
+		{turn(a), "INV-AAAA-1", "INV-BBBB-2"},
+		{turn(b), "INV-BBBB-2", "INV-AAAA-1"},
+	}
+	var wg sync.WaitGroup
+	for i := range 64 {
+		th := threads[i%2]
+		wg.Go(func() {
+			got, err := h.Search(th.ctx, "invoice")
+			if err != nil || !strings.Contains(got, th.own) || strings.Contains(got, th.other) {
+				t.Errorf("Search(invoice) = %q, %v; want %s and never %s", got, err, th.own, th.other)
+			}
+		})
+	}
+	wg.Wait()
+
+	more := llm.ToolResult("c3", "fs__read_file", "invoice INV-AAAA-3 for alpha, later")
+	tr.seed(a, record{Msg: &more})
+	if err := tr.Compact(context.Background(), a, core.Summary{Text: "GOAL: x", UpTo: 199}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := h.Search(threads[0].ctx, "INV-AAAA-3"); !strings.Contains(got, "INV-AAAA-3") {
+		t.Errorf("after more was archived, Search = %q; want the new entry", got)
+	}
+	if got, _ := h.Search(threads[1].ctx, "INV-AAAA-3"); strings.Contains(got, "AAAA") {
+		t.Errorf("the other thread's Search = %q; want none of thread a's entries", got)
+	}
+}

@@ -368,3 +368,33 @@ func TestSpendStopped(t *testing.T) {
 		})
 	}
 }
+
+// TestSpendLimitsExactly: a call of exactly the per-call limit, and one
+// that brings the day's total to exactly the daily limit, are within
+// them: asked, approved and made.
+func TestSpendLimitsExactly(t *testing.T) {
+	w := newWorld(t)
+	pay := func(event, amount string) result {
+		w.model.replies = []llm.Message{transferCall(`{"amount": ` + amount + `, "currency": "USDC", "recipient": "bob"}`)}
+		done := w.execute(w.turn("CPAY", event), "send "+amount+" USDC to bob")
+		g, r, ok := w.gate(done)
+		if !ok {
+			t.Fatalf("%s USDC: %+v, refused before anyone was asked; want it asked", amount, r)
+		}
+		if _, err := w.gates.Decide(context.Background(), g.Token, "UBOB", nil, Approve); err != nil {
+			t.Fatal(err)
+		}
+		return <-done
+	}
+	for _, step := range []struct{ event, amount string }{
+		{"E1", "100"}, // the per-call limit exactly; today's total 100
+		{"E2", "50"},  // today's total exactly the daily limit of 150
+	} {
+		if r := pay(step.event, step.amount); r.isError {
+			t.Errorf("%s USDC: %+v, want it made", step.amount, r)
+		}
+	}
+	if n := len(w.sent()); n != 2 {
+		t.Errorf("transfers = %d, want 2", n)
+	}
+}

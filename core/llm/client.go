@@ -186,7 +186,7 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 		return fmt.Errorf("llm: %s: no answer within %s: %w", name, c.cfg.Timeout, err)
 	}
 	if IsUnreachable(err) {
-		return fmt.Errorf("llm: %s: the model endpoint %s cannot be reached: is its server running, and is the base URL (NEO_LLM_BASE_URL) right? %w", name, c.set.endpoint, err)
+		return fmt.Errorf("llm: %s: the model endpoint %s cannot be reached: is its server running, and is the base URL (%s) right? %w", name, c.set.endpoint, c.set.baseVar, err)
 	}
 	return fmt.Errorf("llm: %s: request failed: %w", name, err)
 }
@@ -204,7 +204,7 @@ func (c *Client) contextCause(ctx context.Context, err error) error {
 func (c *Client) httpError(resp *http.Response, raw []byte) *Error {
 	e := parseError(c.set.provider.name, resp, raw, c.now())
 	if resp.StatusCode == http.StatusNotFound {
-		e.Message += fmt.Sprintf(" — POST %s was not found: does the base URL (NEO_LLM_BASE_URL) end in /v1, as in http://localhost:11434/v1?", c.set.endpoint)
+		e.Message += fmt.Sprintf(" — POST %s was not found: does the base URL (%s) end in /v1, as in http://localhost:11434/v1?", c.set.endpoint, c.set.baseVar)
 	}
 	return e
 }

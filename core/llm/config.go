@@ -37,6 +37,10 @@ type Config struct {
 	BaseURL string
 	// APIKey overrides the provider's key variable (FIREWORKS_API_KEY...).
 	APIKey string
+	// BaseURLSetting names the setting BaseURL comes from, for the errors
+	// that ask to fix it (default "NEO_LLM_BASE_URL"; the cheap model's is
+	// NEO_CHEAP_LLM_BASE_URL).
+	BaseURLSetting string
 
 	// GatewayURL routes every call through the metering gateway
 	// (MATRIX_GATEWAY_URL) at GatewayURL + "/v1/chat/completions".
@@ -52,7 +56,9 @@ type Config struct {
 
 	// Temperature is the sampling temperature; zero leaves it to the provider.
 	Temperature float64
-	// MaxTokens caps the completion; zero leaves it to the provider.
+	// MaxTokens caps the completion; zero leaves it to the provider. It is
+	// sent as max_tokens, or as max_completion_tokens to the models that
+	// take only that (TokenLimitParam).
 	MaxTokens int
 	// Seed asks for reproducible sampling; zero sends none.
 	Seed int64
@@ -87,6 +93,9 @@ type settings struct {
 	gateway  bool
 	echo     bool
 	model    string // as sent on the wire
+	baseVar  string // Config.BaseURLSetting
+	// completionCap sends Config.MaxTokens as max_completion_tokens.
+	completionCap bool
 }
 
 // resolve validates cfg and works out the provider, endpoint and key.
@@ -111,8 +120,12 @@ func resolve(cfg Config) (settings, error) {
 	if env == nil {
 		env = os.Getenv
 	}
+	s.baseVar = cfg.BaseURLSetting
+	if s.baseVar == "" {
+		s.baseVar = "NEO_LLM_BASE_URL"
+	}
 
-	base, err := checkBaseURL(cfg.BaseURL, "NEO_LLM_BASE_URL")
+	base, err := checkBaseURL(cfg.BaseURL, s.baseVar)
 	if err != nil {
 		return s, err
 	}
@@ -124,7 +137,7 @@ func resolve(cfg Config) (settings, error) {
 	name := strings.ToLower(strings.TrimSpace(cfg.Provider))
 	switch name {
 	case "anthropic", "claude", "openai-responses", "responses":
-		return s, fmt.Errorf("%w: provider %q speaks a different API; use an OpenAI-compatible endpoint via NEO_LLM_BASE_URL", ErrUnsupportedShape, cfg.Provider)
+		return s, fmt.Errorf("%w: provider %q speaks a different API; use an OpenAI-compatible endpoint via %s", ErrUnsupportedShape, cfg.Provider, s.baseVar)
 	case "":
 		name = DetectProvider(cfg.Model)
 		if base != "" {
@@ -139,9 +152,9 @@ func resolve(cfg Config) (settings, error) {
 		}
 		if name == "" {
 			if strings.HasPrefix(strings.ToLower(cfg.Model), "claude") {
-				return s, fmt.Errorf("%w: model %q is served by the Anthropic Messages API; set NEO_LLM_BASE_URL to an OpenAI-compatible endpoint for it", ErrUnsupportedShape, cfg.Model)
+				return s, fmt.Errorf("%w: model %q is served by the Anthropic Messages API; set %s to an OpenAI-compatible endpoint for it", ErrUnsupportedShape, cfg.Model, s.baseVar)
 			}
-			return s, fmt.Errorf("llm: cannot tell which provider serves model %q: set NEO_MODEL to a known form (accounts/fireworks/models/..., Org/Model for Together, opencode/..., gpt-...) or set NEO_LLM_BASE_URL to an OpenAI-compatible endpoint", cfg.Model)
+			return s, fmt.Errorf("llm: cannot tell which provider serves model %q: set NEO_MODEL to a known form (accounts/fireworks/models/..., Org/Model for Together, opencode/..., gpt-...) or set %s to an OpenAI-compatible endpoint", cfg.Model, s.baseVar)
 		}
 	}
 	p, ok := providerNamed(name)
@@ -150,6 +163,7 @@ func resolve(cfg Config) (settings, error) {
 	}
 	s.provider = p
 	s.model = wireModel(p.name, strings.TrimSpace(cfg.Model))
+	s.completionCap = TokenLimitParam(cfg.Model) == ParamMaxCompletionTokens
 
 	switch {
 	case gateway != "":
@@ -167,7 +181,7 @@ func resolve(cfg Config) (settings, error) {
 	case p.baseURL != "":
 		s.endpoint = p.baseURL + "/chat/completions"
 	default:
-		return s, fmt.Errorf("llm: provider %s needs a base URL: set NEO_LLM_BASE_URL (e.g. http://127.0.0.1:11434/v1)", p.name)
+		return s, fmt.Errorf("llm: provider %s needs a base URL: set %s (e.g. http://127.0.0.1:11434/v1)", p.name, s.baseVar)
 	}
 
 	if !s.gateway {

@@ -86,10 +86,7 @@ func ContextWindow(model string) int {
 // LookupContextWindow returns the context window in tokens of a model the
 // registry knows and true, or DefaultContextWindow and false.
 func LookupContextWindow(model string) (int, bool) {
-	m := strings.ToLower(strings.TrimSpace(model))
-	if i := strings.LastIndexByte(m, '/'); i >= 0 {
-		m = m[i+1:]
-	}
+	m := normalizeModel(model)
 	best, tokens := 0, DefaultContextWindow
 	for _, w := range knownWindows() {
 		if len(w.prefix) > best && strings.HasPrefix(m, w.prefix) {

@@ -22,8 +22,11 @@ type wireRequest struct {
 	ToolChoice  any           `json:"tool_choice,omitempty"`
 	Temperature *float64      `json:"temperature,omitempty"`
 	MaxTokens   int           `json:"max_tokens,omitempty"`
-	Seed        int64         `json:"seed,omitempty"`
-	Stream      bool          `json:"stream"`
+	// MaxCompletionTokens replaces MaxTokens for the models that refuse
+	// it (TokenLimitParam).
+	MaxCompletionTokens int   `json:"max_completion_tokens,omitempty"`
+	Seed                int64 `json:"seed,omitempty"`
+	Stream              bool  `json:"stream"`
 	// StreamOptions asks for the usage in the stream's last chunk.
 	StreamOptions *streamOptions `json:"stream_options,omitempty"`
 }
@@ -59,11 +62,15 @@ func (c *Client) encodeRequest(req ChatRequest) ([]byte, error) {
 func (c *Client) encode(req ChatRequest, stream bool) ([]byte, error) {
 	var tools []json.RawMessage // each tool encoded, when there are tools
 	wr := wireRequest{
-		Model:     c.set.model,
-		Messages:  make([]wireMessage, len(req.Messages)),
-		MaxTokens: c.cfg.MaxTokens,
-		Seed:      c.cfg.Seed,
-		Stream:    stream,
+		Model:    c.set.model,
+		Messages: make([]wireMessage, len(req.Messages)),
+		Seed:     c.cfg.Seed,
+		Stream:   stream,
+	}
+	if c.set.completionCap {
+		wr.MaxCompletionTokens = c.cfg.MaxTokens
+	} else {
+		wr.MaxTokens = c.cfg.MaxTokens
 	}
 	if stream {
 		wr.StreamOptions = &streamOptions{IncludeUsage: true}

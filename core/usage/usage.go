@@ -147,6 +147,13 @@ func (m *Meter) Record(ctx context.Context, model string, u llm.Usage) {
 	tok := Tokens{Calls: 1, Prompt: int64(u.PromptTokens), Completion: int64(u.CompletionTokens)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if k.Day > m.day {
+		// The first call of a new UTC day starts the day's spending, so
+		// the budget and its gauge need not wait for Run's next tick.
+		if err := m.rollLocked(context.WithoutCancel(ctx)); err != nil {
+			m.opts.Logger.Warn().Err(err).Msg("usage: new day")
+		}
+	}
 	p := m.pending[k]
 	p.add(tok)
 	m.pending[k] = p
@@ -221,6 +228,22 @@ func (m *Meter) Spent(t core.Thread) (tokens int64, over bool) {
 	}
 	tokens = m.spent[workspaceKey(t.Platform, t.Workspace)]
 	return tokens, m.opts.DailyBudget > 0 && tokens >= m.opts.DailyBudget
+}
+
+// MostSpent returns the most tokens one workspace has used today (UTC),
+// stored and pending: how near the busiest workspace is to the daily
+// budget, for the metrics.
+func (m *Meter) MostSpent() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if Day(m.opts.Now()) != m.day {
+		return 0 // a new day: the budget is fresh
+	}
+	var most int64
+	for _, n := range m.spent {
+		most = max(most, n)
+	}
+	return most
 }
 
 // Runner runs a turn (conversation.Runner).

@@ -137,3 +137,41 @@ func TestReport(t *testing.T) {
 		t.Errorf("Report(by planet) = %v, want an error listing the groupings", err)
 	}
 }
+
+// TestMostSpentCrossesMidnight: the busiest workspace's tokens today,
+// the budget's gauge, start again at midnight UTC, and the new day's
+// first call counts from nothing, as the budget does, without waiting
+// for Run's next tick; a spend of exactly the budget is spent.
+func TestMostSpentCrossesMidnight(t *testing.T) {
+	ctx := context.Background()
+	clock := coretest.NewClock(time.Date(2026, 11, 24, 23, 59, 0, 0, time.UTC))
+	m, err := NewMeter(ctx, Options{Store: &memStore{rows: map[Key]Tokens{}}, DailyBudget: 1000, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		advance     time.Duration
+		thread      core.Thread
+		tokens      int
+		most, spent int64 // after the step; spent is t1's
+		over        bool
+	}{
+		{0, t1, 900, 900, 900, false},
+		{0, t2, 950, 950, 900, false},
+		{0, t1, 100, 1000, 1000, true}, // exactly the budget: spent
+		{2 * time.Minute, t1, 0, 0, 0, false},
+		{0, t1, 30, 30, 30, false}, // the new day counts from nothing
+	}
+	for i, s := range steps {
+		clock.Advance(s.advance)
+		if s.tokens > 0 {
+			m.Record(turnCtx(s.thread, "U"), "gpt", llm.Usage{PromptTokens: s.tokens})
+		}
+		if got := m.MostSpent(); got != s.most {
+			t.Errorf("step %d: MostSpent = %d, want %d", i, got, s.most)
+		}
+		if spent, over := m.Spent(t1); spent != s.spent || over != s.over {
+			t.Errorf("step %d: Spent(t1) = %d, %v; want %d, %v", i, spent, over, s.spent, s.over)
+		}
+	}
+}

@@ -203,3 +203,12 @@ func writeError(w http.ResponseWriter, status int, message, errType string) {
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
+
+// writeParamError answers 400 the way OpenAI refuses a parameter.
+func writeParamError(w http.ResponseWriter, message, param string) {
+	body, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": message, "type": "invalid_request_error", "param": param, "code": "unsupported_parameter"}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(body)
+}

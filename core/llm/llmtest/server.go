@@ -122,6 +122,12 @@ type Request struct {
 	ToolChoice string
 	// Stream reports a request for a streamed (Server-Sent Events) answer.
 	Stream bool
+	// MaxTokens and MaxCompletionTokens are the completion caps the
+	// request carried, 0 when absent.
+	MaxTokens           int
+	MaxCompletionTokens int
+
+	sentMaxTokens bool
 }
 
 // Decode unmarshals the raw request body into v, for fields Request does not
@@ -140,6 +146,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	req, err := s.tools.readRequest(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "llmtest: "+err.Error(), "invalid_request_error")
+		return
+	}
+	if req.sentMaxTokens && reasoningModel(req.Model) {
+		// What OpenAI answers its o-series and gpt-5 models.
+		s.mu.Lock()
+		s.record(req)
+		s.mu.Unlock()
+		writeParamError(w, "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "max_tokens")
 		return
 	}
 	if err := checkConversation(req.Messages); err != nil {

@@ -2,6 +2,8 @@ package llmtest_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -74,5 +76,44 @@ func TestReportsUsageByDefault(t *testing.T) {
 	srv.Enqueue(scripted)
 	if res, err := c.Chat(context.Background(), req); err != nil || res.Usage.PromptTokens != 812 {
 		t.Errorf("scripted usage = %+v, %v; want 812 prompt tokens", res.Usage, err)
+	}
+}
+
+// TestRefusesMaxTokensForReasoningModels: the fake answers the o-series and
+// gpt-5 as OpenAI does, 400 to max_tokens, and records the caps it got.
+func TestRefusesMaxTokensForReasoningModels(t *testing.T) {
+	tests := []struct {
+		model, body string
+		want        int
+	}{
+		{"o3-mini", `"max_tokens":1`, 400},
+		{"gpt-5", `"max_tokens":1`, 400},
+		{"openai/o4-mini", `"max_tokens":1`, 400},
+		{"o3-mini", `"max_completion_tokens":1`, 200},
+		{"gpt-4.1", `"max_tokens":1`, 200},
+		{"llama3.1", `"max_tokens":1`, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.model+" "+tt.body, func(t *testing.T) {
+			srv := llmtest.New(t)
+			srv.Handle(func(llmtest.Request) llmtest.Reply { return llmtest.Text("OK") })
+			body := `{"model":"` + tt.model + `","messages":[{"role":"user","content":"hi"}],` + tt.body + `}`
+			resp, err := http.Post(srv.BaseURL()+"/chat/completions", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Errorf("POST %s = %d %s, want %d", body, resp.StatusCode, raw, tt.want)
+			}
+			if tt.want == 400 && !strings.Contains(string(raw), "max_completion_tokens") {
+				t.Errorf("refusal %s does not name max_completion_tokens", raw)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 1 || reqs[0].MaxTokens+reqs[0].MaxCompletionTokens != 1 {
+				t.Errorf("recorded %+v, want one request with its cap", reqs)
+			}
+		})
 	}
 }

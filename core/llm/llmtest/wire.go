@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/neobot/neobot/core/llm"
@@ -18,6 +19,9 @@ type wireRequest struct {
 	Tools      json.RawMessage `json:"tools"`
 	ToolChoice json.RawMessage `json:"tool_choice"`
 	Stream     bool            `json:"stream"`
+
+	MaxTokens           *int `json:"max_tokens"`
+	MaxCompletionTokens *int `json:"max_completion_tokens"`
 }
 
 // wireMessage accepts both reasoning spellings a client may echo back.
@@ -81,6 +85,13 @@ func (tm *toolMemo) readRequest(r *http.Request) (Request, error) {
 		return req, fmt.Errorf("request tools are not a list of tools: %w", err)
 	}
 	req.Stream = wr.Stream
+	if wr.MaxTokens != nil {
+		req.MaxTokens = *wr.MaxTokens
+	}
+	if wr.MaxCompletionTokens != nil {
+		req.MaxCompletionTokens = *wr.MaxCompletionTokens
+	}
+	req.sentMaxTokens = wr.MaxTokens != nil
 	if len(wr.ToolChoice) > 0 && string(wr.ToolChoice) != "null" {
 		var s string
 		if json.Unmarshal(wr.ToolChoice, &s) == nil {
@@ -195,4 +206,23 @@ func checkConversation(msgs []llm.Message) error {
 		return fmt.Errorf("the assistant's tool call %q has no tool message answering it", id)
 	}
 	return nil
+}
+
+// reasoningModel reports the OpenAI model families that refuse max_tokens
+// and take max_completion_tokens: the o-series (o1, o3-mini, o4-mini...)
+// and gpt-5, as OpenAI's API reference documents them. The name may carry
+// a provider path (openai/o3).
+func reasoningModel(model string) bool {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	if strings.HasPrefix(m, "gpt-5") {
+		return true
+	}
+	if len(m) < 2 || m[0] != 'o' || m[1] < '0' || m[1] > '9' {
+		return false
+	}
+	rest := strings.TrimLeft(m[1:], "0123456789")
+	return rest == "" || rest[0] == '-'
 }
