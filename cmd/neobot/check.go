@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/neobot/neobot/adapters/web"
 
 	"github.com/neobot/neobot/core/tools"
 )
@@ -41,8 +42,15 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	if cfg.DiscordBotToken != "" {
 		fmt.Fprintf(m.Stdout, "discord: gateway via %s\n", cfg.DiscordAPIURL)
 	}
-	if cfg.SlackBotToken == "" && cfg.DiscordBotToken == "" {
-		fmt.Fprintln(m.Stdout, "platforms: neither SLACK_BOT_TOKEN nor DISCORD_BOT_TOKEN is set; neobot will talk in the terminal")
+	if cfg.WebAddr != "" {
+		users, err := web.ParseUsers(cfg.WebUsers)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("NEO_WEB_USERS: %w", err))
+		}
+		fmt.Fprintf(m.Stdout, "web: API and chat page on http://%s, %d user(s) in NEO_WEB_USERS (neobot web token NAME adds one)\n", cfg.WebAddr, len(users))
+	}
+	if cfg.SlackBotToken == "" && cfg.DiscordBotToken == "" && cfg.WebAddr == "" {
+		fmt.Fprintln(m.Stdout, "platforms: neither SLACK_BOT_TOKEN nor DISCORD_BOT_TOKEN nor NEO_WEB_ADDR is set; neobot will talk in the terminal")
 	}
 	if cfg.DaemonURL == "" {
 		fmt.Fprintln(m.Stdout, "daemon: NEO_DAEMON_URL is not set; spends run in neobot's own executor, with the manifest's spend tools (below)")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/neobot/neobot/adapters/web"
 	"maps"
 	"path/filepath"
 	"strings"
@@ -135,5 +136,24 @@ func TestCheckSaysWhichWindow(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckMentionsTheWeb: with NEO_WEB_ADDR set, check says where the
+// web is served and how many users may sign in, and does not say neobot
+// will talk in the terminal.
+func TestCheckMentionsTheWeb(t *testing.T) {
+	_, hash, err := web.NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := map[string]string{"NEO_MANIFEST": emptyManifest(t), "NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"),
+		"NEO_WEB_ADDR": "127.0.0.1:8089", "NEO_WEB_USERS": "alice=" + hash}
+	out, stderr, err := run(t, kv, "", "check")
+	if err != nil {
+		t.Fatalf("check = %v\n%s", err, stderr)
+	}
+	if !strings.Contains(out, "web: API and chat page on http://127.0.0.1:8089, 1 user(s)") || strings.Contains(out, "talk in the terminal") {
+		t.Errorf("check output:\n%s\nwant the web named, and no terminal", out)
 	}
 }
