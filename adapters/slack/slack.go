@@ -280,7 +280,7 @@ func (a *Adapter) retry(ctx context.Context, method string, fn func(ctx context.
 			return fmt.Errorf("slack: %s: %w", method, err)
 		}
 		wait := min(rl.RetryAfter, 5*time.Minute)
-		a.log.Debug().Str("method", method).Dur("retry_after", wait).Msg("slack: rate limited")
+		a.log.Debug().Str("method", method).Dur("retry_after_ms", wait).Msg("slack: rate limited")
 		if !sleepCtx(ctx, wait) {
 			return fmt.Errorf("slack: %s: %w", method, ctx.Err())
 		}

@@ -154,7 +154,7 @@ func (a *Adapter) runSocket(ctx context.Context) error {
 			if rl, ok := errors.AsType[*slack.RateLimitedError](err); ok {
 				wait = max(wait, rl.RetryAfter)
 			}
-			a.log.Warn().Err(err).Dur("retry_in", wait).Msg("slack: socket mode connection trouble")
+			a.log.Warn().Err(err).Dur("retry_in_ms", wait).Msg("slack: socket mode connection trouble")
 			if !sleepCtx(ctx, wait) {
 				return nil
 			}

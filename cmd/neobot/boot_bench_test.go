@@ -53,7 +53,7 @@ func BenchmarkBootBinary(b *testing.B) {
 		for _, line := range strings.Split(p.output.String(), "\n") {
 			var l struct {
 				Message string  `json:"message"`
-				Took    float64 `json:"took"` // milliseconds
+				Took    float64 `json:"took_ms"`
 			}
 			if json.Unmarshal([]byte(line), &l) == nil && l.Message == "mcp server up" {
 				s = max(s, time.Duration(l.Took*float64(time.Millisecond)))

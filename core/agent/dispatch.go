@@ -178,7 +178,7 @@ func (tr *turn) dispatch(ctx context.Context, c llm.ToolCall) outcome {
 			return outcome{failed: true, content: fmt.Sprintf("error: %s could not be reached after %d attempt(s): %v", name, attempt, err)}
 		}
 		d := a.backoff(attempt, err)
-		a.log.Debug().Err(err).Str("tool", name).Int("retry", attempt).Dur("wait", d).Msg("agent: tool call failed; retrying")
+		a.log.Debug().Err(err).Str("tool", name).Int("retry", attempt).Dur("wait_ms", d).Msg("agent: tool call failed; retrying")
 		if a.opts.Sleep(ctx, d) != nil {
 			return outcome{content: "error: cancelled.", failed: true}
 		}

@@ -233,7 +233,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.ChatResult, error) {
 		if llm.IsTransient(err) && retries < a.opts.MaxRetriesPerTool {
 			retries++
 			d := a.backoff(retries, err)
-			a.log.Warn().Err(err).Int("retry", retries).Dur("wait", d).Msg("agent: model call failed; retrying")
+			a.log.Warn().Err(err).Int("retry", retries).Dur("wait_ms", d).Msg("agent: model call failed; retrying")
 			tr.status(ctx, retryStatus(err))
 			if err := a.opts.Sleep(ctx, d); err != nil {
 				return nil, err

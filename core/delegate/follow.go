@@ -37,7 +37,7 @@ func (c *Client) follow(ctx context.Context, j job, intentID string) (string, er
 			}
 		}
 		if !c.now().Before(deadline) {
-			c.log.Warn().Str("intent", intentID).Dur("max_wait", c.maxWait).Msg("delegate: max wait reached")
+			c.log.Warn().Str("intent", intentID).Dur("max_wait_ms", c.maxWait).Msg("delegate: max wait reached")
 			return "", &daemonError{
 				msg:      fmt.Sprintf("%s: intent %s was still running after %s; it may yet finish at the execution daemon, so check with the user before submitting it again", ErrTimeout, intentID, c.maxWait),
 				sentinel: ErrTimeout,

@@ -113,7 +113,7 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResult, error)
 		return nil, fmt.Errorf("llm: %s: read response (%d bytes before the connection ended): %w", name, len(raw), c.contextCause(ctx, err))
 	}
 	c.cfg.Logger.Debug().Str("provider", name).Str("model", c.cfg.Model).Int("status", resp.StatusCode).
-		Int("request_bytes", len(body)).Int("response_bytes", len(raw)).Dur("took", c.now().Sub(start)).Msg("llm chat")
+		Int("request_bytes", len(body)).Int("response_bytes", len(raw)).Dur("took_ms", c.now().Sub(start)).Msg("llm chat")
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, c.httpError(resp, raw)

@@ -273,7 +273,7 @@ func (m *Manager) retryBoot(s *entry) {
 		}
 		delay = min(delay*2, m.maxBackoff)
 		if problem != first || attempt == 1 {
-			m.log.Warn().Str("server", s.spec.Alias).Int("attempt", attempt).Dur("retry_in", delay).Msg(problem)
+			m.log.Warn().Str("server", s.spec.Alias).Int("attempt", attempt).Dur("retry_in_ms", delay).Msg(problem)
 			first = problem
 		}
 	}
@@ -309,7 +309,7 @@ func (m *Manager) boot(ctx context.Context, s *entry, again bool) {
 			return
 		}
 		m.set(s, StateUp, c, tools, "")
-		m.log.Info().Str("server", s.spec.Alias).Int("tools", len(tools)).Dur("took", time.Since(start)).Msg("mcp server up")
+		m.log.Info().Str("server", s.spec.Alias).Int("tools", len(tools)).Dur("took_ms", time.Since(start)).Msg("mcp server up")
 		return
 	}
 	problem := "not started: " + err.Error()
@@ -433,7 +433,7 @@ func (m *Manager) restart(s *entry, old *conn) bool {
 		c, tools, err := m.connect(ctx, s)
 		cancel()
 		if err != nil {
-			m.log.Warn().Str("server", s.spec.Alias).Err(err).Dur("retry_in", min(delay*2, m.maxBackoff)).Msg("mcp server restart failed")
+			m.log.Warn().Str("server", s.spec.Alias).Err(err).Dur("retry_in_ms", min(delay*2, m.maxBackoff)).Msg("mcp server restart failed")
 			delay = min(delay*2, m.maxBackoff)
 			continue
 		}

@@ -293,7 +293,7 @@ func (p *pool) run(pr *proc, victim *proc) {
 		p.idledLocked()
 	}
 	p.mu.Unlock()
-	p.m.log.Info().Str("server", alias).Str("place", pr.key).Int("pid", c.pid()).Dur("took", time.Since(start)).Msg("mcp place process up")
+	p.m.log.Info().Str("server", alias).Str("place", pr.key).Int("pid", c.pid()).Dur("took_ms", time.Since(start)).Msg("mcp place process up")
 	p.m.emit(ProcessEvent{Alias: alias, Place: pr.key, PID: c.pid(), Kind: ProcessStarted})
 	for {
 		select {
