@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -184,6 +185,9 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("llm: %s: no answer within %s: %w", name, c.cfg.Timeout, err)
+	}
+	if dns, ok := errors.AsType[*net.DNSError](err); ok && !dns.IsTimeout {
+		return fmt.Errorf("llm: %s: the model endpoint %s cannot be reached: its host name %q does not resolve (DNS); check the host in the base URL (%s) %w", name, c.set.endpoint, dns.Name, c.set.baseVar, err)
 	}
 	if IsUnreachable(err) {
 		return fmt.Errorf("llm: %s: the model endpoint %s cannot be reached: is its server running, and is the base URL (%s) right? %w", name, c.set.endpoint, c.set.baseVar, err)

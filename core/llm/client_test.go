@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -459,5 +461,34 @@ func TestOpenCodeModelPrefixStripped(t *testing.T) {
 	}
 	if c.Model() != "opencode/kimi-k2" {
 		t.Errorf("Model() = %q, want opencode/kimi-k2", c.Model())
+	}
+}
+
+// TestUnreachableSaysDNS: a base URL whose host does not resolve is
+// reported as such, naming the endpoint actually called and the setting
+// to fix; a refused connection is not called a DNS failure.
+func TestUnreachableSaysDNS(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dial error
+		want string
+	}{
+		{"dns", &net.DNSError{Err: "no such host", Name: "llm.nowhere.example", IsNotFound: true}, `its host name "llm.nowhere.example" does not resolve (DNS)`},
+		{"refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, "is its server running"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hc := &http.Client{Transport: &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) { return nil, tc.dial }}}
+			c, err := llm.New(llm.Config{Provider: "openai-compatible", BaseURL: "http://llm.nowhere.example:11434/v1", Model: "m", HTTPClient: hc, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Chat(context.Background(), llm.ChatRequest{Messages: []llm.Message{llm.UserMessage("hi")}})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "http://llm.nowhere.example:11434/v1") || !strings.Contains(err.Error(), "NEO_LLM_BASE_URL") {
+				t.Errorf("Chat = %v, want %q, the endpoint and NEO_LLM_BASE_URL", err, tc.want)
+			}
+			if tc.name == "refused" && strings.Contains(err.Error(), "DNS") {
+				t.Errorf("a refused connection called a DNS failure: %v", err)
+			}
+		})
 	}
 }
