@@ -55,7 +55,9 @@ func TestStoreBackupUnderLoad(t *testing.T) {
 	const threads, noise = 50, 100
 	w := newSlackWorld(t)
 	w.env["NEO_HEALTH_ADDR"] = freeAddr(t)
-	w.env["NEO_ADMIN_TOKEN"] = "admin-backup-token"
+	w.env["NEO_ADMIN_TOKEN"] = "admin-backup-token-0123456789abcdef"
+	// One person talks in 150 threads at once: lift their share of the bot.
+	w.env["NEO_USER_MESSAGES_PER_MINUTE"], w.env["NEO_USER_BYTES_PER_DAY"] = "0", "0"
 	wordModel(w.model)
 	p := w.start(t, 1)
 
