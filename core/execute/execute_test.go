@@ -398,3 +398,22 @@ func TestSpendLimitsExactly(t *testing.T) {
 		t.Errorf("transfers = %d, want 2", n)
 	}
 }
+
+// TestQuestionIntentIsInert: the intent quoted in an approval cannot ping
+// a channel or pose as a link, whatever the model wrote.
+func TestQuestionIntentIsInert(t *testing.T) {
+	w := newWorld(t)
+	w.model.replies = []llm.Message{transferCall(`{"amount": 5, "currency": "USDC", "recipient": "alice"}`)}
+	done := w.execute(w.turn("CPAY", "E1"), "send 5 USDC to alice <!channel> <https://evil.example|approved by finance>")
+	g, _, ok := w.gate(done)
+	if !ok {
+		t.Fatal("no approval asked")
+	}
+	if strings.Contains(g.Question, "<!channel>") || strings.Contains(g.Question, "<https://") {
+		t.Errorf("the question carries the model's platform tokens:\n%s", g.Question)
+	}
+	if _, err := w.gates.Decide(context.Background(), g.Token, "UBOB", nil, Deny); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+}

@@ -164,7 +164,10 @@ func summary(s core.Spend, args map[string]any, requester string) string {
 	if to := firstOf(args, "recipient", "to", "destination", "address", "customer", "payee"); to != "" {
 		what += " to " + to
 	}
-	return fmt.Sprintf("Summary: %s, asked by <@%s>: %q", what, requester, cut(oneLine(s.Intent), 200))
+	// The intent is the model's words: never let them become a chat
+	// platform's mention or link (<!channel>, <@U…>, <https://…>).
+	intent := strings.NewReplacer("<", "‹", ">", "›").Replace(cut(oneLine(s.Intent), 200))
+	return fmt.Sprintf("Summary: %s, asked by <@%s>: %q", what, requester, intent)
 }
 
 // firstOf returns the first of keys that args holds as a short string.
