@@ -20,8 +20,8 @@ type Retention struct {
 	// Dedupe is how long a completed message's event ID is remembered to
 	// drop platform redeliveries (default 24h).
 	Dedupe time.Duration
-	// Decided is how long gates past their expiry and finished delegations
-	// are kept (default 7 days).
+	// Decided is how long gates past their expiry, finished delegations
+	// and the calls log's ended calls are kept (default 7 days).
 	Decided time.Duration
 }
 
@@ -42,6 +42,9 @@ type SweepStats struct {
 	EventIDs    int
 	Gates       int
 	Delegations int
+	// Calls counts ended calls dropped from the calls log; a call begun
+	// and never ended is kept, so it is never made again.
+	Calls int
 }
 
 // Sweep drops what the retention settings no longer keep, as of now: idle
@@ -65,7 +68,10 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (SweepStats, error) {
 		if st.Gates, err = db.sweepGates(tx, now); err != nil {
 			return err
 		}
-		st.Delegations, err = db.sweepDelegations(tx, now)
+		if st.Delegations, err = db.sweepDelegations(tx, now); err != nil {
+			return err
+		}
+		st.Calls, err = db.sweepCalls(tx, now)
 		return err
 	})
 	if err != nil {
@@ -73,7 +79,7 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (SweepStats, error) {
 	}
 	if st != (SweepStats{}) {
 		db.log.Info().Int("threads", st.Threads).Int("event_ids", st.EventIDs).
-			Int("gates", st.Gates).Int("delegations", st.Delegations).Msg("store: swept")
+			Int("gates", st.Gates).Int("delegations", st.Delegations).Int("calls", st.Calls).Msg("store: swept")
 	}
 	return st, nil
 }

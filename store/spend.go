@@ -221,3 +221,27 @@ func putSpend(tx *bolt.Tx, s core.Spend) error {
 func spendDayPrefix(s core.Spend) []byte {
 	return []byte(s.Thread.Platform + "/" + s.Thread.Workspace + "\x00" + s.Day + "\x00")
 }
+
+// sweepCalls drops the calls log's calls that ended longer ago than
+// Decided; a call never ended stays, so it is never made again.
+func (db *DB) sweepCalls(tx *bolt.Tx, now time.Time) (int, error) {
+	keep := db.ret.WithDefaults().Decided
+	b := tx.Bucket(bucketCalls)
+	var old [][]byte
+	err := b.ForEach(func(k, v []byte) error {
+		var rec callRecord
+		if json.Unmarshal(v, &rec) == nil && !rec.Ended.IsZero() && expired(rec.Ended, now, keep) {
+			old = append(old, bytes.Clone(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range old {
+		if err := b.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return len(old), nil
+}

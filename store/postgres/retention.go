@@ -51,6 +51,10 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (store.SweepStats, error
 				return err
 			}
 			st.Delegations = int(tag.RowsAffected())
+			if tag, err = tx.Exec(ctx, `DELETE FROM neo_calls WHERE ended_ns IS NOT NULL AND ended_ns <= $1`, cut); err != nil {
+				return err
+			}
+			st.Calls = int(tag.RowsAffected())
 		}
 		return nil
 	})

@@ -53,6 +53,13 @@ func RunSweep(t *testing.T, open SweepOpener) {
 	must(db.CompleteInbound(ctx, old, "E1"))
 	mustJournal(core.Inbound{Thread: old, EventID: "E2"})
 	must(db.CreateGate(ctx, core.Gate{Token: "g1", IntentID: "i1", NodeID: "n", Binding: "b1", Thread: old, Expires: t0.Add(time.Hour)}))
+	// An approved call that ended, and one that began and never ended
+	// (neobot died during it).
+	for _, key := range []string{"call-ended", "call-cut"} {
+		_, err := db.BeginCall(ctx, key)
+		must(err)
+	}
+	must(db.EndCall(ctx, "call-ended"))
 
 	// Day 2: the dedupe key of the completed message has expired.
 	clock.Advance(2 * day)
@@ -66,8 +73,8 @@ func RunSweep(t *testing.T, open SweepOpener) {
 	_, err = db.AppendEntries(ctx, fresh, []byte("y"))
 	must(err)
 	st, err = db.Sweep(ctx, clock.Now())
-	if err != nil || st != (store.SweepStats{Gates: 1, Delegations: 1}) {
-		t.Fatalf("Sweep(day 20) = %+v, %v; want 1 gate, 1 delegation", st, err)
+	if err != nil || st != (store.SweepStats{Gates: 1, Delegations: 1, Calls: 1}) {
+		t.Fatalf("Sweep(day 20) = %+v, %v; want 1 gate, 1 delegation, 1 ended call", st, err)
 	}
 	if _, err := db.GateBound(ctx, "b1"); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("GateBound(swept) = %v, want ErrNotFound", err)
@@ -92,5 +99,11 @@ func RunSweep(t *testing.T, open SweepOpener) {
 	}
 	if p, _ := db.PendingInbound(ctx); len(p) != 1 || p[0].EventID != "E2" {
 		t.Errorf("PendingInbound after sweeps = %+v, want E2", p)
+	}
+	if fresh, err := db.BeginCall(ctx, "call-cut"); err != nil || fresh {
+		t.Errorf("BeginCall(call-cut) after sweeps = %v, %v; want it still recorded: it may have run", fresh, err)
+	}
+	if fresh, err := db.BeginCall(ctx, "call-ended"); err != nil || !fresh {
+		t.Errorf("BeginCall(call-ended) after sweeps = %v, %v; want it dropped", fresh, err)
 	}
 }
