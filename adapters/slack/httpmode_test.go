@@ -3,6 +3,7 @@ package slack
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -161,10 +162,10 @@ func TestHTTPModeBodyLimit(t *testing.T) {
 // TestRefusalLogRateLimited: a flood of unsigned requests logs one line
 // per interval, counting the rest, instead of one line each.
 func TestRefusalLogRateLimited(t *testing.T) {
-	var logs bytes.Buffer
+	logs := &syncWriter{w: &bytes.Buffer{}}
 	e := start(t, func(o *Options) {
 		o.Mode, o.SigningSecret, o.AppToken, o.ListenAddr = ModeHTTP, testSecret, "", "127.0.0.1:0"
-		o.Logger = zerolog.New(&syncWriter{w: &logs})
+		o.Logger = zerolog.New(logs)
 	})
 	srv := httptest.NewServer(e.a.HTTPHandler())
 	t.Cleanup(srv.Close)
@@ -204,4 +205,12 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// String returns what was written so far, while the adapter may still be
+// writing.
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fmt.Sprint(s.w)
 }
