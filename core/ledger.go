@@ -123,7 +123,8 @@ func CheckPlan(intentID string, calls []Spend) error {
 type SpendLedger interface {
 	// PlanSpends stores the intent's planned calls unless the intent
 	// already has some, and returns the intent's calls as stored, in
-	// order: a resumed intent gets its first plan back.
+	// order: a resumed intent gets its first plan back. With no calls it
+	// only looks the intent up, writing nothing.
 	PlanSpends(ctx context.Context, intentID string, calls []Spend) ([]Spend, error)
 	// UpdateSpend applies fn to the stored call with id and stores the
 	// result in one transaction. fn also sees every other call of the

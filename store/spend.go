@@ -25,7 +25,11 @@ import (
 // returns the intent's calls as stored, in order.
 func (db *DB) PlanSpends(ctx context.Context, intentID string, calls []core.Spend) ([]core.Spend, error) {
 	var out []core.Spend
-	err := db.write(ctx, func(tx *bolt.Tx) error {
+	run := db.write
+	if len(calls) == 0 {
+		run = db.read // a look-up: nothing to write, no commit to wait for
+	}
+	err := run(ctx, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSpends)
 		existing, err := intentSpends(b, intentID)
 		if err != nil || len(existing) > 0 {

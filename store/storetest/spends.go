@@ -41,6 +41,12 @@ func testSpends(t *testing.T, b SpendBackend) {
 	if err != nil || len(again) != 2 || again[0].Amount != "5" || again[1].ID != "x1/2" {
 		t.Fatalf("PlanSpends again = %+v, %v; want the first plan", again, err)
 	}
+	if got, err := b.PlanSpends(ctx, "x1", nil); err != nil || len(got) != 2 || got[0].ID != "x1/1" {
+		t.Errorf("PlanSpends(x1, nil) = %+v, %v; want the recorded plan", got, err)
+	}
+	if got, err := b.PlanSpends(ctx, "x9", nil); err != nil || len(got) != 0 {
+		t.Errorf("PlanSpends(x9, nil) = %+v, %v; want nothing", got, err)
+	}
 	if _, err := b.PlanSpends(ctx, "x2", []core.Spend{spend("x1", 1, th, "1", epoch)}); err == nil {
 		t.Errorf("PlanSpends(x2) with a call of x1 = nil, want an error")
 	}
