@@ -9,8 +9,9 @@ import (
 )
 
 // SpendState is where one planned spend call is in its life. A call
-// moves planned -> asked -> approved -> calling -> completed or failed,
-// or ends early as refused, denied or cancelled. A call found "calling"
+// moves planned -> asked -> calling -> completed or failed (an approval
+// is recorded as "calling", in one write, and the call follows), or ends
+// early as refused, denied or cancelled. A call found "calling"
 // after a crash becomes unknown: it may have moved money, so it is never
 // made again.
 type SpendState string
@@ -20,7 +21,6 @@ const (
 	SpendPlanned   SpendState = "planned"
 	SpendRefused   SpendState = "refused" // over a limit: refused before anyone was asked
 	SpendAsked     SpendState = "asked"
-	SpendApproved  SpendState = "approved"
 	SpendDenied    SpendState = "denied" // a person said no, or nobody said yes in time
 	SpendCancelled SpendState = "cancelled"
 	SpendCalling   SpendState = "calling"
@@ -42,7 +42,7 @@ func (s SpendState) Final() bool {
 // limit: anything approved, whether or not it is known to have run.
 func (s SpendState) Counts() bool {
 	switch s {
-	case SpendApproved, SpendCalling, SpendCompleted, SpendUnknown:
+	case SpendCalling, SpendCompleted, SpendUnknown:
 		return true
 	}
 	return false

@@ -40,8 +40,6 @@ func (e *Executor) advance(ctx context.Context, j *job, s core.Spend) (core.Spen
 			if s, err = e.ask(ctx, j, s); err == nil && s.State == core.SpendCalling {
 				s, err = e.invoke(ctx, s) // recorded approved and calling in one write
 			}
-		case core.SpendApproved:
-			s, err = e.call(ctx, s)
 		case core.SpendCalling:
 			// Recorded as being made, never recorded as done: neobot
 			// stopped during the call. It may have moved money, so it is
@@ -184,17 +182,6 @@ func (e *Executor) ask(ctx context.Context, j *job, s core.Spend) (core.Spend, e
 			s.Finished = e.now()
 		}
 	})
-}
-
-// call makes a call recorded approved (by an earlier neobot that recorded
-// the two apart), recorded as "calling" first, so that it is made at most
-// once.
-func (e *Executor) call(ctx context.Context, s core.Spend) (core.Spend, error) {
-	s, err := e.move(ctx, s.ID, core.SpendApproved, func(s *core.Spend) { s.State, s.Called = core.SpendCalling, e.now() })
-	if err != nil || s.State != core.SpendCalling {
-		return s, err
-	}
-	return e.invoke(ctx, s)
 }
 
 // invoke makes the call s, which this Run has just recorded as "calling",

@@ -55,11 +55,11 @@ func testSpends(t *testing.T, b SpendBackend) {
 		if len(day) != 1 || day[0].ID != "x1/2" {
 			return fmt.Errorf("same day = %+v, want x1/2 only", day)
 		}
-		s.State, s.DecidedBy, s.ID = core.SpendApproved, "U2", "forged"
+		s.State, s.DecidedBy, s.ID = core.SpendCalling, "U2", "forged"
 		return nil
 	})
-	if err != nil || up.State != core.SpendApproved || up.ID != "x1/1" {
-		t.Fatalf("UpdateSpend = %+v, %v; want approved x1/1", up, err)
+	if err != nil || up.State != core.SpendCalling || up.ID != "x1/1" {
+		t.Fatalf("UpdateSpend = %+v, %v; want calling x1/1", up, err)
 	}
 	refused := errors.New("over the limit")
 	if _, err := b.UpdateSpend(ctx, "x1/2", func(s *core.Spend, _ []core.Spend) error {
@@ -94,7 +94,7 @@ func testSpends(t *testing.T, b SpendBackend) {
 	for _, s := range all {
 		ids = append(ids, s.ID+":"+string(s.State))
 	}
-	if fmt.Sprint(ids) != "[x1/1:approved x1/2:planned x3/1:planned]" {
+	if fmt.Sprint(ids) != "[x1/1:calling x1/2:planned x3/1:planned]" {
 		t.Errorf("SpendsSince = %v", ids)
 	}
 	if late, _ := b.SpendsSince(ctx, epoch.Add(time.Second)); len(late) != 1 || late[0].ID != "x3/1" {
@@ -129,7 +129,7 @@ func testSpendDayLimit(t *testing.T, b SpendBackend) {
 				if n >= limit {
 					return errors.New("limit")
 				}
-				s.State = core.SpendApproved
+				s.State = core.SpendCalling
 				return nil
 			})
 			if err == nil {
