@@ -403,13 +403,14 @@ func TestSpendLimitsExactly(t *testing.T) {
 // a channel or pose as a link, whatever the model wrote.
 func TestQuestionIntentIsInert(t *testing.T) {
 	w := newWorld(t)
-	w.model.replies = []llm.Message{transferCall(`{"amount": 5, "currency": "USDC", "recipient": "alice"}`)}
+	w.model.replies = []llm.Message{transferCall(`{"amount": 5, "currency": "USDC", "recipient": "alice <!here>"}`)}
 	done := w.execute(w.turn("CPAY", "E1"), "send 5 USDC to alice <!channel> <https://evil.example|approved by finance>")
 	g, _, ok := w.gate(done)
 	if !ok {
 		t.Fatal("no approval asked")
 	}
-	if strings.Contains(g.Question, "<!channel>") || strings.Contains(g.Question, "<https://") {
+	summary := g.Question[strings.LastIndex(g.Question, "```"):]
+	if strings.Contains(summary, "<!channel>") || strings.Contains(summary, "<!here>") || strings.Contains(summary, "<https://") {
 		t.Errorf("the question carries the model's platform tokens:\n%s", g.Question)
 	}
 	if _, err := w.gates.Decide(context.Background(), g.Token, "UBOB", nil, Deny); err != nil {

@@ -164,11 +164,13 @@ func summary(s core.Spend, args map[string]any, requester string) string {
 	if to := firstOf(args, "recipient", "to", "destination", "address", "customer", "payee"); to != "" {
 		what += " to " + to
 	}
-	// The intent is the model's words: never let them become a chat
-	// platform's mention or link (<!channel>, <@U…>, <https://…>).
-	intent := strings.NewReplacer("<", "‹", ">", "›").Replace(cut(oneLine(s.Intent), 200))
-	return fmt.Sprintf("Summary: %s, asked by <@%s>: %q", what, requester, intent)
+	return fmt.Sprintf("Summary: %s, asked by <@%s>: %q", inert(what), requester, inert(cut(oneLine(s.Intent), 200)))
 }
+
+// inert keeps the model's words (the intent, argument values) from
+// becoming a chat platform's mention or link (<!channel>, <@U…>,
+// <https://…>) outside the code block an approval shows arguments in.
+func inert(s string) string { return strings.NewReplacer("<", "‹", ">", "›").Replace(s) }
 
 // firstOf returns the first of keys that args holds as a short string.
 func firstOf(args map[string]any, keys ...string) string {
