@@ -10,16 +10,17 @@ import (
 	"time"
 
 	"github.com/neobot/neobot/core/memory"
+	"github.com/neobot/neobot/core/memory/memorytest"
 )
 
 // corpus builds n records in one workspace from a Zipf-distributed
 // vocabulary of 20k words, about 16 words each, a tenth carrying an
 // identifier, spread over 50 users and 20 channels.
-func corpus(n int) (*mapStore, func() string) {
+func corpus(n int) (*memorytest.Store, func() string) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	zipf := rand.NewZipf(rng, 1.1, 2, 20_000-1)
 	word := func() string { return fmt.Sprintf("w%x", zipf.Uint64()) }
-	st := newMapStore()
+	st := &memorytest.Store{}
 	for i := range n {
 		var b strings.Builder
 		for range 12 + rng.IntN(8) {
@@ -36,7 +37,10 @@ func corpus(n int) (*mapStore, func() string) {
 		case 2:
 			s.Channel = fmt.Sprintf("C%d", i%20)
 		}
-		st.m[fmt.Sprintf("m%d", i)] = memory.Record{ID: fmt.Sprintf("m%d", i), Scope: s, Kind: memory.KindFact, Text: b.String(), Created: t0, Updated: t0}
+		rec := memory.Record{ID: fmt.Sprintf("m%d", i), Scope: s, Kind: memory.KindFact, Text: b.String(), Created: t0, Updated: t0}
+		if err := st.WriteMemories(context.Background(), []memory.Record{rec}, nil); err != nil {
+			panic(err)
+		}
 	}
 	query := func() string {
 		q := []string{word(), word(), word(), word()}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/memory"
+	"github.com/neobot/neobot/core/memory/memorytest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -61,7 +62,7 @@ func TestRecallRanking(t *testing.T) {
 
 func TestRebuildFromStore(t *testing.T) {
 	ctx := context.Background()
-	st := newMapStore()
+	st := &memorytest.Store{}
 	c := newCortex(t, memory.Options{Store: st})
 	remember(t, c, wsA, memory.KindFact, "The staging cluster is kube-stg-2")
 	old := remember(t, c, wsA, memory.KindFact, "Lunch is at noon")
@@ -134,28 +135,31 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-// loaderStore is a mapStore that reads records by ID, as a shared store
+// loaderStore is a memorytest.Store that reads records by ID, as a shared store
 // does, and counts whole scans.
 type loaderStore struct {
-	*mapStore
+	*memorytest.Store
 	scans int
 }
 
 func (s *loaderStore) ScanMemories(ctx context.Context, fn func(memory.Record) error) error {
 	s.scans++
-	return s.mapStore.ScanMemories(ctx, fn)
+	return s.Store.ScanMemories(ctx, fn)
 }
 
 func (s *loaderStore) LoadMemories(ctx context.Context, ids []string) ([]memory.Record, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []memory.Record
+	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		if r, ok := s.m[id]; ok {
+		want[id] = true
+	}
+	var out []memory.Record
+	err := s.Store.ScanMemories(ctx, func(r memory.Record) error {
+		if want[r.ID] {
 			out = append(out, r)
 		}
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // TestChangedElsewhere: two cortexes over one shared store, as two
@@ -163,7 +167,7 @@ func (s *loaderStore) LoadMemories(ctx context.Context, ids []string) ([]memory.
 // told which records changed, reading only those.
 func TestChangedElsewhere(t *testing.T) {
 	ctx := context.Background()
-	st := &loaderStore{mapStore: newMapStore()}
+	st := &loaderStore{Store: &memorytest.Store{}}
 	here, there := newCortex(t, memory.Options{Store: st}), newCortex(t, memory.Options{Store: st})
 	r := memory.Reader{Platform: "slack", Workspace: "TA"}
 	fact := remember(t, there, wsA, memory.KindFact, "The staging cluster is kube-stg-2")
@@ -202,7 +206,7 @@ func TestChangedElsewhere(t *testing.T) {
 // walking every record.
 func TestCommonWordsLeftOut(t *testing.T) {
 	ctx := context.Background()
-	st := newMapStore()
+	st := &memorytest.Store{}
 	var recs []memory.Record
 	for i := range 2100 {
 		recs = append(recs, memory.Record{ID: fmt.Sprint("r", i), Scope: wsA, Kind: memory.KindFact, Text: fmt.Sprintf("User asked about item %d", i), Created: t0, Updated: t0})

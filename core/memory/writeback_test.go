@@ -15,6 +15,7 @@ import (
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/llm/llmtest"
 	"github.com/neobot/neobot/core/memory"
+	"github.com/neobot/neobot/core/memory/memorytest"
 )
 
 func cheapModel(t *testing.T) (*llm.Client, *llmtest.Server) {
@@ -338,7 +339,7 @@ func TestUpdateNeverWidensScope(t *testing.T) {
 // are its own.
 func TestTurnExcerptsCapped(t *testing.T) {
 	ctx := context.Background()
-	st := newMapStore()
+	st := &memorytest.Store{}
 	tick := t0
 	now := func() time.Time { tick = tick.Add(time.Second); return tick } // each excerpt newer than the last
 	c := newCortex(t, memory.Options{Store: st, MaxTurnsKept: 3, Now: now})
@@ -383,10 +384,10 @@ func TestTurnExcerptsCapped(t *testing.T) {
 	}
 }
 
-// laterStore is a mapStore that also takes writes without waiting, and
+// laterStore is a memorytest.Store that also takes writes without waiting, and
 // records which way each write came.
 type laterStore struct {
-	*mapStore
+	*memorytest.Store
 	mu           sync.Mutex
 	durable, lax int
 }
@@ -395,14 +396,14 @@ func (s *laterStore) WriteMemories(ctx context.Context, put []memory.Record, del
 	s.mu.Lock()
 	s.durable++
 	s.mu.Unlock()
-	return s.mapStore.WriteMemories(ctx, put, del)
+	return s.Store.WriteMemories(ctx, put, del)
 }
 
 func (s *laterStore) WriteMemoriesLater(put []memory.Record, del []string) error {
 	s.mu.Lock()
 	s.lax++
 	s.mu.Unlock()
-	return s.mapStore.WriteMemories(context.Background(), put, del)
+	return s.Store.WriteMemories(context.Background(), put, del)
 }
 
 // TestWriteBackDoesNotWaitForTheDisk: a turn's write-back goes to a store
@@ -410,7 +411,7 @@ func (s *laterStore) WriteMemoriesLater(put []memory.Record, del []string) error
 // remembered or forgotten is written durably before it is confirmed.
 func TestWriteBackDoesNotWaitForTheDisk(t *testing.T) {
 	ctx := context.Background()
-	st := &laterStore{mapStore: newMapStore()}
+	st := &laterStore{Store: &memorytest.Store{}}
 	c := newCortex(t, memory.Options{Store: st})
 	in := inbound("TA", "general", "alice", false, "deploy the docs site")
 	if err := c.WriteBack(ctx, in, answered); err != nil {
@@ -500,7 +501,7 @@ func TestWorkspaceTurnsCapped(t *testing.T) {
 // when it asks no model and its store writes later.
 func TestQuickWriteBack(t *testing.T) {
 	model, srv := cheapModel(t)
-	later := &laterStore{mapStore: newMapStore()}
+	later := &laterStore{Store: &memorytest.Store{}}
 	for _, tc := range []struct {
 		name  string
 		opts  memory.Options
@@ -510,7 +511,7 @@ func TestQuickWriteBack(t *testing.T) {
 		{"a greeting, store writes later", memory.Options{Model: model, Store: later}, "hi", true},
 		{"no model, store writes later", memory.Options{Store: later}, "deploy the docs site", true},
 		{"a fact for the model", memory.Options{Model: model, Store: later}, "deploy the docs site", false},
-		{"a store that commits each write", memory.Options{Model: model, Store: newMapStore()}, "hi", false},
+		{"a store that commits each write", memory.Options{Model: model, Store: &memorytest.Store{}}, "hi", false},
 	} {
 		c := newCortex(t, tc.opts)
 		in := inbound("TA", "general", "alice", false, tc.text)
