@@ -38,12 +38,38 @@ type streamOptions struct {
 type wireMessage struct {
 	Role string `json:"role"`
 	// Content is null on an assistant turn that only calls tools; some
-	// providers refuse an empty string there.
-	Content          *string    `json:"content"`
+	// providers refuse an empty string there. It is a *string, or a
+	// []wirePart for a message with images.
+	Content          any        `json:"content"`
 	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID       string     `json:"tool_call_id,omitempty"`
 	Name             string     `json:"name,omitempty"`
 	ReasoningContent string     `json:"reasoning_content,omitempty"`
+}
+
+// wirePart is one item of a content array: a text part or an image_url
+// part.
+type wirePart struct {
+	Type     string        `json:"type"`
+	Text     *string       `json:"text,omitempty"`
+	ImageURL *wireImageURL `json:"image_url,omitempty"`
+}
+
+type wireImageURL struct {
+	URL string `json:"url"`
+}
+
+// contentParts renders a message with images as a content array: its
+// text first, then each picture as a data URL.
+func contentParts(m *Message) []wirePart {
+	parts := make([]wirePart, 0, len(m.Images)+1)
+	if m.Content != "" {
+		parts = append(parts, wirePart{Type: "text", Text: &m.Content})
+	}
+	for _, img := range m.Images {
+		parts = append(parts, wirePart{Type: "image_url", ImageURL: &wireImageURL{URL: img.DataURL()}})
+	}
+	return parts
 }
 
 type namedChoice struct {
@@ -85,7 +111,10 @@ func (c *Client) encode(req ChatRequest, stream bool) ([]byte, error) {
 			return nil, fmt.Errorf("llm: message %d has no role", i)
 		}
 		wm := wireMessage{Role: m.Role, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name}
-		if m.Content != "" || len(m.ToolCalls) == 0 {
+		switch {
+		case len(m.Images) > 0:
+			wm.Content = contentParts(m)
+		case m.Content != "" || len(m.ToolCalls) == 0:
 			wm.Content = &m.Content
 		}
 		if len(m.ToolCalls) > 0 {
