@@ -111,6 +111,9 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 	again := !asked && (b.effect == mcp.EffectNone || b.effect == mcp.EffectRead || errors.Is(err, mcp.ErrNotSent))
 	switch {
 	case err == nil:
+		if !res.IsError {
+			sendFiles(ctx, name, res)
+		}
 		return render(res), res.IsError, nil
 	case ctx.Err() != nil:
 		return "", false, fmt.Errorf("tools: %s: %w", name, ctx.Err())
