@@ -28,4 +28,5 @@ func (a *Adapter) upload(ctx context.Context, t core.Thread, f core.ToolFile) er
 	}
 	return nil
 }
+
 var _ core.Uploader = reporter{}
