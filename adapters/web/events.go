@@ -29,7 +29,6 @@ const (
 	EventAnswer        = "answer"           // the whole answer, final: {"text"}
 	EventAnswerRetract = "answer.retracted" // the words written so far were not the answer
 	EventNotice        = "notice"           // a note that is not an answer: {"text"}
-	// EventFile (files.go) announces a tool's file for download.
 	EventGateInvoked   = "gate.invoked"     // an approval waits: {"token", "question", "options", ...}
 	EventGateDecided   = "gate.decided"     // an approval ended: {"token", "state", "answer", "by"}
 	EventReset         = "reset"            // events were missed: reload the conversation
