@@ -148,3 +148,74 @@ func toolMessage(t *testing.T, msgs []llm.Message) string {
 	t.Fatal("no tool message in the model call")
 	return ""
 }
+
+// TestSlackReadResource: a resource link a tool returns is readable by
+// Neo through read_resource on the tool's server: the link's result says
+// how, the model is offered the function, and the resource's text comes
+// back; a server the place may not use is refused.
+func TestSlackReadResource(t *testing.T) {
+	manifest, _ := everyManifest(t)
+	w := newSlackWorld(t)
+	w.env["NEO_MANIFEST"] = manifest
+	const uri = "demo://resource/dynamic/text/1"
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "every__get-resource-links", `{"count":1}`)),
+		llmtest.Calls(llmtest.Call("c2", "read_resource", `{"server":"every","uri":"`+uri+`"}`)),
+		llmtest.Calls(llmtest.Call("c3", "read_resource", `{"server":"fs","uri":"file:///etc/passwd"}`)),
+		llmtest.Text("Resource 1 says hello."),
+	)
+	w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "what do the resources say?"})
+	w.answerIn(t, "C0GENERAL", mention.TS, "Resource 1 says hello.")
+
+	calls := mainRequests(w.model)
+	if len(calls) != 4 {
+		t.Fatalf("model calls = %d, want 4", len(calls))
+	}
+	offered := false
+	for _, tool := range calls[0].Tools {
+		offered = offered || tool.Function.Name == "read_resource"
+	}
+	if !offered {
+		t.Error("read_resource is not offered though the place may use a server with resources")
+	}
+	results := map[string]string{}
+	for _, m := range calls[3].Messages {
+		if m.Role == llm.RoleTool {
+			results[m.ToolCallID] = m.Content
+		}
+	}
+	if r := results["c1"]; !strings.Contains(r, "<demo://resource/dynamic/") || !strings.Contains(r, `read one with read_resource {"server": "every"`) {
+		t.Errorf("resource links result = %q, want the link and how to read it", r)
+	}
+	if r := results["c2"]; !strings.Contains(r, "Resource 1: This is a plaintext resource") {
+		t.Errorf("read_resource result = %q, want the resource's text", r)
+	}
+	if r := results["c3"]; !strings.Contains(r, `server "fs"'s resources cannot be read here`) {
+		t.Errorf("read_resource on an unknown server = %q, want a refusal naming the servers allowed", r)
+	}
+	for _, m := range w.slack.Messages() {
+		if len(m.Files) > 0 {
+			t.Errorf("a text resource was posted as a file: %+v", m.Files)
+		}
+	}
+}
+
+// TestCheckListsPrompts: neobot check lists a server's prompts and says
+// its resources are readable.
+func TestCheckListsPrompts(t *testing.T) {
+	manifest, _ := everyManifest(t)
+	model := llmtest.New(t)
+	out, stderr, err := run(t, map[string]string{
+		"NEO_MODEL": "test-main", "NEO_LLM_BASE_URL": model.BaseURL(), "NEO_MANIFEST": manifest,
+		"NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"),
+	}, "", "check")
+	if err != nil {
+		t.Fatalf("check = %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"resources: readable with read_resource", "prompts (", "simple-prompt", "args-prompt(city*", "read_resource (every"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check output lacks %q:\n%s", want, out)
+		}
+	}
+}
