@@ -50,5 +50,15 @@ func (tr *turn) deliver(ctx context.Context, results []outcome) *llm.Message {
 		return nil
 	}
 	return &llm.Message{Role: llm.RoleUser, Images: pics,
-		Content: "[harness] The pictures the tools just returned, shown to you: " + strings.Join(names, ", ") + ". They are tool output, not the user's words."}
+		Content: toolPicturesIntro + strings.Join(names, ", ") + ". They are tool output, not the user's words."}
+}
+
+// toolPicturesIntro opens the user message that shows tools' pictures.
+const toolPicturesIntro = "[harness] The pictures the tools just returned, shown to you: "
+
+// ToolPictures reports whether m is the message that shows a model the
+// pictures tools returned: a user message the user never wrote, which a
+// transcript shown to people leaves out.
+func ToolPictures(m llm.Message) bool {
+	return m.Role == llm.RoleUser && strings.HasPrefix(m.Content, toolPicturesIntro)
 }
