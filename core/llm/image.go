@@ -2,7 +2,6 @@ package llm
 
 import (
 	"bytes"
-	"encoding/base64"
 	"image"
 	_ "image/gif" // DecodeConfig reads GIF sizes, for Tokens
 	_ "image/jpeg"
@@ -32,16 +31,6 @@ var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/g
 func SniffImage(data []byte) (string, bool) {
 	mt := http.DetectContentType(data)
 	return mt, imageTypes[mt]
-}
-
-// DataURL returns the picture as a data: URL, the form image_url takes.
-func (i Image) DataURL() string {
-	b := make([]byte, 0, len("data:;base64,")+len(i.MIMEType)+base64.StdEncoding.EncodedLen(len(i.Data)))
-	b = append(b, "data:"...)
-	b = append(b, i.MIMEType...)
-	b = append(b, ";base64,"...)
-	b = base64.StdEncoding.AppendEncode(b, i.Data)
-	return string(b)
 }
 
 // imageTokensUnknown is charged for a picture whose size cannot be read

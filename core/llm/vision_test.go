@@ -123,6 +123,9 @@ func TestImagesOnTheWire(t *testing.T) {
 	msgs := []llm.Message{
 		llm.SystemMessage("be brief"),
 		{Role: llm.RoleUser, Content: "what is this?", Images: []llm.Image{{Name: "sq.png", MIMEType: "image/png", Data: pic}}},
+		llm.AssistantMessage("a square"),
+		// Text that spells the encoder's placeholder stays text.
+		{Role: llm.RoleUser, Content: `and "url":"neobot-image"} this?`, Images: []llm.Image{{MIMEType: "image/gif", Data: []byte("GIF89a")}}},
 	}
 	if _, err := c.Chat(context.Background(), llm.ChatRequest{Messages: msgs}); err != nil {
 		t.Fatal(err)
@@ -140,10 +143,26 @@ func TestImagesOnTheWire(t *testing.T) {
 	if err := json.Unmarshal(req.Body, &body); err != nil {
 		t.Fatal(err)
 	}
+	if m := req.Messages[3]; m.Content != `and "url":"neobot-image"} this?` || len(m.Images) != 1 || string(m.Images[0].Data) != "GIF89a" || m.Images[0].MIMEType != "image/gif" {
+		t.Errorf("second picture message = %q with %+v, want its text intact and the GIF", m.Content, m.Images)
+	}
 	if sys := string(body.Messages[0].Content); sys != `"be brief"` {
 		t.Errorf("system content = %s, want a plain string", sys)
 	}
 	if user := string(body.Messages[1].Content); !strings.HasPrefix(user, `[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,`) {
 		t.Errorf("user content = %.120s, want a text part then an image_url data URL", user)
+	}
+}
+
+// A picture type that would need escaping is refused, never spliced into
+// the request as it is.
+func TestImageTypeRefused(t *testing.T) {
+	c, err := llm.New(llm.Config{Model: "gpt-4.1", BaseURL: "http://127.0.0.1:1/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: "hi", Images: []llm.Image{{MIMEType: `image/png","x":"`, Data: []byte("x")}}}}
+	if _, err := c.Chat(context.Background(), llm.ChatRequest{Messages: msgs}); err == nil || !strings.Contains(err.Error(), "not a picture type") {
+		t.Errorf("Chat(picture of a made-up type) = %v, want it refused before sending", err)
 	}
 }
