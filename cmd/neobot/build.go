@@ -72,11 +72,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		if err := cfg.requireModel(); err != nil {
 			return nil, err
 		}
-		seen, err := cfg.vision()
-		if err != nil {
-			return nil, fmt.Errorf("NEO_MODEL_VISION: %w", err)
-		}
-		client, err := m.newLLM(cfg, cfg.mainEndpoint(), actor, log, func(lc *llm.Config) { lc.Vision = seen })
+		client, err := m.newLLM(cfg, cfg.mainEndpoint(), actor, log, cfg.visionEdit())
 		if err != nil {
 			return nil, err
 		}
