@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/neobot/neobot/core"
@@ -51,6 +53,44 @@ func (tr *turn) deliver(ctx context.Context, results []outcome) *llm.Message {
 	}
 	return &llm.Message{Role: llm.RoleUser, Images: pics,
 		Content: toolPicturesIntro + strings.Join(names, ", ") + ". They are tool output, not the user's words."}
+}
+
+// maxStoredPictureBytes bounds the pictures one stored message keeps:
+// one full-size picture, or several small ones. The pictures past it are
+// shown for the turn that has them (its steps share the in-memory
+// message) and named as no longer kept in the stored one, so a flood of
+// pictures cannot grow the store by more than this a message.
+const maxStoredPictureBytes = 5 << 20
+
+// storedPictures returns m as it is stored: within maxStoredPictureBytes
+// of pictures, the others dropped in order and named in the text. m
+// itself is not changed.
+func storedPictures(m *llm.Message) *llm.Message {
+	if m == nil || len(m.Images) == 0 {
+		return m
+	}
+	total := 0
+	for _, img := range m.Images {
+		total += len(img.Data)
+	}
+	if total <= maxStoredPictureBytes {
+		return m
+	}
+	kept := *m
+	kept.Images = nil
+	var dropped []string
+	total = 0
+	for _, img := range m.Images {
+		if total+len(img.Data) <= maxStoredPictureBytes {
+			kept.Images = append(kept.Images, img)
+			total += len(img.Data)
+			continue
+		}
+		dropped = append(dropped, strconv.Quote(cmp.Or(img.Name, "a picture")))
+	}
+	kept.Content += "\n\n[Pictures shown with this message but not kept for later messages (over " +
+		strconv.Itoa(maxStoredPictureBytes>>20) + " MB together): " + strings.Join(dropped, ", ") + ".]"
+	return &kept
 }
 
 // toolPicturesIntro opens the user message that shows tools' pictures.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/neobot/neobot/core/llm"
@@ -33,5 +34,31 @@ func TestToolPicturesKeepTheTurnOpen(t *testing.T) {
 	st.items = append(st.items, item{rec: record{EventID: "E2"}, msg: llm.UserMessage("next question")})
 	if place, _ := st.locate("E1"); place != turnAnswered {
 		t.Errorf("locate(E1) after another user message = %v, want answered", place)
+	}
+}
+
+// A message's pictures are stored within maxStoredPictureBytes; the ones
+// past it are named in the stored text, and the message in memory (the
+// running turn's) keeps them all.
+func TestStoredPicturesBounded(t *testing.T) {
+	big := func(name string) llm.Image {
+		return llm.Image{Name: name, MIMEType: "image/png", Data: make([]byte, maxStoredPictureBytes/2)}
+	}
+	small := llm.UserMessage("look")
+	small.Images = []llm.Image{{Name: "a.png", MIMEType: "image/png", Data: []byte("x")}}
+	if got := storedPictures(&small); got != &small {
+		t.Errorf("storedPictures(small) = %+v, want the message as it is", got)
+	}
+	m := llm.UserMessage("compare these")
+	m.Images = []llm.Image{big("one.png"), big("two.png"), big("three.png")}
+	got := storedPictures(&m)
+	if len(got.Images) != 2 || got.Images[1].Name != "two.png" {
+		t.Errorf("stored pictures = %d, want the first two", len(got.Images))
+	}
+	if want := `not kept for later messages (over 5 MB together): "three.png".]`; !strings.HasSuffix(got.Content, want) {
+		t.Errorf("stored text = %q, want it to end %q", got.Content, want)
+	}
+	if len(m.Images) != 3 || m.Content != "compare these" {
+		t.Errorf("the message in memory changed: %d pictures, %q", len(m.Images), m.Content)
 	}
 }

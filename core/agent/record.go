@@ -105,6 +105,7 @@ func (a *Agent) appendWith(ctx context.Context, st *state, add func(context.Cont
 	data := make([][]byte, len(recs))
 	for i, r := range recs {
 		r.V = recordVersion
+		r.Msg = storedPictures(r.Msg)
 		b, err := json.Marshal(r)
 		if err != nil {
 			return fmt.Errorf("agent: encode entry: %w", err)
