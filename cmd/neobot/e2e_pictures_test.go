@@ -58,7 +58,7 @@ func TestSlackPictureIn(t *testing.T) {
 	t.Run("vision model", func(t *testing.T) {
 		w := newSlackWorld(t)
 		w.env["NEO_MODEL_VISION"] = "yes"
-		scriptModel(t, w.model, llmtest.Text("A red dot on white."))
+		scriptModel(t, w.model, llmtest.Text("A red dot on white."), llmtest.Text("The same dot, in private."))
 		w.start(t, 1)
 		f := w.slack.AddFile("dot.jpg", "image/jpeg", pic)
 		mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "what is in this picture?", Files: []slacktest.File{f}})
@@ -74,6 +74,16 @@ func TestSlackPictureIn(t *testing.T) {
 			if m.FromBot() && strings.Contains(m.Rendered(), "can't see pictures") {
 				t.Errorf("a vision model's thread says Neo cannot see pictures: %q", m.Rendered())
 			}
+		}
+
+		// A direct message's picture goes the same way.
+		g := w.slack.AddFile("dot.png", "image/png", pic)
+		dm := w.slack.DM(slacktest.Msg{User: "UBOB", Text: "and this one?", Files: []slacktest.File{g}})
+		w.answerIn(t, "D0DM", dm.TS, "The same dot, in private.")
+		calls := mainRequests(w.model)
+		last := calls[len(calls)-1].Messages
+		if m := last[len(last)-1]; m.Role != "user" || len(m.Images) != 1 || !bytes.Equal(m.Images[0].Data, pic) {
+			t.Errorf("DM's model call ends with a %s message with %d images, want the user's picture", m.Role, len(m.Images))
 		}
 	})
 	t.Run("text-only model", func(t *testing.T) {
