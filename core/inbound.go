@@ -19,8 +19,8 @@ type Inbound struct {
 	// Context holds earlier messages of the thread, fetched once when Neo
 	// is first mentioned in the middle of an existing thread; empty after.
 	Context string `json:"context,omitempty"`
-	// Files are the attachments offered to the agent (text files under the
-	// adapter's size cap).
+	// Files are the attachments offered to the agent: text files under
+	// the adapter's size cap, and pictures.
 	Files []File `json:"files,omitempty"`
 	// MessageID is the platform's ID of the message itself (Slack ts,
 	// Discord message ID), where EventID names the event that carried it.
@@ -60,13 +60,18 @@ type Inbound struct {
 	Redelivered bool `json:"redelivered,omitempty"`
 }
 
-// File is an attachment whose text content is offered to the agent.
+// File is an attachment whose content is offered to the agent: the text
+// of a text file, or the bytes of a picture.
 type File struct {
 	Name     string `json:"name"`
 	MIMEType string `json:"mime_type,omitempty"`
 	Size     int64  `json:"size"`
 	// Text is the file's content, empty when the file was declined.
 	Text string `json:"text,omitempty"`
+	// Image is a picture's content, its type found from the bytes (in
+	// MIMEType); the agent shows it to a model that sees images and
+	// names it to one that does not.
+	Image []byte `json:"image,omitempty"`
 }
 
 // Attachment is a file a message carries, as the platform describes it.

@@ -184,19 +184,23 @@ func TestAttachments(t *testing.T) {
 	e := start(t, func(o *Options) { o.MaxFileBytes = 64 })
 	notes := e.discord.AddFile("notes.md", "text/markdown; charset=utf-8", []byte("# Notes\nship it"))
 	big := e.discord.AddFile("big.txt", "text/plain", []byte(strings.Repeat("x", 65)))
-	img := e.discord.AddFile("cat.png", "image/png", []byte{0x89, 'P', 'N', 'G'})
-	e.discord.Mention(discordtest.Msg{User: "111", Text: "read these", Files: []discordtest.File{notes, big, img}})
+	img := e.discord.AddFile("cat.png", "image/png", []byte{0x89, 'P', 'N', 'G'}) // a PNG by name only
+	gif := e.discord.AddFile("dot.gif", "image/gif", []byte("GIF89a\x01\x00\x01\x00"))
+	e.discord.Mention(discordtest.Msg{User: "111", Text: "read these", Files: []discordtest.File{notes, big, img, gif}})
 	in := e.hub.Wait(e.ctx, t, 1)
-	if len(in.Files) != 3 || in.Files[0].Text != "# Notes\nship it" || in.Files[1].Text != "" || in.Files[2].Text != "" {
-		t.Fatalf("Inbound.Files = %+v, want notes.md read, the others declined", in.Files)
+	if len(in.Files) != 4 || in.Files[0].Text != "# Notes\nship it" || in.Files[1].Text != "" || len(in.Files[2].Image) != 0 {
+		t.Fatalf("Inbound.Files = %+v, want notes.md read, big.txt and cat.png declined", in.Files)
 	}
-	for _, want := range []string{`"big.txt" (larger than the 64 bytes I can read)`, `"cat.png" (I can only read text files)`} {
+	if f := in.Files[3]; len(f.Image) == 0 || f.MIMEType != "image/gif" {
+		t.Errorf("dot.gif = %d bytes of %q, want the picture read", len(f.Image), f.MIMEType)
+	}
+	for _, want := range []string{`"big.txt" (larger than the 64 bytes I can read)`, `"cat.png" (not a PNG, JPEG, GIF or WebP picture)`} {
 		if !strings.Contains(in.Text, want) {
 			t.Errorf("Inbound.Text = %q, want it to say %s", in.Text, want)
 		}
 	}
-	if n := len(e.discord.Calls("GET /attachments/{id}/{name}")); n != 1 {
-		t.Errorf("downloaded %d attachments, want 1", n)
+	if n := len(e.discord.Calls("GET /attachments/{id}/{name}")); n != 3 {
+		t.Errorf("downloaded %d attachments, want 3 (the text and the two pictures)", n)
 	}
 }
 

@@ -307,19 +307,24 @@ func TestFiles(t *testing.T) {
 	e := start(t, func(o *Options) { o.MaxFileBytes = 64 })
 	notes := e.slack.AddFile("notes.txt", "text/plain", []byte("buy milk"))
 	big := e.slack.AddFile("big.txt", "text/plain", []byte(strings.Repeat("x", 100)))
-	pic := e.slack.AddFile("cat.png", "image/png", []byte{0x89, 'P', 'N', 'G'})
-	e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "read these", Subtype: "", Files: []slacktest.File{notes, big, pic}})
+	fake := e.slack.AddFile("cat.png", "image/png", []byte{0x89, 'P', 'N', 'G'}) // a PNG by name only
+	dot := e.slack.AddFile("dot.jpg", "image/jpeg", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"))
+	pdf := e.slack.AddFile("plan.pdf", "application/pdf", []byte("%PDF-1.7"))
+	e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "read these", Subtype: "", Files: []slacktest.File{notes, big, fake, dot, pdf}})
 	in := e.hub.Wait(e.ctx, t, 1)
-	if len(in.Files) != 3 || in.Files[0].Text != "buy milk" || in.Files[1].Text != "" || in.Files[2].Text != "" {
-		t.Fatalf("Files = %+v, want notes.txt read and the others declined", in.Files)
+	if len(in.Files) != 5 || in.Files[0].Text != "buy milk" || in.Files[1].Text != "" || len(in.Files[2].Image) != 0 {
+		t.Fatalf("Files = %+v, want notes.txt read and big.txt and cat.png declined", in.Files)
 	}
-	for _, want := range []string{`"big.txt" (larger than the 64 bytes`, `"cat.png" (I can only read text files)`} {
+	if f := in.Files[3]; len(f.Image) == 0 || f.MIMEType != "image/png" {
+		t.Errorf("dot.jpg = %d bytes of %q, want the picture read as the PNG it is", len(f.Image), f.MIMEType)
+	}
+	for _, want := range []string{`"big.txt" (larger than the 64 bytes`, `"cat.png" (not a PNG, JPEG, GIF or WebP picture)`, `"plan.pdf" (I can only read text files)`} {
 		if !strings.Contains(in.Text, want) {
 			t.Errorf("Inbound.Text = %q, want it to say %s", in.Text, want)
 		}
 	}
-	if c := e.slack.Calls("files"); len(c) != 1 || c[0].Token != "xoxb-test" {
-		t.Errorf("file downloads = %+v, want one, with the bot token", c)
+	if c := e.slack.Calls("files"); len(c) != 3 || c[0].Token != "xoxb-test" {
+		t.Errorf("file downloads = %+v, want three (the text and the two pictures), with the bot token", c)
 	}
 }
 

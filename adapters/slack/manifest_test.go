@@ -18,6 +18,7 @@ var (
 		"channels:read",     // conversations.info: is a mentioned channel private?
 		"chat:write",        // chat.postMessage/update/delete/postEphemeral, chat.*Stream
 		"files:read",        // url_private_download of attachments
+		"files:write",       // files.getUploadURLExternal/completeUploadExternal: files tools return
 		"groups:history",    // message.groups; conversations.replies in private channels
 		"groups:read",       // conversations.info in private channels
 		"im:history",        // message.im (DMs, the assistant pane)

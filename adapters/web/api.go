@@ -41,6 +41,7 @@ var routes = []route{
 	{"POST", "/v1/conversations/{id}/messages", true, (*Adapter).send},
 	{"POST", "/v1/conversations/{id}/stop", true, (*Adapter).stop},
 	{"GET", "/v1/conversations/{id}/events", true, (*Adapter).events},
+	{"GET", "/v1/conversations/{id}/files/{file}", true, (*Adapter).file},
 	{"GET", "/v1/approvals", true, (*Adapter).approvals},
 	{"POST", "/v1/gates/{token}/answer", true, (*Adapter).answer},
 }

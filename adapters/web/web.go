@@ -100,6 +100,7 @@ type Adapter struct {
 	listening atomic.Bool
 	created   createdSet
 	pending   pendingGates
+	files     files        // tools' files, for download (Upload)
 	notes     chan []byte  // for the other instances (tell), sent by Run
 	dropped   atomic.Int64 // notes the relay could not take (tell)
 }

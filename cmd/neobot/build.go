@@ -67,15 +67,16 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 
 	var main, cheap agent.Model
 	var window int
+	var vision bool
 	if opts.model {
 		if err := cfg.requireModel(); err != nil {
 			return nil, err
 		}
-		client, err := m.newLLM(cfg, cfg.mainEndpoint(), actor, log)
+		client, err := m.newLLM(cfg, cfg.mainEndpoint(), actor, log, cfg.visionEdit())
 		if err != nil {
 			return nil, err
 		}
-		main, window = &meteredModel{Client: client, t: m.tel}, client.ContextWindow()
+		main, window, vision = &meteredModel{Client: client, t: m.tel}, client.ContextWindow(), client.SeesImages()
 		logWindow(log, client)
 		if cfg.CheapModel != "" {
 			c, err := m.newLLM(cfg, cfg.cheapEndpoint(), actor, log)
@@ -200,6 +201,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		Memory:          a.cortex,
 		ActorDID:        actor,
 		ContextWindow:   window,
+		Vision:          vision,
 		SoftPct:         cfg.CompactSoft,
 		HardPct:         cfg.CompactHard,
 		StepBudget:      cfg.StepBudget,

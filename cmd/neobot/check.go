@@ -24,10 +24,11 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	var problems []error
 	if cfg.Model == "" {
 		fmt.Fprintln(m.Stdout, "model: NEO_MODEL is not set; `neobot chat --dry-run` works, talking does not")
-	} else if c, err := m.newLLM(cfg, cfg.mainEndpoint(), cfg.ActorDID, log); err != nil {
+	} else if c, err := m.newLLM(cfg, cfg.mainEndpoint(), cfg.ActorDID, log, cfg.visionEdit()); err != nil {
 		problems = append(problems, err)
 	} else {
 		fmt.Fprintf(m.Stdout, "model: %s via %s (%s), %s\n", c.Model(), c.Provider(), c.Endpoint(), describeWindow(c))
+		fmt.Fprintf(m.Stdout, "pictures: %s\n", describeVision(c, cfg.ModelVision))
 	}
 	if cfg.CheapModel != "" {
 		if c, err := m.newLLM(cfg, cfg.cheapEndpoint(), cfg.ActorDID, log); err != nil {

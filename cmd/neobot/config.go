@@ -42,6 +42,7 @@ type Config struct {
 	GatewayToken     Secret
 	ActorDID         string
 	ContextWindow    int
+	ModelVision      string
 	CompactSoft      float64
 	CompactHard      float64
 	StepBudget       int
@@ -250,6 +251,7 @@ func settings() []setting {
 		{env: "MATRIX_GATEWAY_TOKEN", secret: true, usage: "bearer token for MATRIX_GATEWAY_URL", set: secret(func(c *Config) *Secret { return &c.GatewayToken })},
 		{env: "NEO_ACTOR_DID", flag: "actor-did", usage: "Neo's DID, pinned in the system block and sent to the gateway; defaults to the manifest's", set: str(func(c *Config) *string { return &c.ActorDID })},
 		{env: "NEO_CONTEXT_WINDOW", flag: "context-window", def: "0", usage: "context window in tokens; 0 uses the model registry, or guesses 128000 for a model it does not know (set it for a local model; neobot check says which)", set: count(func(c *Config) *int { return &c.ContextWindow })},
+		{env: "NEO_MODEL_VISION", flag: "model-vision", def: "auto", usage: "whether NEO_MODEL sees images: auto (the model registry knows; a model it does not know does not), yes or no. Pictures people attach go to a model that sees them; others are told the picture was not shown, and so is the user", set: str(func(c *Config) *string { return &c.ModelVision })},
 		{env: "NEO_COMPACT_SOFT", flag: "compact-soft", def: "0.80", usage: "share of the context window at which a conversation is compacted at the next clean boundary; below NEO_COMPACT_HARD", set: fraction(func(c *Config) *float64 { return &c.CompactSoft })},
 		{env: "NEO_COMPACT_HARD", flag: "compact-hard", def: "0.92", usage: "share of the context window at which a conversation is compacted before the next model call, wherever a clean cut exists; below 1", set: fraction(func(c *Config) *float64 { return &c.CompactHard })},
 		{env: "NEO_STEP_BUDGET", flag: "step-budget", def: "24", usage: "most model calls in one turn", set: count(func(c *Config) *int { return &c.StepBudget })},
@@ -476,6 +478,9 @@ func (c *Config) validate() error {
 	if p, err := url.Parse(c.DaemonURL); err == nil && p.Scheme == "http" && !mcp.Loopback(p.Hostname()) {
 		bad("NEO_DAEMON_URL", "%q sends the daemon token and every spend over plain http to another machine; use https, or http only on loopback (127.0.0.1, ::1, localhost)", c.DaemonURL)
 	}
+	if _, err := c.vision(); err != nil {
+		bad("NEO_MODEL_VISION", "%v", err)
+	}
 	if c.CheapModel == "" && (c.CheapLLMBaseURL != "" || c.CheapLLMProvider != "" || c.CheapLLMAPIKey != "") {
 		bad("NEO_CHEAP_MODEL", "is empty but NEO_CHEAP_LLM_BASE_URL, NEO_CHEAP_LLM_PROVIDER or NEO_CHEAP_LLM_API_KEY is set; name the model to call there, or unset them")
 	}
@@ -672,4 +677,20 @@ func (c *Config) prices() (map[string]acct.Price, error) {
 		out[strings.TrimSpace(model)] = acct.Price{Prompt: p, Completion: q}
 	}
 	return out, nil
+}
+
+// vision reads NEO_MODEL_VISION: nil for auto (the registry decides),
+// else whether the main model sees images.
+func (c *Config) vision() (*bool, error) {
+	switch strings.ToLower(strings.TrimSpace(c.ModelVision)) {
+	case "", "auto":
+		return nil, nil
+	case "yes", "true", "on":
+		v := true
+		return &v, nil
+	case "no", "false", "off":
+		v := false
+		return &v, nil
+	}
+	return nil, fmt.Errorf("%q is not auto, yes or no; set yes for a model that takes image content, no for one that does not, or auto to ask the model registry", c.ModelVision)
 }

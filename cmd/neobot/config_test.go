@@ -65,6 +65,7 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		{"admin token one short", map[string]string{"NEO_ADMIN_TOKEN": strings.Repeat("a", 31)}, nil, []string{"NEO_ADMIN_TOKEN", "at least 32"}},
 		{"soft above hard", map[string]string{"NEO_COMPACT_SOFT": "0.95"}, nil, []string{"NEO_COMPACT_SOFT", "0.95 must be below NEO_COMPACT_HARD (0.92)"}},
 		{"soft equals hard", map[string]string{"NEO_COMPACT_SOFT": "0.7", "NEO_COMPACT_HARD": "0.7"}, nil, []string{"NEO_COMPACT_SOFT", "below NEO_COMPACT_HARD"}},
+		{"vision not a choice", map[string]string{"NEO_MODEL_VISION": "maybe"}, nil, []string{"NEO_MODEL_VISION", `"maybe" is not auto, yes or no`}},
 		{"hard of the whole window", map[string]string{"NEO_COMPACT_HARD": "1"}, nil, []string{"NEO_COMPACT_HARD", "between 0 and 1"}},
 		{"soft as a percentage", nil, []string{"--compact-soft", "80%"}, []string{"--compact-soft", "between 0 and 1"}},
 		{"zero tool timeout", map[string]string{"NEO_TOOL_TIMEOUT": "0s"}, nil, []string{"NEO_TOOL_TIMEOUT", "positive duration"}},

@@ -100,13 +100,14 @@ func TestCheckSaysWhichWindow(t *testing.T) {
 		wantLog   []string
 	}{
 		{"unknown local model", map[string]string{"NEO_MODEL": "llama3.1"},
-			[]string{"context window 128000 tokens, a guess: the model registry does not know llama3.1; set NEO_CONTEXT_WINDOW"},
+			[]string{"context window 128000 tokens, a guess: the model registry does not know llama3.1; set NEO_CONTEXT_WINDOW",
+				"pictures: not shown to llama3.1 (the model registry does not know llama3.1, so it is taken not to)", "set NEO_MODEL_VISION=yes"},
 			[]string{`"window_source":"guess"`, `"context_window":128000`, `"fix":"set NEO_CONTEXT_WINDOW`}},
-		{"NEO_CONTEXT_WINDOW", map[string]string{"NEO_MODEL": "llama3.1", "NEO_CONTEXT_WINDOW": "16000"},
-			[]string{"context window 16000 tokens (from NEO_CONTEXT_WINDOW)"},
+		{"NEO_CONTEXT_WINDOW", map[string]string{"NEO_MODEL": "llama3.1", "NEO_CONTEXT_WINDOW": "16000", "NEO_MODEL_VISION": "yes"},
+			[]string{"context window 16000 tokens (from NEO_CONTEXT_WINDOW)", "pictures: shown to llama3.1 as image content (NEO_MODEL_VISION)"},
 			[]string{`"window_source":"configured"`, `"context_window":16000`}},
 		{"known model", map[string]string{"NEO_MODEL": "qwen3-32b"},
-			[]string{"context window 131072 tokens (from the model registry)"},
+			[]string{"context window 131072 tokens (from the model registry)", "pictures: not shown to qwen3-32b (the model registry)"},
 			[]string{`"window_source":"registry"`, `"context_window":131072`}},
 	}
 	for _, tt := range tests {

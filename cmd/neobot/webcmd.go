@@ -136,6 +136,7 @@ func (h *webHistory) Transcript(ctx context.Context, t core.Thread) ([]web.Said,
 	var out []web.Said
 	for _, m := range msgs {
 		switch {
+		case agent.ToolPictures(m):
 		case m.Role == "user":
 			out = append(out, web.Said{Role: "user", Text: m.Content})
 		case m.Role == "assistant" && len(m.ToolCalls) == 0 && strings.TrimSpace(m.Content) != "":

@@ -33,3 +33,27 @@ func logWindow(log zerolog.Logger, c *llm.Client) {
 	}
 	ev.Str("model", c.Model()).Int("context_window", n).Str("window_source", src.String()).Msg("context window in use")
 }
+
+// visionEdit applies NEO_MODEL_VISION to the main model's client; the
+// setting was validated with the rest, so an unreadable value is auto.
+func (c *Config) visionEdit() func(*llm.Config) {
+	seen, _ := c.vision()
+	return func(lc *llm.Config) { lc.Vision = seen }
+}
+
+// describeVision says whether c's model is shown the pictures people
+// attach and why, for `neobot check`.
+func describeVision(c *llm.Client, setting string) string {
+	_, known := llm.Vision(c.Model())
+	from := "NEO_MODEL_VISION"
+	if v, _ := (&Config{ModelVision: setting}).vision(); v == nil {
+		from = "the model registry"
+		if !known {
+			from = "the model registry does not know " + c.Model() + ", so it is taken not to"
+		}
+	}
+	if c.SeesImages() {
+		return fmt.Sprintf("shown to %s as image content (%s)", c.Model(), from)
+	}
+	return fmt.Sprintf("not shown to %s (%s): it is told a picture was not shown, and so is the user; set NEO_MODEL_VISION=yes if it takes image content", c.Model(), from)
+}

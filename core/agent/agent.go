@@ -103,6 +103,11 @@ type Options struct {
 	// every place the built-in default skill.
 	Skills *skill.Set
 
+	// Vision says the main model sees images: a message's pictures go to
+	// it as image content. Without it they are named in the text as not
+	// shown, and the user is told Neo cannot see them.
+	Vision bool
+
 	// ContextWindow is the main model's window in tokens (default 128k).
 	ContextWindow int
 	// SoftPct and HardPct are the compaction thresholds (0.80, 0.92).

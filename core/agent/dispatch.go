@@ -19,6 +19,9 @@ type outcome struct {
 	content string
 	failed  bool
 	skipped bool // over the per-step cap: not run, not a tool failure
+	// files are the pictures and files the call returned, for the thread
+	// and a model that sees images.
+	files []core.ToolFile
 }
 
 // callNote records a call for the honest partial.
@@ -60,10 +63,14 @@ func (tr *turn) runCalls(ctx context.Context, calls []llm.ToolCall) (end string,
 		}
 	}
 
-	recs := make([]record, len(calls))
+	pictures := tr.deliver(ctx, results)
+	recs := make([]record, len(calls), len(calls)+1)
 	for i, c := range calls {
 		m := llm.ToolResult(c.ID, c.Function.Name, keepResult(results[i].content, a.opts.StoredResultCap))
 		recs[i] = record{Msg: &m}
+	}
+	if pictures != nil {
+		recs = append(recs, record{Msg: pictures, ToolPictures: true})
 	}
 	if err := a.appendRecords(ctx, tr.st, recs...); err != nil {
 		return "", err
@@ -154,7 +161,9 @@ func (tr *turn) dispatch(ctx context.Context, c llm.ToolCall) outcome {
 	}
 	ctx = core.WithToolCall(ctx, c.ID)
 	for attempt := 1; ; attempt++ {
-		content, isError, err := a.opts.Tools.Dispatch(ctx, name, args)
+		var files []core.ToolFile
+		fctx := core.WithFileSink(ctx, func(f core.ToolFile) { files = append(files, f) })
+		content, isError, err := a.opts.Tools.Dispatch(fctx, name, args)
 		if err == nil {
 			if isError {
 				if !strings.HasPrefix(content, "error:") {
@@ -165,7 +174,7 @@ func (tr *turn) dispatch(ctx context.Context, c llm.ToolCall) outcome {
 			if content == "" {
 				content = "(no output)"
 			}
-			return outcome{content: content}
+			return outcome{content: content, files: files}
 		}
 		if ctx.Err() != nil {
 			return outcome{content: "error: cancelled.", failed: true}

@@ -161,21 +161,63 @@ func who(in core.Inbound) string {
 }
 
 // userText renders the inbound message for the model: the thread context
-// fetched on first mention, the text, and attached text files.
-func userText(in core.Inbound) string {
+// fetched on first mention, the text, attached text files, and a line per
+// picture: where it is shown (vision), or that it was not.
+func userText(in core.Inbound, vision bool) string {
 	var b strings.Builder
 	if c := strings.TrimSpace(in.Context); c != "" {
 		b.WriteString("Earlier messages in this thread:\n" + c + "\n\n")
 	}
 	b.WriteString(in.Text)
 	for _, f := range in.Files {
-		if f.Text == "" {
+		switch {
+		case len(f.Image) > 0 && vision:
+			fmt.Fprintf(&b, "\n\nAttached picture %q is shown with this message.", f.Name)
+		case len(f.Image) > 0:
+			fmt.Fprintf(&b, "\n\n[Attached picture %q was not shown to you: the model in use cannot see pictures. Do not guess what it shows; if it matters, ask the user to describe it.]", f.Name)
+		case f.Text == "":
 			fmt.Fprintf(&b, "\n\nAttached file %q (%d bytes) was not included.", f.Name, f.Size)
-			continue
+		default:
+			fmt.Fprintf(&b, "\n\nAttached file %q:\n```\n%s\n```", f.Name, strings.TrimRight(f.Text, "\n"))
 		}
-		fmt.Fprintf(&b, "\n\nAttached file %q:\n```\n%s\n```", f.Name, strings.TrimRight(f.Text, "\n"))
 	}
 	return b.String()
+}
+
+// userMessage is the inbound message as the model gets it: its text, and
+// its pictures as image content when the model sees images.
+func userMessage(in core.Inbound, vision bool) llm.Message {
+	msg := llm.UserMessage(userText(in, vision))
+	if !vision {
+		return msg
+	}
+	for _, f := range in.Files {
+		if len(f.Image) > 0 {
+			msg.Images = append(msg.Images, llm.Image{Name: f.Name, MIMEType: f.MIMEType, Data: f.Image})
+		}
+	}
+	return msg
+}
+
+// unseenPictures is the sentence that tells the user Neo did not look at
+// the message's pictures, "" when it has none or the model sees them.
+func unseenPictures(in core.Inbound, vision bool) string {
+	if vision {
+		return ""
+	}
+	var names []string
+	for _, f := range in.Files {
+		if len(f.Image) > 0 {
+			names = append(names, strconv.Quote(f.Name))
+		}
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return "I can't see pictures with the model I'm using, so I didn't look at " + names[0] + "."
+	}
+	return "I can't see pictures with the model I'm using, so I didn't look at " + strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1] + "."
 }
 
 // Prompt returns the system block and tool schemas a turn on in would send
@@ -183,7 +225,7 @@ func userText(in core.Inbound) string {
 // Memory and the stored summary are used when configured.
 func (a *Agent) Prompt(ctx context.Context, in core.Inbound) (system string, tools []llm.Tool, err error) {
 	p := promptInput{in: in, step: 1}
-	msgs := []llm.Message{llm.UserMessage(userText(in))}
+	msgs := []llm.Message{userMessage(in, a.opts.Vision)}
 	if a.opts.Transcript != nil {
 		st, err := a.load(ctx, in.Thread)
 		if err != nil {

@@ -30,6 +30,10 @@ type record struct {
 	// Anchor stands for a turn whose user message was compacted into the
 	// summary while the turn was still running, so a resume finds it.
 	Anchor bool `json:"anchor,omitempty"`
+	// ToolPictures marks the user message that shows a model the
+	// pictures tools returned (chat-completions takes images only in user
+	// messages): part of the turn, not a new one.
+	ToolPictures bool `json:"tool_pictures,omitempty"`
 }
 
 // item is a decoded live entry.
@@ -101,6 +105,7 @@ func (a *Agent) appendWith(ctx context.Context, st *state, add func(context.Cont
 	data := make([][]byte, len(recs))
 	for i, r := range recs {
 		r.V = recordVersion
+		r.Msg = storedPictures(r.Msg)
 		b, err := json.Marshal(r)
 		if err != nil {
 			return fmt.Errorf("agent: encode entry: %w", err)
@@ -142,7 +147,7 @@ func (st *state) locate(eventID string) (turnPlace, int) {
 			if start < 0 {
 				start = i
 			}
-		case start >= 0 && it.msg.Role == llm.RoleUser:
+		case start >= 0 && it.msg.Role == llm.RoleUser && !it.rec.ToolPictures:
 			// A later message started another turn: this one is over.
 			return turnAnswered, start
 		}

@@ -129,9 +129,14 @@ func (a *Agent) run(ctx context.Context, t core.Turn) (tr *turn, err error) {
 		if err := tr.closeAbandoned(ctx); err != nil {
 			return tr, err
 		}
-		msg := llm.UserMessage(userText(in))
+		msg := userMessage(in, a.opts.Vision)
 		if err := a.appendRecordsLater(ctx, st, record{Msg: &msg, EventID: in.EventID, User: in.User}); err != nil {
 			return tr, err
+		}
+		if s := unseenPictures(in, a.opts.Vision); s != "" {
+			if err := tr.reporter().Notice(ctx, s); err != nil {
+				a.log.Warn().Err(err).Str("thread", in.Thread.Key()).Msg("agent: tell the user their pictures were not looked at")
+			}
 		}
 		tr.start = len(st.items) - 1
 	}
@@ -267,7 +272,17 @@ func (tr *turn) window() []llm.Message {
 	if tr.start < len(tr.st.items) && tr.st.items[tr.start].msg.Role == "" {
 		// Compaction archives a prefix: with the turn's message gone, every
 		// live item is this turn's, so the message goes first.
-		msgs = slices.Insert(msgs, 1, llm.UserMessage(userText(tr.t.Inbound)))
+		msgs = slices.Insert(msgs, 1, userMessage(tr.t.Inbound, a.opts.Vision))
+	}
+	if !a.opts.Vision {
+		// Pictures stored while the model saw images (NEO_MODEL_VISION
+		// since turned off, or another model) would have the request
+		// refused; their text still names them.
+		for i := range msgs {
+			if len(msgs[i].Images) > 0 {
+				msgs[i].Images = nil
+			}
+		}
 	}
 	return msgs
 }

@@ -120,6 +120,9 @@ func MessageTokens(count Counter, m llm.Message) int {
 	for _, c := range m.ToolCalls {
 		n += msgOverhead + count(c.Function.Name) + count(c.Function.Arguments)
 	}
+	for _, img := range m.Images {
+		n += img.Tokens()
+	}
 	return n
 }
 

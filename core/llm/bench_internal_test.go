@@ -50,3 +50,22 @@ func BenchmarkSplitThink(b *testing.B) {
 		splitThink(s)
 	}
 }
+
+// BenchmarkEncodePicture is what a 1 MiB picture in the history adds to
+// encoding every request that carries it (its data URL is built per call).
+func BenchmarkEncodePicture(b *testing.B) {
+	c, err := New(Config{Model: "gpt-4.1", BaseURL: "http://127.0.0.1:1/v1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pic := make([]byte, 1<<20)
+	req := ChatRequest{Messages: []Message{SystemMessage("You are Neo."),
+		{Role: RoleUser, Content: "what is in this picture?", Images: []Image{{MIMEType: "image/png", Data: pic}}}}}
+	b.SetBytes(int64(len(pic)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.encodeRequest(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

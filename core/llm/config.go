@@ -71,6 +71,9 @@ type Config struct {
 	EchoReasoning *bool
 	// ContextWindow overrides the model registry (see ContextWindow).
 	ContextWindow int
+	// Vision overrides the registry on whether the model sees images
+	// (NEO_MODEL_VISION yes or no); nil asks the registry (see Vision).
+	Vision *bool
 
 	// HTTPClient sends the requests; nil uses a client on
 	// http.DefaultTransport.

@@ -27,6 +27,12 @@ type Message struct {
 	// never shown to users, and not sent back to the provider unless the
 	// provider requires it on tool-call turns.
 	Reasoning string `json:"reasoning,omitempty"`
+	// Images are pictures shown with a user message, to a model that
+	// sees images. A message with images goes on the wire as a content
+	// array: Content as its text part, then one image_url part each.
+	// Everything that reads Content alone (compaction, search, logs)
+	// reads the text and never the bytes.
+	Images []Image `json:"images,omitempty"`
 }
 
 // ToolCall is one function call requested by the model.

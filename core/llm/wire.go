@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,12 +39,90 @@ type streamOptions struct {
 type wireMessage struct {
 	Role string `json:"role"`
 	// Content is null on an assistant turn that only calls tools; some
-	// providers refuse an empty string there.
-	Content          *string    `json:"content"`
+	// providers refuse an empty string there. It is a *string, or a
+	// []wirePart for a message with images.
+	Content          any        `json:"content"`
 	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID       string     `json:"tool_call_id,omitempty"`
 	Name             string     `json:"name,omitempty"`
 	ReasoningContent string     `json:"reasoning_content,omitempty"`
+}
+
+// wirePart is one item of a content array: a text part or an image_url
+// part.
+type wirePart struct {
+	Type     string        `json:"type"`
+	Text     *string       `json:"text,omitempty"`
+	ImageURL *wireImageURL `json:"image_url,omitempty"`
+}
+
+type wireImageURL struct {
+	URL string `json:"url"`
+}
+
+// contentParts renders a message with images as a content array: its
+// text first, then each picture, whose URL is a placeholder that
+// spliceImages replaces with its data URL (see there). images collects
+// the pictures in the order their placeholders appear.
+func contentParts(m *Message, images *[]Image) []wirePart {
+	parts := make([]wirePart, 0, len(m.Images)+1)
+	if m.Content != "" {
+		parts = append(parts, wirePart{Type: "text", Text: &m.Content})
+	}
+	for _, img := range m.Images {
+		*images = append(*images, img)
+		parts = append(parts, wirePart{Type: "image_url", ImageURL: &wireImageURL{URL: imagePlaceholder}})
+	}
+	return parts
+}
+
+// imagePlaceholder stands for a picture's data URL while the request is
+// marshaled. The JSON `"url":"<placeholder>"}` it makes can only be the
+// structure the encoder wrote: inside any string value a quote is
+// escaped.
+const imagePlaceholder = "neobot-image"
+
+var placeholderJSON = []byte(`"url":"` + imagePlaceholder + `"}`)
+
+// spliceImages writes each picture's data URL in place of its
+// placeholder, in order. Marshaling megabytes of base64 as a JSON string
+// would scan every byte for escapes; base64 and the MIME type need none,
+// so they are written as they are.
+func spliceImages(body []byte, images []Image) ([]byte, error) {
+	size := len(body)
+	for _, img := range images {
+		size += len("data:;base64,") + len(img.MIMEType) + base64.StdEncoding.EncodedLen(len(img.Data))
+	}
+	out := make([]byte, 0, size)
+	for _, img := range images {
+		i := bytes.Index(body, placeholderJSON)
+		if i < 0 {
+			return nil, errors.New("llm: encode images: a picture's place was not found")
+		}
+		if !safeMIME(img.MIMEType) {
+			return nil, fmt.Errorf("llm: encode images: %q is not a picture type", img.MIMEType)
+		}
+		out = append(out, body[:i]...)
+		out = append(out, `"url":"data:`...)
+		out = append(out, img.MIMEType...)
+		out = append(out, ";base64,"...)
+		out = base64.StdEncoding.AppendEncode(out, img.Data)
+		out = append(out, `"}`...)
+		body = body[i+len(placeholderJSON):]
+	}
+	return append(out, body...), nil
+}
+
+// safeMIME reports whether a MIME type can go in a JSON string as it is:
+// letters, digits and the few marks types use.
+func safeMIME(mt string) bool {
+	for i := 0; i < len(mt); i++ {
+		c := mt[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("/+-.", c) >= 0) {
+			return false
+		}
+	}
+	return mt != ""
 }
 
 type namedChoice struct {
@@ -61,6 +140,7 @@ func (c *Client) encodeRequest(req ChatRequest) ([]byte, error) {
 // encode renders req, streamed or not.
 func (c *Client) encode(req ChatRequest, stream bool) ([]byte, error) {
 	var tools []json.RawMessage // each tool encoded, when there are tools
+	var images []Image          // the pictures, in order (spliceImages)
 	wr := wireRequest{
 		Model:    c.set.model,
 		Messages: make([]wireMessage, len(req.Messages)),
@@ -85,7 +165,10 @@ func (c *Client) encode(req ChatRequest, stream bool) ([]byte, error) {
 			return nil, fmt.Errorf("llm: message %d has no role", i)
 		}
 		wm := wireMessage{Role: m.Role, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name}
-		if m.Content != "" || len(m.ToolCalls) == 0 {
+		switch {
+		case len(m.Images) > 0:
+			wm.Content = contentParts(m, &images)
+		case m.Content != "" || len(m.ToolCalls) == 0:
 			wm.Content = &m.Content
 		}
 		if len(m.ToolCalls) > 0 {
@@ -122,6 +205,9 @@ func (c *Client) encode(req ChatRequest, stream bool) ([]byte, error) {
 		return nil, fmt.Errorf("llm: tool choice %q without any tools", req.ToolChoice)
 	}
 	body, err := json.Marshal(wr)
+	if err == nil && len(images) > 0 {
+		body, err = spliceImages(body, images)
+	}
 	if err != nil || tools == nil {
 		return body, err
 	}

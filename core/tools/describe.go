@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -58,6 +59,9 @@ func (s *Surface) Describe(w io.Writer) error {
 		slices.Sort(escalated)
 		fmt.Fprintf(&b, "    natural (%d): %s\n", len(natural), list(natural))
 		fmt.Fprintf(&b, "    escalated (%d, only via %s): %s\n", len(escalated), core.CoreExecute, list(escalated))
+		if st.State == mcp.StateUp {
+			b.WriteString(s.describeExtras(st.Alias))
+		}
 	}
 	if s.manifest != nil && s.manifest.AllowedSideEffects != nil {
 		fmt.Fprintf(&b, "allowed side effects: %s\n", list(s.manifest.AllowedSideEffects))
@@ -80,6 +84,9 @@ func (s *Surface) Describe(w io.Writer) error {
 	}
 	if s.history != nil {
 		fmt.Fprintf(&b, ", %s", HistorySearch)
+	}
+	if readable := s.resourceServers(); len(readable) > 0 {
+		fmt.Fprintf(&b, ", %s (%s, where a place's skill allows one of the server's tools)", ReadResource, strings.Join(readable, ", "))
 	}
 	b.WriteByte('\n')
 	fmt.Fprintf(&b, "escalate patterns: %s\n", strings.Join(s.patterns, ", "))
@@ -177,4 +184,47 @@ func (s *Surface) perPlace(alias string) string {
 		return fmt.Sprintf(", one process per place (at most %d at once, each stopped after %s idle)", limit, idle)
 	}
 	return ""
+}
+
+// promptsTimeout bounds asking one server for its prompts in Describe.
+const promptsTimeout = 5 * time.Second
+
+// describeExtras lists what server alias offers besides tools: that its
+// resources are readable, and its prompts (prompts/list) when it has any.
+func (s *Surface) describeExtras(alias string) string {
+	var b strings.Builder
+	if s.mgr.OffersResources(alias) {
+		fmt.Fprintf(&b, "    resources: readable with %s\n", ReadResource)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), promptsTimeout)
+	defer cancel()
+	prompts, err := s.mgr.Prompts(ctx, alias)
+	switch {
+	case err != nil:
+		fmt.Fprintf(&b, "    prompts: could not be listed (%v)\n", err)
+	case len(prompts) > 0:
+		names := make([]string, len(prompts))
+		for i, p := range prompts {
+			names[i] = p.Name
+			if len(p.Arguments) > 0 {
+				names[i] += "(" + strings.Join(p.Arguments, ", ") + ")"
+			}
+		}
+		fmt.Fprintf(&b, "    prompts (%d): %s\n", len(prompts), strings.Join(names, ", "))
+	}
+	return b.String()
+}
+
+// resourceServers are the servers offering resources, in manifest order.
+func (s *Surface) resourceServers() []string {
+	if s.mgr == nil {
+		return nil
+	}
+	var out []string
+	for _, st := range s.mgr.Status() {
+		if s.mgr.OffersResources(st.Alias) {
+			out = append(out, st.Alias)
+		}
+	}
+	return out
 }

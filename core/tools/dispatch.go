@@ -46,6 +46,10 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 		if s.forget != nil {
 			return s.memory(ctx, name, s.forget, args, "nothing was remembered about that, so nothing was forgotten")
 		}
+	case ReadResource:
+		if s.mgr != nil {
+			return s.readResource(ctx, sk, args)
+		}
 	case HistorySearch:
 		if s.history != nil {
 			query, _ := args["query"].(string)
@@ -111,7 +115,10 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 	again := !asked && (b.effect == mcp.EffectNone || b.effect == mcp.EffectRead || errors.Is(err, mcp.ErrNotSent))
 	switch {
 	case err == nil:
-		return render(res), res.IsError, nil
+		if !res.IsError {
+			sendFiles(ctx, name, res)
+		}
+		return render(res) + s.resourceHint(sk, b.alias, res), res.IsError, nil
 	case ctx.Err() != nil:
 		return "", false, fmt.Errorf("tools: %s: %w", name, ctx.Err())
 	case errors.Is(err, mcp.ErrUnavailable) && again:

@@ -153,7 +153,7 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 	for _, spec := range opts.Manifest.Servers {
 		versions[spec.Alias] = spec.Version
 	}
-	for ref, name := range bindNames(refs, core.CoreExecute, MemoryRecall, MemoryForget, HistorySearch) {
+	for ref, name := range bindNames(refs, core.CoreExecute, MemoryRecall, MemoryForget, HistorySearch, ReadResource) {
 		s.funcOf[ref] = name
 		b := binding{alias: ref.alias, tool: ref.tool, uri: mcp.ToolURI{Alias: ref.alias, Tool: ref.tool, Version: versions[ref.alias]}}
 		b.uriText = b.uri.String()
@@ -231,6 +231,9 @@ func (s *Surface) Schemas(ctx context.Context) []llm.Tool {
 	if s.history != nil {
 		out = append(out, historySearchSchema())
 	}
+	if servers := s.readableServers(sk); len(servers) > 0 {
+		out = append(out, readResourceSchema(servers))
+	}
 	s.cache[sk] = schemaCache{gen: gen, tools: out}
 	return out
 }
@@ -285,7 +288,7 @@ func (s *Surface) Close() error {
 // "neo" for a synthetic function; "" when function is unknown.
 func (s *Surface) Server(function string) string {
 	switch function {
-	case core.CoreExecute, MemoryRecall, MemoryForget, HistorySearch:
+	case core.CoreExecute, MemoryRecall, MemoryForget, HistorySearch, ReadResource:
 		return "neo"
 	}
 	if b, ok := s.byFunc[function]; ok {

@@ -34,6 +34,9 @@ type Message struct {
 	// Edits counts edits of the message.
 	Edits int
 	At    time.Time
+	// Files are the message's attachments, as the bot sent them
+	// (multipart files[n]).
+	Files []File
 }
 
 // FromBot reports whether the bot posted the message.
@@ -140,6 +143,15 @@ func (s *Server) messageJSONLocked(m Message) map[string]any {
 	}
 	if m.ReferenceID != "" {
 		out["message_reference"] = map[string]any{"message_id": m.ReferenceID, "channel_id": m.ChannelID}
+	}
+	if len(m.Files) > 0 {
+		atts := make([]any, 0, len(m.Files))
+		for _, f := range m.Files {
+			u := s.srv.URL + "/attachments/" + f.ID + "/" + f.Name
+			atts = append(atts, map[string]any{"id": f.ID, "filename": f.Name, "content_type": f.ContentType,
+				"size": len(f.Content), "url": u, "proxy_url": u})
+		}
+		out["attachments"] = atts
 	}
 	return out
 }

@@ -508,6 +508,10 @@ type messageBody struct {
 }
 
 func (s *Server) createMessage(r *http.Request, body []byte) (int, any) {
+	body, files, status, refusal := readAttachments(r, body)
+	if status != 0 {
+		return status, refusal
+	}
 	var b messageBody
 	if err := json.Unmarshal(body, &b); err != nil {
 		return http.StatusBadRequest, apiError(50109, "The request body contains invalid JSON.")
@@ -530,7 +534,12 @@ func (s *Server) createMessage(r *http.Request, body []byte) (int, any) {
 	if b.Reference != nil {
 		m.ReferenceID = b.Reference.MessageID
 	}
-	if m.Content == "" && len(m.Buttons()) == 0 {
+	for _, f := range files {
+		f.ID = s.nextIDLocked()
+		s.files[f.ID] = f // served at its URL, as Discord's CDN does
+		m.Files = append(m.Files, f)
+	}
+	if m.Content == "" && len(m.Buttons()) == 0 && len(m.Files) == 0 {
 		return http.StatusBadRequest, apiError(50006, "Cannot send an empty message")
 	}
 	if n := contentLength(m.Content); n > 2000 {

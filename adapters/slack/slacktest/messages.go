@@ -29,6 +29,9 @@ type Message struct {
 	Recipient string
 	// Edits counts chat.update calls on the message.
 	Edits int
+	// Files are the files shared with the message
+	// (files.completeUploadExternal).
+	Files []File
 }
 
 // FromBot reports whether the bot posted the message.

@@ -109,6 +109,7 @@ type Server struct {
 	seq      int
 	messages []Message
 	files    map[string]File
+	uploads  map[string]upload // files.getUploadURLExternal: file ID -> the upload it awaits
 	kinds    map[string]string // channel ID -> "channel", "group", "mpim" or "im" (SetChannelType)
 	acks     map[string]Ack
 	// Unrecorded keeps acks for a while only: oldAcks is the generation
@@ -153,6 +154,7 @@ func newServer(tls bool) *Server {
 		retries:      map[*time.Timer]bool{},
 		epoch:        time.Now().Unix(),
 		files:        map[string]File{},
+		uploads:      map[string]upload{},
 		kinds:        map[string]string{},
 		acks:         map[string]Ack{},
 		index:        map[string]int{},
@@ -165,6 +167,7 @@ func newServer(tls bool) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/{method}", s.serveAPI)
 	mux.HandleFunc("/files/{id}/{name}", s.serveFile)
+	mux.HandleFunc("POST /upload/{id}", s.serveUpload)
 	mux.HandleFunc("/response/{id}", s.serveResponseURL)
 	mux.HandleFunc("/socket", s.serveSocket)
 	s.srv = httptest.NewUnstartedServer(mux)
@@ -410,6 +413,8 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		return fail(refusal)
 	}
 	switch method {
+	case "files.getUploadURLExternal", "files.completeUploadExternal":
+		return s.answerUploadLocked(method, p)
 	case "auth.test":
 		if !strings.HasPrefix(token, "xoxb-") {
 			return fail("invalid_auth")

@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,13 +27,15 @@ type wireRequest struct {
 
 // wireMessage accepts both reasoning spellings a client may echo back.
 type wireMessage struct {
-	Role             string         `json:"role"`
-	Content          *string        `json:"content"`
-	ToolCalls        []llm.ToolCall `json:"tool_calls"`
-	ToolCallID       string         `json:"tool_call_id"`
-	Name             string         `json:"name"`
-	ReasoningContent string         `json:"reasoning_content"`
-	Reasoning        string         `json:"reasoning"`
+	Role string `json:"role"`
+	// Content is a string, null, or a content array of text and
+	// image_url parts.
+	Content          json.RawMessage `json:"content"`
+	ToolCalls        []llm.ToolCall  `json:"tool_calls"`
+	ToolCallID       string          `json:"tool_call_id"`
+	Name             string          `json:"name"`
+	ReasoningContent string          `json:"reasoning_content"`
+	Reasoning        string          `json:"reasoning"`
 }
 
 // toolMemo keeps the tool lists requests carried, decoded: a client sends
@@ -103,8 +106,8 @@ func (tm *toolMemo) readRequest(r *http.Request) (Request, error) {
 	req.Messages = make([]llm.Message, len(wr.Messages))
 	for i, m := range wr.Messages {
 		msg := llm.Message{Role: m.Role, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name}
-		if m.Content != nil {
-			msg.Content = *m.Content
+		if err := readContent(m.Content, &msg); err != nil {
+			return req, fmt.Errorf("message %d: %w", i, err)
 		}
 		msg.Reasoning = m.ReasoningContent
 		if msg.Reasoning == "" {
@@ -225,4 +228,73 @@ func reasoningModel(model string) bool {
 	}
 	rest := strings.TrimLeft(m[1:], "0123456789")
 	return rest == "" || rest[0] == '-'
+}
+
+// contentPart is one item of a content array.
+type contentPart struct {
+	Type     string  `json:"type"`
+	Text     *string `json:"text"`
+	ImageURL *struct {
+		URL string `json:"url"`
+	} `json:"image_url"`
+}
+
+// readContent decodes a message's content into msg: a string into
+// Content; a content array's text parts joined into Content and its
+// image_url parts, which must be base64 data URLs in a user message (the
+// only role chat-completions takes pictures in), into Images.
+func readContent(raw json.RawMessage, msg *llm.Message) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if raw[0] == '"' {
+		return json.Unmarshal(raw, &msg.Content)
+	}
+	var parts []contentPart
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return fmt.Errorf("content is neither a string nor a content array: %w", err)
+	}
+	var text []string
+	for j, p := range parts {
+		switch p.Type {
+		case "text":
+			if p.Text == nil {
+				return fmt.Errorf("content part %d: text part without text", j)
+			}
+			text = append(text, *p.Text)
+		case "image_url":
+			if msg.Role != llm.RoleUser {
+				return fmt.Errorf("content part %d: an image in a %s message; images go in user messages", j, msg.Role)
+			}
+			if p.ImageURL == nil {
+				return fmt.Errorf("content part %d: image_url part without image_url", j)
+			}
+			img, err := dataURL(p.ImageURL.URL)
+			if err != nil {
+				return fmt.Errorf("content part %d: %w", j, err)
+			}
+			msg.Images = append(msg.Images, img)
+		default:
+			return fmt.Errorf("content part %d: unknown type %q", j, p.Type)
+		}
+	}
+	msg.Content = strings.Join(text, "\n")
+	return nil
+}
+
+// dataURL decodes a data:TYPE;base64,DATA URL.
+func dataURL(u string) (llm.Image, error) {
+	rest, ok := strings.CutPrefix(u, "data:")
+	if !ok {
+		return llm.Image{}, fmt.Errorf("image url %.40q is not a data: URL", u)
+	}
+	mt, b64, ok := strings.Cut(rest, ";base64,")
+	if !ok {
+		return llm.Image{}, fmt.Errorf("image data URL is not base64")
+	}
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return llm.Image{}, fmt.Errorf("image data URL: %w", err)
+	}
+	return llm.Image{MIMEType: mt, Data: data}, nil
 }
