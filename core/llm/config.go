@@ -71,6 +71,11 @@ type Config struct {
 	EchoReasoning *bool
 	// ContextWindow overrides the model registry (see ContextWindow).
 	ContextWindow int
+	// Posture declares whether the model's answers start inside a
+	// reasoning block the prompt opened (NEO_MODEL_OPENS_IN_REASONING).
+	// Empty or PostureAuto learns it (see Recall); a declared posture
+	// streams the first answer as every later one.
+	Posture Posture
 
 	// HTTPClient sends the requests; nil uses a client on
 	// http.DefaultTransport.
@@ -115,6 +120,9 @@ func resolve(cfg Config) (settings, error) {
 	}
 	if cfg.ContextWindow < 0 {
 		return s, fmt.Errorf("llm: context window %d is negative", cfg.ContextWindow)
+	}
+	if _, err := ParsePosture("NEO_MODEL_OPENS_IN_REASONING", string(cfg.Posture)); err != nil {
+		return s, fmt.Errorf("llm: %w", err)
 	}
 	env := cfg.Env
 	if env == nil {

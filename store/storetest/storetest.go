@@ -36,6 +36,10 @@ type Backend interface {
 
 	memory.Store
 	usage.Store
+
+	// llm.Postures.
+	ModelPosture(ctx context.Context, model, endpoint string) (string, error)
+	SaveModelPosture(ctx context.Context, model, endpoint, posture string) error
 }
 
 // Ledger is the delegation ledger, with the method set of delegate.Ledger.
@@ -74,6 +78,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("ThreadKnown", func(t *testing.T) { testThreadKnown(t, open) })
 	t.Run("Memories", func(t *testing.T) { testMemories(t, open) })
 	t.Run("Usage", func(t *testing.T) { testUsage(t, open) })
+	t.Run("Postures", func(t *testing.T) { testPostures(t, open) })
 	RunSpends(t, func(t *testing.T) SpendBackend { return open(t, epochClock().Now) })
 }
 
