@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/skill"
 	acct "github.com/neobot/neobot/core/usage"
@@ -42,6 +43,7 @@ type Config struct {
 	GatewayToken     Secret
 	ActorDID         string
 	ContextWindow    int
+	ModelPosture     string
 	CompactSoft      float64
 	CompactHard      float64
 	StepBudget       int
@@ -249,6 +251,7 @@ func settings() []setting {
 		{env: "MATRIX_GATEWAY_URL", flag: "gateway-url", usage: "metering gateway; model calls go to <url>/v1/chat/completions", set: str(func(c *Config) *string { return &c.GatewayURL })},
 		{env: "MATRIX_GATEWAY_TOKEN", secret: true, usage: "bearer token for MATRIX_GATEWAY_URL", set: secret(func(c *Config) *Secret { return &c.GatewayToken })},
 		{env: "NEO_ACTOR_DID", flag: "actor-did", usage: "Neo's DID, pinned in the system block and sent to the gateway; defaults to the manifest's", set: str(func(c *Config) *string { return &c.ActorDID })},
+		{env: "NEO_MODEL_OPENS_IN_REASONING", flag: "model-opens-in-reasoning", def: "auto", usage: "whether NEO_MODEL's chat template opens <think> in the prompt, so answers start inside reasoning: yes holds streamed text back until </think>, no streams at once; auto learns it from the first answer (held back only until its first words) and keeps it in the store across restarts", set: str(func(c *Config) *string { return &c.ModelPosture })},
 		{env: "NEO_CONTEXT_WINDOW", flag: "context-window", def: "0", usage: "context window in tokens; 0 uses the model registry, or guesses 128000 for a model it does not know (set it for a local model; neobot check says which)", set: count(func(c *Config) *int { return &c.ContextWindow })},
 		{env: "NEO_COMPACT_SOFT", flag: "compact-soft", def: "0.80", usage: "share of the context window at which a conversation is compacted at the next clean boundary; below NEO_COMPACT_HARD", set: fraction(func(c *Config) *float64 { return &c.CompactSoft })},
 		{env: "NEO_COMPACT_HARD", flag: "compact-hard", def: "0.92", usage: "share of the context window at which a conversation is compacted before the next model call, wherever a clean cut exists; below 1", set: fraction(func(c *Config) *float64 { return &c.CompactHard })},
@@ -458,6 +461,9 @@ func (c *Config) validate() error {
 	}
 	if _, err := c.prices(); err != nil {
 		bad("NEO_MODEL_PRICES", "%v", err)
+	}
+	if _, err := llm.ParsePosture("NEO_MODEL_OPENS_IN_REASONING", c.ModelPosture); err != nil {
+		errs = append(errs, err)
 	}
 	for _, u := range []struct{ env, v string }{
 		{"NEO_LLM_BASE_URL", c.LLMBaseURL}, {"NEO_CHEAP_LLM_BASE_URL", c.CheapLLMBaseURL}, {"MATRIX_GATEWAY_URL", c.GatewayURL},
