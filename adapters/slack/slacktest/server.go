@@ -517,8 +517,12 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		if utf8.RuneCountInString(p.Get("markdown_text")) > 12000 {
 			return fail("msg_too_long")
 		}
+		chunks, bad := parseChunks(method, p)
+		if bad != "" {
+			return fail(bad)
+		}
 		m := Message{Channel: p.Get("channel"), ThreadTS: p.Get("thread_ts"), User: BotUserID, BotID: BotID,
-			Markdown: p.Get("markdown_text"), Streaming: true}
+			Markdown: p.Get("markdown_text") + chunkMarkdown(chunks), Streaming: true, Chunks: chunks}
 		m.TS = s.nextTSLocked()
 		s.addLocked(m)
 		return ok("channel", m.Channel, "ts", m.TS)
@@ -534,7 +538,12 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		if !m.Streaming {
 			return fail("message_not_in_streaming_state")
 		}
-		m.Markdown += p.Get("markdown_text")
+		chunks, bad := parseChunks(method, p)
+		if bad != "" {
+			return fail(bad)
+		}
+		m.Chunks = append(m.Chunks, chunks...)
+		m.Markdown += p.Get("markdown_text") + chunkMarkdown(chunks)
 		m.Streaming = method == "chat.appendStream"
 		return ok("channel", m.Channel, "ts", m.TS)
 	}
