@@ -105,6 +105,7 @@ type Adapter struct {
 	channels *recent.Values[channelInfo] // what kind each guild channel is
 	queues   *serial.Queue
 	lines    *statusline.Lines[struct{}] // per-thread status messages; owns their timers
+	steps    stepBoards                  // per-thread progress messages of a turn's tool calls
 
 	stopping chan struct{} // closed when Run's context ends
 	stopOnce sync.Once

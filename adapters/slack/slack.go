@@ -129,6 +129,7 @@ type Adapter struct {
 	kindFailures logEvery
 	queues       *serial.Queue
 	lines        *statusline.Lines[learned] // per-thread status messages; owns their timers
+	steps        stepBoards                 // per-thread task cards of a turn's tool calls
 
 	stopping chan struct{} // closed when Run's context ends
 	stopOnce sync.Once
