@@ -56,8 +56,8 @@ func TestFirstAnswerStreams(t *testing.T) {
 		// first answer's first bytes close an empty one, which teaches the
 		// posture; after a restart, an answer that starts with reasoning
 		// shows none of it, from its first answer on.
-		opened := llmtest.Text("</think>" + streamingAnswer).Streamed(4, 20*time.Millisecond)
-		reasoned := llmtest.Text("REASONING-INLINE weigh the vault first</think>" + streamingAnswer).Streamed(4, 20*time.Millisecond)
+		opened := llmtest.Text("</think>"+streamingAnswer).Streamed(4, 20*time.Millisecond)
+		reasoned := llmtest.Text("REASONING-INLINE weigh the vault first</think>"+streamingAnswer).Streamed(4, 20*time.Millisecond)
 		streamModel(t, w.model, opened, reasoned)
 		p := w.start(t, 1)
 		mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "how do I rotate the deploy key?"})
