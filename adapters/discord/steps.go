@@ -12,6 +12,8 @@ import (
 	"github.com/neobot/neobot/core"
 )
 
+var _ core.Stepper = reporter{}
+
 // stepBoards are the threads' progress messages, one per turn while it
 // calls tools.
 type stepBoards struct {

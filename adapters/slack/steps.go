@@ -11,6 +11,8 @@ import (
 	"github.com/neobot/neobot/core"
 )
 
+var _ core.Stepper = reporter{}
+
 // errNoRecipient: a stream in a channel must name its reader, and no
 // turn names one.
 var errNoRecipient = errors.New("slack: no reader to stream to in this channel")

@@ -29,6 +29,7 @@ const (
 	EventAnswer        = "answer"           // the whole answer, final: {"text"}
 	EventAnswerRetract = "answer.retracted" // the words written so far were not the answer
 	EventNotice        = "notice"           // a note that is not an answer: {"text"}
+	EventStep          = "step"             // a tool call started or ended: {"id", "plan", "title", "state", "output"}
 	EventGateInvoked   = "gate.invoked"     // an approval waits: {"token", "question", "options", ...}
 	EventGateDecided   = "gate.decided"     // an approval ended: {"token", "state", "answer", "by"}
 	EventReset         = "reset"            // events were missed: reload the conversation
