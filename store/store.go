@@ -49,6 +49,7 @@ var (
 	bucketSpendDays   = []byte("spend_days")
 	bucketCalls       = []byte("calls")
 	bucketPostures    = []byte("model_postures")
+	bucketRatings     = []byte("ratings")
 
 	keySchema = []byte("schema")
 )
@@ -57,6 +58,7 @@ var allBuckets = [][]byte{
 	bucketMeta, bucketThreads, bucketInbound, bucketPending, bucketGates,
 	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
 	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls, bucketPostures,
+	bucketRatings,
 }
 
 // ErrLocked reports that another process holds the database file.
