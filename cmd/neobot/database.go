@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/feedback"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/memory"
 	acct "github.com/neobot/neobot/core/usage"
@@ -46,6 +47,7 @@ type database interface {
 	memory.Store
 	acct.Store
 	llm.Postures
+	feedback.Store
 
 	Sweep(ctx context.Context, now time.Time) (store.SweepStats, error)
 	Ping(ctx context.Context) error

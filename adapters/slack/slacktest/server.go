@@ -729,6 +729,9 @@ func checkCall(method string, p url.Values, token string) string {
 		if b := p.Get("blocks"); b != "" && !json.Valid([]byte(b)) {
 			return "invalid_blocks"
 		}
+		if bad := checkContextActions(p.Get("blocks")); bad != "" {
+			return bad
+		}
 		if method == "chat.postEphemeral" && p.Get("user") == "" {
 			return "user_not_found"
 		}
