@@ -34,7 +34,11 @@ type reporter struct {
 
 func (r reporter) Say(ctx context.Context, text string) error {
 	r.endSteps(ctx)
-	return r.a.say(ctx, r.t, text)
+	if err := r.a.say(ctx, r.t, text); err != nil {
+		return err
+	}
+	r.offerFeedback(ctx)
+	return nil
 }
 func (r reporter) Status(ctx context.Context, text string) error { return r.a.status(ctx, r.t, text) }
 func (r reporter) Notice(ctx context.Context, text string) error {

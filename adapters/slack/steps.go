@@ -188,7 +188,7 @@ func (r reporter) endSteps(ctx context.Context) {
 }
 
 // stepsThenAnswer is an answer stream that ends the turn's steps before
-// the answer is final.
+// the answer is final, and offers the feedback buttons after.
 type stepsThenAnswer struct {
 	core.AnswerStream
 	r reporter
@@ -196,5 +196,9 @@ type stepsThenAnswer struct {
 
 func (s stepsThenAnswer) Close(ctx context.Context, final string) error {
 	s.r.endSteps(ctx)
-	return s.AnswerStream.Close(ctx, final)
+	if err := s.AnswerStream.Close(ctx, final); err != nil {
+		return err
+	}
+	s.r.offerFeedback(ctx)
+	return nil
 }
