@@ -21,6 +21,9 @@ type Rating struct {
 	// DM reports a rating in a direct message, which decides the skill;
 	// not stored.
 	DM bool `json:"-"`
+	// FollowUp marks the reason given after a thumbs down already
+	// recorded: stored, not counted again. Not stored.
+	FollowUp bool `json:"-"`
 
 	// Filled in when the rating is recorded: the skill and model that
 	// answered, and the question and the answer as stored.

@@ -61,7 +61,7 @@ func (a *Adapter) feedbackClick(ctx context.Context, i *discordgo.Interaction) {
 			private("Sorry, that button isn't one I can act on.")
 			return
 		}
-		r.Reason = feedbackReasons[k]
+		r.Reason, r.FollowUp = feedbackReasons[k], true
 	} else if kind != "up" && kind != "down" {
 		private("Sorry, that button isn't one I can act on.")
 		return

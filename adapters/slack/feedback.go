@@ -67,7 +67,7 @@ func (a *Adapter) feedbackClick(ctx context.Context, cb slack.InteractionCallbac
 	if isReason {
 		var reason string
 		turn, reason, _ = strings.Cut(act.Value, "|")
-		r.Reason, kind = reason, "down"
+		r.Reason, r.FollowUp, kind = reason, true, "down"
 	}
 	r.Turn, r.Up = turn, kind == "up"
 	if kind != "up" && kind != "down" || turn == "" {

@@ -81,7 +81,7 @@ func (m *Main) runFeedback(ctx context.Context, args []string) error {
 // counted in neobot_feedback_total.
 func (m *Main) newRater(a *app) (*feedback.Service, error) {
 	ratings := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_feedback_total",
-		Help: "Ratings of answers from the chats' feedback buttons, by rating (up, down), skill and model; a changed rating counts again."},
+		Help: "Ratings of answers from the chats' feedback buttons and the web, by rating (up, down), skill and model; a changed rating counts again, the reason given after a thumbs down does not."},
 		[]string{"rating", "skill", "model"})
 	if err := m.tel.reg.Register(ratings); err != nil {
 		var are prometheus.AlreadyRegisteredError

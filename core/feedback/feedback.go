@@ -33,7 +33,8 @@ type Options struct {
 	Skill func(in core.Inbound) string
 	// Model is the model that answers.
 	Model string
-	// Observe is told of every rating recorded, for metrics.
+	// Observe is told of every rating recorded, for metrics, but not of
+	// the reason that follows a thumbs down (core.Rating.FollowUp).
 	Observe func(core.Rating)
 	// Now is the clock; nil uses time.Now.
 	Now func() time.Time
@@ -89,7 +90,7 @@ func (s *Service) Rate(ctx context.Context, r core.Rating) error {
 	if err := s.opts.Store.SaveRating(ctx, r); err != nil {
 		return fmt.Errorf("feedback: save the rating of turn %s: %w", r.Turn, err)
 	}
-	if s.opts.Observe != nil {
+	if s.opts.Observe != nil && !r.FollowUp {
 		s.opts.Observe(r)
 	}
 	return nil
