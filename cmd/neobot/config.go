@@ -625,7 +625,7 @@ func usage(w io.Writer, name string, fs *flag.FlagSet) {
 		return
 	}
 	fmt.Fprintf(w, "usage: neobot %-41s %s\n", "[flags]", "run Neo in Slack (SLACK_BOT_TOKEN) and/or Discord (DISCORD_BOT_TOKEN), else in this terminal")
-	for _, c := range []string{"chat", "check", "web", "web token", "memory", "usage", "spends", "threads", "store"} {
+	for _, c := range []string{"chat", "check", "web", "web token", "memory", "usage", "spends", "feedback", "threads", "store"} {
 		fmt.Fprintf(w, "       neobot %-41s %s\n", help[c].synopsis, help[c].short)
 	}
 	fmt.Fprintf(w, "       neobot %-41s %s\n", "version", "print the version (also --version)")
@@ -654,6 +654,8 @@ func commandHelp() map[string]struct{ synopsis, short, what string } {
 			"Prints a new bearer token for web user NAME, and the NEO_WEB_USERS entry (the token's SHA-256) that admits it."},
 		"spends": {"spends [--since 7d] [--format table|csv|json]", "the spend ledger: every planned call and how it ended",
 			"Prints every call neobot's own executor planned since a day (--since 7d, 24h or 2026-11-01; days are UTC): who asked, in which thread, the tool and its arguments, who approved or denied, and how it ended (completed, failed, refused, denied, cancelled, unknown). Reads NEO_DB_PATH, or the running bot's admin API when the bot holds the file (NEO_ADMIN_TOKEN). docs/spending.md says what each outcome means."},
+		"feedback": {"feedback [--since 7d] [--format csv|json]", "what people thought of Neo's answers",
+			"Prints every rating of an answer made since a day (--since 7d, 24h or 2026-11-01; days are UTC), from the chats' feedback buttons and the web API: when, the thread and turn, who, up or down, the reason given for a down, the skill and model, and the question and the answer. Reads NEO_DB_PATH, or the running bot's admin API when the bot holds the file (NEO_ADMIN_TOKEN)."},
 		"memory": {"memory list|search|forget [flags]", "show, search or delete what Neo remembers",
 			"Shows (list), searches (search QUERY) or deletes (forget [ID...]) what Neo remembers, scoped by --workspace, --user and --channel. Works while the bot runs through its admin API (NEO_ADMIN_TOKEN)."},
 	}
