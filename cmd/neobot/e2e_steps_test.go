@@ -12,14 +12,16 @@ import (
 	"github.com/neobot/neobot/core/llm/llmtest"
 )
 
-// threeCalls is a model step that calls three tools at once: two that
-// work and one that fails (an unknown tool), then the answer.
+// threeCalls is a turn of three tool calls: two that work and one that
+// fails (an unknown tool), the first two at once, the third a step later
+// (the model thinks a while first, so updates come faster than the pace
+// allows and are held back), then the answer.
 func threeCalls() []llmtest.Reply {
 	return []llmtest.Reply{
 		llmtest.Calls(llmtest.Call("call-recall", "memory_recall", `{"query":"deploy key"}`),
-			llmtest.Call("call-history", "history_search", `{"query":"rotation"}`),
-			llmtest.Call("call-broken", "vault__rotate_key", `{"key":"SECRET-KEY-ARG"}`)),
-		llmtest.Text("I looked in memory and the history; the vault tool is not available here."),
+			llmtest.Call("call-history", "history_search", `{"query":"rotation"}`)),
+		llmtest.Calls(llmtest.Call("call-broken", "vault__rotate_key", `{"key":"SECRET-KEY-ARG"}`)).After(600 * time.Millisecond),
+		llmtest.Text("I looked in memory and the history; the vault tool is not available here.").After(600 * time.Millisecond),
 	}
 }
 
@@ -80,6 +82,9 @@ func TestStepsShowInSlack(t *testing.T) {
 		if c.Params.Get("ts") == cards.TS {
 			appends = append(appends, c.At)
 		}
+	}
+	if len(appends) == 0 {
+		t.Errorf("the cards were never appended to while the turn ran: all came at the end")
 	}
 	paced(t, "chat.appendStream", appends, time.Second)
 	p.stop(t)
