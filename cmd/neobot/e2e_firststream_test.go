@@ -72,6 +72,8 @@ func TestFirstAnswerStreams(t *testing.T) {
 		again := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "and once more?"})
 		second := slackShownAfter(t, w, asked, "Rotating the deploy key")
 		w.finishedAnswer(t, "C0GENERAL", again.TS, "starts from a clean slate.")
+		// Counted from the first token of the reasoning, which is held
+		// back (46 characters, about 240 ms of the model's writing).
 		shownWhileWritten(t, w.model, "slack channel thread after a restart", second)
 		for _, c := range w.slack.Calls("") {
 			for _, v := range c.Params {
