@@ -739,6 +739,9 @@ func checkCall(method string, p url.Values, token string) string {
 		if p.Get("channel_id") == "" || p.Get("thread_ts") == "" {
 			return "invalid_arguments"
 		}
+		if bad := checkAssistant(method, p); bad != "" {
+			return bad
+		}
 	case "chat.startStream":
 		if p.Get("thread_ts") == "" {
 			return "invalid_arguments"
