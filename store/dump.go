@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/neobot/neobot/core"
@@ -63,6 +64,8 @@ type Sink interface {
 	PutDelegation(ctx context.Context, d DelegationDump) error
 	WriteMemories(ctx context.Context, put []memory.Record, del []string) error
 	AddUsage(ctx context.Context, rows []usage.Row) error
+	SaveRating(ctx context.Context, r core.Rating) error
+	SaveModelPosture(ctx context.Context, model, endpoint, posture string) error
 }
 
 // Counts is how many records of each kind a store holds: what a copy
@@ -77,6 +80,8 @@ type Counts struct {
 	Delegations int `json:"delegations"`
 	Memories    int `json:"memories"`
 	Usage       int `json:"usage"`
+	Ratings     int `json:"ratings"`
+	Postures    int `json:"postures"`
 }
 
 // Export writes everything the store holds to sink, from one read
@@ -91,6 +96,8 @@ func (db *DB) Export(ctx context.Context, sink Sink) (Counts, error) {
 			func(tx *bolt.Tx) error { return exportDelegations(ctx, tx, sink, &n) },
 			func(tx *bolt.Tx) error { return exportMemories(ctx, tx, sink, &n) },
 			func(tx *bolt.Tx) error { return exportUsage(ctx, tx, sink, &n) },
+			func(tx *bolt.Tx) error { return exportRatings(ctx, tx, sink, &n) },
+			func(tx *bolt.Tx) error { return exportPostures(ctx, tx, sink, &n) },
 		}
 		for _, step := range steps {
 			if err := step(tx); err != nil {
@@ -259,6 +266,28 @@ func exportUsage(ctx context.Context, tx *bolt.Tx, sink Sink, n *Counts) error {
 	return sink.AddUsage(ctx, batch)
 }
 
+func exportRatings(ctx context.Context, tx *bolt.Tx, sink Sink, n *Counts) error {
+	return tx.Bucket(bucketRatings).ForEach(func(k, v []byte) error {
+		var r core.Rating
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("decode rating %q: %w", k, err)
+		}
+		n.Ratings++
+		return sink.SaveRating(ctx, r)
+	})
+}
+
+func exportPostures(ctx context.Context, tx *bolt.Tx, sink Sink, n *Counts) error {
+	return tx.Bucket(bucketPostures).ForEach(func(k, v []byte) error {
+		model, endpoint, ok := strings.Cut(string(k), "\x00")
+		if !ok {
+			return nil
+		}
+		n.Postures++
+		return sink.SaveModelPosture(ctx, model, endpoint, string(v))
+	})
+}
+
 // Count returns how many records of each kind the store holds.
 func (db *DB) Count(ctx context.Context) (Counts, error) {
 	var n Counts
@@ -282,6 +311,8 @@ func (db *DB) Count(ctx context.Context) (Counts, error) {
 			n.Memories += tx.Bucket(name).Stats().KeyN
 		}
 		n.Usage = tx.Bucket(bucketUsage).Stats().KeyN
+		n.Ratings = tx.Bucket(bucketRatings).Stats().KeyN
+		n.Postures = tx.Bucket(bucketPostures).Stats().KeyN
 		return nil
 	})
 	if err != nil {

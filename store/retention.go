@@ -45,6 +45,9 @@ type SweepStats struct {
 	// Calls counts ended calls dropped from the calls log; a call begun
 	// and never ended is kept, so it is never made again.
 	Calls int
+	// Ratings counts ratings dropped with their idle thread: they hold
+	// its question and answer.
+	Ratings int
 }
 
 // Sweep drops what the retention settings no longer keep, as of now: idle
@@ -59,7 +62,7 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (SweepStats, error) {
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
 		st = SweepStats{}
 		var err error
-		if st.Threads, err = db.sweepThreads(tx, now); err != nil {
+		if st.Threads, st.Ratings, err = db.sweepThreads(tx, now); err != nil {
 			return err
 		}
 		if st.EventIDs, err = db.sweepInbound(tx, now); err != nil {
@@ -79,7 +82,7 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (SweepStats, error) {
 	}
 	if st != (SweepStats{}) {
 		db.log.Info().Int("threads", st.Threads).Int("event_ids", st.EventIDs).
-			Int("gates", st.Gates).Int("delegations", st.Delegations).Int("calls", st.Calls).Msg("store: swept")
+			Int("gates", st.Gates).Int("delegations", st.Delegations).Int("calls", st.Calls).Int("ratings", st.Ratings).Msg("store: swept")
 	}
 	return st, nil
 }
@@ -106,36 +109,49 @@ func expired(at, now time.Time, keep time.Duration) bool {
 	return keep > 0 && now.Sub(at) >= keep
 }
 
-func (db *DB) sweepThreads(tx *bolt.Tx, now time.Time) (int, error) {
+func (db *DB) sweepThreads(tx *bolt.Tx, now time.Time) (threads, ratings int, err error) {
 	if db.ret.ThreadIdle <= 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
-	threads := tx.Bucket(bucketThreads)
+	tb := tx.Bucket(bucketThreads)
 	var idle [][]byte
-	err := threads.ForEachBucket(func(k []byte) error {
-		active := time.Unix(0, getI64(threads.Bucket(k).Get(keyActive)))
+	err = tb.ForEachBucket(func(k []byte) error {
+		active := time.Unix(0, getI64(tb.Bucket(k).Get(keyActive)))
 		if expired(active, now, db.ret.ThreadIdle) {
 			idle = append(idle, bytes.Clone(k))
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	dels := tx.Bucket(bucketDelegations)
+	rb := tx.Bucket(bucketRatings)
 	for _, k := range idle {
-		if err := threads.DeleteBucket(k); err != nil {
-			return 0, err
+		if err := tb.DeleteBucket(k); err != nil {
+			return 0, 0, err
 		}
 		t, err := core.ParseThread(string(k))
 		if err != nil {
 			continue
 		}
 		if err := deleteFinished(dels, delegationPrefix(t), func(delegationRecord) bool { return true }); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
+		prefix := []byte(t.Key() + "\x00")
+		var gone [][]byte
+		c := rb.Cursor()
+		for rk, _ := c.Seek(prefix); rk != nil && bytes.HasPrefix(rk, prefix); rk, _ = c.Next() {
+			gone = append(gone, bytes.Clone(rk))
+		}
+		for _, rk := range gone {
+			if err := rb.Delete(rk); err != nil {
+				return 0, 0, err
+			}
+		}
+		ratings += len(gone)
 	}
-	return len(idle), nil
+	return len(idle), ratings, nil
 }
 
 func (db *DB) sweepInbound(tx *bolt.Tx, now time.Time) (int, error) {

@@ -48,6 +48,8 @@ var (
 	bucketSpends      = []byte("spends")
 	bucketSpendDays   = []byte("spend_days")
 	bucketCalls       = []byte("calls")
+	bucketPostures    = []byte("model_postures")
+	bucketRatings     = []byte("ratings")
 
 	keySchema = []byte("schema")
 )
@@ -55,7 +57,8 @@ var (
 var allBuckets = [][]byte{
 	bucketMeta, bucketThreads, bucketInbound, bucketPending, bucketGates,
 	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
-	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls,
+	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls, bucketPostures,
+	bucketRatings,
 }
 
 // ErrLocked reports that another process holds the database file.

@@ -65,6 +65,9 @@ type Options struct {
 	Threads intake.Threads
 	// Gates keeps approval gates; nil means every approval is denied.
 	Gates *core.Gates
+	// Rater records the ratings of the feedback buttons under every
+	// answer; nil shows no buttons.
+	Rater core.Rater
 	// Approvers may answer any gate besides the user who started the
 	// turn: user IDs, and role IDs written "role:<id>".
 	Approvers []string
@@ -105,6 +108,7 @@ type Adapter struct {
 	channels *recent.Values[channelInfo] // what kind each guild channel is
 	queues   *serial.Queue
 	lines    *statusline.Lines[struct{}] // per-thread status messages; owns their timers
+	steps    stepBoards                  // per-thread progress messages of a turn's tool calls
 
 	stopping chan struct{} // closed when Run's context ends
 	stopOnce sync.Once

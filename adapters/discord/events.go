@@ -343,7 +343,11 @@ func (a *Adapter) onInteractionCreate(_ *discordgo.Session, ev *discordgo.Intera
 	if i == nil || i.Type != discordgo.InteractionMessageComponent || !a.seen.First("i:"+i.ID) {
 		return
 	}
-	if !strings.HasPrefix(i.MessageComponentData().CustomID, gatePrefix) {
+	click := a.click
+	switch id := i.MessageComponentData().CustomID; {
+	case strings.HasPrefix(id, feedbackPrefix):
+		click = a.feedbackClick
+	case !strings.HasPrefix(id, gatePrefix):
 		return
 	}
 	a.wg.Add(1)
@@ -352,6 +356,6 @@ func (a *Adapter) onInteractionCreate(_ *discordgo.Session, ev *discordgo.Intera
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
 		defer intake.Guard(a.log, "discord: click")
-		a.click(ctx, i)
+		click(ctx, i)
 	}()
 }

@@ -29,9 +29,19 @@ type reporter struct {
 	t core.Thread
 }
 
-func (r reporter) Say(ctx context.Context, text string) error    { return r.a.say(ctx, r.t, text) }
+func (r reporter) Say(ctx context.Context, text string) error {
+	r.endSteps(ctx)
+	if err := r.a.say(ctx, r.t, text); err != nil {
+		return err
+	}
+	r.offerFeedback(ctx)
+	return nil
+}
 func (r reporter) Status(ctx context.Context, text string) error { return r.a.status(ctx, r.t, text) }
-func (r reporter) Notice(ctx context.Context, text string) error { return r.a.notice(ctx, r.t, text) }
+func (r reporter) Notice(ctx context.Context, text string) error {
+	r.endSteps(ctx)
+	return r.a.notice(ctx, r.t, text)
+}
 
 // answerMentions lets an answer ping the people it names, never @everyone
 // or a role.

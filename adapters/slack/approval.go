@@ -90,6 +90,9 @@ func (u gateUI) ShowGate(ctx context.Context, g core.Gate) { u.a.showGate(ctx, g
 
 // click handles a button click on a gate message.
 func (a *Adapter) click(ctx context.Context, cb slack.InteractionCallback) {
+	if a.feedbackClick(ctx, cb) {
+		return
+	}
 	act := cb.ActionCallback.BlockActions[0]
 	if !strings.HasPrefix(act.ActionID, gateActionPrefix) {
 		return

@@ -32,9 +32,19 @@ type reporter struct {
 	t core.Thread
 }
 
-func (r reporter) Say(ctx context.Context, text string) error    { return r.a.say(ctx, r.t, text) }
+func (r reporter) Say(ctx context.Context, text string) error {
+	r.endSteps(ctx)
+	if err := r.a.say(ctx, r.t, text); err != nil {
+		return err
+	}
+	r.offerFeedback(ctx)
+	return nil
+}
 func (r reporter) Status(ctx context.Context, text string) error { return r.a.status(ctx, r.t, text) }
-func (r reporter) Notice(ctx context.Context, text string) error { return r.a.notice(ctx, r.t, text) }
+func (r reporter) Notice(ctx context.Context, text string) error {
+	r.endSteps(ctx)
+	return r.a.notice(ctx, r.t, text)
+}
 
 // learned is what Slack taught the reporter about a thread: a feature
 // found missing there, worth remembering after the turn so the next one

@@ -94,6 +94,9 @@ type Options struct {
 	MaxFileBytes int64
 	// AllowBots lets other bots' messages reach Neo (default: ignored).
 	AllowBots bool
+	// Rater records the ratings of the feedback buttons under every
+	// answer; nil shows no buttons.
+	Rater core.Rater
 	// StatusInterval is the least time between two edits of a thread's
 	// status message (default 1 s, within chat.update's rate tier).
 	StatusInterval time.Duration
@@ -129,6 +132,7 @@ type Adapter struct {
 	kindFailures logEvery
 	queues       *serial.Queue
 	lines        *statusline.Lines[learned] // per-thread status messages; owns their timers
+	steps        stepBoards                 // per-thread task cards of a turn's tool calls
 
 	stopping chan struct{} // closed when Run's context ends
 	stopOnce sync.Once

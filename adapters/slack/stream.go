@@ -34,9 +34,9 @@ func (r reporter) StreamAnswer(ctx context.Context) (core.AnswerStream, error) {
 	if noStream || n.user == "" && !assistantThread(r.t) {
 		// A stream in a channel must name its reader; without a turn
 		// there is nobody to name.
-		return r.editedAnswer(), nil
+		return stepsThenAnswer{r.editedAnswer(), r}, nil
 	}
-	return n, nil
+	return stepsThenAnswer{n, r}, nil
 }
 
 // editedAnswer shows an answer in mrkdwn: the status message becomes the

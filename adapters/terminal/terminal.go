@@ -220,6 +220,25 @@ func (t *term) Status(ctx context.Context, text string) error {
 	return t.write(t.opts.Err, "  … "+text+"\n")
 }
 
+var _ core.Stepper = (*term)(nil)
+
+// Step prints one line per tool call to Err, once it has ended: a
+// check mark or a cross, the tool in words and its short output.
+func (t *term) Step(ctx context.Context, s core.Step) error {
+	mark := "✓"
+	switch s.State {
+	case core.StepRunning:
+		return nil
+	case core.StepFailed:
+		mark = "✗"
+	}
+	line := "  " + mark + " " + s.Title
+	if s.Output != "" {
+		line += ": " + s.Output
+	}
+	return t.write(t.opts.Err, line+"\n")
+}
+
 // Notice prints a note to Err.
 func (t *term) Notice(ctx context.Context, text string) error {
 	return t.write(t.opts.Err, "  note: "+text+"\n")

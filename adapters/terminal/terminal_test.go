@@ -145,3 +145,37 @@ func TestStreamedAnswerPrintsAsItComes(t *testing.T) {
 		t.Errorf("Out = %q, want the answer ended by its newline", out.String())
 	}
 }
+
+// stepRunner shows two steps, one failed, then answers.
+type stepRunner struct{}
+
+func (stepRunner) Run(ctx context.Context, t core.Turn) error {
+	s, ok := t.Reporter.(core.Stepper)
+	if !ok {
+		return errors.New("the terminal does not show steps")
+	}
+	for _, st := range []core.Step{
+		{ID: "c1", Title: "Read file (fs)", State: core.StepRunning},
+		{ID: "c2", Title: "Write file (fs)", State: core.StepRunning},
+		{ID: "c1", Title: "Read file (fs)", State: core.StepDone, Output: "read 42 bytes"},
+		{ID: "c2", Title: "Write file (fs)", State: core.StepFailed, Output: "permission denied"},
+	} {
+		if err := s.Step(ctx, st); err != nil {
+			return err
+		}
+	}
+	return t.Reporter.Say(ctx, "Done.")
+}
+
+// TestStepsOneLineEach: each tool call is one line on Err once it ends.
+func TestStepsOneLineEach(t *testing.T) {
+	var out, errw strings.Builder
+	th := core.Thread{Platform: "terminal", Workspace: "local", Channel: "cli", ID: "default"}
+	if err := Run(context.Background(), Options{In: strings.NewReader("go\n"), Out: &out, Err: &errw, Thread: th, User: "ada", Runner: stepRunner{}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "  ✓ Read file (fs): read 42 bytes\n  ✗ Write file (fs): permission denied\n"
+	if !strings.Contains(errw.String(), want) {
+		t.Errorf("Err = %q, want the lines %q", errw.String(), want)
+	}
+}

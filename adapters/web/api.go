@@ -40,6 +40,7 @@ var routes = []route{
 	{"GET", "/v1/conversations/{id}", true, (*Adapter).get},
 	{"POST", "/v1/conversations/{id}/messages", true, (*Adapter).send},
 	{"POST", "/v1/conversations/{id}/stop", true, (*Adapter).stop},
+	{"POST", "/v1/conversations/{id}/feedback", true, (*Adapter).rate},
 	{"GET", "/v1/conversations/{id}/events", true, (*Adapter).events},
 	{"GET", "/v1/conversations/{id}/files/{file}", true, (*Adapter).file},
 	{"GET", "/v1/approvals", true, (*Adapter).approvals},

@@ -26,9 +26,10 @@ const (
 	EventMessage       = "message"          // a user's message was taken: {"text", "user"}
 	EventStatus        = "status"           // Neo is working: {"text"}
 	EventAnswerDelta   = "answer.delta"     // more of the answer being written: {"text"}
-	EventAnswer        = "answer"           // the whole answer, final: {"text"}
+	EventAnswer        = "answer"           // the whole answer, final: {"text", "turn"}
 	EventAnswerRetract = "answer.retracted" // the words written so far were not the answer
 	EventNotice        = "notice"           // a note that is not an answer: {"text"}
+	EventStep          = "step"             // a tool call started or ended: {"id", "plan", "title", "state", "output"}
 	EventGateInvoked   = "gate.invoked"     // an approval waits: {"token", "question", "options", ...}
 	EventGateDecided   = "gate.decided"     // an approval ended: {"token", "state", "answer", "by"}
 	EventReset         = "reset"            // events were missed: reload the conversation

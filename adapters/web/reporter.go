@@ -29,7 +29,10 @@ func (r reporter) text(typ, text string) error {
 	return nil
 }
 
-func (r reporter) Say(_ context.Context, text string) error    { return r.text(EventAnswer, text) }
+func (r reporter) Say(ctx context.Context, text string) error {
+	r.showAnswer(ctx, text)
+	return nil
+}
 func (r reporter) Status(_ context.Context, text string) error { return r.text(EventStatus, text) }
 func (r reporter) Notice(_ context.Context, text string) error { return r.text(EventNotice, text) }
 
@@ -39,8 +42,11 @@ func (r reporter) StreamAnswer(context.Context) (core.AnswerStream, error) { ret
 
 type answer struct{ r reporter }
 
-func (s answer) Write(_ context.Context, text string) error  { return s.r.text(EventAnswerDelta, text) }
-func (s answer) Close(_ context.Context, final string) error { return s.r.text(EventAnswer, final) }
+func (s answer) Write(_ context.Context, text string) error { return s.r.text(EventAnswerDelta, text) }
+func (s answer) Close(ctx context.Context, final string) error {
+	s.r.showAnswer(ctx, final)
+	return nil
+}
 
 func (s answer) Abort(context.Context) error {
 	s.r.a.show(s.r.t.ID, EventAnswerRetract, struct{}{})

@@ -62,6 +62,9 @@ type Options struct {
 	History History
 	// Gates decides approvals; nil denies every one.
 	Gates *core.Gates
+	// Rater records the ratings of answers (POST
+	// /v1/conversations/{id}/feedback); nil refuses them.
+	Rater core.Rater
 	// Approvers are web users who may answer any approval besides the
 	// requester.
 	Approvers []string

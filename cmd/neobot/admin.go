@@ -39,6 +39,8 @@ type admin interface {
 	Transcript(ctx context.Context, key string) (transcript, error)
 	// Spends returns the spend ledger's calls created since.
 	Spends(ctx context.Context, since time.Time) ([]core.Spend, error)
+	// Ratings returns the ratings of answers made since.
+	Ratings(ctx context.Context, since time.Time) ([]core.Rating, error)
 }
 
 // transcript is one conversation as an operator exports it.
@@ -86,6 +88,10 @@ func (l local) Usage(ctx context.Context, since string) ([]acct.Row, error) {
 
 func (l local) Spends(ctx context.Context, since time.Time) ([]core.Spend, error) {
 	return l.db.SpendsSince(ctx, since)
+}
+
+func (l local) Ratings(ctx context.Context, since time.Time) ([]core.Rating, error) {
+	return l.db.Ratings(ctx, since)
 }
 
 func (l local) Threads(ctx context.Context) ([]store.ThreadInfo, error) { return l.db.Threads(ctx) }
@@ -205,6 +211,11 @@ func (r remote) Spends(ctx context.Context, since time.Time) ([]core.Spend, erro
 	return out, r.call(ctx, http.MethodGet, "/spends", url.Values{"since": {since.UTC().Format(time.RFC3339)}}, nil, &out)
 }
 
+func (r remote) Ratings(ctx context.Context, since time.Time) ([]core.Rating, error) {
+	var out []core.Rating
+	return out, r.call(ctx, http.MethodGet, "/feedback", url.Values{"since": {since.UTC().Format(time.RFC3339)}}, nil, &out)
+}
+
 func (r remote) Threads(ctx context.Context) ([]store.ThreadInfo, error) {
 	var out []store.ThreadInfo
 	return out, r.call(ctx, http.MethodGet, "/threads", nil, nil, &out)
@@ -290,6 +301,13 @@ func (a adminAPI) register(mux *http.ServeMux) {
 	}))
 	mux.HandleFunc("GET /admin/v1/usage", a.serve(func(r *http.Request) (any, error) {
 		return a.src.Usage(r.Context(), r.URL.Query().Get("since"))
+	}))
+	mux.HandleFunc("GET /admin/v1/feedback", a.serve(func(r *http.Request) (any, error) {
+		since, err := time.Parse(time.RFC3339, r.URL.Query().Get("since"))
+		if err != nil {
+			return nil, badRequest{errors.New("since: want an RFC 3339 time, such as 2026-11-01T00:00:00Z")}
+		}
+		return a.src.Ratings(r.Context(), since)
 	}))
 	mux.HandleFunc("GET /admin/v1/spends", a.serve(func(r *http.Request) (any, error) {
 		since, err := time.Parse(time.RFC3339, r.URL.Query().Get("since"))

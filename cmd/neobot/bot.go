@@ -157,6 +157,10 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	share := quota.New(quota.Limits{
 		PerMinute: orOff(cfg.UserMessagesPerMinute), BytesPerDay: int64(orOff(cfg.UserBytesPerDay)), Streams: orOff(cfg.WebStreamsPerUser),
 	}, nil)
+	rater, err := m.newRater(a)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.SlackBotToken != "" {
 		sl, err := slack.New(slack.Options{
 			BotToken:      cfg.SlackBotToken.Reveal(),
@@ -171,6 +175,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			HTTPClient:    m.tel.apiClient("slack", m.outbound(cfg)),
 			Approvers:     cfg.SlackApprovers,
 			Skills:        a.skills,
+			Rater:         rater,
 			AllowChannels: cfg.SlackAllowChannels,
 			AllowUsers:    cfg.SlackAllowUsers,
 			MaxFileBytes:  int64(cfg.SlackMaxFileBytes),
@@ -193,6 +198,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			Gates:         a.gates,
 			HTTPClient:    m.tel.apiClient("discord", m.outbound(cfg)),
 			Approvers:     cfg.DiscordApprovers,
+			Rater:         rater,
 			AllowChannels: cfg.DiscordAllowChannels,
 			AllowUsers:    cfg.DiscordAllowUsers,
 			MaxFileBytes:  int64(cfg.DiscordMaxFileBytes),
@@ -235,7 +241,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			return nil, fmt.Errorf("NEO_WEB_USERS: %w", err)
 		}
 		wopts := web.Options{
-			Addr: cfg.WebAddr, Users: users, Hub: hub, History: newWebHistory(a.db), Gates: a.gates,
+			Addr: cfg.WebAddr, Users: users, Hub: hub, History: newWebHistory(a.db), Gates: a.gates, Rater: rater,
 			Approvers: cfg.WebApprovers, CORSOrigins: cfg.WebCORSOrigins, Quota: share,
 			FeedBytes: int64(cfg.WebFeedBytes), FeedConversationBytes: int64(cfg.WebFeedConvBytes),
 			Logger: log.With().Str("component", "web").Logger(),

@@ -66,16 +66,20 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	}
 
 	var main, cheap agent.Model
+	var mainClient *llm.Client
 	var window int
 	var vision bool
 	if opts.model {
 		if err := cfg.requireModel(); err != nil {
 			return nil, err
 		}
-		client, err := m.newLLM(cfg, cfg.mainEndpoint(), actor, log, cfg.visionEdit())
+		client, err := m.newLLM(cfg, cfg.mainEndpoint(), actor, log, cfg.visionEdit(), func(lc *llm.Config) {
+			lc.Posture, _ = llm.ParsePosture("NEO_MODEL_OPENS_IN_REASONING", cfg.ModelPosture) // validated with the settings
+		})
 		if err != nil {
 			return nil, err
 		}
+		mainClient = client
 		main, window, vision = &meteredModel{Client: client, t: m.tel}, client.ContextWindow(), client.SeesImages()
 		logWindow(log, client)
 		if cfg.CheapModel != "" {
@@ -111,6 +115,14 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	m.tel.watchBudget(int64(cfg.DailyTokenBudget), a.meter.MostSpent)
 	if main != nil {
 		main.(*meteredModel).record = a.meter.Record
+	}
+	if mainClient != nil {
+		// What an earlier run learned of the model's reasoning: its first
+		// answer streams at once. A failed read only costs that answer a
+		// short hold.
+		if err := mainClient.Recall(ctx, db); err != nil {
+			log.Warn().Err(err).Msg("the model's reasoning posture could not be read; the first answer is held back until its first words")
+		}
 	}
 	if cheap != nil {
 		cheap.(*meteredModel).record = a.meter.Record

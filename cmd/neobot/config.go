@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/skill"
 	acct "github.com/neobot/neobot/core/usage"
@@ -43,6 +44,7 @@ type Config struct {
 	ActorDID         string
 	ContextWindow    int
 	ModelVision      string
+	ModelPosture     string
 	CompactSoft      float64
 	CompactHard      float64
 	StepBudget       int
@@ -250,6 +252,7 @@ func settings() []setting {
 		{env: "MATRIX_GATEWAY_URL", flag: "gateway-url", usage: "metering gateway; model calls go to <url>/v1/chat/completions", set: str(func(c *Config) *string { return &c.GatewayURL })},
 		{env: "MATRIX_GATEWAY_TOKEN", secret: true, usage: "bearer token for MATRIX_GATEWAY_URL", set: secret(func(c *Config) *Secret { return &c.GatewayToken })},
 		{env: "NEO_ACTOR_DID", flag: "actor-did", usage: "Neo's DID, pinned in the system block and sent to the gateway; defaults to the manifest's", set: str(func(c *Config) *string { return &c.ActorDID })},
+		{env: "NEO_MODEL_OPENS_IN_REASONING", flag: "model-opens-in-reasoning", def: "auto", usage: "whether NEO_MODEL's chat template opens <think> in the prompt, so answers start inside reasoning: yes holds streamed text back until </think>, no streams at once; auto learns it from the first answer (held back only until its first words) and keeps it in the store across restarts", set: str(func(c *Config) *string { return &c.ModelPosture })},
 		{env: "NEO_CONTEXT_WINDOW", flag: "context-window", def: "0", usage: "context window in tokens; 0 uses the model registry, or guesses 128000 for a model it does not know (set it for a local model; neobot check says which)", set: count(func(c *Config) *int { return &c.ContextWindow })},
 		{env: "NEO_MODEL_VISION", flag: "model-vision", def: "auto", usage: "whether NEO_MODEL sees images: auto (the model registry knows; a model it does not know does not), yes or no. Pictures people attach go to a model that sees them; others are told the picture was not shown, and so is the user", set: str(func(c *Config) *string { return &c.ModelVision })},
 		{env: "NEO_COMPACT_SOFT", flag: "compact-soft", def: "0.80", usage: "share of the context window at which a conversation is compacted at the next clean boundary; below NEO_COMPACT_HARD", set: fraction(func(c *Config) *float64 { return &c.CompactSoft })},
@@ -461,6 +464,9 @@ func (c *Config) validate() error {
 	if _, err := c.prices(); err != nil {
 		bad("NEO_MODEL_PRICES", "%v", err)
 	}
+	if _, err := llm.ParsePosture("NEO_MODEL_OPENS_IN_REASONING", c.ModelPosture); err != nil {
+		errs = append(errs, err)
+	}
 	for _, u := range []struct{ env, v string }{
 		{"NEO_LLM_BASE_URL", c.LLMBaseURL}, {"NEO_CHEAP_LLM_BASE_URL", c.CheapLLMBaseURL}, {"MATRIX_GATEWAY_URL", c.GatewayURL},
 		{"NEO_DAEMON_URL", c.DaemonURL}, {"SLACK_API_URL", c.SlackAPIURL},
@@ -624,7 +630,7 @@ func usage(w io.Writer, name string, fs *flag.FlagSet) {
 		return
 	}
 	fmt.Fprintf(w, "usage: neobot %-41s %s\n", "[flags]", "run Neo in Slack (SLACK_BOT_TOKEN) and/or Discord (DISCORD_BOT_TOKEN), else in this terminal")
-	for _, c := range []string{"chat", "check", "web", "web token", "memory", "usage", "spends", "threads", "store"} {
+	for _, c := range []string{"chat", "check", "web", "web token", "memory", "usage", "spends", "feedback", "threads", "store"} {
 		fmt.Fprintf(w, "       neobot %-41s %s\n", help[c].synopsis, help[c].short)
 	}
 	fmt.Fprintf(w, "       neobot %-41s %s\n", "version", "print the version (also --version)")
@@ -646,13 +652,15 @@ func commandHelp() map[string]struct{ synopsis, short, what string } {
 		"threads": {"threads list|show KEY|export KEY [--format json|markdown]", "list stored conversations, show or export one",
 			"Lists the stored conversations, most recent first (list), prints one transcript as Markdown (show KEY), or exports it as JSON or Markdown (export KEY --format json). Works while the bot runs through its admin API (NEO_ADMIN_TOKEN)."},
 		"store": {"store backup FILE | restore FILE | copy [flags]", "back up or restore the bbolt file (NEO_DB_PATH), or copy it into PostgreSQL",
-			"backup FILE writes a consistent copy of the bbolt file at NEO_DB_PATH, while the bot runs too (through its admin API: set NEO_ADMIN_TOKEN), checks it and renames it into place. restore FILE checks a backup (bbolt's consistency check, the schema version, every bucket read) and puts it in place of NEO_DB_PATH; it refuses while a bot holds the file, and keeps the file it replaces. copy copies everything in the bbolt file at NEO_DB_PATH (transcripts, the message journal, approvals, delegations, memory and usage) into the empty PostgreSQL database at NEO_DATABASE_URL, then checks that both hold as many records of each kind: stop the bot first and start it again with NEO_DATABASE_URL set (docs/scaling.md). Backups: docs/deploy.md."},
+			"backup FILE writes a consistent copy of the bbolt file at NEO_DB_PATH, while the bot runs too (through its admin API: set NEO_ADMIN_TOKEN), checks it and renames it into place. restore FILE checks a backup (bbolt's consistency check, the schema version, every bucket read) and puts it in place of NEO_DB_PATH; it refuses while a bot holds the file, and keeps the file it replaces. copy copies everything in the bbolt file at NEO_DB_PATH (transcripts, the message journal, approvals, delegations, memory, usage, ratings of answers and model reasoning postures) into the empty PostgreSQL database at NEO_DATABASE_URL, then checks that both hold as many records of each kind: stop the bot first and start it again with NEO_DATABASE_URL set (docs/scaling.md). Backups: docs/deploy.md."},
 		"web": {"web [--user NAME] [flags]", "Neo with the web API and chat page on, and a one-time sign-in link",
 			"Runs Neo with the web API and chat page on NEO_WEB_ADDR (default 127.0.0.1:8080), beside Slack and Discord when their tokens are set, and prints a one-time link that signs NAME in (default me)."},
 		"web token": {"web token NAME", "make a bearer token for web user NAME",
 			"Prints a new bearer token for web user NAME, and the NEO_WEB_USERS entry (the token's SHA-256) that admits it."},
 		"spends": {"spends [--since 7d] [--format table|csv|json]", "the spend ledger: every planned call and how it ended",
 			"Prints every call neobot's own executor planned since a day (--since 7d, 24h or 2026-11-01; days are UTC): who asked, in which thread, the tool and its arguments, who approved or denied, and how it ended (completed, failed, refused, denied, cancelled, unknown). Reads NEO_DB_PATH, or the running bot's admin API when the bot holds the file (NEO_ADMIN_TOKEN). docs/spending.md says what each outcome means."},
+		"feedback": {"feedback [--since 7d] [--format csv|json]", "what people thought of Neo's answers",
+			"Prints every rating of an answer made since a day (--since 7d, 24h or 2026-11-01; days are UTC), from the chats' feedback buttons and the web API: when, the thread and turn, who, up or down, the reason given for a down, the skill and model, and the question and the answer. Reads NEO_DB_PATH, or the running bot's admin API when the bot holds the file (NEO_ADMIN_TOKEN)."},
 		"memory": {"memory list|search|forget [flags]", "show, search or delete what Neo remembers",
 			"Shows (list), searches (search QUERY) or deletes (forget [ID...]) what Neo remembers, scoped by --workspace, --user and --channel. Works while the bot runs through its admin API (NEO_ADMIN_TOKEN)."},
 	}

@@ -69,6 +69,7 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		{"hard of the whole window", map[string]string{"NEO_COMPACT_HARD": "1"}, nil, []string{"NEO_COMPACT_HARD", "between 0 and 1"}},
 		{"soft as a percentage", nil, []string{"--compact-soft", "80%"}, []string{"--compact-soft", "between 0 and 1"}},
 		{"zero tool timeout", map[string]string{"NEO_TOOL_TIMEOUT": "0s"}, nil, []string{"NEO_TOOL_TIMEOUT", "positive duration"}},
+		{"unknown reasoning posture", map[string]string{"NEO_MODEL_OPENS_IN_REASONING": "sometimes"}, nil, []string{"NEO_MODEL_OPENS_IN_REASONING", "auto", "yes", "no"}},
 		{"negative daemon wait", nil, []string{"--daemon-max-wait", "-5m"}, []string{"--daemon-max-wait", "positive duration"}},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/feedback"
+	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/memory"
 	acct "github.com/neobot/neobot/core/usage"
 	"github.com/neobot/neobot/store"
@@ -44,6 +46,8 @@ type database interface {
 
 	memory.Store
 	acct.Store
+	llm.Postures
+	feedback.Store
 
 	Sweep(ctx context.Context, now time.Time) (store.SweepStats, error)
 	Ping(ctx context.Context) error

@@ -261,6 +261,7 @@ func TestSlackLongAnswerCutAfterItsFirstPart(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("Line %03d of the long answer.", i))
 	}
 	calls, release := heldModel(t, w.model, llmtest.Text(strings.Join(lines, "\n")))
+	w.model.RefuseStreaming() // said whole, in parts: the cut between parts is what this checks
 	p1 := w.start(t, 1)
 	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "tell me everything"})
 	waitModelCall(t, calls, p1)

@@ -17,10 +17,9 @@ const streamingAnswer = "Rotating the deploy key takes three steps. First, creat
 	"give it the deploy role. Second, update the CI secret and run one deploy to prove it works. Third, revoke " +
 	"the old key and note the date in the runbook, so the next rotation in ninety days starts from a clean slate."
 
-// streamModel answers the first main call plainly (a client streams once
-// its model's first answer showed it does not open reasoning in the
-// prompt), then streams replies at about 40 tokens/s with reasoning both
-// in the reasoning field and inline.
+// streamModel answers the main model's calls with replies in order (the
+// tests stream them at about 40 tokens/s, with reasoning both in the
+// reasoning field and inline) and the cheap model's with no facts.
 func streamModel(t *testing.T, srv *llmtest.Server, replies ...llmtest.Reply) {
 	t.Helper()
 	var mu sync.Mutex

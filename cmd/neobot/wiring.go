@@ -25,6 +25,7 @@ var (
 	_ agent.Memory               = (*memory.Cortex)(nil)
 	_ memory.Model               = (*llm.Client)(nil)
 	_ memory.Store               = database(nil)
+	_ llm.Postures               = database(nil)
 	_ core.GateStore             = database(nil)
 	_ delegate.Ledger            = database(nil)
 	_ conversation.Runner        = (*agent.Agent)(nil)

@@ -36,7 +36,9 @@ type callNote struct {
 // or a tool whose adapt attempts are exhausted.
 func (tr *turn) runCalls(ctx context.Context, calls []llm.ToolCall) (end string, err error) {
 	a := tr.a
-	tr.status(ctx, "Using "+callNames(calls)+"…")
+	if _, ok := tr.stepper(); !ok {
+		tr.status(ctx, "Using "+callNames(calls)+"…")
+	}
 	results := tr.runAll(ctx, calls)
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -129,7 +131,19 @@ func (tr *turn) runAll(ctx context.Context, calls []llm.ToolCall) []outcome {
 
 // dispatchSafe is dispatch with a tool's panic contained: the call fails
 // in-band, the stack is logged, and the turn and every other thread go on.
+// Where the thread shows steps, the call is one, shown as it starts and
+// as it ends.
 func (tr *turn) dispatchSafe(ctx context.Context, c llm.ToolCall) (out outcome) {
+	if s, ok := tr.stepper(); ok {
+		tr.step(ctx, s, c, core.StepRunning, outcome{})
+		defer func() {
+			state := core.StepDone
+			if out.failed {
+				state = core.StepFailed
+			}
+			tr.step(ctx, s, c, state, out)
+		}()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			tr.a.log.Error().Str("tool", c.Function.Name).Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg("agent: tool call panicked")

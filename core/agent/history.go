@@ -440,3 +440,30 @@ func Messages(entries []core.Entry) ([]llm.Message, error) {
 	}
 	return out, nil
 }
+
+// TurnText returns the question of the turn whose user message has
+// eventID, and the final answer it got, from a thread's entries (archived
+// first, then live). The answer is "" while the turn has none; an
+// unknown turn is core.ErrNotFound.
+func TurnText(entries []core.Entry, eventID string) (question, answer string, err error) {
+	found := false
+	for _, e := range entries {
+		var r record
+		if err := json.Unmarshal(e.Data, &r); err != nil {
+			return "", "", fmt.Errorf("agent: decode entry %d: %w", e.Seq, err)
+		}
+		if r.EventID != eventID || r.Msg == nil {
+			continue
+		}
+		switch {
+		case r.Msg.Role == llm.RoleUser:
+			question, found = r.Msg.Content, true
+		case r.Final:
+			answer = r.Msg.Content
+		}
+	}
+	if !found {
+		return "", "", fmt.Errorf("agent: turn %s: %w", eventID, core.ErrNotFound)
+	}
+	return question, answer, nil
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/neobot/neobot/core"
@@ -41,6 +42,8 @@ type turn struct {
 	// the turn goes on, and everything else the turn shows waits for it
 	// (reporter). Nil when there was no such status.
 	shown chan struct{}
+	// stepMu sends the steps of concurrent calls one at a time.
+	stepMu sync.Mutex
 }
 
 // reporter is tr.rep once the first status is out: what the turn shows

@@ -69,3 +69,21 @@ func BenchmarkEncodePicture(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkShowerFirstAnswer is the cost of showing a first answer piece
+// by piece while the posture is still unknown: the first bytes settle it,
+// then each piece is passed on.
+func BenchmarkShowerFirstAnswer(b *testing.B) {
+	answer := "Rotating the deploy key takes three steps. First, create the new key in the vault and give it the deploy role."
+	var prefixes []string
+	for i := 4; i <= len(answer); i += 4 {
+		prefixes = append(prefixes, answer[:i])
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s := newShower(thinkUnknown, func(string) {})
+		for _, p := range prefixes {
+			s.seen(p)
+		}
+	}
+}

@@ -31,6 +31,8 @@ type Client struct {
 
 	noStream atomic.Bool  // the provider refused a stream: ChatStream calls Chat
 	think    atomic.Int32 // what answers taught about inline reasoning: see thinkUnknown
+	// postures saves what answers teach (see Recall); nil keeps it in memory.
+	postures atomic.Pointer[Postures]
 }
 
 // New validates cfg, detects the provider and returns a Client. Errors name
@@ -54,6 +56,10 @@ func New(cfg Config) (*Client, error) {
 	}
 	if c.cfg.SlotLabel == "" {
 		c.cfg.SlotLabel = DefaultSlot
+	}
+	c.think.Store(c.cfg.Posture.state())
+	if !c.declared() && templateOpens(c.cfg.Model) {
+		c.think.Store(thinkCloserFirst)
 	}
 	return c, nil
 }

@@ -74,6 +74,11 @@ type Config struct {
 	// Vision overrides the registry on whether the model sees images
 	// (NEO_MODEL_VISION yes or no); nil asks the registry (see Vision).
 	Vision *bool
+	// Posture declares whether the model's answers start inside a
+	// reasoning block the prompt opened (NEO_MODEL_OPENS_IN_REASONING).
+	// Empty or PostureAuto learns it (see Recall); a declared posture
+	// streams the first answer as every later one.
+	Posture Posture
 
 	// HTTPClient sends the requests; nil uses a client on
 	// http.DefaultTransport.
@@ -118,6 +123,9 @@ func resolve(cfg Config) (settings, error) {
 	}
 	if cfg.ContextWindow < 0 {
 		return s, fmt.Errorf("llm: context window %d is negative", cfg.ContextWindow)
+	}
+	if _, err := ParsePosture("NEO_MODEL_OPENS_IN_REASONING", string(cfg.Posture)); err != nil {
+		return s, fmt.Errorf("llm: %w", err)
 	}
 	env := cfg.Env
 	if env == nil {

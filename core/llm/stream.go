@@ -12,14 +12,15 @@ import (
 	"strings"
 )
 
-// What this client's answers taught it about inline reasoning, which
-// decides when streamed text may be shown. A chat template that puts
-// <think> in the prompt makes a model answer "reasoning…</think>answer":
-// until the closing tag arrives nothing says the text so far is
-// reasoning. So until one answer has shown which kind of model this is,
-// nothing is shown before an answer ends; a model that never closes a tag
-// it did not open streams at once; one that does has everything before
-// its first closing tag held back.
+// What this client knows about inline reasoning, which decides when
+// streamed text may be shown. A chat template that puts <think> in the
+// prompt makes a model answer "reasoning…</think>answer": until the
+// closing tag arrives nothing says the text so far is reasoning. A model
+// that never closes a tag it did not open streams at once; one that does
+// has everything before its first closing tag held back. The posture is
+// declared (Config.Posture), recalled from the store (Recall), or learned
+// from the first answer, which is held back only until its first words
+// show whether it opens with a tag.
 const (
 	thinkUnknown int32 = iota
 	thinkOpenTags
@@ -127,7 +128,8 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, onText func(str
 		total              int
 		done               bool
 	)
-	show := newShower(c.think.Load(), onText)
+	before := c.think.Load()
+	show := newShower(before, onText)
 	r, _ := c.lines.Get().(*bufio.Reader)
 	if r == nil {
 		r = bufio.NewReaderSize(body, 64<<10)
@@ -199,6 +201,7 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, onText func(str
 	}
 	text := content.String()
 	c.learn(text)
+	c.remember(ctx, before)
 	visible, inline := splitThink(text)
 	msg := Message{Role: RoleAssistant, Content: visible, Reasoning: strings.TrimSpace(reasoning.String())}
 	if inline != "" {
@@ -240,7 +243,10 @@ func newShower(state int32, onText func(string)) *shower {
 
 // seen takes the whole content so far.
 func (s *shower) seen(content string) {
-	if s.stopped || s.state == thinkUnknown {
+	if s.stopped {
+		return
+	}
+	if s.state == thinkUnknown && !s.opening(content) {
 		return
 	}
 	if s.state == thinkCloserFirst {
@@ -265,6 +271,27 @@ func (s *shower) seen(content string) {
 	piece := visible[len(s.shown):]
 	s.shown = visible
 	s.onText(piece)
+}
+
+// opening settles an unknown posture from an answer's first non-space
+// bytes, reporting whether it is settled: an opening tag is a model that
+// writes its own tags (its blocks are left out as they come); a closing
+// tag is a template that opened the block (an empty one); anything else
+// is taken as an answer and shown. A model whose template opens the block
+// should be declared (NEO_MODEL_OPENS_IN_REASONING=yes): what it writes
+// before its first closing tag cannot be told from an answer until then,
+// and once that closer comes no more is shown, and the answer as a whole
+// replaces what was.
+func (s *shower) opening(content string) bool {
+	head := strings.TrimLeft(content, " \t\r\n")
+	if head == "" || head[0] == '<' && len(head) < len("</thinking>") && partialTag(head) {
+		return false // the first bytes may yet be a tag
+	}
+	s.state = thinkOpenTags
+	if n, closing := tagAt(head); n > 0 && closing {
+		s.state = thinkCloserFirst
+	}
+	return true
 }
 
 // partialTag reports whether s, which starts with '<', may be the start

@@ -23,16 +23,15 @@ func (p *pieces) text() string { p.mu.Lock(); defer p.mu.Unlock(); return string
 func (p *pieces) n() int { p.mu.Lock(); defer p.mu.Unlock(); return len(p.got) }
 
 // warm teaches c that its model does not open reasoning in the prompt, the
-// way a first answer does; until then nothing streams.
+// way a first answer does.
 func warm(t *testing.T, c *llm.Client, srv *llmtest.Server) {
 	t.Helper()
 	srv.Enqueue(llmtest.Text("Warm.").Streamed(2, 0))
-	var p pieces
-	if _, err := c.ChatStream(context.Background(), ask("hi"), p.add); err != nil {
+	if _, err := c.ChatStream(context.Background(), ask("hi"), func(string) {}); err != nil {
 		t.Fatal(err)
 	}
-	if p.n() != 0 {
-		t.Fatalf("the first answer streamed %q before the client knew the model", p.got)
+	if got := c.Posture(); got != llm.PostureTagged {
+		t.Fatalf("after a plain answer Posture() = %q, want %q", got, llm.PostureTagged)
 	}
 }
 
@@ -86,23 +85,79 @@ func TestChatStream(t *testing.T) {
 	}
 }
 
+// TestChatStreamCloserFirstModel: a model whose chat template opens the
+// reasoning block shows nothing before its first closing tag, from its
+// very first answer on, when it is declared or its family is known.
 func TestChatStreamCloserFirstModel(t *testing.T) {
-	srv := llmtest.New(t)
-	c := newClient(t, srv, nil)
-	srv.Enqueue(llmtest.Text("the prompt opened my reasoning</think>First answer.").Streamed(4, 0),
-		llmtest.Text("more secret reasoning here</think>Second answer.").Streamed(4, 0))
-	for i, want := range []string{"", "Second answer."} {
-		var p pieces
-		res, err := c.ChatStream(context.Background(), ask("hi"), p.add)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p.text() != want || strings.Contains(p.text(), "reasoning") {
-			t.Errorf("answer %d showed %q, want %q", i+1, p.text(), want)
-		}
-		if strings.Contains(res.Message.Content, "reasoning") {
-			t.Errorf("answer %d content = %q, reasoning kept", i+1, res.Message.Content)
-		}
+	for _, tc := range []struct {
+		name  string
+		model string
+		set   llm.Posture
+	}{
+		{"declared", "accounts/fireworks/models/qwen3-235b-a22b", llm.PostureOpened},
+		{"known family", "accounts/fireworks/models/deepseek-r1-0528", llm.PostureAuto},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t)
+			c := newClient(t, srv, func(cfg *llm.Config) { cfg.Model, cfg.Posture = tc.model, tc.set })
+			srv.Enqueue(llmtest.Text("the prompt opened my reasoning</think>First answer.").Streamed(4, 0),
+				llmtest.Text("more secret reasoning here</think>Second answer.").Streamed(4, 0))
+			for i, want := range []string{"First answer.", "Second answer."} {
+				var p pieces
+				res, err := c.ChatStream(context.Background(), ask("hi"), p.add)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.text() != want || strings.Contains(p.text(), "reasoning") {
+					t.Errorf("answer %d showed %q, want %q", i+1, p.text(), want)
+				}
+				if strings.Contains(res.Message.Content, "reasoning") {
+					t.Errorf("answer %d content = %q, reasoning kept", i+1, res.Message.Content)
+				}
+			}
+		})
+	}
+}
+
+// TestChatStreamFirstAnswer: a client that knows nothing of its model
+// yet streams its first answer as soon as the first words show whether
+// it opens with a reasoning tag, never showing the tag's block.
+func TestChatStreamFirstAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name, reply, shown string
+		pieces             int
+		learned            llm.Posture
+	}{
+		{"plain", "  Hello, world! This answer is streamed from its first words.", "Hello, world! This answer is streamed from its first words.", 4, llm.PostureTagged},
+		{"opens with a tag", "<think>secret plan, never shown</think>The answer is 42, shown while written.", "The answer is 42, shown while written.", 2, llm.PostureTagged},
+		{"template opened an empty block", "</think>The answer is 42, shown while written.", "The answer is 42, shown while written.", 2, llm.PostureOpened},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t)
+			c := newClient(t, srv, nil)
+			srv.Enqueue(llmtest.Text(tc.reply).Streamed(2, 0))
+			var p pieces
+			res, err := c.ChatStream(context.Background(), ask("hi"), func(s string) {
+				// Shown while the stream is still being read: the answer
+				// is not yet whole.
+				p.add(s)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.text() != tc.shown || strings.Contains(p.text(), "secret") {
+				t.Errorf("first answer showed %q, want %q", p.text(), tc.shown)
+			}
+			if p.n() < tc.pieces {
+				t.Errorf("first answer shown in %d pieces (%q), want at least %d: it waited for the end", p.n(), p.got, tc.pieces)
+			}
+			if strings.TrimSpace(res.Message.Content) != tc.shown {
+				t.Errorf("content = %q, want %q", res.Message.Content, tc.shown)
+			}
+			if got := c.Posture(); got != tc.learned {
+				t.Errorf("Posture() = %q, want %q", got, tc.learned)
+			}
+		})
 	}
 }
 

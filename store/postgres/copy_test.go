@@ -39,7 +39,7 @@ func TestCopyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if read != want || read.Threads != 3 || read.Entries != 6 || read.Pending != 2 || read.Memories != 3 {
+	if read != want || read.Threads != 3 || read.Entries != 6 || read.Pending != 2 || read.Memories != 3 || read.Ratings != 1 || read.Postures != 1 {
 		t.Errorf("copied %+v, the file holds %+v", read, want)
 	}
 
@@ -71,6 +71,10 @@ func TestCopyRoundTrip(t *testing.T) {
 		},
 		"gate by binding": func(b storetest.Backend) (any, error) { return b.GateBound(ctx, "bind-1") },
 		"legacy gate":     func(b storetest.Backend) (any, error) { return b.LoadGate(ctx, "tok-legacy") },
+		"ratings":         func(b storetest.Backend) (any, error) { return b.Ratings(ctx, time.Time{}) },
+		"posture": func(b storetest.Backend) (any, error) {
+			return b.ModelPosture(ctx, "m", "http://127.0.0.1:8000/v1/chat/completions")
+		},
 		"finished delegation": func(b storetest.Backend) (any, error) {
 			return b.DelegationFor(ctx, thread("a"), "call-done")
 		},
@@ -136,4 +140,6 @@ func fill(t *testing.T, db *store.DB, clock *coretest.Clock) {
 		{ID: "m3", Kind: memory.KindProcedure, Text: "procedure"},
 	}, nil))
 	must(db.AddUsage(ctx, []usage.Row{{Key: usage.Key{Day: "2026-05-01", Platform: "slack", Model: "m"}, Tokens: usage.Tokens{Calls: 2, Prompt: 10, Completion: 5}}}))
+	must(db.SaveRating(ctx, core.Rating{Thread: a, Turn: "Ev-done", User: "U1", At: clock.Now(), Reason: "wrong", Question: "q", Answer: "a"}))
+	must(db.SaveModelPosture(ctx, "m", "http://127.0.0.1:8000/v1/chat/completions", "yes"))
 }

@@ -30,6 +30,12 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (store.SweepStats, error
 			if _, err := tx.Exec(ctx, `DELETE FROM neo_delegations WHERE thread = ANY($1) AND finished_ns IS NOT NULL`, keys); err != nil {
 				return err
 			}
+			// Ratings hold the thread's question and answer: they go with it.
+			tag, err := tx.Exec(ctx, `DELETE FROM neo_ratings WHERE thread = ANY($1)`, keys)
+			if err != nil {
+				return err
+			}
+			st.Ratings = int(tag.RowsAffected())
 		}
 		if cut, ok := before(now, db.ret.Dedupe); ok {
 			tag, err := tx.Exec(ctx, `DELETE FROM neo_inbound WHERE completed_ns IS NOT NULL AND journaled_ns <= $1`, cut)

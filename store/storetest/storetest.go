@@ -36,6 +36,14 @@ type Backend interface {
 
 	memory.Store
 	usage.Store
+
+	// llm.Postures.
+	ModelPosture(ctx context.Context, model, endpoint string) (string, error)
+	SaveModelPosture(ctx context.Context, model, endpoint, posture string) error
+
+	// feedback.Store.
+	SaveRating(ctx context.Context, r core.Rating) error
+	Ratings(ctx context.Context, since time.Time) ([]core.Rating, error)
 }
 
 // Ledger is the delegation ledger, with the method set of delegate.Ledger.
@@ -74,6 +82,8 @@ func Run(t *testing.T, open Opener) {
 	t.Run("ThreadKnown", func(t *testing.T) { testThreadKnown(t, open) })
 	t.Run("Memories", func(t *testing.T) { testMemories(t, open) })
 	t.Run("Usage", func(t *testing.T) { testUsage(t, open) })
+	t.Run("Postures", func(t *testing.T) { testPostures(t, open) })
+	t.Run("Ratings", func(t *testing.T) { testRatings(t, open) })
 	RunSpends(t, func(t *testing.T) SpendBackend { return open(t, epochClock().Now) })
 }
 

@@ -60,6 +60,10 @@ func RunSweep(t *testing.T, open SweepOpener) {
 		must(err)
 	}
 	must(db.EndCall(ctx, "call-ended"))
+	// A rating in each thread: it holds the thread's question and answer.
+	for _, th := range []core.Thread{old, fresh} {
+		must(db.SaveRating(ctx, core.Rating{Thread: th, Turn: "E1", User: "U1", At: t0, Up: true, Question: "q", Answer: "a"}))
+	}
 
 	// Day 2: the dedupe key of the completed message has expired.
 	clock.Advance(2 * day)
@@ -82,8 +86,11 @@ func RunSweep(t *testing.T, open SweepOpener) {
 	// Day 31: the old thread has been idle 31 days, the fresh one 11.
 	clock.Advance(11 * day)
 	st, err = db.Sweep(ctx, clock.Now())
-	if err != nil || st != (store.SweepStats{Threads: 1}) {
-		t.Fatalf("Sweep(day 31) = %+v, %v; want 1 thread", st, err)
+	if err != nil || st != (store.SweepStats{Threads: 1, Ratings: 1}) {
+		t.Fatalf("Sweep(day 31) = %+v, %v; want 1 thread and its rating", st, err)
+	}
+	if rs, err := db.Ratings(ctx, time.Time{}); err != nil || len(rs) != 1 || rs[0].Thread != fresh {
+		t.Errorf("Ratings after the sweep = %+v, %v; want the fresh thread's alone", rs, err)
 	}
 	for _, tc := range []struct {
 		t    core.Thread

@@ -128,6 +128,10 @@ func (s *Server) callback(r *http.Request, body []byte) (int, any) {
 		}
 	case ResponseMessage:
 		s.addReplyLocked(in, resp.Content, resp.Flags)
+		if len(resp.Components) > 0 {
+			// A reply may carry buttons, ephemeral ones too.
+			s.messages[len(s.messages)-1].Components = resp.Components
+		}
 	}
 	s.notifyLocked()
 	return http.StatusNoContent, nil

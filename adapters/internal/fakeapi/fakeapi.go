@@ -95,13 +95,13 @@ func (r *Recorder[C, R]) Calls(name string) []C {
 	return out
 }
 
-// WaitCall waits for a call of name that satisfies pred (nil matches any)
-// and returns the first such call.
+// WaitCall waits for a call of name (any call when name is "") that
+// satisfies pred (nil matches any) and returns the first such call.
 func (r *Recorder[C, R]) WaitCall(ctx context.Context, name string, pred func(C) bool) (C, error) {
 	var found C
 	err := r.Wait(ctx, func() bool {
 		for _, c := range r.calls {
-			if r.name(c) == name && (pred == nil || pred(c)) {
+			if (name == "" || r.name(c) == name) && (pred == nil || pred(c)) {
 				found = c
 				return true
 			}

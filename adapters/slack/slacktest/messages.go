@@ -24,6 +24,8 @@ type Message struct {
 	Markdown string
 	// Streaming is true between chat.startStream and chat.stopStream.
 	Streaming bool
+	// Chunks are the chunks the stream calls sent, in order (see Tasks).
+	Chunks []Chunk
 	// Ephemeral marks a chat.postEphemeral message, visible to Recipient only.
 	Ephemeral bool
 	Recipient string

@@ -522,8 +522,12 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		if utf8.RuneCountInString(p.Get("markdown_text")) > 12000 {
 			return fail("msg_too_long")
 		}
+		chunks, bad := parseChunks(method, p)
+		if bad != "" {
+			return fail(bad)
+		}
 		m := Message{Channel: p.Get("channel"), ThreadTS: p.Get("thread_ts"), User: BotUserID, BotID: BotID,
-			Markdown: p.Get("markdown_text"), Streaming: true}
+			Markdown: p.Get("markdown_text") + chunkMarkdown(chunks), Streaming: true, Chunks: chunks}
 		m.TS = s.nextTSLocked()
 		s.addLocked(m)
 		return ok("channel", m.Channel, "ts", m.TS)
@@ -539,7 +543,12 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		if !m.Streaming {
 			return fail("message_not_in_streaming_state")
 		}
-		m.Markdown += p.Get("markdown_text")
+		chunks, bad := parseChunks(method, p)
+		if bad != "" {
+			return fail(bad)
+		}
+		m.Chunks = append(m.Chunks, chunks...)
+		m.Markdown += p.Get("markdown_text") + chunkMarkdown(chunks)
 		m.Streaming = method == "chat.appendStream"
 		return ok("channel", m.Channel, "ts", m.TS)
 	}
@@ -725,12 +734,18 @@ func checkCall(method string, p url.Values, token string) string {
 		if b := p.Get("blocks"); b != "" && !json.Valid([]byte(b)) {
 			return "invalid_blocks"
 		}
+		if bad := checkContextActions(p.Get("blocks")); bad != "" {
+			return bad
+		}
 		if method == "chat.postEphemeral" && p.Get("user") == "" {
 			return "user_not_found"
 		}
 	case "assistant.threads.setStatus", "assistant.threads.setTitle", "assistant.threads.setSuggestedPrompts":
 		if p.Get("channel_id") == "" || p.Get("thread_ts") == "" {
 			return "invalid_arguments"
+		}
+		if bad := checkAssistant(method, p); bad != "" {
+			return bad
 		}
 	case "chat.startStream":
 		if p.Get("thread_ts") == "" {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/neobot/neobot/core/llm"
 )
@@ -30,6 +31,29 @@ type Server struct {
 	requests []Request
 	unkept   bool // Unrecorded: requests are not kept
 	tools    toolMemo
+	streams  []Stream
+}
+
+// Stream is when a streamed answer's content was sent: the times the
+// fakes of the chats record for their calls are compared with these to
+// tell how soon an answer showed.
+type Stream struct {
+	// Model is the request's model.
+	Model string
+	// FirstContent is when the answer's first piece of content was
+	// flushed; zero for an answer with none (tool calls alone).
+	FirstContent time.Time
+	// Done is when the last chunk was flushed; zero while the answer is
+	// still being sent, or when it never ended.
+	Done time.Time
+}
+
+// Streams returns a record of each streamed answer, in the order they
+// began.
+func (s *Server) Streams() []Stream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Stream(nil), s.streams...)
 }
 
 // New starts a Server on 127.0.0.1 and closes it when tb's test ends.
@@ -194,7 +218,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	reply = withUsage(reply, req)
 	if req.Stream && reply.Body == "" && !reply.Drop && (reply.Status == 0 || reply.Status < 300) {
-		s.stream(w, r, reply)
+		s.stream(w, r, reply, req.Model)
 		return
 	}
 	s.write(w, r, reply)

@@ -131,3 +131,23 @@ func TestMisbehaviour(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamsRecordTimes: a streamed answer's first content and its end
+// are recorded, in that order, with the request's model.
+func TestStreamsRecordTimes(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.Enqueue(llmtest.Text("Hello there, streamed.").Streamed(4, time.Millisecond))
+	before := time.Now()
+	resp, _, err := post(t, context.Background(), srv.BaseURL()+"/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("stream = %v, %v", resp, err)
+	}
+	got := srv.Streams()
+	if len(got) != 1 {
+		t.Fatalf("Streams() = %+v, want one", got)
+	}
+	s := got[0]
+	if s.Model != "m" || s.FirstContent.Before(before) || !s.FirstContent.Before(s.Done) {
+		t.Errorf("Streams()[0] = %+v, want model m, first content after the request and before the end", s)
+	}
+}

@@ -26,7 +26,7 @@ type streamDelta struct {
 }
 
 // stream writes reply as Server-Sent Events.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply, model string) {
 	if reply.Delay > 0 && !s.sleep(r, reply.Delay) {
 		return
 	}
@@ -49,6 +49,15 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply) {
 	delta := func(d map[string]any) []streamDelta { return []streamDelta{{Delta: d}} }
 
 	m := reply.Message
+	s.mu.Lock()
+	s.streams = append(s.streams, Stream{Model: model})
+	idx := len(s.streams) - 1
+	s.mu.Unlock()
+	mark := func(set func(*Stream)) {
+		s.mu.Lock()
+		set(&s.streams[idx])
+		s.mu.Unlock()
+	}
 	send(delta(map[string]any{"role": llm.RoleAssistant, "content": ""}), nil)
 	for _, piece := range pieces(m.Reasoning, reply.Chunk) {
 		send(delta(map[string]any{"reasoning_content": piece}), nil)
@@ -61,6 +70,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply) {
 			panic(http.ErrAbortHandler) // the connection ends mid-stream
 		}
 		send(delta(map[string]any{"content": piece}), nil)
+		if i == 0 {
+			now := time.Now()
+			mark(func(st *Stream) { st.FirstContent = now })
+		}
 	}
 	for i, tc := range m.ToolCalls {
 		half := len(tc.Function.Arguments) / 2
@@ -84,6 +97,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply) {
 	send(nil, &usage)
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	fl.Flush()
+	now := time.Now()
+	mark(func(st *Stream) { st.Done = now })
 }
 
 // sleep waits d, or less when the client goes away or the server closes;
