@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,14 +36,29 @@ func (r reporter) Notice(_ context.Context, text string) error { return r.text(E
 
 // StreamAnswer streams the answer as answer.delta events, then the final
 // text as one answer event.
-func (r reporter) StreamAnswer(context.Context) (core.AnswerStream, error) { return answer{r}, nil }
+func (r reporter) StreamAnswer(context.Context) (core.AnswerStream, error) { return &answer{r: r}, nil }
 
-type answer struct{ r reporter }
+// answer is one streamed answer; it keeps the words written so far, so a
+// Stop can leave them on the page.
+type answer struct {
+	r       reporter
+	written strings.Builder
+}
 
-func (s answer) Write(_ context.Context, text string) error  { return s.r.text(EventAnswerDelta, text) }
-func (s answer) Close(_ context.Context, final string) error { return s.r.text(EventAnswer, final) }
+func (s *answer) Write(_ context.Context, text string) error {
+	s.written.WriteString(text)
+	return s.r.text(EventAnswerDelta, text)
+}
 
-func (s answer) Abort(context.Context) error {
+func (s *answer) Close(_ context.Context, final string) error { return s.r.text(EventAnswer, final) }
+
+// Abort takes the words back, unless the conversation's owner pressed
+// Stop: then they stay, marked stopped (answer.stopped).
+func (s *answer) Abort(context.Context) error {
+	if _, stopped := s.r.a.stopping.LoadAndDelete(s.r.t.ID); stopped {
+		s.r.a.show(s.r.t.ID, EventAnswerStopped, textData{s.written.String()})
+		return nil
+	}
 	s.r.a.show(s.r.t.ID, EventAnswerRetract, struct{}{})
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +49,10 @@ type History interface {
 	Transcript(ctx context.Context, t core.Thread) ([]Said, error)
 	// Known reports whether t is stored.
 	Known(ctx context.Context, t core.Thread) (bool, error)
+	// Rename sets t's title; core.ErrNotFound when t is not stored.
+	Rename(ctx context.Context, t core.Thread, title string) error
+	// Delete removes t with everything said in it.
+	Delete(ctx context.Context, t core.Thread) error
 }
 
 // Options configures [New].
@@ -82,6 +87,10 @@ type Options struct {
 	// FeedConversationBytes caps one conversation's
 	// (DefaultFeedConversationBytes when zero).
 	FeedBytes, FeedConversationBytes int64
+	// MaxFileBytes caps a text file Neo reads (DefaultMaxFileBytes when
+	// zero, as on Slack and Discord); MaxImageBytes caps an image upload
+	// (DefaultMaxImageBytes when zero).
+	MaxFileBytes, MaxImageBytes int64
 	// Now tells the time (default time.Now).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -100,6 +109,8 @@ type Adapter struct {
 	listening atomic.Bool
 	created   createdSet
 	pending   pendingGates
+	uploads   uploadSet
+	stopping  sync.Map     // conversation ID -> true: its owner pressed Stop in the running turn
 	notes     chan []byte  // for the other instances (tell), sent by Run
 	dropped   atomic.Int64 // notes the relay could not take (tell)
 }

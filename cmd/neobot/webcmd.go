@@ -110,12 +110,32 @@ func (h *webHistory) Conversations(ctx context.Context, user string) ([]web.Summ
 		if t.Platform != web.Platform || t.Workspace != web.Workspace || t.Channel != user || ti.Entries+ti.Archived == 0 {
 			continue
 		}
-		out = append(out, web.Summary{ID: t.ID, Title: h.title(ctx, t), Active: ti.Active})
+		title := ti.Title
+		if title == "" {
+			title = h.title(ctx, t)
+		}
+		out = append(out, web.Summary{ID: t.ID, Title: title, Active: ti.Active})
 		if len(out) == maxListed {
 			break
 		}
 	}
 	return out, nil
+}
+
+// Rename sets t's title, as its owner named it.
+func (h *webHistory) Rename(ctx context.Context, t core.Thread, title string) error {
+	return h.db.SetThreadTitle(ctx, t, title)
+}
+
+// Delete removes t with its transcript.
+func (h *webHistory) Delete(ctx context.Context, t core.Thread) error {
+	if err := h.db.DeleteThread(ctx, t); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	delete(h.titles, t.Key())
+	h.mu.Unlock()
+	return nil
 }
 
 // Transcript is what the user saw: their messages and Neo's answers,
