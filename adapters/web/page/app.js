@@ -68,12 +68,13 @@
   // render puts text, as sanitised markdown, into el, with a copy button
   // on every code block.
   function render(el, text) {
-    el.innerHTML = DOMPurify.sanitize(marked.parse(text), { FORBID_TAGS: ["style", "form", "input", "button", "img"], FORBID_ATTR: ["style"] });
+    el.innerHTML = DOMPurify.sanitize(marked.parse(text).trim(), { FORBID_TAGS: ["style", "form", "input", "button", "img"], FORBID_ATTR: ["style"] });
     for (const pre of el.querySelectorAll("pre")) {
       const box = document.createElement("div");
       box.className = "code";
       pre.replaceWith(box);
       box.appendChild(pre);
+      pre.tabIndex = 0; // a wide block scrolls sideways, by keyboard too
       const b = document.createElement("button");
       b.type = "button";
       b.className = "copy";
@@ -210,7 +211,9 @@
       case "answer":
         cancelAnimationFrame(liveFrame); liveFrame = 0;
         if (live) { render(live, data.text); follow_(); } else add("assistant", data.text);
-        live = null; working(false); announce(data.text); break;
+        live = null; working(false); announce(data.text);
+        refresh().catch(report); // a first answer stores the conversation under its title
+        break;
       case "notice": add("notice", data.text); working(false); announce(data.text); break;
       case "gate.invoked": gate(data); break;
       case "gate.decided": decided(data); break;
@@ -404,6 +407,7 @@
       if (!current) {
         const { id } = await api("POST", "/v1/conversations", {});
         titles.set(id, "New conversation");
+        await refresh();
         await open(id);
       }
       for (const p of picked) await upload(p);
