@@ -34,11 +34,11 @@ func (a *Adapter) rename(w http.ResponseWriter, r *http.Request, user string) {
 		apiError(w, http.StatusBadRequest, "the title is longer than 100 bytes; shorten it")
 		return
 	}
-	if a.created.retitle(t.ID, user, title) {
-		writeJSON(w, http.StatusOK, map[string]string{"id": t.ID, "title": title})
-		return
+	err := a.opts.History.Rename(r.Context(), t, title)
+	if errors.Is(err, core.ErrNotFound) && a.created.retitle(t.ID, user, title) {
+		err = nil // not stored yet: the title waits for the first message
 	}
-	if err := a.opts.History.Rename(r.Context(), t, title); err != nil {
+	if err != nil {
 		if errors.Is(err, core.ErrNotFound) {
 			apiError(w, http.StatusNotFound, "no such conversation")
 			return

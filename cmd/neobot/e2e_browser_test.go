@@ -196,7 +196,9 @@ func eval[T any](pg *page, expr string) T {
 // signIn opens the newest login link and waits for the message box.
 func (pg *page) signIn() {
 	pg.t.Helper()
-	pg.do("sign in", chromedp.Navigate(pg.link()), chromedp.WaitVisible(chromedp.ID("text")))
+	// From a blank page: a link differing only in its #fragment would not
+	// load the page again.
+	pg.do("sign in", chromedp.Navigate("about:blank"), chromedp.Navigate(pg.link()), chromedp.WaitVisible(chromedp.ID("text")))
 }
 
 // send types text into the message box and presses Send.
@@ -206,6 +208,12 @@ func send(text string) steps {
 		chromedp.SetValue(chromedp.ID("text"), text),
 		chromedp.Click(chromedp.ID("send")),
 	}
+}
+
+// typeInto sets the value of input id as typing would, input event and
+// all.
+func typeInto(id, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const e = document.getElementById(%q); e.value = %q; e.dispatchEvent(new Event("input")); })()`, id, text))
 }
 
 func (pg *page) send(what, text string, then ...chromedp.Action[chromedp.Void]) {
@@ -452,10 +460,9 @@ func TestWebPageConversations(t *testing.T) {
 		}
 		pg.send("first conversation", "hi about the alpha project", until(`document.querySelectorAll(".msg.assistant").length === 1`))
 		pg.do("new conversation", menu(), chromedp.Click(chromedp.ID("new")),
-			until(`document.querySelectorAll(".msg").length === 0`))
-		if focused := eval[string](pg, `document.activeElement.id`); focused != "text" {
-			t.Errorf("after New the focus is on %q, not the message box", focused)
-		}
+			until(`document.querySelectorAll(".msg").length === 0`),
+			until(`document.querySelectorAll("#conversations li").length === 2`),
+			until(`document.activeElement.id === "text"`)) // the focus back on the message box
 		pg.send("second conversation", "hi about bravo", until(`document.querySelectorAll(".msg.assistant").length === 1`),
 			until(`document.querySelectorAll("#conversations li").length === 2`))
 
@@ -465,14 +472,14 @@ func TestWebPageConversations(t *testing.T) {
 			until(`[...document.querySelectorAll("#conversations button")].some((b) => b.textContent === "Bravo plans")`))
 
 		// Search by title, then by content.
-		pg.do("search by title", menu(), chromedp.WaitVisible(chromedp.ID("search")), chromedp.SendKeys(chromedp.ID("search"), "plans"),
+		pg.do("search by title", menu(), chromedp.WaitVisible(chromedp.ID("search")), typeInto("search", "plans"),
 			until(`document.querySelectorAll("#conversations li").length === 1 && document.querySelector("#conversations button").textContent === "Bravo plans"`))
 		pg.shot("search")
-		pg.do("search by content", chromedp.SetValue(chromedp.ID("search"), ""), chromedp.SendKeys(chromedp.ID("search"), "ALPHA"),
+		pg.do("search by content", typeInto("search", "ALPHA"),
 			until(`document.querySelectorAll("#conversations li").length === 1 && document.querySelector("#conversations button").textContent.includes("alpha project")`))
-		pg.do("search for nothing", chromedp.SetValue(chromedp.ID("search"), ""), chromedp.SendKeys(chromedp.ID("search"), "zebra"),
+		pg.do("search for nothing", typeInto("search", "zebra"),
 			until(`document.querySelectorAll("#conversations li").length === 0`), chromedp.WaitVisible(chromedp.ID("no-match")))
-		pg.do("clear the search", chromedp.SetValue(chromedp.ID("search"), ""), chromedp.SendKeys(chromedp.ID("search"), " "),
+		pg.do("clear the search", typeInto("search", ""),
 			until(`document.querySelectorAll("#conversations li").length === 2`), menu())
 
 		// Delete the open one, with its transcript.
@@ -490,27 +497,24 @@ func TestWebPageConversations(t *testing.T) {
 	})
 }
 
-// TestWebPageTrouble: a used sign-in link shows the server's message; a
-// server down and a server restarted each show a clear state, and the
-// typed message is never lost.
+// TestWebPageTrouble: with the server down, sending keeps the typed
+// message and says the server can't be reached, and New says so too;
+// after a restart the page asks to sign in again in plain words, and the
+// message is still there; a used sign-in link shows the server's message.
 func TestWebPageTrouble(t *testing.T) {
 	forScreens(t, func(t *testing.T, s screen) {
 		pg := openPage(t, s)
-		link := pg.link()
+		used := pg.link()
 		pg.signIn()
 		pg.send("say hi", "hi", until(`document.querySelectorAll(".msg.assistant").length === 1`))
-
-		// A used link.
-		pg.do("open the used link", chromedp.Navigate("about:blank"), chromedp.Navigate(link),
-			chromedp.WaitVisible(chromedp.ID("signin")), until(`document.getElementById("signin-error").textContent !== ""`))
-		if msg := eval[string](pg, `document.getElementById("signin-error").textContent`); !strings.Contains(msg, "used already or has expired") {
-			t.Errorf("a used link shows %q, want the server's message", msg)
+		menu := func() chromedp.Action[chromedp.Void] {
+			if s == phone {
+				return chromedp.Click(chromedp.ID("menu"))
+			}
+			return chromedp.Sleep(0)
 		}
-		pg.shot("used-link")
-		pg.axe("on the sign-in page")
 
 		// The server down: the message is kept, the page says why.
-		pg.signIn()
 		pg.p.stop(t)
 		pg.send("send with the server down", "a message typed while the server is down",
 			until(`!document.getElementById("error").hidden`), chromedp.WaitVisible(chromedp.ID("net")))
@@ -524,15 +528,9 @@ func TestWebPageTrouble(t *testing.T) {
 			}
 		}
 		pg.shot("server-down")
-		pg.do("new conversation with the server down", func() chromedp.Action[chromedp.Void] {
-			if s == phone {
-				return chromedp.Click(chromedp.ID("menu"))
-			}
-			return chromedp.Sleep(0)
-		}(), chromedp.Click(chromedp.ID("new")), until(`document.getElementById("error").textContent.includes("can't be reached")`))
-		if s == phone {
-			pg.do("close the menu", chromedp.Click(chromedp.ID("menu")))
-		}
+		pg.do("new conversation with the server down", chromedp.Evaluate[chromedp.Void](`document.getElementById("error").hidden = true`),
+			menu(), chromedp.Click(chromedp.ID("new")),
+			until(`!document.getElementById("error").hidden && document.getElementById("error").textContent.includes("can't be reached")`), menu())
 
 		// The server back, restarted: sign in again, the text still there.
 		pg.startServer()
@@ -541,6 +539,7 @@ func TestWebPageTrouble(t *testing.T) {
 			t.Errorf("after a restart the page says %q, want a plain sign-in-again", msg)
 		}
 		pg.shot("restarted")
+		pg.axe("on the sign-in page")
 		pg.signIn()
 		if got := eval[string](pg, `document.getElementById("text").value`); got != "a message typed while the server is down" {
 			t.Errorf("after signing in again the message box holds %q", got)
@@ -548,6 +547,14 @@ func TestWebPageTrouble(t *testing.T) {
 		pg.do("send it now", chromedp.Click(chromedp.ID("send")),
 			until(`document.getElementById("text").value === ""`),
 			until(`[...document.querySelectorAll(".msg.user")].some((m) => m.textContent === "a message typed while the server is down")`))
+
+		// A used link: the server's message, never a blank form.
+		pg.do("open the used link", chromedp.Navigate("about:blank"), chromedp.Navigate(used),
+			chromedp.WaitVisible(chromedp.ID("signin")), until(`document.getElementById("signin-error").textContent !== ""`))
+		if msg := eval[string](pg, `document.getElementById("signin-error").textContent`); !strings.Contains(msg, "used already or has expired") {
+			t.Errorf("a used link shows %q, want the server's message", msg)
+		}
+		pg.shot("used-link")
 		pg.p.stop(t)
 	})
 }

@@ -17,7 +17,7 @@
 
   // Plain words for what went wrong: never API wording.
   const unreachable = "The server can't be reached. Your message is kept here; check that neobot is running, then send it again.";
-  const signedOut = "Your session has ended (the server restarted, or the sign-in link expired). Sign in again: run `neobot web` for a new link, or paste your token.";
+  const signedOut = "Your session has ended (the server restarted, or the sign-in link expired). Sign in again with a new link (neobot web prints one when it starts) or with your token.";
 
   class Gone extends Error {}   // the server does not know our token
   class Offline extends Error {}
@@ -512,7 +512,7 @@
       .then((r) => r.json().catch(() => ({})).then((d) => ({ ok: r.ok, d })))
       .then(({ ok, d }) => {
         if (ok) { token = d.token; sessionStorage.setItem("neo-token", token); start(); return; }
-        signOut(d.error || "This sign-in link did not work; run `neobot web` for a new one.");
+        signOut(d.error || "This sign-in link did not work; ask for a new one (neobot web prints one when it starts).");
       }, () => signOut(unreachable.replace("Your message is kept here; c", "C").replace("send it again", "open the link again")));
   } else {
     start();
