@@ -589,7 +589,9 @@ func TestWebPageUpload(t *testing.T) {
 	pg.send("send with files", "what does the file say?",
 		until(lastAnswer+` === "The file says secret-word-42."`),
 		until(`(() => { const i = document.querySelector(".msg.user .files img"); return i && i.complete && i.naturalWidth === 40; })()`),
-		until(`document.querySelectorAll("#picked li").length === 0`))
+		until(`document.querySelectorAll("#picked li").length === 0`),
+		// Titled by what was typed, not the file's content or notes.
+		until(`document.querySelector("#conversations button")?.textContent === "what does the file say?"`))
 	if !eval[bool](pg, `[...document.querySelectorAll(".msg.user .files .file")].some((f) => f.textContent.startsWith("notes.txt"))`) {
 		t.Error("the text file is not shown with the message")
 	}

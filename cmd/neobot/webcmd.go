@@ -138,6 +138,18 @@ func (h *webHistory) Delete(ctx context.Context, t core.Thread) error {
 	return nil
 }
 
+// typed is what the user typed of a stored user message: without the
+// attached files' contents and the note on files not read, which the
+// agent's copy carries after it.
+func typed(content string) string {
+	for _, tail := range []string{"\n\nAttached file \"", "\n\n[Attachments not read:"} {
+		if i := strings.Index(content, tail); i >= 0 {
+			content = content[:i]
+		}
+	}
+	return content
+}
+
 // Transcript is what the user saw: their messages and Neo's answers,
 // without tool calls, tool results or the summary.
 func (h *webHistory) Transcript(ctx context.Context, t core.Thread) ([]web.Said, error) {
@@ -157,7 +169,7 @@ func (h *webHistory) Transcript(ctx context.Context, t core.Thread) ([]web.Said,
 	for _, m := range msgs {
 		switch {
 		case m.Role == "user":
-			out = append(out, web.Said{Role: "user", Text: m.Content})
+			out = append(out, web.Said{Role: "user", Text: typed(m.Content)})
 		case m.Role == "assistant" && len(m.ToolCalls) == 0 && strings.TrimSpace(m.Content) != "":
 			out = append(out, web.Said{Role: "assistant", Text: m.Content})
 		}

@@ -163,6 +163,7 @@
       opts.appendChild(b);
     });
     el.appendChild(opts);
+    follow_();
     announce("Neo asks for approval: " + el.textContent);
   }
 
