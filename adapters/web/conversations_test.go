@@ -169,7 +169,9 @@ type renamed struct {
 	deleted []string
 }
 
-func (h *renamed) Known(_ context.Context, t core.Thread) (bool, error) { return h.stored[t.Key()], nil }
+func (h *renamed) Known(_ context.Context, t core.Thread) (bool, error) {
+	return h.stored[t.Key()], nil
+}
 func (h *renamed) Rename(_ context.Context, t core.Thread, title string) error {
 	if !h.stored[t.Key()] {
 		return core.ErrNotFound

@@ -402,6 +402,7 @@
     const text = $("text").value.trim();
     if ((!text && picked.length === 0) || sending) return;
     sending = true;
+    sessionStorage.setItem("neo-draft", $("text").value); // kept should the session end before it is taken
     $("send").disabled = true;
     showError("");
     try {
