@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"image"
@@ -136,9 +137,11 @@ func openPage(t *testing.T, s screen) *page {
 	// Headless Chromium keeps a window at least 500 pixels wide: the
 	// viewport is set exactly, as a phone's would be.
 	pg.do("set the screen size", chromedp.EmulateViewport(int64(s.width), int64(s.height)))
-	pg.shots = os.Getenv("NEOBOT_SCREENSHOTS")
-	if pg.shots == "" {
-		pg.shots = t.TempDir()
+	// The screenshots are the tests' artefacts: kept after the run, in
+	// NEOBOT_SCREENSHOTS or else the system's temporary directory.
+	pg.shots = cmp.Or(os.Getenv("NEOBOT_SCREENSHOTS"), filepath.Join(os.TempDir(), "neobot-screenshots"))
+	if err := os.MkdirAll(pg.shots, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("screenshots in %s", pg.shots)
 	return pg
