@@ -218,7 +218,7 @@
       case "notice": add("notice", data.text); working(false); announce(data.text); break;
       case "gate.invoked": gate(data); break;
       case "gate.decided": decided(data); break;
-      case "reset": open(current); break;
+      case "reset": open(current).catch(report); break;
     }
   }
 
