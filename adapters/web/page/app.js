@@ -339,7 +339,7 @@
     stream = null;
     $("app").hidden = true;
     $("signin").hidden = false;
-    $("signin-error").textContent = msg || "";
+    $("signin-error").textContent = msg ? msg[0].toUpperCase() + msg.slice(1) : "";
     $("token").focus();
   }
 
