@@ -220,3 +220,29 @@ func TestRenameAndDeleteOwnOnly(t *testing.T) {
 		t.Errorf("deleted %v", h.deleted)
 	}
 }
+
+// TestRenameBeforeTheFirstMessage: a conversation renamed before anything
+// is stored lists under its new title, and the store gets the title once
+// the first message is in.
+func TestRenameBeforeTheFirstMessage(t *testing.T) {
+	h := &renamed{stored: map[string]bool{}, titles: map[string]string{}}
+	_, srv, alice, _, _ := twoUsers(t, h)
+	id := create(t, srv, alice)
+	if res := call(t, srv, alice, "PATCH", "/v1/conversations/"+id, `{"title":"Plans"}`); res.StatusCode != http.StatusOK {
+		t.Fatalf("rename: %d", res.StatusCode)
+	}
+	res := call(t, srv, alice, "GET", "/v1/conversations", "")
+	var list struct{ Conversations []Summary }
+	_ = json.NewDecoder(res.Body).Decode(&list)
+	res.Body.Close()
+	if len(list.Conversations) != 1 || list.Conversations[0].Title != "Plans" {
+		t.Errorf("listed %+v, want it titled Plans", list.Conversations)
+	}
+	h.stored[thread("alice", id).Key()] = true // as journaling the first message does
+	if res := call(t, srv, alice, "POST", "/v1/conversations/"+id+"/messages", `{"text":"hi"}`); res.StatusCode != http.StatusAccepted {
+		t.Fatalf("send: %d", res.StatusCode)
+	}
+	if got := h.titles[thread("alice", id).Key()]; got != "Plans" {
+		t.Errorf("stored title %q, want Plans", got)
+	}
+}
