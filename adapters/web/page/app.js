@@ -135,6 +135,31 @@
   }
   const size = (n) => n >= 1 << 20 ? (n / (1 << 20)).toFixed(1) + " MB" : n >= 1024 ? Math.round(n / 1024) + " KB" : n + " bytes";
 
+  // toolFile shows a file a tool returned ({id, name, mime_type, size,
+  // url}) with a button that downloads it (the URL needs the token, so
+  // the page fetches it and hands the browser the bytes).
+  function toolFile(f) {
+    const el = document.createElement("div");
+    el.className = "msg tool-file";
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = "Download " + f.name + " (" + size(f.size || 0) + ")";
+    b.addEventListener("click", async () => {
+      try {
+        const r = await fetch(f.url, { headers: { "Authorization": "Bearer " + token } });
+        if (!r.ok) throw new Error(r.status === 404 ? "This file is no longer kept (files live in memory, and not across a restart)." : "The file could not be downloaded; try again.");
+        const a = document.createElement("a");
+        a.href = URL.createObjectURL(await r.blob());
+        a.download = f.name;
+        a.click();
+        setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+      } catch (e) { showError(e instanceof TypeError ? unreachable : e.message); }
+    });
+    el.appendChild(b);
+    list().appendChild(el);
+    follow_();
+  }
+
   function working(on) {
     $("stop").hidden = !on;
     if (!on) { $("status").hidden = true; stopAsked = false; }
@@ -216,6 +241,7 @@
         refresh().catch(report); // a first answer stores the conversation under its title
         break;
       case "notice": add("notice", data.text); working(false); announce(data.text); break;
+      case "file": toolFile(data); break;
       case "gate.invoked": gate(data); break;
       case "gate.decided": decided(data); break;
       case "reset": open(current).catch(report); break;
