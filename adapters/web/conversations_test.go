@@ -246,3 +246,48 @@ func TestRenameBeforeTheFirstMessage(t *testing.T) {
 		t.Errorf("stored title %q, want Plans", got)
 	}
 }
+
+// searched is a History with two conversations of alice's and one of
+// bob's, said in words the search finds.
+type searched struct{ history }
+
+func (searched) Conversations(_ context.Context, user string) ([]Summary, error) {
+	if user == "bob" {
+		return []Summary{{ID: strings.Repeat("c", 24), Title: "Bob's deploy keys"}}, nil
+	}
+	return []Summary{{ID: strings.Repeat("a", 24), Title: "Deploy keys"}, {ID: strings.Repeat("b", 24), Title: "Lunch"}}, nil
+}
+
+func (searched) Transcript(_ context.Context, t core.Thread) ([]Said, error) {
+	return map[string][]Said{
+		strings.Repeat("a", 24): {{Role: "user", Text: "how do I rotate them?"}},
+		strings.Repeat("b", 24): {{Role: "user", Text: "pizza?"}, {Role: "assistant", Text: "The PIZZA place on Main Street."}},
+		strings.Repeat("c", 24): {{Role: "user", Text: "pizza for bob"}},
+	}[t.ID], nil
+}
+
+// TestSearch: ?q= keeps the caller's conversations whose title or
+// transcript holds the words, in any case, and never another user's.
+func TestSearch(t *testing.T) {
+	_, srv, alice, _, _ := twoUsers(t, searched{})
+	for q, want := range map[string]string{
+		"deploy":     "Deploy keys",
+		"ROTATE":     "Deploy keys",
+		"pizza":      "Lunch",
+		"main%20str": "Lunch",
+		"bob":        "",
+		"":           "Deploy keys,Lunch",
+	} {
+		res := call(t, srv, alice, "GET", "/v1/conversations?q="+q, "")
+		var list struct{ Conversations []Summary }
+		_ = json.NewDecoder(res.Body).Decode(&list)
+		res.Body.Close()
+		var titles []string
+		for _, c := range list.Conversations {
+			titles = append(titles, c.Title)
+		}
+		if got := strings.Join(titles, ","); got != want {
+			t.Errorf("search %q = %q, want %q", q, got, want)
+		}
+	}
+}
