@@ -53,10 +53,17 @@ func (s *answer) Write(_ context.Context, text string) error {
 func (s *answer) Close(_ context.Context, final string) error { return s.r.text(EventAnswer, final) }
 
 // Abort takes the words back, unless the conversation's owner pressed
-// Stop: then they stay, marked stopped (answer.stopped).
-func (s *answer) Abort(context.Context) error {
+// Stop: then they stay, marked stopped (answer.stopped), and are stored
+// (StoppedKeeper) so a reload shows them too.
+func (s *answer) Abort(ctx context.Context) error {
 	if _, stopped := s.r.a.stopping.LoadAndDelete(s.r.t.ID); stopped {
-		s.r.a.show(s.r.t.ID, EventAnswerStopped, textData{s.written.String()})
+		words := s.written.String()
+		if k, ok := s.r.a.opts.History.(StoppedKeeper); ok && strings.TrimSpace(words) != "" {
+			if err := k.KeepStopped(ctx, s.r.t, words); err != nil {
+				s.r.a.log.Warn().Err(err).Str("thread", s.r.t.Key()).Msg("web: store the words of a stopped answer; a reload will not show them")
+			}
+		}
+		s.r.a.show(s.r.t.ID, EventAnswerStopped, textData{words})
 		return nil
 	}
 	s.r.a.show(s.r.t.ID, EventAnswerRetract, struct{}{})

@@ -31,6 +31,15 @@ type Said struct {
 	// Role is "user" or "assistant".
 	Role string `json:"role"`
 	Text string `json:"text"`
+	// Stopped marks an answer a user's Stop cut short: Text is the words
+	// it had shown.
+	Stopped bool `json:"stopped,omitempty"`
+}
+
+// StoppedKeeper is a History that stores the words of an answer a user's
+// Stop cut short, so the transcript shows what the page showed.
+type StoppedKeeper interface {
+	KeepStopped(ctx context.Context, t core.Thread, text string) error
 }
 
 // Summary describes one of a user's conversations.

@@ -397,7 +397,8 @@ func TestWebPageMarkdown(t *testing.T) {
 // Send are still on screen (the message list scrolls, not the page); a
 // streamed answer is followed to its end; once the reader scrolls up it
 // is not, and "Jump to latest" brings them back; Stop keeps the words
-// already written, marked stopped, and so does a reload.
+// already written, marked stopped, and so do a reload and the model's
+// next turn.
 func TestWebPageScroll(t *testing.T) {
 	pg := openPage(t, phone)
 	pg.w.env["NEO_USER_MESSAGES_PER_MINUTE"] = "0" // 21 messages in a few seconds
@@ -446,6 +447,23 @@ func TestWebPageScroll(t *testing.T) {
 		t.Errorf("the stopped answer shows %d characters (%.40q…), want the part written before Stop", len(kept), kept)
 	}
 	pg.shot("stopped")
+
+	// The transcript agrees: a reload shows the same words, stopped, and
+	// the model's next turn reads them.
+	pg.do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.ID("text")),
+		until(`document.querySelector(".msg.assistant.stopped .mark")?.textContent === "Stopped"`))
+	if again := eval[string](pg, `document.querySelector(".msg.assistant.stopped").textContent`); again != kept {
+		t.Errorf("after a reload the stopped answer shows %d characters, the page showed %d", len(again), len(kept))
+	}
+	pg.send("after the stop", "hi after the stop", until(`document.querySelectorAll(".msg.assistant").length === 22`))
+	reqs := mainRequests(pg.w.model)
+	var seen bool
+	for _, m := range reqs[len(reqs)-1].Messages {
+		seen = seen || (m.Role == "assistant" && strings.HasPrefix(m.Content, "This answer goes on") && strings.HasSuffix(m.Content, "_(stopped)_"))
+	}
+	if !seen {
+		t.Error("the model's next turn was not given the stopped answer's words")
+	}
 	pg.p.stop(t)
 }
 

@@ -138,6 +138,20 @@ func (h *webHistory) Delete(ctx context.Context, t core.Thread) error {
 	return nil
 }
 
+// KeepStopped stores the words of an answer a user's Stop cut short, as
+// the page showed them: the transcript read back, and the model's next
+// turn, see them, marked stopped.
+func (h *webHistory) KeepStopped(ctx context.Context, t core.Thread, text string) error {
+	data, err := agent.StoppedAnswer(text)
+	if err != nil {
+		return err
+	}
+	if _, err := h.db.AppendEntries(ctx, t, data); err != nil {
+		return fmt.Errorf("web: keep the words of a stopped answer: %w", err)
+	}
+	return nil
+}
+
 // typed is what the user typed of a stored user message: without the
 // attached files' contents and the note on files not read, which the
 // agent's copy carries after it.
@@ -171,7 +185,8 @@ func (h *webHistory) Transcript(ctx context.Context, t core.Thread) ([]web.Said,
 		case m.Role == "user":
 			out = append(out, web.Said{Role: "user", Text: typed(m.Content)})
 		case m.Role == "assistant" && len(m.ToolCalls) == 0 && strings.TrimSpace(m.Content) != "":
-			out = append(out, web.Said{Role: "assistant", Text: m.Content})
+			text, stopped := strings.CutSuffix(m.Content, agent.StoppedMark)
+			out = append(out, web.Said{Role: "assistant", Text: text, Stopped: stopped})
 		}
 	}
 	return out, nil

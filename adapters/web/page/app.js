@@ -322,7 +322,10 @@
     if (!id) { if (stream) stream.abort(); stream = null; return; }
     const conv = await api("GET", "/v1/conversations/" + id);
     if (current !== id) return;
-    for (const m of conv.messages) add(m.role, m.text, m.files);
+    for (const m of conv.messages) {
+      const el = add(m.role, m.text, m.files);
+      if (m.stopped) { live = el; liveText = m.text; stopped(""); }
+    }
     stick = true;
     follow_();
     follow(id, conv.last_event_id);
