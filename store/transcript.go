@@ -22,6 +22,7 @@ import (
 //	"a" + <seq>  entries moved out by compaction (the archive)
 //	"s"          the consolidated summary (JSON)
 //	"t"          last activity, unix nanoseconds (for retention)
+//	"n"          the title its owner gave it (the web's rename)
 //
 // and the bucket's sequence is the last entry number handed out. With no
 // nested buckets, a small thread's bucket is stored inline in its
@@ -372,6 +373,8 @@ type ThreadInfo struct {
 	// Entries and Archived count its live and archived transcript entries.
 	Entries  int `json:"entries"`
 	Archived int `json:"archived"`
+	// Title is the name its owner gave it (SetThreadTitle), "" for none.
+	Title string `json:"title,omitempty"`
 }
 
 // Threads lists every stored conversation, most recently active first.
@@ -386,7 +389,7 @@ func (db *DB) Threads(ctx context.Context) ([]ThreadInfo, error) {
 			}
 			tb := threads.Bucket(k)
 			info := ThreadInfo{Thread: t, Active: time.Unix(0, getI64(tb.Get(keyActive))).UTC(),
-				Entries: countEntries(tb, keyEntries), Archived: countEntries(tb, keyArchive)}
+				Entries: countEntries(tb, keyEntries), Archived: countEntries(tb, keyArchive), Title: string(tb.Get(keyTitle))}
 			out = append(out, info)
 			return nil
 		})

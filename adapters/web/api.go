@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -38,6 +39,8 @@ var routes = []route{
 	{"POST", "/v1/conversations", true, (*Adapter).create},
 	{"GET", "/v1/conversations", true, (*Adapter).list},
 	{"GET", "/v1/conversations/{id}", true, (*Adapter).get},
+	{"PATCH", "/v1/conversations/{id}", true, (*Adapter).rename},
+	{"DELETE", "/v1/conversations/{id}", true, (*Adapter).remove},
 	{"POST", "/v1/conversations/{id}/messages", true, (*Adapter).send},
 	{"POST", "/v1/conversations/{id}/stop", true, (*Adapter).stop},
 	{"POST", "/v1/conversations/{id}/feedback", true, (*Adapter).rate},
@@ -45,6 +48,8 @@ var routes = []route{
 	{"GET", "/v1/conversations/{id}/files/{file}", true, (*Adapter).file},
 	{"GET", "/v1/approvals", true, (*Adapter).approvals},
 	{"POST", "/v1/gates/{token}/answer", true, (*Adapter).answer},
+	{"POST", "/v1/uploads", true, (*Adapter).upload},
+	{"GET", "/v1/uploads/{id}", true, (*Adapter).download},
 }
 
 func (a *Adapter) routes() *http.ServeMux {
@@ -52,7 +57,11 @@ func (a *Adapter) routes() *http.ServeMux {
 	for _, rt := range routes {
 		mux.HandleFunc(rt.method+" "+rt.path, func(w http.ResponseWriter, r *http.Request) {
 			a.cors(w, r)
-			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+			limit := int64(maxBody)
+			if rt.path == "/v1/uploads" {
+				limit = max(a.maxFile(), a.maxImage())
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
 			user := ""
 			if rt.auth {
 				if user = a.auth.user(r); user == "" {
@@ -89,7 +98,7 @@ func (a *Adapter) cors(w http.ResponseWriter, r *http.Request) bool {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", origin)
 	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, Last-Event-ID")
-	h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+	h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS")
 	h.Add("Vary", "Origin")
 	return true
 }
@@ -169,9 +178,10 @@ type createdSet struct {
 }
 
 type createdConv struct {
-	user string
-	at   time.Time
-	seq  uint64 // order of creation
+	user  string
+	title string // given by rename before the first message was stored
+	at    time.Time
+	seq   uint64 // order of creation
 }
 
 // maxCreatedPerUser is how many created conversations one user keeps in
@@ -200,7 +210,7 @@ func (c *createdSet) add(id, user string, at time.Time) {
 		}
 	}
 	c.seq++
-	c.m[id] = createdConv{user, at, c.seq}
+	c.m[id] = createdConv{user: user, at: at, seq: c.seq}
 }
 
 func (c *createdSet) owner(id string) string {
@@ -221,7 +231,7 @@ func (a *Adapter) create(w http.ResponseWriter, r *http.Request, user string) {
 	// The first message goes first: one refused (over the user's share)
 	// leaves no empty conversation behind.
 	if strings.TrimSpace(body.Message) != "" {
-		if no := a.submit(r, thread(user, id), body.Message, r.Header.Get("Idempotency-Key")); no != nil {
+		if no := a.submit(r, thread(user, id), body.Message, r.Header.Get("Idempotency-Key"), nil); no != nil {
 			no.write(w)
 			return
 		}
@@ -247,12 +257,15 @@ func (a *Adapter) list(w http.ResponseWriter, r *http.Request, user string) {
 	var fresh []Summary
 	for id, c := range a.created.m {
 		if c.user == user && !seen[id] {
-			fresh = append(fresh, Summary{ID: id, Title: "New conversation", Active: c.at})
+			fresh = append(fresh, Summary{ID: id, Title: cmp.Or(c.title, "New conversation"), Active: c.at})
 		}
 	}
 	a.created.mu.Unlock()
 	slices.SortFunc(fresh, func(x, y Summary) int { return y.Active.Compare(x.Active) })
 	out := append(fresh, stored...)
+	if q := strings.TrimSpace(r.URL.Query().Get("q")); q != "" {
+		out = a.matches(r, user, out, q)
+	}
 	if out == nil {
 		out = []Summary{}
 	}
@@ -313,8 +326,9 @@ func (a *Adapter) send(w http.ResponseWriter, r *http.Request, user string) {
 		return
 	}
 	var body struct {
-		Text           string `json:"text"`
-		IdempotencyKey string `json:"idempotency_key"`
+		Text           string   `json:"text"`
+		IdempotencyKey string   `json:"idempotency_key"`
+		Files          []string `json:"files"`
 	}
 	if err := decode(r, &body); err != nil {
 		apiError(w, http.StatusBadRequest, err.Error())
@@ -328,9 +342,26 @@ func (a *Adapter) send(w http.ResponseWriter, r *http.Request, user string) {
 	if key == "" {
 		key = body.IdempotencyKey
 	}
-	if no := a.submit(r, t, body.Text, key); no != nil {
+	if len(body.Files) > maxFilesPerMessage {
+		apiError(w, http.StatusBadRequest, fmt.Sprintf("a message carries at most %d files; send the rest in another", maxFilesPerMessage))
+		return
+	}
+	var files []FileRef
+	if len(body.Files) > 0 {
+		var err error
+		if files, err = a.uploads.sent(user, t.ID, body.Files); err != nil {
+			apiError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	if no := a.submit(r, t, body.Text, key, files); no != nil {
 		no.write(w)
 		return
+	}
+	if title := a.created.takeTitle(t.ID, user); title != "" {
+		if err := a.opts.History.Rename(r.Context(), t, title); err != nil {
+			a.log.Warn().Err(err).Str("thread", t.Key()).Msg("web: keep the title given before the first message")
+		}
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"status": "accepted"})
 }
@@ -340,11 +371,20 @@ func (a *Adapter) stop(w http.ResponseWriter, r *http.Request, user string) {
 	if !ok {
 		return
 	}
-	if no := a.submit(r, t, "stop", ""); no != nil {
+	a.stopping.Store(t.ID, true)
+	if no := a.submit(r, t, "stop", "", nil); no != nil {
+		a.stopping.Delete(t.ID)
 		no.write(w)
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"status": "stopping"})
+}
+
+// messageData is a user's message as the event stream shows it.
+type messageData struct {
+	Text  string    `json:"text"`
+	User  string    `json:"user"`
+	Files []FileRef `json:"files,omitempty"`
 }
 
 // refusal is why a request was not done: its status, a sentence for the
@@ -379,7 +419,7 @@ const queueRetry = 10
 // submit hands a message to the intake; nil means it was taken. The
 // idempotency key, when given, is the event ID, so the same key sent
 // twice starts one turn.
-func (a *Adapter) submit(r *http.Request, t core.Thread, text, key string) *refusal {
+func (a *Adapter) submit(r *http.Request, t core.Thread, text, key string, files []FileRef) *refusal {
 	if len(key) > 128 {
 		return &refusal{status: http.StatusBadRequest, message: "the idempotency key is over 128 characters"}
 	}
@@ -388,12 +428,13 @@ func (a *Adapter) submit(r *http.Request, t core.Thread, text, key string) *refu
 		event = "key:" + key
 	}
 	in := core.Inbound{Thread: t, User: t.Channel, UserName: t.Channel, Text: text,
-		EventID: t.ID + ":" + event, MessageID: event, At: a.opts.Now()}
+		EventID: t.ID + ":" + event, MessageID: event, At: a.opts.Now(), Attachments: attachments(files)}
 	m, outcome := a.intake.Accept(r.Context(), intake.Message{Inbound: in, Mention: true, Known: true}, intakePlatform{a})
 	switch outcome {
 	case intake.Accepted:
 		if !core.IsStop(text) {
-			a.show(t.ID, EventMessage, map[string]string{"text": text, "user": t.Channel})
+			a.stopping.Delete(t.ID) // a Stop asked earlier does not cover this turn
+			a.show(t.ID, EventMessage, messageData{Text: text, User: t.Channel, Files: files})
 		}
 		return nil
 	case intake.Limited:

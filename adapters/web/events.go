@@ -28,6 +28,7 @@ const (
 	EventAnswerDelta   = "answer.delta"     // more of the answer being written: {"text"}
 	EventAnswer        = "answer"           // the whole answer, final: {"text", "turn"}
 	EventAnswerRetract = "answer.retracted" // the words written so far were not the answer
+	EventAnswerStopped = "answer.stopped"   // Stop cut the answer short; these words stay: {"text"}
 	EventNotice        = "notice"           // a note that is not an answer: {"text"}
 	EventStep          = "step"             // a tool call started or ended: {"id", "plan", "title", "state", "output"}
 	EventGateInvoked   = "gate.invoked"     // an approval waits: {"token", "question", "options", ...}

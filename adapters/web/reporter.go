@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,17 +39,39 @@ func (r reporter) Notice(_ context.Context, text string) error { return r.text(E
 
 // StreamAnswer streams the answer as answer.delta events, then the final
 // text as one answer event.
-func (r reporter) StreamAnswer(context.Context) (core.AnswerStream, error) { return answer{r}, nil }
+func (r reporter) StreamAnswer(context.Context) (core.AnswerStream, error) { return &answer{r: r}, nil }
 
-type answer struct{ r reporter }
+// answer is one streamed answer; it keeps the words written so far, so a
+// Stop can leave them on the page.
+type answer struct {
+	r       reporter
+	written strings.Builder
+}
 
-func (s answer) Write(_ context.Context, text string) error { return s.r.text(EventAnswerDelta, text) }
-func (s answer) Close(ctx context.Context, final string) error {
+func (s *answer) Write(_ context.Context, text string) error {
+	s.written.WriteString(text)
+	return s.r.text(EventAnswerDelta, text)
+}
+
+func (s *answer) Close(ctx context.Context, final string) error {
 	s.r.showAnswer(ctx, final)
 	return nil
 }
 
-func (s answer) Abort(context.Context) error {
+// Abort takes the words back, unless the conversation's owner pressed
+// Stop: then they stay, marked stopped (answer.stopped), and are stored
+// (StoppedKeeper) so a reload shows them too.
+func (s *answer) Abort(ctx context.Context) error {
+	if _, stopped := s.r.a.stopping.LoadAndDelete(s.r.t.ID); stopped {
+		words := s.written.String()
+		if k, ok := s.r.a.opts.History.(StoppedKeeper); ok && strings.TrimSpace(words) != "" {
+			if err := k.KeepStopped(ctx, s.r.t, words); err != nil {
+				s.r.a.log.Warn().Err(err).Str("thread", s.r.t.Key()).Msg("web: store the words of a stopped answer; a reload will not show them")
+			}
+		}
+		s.r.a.show(s.r.t.ID, EventAnswerStopped, textData{words})
+		return nil
+	}
 	s.r.a.show(s.r.t.ID, EventAnswerRetract, struct{}{})
 	return nil
 }

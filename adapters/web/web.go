@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +31,15 @@ type Said struct {
 	// Role is "user" or "assistant".
 	Role string `json:"role"`
 	Text string `json:"text"`
+	// Stopped marks an answer a user's Stop cut short: Text is the words
+	// it had shown.
+	Stopped bool `json:"stopped,omitempty"`
+}
+
+// StoppedKeeper is a History that stores the words of an answer a user's
+// Stop cut short, so the transcript shows what the page showed.
+type StoppedKeeper interface {
+	KeepStopped(ctx context.Context, t core.Thread, text string) error
 }
 
 // Summary describes one of a user's conversations.
@@ -48,6 +58,10 @@ type History interface {
 	Transcript(ctx context.Context, t core.Thread) ([]Said, error)
 	// Known reports whether t is stored.
 	Known(ctx context.Context, t core.Thread) (bool, error)
+	// Rename sets t's title; core.ErrNotFound when t is not stored.
+	Rename(ctx context.Context, t core.Thread, title string) error
+	// Delete removes t with everything said in it.
+	Delete(ctx context.Context, t core.Thread) error
 }
 
 // Options configures [New].
@@ -85,6 +99,10 @@ type Options struct {
 	// FeedConversationBytes caps one conversation's
 	// (DefaultFeedConversationBytes when zero).
 	FeedBytes, FeedConversationBytes int64
+	// MaxFileBytes caps a text file Neo reads (DefaultMaxFileBytes when
+	// zero, as on Slack and Discord); MaxImageBytes caps an image upload
+	// (DefaultMaxImageBytes when zero).
+	MaxFileBytes, MaxImageBytes int64
 	// Now tells the time (default time.Now).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -103,7 +121,9 @@ type Adapter struct {
 	listening atomic.Bool
 	created   createdSet
 	pending   pendingGates
-	files     files        // tools' files, for download (Upload)
+	files     files // tools' files, for download (Upload)
+	uploads   uploadSet
+	stopping  sync.Map     // conversation ID -> true: its owner pressed Stop in the running turn
 	notes     chan []byte  // for the other instances (tell), sent by Run
 	dropped   atomic.Int64 // notes the relay could not take (tell)
 }

@@ -27,6 +27,8 @@ type database interface {
 	Archived(ctx context.Context, t core.Thread) ([]core.Entry, error)
 	ThreadKnown(ctx context.Context, t core.Thread) (bool, error)
 	Threads(ctx context.Context) ([]store.ThreadInfo, error)
+	SetThreadTitle(ctx context.Context, t core.Thread, title string) error
+	DeleteThread(ctx context.Context, t core.Thread) error
 
 	JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, err error)
 	CompleteInbound(ctx context.Context, t core.Thread, eventID string) error

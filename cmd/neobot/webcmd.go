@@ -110,12 +110,58 @@ func (h *webHistory) Conversations(ctx context.Context, user string) ([]web.Summ
 		if t.Platform != web.Platform || t.Workspace != web.Workspace || t.Channel != user || ti.Entries+ti.Archived == 0 {
 			continue
 		}
-		out = append(out, web.Summary{ID: t.ID, Title: h.title(ctx, t), Active: ti.Active})
+		title := ti.Title
+		if title == "" {
+			title = h.title(ctx, t)
+		}
+		out = append(out, web.Summary{ID: t.ID, Title: title, Active: ti.Active})
 		if len(out) == maxListed {
 			break
 		}
 	}
 	return out, nil
+}
+
+// Rename sets t's title, as its owner named it.
+func (h *webHistory) Rename(ctx context.Context, t core.Thread, title string) error {
+	return h.db.SetThreadTitle(ctx, t, title)
+}
+
+// Delete removes t with its transcript.
+func (h *webHistory) Delete(ctx context.Context, t core.Thread) error {
+	if err := h.db.DeleteThread(ctx, t); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	delete(h.titles, t.Key())
+	h.mu.Unlock()
+	return nil
+}
+
+// KeepStopped stores the words of an answer a user's Stop cut short, as
+// the page showed them: the transcript read back, and the model's next
+// turn, see them, marked stopped.
+func (h *webHistory) KeepStopped(ctx context.Context, t core.Thread, text string) error {
+	data, err := agent.StoppedAnswer(text)
+	if err != nil {
+		return err
+	}
+	if _, err := h.db.AppendEntries(ctx, t, data); err != nil {
+		return fmt.Errorf("web: keep the words of a stopped answer: %w", err)
+	}
+	return nil
+}
+
+// typed is what the user typed of a stored user message: without the
+// attached files' contents and the note on files not read, which the
+// agent's copy carries after it.
+func typed(content string) string {
+	for _, tail := range []string{"\n\nAttached file \"", "\n\n[Attachments not read:"} {
+		if i := strings.Index(content, tail); i >= 0 {
+			content = content[:i]
+		}
+	}
+	return content
 }
 
 // Transcript is what the user saw: their messages and Neo's answers,
@@ -138,9 +184,10 @@ func (h *webHistory) Transcript(ctx context.Context, t core.Thread) ([]web.Said,
 		switch {
 		case agent.ToolPictures(m):
 		case m.Role == "user":
-			out = append(out, web.Said{Role: "user", Text: m.Content})
+			out = append(out, web.Said{Role: "user", Text: typed(m.Content)})
 		case m.Role == "assistant" && len(m.ToolCalls) == 0 && strings.TrimSpace(m.Content) != "":
-			out = append(out, web.Said{Role: "assistant", Text: m.Content})
+			text, stopped := strings.CutSuffix(m.Content, agent.StoppedMark)
+			out = append(out, web.Said{Role: "assistant", Text: text, Stopped: stopped})
 		}
 	}
 	return out, nil

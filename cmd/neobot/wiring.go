@@ -37,6 +37,8 @@ var (
 	_ conversation.Tidier        = (*discord.Adapter)(nil)
 	_ conversation.Platform      = (*discord.Adapter)(nil)
 	_ conversation.Platform      = (*web.Adapter)(nil)
+	_ core.Preparer              = (*web.Adapter)(nil)
+	_ web.StoppedKeeper          = (*webHistory)(nil)
 	_ core.Preparer              = (*discord.Adapter)(nil)
 	_ terminal.Runner            = (*agent.Agent)(nil)
 )

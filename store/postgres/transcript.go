@@ -172,9 +172,9 @@ func (db *DB) ThreadKnown(ctx context.Context, t core.Thread) (bool, error) {
 func (db *DB) Threads(ctx context.Context) ([]store.ThreadInfo, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT t.key, t.active_ns,
-			count(e.seq) FILTER (WHERE NOT e.archived), count(e.seq) FILTER (WHERE e.archived)
+			count(e.seq) FILTER (WHERE NOT e.archived), count(e.seq) FILTER (WHERE e.archived), coalesce(t.title, '')
 		FROM neo_threads t LEFT JOIN neo_entries e ON e.thread = t.key
-		GROUP BY t.key, t.active_ns
+		GROUP BY t.key, t.active_ns, t.title
 		ORDER BY t.active_ns DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list threads: %w", err)
@@ -186,15 +186,16 @@ func (db *DB) Threads(ctx context.Context) ([]store.ThreadInfo, error) {
 			key             string
 			active          int64
 			live, archivedN int
+			title           string
 		)
-		if err := rows.Scan(&key, &active, &live, &archivedN); err != nil {
+		if err := rows.Scan(&key, &active, &live, &archivedN, &title); err != nil {
 			return nil, fmt.Errorf("postgres: list threads: %w", err)
 		}
 		t, err := core.ParseThread(key)
 		if err != nil {
 			continue // not a conversation this version names
 		}
-		out = append(out, store.ThreadInfo{Thread: t, Active: fromNS(active), Entries: live, Archived: archivedN})
+		out = append(out, store.ThreadInfo{Thread: t, Active: fromNS(active), Entries: live, Archived: archivedN, Title: title})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: list threads: %w", err)

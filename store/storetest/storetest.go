@@ -12,6 +12,7 @@ import (
 	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/memory"
 	"github.com/neobot/neobot/core/usage"
+	"github.com/neobot/neobot/store"
 )
 
 // Backend is every persistence interface a store implements, with the
@@ -44,6 +45,11 @@ type Backend interface {
 	// feedback.Store.
 	SaveRating(ctx context.Context, r core.Rating) error
 	Ratings(ctx context.Context, since time.Time) ([]core.Rating, error)
+
+	// The web's conversations: listed, renamed and deleted by their owner.
+	Threads(ctx context.Context) ([]store.ThreadInfo, error)
+	SetThreadTitle(ctx context.Context, t core.Thread, title string) error
+	DeleteThread(ctx context.Context, t core.Thread) error
 }
 
 // Ledger is the delegation ledger, with the method set of delegate.Ledger.
@@ -80,6 +86,7 @@ func Run(t *testing.T, open Opener) {
 	RunLedger(t, func(t *testing.T) Ledger { return open(t, epochClock().Now) })
 	t.Run("Journal", func(t *testing.T) { testJournal(t, open) })
 	t.Run("ThreadKnown", func(t *testing.T) { testThreadKnown(t, open) })
+	t.Run("Conversations", func(t *testing.T) { testConversations(t, open) })
 	t.Run("Memories", func(t *testing.T) { testMemories(t, open) })
 	t.Run("Usage", func(t *testing.T) { testUsage(t, open) })
 	t.Run("Postures", func(t *testing.T) { testPostures(t, open) })

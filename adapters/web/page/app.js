@@ -1,5 +1,7 @@
 "use strict";
-// The chat page: a client of the same /v1 API programs use.
+// The chat page: a client of the same /v1 API programs use. Markdown is
+// rendered here, by marked, and sanitised by DOMPurify (both vendored, see
+// docs/web.md), so a streamed answer is re-rendered as it grows.
 (() => {
   const $ = (id) => document.getElementById(id);
   let token = sessionStorage.getItem("neo-token") || "";
@@ -7,62 +9,170 @@
   let stream = null;      // the AbortController of its event stream
   let live = null;        // the answer being written, as an element
   let liveText = "";
+  let liveFrame = 0;      // a pending re-render of the live answer
+  let stopAsked = false;  // this page pressed Stop in the running turn
+  let stick = true;       // the message list follows the newest message
+  let picked = [];        // files chosen for the next message: {file, url}
+  let titles = new Map(); // conversation ID -> title
 
-  async function api(method, path, body, headers) {
-    const res = await fetch(path, {
-      method,
-      headers: Object.assign({ "Authorization": "Bearer " + token, "Content-Type": "application/json" }, headers || {}),
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+  // Plain words for what went wrong: never API wording.
+  const unreachable = "The server can't be reached. Your message is kept here; check that neobot is running, then send it again.";
+  const signedOut = "Your session has ended (the server restarted, or the sign-in link expired). Sign in again with a new link (neobot web prints one when it starts) or with your token.";
+
+  class Gone extends Error {}   // the server does not know our token
+  class Offline extends Error {}
+
+  async function api(method, path, body, headers, raw) {
+    let res;
+    try {
+      res = await fetch(path, {
+        method,
+        headers: Object.assign({ "Authorization": "Bearer " + token }, raw ? {} : { "Content-Type": "application/json" }, headers || {}),
+        body: raw ? body : body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (e) {
+      online(false);
+      throw new Offline(unreachable);
+    }
+    online(true);
     const data = await res.json().catch(() => ({}));
-    if (!res.ok) throw new Error(data.error || res.statusText);
+    if (res.status === 401) { signOut(signedOut); throw new Gone(signedOut); }
+    if (!res.ok) throw new Error(data.error || "The server refused this (" + res.status + "); try again.");
     return data;
   }
 
-  // markdown renders the little markdown answers use, escaping everything
-  // else: code blocks, inline code, bold, italics, links, lists, paragraphs.
-  function markdown(text) {
-    const esc = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-    const inline = (s) => esc(s)
-      .replace(/`([^`]+)`/g, "<code>$1</code>")
-      .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
-      .replace(/(^|[^*])\*([^*]+)\*/g, "$1<em>$2</em>")
-      .replace(/\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)/g, '<a href="$2" rel="noopener noreferrer" target="_blank">$1</a>');
-    const out = [];
-    const parts = text.split(/^```.*$/m);
-    parts.forEach((part, i) => {
-      if (i % 2 === 1) { out.push("<pre><code>" + esc(part.replace(/^\n/, "")) + "</code></pre>"); return; }
-      for (const block of part.split(/\n{2,}/)) {
-        if (!block.trim()) continue;
-        const lines = block.split("\n");
-        if (lines.every((l) => /^\s*[-*] /.test(l))) {
-          out.push("<ul>" + lines.map((l) => "<li>" + inline(l.replace(/^\s*[-*] /, "")) + "</li>").join("") + "</ul>");
-        } else {
-          out.push("<p>" + lines.map(inline).join("<br>") + "</p>");
-        }
-      }
-    });
-    return out.join("");
+  function online(on) {
+    const net = $("net");
+    if (on && navigator.onLine) { net.hidden = true; return; }
+    net.textContent = navigator.onLine ? "Offline: the server can't be reached. Reconnecting…" : "Offline: this device has no network. Reconnecting when it is back…";
+    net.hidden = false;
+  }
+  window.addEventListener("offline", () => online(false));
+  window.addEventListener("online", () => { online(true); if (current) follow(current, lastEvent); });
+
+  function showError(msg) {
+    $("error").textContent = msg;
+    $("error").hidden = !msg;
   }
 
-  function add(kind, text) {
+  // --- markdown -------------------------------------------------------
+  const escapeHTML = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  marked.use({ gfm: true, renderer: { html: (t) => escapeHTML(t.text || t.raw || "") } }); // raw HTML shows as text
+  DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+    if (node.tagName === "A") {
+      node.setAttribute("target", "_blank");
+      node.setAttribute("rel", "noopener noreferrer");
+    }
+  });
+
+  // render puts text, as sanitised markdown, into el, with a copy button
+  // on every code block.
+  function render(el, text) {
+    el.innerHTML = DOMPurify.sanitize(marked.parse(text).trim(), { FORBID_TAGS: ["style", "form", "input", "button", "img"], FORBID_ATTR: ["style"] });
+    for (const pre of el.querySelectorAll("pre")) {
+      const box = document.createElement("div");
+      box.className = "code";
+      pre.replaceWith(box);
+      box.appendChild(pre);
+      pre.tabIndex = 0; // a wide block scrolls sideways, by keyboard too
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "copy";
+      b.textContent = "Copy";
+      b.setAttribute("aria-label", "Copy code");
+      b.addEventListener("click", async () => {
+        try { await navigator.clipboard.writeText(pre.textContent); b.textContent = "Copied"; }
+        catch { b.textContent = "Select and copy"; }
+        setTimeout(() => { b.textContent = "Copy"; }, 1500);
+      });
+      box.appendChild(b);
+    }
+  }
+
+  // --- the message list ------------------------------------------------
+  const list = () => $("messages");
+  function atBottom() { const m = list(); return m.scrollHeight - m.scrollTop - m.clientHeight < 48; }
+  function follow_() {
+    const m = list();
+    if (stick) { m.scrollTop = m.scrollHeight; $("jump").hidden = true; }
+    else $("jump").hidden = false;
+  }
+  list().addEventListener("scroll", () => { stick = atBottom(); if (stick) $("jump").hidden = true; });
+  $("jump").addEventListener("click", () => { stick = true; follow_(); $("text").focus(); });
+
+  function add(kind, text, files) {
     const el = document.createElement("div");
     el.className = "msg " + kind;
-    if (kind === "assistant") el.innerHTML = markdown(text); else el.textContent = text;
-    $("messages").appendChild(el);
-    $("messages").scrollTop = $("messages").scrollHeight;
+    if (kind === "assistant") render(el, text);
+    else if (kind === "user") { const t = document.createElement("div"); t.className = "text"; t.textContent = text; el.appendChild(t); }
+    else el.textContent = text;
+    if (files && files.length) el.appendChild(fileList(files));
+    list().appendChild(el);
+    follow_();
     return el;
+  }
+
+  function fileList(files) {
+    const box = document.createElement("div");
+    box.className = "files";
+    for (const f of files) {
+      if (/^image\//.test(f.mime_type) && f.id) {
+        const img = document.createElement("img");
+        img.alt = f.name;
+        box.appendChild(img);
+        fetch("/v1/uploads/" + encodeURIComponent(f.id), { headers: { "Authorization": "Bearer " + token } })
+          .then((r) => r.ok ? r.blob() : Promise.reject(new Error(String(r.status))))
+          .then((b) => { img.src = URL.createObjectURL(b); img.addEventListener("load", follow_, { once: true }); })
+          .catch(() => { img.replaceWith(Object.assign(document.createElement("span"), { className: "file", textContent: f.name + " (no longer kept)" })); });
+      } else {
+        const s = document.createElement("span");
+        s.className = "file";
+        s.textContent = f.name + " · " + size(f.size);
+        box.appendChild(s);
+      }
+    }
+    return box;
+  }
+  const size = (n) => n >= 1 << 20 ? (n / (1 << 20)).toFixed(1) + " MB" : n >= 1024 ? Math.round(n / 1024) + " KB" : n + " bytes";
+
+  // toolFile shows a file a tool returned ({id, name, mime_type, size,
+  // url}) with a button that downloads it (the URL needs the token, so
+  // the page fetches it and hands the browser the bytes).
+  function toolFile(f) {
+    const el = document.createElement("div");
+    el.className = "msg tool-file";
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = "Download " + f.name + " (" + size(f.size || 0) + ")";
+    b.addEventListener("click", async () => {
+      try {
+        const r = await fetch(f.url, { headers: { "Authorization": "Bearer " + token } });
+        if (!r.ok) throw new Error(r.status === 404 ? "This file is no longer kept (files live in memory, and not across a restart)." : "The file could not be downloaded; try again.");
+        const a = document.createElement("a");
+        a.href = URL.createObjectURL(await r.blob());
+        a.download = f.name;
+        a.click();
+        setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+      } catch (e) { showError(e instanceof TypeError ? unreachable : e.message); }
+    });
+    el.appendChild(b);
+    list().appendChild(el);
+    follow_();
   }
 
   function working(on) {
     $("stop").hidden = !on;
-    if (!on) $("status").hidden = true;
+    if (!on) { $("status").hidden = true; stopAsked = false; }
   }
+
+  function announce(text) { $("announce").textContent = text; }
 
   function gate(g) {
     const el = add("assistant gate", "");
     el.dataset.token = g.token;
-    el.innerHTML = markdown(g.question);
+    render(el, g.question);
+    el.setAttribute("role", "group");
+    el.setAttribute("aria-label", "Approval needed");
     const opts = document.createElement("div");
     opts.className = "options";
     g.options.forEach((o, i) => {
@@ -71,12 +181,15 @@
       b.textContent = o;
       if (g.approving[i]) b.className = "approve";
       b.addEventListener("click", async () => {
+        opts.querySelectorAll("button").forEach((x) => { x.disabled = true; });
         try { await api("POST", "/v1/gates/" + encodeURIComponent(g.token) + "/answer", { option: i }); }
-        catch (e) { add("notice", e.message); }
+        catch (e) { opts.querySelectorAll("button").forEach((x) => { x.disabled = false; }); showError(e.message); }
       });
       opts.appendChild(b);
     });
     el.appendChild(opts);
+    follow_();
+    announce("Neo asks for approval: " + el.textContent);
   }
 
   function decided(d) {
@@ -88,41 +201,73 @@
     p.textContent = d.state === "approved" ? "Approved (" + d.answer + ") by " + d.by
       : d.state === "denied" ? (d.by ? "Denied (" + d.answer + ") by " + d.by : "Denied") : "Expired";
     el.appendChild(p);
+    follow_();
+  }
+
+  // stopped marks the live answer as cut short by Stop, keeping its words.
+  function stopped(text) {
+    if (!live && !text) return;
+    if (!live) { live = add("assistant", ""); }
+    if (text) liveText = text;
+    render(live, liveText);
+    live.classList.add("stopped");
+    const mark = document.createElement("span");
+    mark.className = "mark";
+    mark.textContent = "Stopped";
+    live.appendChild(mark);
+    live = null;
+    follow_();
   }
 
   function handle(type, data) {
     switch (type) {
-      case "message": add("user", data.text); working(true); break;
+      case "message": add("user", data.text, data.files); working(true); stick = true; follow_(); break;
       case "status": $("status").textContent = data.text; $("status").hidden = false; break;
       case "answer.delta":
         if (!live) { live = add("assistant", ""); liveText = ""; }
         liveText += data.text;
-        live.innerHTML = markdown(liveText);
         $("status").hidden = true;
+        if (!liveFrame) liveFrame = requestAnimationFrame(() => { liveFrame = 0; if (live) { render(live, liveText); follow_(); } });
         break;
-      case "answer.retracted": if (live) live.remove(); live = null; break;
+      case "answer.stopped": cancelAnimationFrame(liveFrame); liveFrame = 0; stopped(data.text); break;
+      case "answer.retracted":
+        cancelAnimationFrame(liveFrame); liveFrame = 0;
+        if (stopAsked) stopped(""); else if (live) live.remove();
+        live = null; break;
       case "answer":
-        if (live) live.innerHTML = markdown(data.text); else add("assistant", data.text);
-        live = null; working(false); break;
-      case "notice": add("notice", data.text); working(false); break;
+        cancelAnimationFrame(liveFrame); liveFrame = 0;
+        if (live) { render(live, data.text); follow_(); } else add("assistant", data.text);
+        live = null; working(false); announce(data.text);
+        refresh().catch(report); // a first answer stores the conversation under its title
+        break;
+      case "notice": add("notice", data.text); working(false); announce(data.text); break;
+      case "file": toolFile(data); break;
       case "gate.invoked": gate(data); break;
       case "gate.decided": decided(data); break;
-      case "reset": open(current); break;
+      case "reset": open(current).catch(report); break;
     }
   }
 
   // follow reads the conversation's Server-Sent Events with fetch (which,
   // unlike EventSource, sends the Authorization header), resuming after
   // a dropped connection with Last-Event-ID.
+  let lastEvent = "";
   async function follow(id, last) {
     if (stream) stream.abort();
     const ctl = new AbortController();
     stream = ctl;
+    lastEvent = last;
+    let wait = 500;
     while (!ctl.signal.aborted) {
       try {
         const res = await fetch("/v1/conversations/" + id + "/events", {
-          headers: { "Authorization": "Bearer " + token, "Last-Event-ID": last }, signal: ctl.signal,
+          headers: { "Authorization": "Bearer " + token, "Last-Event-ID": lastEvent }, signal: ctl.signal,
         });
+        if (res.status === 401) { signOut(signedOut); return; }
+        if (res.status === 404) { showError("This conversation is no longer there; it may have been deleted."); return; }
+        if (!res.ok) throw new Error(String(res.status));
+        online(true);
+        wait = 500;
         const reader = res.body.getReader();
         const dec = new TextDecoder();
         let buf = "";
@@ -140,102 +285,266 @@
               else if (line.startsWith("data: ")) data += line.slice(6);
               else if (line.startsWith("id: ")) eid = line.slice(4);
             }
-            if (eid) last = eid;
+            if (eid) lastEvent = eid;
             if (ev) handle(ev, JSON.parse(data || "{}"));
           }
         }
       } catch (e) {
         if (ctl.signal.aborted) return;
       }
-      await new Promise((r) => setTimeout(r, 1000));
+      if (ctl.signal.aborted) return;
+      online(false);
+      await new Promise((r) => setTimeout(r, wait));
+      wait = Math.min(wait * 2, 5000);
+      // A server that came back has forgotten our session: find out.
+      if (!ctl.signal.aborted) { try { await api("GET", "/v1/me"); } catch (e) { if (e instanceof Gone) return; } }
     }
+  }
+
+  function showTitle(id) {
+    $("title").textContent = (id && titles.get(id)) || "New conversation";
+    $("rename").hidden = $("delete").hidden = !id;
   }
 
   async function open(id) {
     current = id;
     live = null;
+    stick = true;
     working(false);
-    $("messages").textContent = "";
-    document.querySelectorAll("#conversations button").forEach((b) => b.classList.toggle("current", b.dataset.id === id));
+    showError("");
+    closeMenu();
+    $("rename-form").hidden = true;
+    $("confirm-delete").hidden = true;
+    $("title").hidden = false;
+    list().textContent = "";
+    markCurrent();
+    showTitle(id);
+    if (!id) { if (stream) stream.abort(); stream = null; return; }
     const conv = await api("GET", "/v1/conversations/" + id);
-    for (const m of conv.messages) add(m.role, m.text);
+    if (current !== id) return;
+    for (const m of conv.messages) {
+      const el = add(m.role, m.text, m.files);
+      if (m.stopped) { live = el; liveText = m.text; stopped(""); }
+    }
+    stick = true;
+    follow_();
     follow(id, conv.last_event_id);
   }
 
+  function markCurrent() {
+    document.querySelectorAll("#conversations button").forEach((b) => {
+      if (b.dataset.id === current) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
+    });
+  }
+
   async function refresh() {
-    const { conversations } = await api("GET", "/v1/conversations");
+    const q = $("search").value.trim();
+    const { conversations } = await api("GET", "/v1/conversations" + (q ? "?q=" + encodeURIComponent(q) : ""));
     const ul = $("conversations");
     ul.textContent = "";
     for (const c of conversations) {
+      titles.set(c.id, c.title || "Conversation");
       const li = document.createElement("li");
       const b = document.createElement("button");
       b.type = "button";
       b.dataset.id = c.id;
       b.textContent = c.title || "Conversation";
-      b.classList.toggle("current", c.id === current);
-      b.addEventListener("click", () => open(c.id));
+      b.addEventListener("click", () => open(c.id).catch(report));
       li.appendChild(b);
       ul.appendChild(li);
     }
+    $("no-match").hidden = !(q && conversations.length === 0);
+    markCurrent();
+    if (current) showTitle(current);
     return conversations;
   }
 
-  async function start() {
-    try {
-      const me = await api("GET", "/v1/me");
-      $("user").textContent = me.user;
-    } catch (e) {
-      sessionStorage.removeItem("neo-token");
-      $("signin").hidden = false;
-      $("signin-error").textContent = token ? e.message : "";
-      return;
-    }
-    $("signin").hidden = true;
-    $("app").hidden = false;
-    const list = await refresh();
-    if (list.length > 0) await open(list[0].id);
+  function report(e) { if (!(e instanceof Gone)) showError(e.message); }
+
+  function signOut(msg) {
+    token = "";
+    sessionStorage.removeItem("neo-token");
+    if (stream) stream.abort();
+    stream = null;
+    $("app").hidden = true;
+    $("signin").hidden = false;
+    $("signin-error").textContent = msg ? msg[0].toUpperCase() + msg.slice(1) : "";
+    $("token").focus();
   }
 
-  $("token-form").addEventListener("submit", (e) => {
-    e.preventDefault();
-    token = $("token").value.trim();
-    sessionStorage.setItem("neo-token", token);
-    start();
+  async function start() {
+    if (!token) { signOut($("signin-error").textContent); return; }
+    let me;
+    try { me = await api("GET", "/v1/me"); }
+    catch (e) {
+      if (!(e instanceof Gone)) signOut(e.message);
+      return;
+    }
+    $("user").textContent = me.user;
+    $("signin").hidden = true;
+    $("signin-error").textContent = "";
+    $("app").hidden = false;
+    $("text").value = sessionStorage.getItem("neo-draft") || $("text").value;
+    $("text").focus();
+    try {
+      const all = await refresh();
+      const keep = sessionStorage.getItem("neo-open");
+      const pick = all.find((c) => c.id === keep) || all[0];
+      await open(pick ? pick.id : "");
+    } catch (e) { report(e); }
+    $("text").focus();
+  }
+
+  // --- composing -------------------------------------------------------
+  $("text").addEventListener("input", () => sessionStorage.setItem("neo-draft", $("text").value));
+  $("file").addEventListener("change", () => {
+    for (const f of $("file").files) picked.push({ file: f });
+    $("file").value = "";
+    showPicked();
   });
-  $("new").addEventListener("click", async () => {
-    const { id } = await api("POST", "/v1/conversations", {});
-    await refresh();
-    await open(id);
-  });
+  function showPicked() {
+    const ul = $("picked");
+    ul.textContent = "";
+    picked.forEach((p, i) => {
+      const li = document.createElement("li");
+      li.textContent = p.file.name + " · " + size(p.file.size) + " ";
+      const x = document.createElement("button");
+      x.type = "button";
+      x.textContent = "×";
+      x.setAttribute("aria-label", "Remove " + p.file.name);
+      x.addEventListener("click", () => { picked.splice(i, 1); showPicked(); $("text").focus(); });
+      li.appendChild(x);
+      ul.appendChild(li);
+    });
+  }
+
+  async function upload(p) {
+    if (p.id) return p;
+    const up = await api("POST", "/v1/uploads?name=" + encodeURIComponent(p.file.name), p.file, { "Content-Type": p.file.type || "application/octet-stream" }, true);
+    p.id = up.id;
+    return p;
+  }
+
+  let sending = false;
   $("composer").addEventListener("submit", async (e) => {
     e.preventDefault();
     const text = $("text").value.trim();
-    if (!text) return;
-    if (!current) {
-      const { id } = await api("POST", "/v1/conversations", {});
-      await open(id);
-    }
-    $("text").value = "";
+    if ((!text && picked.length === 0) || sending) return;
+    sending = true;
+    sessionStorage.setItem("neo-draft", $("text").value); // kept should the session end before it is taken
+    $("send").disabled = true;
+    showError("");
     try {
-      await api("POST", "/v1/conversations/" + current + "/messages", { text }, { "Idempotency-Key": crypto.randomUUID() });
-      refresh();
-    } catch (err) { add("notice", err.message); }
+      if (!current) {
+        const { id } = await api("POST", "/v1/conversations", {});
+        titles.set(id, "New conversation");
+        await refresh();
+        await open(id);
+      }
+      for (const p of picked) await upload(p);
+      const body = { text: text || "(files attached)" };
+      if (picked.length) body.files = picked.map((p) => p.id);
+      await api("POST", "/v1/conversations/" + current + "/messages", body, { "Idempotency-Key": crypto.randomUUID() });
+      // Accepted: only now is the typed message let go.
+      $("text").value = "";
+      sessionStorage.removeItem("neo-draft");
+      picked = [];
+      showPicked();
+      sessionStorage.setItem("neo-open", current);
+      refresh().catch(report);
+    } catch (err) { report(err); }
+    finally { sending = false; $("send").disabled = false; }
   });
   $("text").addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("composer").requestSubmit(); }
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); $("composer").requestSubmit(); }
   });
-  $("stop").addEventListener("click", () => api("POST", "/v1/conversations/" + current + "/stop", {}).catch((e) => add("notice", e.message)));
+  $("stop").addEventListener("click", () => {
+    stopAsked = true;
+    api("POST", "/v1/conversations/" + current + "/stop", {}).catch(report);
+  });
+
+  // --- conversations ---------------------------------------------------
+  $("new").addEventListener("click", async () => {
+    showError("");
+    try {
+      const { id } = await api("POST", "/v1/conversations", {});
+      titles.set(id, "New conversation");
+      $("search").value = "";
+      await refresh();
+      await open(id);
+    } catch (e) { report(e); }
+    $("text").focus();
+  });
+  let searching = 0;
+  $("search").addEventListener("input", () => {
+    clearTimeout(searching);
+    searching = setTimeout(() => refresh().catch(report), 200);
+  });
+  $("rename").addEventListener("click", () => {
+    $("rename-text").value = titles.get(current) || "";
+    $("title").hidden = true;
+    $("rename").hidden = $("delete").hidden = true;
+    $("rename-form").hidden = false;
+    $("rename-text").focus();
+    $("rename-text").select();
+  });
+  function endRename() {
+    $("rename-form").hidden = true;
+    $("title").hidden = false;
+    showTitle(current);
+  }
+  $("rename-cancel").addEventListener("click", endRename);
+  $("rename-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const title = $("rename-text").value.trim();
+    if (!title) return;
+    try {
+      await api("PATCH", "/v1/conversations/" + current, { title });
+      titles.set(current, title);
+      endRename();
+      await refresh();
+    } catch (err) { report(err); }
+  });
+  $("delete").addEventListener("click", () => { $("confirm-delete").hidden = false; $("delete-no").focus(); });
+  $("delete-no").addEventListener("click", () => { $("confirm-delete").hidden = true; $("delete").focus(); });
+  $("delete-yes").addEventListener("click", async () => {
+    try {
+      await api("DELETE", "/v1/conversations/" + current);
+      titles.delete(current);
+      sessionStorage.removeItem("neo-open");
+      const all = await refresh();
+      await open(all.length ? all[0].id : "");
+      announce("Conversation deleted.");
+    } catch (e) { report(e); }
+    $("text").focus();
+  });
+  function closeMenu() { $("app").classList.remove("menu-open"); $("menu").setAttribute("aria-expanded", "false"); }
+  $("menu").addEventListener("click", () => {
+    const open = !$("app").classList.contains("menu-open");
+    $("app").classList.toggle("menu-open", open);
+    $("menu").setAttribute("aria-expanded", String(open));
+    if (open) $("search").focus();
+  });
+
+  // --- signing in ------------------------------------------------------
+  $("token-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    token = $("token").value.trim();
+    $("token").value = "";
+    $("signin-error").textContent = "";
+    sessionStorage.setItem("neo-token", token);
+    start();
+  });
 
   const login = new URLSearchParams(location.hash.slice(1)).get("login");
   if (login) {
     history.replaceState(null, "", location.pathname);
     fetch("/v1/login", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ code: login }) })
-      .then((r) => r.json().then((d) => ({ ok: r.ok, d })))
+      .then((r) => r.json().catch(() => ({})).then((d) => ({ ok: r.ok, d })))
       .then(({ ok, d }) => {
-        if (ok) { token = d.token; sessionStorage.setItem("neo-token", token); }
-        else { $("signin-error").textContent = d.error; }
-        start();
-      });
+        if (ok) { token = d.token; sessionStorage.setItem("neo-token", token); start(); return; }
+        signOut(d.error || "This sign-in link did not work; ask for a new one (neobot web prints one when it starts).");
+      }, () => signOut(unreachable.replace("Your message is kept here; c", "C").replace("send it again", "open the link again")));
   } else {
     start();
   }
