@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,8 +54,10 @@ var stoppableAnswer = strings.Repeat("This answer goes on for a while, one claus
 
 // browserModel answers by the last user message: "hi" plainly, "rotate"
 // streamed slowly, "markdown" with every markdown element, "essay" long
-// and slow, "save" with a write that waits for approval, "wait" not until
-// the test ends, a message with an attached file by quoting the file.
+// and slow, "save" with a write that waits for approval, "logo" with two
+// tool calls (a picture and an echo), "wait" not until the test ends, a
+// message with an attached file by quoting the file, one showing a
+// picture by saying it sees it.
 func browserModel(t *testing.T, srv *llmtest.Server, dir string) {
 	hold := make(chan struct{})
 	var once sync.Once
@@ -86,6 +89,12 @@ func browserModel(t *testing.T, srv *llmtest.Server, dir string) {
 			return llmtest.Text("Saved note.txt.")
 		case strings.Contains(asked, "save"):
 			return llmtest.Calls(llmtest.Call("w1", "fs__write_file", `{"path":"`+filepath.Join(dir, "note.txt")+`","content":"from the page"}`))
+		case strings.Contains(asked, "logo") && last.Role == "tool":
+			return llmtest.Text("Here is the MCP logo.")
+		case strings.Contains(asked, "logo"):
+			return llmtest.Calls(llmtest.Call("c1", "every__get-tiny-image", `{}`), llmtest.Call("c2", "every__echo", `{"message":"hello from echo"}`))
+		case len(last.Images) > 0:
+			return llmtest.Text("I see your picture.")
 		case strings.Contains(asked, "wait"):
 			<-hold
 			return llmtest.Text("Too late.")
@@ -115,12 +124,15 @@ type page struct {
 }
 
 // openPage starts neobot web (its login link signs in "me") and a browser
-// of size s, not yet on the page.
-func openPage(t *testing.T, s screen) *page {
+// of size s, not yet on the page; env, when given, adds to the settings.
+func openPage(t *testing.T, s screen, env ...map[string]string) *page {
 	t.Helper()
 	browser := chromium(t)
 	w := newWebWorld(t)
 	delete(w.env, "NEO_WEB_USERS")
+	for _, e := range env {
+		maps.Copy(w.env, e)
+	}
 	browserModel(t, w.model, w.dir)
 	pg := &page{t: t, w: w}
 	pg.startServer()

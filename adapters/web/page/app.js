@@ -14,6 +14,7 @@
   let stick = true;       // the message list follows the newest message
   let picked = [];        // files chosen for the next message: {file, url}
   let titles = new Map(); // conversation ID -> title
+  let stepBox = null;     // the running turn's list of tool steps
 
   // Plain words for what went wrong: never API wording.
   const unreachable = "The server can't be reached. Your message is kept here; check that neobot is running, then send it again.";
@@ -155,9 +156,121 @@
         setTimeout(() => URL.revokeObjectURL(a.href), 10000);
       } catch (e) { showError(e instanceof TypeError ? unreachable : e.message); }
     });
+    if (/^image\/(png|jpeg|gif|webp)$/.test(f.mime_type || "")) {
+      // A picture is shown too, fetched with the token like an upload.
+      const img = document.createElement("img");
+      img.alt = f.name;
+      el.prepend(img);
+      fetch(f.url, { headers: { "Authorization": "Bearer " + token } })
+        .then((r) => r.ok ? r.blob() : Promise.reject(new Error(String(r.status))))
+        .then((blob) => { img.src = URL.createObjectURL(blob); img.addEventListener("load", follow_, { once: true }); })
+        .catch(() => { img.replaceWith(Object.assign(document.createElement("span"), { className: "file", textContent: f.name + " (no longer kept)" })); });
+    }
     el.appendChild(b);
     list().appendChild(el);
     follow_();
+  }
+
+  // step shows a tool call ({id, plan, title, state, output}) in the
+  // turn's compact list of steps: a mark for its state, its title, and
+  // its output behind a button that expands it. Steps are not announced.
+  const stepMarks = { in_progress: "Running", complete: "Done", error: "Failed" };
+  function step(s) {
+    if (!stepBox || !stepBox.isConnected) {
+      stepBox = document.createElement("div");
+      stepBox.className = "msg steps";
+      stepBox.setAttribute("role", "group");
+      stepBox.setAttribute("aria-label", "Steps");
+      stepBox.appendChild(document.createElement("ul"));
+      if (live) list().insertBefore(stepBox, live); else list().appendChild(stepBox);
+    }
+    let li = [...stepBox.querySelectorAll("li")].find((x) => x.dataset.id === s.id);
+    if (!li) {
+      li = document.createElement("li");
+      li.dataset.id = s.id;
+      const b = document.createElement("button");
+      b.type = "button";
+      b.setAttribute("aria-expanded", "false");
+      const mark = document.createElement("span");
+      mark.className = "state";
+      const title = document.createElement("span");
+      title.className = "title";
+      b.append(mark, title);
+      const out = document.createElement("pre");
+      out.className = "output";
+      out.id = "step-" + Math.random().toString(36).slice(2);
+      out.hidden = true;
+      out.tabIndex = 0;
+      b.setAttribute("aria-controls", out.id);
+      b.addEventListener("click", () => {
+        const open = b.getAttribute("aria-expanded") !== "true";
+        b.setAttribute("aria-expanded", String(open));
+        out.hidden = !open;
+        if (open) follow_();
+      });
+      li.append(b, out);
+      stepBox.querySelector("ul").appendChild(li);
+    }
+    li.dataset.state = s.state;
+    const mark = li.querySelector(".state");
+    mark.textContent = s.state === "complete" ? "✓" : s.state === "error" ? "✗" : "";
+    mark.setAttribute("aria-label", stepMarks[s.state] || s.state);
+    mark.setAttribute("role", "img");
+    li.querySelector(".title").textContent = s.title || s.id;
+    li.querySelector(".output").textContent = s.output || (s.state === "in_progress" ? "Running…" : "No output.");
+    follow_();
+  }
+
+  // feedback adds 👍/👎 to a final answer (el) of turn: 👎 opens a small
+  // form for an optional reason; the rating is shown once stored.
+  function feedback(el, turn) {
+    if (!turn || !current) return;
+    const conv = current;
+    const box = document.createElement("div");
+    box.className = "feedback";
+    box.setAttribute("role", "group");
+    box.setAttribute("aria-label", "Rate this answer");
+    const up = document.createElement("button");
+    const down = document.createElement("button");
+    const said = document.createElement("span");
+    said.className = "said";
+    said.setAttribute("role", "status");
+    for (const [b, face, label] of [[up, "👍", "Good answer"], [down, "👎", "Bad answer"]]) {
+      b.type = "button";
+      b.className = "rate";
+      b.textContent = face;
+      b.setAttribute("aria-label", label);
+      b.setAttribute("aria-pressed", "false");
+    }
+    const form = document.createElement("form");
+    form.className = "reason";
+    form.hidden = true;
+    const rid = "reason-" + Math.random().toString(36).slice(2);
+    const label = Object.assign(document.createElement("label"), { htmlFor: rid, textContent: "What was wrong? (optional)" });
+    const input = Object.assign(document.createElement("input"), { id: rid, maxLength: 500 });
+    const send = Object.assign(document.createElement("button"), { type: "submit", textContent: "Send" });
+    const skip = Object.assign(document.createElement("button"), { type: "button", textContent: "Cancel" });
+    form.append(label, input, send, skip);
+    async function rate(rating, reason) {
+      said.textContent = "";
+      try {
+        const body = { turn, rating };
+        if (reason) body.reason = reason;
+        await api("POST", "/v1/conversations/" + encodeURIComponent(conv) + "/feedback", body);
+        up.setAttribute("aria-pressed", String(rating === "up"));
+        down.setAttribute("aria-pressed", String(rating === "down"));
+        form.hidden = true;
+        said.textContent = rating === "up" ? "Thanks for the rating." : "Thanks: noted" + (reason ? ", with your reason." : ".");
+      } catch (e) {
+        said.textContent = e instanceof Offline ? "The rating was not sent: the server can't be reached. Try again." : "The rating was not saved: " + e.message;
+      }
+    }
+    up.addEventListener("click", () => rate("up"));
+    down.addEventListener("click", () => { form.hidden = false; said.textContent = ""; input.focus(); });
+    skip.addEventListener("click", () => { form.hidden = true; down.focus(); });
+    form.addEventListener("submit", (e) => { e.preventDefault(); rate("down", input.value.trim()); });
+    box.append(up, down, said, form);
+    el.after(box); // beside the answer, not in its text
   }
 
   function working(on) {
@@ -221,7 +334,7 @@
 
   function handle(type, data) {
     switch (type) {
-      case "message": add("user", data.text, data.files); working(true); stick = true; follow_(); break;
+      case "message": add("user", data.text, data.files); stepBox = null; working(true); stick = true; follow_(); break;
       case "status": $("status").textContent = data.text; $("status").hidden = false; break;
       case "answer.delta":
         if (!live) { live = add("assistant", ""); liveText = ""; }
@@ -236,12 +349,13 @@
         live = null; break;
       case "answer":
         cancelAnimationFrame(liveFrame); liveFrame = 0;
-        if (live) { render(live, data.text); follow_(); } else add("assistant", data.text);
-        live = null; working(false); announce(data.text);
+        { const el = live || add("assistant", ""); render(el, data.text); feedback(el, data.turn); follow_(); }
+        live = null; stepBox = null; working(false); announce(data.text);
         refresh().catch(report); // a first answer stores the conversation under its title
         break;
       case "notice": add("notice", data.text); working(false); announce(data.text); break;
       case "file": toolFile(data); break;
+      case "step": step(data); break;
       case "gate.invoked": gate(data); break;
       case "gate.decided": decided(data); break;
       case "reset": open(current).catch(report); break;
@@ -309,6 +423,7 @@
   async function open(id) {
     current = id;
     live = null;
+    stepBox = null;
     stick = true;
     working(false);
     showError("");
