@@ -328,13 +328,16 @@ func TestWebPage(t *testing.T) {
 
 		// An approval: the button allows the write, the outcome shows.
 		pg.send("approval", "save a note",
-			chromedp.WaitVisible(chromedp.CSS(".gate button.approve")))
+			chromedp.WaitVisible(chromedp.CSS(".gate button.approve")),
+			// The write waiting for approval is a running step above it.
+			until(`document.querySelector(".steps li[data-state=in_progress] .state")?.getAttribute("aria-label") === "Running"`))
 		pg.shot("approval")
 		pg.axe("with an approval")
 		pg.do("approve",
 			chromedp.Click(chromedp.CSS(".gate button.approve")),
 			until(`document.querySelector(".gate .outcome")?.textContent.startsWith("Approved (Allow once) by me")`),
 			until(lastAnswer+` === "Saved note.txt."`),
+			until(`document.querySelector(".steps li:last-child")?.dataset.state === "complete"`),
 		)
 		if data, err := os.ReadFile(filepath.Join(pg.w.dir, "note.txt")); err != nil || string(data) != "from the page" {
 			t.Errorf("note.txt = %q, %v", data, err)

@@ -221,6 +221,22 @@
     follow_();
   }
 
+  // thumb draws a thumbs-up (CSS turns it down for 👎): drawn rather than
+  // an emoji, which not every system has a font for.
+  function thumb() {
+    const ns = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("viewBox", "0 0 24 24");
+    svg.setAttribute("aria-hidden", "true");
+    svg.setAttribute("focusable", "false");
+    const cuff = document.createElementNS(ns, "rect");
+    for (const [k, v] of [["x", "2"], ["y", "10"], ["width", "4"], ["height", "11"], ["rx", "1"]]) cuff.setAttribute(k, v);
+    const hand = document.createElementNS(ns, "path");
+    hand.setAttribute("d", "M8 10 L12 3 C13.5 3 14.6 4.2 14.2 6 L13.4 10 H19 C20.6 10 21.6 11.4 21.1 12.9 L19.1 19.4 C18.8 20.4 18 21 17 21 H8 Z");
+    svg.append(cuff, hand);
+    return svg;
+  }
+
   // feedback adds 👍/👎 to a final answer (el) of turn: 👎 opens a small
   // form for an optional reason; the rating is shown once stored.
   function feedback(el, turn) {
@@ -235,10 +251,10 @@
     const said = document.createElement("span");
     said.className = "said";
     said.setAttribute("role", "status");
-    for (const [b, face, label] of [[up, "👍", "Good answer"], [down, "👎", "Bad answer"]]) {
+    for (const [b, label] of [[up, "Good answer"], [down, "Bad answer"]]) {
       b.type = "button";
       b.className = "rate";
-      b.textContent = face;
+      b.appendChild(thumb());
       b.setAttribute("aria-label", label);
       b.setAttribute("aria-pressed", "false");
     }
