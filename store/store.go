@@ -48,6 +48,7 @@ var (
 	bucketSpends      = []byte("spends")
 	bucketSpendDays   = []byte("spend_days")
 	bucketCalls       = []byte("calls")
+	bucketMCPTokens   = []byte("mcp_tokens")
 
 	keySchema = []byte("schema")
 )
@@ -55,7 +56,7 @@ var (
 var allBuckets = [][]byte{
 	bucketMeta, bucketThreads, bucketInbound, bucketPending, bucketGates,
 	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
-	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls,
+	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls, bucketMCPTokens,
 }
 
 // ErrLocked reports that another process holds the database file.

@@ -103,6 +103,10 @@ type Options struct {
 	// Clock times the idle stops of place processes (default: the real
 	// clock).
 	Clock core.Clock
+	// OAuth, when set, authorizes the http servers with auth in the
+	// manifest (see docs/mcp-auth.md). Without it such a server does not
+	// start, and says NEO_SECRET_KEY is missing.
+	OAuth *OAuth
 	// ClientVersion is reported to servers in the handshake (default "dev").
 	ClientVersion string
 	// Logger receives lifecycle events, and stdio servers' stderr at debug
@@ -126,6 +130,7 @@ type Manager struct {
 	maxBackoff    time.Duration
 	clientVersion string
 	log           zerolog.Logger
+	auth          *auth // nil without Options.OAuth
 
 	gen       atomic.Uint64
 	warnMu    sync.Mutex
@@ -147,6 +152,8 @@ type entry struct {
 	spec   ServerSpec
 	index  int
 	relist chan struct{}
+	// kick wakes a server waiting to retry its boot: a login completed.
+	kick chan struct{}
 	pool   *pool // a server that runs per place; nil otherwise
 
 	mu       sync.RWMutex
@@ -180,6 +187,11 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 	if m.clock == nil {
 		m.clock = realClock{}
 	}
+	a, err := newAuth(opts.OAuth)
+	if err != nil {
+		return nil, err
+	}
+	m.auth = a
 	if m.lookup == nil {
 		m.lookup = os.LookupEnv
 	}
@@ -199,7 +211,7 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 		m.clientVersion = "dev"
 	}
 	for i, spec := range opts.Manifest.Servers {
-		s := &entry{spec: spec, index: i, relist: make(chan struct{}, 1), declared: map[string]bool{}}
+		s := &entry{spec: spec, index: i, relist: make(chan struct{}, 1), kick: make(chan struct{}, 1), declared: map[string]bool{}}
 		for _, t := range spec.Tools {
 			s.declared[t] = true
 		}
@@ -256,6 +268,8 @@ func (m *Manager) retryBoot(s *entry) {
 			t.Stop()
 			return
 		case <-t.C:
+		case <-s.kick: // a login completed: try now
+			t.Stop()
 		}
 		ctx, cancel := m.lifetimeCtx(m.timeout(s))
 		m.boot(ctx, s, true)
@@ -313,6 +327,10 @@ func (m *Manager) boot(ctx context.Context, s *entry, again bool) {
 		return
 	}
 	problem := "not started: " + err.Error()
+	var nl *NotLoggedInError
+	if errors.As(err, &nl) {
+		problem = nl.Error()
+	}
 	if errors.Is(err, errStartTimeout) {
 		problem = fmt.Sprintf("not started: no answer within %s (start, initialize, tools/list); check the command, or raise servers[%d].start_timeout", t, s.index)
 	}
