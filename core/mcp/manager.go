@@ -154,7 +154,7 @@ type entry struct {
 	relist chan struct{}
 	// kick wakes a server waiting to retry its boot: a login completed.
 	kick chan struct{}
-	pool   *pool // a server that runs per place; nil otherwise
+	pool *pool // a server that runs per place; nil otherwise
 
 	mu       sync.RWMutex
 	state    State
