@@ -74,8 +74,10 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 			api.backup = b.Backup
 		}
 		api.register(mux)
+		api.registerMCP(mux, a.surface)
 		o.setAdmin(mux)
 	}
+	o.setOAuth(serveCallback(a.surface))
 	m.sweep(ctx, a)
 
 	b, err := m.wire(cfg, log, a)

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/core/mcp/oauth"
 	"github.com/neobot/neobot/core/skill"
 	acct "github.com/neobot/neobot/core/usage"
 )
@@ -114,6 +115,10 @@ type Config struct {
 	AdminToken  Secret
 	AdminURL    string
 	AdminRemote bool
+	// SecretKey seals MCP servers' OAuth grants in the store; PublicURL is
+	// where browsers reach the ops listener (the OAuth callback).
+	SecretKey   Secret
+	PublicURL   string
 	LogLevel    string
 	LogFormat   string
 }
@@ -310,6 +315,8 @@ func settings() []setting {
 		{env: "NEO_ADMIN_TOKEN", secret: true, usage: "bearer token of the admin API on NEO_HEALTH_ADDR (/admin/v1/), which neobot memory, usage and threads use while the bot runs; at least 32 characters (openssl rand -hex 32); unset, the API is off", set: secret(func(c *Config) *Secret { return &c.AdminToken })},
 		{env: "NEO_ADMIN_URL", flag: "admin-url", usage: "where the memory, usage and threads commands reach a running bot's admin API (default http://127.0.0.1 on NEO_HEALTH_ADDR's port)", set: str(func(c *Config) *string { return &c.AdminURL })},
 		{env: "NEO_ADMIN_REMOTE", flag: "admin-remote", def: "false", usage: "serve the admin API to other machines too; off, only loopback callers are served (behind a reverse proxy on the same host every caller is loopback: see docs/deploy.md)", set: boolean(func(c *Config) *bool { return &c.AdminRemote })},
+		{env: "NEO_SECRET_KEY", secret: true, usage: "key that encrypts MCP servers' OAuth tokens in the store (AES-256-GCM): 32 random bytes as 64 hex digits (openssl rand -hex 32) or base64; required for manifest servers with auth; a new key logs every server out", set: secret(func(c *Config) *Secret { return &c.SecretKey })},
+		{env: "NEO_PUBLIC_URL", flag: "public-url", usage: "where people's browsers reach NEO_HEALTH_ADDR, such as https://neo.example.com; MCP OAuth logins come back to <url>/mcp/oauth/callback (default http://127.0.0.1 on NEO_HEALTH_ADDR's port)", set: str(func(c *Config) *string { return &c.PublicURL })},
 		{env: "NEO_LOG_LEVEL", flag: "log-level", def: "info", usage: "trace, debug, info, warn or error", set: str(func(c *Config) *string { return &c.LogLevel })},
 		{env: "NEO_LOG_FORMAT", flag: "log-format", def: "auto", usage: "json, console, or auto (console on a terminal, else JSON)", set: str(func(c *Config) *string { return &c.LogFormat })},
 	}
@@ -462,7 +469,7 @@ func (c *Config) validate() error {
 	for _, u := range []struct{ env, v string }{
 		{"NEO_LLM_BASE_URL", c.LLMBaseURL}, {"NEO_CHEAP_LLM_BASE_URL", c.CheapLLMBaseURL}, {"MATRIX_GATEWAY_URL", c.GatewayURL},
 		{"NEO_DAEMON_URL", c.DaemonURL}, {"SLACK_API_URL", c.SlackAPIURL},
-		{"DISCORD_API_URL", c.DiscordAPIURL},
+		{"DISCORD_API_URL", c.DiscordAPIURL}, {"NEO_PUBLIC_URL", c.PublicURL},
 	} {
 		if u.v == "" {
 			continue
@@ -505,6 +512,11 @@ func (c *Config) validate() error {
 	}
 	if n := utf8.RuneCountInString(c.AdminToken.Reveal()); n > 0 && n < minAdminToken {
 		bad("NEO_ADMIN_TOKEN", "is %d characters; it guards the admin API (transcripts, memory), so use at least %d, such as the output of `openssl rand -hex 32`, and set the same value for the bot and the memory, usage and threads commands", n, minAdminToken)
+	}
+	if c.SecretKey != "" {
+		if _, err := oauth.ParseKey(c.SecretKey.Reveal()); err != nil {
+			bad("NEO_SECRET_KEY", "%v", err)
+		}
 	}
 	if c.MaxConcurrentTurns == 0 {
 		bad("NEO_MAX_CONCURRENT_TURNS", "must be at least 1")
@@ -574,7 +586,7 @@ func (c *Config) requireModel() error {
 // secrets returns every credential, for the log scrubber.
 func (c *Config) secrets() []Secret {
 	return []Secret{c.LLMAPIKey, c.CheapLLMAPIKey, c.FireworksKey, c.TogetherKey, c.OpenCodeKey, c.OpenAIKey,
-		c.GatewayToken, c.DaemonToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken, c.AdminToken}
+		c.GatewayToken, c.DaemonToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken, c.AdminToken, c.SecretKey}
 }
 
 // printSettings writes the settings table, for `neobot help config`; with

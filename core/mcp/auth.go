@@ -179,6 +179,9 @@ func (m *Manager) login(ctx context.Context, alias, user string) (string, error)
 	if m.auth == nil {
 		return "", errors.New("mcp: login: NEO_SECRET_KEY is not set; set it (openssl rand -hex 32) and restart")
 	}
+	if m.auth.opts.RedirectURL == "" {
+		return "", errors.New("mcp: login: no callback URL: set NEO_HEALTH_ADDR (the callback is served there) and NEO_PUBLIC_URL if browsers reach it at another address")
+	}
 	ch, err := m.probe(ctx, s.spec)
 	if err != nil {
 		return "", fmt.Errorf("mcp: login %s: %w", alias, err)
