@@ -117,10 +117,10 @@ type Config struct {
 	AdminRemote bool
 	// SecretKey seals MCP servers' OAuth grants in the store; PublicURL is
 	// where browsers reach the ops listener (the OAuth callback).
-	SecretKey   Secret
-	PublicURL   string
-	LogLevel    string
-	LogFormat   string
+	SecretKey Secret
+	PublicURL string
+	LogLevel  string
+	LogFormat string
 }
 
 // setting describes one configuration variable: where it is read, its
