@@ -119,3 +119,97 @@ func TestMCPOAuthOperatorLogin(t *testing.T) {
 		}
 	}
 }
+
+// privateLink waits for the ephemeral message to user that carries a
+// connect link, and returns the link.
+func privateLink(t *testing.T, w *slackWorld, user string, after int) string {
+	t.Helper()
+	re := regexp.MustCompile(`https?://[^\s>|]+/authorize\?[^\s>|]+`)
+	seen := 0
+	m, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		if !m.Ephemeral || m.Recipient != user || !re.MatchString(m.Text) {
+			return false
+		}
+		seen++
+		return seen > after
+	})
+	if err != nil {
+		t.Fatalf("no private connect link for %s: %v\nmessages: %+v", user, err, w.slack.Messages())
+	}
+	return strings.ReplaceAll(re.FindString(m.Text), "&amp;", "&")
+}
+
+// TestMCPOAuthPerUser: on a per_user server, a person who has not
+// connected gets a private link (not an error, not in the thread); after
+// opening it their calls use their own token; another person is not let
+// in on it; logout --user takes it away again.
+func TestMCPOAuthPerUser(t *testing.T) {
+	prot := notesServer(t)
+	w := oauthWorld(t, prot, "per_user")
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "notes__note", `{}`)),
+		llmtest.Text("Open the link I sent you, then ask again."),
+		llmtest.Calls(llmtest.Call("c2", "notes__note", `{}`)),
+		llmtest.Text("The launch is on Tuesday."),
+		llmtest.Calls(llmtest.Call("c3", "notes__note", `{}`)),
+		llmtest.Text("Bob, connect your account first."),
+		llmtest.Calls(llmtest.Call("c4", "notes__note", `{}`)),
+		llmtest.Text("Connect again, please."),
+	)
+	p := w.start(t, 1)
+
+	dm := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "when is the launch?"})
+	w.answerIn(t, "D0DM", dm.TS, "Open the link I sent you")
+	if got := toolResult(mainRequests(w.model)[1], "c1"); !strings.Contains(got, "private link") || strings.Contains(got, "/authorize") {
+		t.Errorf("the model was told %q, want that a private link was sent, without the link", got)
+	}
+	link := privateLink(t, w, "UALICE", 0)
+	for _, m := range w.slack.Messages() {
+		if !m.Ephemeral && strings.Contains(m.Text+m.Markdown+string(m.Blocks), "/authorize") {
+			t.Errorf("the connect link was posted where others can see it: %+v", m)
+		}
+	}
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatalf("open the connect link: %v", err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), "connected to notes") {
+		t.Fatalf("the callback answered %d:\n%s", resp.StatusCode, page)
+	}
+
+	dm2 := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "and now?"})
+	w.answerIn(t, "D0DM", dm2.TS, "The launch is on Tuesday.")
+	if got := toolResult(mainRequests(w.model)[3], "c2"); !strings.Contains(got, "the launch is on Tuesday") {
+		t.Fatalf("with her account connected the model was told %q, want the note", got)
+	}
+
+	bob := w.slack.Mention(slacktest.Msg{User: "UBOB", Channel: "CTEAM", Text: "when is the launch?"})
+	w.answerIn(t, "CTEAM", bob.TS, "Bob, connect your account first.")
+	if got := toolResult(mainRequests(w.model)[5], "c3"); strings.Contains(got, "Tuesday") {
+		t.Errorf("Bob, not connected, got %q: another person's token was used", got)
+	}
+	privateLink(t, w, "UBOB", 0)
+
+	if out, stderr, err := run(t, w.env, "", "mcp", "logout", "notes", "--user", "slack."+slacktest.TeamID+".UALICE"); err != nil {
+		t.Fatalf("neobot mcp logout --user: %v\n%s%s", err, out, stderr)
+	}
+	dm3 := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "once more?"})
+	w.answerIn(t, "D0DM", dm3.TS, "Connect again, please.")
+	if got := toolResult(mainRequests(w.model)[7], "c4"); strings.Contains(got, "Tuesday") {
+		t.Errorf("after logout the model was told %q, want a new connect link offered", got)
+	}
+	privateLink(t, w, "UALICE", 1)
+
+	p.stop(t)
+	db, err := os.ReadFile(w.env["NEO_DB_PATH"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range prot.Issued() {
+		if strings.Contains(p.output.String(), tok) || strings.Contains(string(db), tok) {
+			t.Errorf("a token issued by the authorization server is in neobot's output or database file")
+		}
+	}
+}

@@ -101,8 +101,8 @@ func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeVa
 		// stream with subscriptions/listen; move to Client.Listen together
 		// with the pin.
 		hopts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(headers), transport.WithContinuousListening()}
-		if spec.Auth == AuthOAuth {
-			hc, err := m.authClient(ctx, spec, "")
+		if spec.Auth != "" {
+			hc, err := m.authClient(ctx, spec, vals.user) // "" for the operator's grant
 			if err != nil {
 				return nil, nil, err
 			}

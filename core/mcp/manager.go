@@ -154,7 +154,10 @@ type entry struct {
 	relist chan struct{}
 	// kick wakes a server waiting to retry its boot: a login completed.
 	kick chan struct{}
-	pool *pool // a server that runs per place; nil otherwise
+	// learnt is set once a person's connection to a per_user server has
+	// listed its tools (see Manager.learnt).
+	learnt bool
+	pool   *pool // a server that runs per place; nil otherwise
 
 	mu       sync.RWMutex
 	state    State
@@ -215,7 +218,7 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 		for _, t := range spec.Tools {
 			s.declared[t] = true
 		}
-		if spec.Transport == TransportStdio && spec.UsesPlace() {
+		if spec.Transport == TransportStdio && spec.UsesPlace() || spec.Auth == AuthPerUser {
 			s.pool = newPool(m, s)
 		}
 		m.servers = append(m.servers, s)
@@ -521,6 +524,11 @@ func (m *Manager) CallIn(ctx context.Context, place Place, alias, tool string, a
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w)", alias, tool, ErrUnavailable, ErrNotSent)
 	default:
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w: %s", alias, tool, ErrServerDown, problem)
+	}
+	if s.spec.Auth == AuthPerUser {
+		if err := m.connected(ctx, s, place); err != nil {
+			return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, err)
+		}
 	}
 	if s.pool != nil {
 		pr, err := s.pool.acquire(ctx, place)

@@ -109,9 +109,12 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 	// reached its server, may be made again after a failure: anything
 	// else may have taken effect.
 	again := !asked && (b.effect == mcp.EffectNone || b.effect == mcp.EffectRead || errors.Is(err, mcp.ErrNotSent))
+	var connect *mcp.ConnectError
 	switch {
 	case err == nil:
 		return render(res), res.IsError, nil
+	case errors.As(err, &connect):
+		return s.offerConnect(ctx, name, connect), true, nil
 	case ctx.Err() != nil:
 		return "", false, fmt.Errorf("tools: %s: %w", name, ctx.Err())
 	case errors.Is(err, mcp.ErrUnavailable) && again:
