@@ -335,13 +335,13 @@ func validatePlace(s *ServerSpec, at func(string) string, problems []FieldError)
 	switch {
 	case s.IdleTimeout < 0:
 		add(at("idle_timeout"), "is negative", `write a positive duration such as "10m", or omit it`)
-	case s.IdleTimeout > 0 && !uses:
+	case s.IdleTimeout > 0 && !uses && s.Auth != AuthPerUser:
 		add(at("idle_timeout"), "is set on a server that uses no place placeholder", "remove it: only a server with {workspace} or {user} in its args, env or create_dirs stops when idle")
 	}
 	switch {
 	case s.MaxProcesses < 0:
 		add(at("max_processes"), "is negative", "write a positive number, or omit it")
-	case s.MaxProcesses > 0 && !uses:
+	case s.MaxProcesses > 0 && !uses && s.Auth != AuthPerUser:
 		add(at("max_processes"), "is set on a server that uses no place placeholder", "remove it: only a server with {workspace} or {user} in its args, env or create_dirs runs more than one process")
 	}
 	return problems
