@@ -42,7 +42,7 @@ func (s *memTokens) DeleteMCPToken(_ context.Context, key string) error {
 
 // openLogin opens a login URL as a person who approves at once, and
 // returns the code and state the authorization server redirected with.
-func openLogin(t *testing.T, u string) (code, state string) {
+func openLogin(t testing.TB, u string) (code, state string) {
 	t.Helper()
 	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := hc.Get(u)
