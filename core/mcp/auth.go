@@ -176,6 +176,9 @@ func (m *Manager) login(ctx context.Context, alias, user string) (string, error)
 	if s.spec.Auth == "" {
 		return "", fmt.Errorf("mcp: login: server %q has no auth in the manifest; add \"auth\": \"oauth\"", alias)
 	}
+	if s.spec.Auth == AuthPerUser && user == "" {
+		return "", fmt.Errorf("mcp: login: server %q is per_user: each person connects their own account through the link Neo sends them when they first need it", alias)
+	}
 	if m.auth == nil {
 		return "", errors.New("mcp: login: NEO_SECRET_KEY is not set; set it (openssl rand -hex 32) and restart")
 	}
