@@ -94,9 +94,12 @@ func TestMCPOAuthOperatorLogin(t *testing.T) {
 	prot.RevokeAll()
 	m2 := w.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "CNOTES", Text: "and again?"})
 	w.answerIn(t, "CNOTES", m2.TS, "I can't read the notes right now.")
-	if got := toolResult(mainRequests(w.model)[3], "c2"); strings.Contains(got, "Tuesday") {
-		t.Errorf("with the token revoked the model was told %q, want a refusal", got)
+	if got := toolResult(mainRequests(w.model)[3], "c2"); strings.Contains(got, "Tuesday") || !strings.Contains(got, "neobot mcp login notes") {
+		t.Errorf("with the token revoked the model was told %q, want a refusal saying to log in again", got)
 	}
+	waitFor(t, p, ops+"/readyz", "the notes server waiting for a new login", func(_ int, body string) bool {
+		return strings.Contains(body, "neobot mcp login notes")
+	})
 	if prot.Refused() == 0 {
 		t.Errorf("the server never refused the revoked token")
 	}

@@ -291,3 +291,26 @@ func (m *Manager) Logout(ctx context.Context, alias, user string) error {
 	m.log.Info().Str("server", alias).Bool("per_user", user != "").Msg("mcp server logged out")
 	return nil
 }
+
+// notLoggedIn reports whether err means the server needs a login: no
+// grant, or one the server refuses and that cannot be refreshed.
+func notLoggedIn(err error) bool {
+	var nl *NotLoggedInError
+	return errors.As(err, &nl) || errors.Is(err, oauth.ErrLoginRequired)
+}
+
+// loginLost answers a call the server refused because its grant is dead
+// (revoked, or expired past refreshing). A person's grant is deleted and
+// they are offered the connect link again; the operator's connection is
+// dropped, and the server waits for `neobot mcp login`.
+func (m *Manager) loginLost(ctx context.Context, s *entry, c *conn, place Place, alias, tool string) (Result, error) {
+	if s.spec.Auth == AuthPerUser {
+		_ = m.auth.opts.Tokens.DeleteMCPToken(ctx, tokenKey(alias, place.UserValue()))
+		c.markLost()
+		if err := m.connected(ctx, s, place); err != nil {
+			return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, err)
+		}
+	}
+	c.markLost()
+	return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w): %w", alias, tool, ErrServerDown, ErrNotSent, &NotLoggedInError{Alias: alias})
+}

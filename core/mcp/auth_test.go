@@ -68,8 +68,7 @@ func TestOAuthOperatorLogin(t *testing.T) {
 	m := start(t, Options{
 		Manifest: manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: prot.URL(), Auth: AuthOAuth, Version: "1.0.0", Tools: testToolNames}),
 		OAuth:    &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{7}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback"},
-		// Only a login wakes the server: the retry timer never fires.
-		RestartBackoff: time.Hour, OnStatus: feed.on,
+		RestartBackoff: 20 * time.Millisecond, OnStatus: feed.on,
 	})
 	ctx := context.Background()
 	if st := m.Status()[0]; st.State != StateFailed || !strings.Contains(st.Problem, "neobot mcp login notes") {
@@ -117,6 +116,19 @@ func TestOAuthOperatorLogin(t *testing.T) {
 	if prot.Refused() == 0 {
 		t.Errorf("the server refused no request after revocation")
 	}
+	st := feed.wait(t, "notes", StateRestarting)
+	for !strings.Contains(st.Problem, "neobot mcp login notes") {
+		st = feed.wait(t, "notes", StateRestarting)
+	}
+	// A new login brings the server back without waiting for a timer.
+	code, state = openLogin(t, mustLogin(t, m, "notes"))
+	if _, _, err := m.FinishLogin(ctx, state, code); err != nil {
+		t.Fatalf("FinishLogin(again) error = %v", err)
+	}
+	feed.wait(t, "notes", StateUp)
+	if res, err := m.Call(ctx, "notes", "echo", map[string]any{"text": "back"}); err != nil || res.Content[0].Text != "back" {
+		t.Fatalf("Call after a new login = %+v, %v; want the echo", res, err)
+	}
 
 	if err := m.Logout(ctx, "notes", ""); err != nil {
 		t.Fatalf("Logout() error = %v", err)
@@ -124,4 +136,13 @@ func TestOAuthOperatorLogin(t *testing.T) {
 	if _, ok := tokens.m["op/notes"]; ok {
 		t.Errorf("Logout() left the grant in the store")
 	}
+}
+
+func mustLogin(t *testing.T, m *Manager, alias string) string {
+	t.Helper()
+	u, err := m.Login(context.Background(), alias)
+	if err != nil {
+		t.Fatalf("Login(%s) error = %v", alias, err)
+	}
+	return u
 }

@@ -12,7 +12,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/mcp/oauth"
 	"github.com/rs/zerolog"
 )
 
@@ -330,9 +332,8 @@ func (m *Manager) boot(ctx context.Context, s *entry, again bool) {
 		return
 	}
 	problem := "not started: " + err.Error()
-	var nl *NotLoggedInError
-	if errors.As(err, &nl) {
-		problem = nl.Error()
+	if notLoggedIn(err) {
+		problem = (&NotLoggedInError{Alias: s.spec.Alias}).Error()
 	}
 	if errors.Is(err, errStartTimeout) {
 		problem = fmt.Sprintf("not started: no answer within %s (start, initialize, tools/list); check the command, or raise servers[%d].start_timeout", t, s.index)
@@ -449,6 +450,8 @@ func (m *Manager) restart(s *entry, old *conn) bool {
 			t.Stop()
 			return false
 		case <-t.C:
+		case <-s.kick: // a login completed: try now
+			t.Stop()
 		}
 		ctx, cancel := m.lifetimeCtx(m.timeout(s))
 		c, tools, err := m.connect(ctx, s)
@@ -456,6 +459,15 @@ func (m *Manager) restart(s *entry, old *conn) bool {
 		if err != nil {
 			m.log.Warn().Str("server", s.spec.Alias).Err(err).Dur("retry_in_ms", min(delay*2, m.maxBackoff)).Msg("mcp server restart failed")
 			delay = min(delay*2, m.maxBackoff)
+			if notLoggedIn(err) {
+				m.set(s, StateRestarting, nil, nil, (&NotLoggedInError{Alias: s.spec.Alias}).Error())
+				// Wait for the login, not for the next attempt.
+				select {
+				case <-m.done:
+					return false
+				case <-s.kick:
+				}
+			}
 			continue
 		}
 		select {
@@ -556,6 +568,11 @@ func (m *Manager) CallIn(ctx context.Context, place Place, alias, tool string, a
 	}
 	if ctx.Err() != nil {
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, ctx.Err())
+	}
+	if errors.Is(err, oauth.ErrLoginRequired) {
+		// The grant was revoked or expired past refreshing; a 401 never
+		// reached the tool.
+		return m.loginLost(ctx, s, c, place, alias, tool)
 	}
 	var te *transport.Error
 	if errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed) {

@@ -115,6 +115,8 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 		return render(res), res.IsError, nil
 	case errors.As(err, &connect):
 		return s.offerConnect(ctx, name, connect), true, nil
+	case errors.As(err, new(*mcp.NotLoggedInError)):
+		return fmt.Sprintf("%s is not available: neobot's access to %q was revoked or has expired, and an operator must log in again (neobot mcp login %s). Tell the user.", name, b.alias, b.alias), true, nil
 	case ctx.Err() != nil:
 		return "", false, fmt.Errorf("tools: %s: %w", name, ctx.Err())
 	case errors.Is(err, mcp.ErrUnavailable) && again:
