@@ -66,8 +66,8 @@ func TestOAuthOperatorLogin(t *testing.T) {
 	tokens := &memTokens{m: map[string][]byte{}}
 	feed := make(statusFeed, 64)
 	m := start(t, Options{
-		Manifest: manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: prot.URL(), Auth: AuthOAuth, Version: "1.0.0", Tools: testToolNames}),
-		OAuth:    &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{7}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback"},
+		Manifest:       manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: prot.URL(), Auth: AuthOAuth, Version: "1.0.0", Tools: testToolNames}),
+		OAuth:          &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{7}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback"},
 		RestartBackoff: 20 * time.Millisecond, OnStatus: feed.on,
 	})
 	ctx := context.Background()
