@@ -146,3 +146,54 @@ func mustLogin(t *testing.T, m *Manager, alias string) string {
 	}
 	return u
 }
+
+// TestOAuthPerUser: on a per_user server each person's calls need their
+// own grant; without one the call returns the person's connect link; a
+// grant the server no longer accepts is dropped and the link offered
+// again.
+func TestOAuthPerUser(t *testing.T) {
+	prot := oauthtest.New(t, NewServer("notes", "1.0.0", testTools(0)...).Handler())
+	tokens := &memTokens{m: map[string][]byte{}}
+	m := start(t, Options{
+		Manifest: manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: prot.URL(), Auth: AuthPerUser, Version: "1.0.0", Tools: testToolNames}),
+		OAuth:    &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{9}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback"},
+	})
+	ctx := context.Background()
+	if st := m.Status()[0]; st.State != StateUp || len(st.Tools) != len(testToolNames) {
+		t.Fatalf("Status() = %s with %d tools, want up with the manifest's tools before anyone connects", st.State, len(st.Tools))
+	}
+	if _, err := m.Login(ctx, "notes"); err == nil {
+		t.Errorf("Login(per_user server) = nil error, want a refusal: people connect through their own links")
+	}
+	alice := Place{Platform: "slack", Workspace: "T1", User: "UALICE"}
+	bob := Place{Platform: "slack", Workspace: "T1", User: "UBOB"}
+	echo := func(p Place) (Result, error) {
+		return m.CallIn(ctx, p, "notes", "echo", map[string]any{"text": "hi " + p.User})
+	}
+	connectLink := func(p Place) string {
+		t.Helper()
+		_, err := echo(p)
+		var ce *ConnectError
+		if !errors.As(err, &ce) || !strings.Contains(ce.URL, "/authorize?") || strings.Contains(err.Error(), ce.URL) {
+			t.Fatalf("CallIn(%s, not connected) error = %v, want a ConnectError carrying (but not printing) the link", p.User, err)
+		}
+		return ce.URL
+	}
+	code, state := openLogin(t, connectLink(alice))
+	if _, user, err := m.FinishLogin(ctx, state, code); err != nil || user != alice.UserValue() {
+		t.Fatalf("FinishLogin() user = %q, %v; want Alice's", user, err)
+	}
+	if res, err := echo(alice); err != nil || res.Content[0].Text != "hi UALICE" {
+		t.Fatalf("CallIn(Alice, connected) = %+v, %v; want the echo", res, err)
+	}
+	connectLink(bob) // Alice's grant is hers alone
+	if _, ok := tokens.m["user/notes/"+alice.UserValue()]; !ok {
+		t.Errorf("no grant stored under Alice's key; keys: %v", tokens.m)
+	}
+
+	prot.RevokeAll()
+	connectLink(alice)
+	if _, ok := tokens.m["user/notes/"+alice.UserValue()]; ok {
+		t.Errorf("Alice's dead grant is still stored")
+	}
+}
