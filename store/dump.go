@@ -63,6 +63,9 @@ type Sink interface {
 	PutDelegation(ctx context.Context, d DelegationDump) error
 	WriteMemories(ctx context.Context, put []memory.Record, del []string) error
 	AddUsage(ctx context.Context, rows []usage.Row) error
+	// PutMCPToken stores an MCP server's OAuth grant, still sealed: the
+	// key that opens it (NEO_SECRET_KEY) goes with the bot, not the copy.
+	PutMCPToken(ctx context.Context, key string, sealed []byte) error
 }
 
 // Counts is how many records of each kind a store holds: what a copy
@@ -77,6 +80,7 @@ type Counts struct {
 	Delegations int `json:"delegations"`
 	Memories    int `json:"memories"`
 	Usage       int `json:"usage"`
+	MCPTokens   int `json:"mcp_tokens"`
 }
 
 // Export writes everything the store holds to sink, from one read
@@ -91,6 +95,7 @@ func (db *DB) Export(ctx context.Context, sink Sink) (Counts, error) {
 			func(tx *bolt.Tx) error { return exportDelegations(ctx, tx, sink, &n) },
 			func(tx *bolt.Tx) error { return exportMemories(ctx, tx, sink, &n) },
 			func(tx *bolt.Tx) error { return exportUsage(ctx, tx, sink, &n) },
+			func(tx *bolt.Tx) error { return exportMCPTokens(ctx, tx, sink, &n) },
 		}
 		for _, step := range steps {
 			if err := step(tx); err != nil {
@@ -259,6 +264,16 @@ func exportUsage(ctx context.Context, tx *bolt.Tx, sink Sink, n *Counts) error {
 	return sink.AddUsage(ctx, batch)
 }
 
+func exportMCPTokens(ctx context.Context, tx *bolt.Tx, sink Sink, n *Counts) error {
+	return tx.Bucket(bucketMCPTokens).ForEach(func(k, v []byte) error {
+		n.MCPTokens++
+		if err := sink.PutMCPToken(ctx, string(k), bytes.Clone(v)); err != nil {
+			return fmt.Errorf("mcp token %s: %w", k, err)
+		}
+		return nil
+	})
+}
+
 // Count returns how many records of each kind the store holds.
 func (db *DB) Count(ctx context.Context) (Counts, error) {
 	var n Counts
@@ -282,6 +297,7 @@ func (db *DB) Count(ctx context.Context) (Counts, error) {
 			n.Memories += tx.Bucket(name).Stats().KeyN
 		}
 		n.Usage = tx.Bucket(bucketUsage).Stats().KeyN
+		n.MCPTokens = tx.Bucket(bucketMCPTokens).Stats().KeyN
 		return nil
 	})
 	if err != nil {

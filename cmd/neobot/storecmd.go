@@ -66,7 +66,7 @@ func (m *Main) runStore(ctx context.Context, args []string) error {
 	}{
 		{"threads", n.Threads}, {"transcript entries", n.Entries}, {"journaled messages", n.Inbound},
 		{"of them pending", n.Pending}, {"approval gates", n.Gates}, {"delegations", n.Delegations},
-		{"memories", n.Memories}, {"usage rows", n.Usage},
+		{"memories", n.Memories}, {"usage rows", n.Usage}, {"MCP OAuth tokens (still encrypted: keep NEO_SECRET_KEY)", n.MCPTokens},
 	} {
 		fmt.Fprintf(tw, "%d\t  %s\n", row.n, row.what)
 	}

@@ -39,7 +39,7 @@ func TestCopyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if read != want || read.Threads != 3 || read.Entries != 6 || read.Pending != 2 || read.Memories != 3 {
+	if read != want || read.Threads != 3 || read.Entries != 6 || read.Pending != 2 || read.Memories != 3 || read.MCPTokens != 1 {
 		t.Errorf("copied %+v, the file holds %+v", read, want)
 	}
 
@@ -70,6 +70,9 @@ func TestCopyRoundTrip(t *testing.T) {
 			return ids, err
 		},
 		"gate by binding": func(b storetest.Backend) (any, error) { return b.GateBound(ctx, "bind-1") },
+		"mcp token": func(b storetest.Backend) (any, error) {
+			return b.(storetest.MCPTokens).MCPToken(ctx, "user/notes/slack.T1.U1")
+		},
 		"legacy gate":     func(b storetest.Backend) (any, error) { return b.LoadGate(ctx, "tok-legacy") },
 		"finished delegation": func(b storetest.Backend) (any, error) {
 			return b.DelegationFor(ctx, thread("a"), "call-done")
@@ -107,6 +110,7 @@ func fill(t *testing.T, db *store.DB, clock *coretest.Clock) {
 			t.Fatal(err)
 		}
 	}
+	must(db.PutMCPToken(ctx, "user/notes/slack.T1.U1", []byte{1, 2, 3}))
 	journal := func(th core.Thread, id string) {
 		t.Helper()
 		_, err := db.JournalInbound(ctx, core.Inbound{Thread: th, EventID: id, User: "U1", Text: "hi " + id})

@@ -110,8 +110,9 @@ func (db *DB) Count(ctx context.Context) (store.Counts, error) {
 		(SELECT count(*) FROM neo_gate_nodes),
 		(SELECT count(*) FROM neo_delegations),
 		(SELECT count(*) FROM neo_memories),
-		(SELECT count(*) FROM neo_usage)`).Scan(
-		&n.Threads, &n.Entries, &n.Inbound, &n.Pending, &n.Gates, &n.GateNodes, &n.Delegations, &n.Memories, &n.Usage)
+		(SELECT count(*) FROM neo_usage),
+		(SELECT count(*) FROM neo_mcp_tokens)`).Scan(
+		&n.Threads, &n.Entries, &n.Inbound, &n.Pending, &n.Gates, &n.GateNodes, &n.Delegations, &n.Memories, &n.Usage, &n.MCPTokens)
 	if err != nil {
 		return store.Counts{}, fmt.Errorf("postgres: count %s: %w", db.name, err)
 	}
