@@ -73,7 +73,7 @@ func TestCopyRoundTrip(t *testing.T) {
 		"mcp token": func(b storetest.Backend) (any, error) {
 			return b.(storetest.MCPTokens).MCPToken(ctx, "user/notes/slack.T1.U1")
 		},
-		"legacy gate":     func(b storetest.Backend) (any, error) { return b.LoadGate(ctx, "tok-legacy") },
+		"legacy gate": func(b storetest.Backend) (any, error) { return b.LoadGate(ctx, "tok-legacy") },
 		"finished delegation": func(b storetest.Backend) (any, error) {
 			return b.DelegationFor(ctx, thread("a"), "call-done")
 		},
