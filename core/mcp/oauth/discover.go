@@ -6,10 +6,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 )
+
+// checkSecure refuses a URL that would carry codes, secrets or tokens
+// over plain http to another machine: OAuth 2.1 requires TLS, and plain
+// http is allowed only on loopback (the tests' servers, a local proxy).
+func checkSecure(what, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("%s %q is not a URL", what, raw)
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		host := u.Hostname()
+		if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s %s is not https; refusing to send OAuth credentials over it", what, raw)
+}
 
 // ResourceMetadata is an MCP server's OAuth protected resource metadata
 // (RFC 9728).
@@ -100,6 +121,9 @@ func discoverResource(ctx context.Context, hc *http.Client, server *url.URL, ch 
 		if len(md.AuthorizationServers) == 0 {
 			return nil, fmt.Errorf("protected resource metadata at %s names no authorization server", u)
 		}
+		if err := checkSecure("authorization server", md.AuthorizationServers[0]); err != nil {
+			return nil, err
+		}
 		if md.Resource != "" && !resourceCovers(md.Resource, server) {
 			return nil, fmt.Errorf("protected resource metadata at %s is for %s, not for %s; refusing to send a token there", u, md.Resource, server)
 		}
@@ -161,6 +185,14 @@ func discoverServer(ctx context.Context, hc *http.Client, issuer string) (*Serve
 		}
 		if md.AuthorizationEndpoint == "" || md.TokenEndpoint == "" {
 			return nil, fmt.Errorf("authorization server metadata at %s lacks authorization_endpoint or token_endpoint", u)
+		}
+		for what, e := range map[string]string{"authorization_endpoint": md.AuthorizationEndpoint, "token_endpoint": md.TokenEndpoint, "registration_endpoint": md.RegistrationEndpoint} {
+			if e == "" {
+				continue
+			}
+			if err := checkSecure(what, e); err != nil {
+				return nil, err
+			}
 		}
 		if len(md.CodeChallengeMethodsSupported) > 0 && !contains(md.CodeChallengeMethodsSupported, "S256") {
 			return nil, fmt.Errorf("authorization server %s does not support PKCE S256; refusing to authorize without it", issuer)

@@ -186,3 +186,20 @@ func TestTransportBoundsAuthorizations(t *testing.T) {
 		t.Errorf("a step-up without an Authorizer = %v, want ErrLoginRequired", err)
 	}
 }
+
+func TestCheckSecure(t *testing.T) {
+	for raw, ok := range map[string]bool{
+		"https://auth.example.com/token": true,
+		"http://127.0.0.1:8080/token":    true,
+		"http://localhost/token":         true,
+		"http://[::1]:9/token":           true,
+		"http://auth.example.com/token":  false,
+		"http://10.0.0.5/token":          false,
+		"ftp://auth.example.com/token":   false,
+		"not a url":                      false,
+	} {
+		if err := checkSecure("token_endpoint", raw); (err == nil) != ok {
+			t.Errorf("checkSecure(%q) = %v, want ok %v", raw, err, ok)
+		}
+	}
+}
