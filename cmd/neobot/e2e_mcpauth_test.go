@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core/llm/llmtest"
 	"github.com/neobot/neobot/core/mcp"
@@ -214,5 +215,57 @@ func TestMCPOAuthPerUser(t *testing.T) {
 		if strings.Contains(p.output.String(), tok) || strings.Contains(string(db), tok) {
 			t.Errorf("a token issued by the authorization server is in neobot's output or database file")
 		}
+	}
+}
+
+// TestMCPOAuthPerUserDiscord: in a Discord guild channel, a person who has
+// not connected their account gets the connect link in a direct message
+// from Neo, never in the channel, and it works.
+func TestMCPOAuthPerUserDiscord(t *testing.T) {
+	prot := notesServer(t)
+	w := newDiscordWorld(t)
+	w.env["NEO_MANIFEST"] = writeJSON(t, "manifest.json", map[string]any{
+		"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
+			"alias": "notes", "transport": "http", "url": prot.URL(), "auth": "per_user",
+			"version": "1.0.0", "tools": []string{"note"}, "side_effects": "read",
+		}}})
+	w.env["NEO_HEALTH_ADDR"] = freeAddr(t)
+	w.env["NEO_SECRET_KEY"] = strings.Repeat("5e", 32)
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "notes__note", `{}`)),
+		llmtest.Text("Open the link I sent you by DM."),
+		llmtest.Calls(llmtest.Call("c2", "notes__note", `{}`)),
+		llmtest.Text("The launch is on Tuesday."),
+	)
+	w.start(t, 1)
+
+	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "when is the launch?"})
+	w.answerIn(t, mention.ID, "Open the link I sent you by DM.")
+	dm := w.discord.DMChannel("111")
+	re := regexp.MustCompile(`https?://\S+/authorize\?\S+`)
+	m, err := w.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
+		return m.FromBot() && m.ChannelID == dm && re.MatchString(m.Content)
+	})
+	if err != nil {
+		t.Fatalf("no connect link in user 111's DMs: %v\nmessages: %+v", err, w.discord.Messages())
+	}
+	for _, other := range w.discord.Messages() {
+		if other.ChannelID != dm && strings.Contains(other.Content, "/authorize") {
+			t.Errorf("the connect link was posted outside the DM: %+v", other)
+		}
+	}
+	resp, err := http.Get(re.FindString(m.Content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), "connected to notes") {
+		t.Fatalf("the callback answered %d:\n%s", resp.StatusCode, page)
+	}
+	w.discord.Message(discordtest.Msg{User: "111", Channel: mention.ID, Text: "and now?"})
+	w.answerIn(t, mention.ID, "The launch is on Tuesday.")
+	if got := toolResult(mainRequests(w.model)[3], "c2"); !strings.Contains(got, "the launch is on Tuesday") {
+		t.Errorf("with the account connected the model was told %q, want the note", got)
 	}
 }
