@@ -92,6 +92,13 @@ func TestMCPOAuthOperatorLogin(t *testing.T) {
 		t.Fatalf("the model was told %q for notes__note, want the server's note", got)
 	}
 
+	// The login outlives a restart: the grant is read back from the store.
+	p.stop(t)
+	p = w.start(t, 2)
+	waitFor(t, p, ops+"/readyz", "the notes server up after a restart, without a new login", func(status int, body string) bool {
+		return status == http.StatusOK && strings.Contains(body, "notes up")
+	})
+
 	prot.RevokeAll()
 	m2 := w.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "CNOTES", Text: "and again?"})
 	w.answerIn(t, "CNOTES", m2.TS, "I can't read the notes right now.")
@@ -106,6 +113,10 @@ func TestMCPOAuthOperatorLogin(t *testing.T) {
 	}
 
 	p.stop(t)
+	logout, stderr, err := run(t, w.env, "", "mcp", "logout", "notes")
+	if err != nil || !strings.Contains(logout, "Removed the operator's token for notes") {
+		t.Errorf("neobot mcp logout notes with the bot stopped = %q, %v\n%s", logout, err, stderr)
+	}
 	db, err := os.ReadFile(w.env["NEO_DB_PATH"])
 	if err != nil {
 		t.Fatal(err)

@@ -12,8 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/mcp/oauth"
+	"github.com/neobot/neobot/store"
 )
 
 // callbackPath is where authorization servers send people back after an
@@ -156,6 +159,28 @@ func (m *Main) runMCP(ctx context.Context, args []string) error {
 		return fmt.Errorf("mcp %s: give one server alias from the manifest", verb)
 	}
 	alias := rest[0]
+	if verb == "logout" {
+		// With no bot holding the database, delete the grant there.
+		db, err := openDatabase(ctx, cfg, zerolog.Nop(), dbOptions{lockTimeout: storeLockWait})
+		if err == nil {
+			m.onClose(db.Close)
+			tokens, ok := db.(mcp.TokenStore)
+			if !ok {
+				return errors.New("mcp logout: this store keeps no MCP tokens")
+			}
+			if err := tokens.DeleteMCPToken(ctx, mcp.TokenKey(alias, user)); err != nil {
+				return fmt.Errorf("mcp logout: %w", err)
+			}
+			m.loggedOut(alias, user)
+			return nil
+		}
+		if !errors.Is(err, store.ErrLocked) {
+			return fmt.Errorf("mcp logout: %w", err)
+		}
+	}
+	if cfg.AdminToken == "" {
+		return fmt.Errorf("mcp %s: this goes through the running bot's admin API: set NEO_ADMIN_TOKEN, the same for the bot and this command (and NEO_HEALTH_ADDR or NEO_ADMIN_URL to reach it)", verb)
+	}
 	r, err := remoteAdmin(cfg, 60*time.Second)
 	if err != nil {
 		return fmt.Errorf("mcp %s: %w", verb, err)
@@ -179,12 +204,16 @@ func (m *Main) runMCP(ctx context.Context, args []string) error {
 		if err := r.call(ctx, http.MethodPost, "/mcp/logout", q, nil, &out); err != nil {
 			return fmt.Errorf("mcp logout: %w", err)
 		}
-		who := "the operator's"
-		if user != "" {
-			who = user + "'s"
-		}
-		fmt.Fprintf(m.Stdout, "Removed %s token for %s.\n", who, alias)
+		m.loggedOut(alias, user)
 		return nil
 	}
 	return fmt.Errorf("mcp: unknown verb %q; say login or logout", verb)
+}
+
+func (m *Main) loggedOut(alias, user string) {
+	who := "the operator's"
+	if user != "" {
+		who = user + "'s"
+	}
+	fmt.Fprintf(m.Stdout, "Removed %s token for %s.\n", who, alias)
 }

@@ -83,6 +83,11 @@ func newAuth(o *OAuth) (*auth, error) {
 	return &auth{opts: *o, sealer: s, pending: map[string]pendingLogin{}}, nil
 }
 
+// TokenKey is the [TokenStore] key of a server's grant: the operator's
+// (user ""), or one person's (user as [Place.UserValue] writes it, such
+// as "slack.T0123.U0456").
+func TokenKey(alias, user string) string { return tokenKey(alias, user) }
+
 // tokenKey is the store key of a server's grant: the operator's, or one
 // person's.
 func tokenKey(alias, user string) string {
