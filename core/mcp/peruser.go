@@ -54,7 +54,7 @@ func perUserTools(spec ServerSpec) []Tool {
 		out = append(out, Tool{
 			Alias: spec.Alias, Name: name,
 			Description: "A tool of " + spec.Alias + " (its description is known once a person connects their account).",
-			InputSchema: map[string]any{"type": "object"},
+			InputSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 			URI:         ToolURI{Alias: spec.Alias, Tool: name, Version: spec.Version},
 		})
 	}
