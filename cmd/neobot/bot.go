@@ -77,7 +77,10 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 		api.registerMCP(mux, a.surface)
 		o.setAdmin(mux)
 	}
-	o.setOAuth(serveCallback(a.surface))
+	oauthMux := http.NewServeMux()
+	oauthMux.Handle("GET "+callbackPath, serveCallback(a.surface))
+	oauthMux.Handle("GET "+clientDocPath, serveClientDoc(cfg))
+	o.setOAuth(oauthMux)
 	m.sweep(ctx, a)
 
 	b, err := m.wire(cfg, log, a)

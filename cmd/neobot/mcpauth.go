@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,6 +23,41 @@ import (
 // callbackPath is where authorization servers send people back after an
 // MCP server login, on the ops listener (NEO_HEALTH_ADDR).
 const callbackPath = "/mcp/oauth/callback"
+
+// clientDocPath is neobot's OAuth client ID metadata document, on the ops
+// listener: with an https NEO_PUBLIC_URL, its URL is neobot's client ID at
+// authorization servers that support such documents.
+const clientDocPath = "/mcp/oauth/client.json"
+
+// clientMetadataURL is the URL of neobot's client ID metadata document,
+// or "" when NEO_PUBLIC_URL is not https (an authorization server must
+// fetch the document, and a client ID is an https URL).
+func (c *Config) clientMetadataURL() string {
+	if !strings.HasPrefix(c.PublicURL, "https://") {
+		return ""
+	}
+	return strings.TrimRight(c.PublicURL, "/") + clientDocPath
+}
+
+// serveClientDoc answers the client ID metadata document: who neobot is
+// and where its logins come back to.
+func serveClientDoc(cfg *Config) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		id := cfg.clientMetadataURL()
+		if id == "" {
+			http.NotFound(w, nil)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "max-age=3600")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"client_id": id, "client_name": "neobot", "client_uri": strings.TrimRight(cfg.PublicURL, "/"),
+			"redirect_uris":  []string{cfg.publicURL() + callbackPath},
+			"grant_types":    []string{"authorization_code", "refresh_token"},
+			"response_types": []string{"code"}, "token_endpoint_auth_method": "none",
+		})
+	}
+}
 
 // publicURL is where browsers reach the ops listener: NEO_PUBLIC_URL, or
 // loopback on NEO_HEALTH_ADDR's port.
@@ -50,15 +86,16 @@ func oauthOptions(cfg *Config, db database) (*mcp.OAuth, error) {
 	if !ok {
 		return nil, errors.New("this store keeps no MCP tokens")
 	}
-	redirect := "" // no listener for the callback: stored grants work, logins cannot start
+	redirect, doc := "", "" // no listener for the callback: stored grants work, logins cannot start
 	if base := cfg.publicURL(); base != "" {
-		redirect = base + callbackPath
+		redirect, doc = base+callbackPath, cfg.clientMetadataURL() // the document is served where the callback is
 	}
 	return &mcp.OAuth{
-		Tokens:      tokens,
-		Key:         key,
-		RedirectURL: redirect,
-		HTTPClient:  &http.Client{Timeout: 30 * time.Second},
+		Tokens:            tokens,
+		Key:               key,
+		RedirectURL:       redirect,
+		ClientMetadataURL: doc,
+		HTTPClient:        &http.Client{Timeout: 30 * time.Second},
 	}, nil
 }
 
