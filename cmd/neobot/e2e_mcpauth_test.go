@@ -280,3 +280,55 @@ func TestMCPOAuthPerUserDiscord(t *testing.T) {
 		t.Errorf("with the account connected the model was told %q, want the note", got)
 	}
 }
+
+// TestMCPOAuthPerUserWeb: on the web, whose conversations are their
+// user's alone, the connect link arrives as a notice in the conversation,
+// and it works.
+func TestMCPOAuthPerUserWeb(t *testing.T) {
+	prot := notesServer(t)
+	w := newWebWorld(t)
+	w.env["NEO_MANIFEST"] = writeJSON(t, "manifest.json", map[string]any{
+		"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
+			"alias": "notes", "transport": "http", "url": prot.URL(), "auth": "per_user",
+			"version": "1.0.0", "tools": []string{"note"}, "side_effects": "read",
+		}}})
+	w.env["NEO_HEALTH_ADDR"] = freeAddr(t)
+	w.env["NEO_SECRET_KEY"] = strings.Repeat("5e", 32)
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "notes__note", `{}`)),
+		llmtest.Text("Open the link above, then ask again."),
+		llmtest.Calls(llmtest.Call("c2", "notes__note", `{}`)),
+		llmtest.Text("The launch is on Tuesday."),
+	)
+	w.start(t)
+	var created struct{ ID string }
+	if got := w.call(t, w.alice, "POST", "/v1/conversations", map[string]any{}, &created); got != http.StatusCreated {
+		t.Fatalf("create = %d", got)
+	}
+	events := w.follow(t, w.alice, created.ID, "")
+	w.call(t, w.alice, "POST", "/v1/conversations/"+created.ID+"/messages", map[string]string{"text": "when is the launch?"}, nil)
+	notice, _ := events.next(t, "notice")
+	link := regexp.MustCompile(`https?://\S+/authorize\?\S+`).FindString(text(notice))
+	if link == "" {
+		t.Fatalf("notice = %q, want the connect link", text(notice))
+	}
+	if e, _ := events.next(t, "answer"); text(e) != "Open the link above, then ask again." {
+		t.Errorf("answer = %q", text(e))
+	}
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), "connected to notes") {
+		t.Fatalf("the callback answered %d:\n%s", resp.StatusCode, page)
+	}
+	w.call(t, w.alice, "POST", "/v1/conversations/"+created.ID+"/messages", map[string]string{"text": "and now?"}, nil)
+	if e, _ := events.next(t, "answer"); text(e) != "The launch is on Tuesday." {
+		t.Errorf("answer = %q", text(e))
+	}
+	if got := toolResult(mainRequests(w.model)[3], "c2"); !strings.Contains(got, "the launch is on Tuesday") {
+		t.Errorf("with her account connected the model was told %q, want the note", got)
+	}
+}
