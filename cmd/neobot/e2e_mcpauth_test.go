@@ -210,6 +210,9 @@ func TestMCPOAuthPerUser(t *testing.T) {
 	if out, stderr, err := run(t, w.env, "", "mcp", "logout", "notes", "--user", "slack."+slacktest.TeamID+".UALICE"); err != nil {
 		t.Fatalf("neobot mcp logout --user: %v\n%s%s", err, out, stderr)
 	}
+	if n := prot.Revocations(); n != 1 {
+		t.Errorf("logout --user revoked %d tokens at the authorization server, want Alice's", n)
+	}
 	dm3 := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "once more?"})
 	w.answerIn(t, "D0DM", dm3.TS, "Connect again, please.")
 	if got := toolResult(mainRequests(w.model)[7], "c4"); strings.Contains(got, "Tuesday") {

@@ -279,8 +279,9 @@ func (m *Manager) FinishLogin(ctx context.Context, state, code string) (alias, u
 	return pl.alias, pl.user, nil
 }
 
-// Logout deletes the grant neobot holds for the server alias: the
-// operator's, or user's when user is set. Calls that need it fail (or,
+// Logout revokes at the authorization server (RFC 7009, where it has a
+// revocation endpoint) and deletes the grant neobot holds for the server
+// alias: the operator's, or user's when user is set. Calls that need it fail (or,
 // per user, offer the connect link again) until the next login.
 func (m *Manager) Logout(ctx context.Context, alias, user string) error {
 	s := m.byAlias[alias]
@@ -289,6 +290,16 @@ func (m *Manager) Logout(ctx context.Context, alias, user string) error {
 	}
 	if m.auth == nil {
 		return errors.New("mcp: logout: NEO_SECRET_KEY is not set, so no token is stored")
+	}
+	store := grants{a: m.auth, key: tokenKey(alias, user)}
+	if g, err := store.Load(ctx); err == nil && g != nil {
+		// Best effort: the server may be down, or the token dead already;
+		// neobot's copy goes either way.
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := m.flow(s.spec).Revoke(rctx, g); err != nil {
+			m.log.Warn().Str("server", alias).Err(err).Msg("mcp logout: the authorization server did not revoke the token; neobot's copy is deleted anyway")
+		}
+		cancel()
 	}
 	if err := m.auth.opts.Tokens.DeleteMCPToken(ctx, tokenKey(alias, user)); err != nil {
 		return fmt.Errorf("mcp: logout %s: %w", alias, err)

@@ -133,6 +133,12 @@ func TestOAuthOperatorLogin(t *testing.T) {
 	if err := m.Logout(ctx, "notes", ""); err != nil {
 		t.Fatalf("Logout() error = %v", err)
 	}
+	if n := prot.Revocations(); n != 1 {
+		t.Errorf("Logout() revoked %d tokens at the authorization server, want 1", n)
+	}
+	if res, err := m.Call(ctx, "notes", "echo", map[string]any{"text": "after logout"}); err == nil && !res.IsError {
+		t.Errorf("Call after logout = %+v, want it refused", res)
+	}
 	if _, ok := tokens.m["op/notes"]; ok {
 		t.Errorf("Logout() left the grant in the store")
 	}

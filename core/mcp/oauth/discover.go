@@ -47,6 +47,7 @@ type ServerMetadata struct {
 	AuthorizationEndpoint             string   `json:"authorization_endpoint"`
 	TokenEndpoint                     string   `json:"token_endpoint"`
 	RegistrationEndpoint              string   `json:"registration_endpoint,omitempty"`
+	RevocationEndpoint                string   `json:"revocation_endpoint,omitempty"`
 	ScopesSupported                   []string `json:"scopes_supported,omitempty"`
 	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported,omitempty"`
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported,omitempty"`
@@ -186,7 +187,8 @@ func discoverServer(ctx context.Context, hc *http.Client, issuer string) (*Serve
 		if md.AuthorizationEndpoint == "" || md.TokenEndpoint == "" {
 			return nil, fmt.Errorf("authorization server metadata at %s lacks authorization_endpoint or token_endpoint", u)
 		}
-		for what, e := range map[string]string{"authorization_endpoint": md.AuthorizationEndpoint, "token_endpoint": md.TokenEndpoint, "registration_endpoint": md.RegistrationEndpoint} {
+		for what, e := range map[string]string{"authorization_endpoint": md.AuthorizationEndpoint, "token_endpoint": md.TokenEndpoint,
+			"registration_endpoint": md.RegistrationEndpoint, "revocation_endpoint": md.RevocationEndpoint} {
 			if e == "" {
 				continue
 			}

@@ -38,6 +38,9 @@ type Grant struct {
 	Scope         string `json:"scope,omitempty"`
 	Client        Client `json:"client"`
 	TokenEndpoint string `json:"token_endpoint"`
+	// RevocationEndpoint is where the tokens are revoked (RFC 7009), when
+	// the authorization server has one.
+	RevocationEndpoint string `json:"revocation_endpoint,omitempty"`
 	// Resource is the RFC 8707 resource the tokens are for ("" for a
 	// 2025-03-26 server that publishes no resource metadata).
 	Resource string `json:"resource,omitempty"`
@@ -55,6 +58,8 @@ type Pending struct {
 	Resource      string `json:"resource,omitempty"`
 	Client        Client `json:"client"`
 	TokenEndpoint string `json:"token_endpoint"`
+	// RevocationEndpoint passes on to the grant.
+	RevocationEndpoint string `json:"revocation_endpoint,omitempty"`
 }
 
 // Flow performs authorizations for one MCP server. It is immutable after
@@ -149,6 +154,8 @@ func (f *Flow) Begin(ctx context.Context, ch Challenge, have string) (*Pending, 
 		Resource:      resource,
 		Client:        client,
 		TokenEndpoint: asm.TokenEndpoint,
+
+		RevocationEndpoint: asm.RevocationEndpoint,
 	}
 	au, err := url.Parse(asm.AuthorizationEndpoint)
 	if err != nil {
@@ -190,7 +197,7 @@ func (f *Flow) Finish(ctx context.Context, p *Pending, code, state string) (*Gra
 	if p.Resource != "" {
 		form.Set("resource", p.Resource)
 	}
-	g := &Grant{Client: p.Client, TokenEndpoint: p.TokenEndpoint, Resource: p.Resource, Scope: p.Scope}
+	g := &Grant{Client: p.Client, TokenEndpoint: p.TokenEndpoint, RevocationEndpoint: p.RevocationEndpoint, Resource: p.Resource, Scope: p.Scope}
 	if err := f.token(ctx, g, form); err != nil {
 		return nil, err
 	}
@@ -210,6 +217,29 @@ func (f *Flow) Refresh(ctx context.Context, g *Grant) error {
 		form.Set("resource", g.Resource)
 	}
 	return f.token(ctx, g, form)
+}
+
+// Revoke asks the authorization server to revoke g (RFC 7009): its
+// refresh token, which takes the access tokens issued from it along, or
+// else its access token. A server without a revocation endpoint is left
+// alone; the caller deletes its own copy either way.
+func (f *Flow) Revoke(ctx context.Context, g *Grant) error {
+	if g.RevocationEndpoint == "" {
+		return nil
+	}
+	form := url.Values{"token": {g.RefreshToken}, "token_type_hint": {"refresh_token"}}
+	if g.RefreshToken == "" {
+		form = url.Values{"token": {g.AccessToken}, "token_type_hint": {"access_token"}}
+	}
+	resp, err := f.post(ctx, g.RevocationEndpoint, g.Client, form)
+	if err != nil {
+		return fmt.Errorf("oauth: revoke: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("oauth: revoke: the revocation endpoint answered HTTP %d", resp.StatusCode)
+	}
+	return nil
 }
 
 // TokenError is an error answer of a token endpoint.
@@ -234,25 +264,7 @@ func (e *TokenError) Error() string {
 // token posts form to g's token endpoint, authenticating as g's client,
 // and stores the answer in g.
 func (f *Flow) token(ctx context.Context, g *Grant, form url.Values) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.TokenEndpoint, nil)
-	if err != nil {
-		return fmt.Errorf("oauth: token endpoint: %w", err)
-	}
-	switch g.Client.AuthMethod {
-	case "client_secret_basic":
-		req.SetBasicAuth(url.QueryEscape(g.Client.ID), url.QueryEscape(g.Client.Secret))
-	case "client_secret_post":
-		form.Set("client_id", g.Client.ID)
-		form.Set("client_secret", g.Client.Secret)
-	default:
-		form.Set("client_id", g.Client.ID)
-	}
-	body := form.Encode()
-	req.Body = io.NopCloser(strings.NewReader(body))
-	req.ContentLength = int64(len(body))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	resp, err := f.http().Do(req)
+	resp, err := f.post(ctx, g.TokenEndpoint, g.Client, form)
 	if err != nil {
 		return fmt.Errorf("oauth: token endpoint: %w", err)
 	}
@@ -285,6 +297,30 @@ func (f *Flow) token(ctx context.Context, g *Grant, form url.Values) error {
 		g.Scope = tr.Scope
 	}
 	return nil
+}
+
+// post sends form to an endpoint of the authorization server,
+// authenticating as c.
+func (f *Flow) post(ctx context.Context, endpoint string, c Client, form url.Values) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, nil)
+	if err != nil {
+		return nil, err
+	}
+	switch c.AuthMethod {
+	case "client_secret_basic":
+		req.SetBasicAuth(url.QueryEscape(c.ID), url.QueryEscape(c.Secret))
+	case "client_secret_post":
+		form.Set("client_id", c.ID)
+		form.Set("client_secret", c.Secret)
+	default:
+		form.Set("client_id", c.ID)
+	}
+	body := form.Encode()
+	req.Body = io.NopCloser(strings.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	return f.http().Do(req)
 }
 
 // client picks the client identity: the pre-registered one, a client ID

@@ -4,7 +4,7 @@
 // registers clients dynamically, approves every authorization at once
 // (redirecting with the code), checks PKCE S256, the redirect URI and the
 // resource parameter, issues access and refresh tokens, rotates refresh
-// tokens, and can revoke everything it issued.
+// tokens, revokes tokens (RFC 7009), and can revoke everything it issued.
 package oauthtest
 
 import (
@@ -37,6 +37,7 @@ type Server struct {
 	issued    []string
 	authorize int
 	refused   int
+	revoked   int
 }
 
 type code struct {
@@ -53,6 +54,7 @@ func New(t testing.TB, mcp http.Handler) *Server {
 	mux.HandleFunc("POST /register", s.register)
 	mux.HandleFunc("GET /authorize", s.authorizeEndpoint)
 	mux.HandleFunc("POST /token", s.token)
+	mux.HandleFunc("POST /revoke", s.revoke)
 	mux.HandleFunc("/mcp", s.protected)
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.srv.Close)
@@ -84,6 +86,14 @@ func (s *Server) Refused() int {
 	return s.refused
 }
 
+// Revocations counts the tokens revoked through the revocation endpoint
+// (RFC 7009).
+func (s *Server) Revocations() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.revoked
+}
+
 // RevokeAll revokes every access and refresh token issued so far, as an
 // administrator removing the app's access would.
 func (s *Server) RevokeAll() {
@@ -105,6 +115,7 @@ func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 		"authorization_endpoint":                s.srv.URL + "/authorize",
 		"token_endpoint":                        s.srv.URL + "/token",
 		"registration_endpoint":                 s.srv.URL + "/register",
+		"revocation_endpoint":                   s.srv.URL + "/revoke",
 		"response_types_supported":              []string{"code"},
 		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
 		"code_challenge_methods_supported":      []string{"S256"},
@@ -188,6 +199,28 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.access[at], s.refresh[rt] = true, true
 	s.issued = append(s.issued, at, rt)
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600, "refresh_token": rt, "scope": Scope})
+}
+
+// revoke revokes one token; revoking a refresh token also revokes every
+// access token (this server does not track which token came from which,
+// and a test's grants are one at a time).
+func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+		return
+	}
+	tok := r.PostForm.Get("token")
+	s.mu.Lock()
+	if s.refresh[tok] {
+		clear(s.access)
+	}
+	if s.refresh[tok] || s.access[tok] {
+		s.revoked++
+	}
+	delete(s.refresh, tok)
+	delete(s.access, tok)
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusOK) // RFC 7009: 200 whether or not the token was known
 }
 
 func (s *Server) protected(w http.ResponseWriter, r *http.Request) {
