@@ -631,7 +631,7 @@ func usage(w io.Writer, name string, fs *flag.FlagSet) {
 		return
 	}
 	fmt.Fprintf(w, "usage: neobot %-41s %s\n", "[flags]", "run Neo in Slack (SLACK_BOT_TOKEN) and/or Discord (DISCORD_BOT_TOKEN), else in this terminal")
-	for _, c := range []string{"chat", "check", "web", "web token", "memory", "usage", "spends", "threads", "store"} {
+	for _, c := range []string{"chat", "check", "web", "web token", "memory", "usage", "spends", "threads", "store", "mcp"} {
 		fmt.Fprintf(w, "       neobot %-41s %s\n", help[c].synopsis, help[c].short)
 	}
 	fmt.Fprintf(w, "       neobot %-41s %s\n", "version", "print the version (also --version)")
@@ -654,6 +654,8 @@ func commandHelp() map[string]struct{ synopsis, short, what string } {
 			"Lists the stored conversations, most recent first (list), prints one transcript as Markdown (show KEY), or exports it as JSON or Markdown (export KEY --format json). Works while the bot runs through its admin API (NEO_ADMIN_TOKEN)."},
 		"store": {"store backup FILE | restore FILE | copy [flags]", "back up or restore the bbolt file (NEO_DB_PATH), or copy it into PostgreSQL",
 			"backup FILE writes a consistent copy of the bbolt file at NEO_DB_PATH, while the bot runs too (through its admin API: set NEO_ADMIN_TOKEN), checks it and renames it into place. restore FILE checks a backup (bbolt's consistency check, the schema version, every bucket read) and puts it in place of NEO_DB_PATH; it refuses while a bot holds the file, and keeps the file it replaces. copy copies everything in the bbolt file at NEO_DB_PATH (transcripts, the message journal, approvals, delegations, memory and usage) into the empty PostgreSQL database at NEO_DATABASE_URL, then checks that both hold as many records of each kind: stop the bot first and start it again with NEO_DATABASE_URL set (docs/scaling.md). Backups: docs/deploy.md."},
+		"mcp": {"mcp login|logout ALIAS [--user ID] [flags]", "log the bot in to a remote MCP server behind OAuth, or remove a stored token",
+			"login ALIAS prints the authorization URL of the manifest's server ALIAS (\"auth\": \"oauth\"); opening it completes the login through the running bot's callback on NEO_HEALTH_ADDR (the bot needs NEO_SECRET_KEY, and this command NEO_ADMIN_TOKEN to reach it). logout ALIAS revokes and deletes the operator's token, or with --user PLATFORM.WORKSPACE.USER one person's token for a \"per_user\" server. docs/mcp-auth.md."},
 		"web": {"web [--user NAME] [flags]", "Neo with the web API and chat page on, and a one-time sign-in link",
 			"Runs Neo with the web API and chat page on NEO_WEB_ADDR (default 127.0.0.1:8080), beside Slack and Discord when their tokens are set, and prints a one-time link that signs NAME in (default me)."},
 		"web token": {"web token NAME", "make a bearer token for web user NAME",
