@@ -145,7 +145,12 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		return nil, fmt.Errorf("open memory: %w", err)
 	}
 
+	oauthOpts, err := oauthOptions(cfg, db)
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
 	topts := tools.Options{
+		OAuth:       oauthOpts,
 		Manifest:    manifest,
 		Skills:      a.skills,
 		Recall:      a.cortex.RecallTool,

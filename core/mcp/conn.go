@@ -100,7 +100,15 @@ func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeVa
 		// marks the option deprecated for 2026-07-28, which replaced the
 		// stream with subscriptions/listen; move to Client.Listen together
 		// with the pin.
-		h, err := transport.NewStreamableHTTP(spec.URL, transport.WithHTTPHeaders(headers), transport.WithContinuousListening())
+		hopts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(headers), transport.WithContinuousListening()}
+		if spec.Auth != "" {
+			hc, err := m.authClient(ctx, spec, vals.user) // "" for the operator's grant
+			if err != nil {
+				return nil, nil, err
+			}
+			hopts = append(hopts, transport.WithHTTPBasicClient(hc))
+		}
+		h, err := transport.NewStreamableHTTP(spec.URL, hopts...)
 		if err != nil {
 			return nil, nil, err
 		}

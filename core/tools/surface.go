@@ -55,6 +55,9 @@ type Options struct {
 	// LookupEnv resolves the manifest's $env: references (default
 	// os.LookupEnv).
 	LookupEnv mcp.LookupEnv
+	// OAuth authorizes the manifest's http servers with auth (see
+	// mcp.Options.OAuth); nil leaves them waiting for NEO_SECRET_KEY.
+	OAuth *mcp.OAuth
 	// InProcess holds Go servers for "inprocess" manifest entries.
 	InProcess map[string]*mcp.Server
 	// RestartBackoff is the first delay before restarting a crashed server
@@ -178,6 +181,7 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 	mgr, err := mcp.Start(ctx, mcp.Options{
 		Manifest: opts.Manifest, StartTimeout: opts.StartTimeout, LookupEnv: opts.LookupEnv,
 		InProcess: opts.InProcess, RestartBackoff: opts.RestartBackoff, OnStatus: opts.OnStatus, Logger: opts.Logger,
+		OAuth: opts.OAuth,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
