@@ -103,6 +103,10 @@ type Options struct {
 	// Clock times the idle stops of place processes (default: the real
 	// clock).
 	Clock core.Clock
+	// Elicit, when set, answers the questions servers ask during tool
+	// calls (elicitation/create), and neobot declares the elicitation
+	// capability; without it none is declared. See elicit.go.
+	Elicit ElicitFunc
 	// ClientVersion is reported to servers in the handshake (default "dev").
 	ClientVersion string
 	// Logger receives lifecycle events, and stdio servers' stderr at debug
@@ -125,6 +129,7 @@ type Manager struct {
 	backoff       time.Duration
 	maxBackoff    time.Duration
 	clientVersion string
+	elicit        ElicitFunc
 	log           zerolog.Logger
 
 	gen       atomic.Uint64
@@ -175,7 +180,7 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 		inProcess: opts.InProcess, onStatus: opts.OnStatus, startTimeout: opts.StartTimeout,
 		grace: opts.StopGrace, backoff: opts.RestartBackoff, maxBackoff: opts.RestartMaxBackoff,
 		clientVersion: opts.ClientVersion, log: opts.Logger, done: make(chan struct{}),
-		onProcess: opts.OnProcess, clock: opts.Clock,
+		onProcess: opts.OnProcess, clock: opts.Clock, elicit: opts.Elicit,
 	}
 	if m.clock == nil {
 		m.clock = realClock{}
@@ -524,7 +529,9 @@ func (m *Manager) CallIn(ctx context.Context, place Place, alias, tool string, a
 	if meta := MetaFrom(ctx); meta != nil {
 		req.Params.Meta = &mcp.Meta{AdditionalFields: meta}
 	}
+	end := c.calls.begin(ctx)
 	res, err := c.client.CallTool(ctx, req)
+	end()
 	if err == nil {
 		return fromCallResult(res), nil
 	}
