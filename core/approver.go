@@ -31,6 +31,11 @@ type GateRequest struct {
 	// TTL, when positive, is how long the gate stays open instead of the
 	// Gates' default.
 	TTL time.Duration `json:"ttl,omitempty"`
+	// Note, when set, withdraws the question bound to the request instead
+	// of asking it: a pending one is closed as expired with Note as the
+	// sentence its message shows. The approver returns ErrNotFound when
+	// there is none (see [Gates.Ask]).
+	Note string `json:"note,omitempty"`
 }
 
 // Binding identifies the exact question a person is shown: the thread, the

@@ -138,3 +138,24 @@ func (gs *Gates) CloseWithNote(ctx context.Context, token string, state GateStat
 func (gs *Gates) Bound(ctx context.Context, req GateRequest) (Gate, error) {
 	return gs.store.GateBound(ctx, req.Binding())
 }
+
+// withdraw closes the pending gate bound to req as expired with req.Note
+// and shows it through ui; a decided one is left as it is. It returns the
+// gate's decision, or ErrNotFound when no gate is bound to req.
+func (gs *Gates) withdraw(ctx context.Context, req GateRequest, ui GateUI) (GateAnswer, error) {
+	g, err := gs.store.GateBound(ctx, req.Binding())
+	if err != nil {
+		return GateAnswer{}, err
+	}
+	if g.State == GatePending {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gateUITimeout)
+		defer cancel()
+		if g, err = gs.CloseWithNote(cctx, g.Token, GateExpired, req.Note); err != nil {
+			return GateAnswer{}, err
+		}
+		if g.MessageRef != "" {
+			ui.ShowGate(cctx, g)
+		}
+	}
+	return g.Decision(), nil
+}
