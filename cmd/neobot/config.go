@@ -461,8 +461,8 @@ func (c *Config) validate() error {
 	if _, err := c.prices(); err != nil {
 		bad("NEO_MODEL_PRICES", "%v", err)
 	}
-	if c.QuestionTimeout != 0 && (c.QuestionTimeout < 10*time.Second || c.QuestionTimeout > 24*time.Hour) {
-		bad("NEO_QUESTION_TIMEOUT", "%s is out of range: a person needs at least 10s to answer, and a tool call should not wait more than 24h; set it between 10s and 24h, such as 10m", c.QuestionTimeout)
+	if c.QuestionTimeout != 0 && (c.QuestionTimeout < time.Second || c.QuestionTimeout > 24*time.Hour) {
+		bad("NEO_QUESTION_TIMEOUT", "%s is out of range: a tool call should not wait more than 24h for a person, nor give them under a second; set it between 1s and 24h (10m suits most teams)", c.QuestionTimeout)
 	}
 	for _, u := range []struct{ env, v string }{
 		{"NEO_LLM_BASE_URL", c.LLMBaseURL}, {"NEO_CHEAP_LLM_BASE_URL", c.CheapLLMBaseURL}, {"MATRIX_GATEWAY_URL", c.GatewayURL},

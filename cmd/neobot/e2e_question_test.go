@@ -1,0 +1,196 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core/llm/llmtest"
+)
+
+// newQuestionWorld is a Slack world with the asker as its only server.
+// Alice asks; Bob is someone else in the channel.
+func newQuestionWorld(t *testing.T) (*slackWorld, *asker) {
+	t.Helper()
+	w := &slackWorld{slack: slacktest.New(t), model: llmtest.New(t)}
+	a := newAsker(t)
+	w.env = map[string]string{
+		"NEO_MODEL": "test-main", "NEO_CHEAP_MODEL": cheapModel, "NEO_LLM_BASE_URL": w.model.BaseURL(),
+		"NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"), "NEO_MANIFEST": a.manifest(t),
+		"NEOBOT_ASKER_LOG": a.log,
+		"SLACK_BOT_TOKEN":  "xoxb-e2e-bot-token", "SLACK_APP_TOKEN": "xapp-e2e-app-token",
+		"SLACK_API_URL": w.slack.APIURL(),
+	}
+	return w, a
+}
+
+// askScript is the model's part of a turn that calls tool once and then
+// answers with answer.
+func askScript(tool, answer string) []llmtest.Reply {
+	return []llmtest.Reply{llmtest.Calls(llmtest.Call("c1", "asker__"+tool, `{}`)), llmtest.Text(answer)}
+}
+
+// lastToolResult is the tool result the model saw last.
+func lastToolResult(t *testing.T, w *slackWorld) string {
+	t.Helper()
+	calls := mainRequests(w.model)
+	msgs := calls[len(calls)-1].Messages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "tool" {
+			return msgs[i].Content
+		}
+	}
+	t.Fatal("the model saw no tool result")
+	return ""
+}
+
+// TestSlackQuestionButton: a server's question with a choice shows in the
+// thread as one button per choice plus Decline and Cancel; someone else's
+// click is refused in private and sends nothing; the asker's click sends
+// the choice's value to the server, whose answer reaches the model, and
+// the message shows who answered.
+func TestSlackQuestionButton(t *testing.T) {
+	w, a := newQuestionWorld(t)
+	scriptModel(t, w.model, askScript("pick_size", "You picked medium.")...)
+	p := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "order me a T-shirt"})
+	q := w.waitGate(t, p, mention.TS, "Which size should the T-shirt be?")
+	if got := strings.Join(buttonLabels(q), "|"); got != "Small|Medium|Large|Decline|Cancel" {
+		t.Errorf("question buttons = %s, want Small|Medium|Large|Decline|Cancel", got)
+	}
+	if !strings.Contains(q.Rendered(), "asker/pick_size asks") || !strings.Contains(q.Rendered(), "only they can answer") {
+		t.Errorf("question message = %q, want the tool named and who may answer", q.Rendered())
+	}
+
+	w.slack.Click("UBOB", q, 1)
+	if _, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		return m.Ephemeral && m.Recipient == "UBOB" && strings.Contains(m.Text, "only <@UALICE> can answer")
+	}); err != nil {
+		t.Fatalf("someone else's click got no private refusal: %v", err)
+	}
+	if got := a.answers(t); len(got) != 0 {
+		t.Fatalf("someone else's click answered the server: %+v", got)
+	}
+
+	w.slack.Click("UALICE", q, 1)
+	w.answerIn(t, "C0GENERAL", mention.TS, "You picked medium.")
+	if got := a.answers(t); len(got) != 1 || got[0].Action != "accept" || got[0].Content["size"] != "m" {
+		t.Errorf("the server heard %+v, want accept with size m", got)
+	}
+	if res := lastToolResult(t, w); res != "size: m" {
+		t.Errorf("tool result = %q, want size: m", res)
+	}
+	shown, _ := w.slack.MessageAt(q.Channel, q.TS)
+	if len(shown.Buttons()) != 0 || !strings.Contains(shown.Rendered(), "Answered (Medium) by <@UALICE>") {
+		t.Errorf("question after the answer = %q with %d buttons, want who answered, no buttons", shown.Rendered(), len(shown.Buttons()))
+	}
+	p.stop(t)
+}
+
+// TestSlackQuestionDecline: Decline sends decline; the tool carries on
+// without an answer.
+func TestSlackQuestionDecline(t *testing.T) {
+	w, a := newQuestionWorld(t)
+	scriptModel(t, w.model, askScript("pick_size", "No T-shirt then.")...)
+	p := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "order me a T-shirt"})
+	q := w.waitGate(t, p, mention.TS, "Which size")
+	w.slack.Click("UALICE", q, 3) // Decline
+	w.answerIn(t, "C0GENERAL", mention.TS, "No T-shirt then.")
+	if got := a.answers(t); len(got) != 1 || got[0].Action != "decline" {
+		t.Errorf("the server heard %+v, want decline", got)
+	}
+	shown, _ := w.slack.MessageAt(q.Channel, q.TS)
+	if !strings.Contains(shown.Rendered(), "Declined by <@UALICE>") {
+		t.Errorf("question after Decline = %q, want declined by Alice", shown.Rendered())
+	}
+	p.stop(t)
+}
+
+// TestSlackQuestionTimeout: a question nobody answers is cancelled after
+// NEO_QUESTION_TIMEOUT, and the message says it expired.
+func TestSlackQuestionTimeout(t *testing.T) {
+	w, a := newQuestionWorld(t)
+	w.env["NEO_QUESTION_TIMEOUT"] = "1s"
+	w.env["NEO_TOOL_TIMEOUT"] = "1s" // paused while the question waits
+	scriptModel(t, w.model, askScript("pick_size", "Nobody answered.")...)
+	p := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "order me a T-shirt"})
+	q := w.waitGate(t, p, mention.TS, "Which size")
+	w.answerIn(t, "C0GENERAL", mention.TS, "Nobody answered.")
+	if got := a.answers(t); len(got) != 1 || got[0].Action != "cancel" {
+		t.Errorf("the server heard %+v, want cancel", got)
+	}
+	if res := lastToolResult(t, w); res != "the user chose no size: cancel" {
+		t.Errorf("tool result = %q, want the tool's own answer to cancel (not a tool timeout)", res)
+	}
+	shown, _ := w.slack.MessageAt(q.Channel, q.TS)
+	if len(shown.Buttons()) != 0 || !strings.Contains(shown.Rendered(), "Expired") {
+		t.Errorf("question after the timeout = %q, want expired without buttons", shown.Rendered())
+	}
+	p.stop(t)
+}
+
+// TestSlackQuestionForm: a question with fields to type opens a modal
+// from its Answer… button, pre-filled with the schema's defaults; a value
+// out of range keeps the modal open with the problem under its field; a
+// good one sends the typed values with the defaults of the fields left
+// as they were.
+func TestSlackQuestionForm(t *testing.T) {
+	w, a := newQuestionWorld(t)
+	scriptModel(t, w.model, askScript("book", "Booked.")...)
+	p := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "book a table"})
+	q := w.waitGate(t, p, mention.TS, "Who is the table for?")
+	if got := strings.Join(buttonLabels(q), "|"); got != "Answer…|Decline|Cancel" {
+		t.Errorf("form question buttons = %s, want Answer…|Decline|Cancel", got)
+	}
+	w.slack.Click("UBOB", q, 0)
+	if _, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		return m.Ephemeral && m.Recipient == "UBOB" && strings.Contains(m.Text, "only <@UALICE> can answer")
+	}); err != nil {
+		t.Fatalf("someone else's Answer… click got no private refusal: %v", err)
+	}
+	w.slack.Click("UALICE", q, 0)
+	if _, err := w.slack.WaitCall(waitCtx(t), "views.open", nil); err != nil {
+		t.Fatalf("the Answer… click opened no modal: %v\n%s", err, p.output.String())
+	}
+	views := w.slack.Views()
+	if len(views) != 1 {
+		t.Fatalf("modals opened = %d, want 1 (Bob's click must open none)", len(views))
+	}
+	v := views[0]
+	initial := map[string]string{}
+	for _, in := range v.Inputs {
+		initial[in.BlockID] = in.Initial
+	}
+	if len(v.Inputs) != 3 || initial["name"] != "Ada" {
+		t.Errorf("modal inputs = %+v, want name (pre-filled Ada), guests, email", v.Inputs)
+	}
+
+	ack, err := w.slack.WaitAck(waitCtx(t), w.slack.Submit("UALICE", v, map[string]string{"guests": "12"}))
+	if err != nil || !strings.Contains(string(ack.Payload), `"response_action":"errors"`) || !strings.Contains(string(ack.Payload), "Guests must be at most 10") {
+		t.Fatalf("submission with 12 guests acked %s (%v), want the modal kept open with the problem", ack.Payload, err)
+	}
+	if got := a.answers(t); len(got) != 0 {
+		t.Fatalf("a refused submission reached the server: %+v", got)
+	}
+	ack, err = w.slack.WaitAck(waitCtx(t), w.slack.Submit("UALICE", v, map[string]string{"guests": "3", "name": ""}))
+	if err != nil || strings.Contains(string(ack.Payload), "errors") {
+		t.Fatalf("good submission acked %s (%v), want the modal closed", ack.Payload, err)
+	}
+	w.answerIn(t, "C0GENERAL", mention.TS, "Booked.")
+	got := a.answers(t)
+	if len(got) != 1 || got[0].Action != "accept" || got[0].Content["name"] != "Ada" || got[0].Content["guests"] != float64(3) {
+		t.Errorf("the server heard %+v, want accept with name Ada (the default) and 3 guests", got)
+	}
+	if _, ok := got[0].Content["email"]; ok {
+		t.Errorf("the server heard an email nobody gave: %+v", got[0].Content)
+	}
+	shown, _ := w.slack.MessageAt(q.Channel, q.TS)
+	if !strings.Contains(shown.Rendered(), "Answered by <@UALICE>") {
+		t.Errorf("question after the form = %q, want answered by Alice", shown.Rendered())
+	}
+	p.stop(t)
+}
