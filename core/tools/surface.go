@@ -101,11 +101,11 @@ type Surface struct {
 	questions       bool
 	questionTimeout time.Duration
 	byFunc          map[string]binding
-	funcOf      map[toolRef]string
-	manifest    *mcp.Manifest // nil without one
-	skills      *skill.Set
-	gate        gate
-	overrides   []string // escalate-named tools the manifest declares otherwise, for check
+	funcOf          map[toolRef]string
+	manifest        *mcp.Manifest // nil without one
+	skills          *skill.Set
+	gate            gate
+	overrides       []string // escalate-named tools the manifest declares otherwise, for check
 
 	mu    sync.Mutex
 	cache map[*skill.Skill]schemaCache

@@ -120,7 +120,7 @@ type Server struct {
 	queue    []envelope     // waiting for a websocket connection
 	index    map[string]int // channel + "\x00" + ts -> position in messages
 	watchers []func(Message)
-	views    []View // opened with views.open (views.go)
+	views    []View        // opened with views.open (views.go)
 	live     []*socketConn // open Socket Mode connections, oldest first
 	conns    int           // connections accepted, ever
 	via      int           // deliver through this connection (Via), 0: spread
