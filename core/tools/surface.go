@@ -97,15 +97,16 @@ type Surface struct {
 	forget      func(ctx context.Context, query string) (string, error)
 	history     func(ctx context.Context, query string) (string, error)
 	callTimeout time.Duration
+	byFunc      map[string]binding
+	funcOf      map[toolRef]string
+	manifest    *mcp.Manifest // nil without one
+	skills      *skill.Set
+	gate        gate
+	overrides   []string // escalate-named tools the manifest declares otherwise, for check
+
 	// questions and questionTimeout: see Options.
 	questions       bool
 	questionTimeout time.Duration
-	byFunc          map[string]binding
-	funcOf          map[toolRef]string
-	manifest        *mcp.Manifest // nil without one
-	skills          *skill.Set
-	gate            gate
-	overrides       []string // escalate-named tools the manifest declares otherwise, for check
 
 	mu    sync.Mutex
 	cache map[*skill.Skill]schemaCache
