@@ -153,6 +153,12 @@ func (gs *Gates) withdraw(ctx context.Context, req GateRequest, ui GateUI) (Gate
 		if g, err = gs.CloseWithNote(cctx, g.Token, GateExpired, req.Note); err != nil {
 			return GateAnswer{}, err
 		}
+		if f, ok := ui.(GateFinder); ok && g.MessageRef == "" {
+			// A crash right after posting leaves the message unrecorded.
+			if ref, found, _ := f.FindGate(cctx, g); found {
+				g.MessageRef = ref
+			}
+		}
 		if g.MessageRef != "" {
 			ui.ShowGate(cctx, g)
 		}

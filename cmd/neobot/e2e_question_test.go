@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core/llm/llmtest"
@@ -193,4 +194,88 @@ func TestSlackQuestionForm(t *testing.T) {
 		t.Errorf("question after the form = %q, want answered by Alice", shown.Rendered())
 	}
 	p.stop(t)
+}
+
+// questionMessages counts the question messages for text the bot posted
+// (later edits not counted).
+func questionMessages(w *slackWorld, text string) int {
+	n := 0
+	for _, c := range w.slack.Calls("chat.postMessage") {
+		if strings.Contains(c.Params.Get("blocks"), text) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSlackQuestionAcrossRestart: neobot stops (or crashes) while a
+// server's question waits. A call that only reads is made again by the
+// resumed turn: the server asks again, the question already in the thread
+// stands for it (not posted twice), and a click after the restart answers
+// it. A call that writes is never made again: the question shows it was
+// cancelled by the restart, and the model hears the outcome is unknown.
+func TestSlackQuestionAcrossRestart(t *testing.T) {
+	for _, rs := range restarts {
+		t.Run("read/"+rs.name, func(t *testing.T) {
+			w, a := newQuestionWorld(t)
+			scriptModel(t, w.model, askScript("pick_size", "You picked large.")...)
+			p1 := w.start(t, 1)
+			mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "order me a T-shirt"})
+			q := w.waitGate(t, p1, mention.TS, "Which size")
+			rs.halt(t, p1)
+
+			p2 := w.start(t, 2)
+			waitAsked(t, a, "pick_size", 2, p2)
+			w.slack.Click("UALICE", q, 2) // Large
+			w.answerIn(t, "C0GENERAL", mention.TS, "You picked large.")
+			got := a.answers(t)
+			if len(got) == 0 || got[len(got)-1].Action != "accept" || got[len(got)-1].Content["size"] != "l" {
+				t.Errorf("the server heard %+v, want the last answer accept with size l", got)
+			}
+			if n := questionMessages(w, "Which size"); n != 1 {
+				t.Errorf("question posted %d times, want once: the restart must not ask twice", n)
+			}
+			p2.stop(t)
+		})
+		t.Run("write/"+rs.name, func(t *testing.T) {
+			w, a := newQuestionWorld(t)
+			scriptModel(t, w.model, askScript("book", "The booking may not have gone through.")...)
+			p1 := w.start(t, 1)
+			mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "book a table"})
+			q := w.waitGate(t, p1, mention.TS, "Who is the table for?")
+			rs.halt(t, p1)
+
+			p2 := w.start(t, 2)
+			w.answerIn(t, "C0GENERAL", mention.TS, "The booking may not have gone through.")
+			if n := a.asked(t, "book"); n != 1 {
+				t.Errorf("book asked %d times, want once: a write is never made again after a restart", n)
+			}
+			for _, e := range a.answers(t) {
+				if e.Action == "accept" {
+					t.Errorf("the server heard an accept nobody gave: %+v", e)
+				}
+			}
+			if res := lastToolResult(t, w); !strings.Contains(res, "was not run again") {
+				t.Errorf("tool result = %q, want that it was not run again", res)
+			}
+			shown, _ := w.slack.MessageAt(q.Channel, q.TS)
+			if len(shown.Buttons()) != 0 || !strings.Contains(shown.Rendered(), "neobot restarted while waiting for this answer") {
+				t.Errorf("question after the restart = %q with %d buttons, want it cancelled by the restart", shown.Rendered(), len(shown.Buttons()))
+			}
+			p2.stop(t)
+		})
+	}
+}
+
+// waitAsked waits until tool has asked n questions.
+func waitAsked(t *testing.T, a *asker, tool string, n int, p *process) {
+	t.Helper()
+	ctx := waitCtx(t)
+	for a.asked(t, tool) < n {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s asked %d questions, want %d\n%s", tool, a.asked(t, tool), n, p.output.String())
+		case <-time.After(10 * time.Millisecond): // polling the server's log, not timing the bot
+		}
+	}
 }
