@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -278,4 +279,79 @@ func waitAsked(t *testing.T, a *asker, tool string, n int, p *process) {
 		case <-time.After(10 * time.Millisecond): // polling the server's log, not timing the bot
 		}
 	}
+}
+
+// TestDiscordQuestionModal: in Discord, a form question's Answer… button
+// is answered with a modal pre-filled with the defaults; someone else's
+// click is refused in private; a value out of range is told in private and
+// sends nothing; a good one updates the question's message and sends the
+// values, defaults applied, to the server. A choice question is answered
+// with a button.
+func TestDiscordQuestionModal(t *testing.T) {
+	w := newDiscordWorld(t)
+	a := newAsker(t)
+	w.env["NEO_MANIFEST"], w.env["NEOBOT_ASKER_LOG"] = a.manifest(t), a.log
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "asker__book", `{}`)), llmtest.Text("Booked for 4."),
+		llmtest.Calls(llmtest.Call("c2", "asker__pick_size", `{}`)), llmtest.Text("Small it is."),
+	)
+	p := w.start(t, 1)
+	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "book a table"})
+	q, err := w.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
+		return m.FromBot() && len(m.Buttons()) == 3 && strings.Contains(m.Content, "Who is the table for?")
+	})
+	if err != nil {
+		t.Fatalf("no question message: %v\n%s", err, p.output.String())
+	}
+	resp, err := w.discord.WaitResponse(waitCtx(t), w.discord.Click("222", q, 0))
+	if err != nil || resp.Type == discordtest.ResponseModal || !strings.Contains(resp.Content, "only <@111> can answer") {
+		t.Fatalf("someone else's Answer… click = %+v, %v; want a private refusal", resp, err)
+	}
+	modal, err := w.discord.WaitResponse(waitCtx(t), w.discord.Click("111", q, 0))
+	if err != nil || modal.Type != discordtest.ResponseModal {
+		t.Fatalf("Answer… click = %+v, %v; want a modal\n%s", modal, err, p.output.String())
+	}
+	inputs := map[string]discordtest.Input{}
+	for _, in := range modal.Inputs() {
+		inputs[in.CustomID] = in
+	}
+	if len(inputs) != 3 || inputs["name"].Value != "Ada" || !inputs["guests"].Required || inputs["email"].Required {
+		t.Fatalf("modal inputs = %+v, want name (pre-filled Ada), guests (required), email", inputs)
+	}
+	resp, err = w.discord.WaitResponse(waitCtx(t), w.discord.SubmitModal("111", modal, map[string]string{"guests": "0"}))
+	if err != nil || resp.Flags&discordtest.FlagEphemeral == 0 || !strings.Contains(resp.Content, "Guests must be at least 1") {
+		t.Fatalf("submission of 0 guests = %+v, %v; want a private sentence saying what to fix", resp, err)
+	}
+	if got := a.answers(t); len(got) != 0 {
+		t.Fatalf("a refused submission reached the server: %+v", got)
+	}
+	modal, err = w.discord.WaitResponse(waitCtx(t), w.discord.Click("111", q, 0))
+	if err != nil || modal.Type != discordtest.ResponseModal {
+		t.Fatalf("second Answer… click = %+v, %v; want the modal again", modal, err)
+	}
+	resp, err = w.discord.WaitResponse(waitCtx(t), w.discord.SubmitModal("111", modal, map[string]string{"guests": "4", "name": ""}))
+	if err != nil || resp.Type != discordtest.ResponseUpdate || !strings.Contains(resp.Content, "Answered by <@111>") {
+		t.Fatalf("good submission = %+v, %v; want the question updated to answered", resp, err)
+	}
+	w.answerIn(t, mention.ID, "Booked for 4.")
+	got := a.answers(t)
+	if len(got) != 1 || got[0].Action != "accept" || got[0].Content["name"] != "Ada" || got[0].Content["guests"] != float64(4) {
+		t.Errorf("the server heard %+v, want accept with name Ada (the default) and 4 guests", got)
+	}
+
+	second := w.discord.Mention(discordtest.Msg{User: "111", Text: "and a T-shirt"})
+	choice, err := w.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
+		return m.FromBot() && len(m.Buttons()) == 5 && strings.Contains(m.Content, "Which size")
+	})
+	if err != nil {
+		t.Fatalf("no choice question: %v\n%s", err, p.output.String())
+	}
+	if resp, err := w.discord.WaitResponse(waitCtx(t), w.discord.Click("111", choice, 0)); err != nil || resp.Type != discordtest.ResponseUpdate {
+		t.Fatalf("Small click = %+v, %v; want the message updated", resp, err)
+	}
+	w.answerIn(t, second.ID, "Small it is.")
+	if got := a.answers(t); len(got) != 2 || got[1].Content["size"] != "s" {
+		t.Errorf("the server heard %+v, want size s second", got)
+	}
+	p.stop(t)
 }
