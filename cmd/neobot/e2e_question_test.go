@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"github.com/neobot/neobot/adapters/discord/discordtest"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -352,6 +354,55 @@ func TestDiscordQuestionModal(t *testing.T) {
 	w.answerIn(t, second.ID, "Small it is.")
 	if got := a.answers(t); len(got) != 2 || got[1].Content["size"] != "s" {
 		t.Errorf("the server heard %+v, want size s second", got)
+	}
+	p.stop(t)
+}
+
+// TestWebQuestionForm: on the web a server's question is a question.asked
+// event carrying its form; someone else's answer is refused; a value that
+// breaks the form is 422 with a sentence under its field; a good one is
+// sent, defaults applied, and the question ends with gate.decided.
+func TestWebQuestionForm(t *testing.T) {
+	w := newWebWorld(t)
+	a := newAsker(t)
+	w.env["NEO_MANIFEST"], w.env["NEOBOT_ASKER_LOG"] = a.manifest(t), a.log
+	scriptModel(t, w.model, llmtest.Calls(llmtest.Call("c1", "asker__book", `{}`)), llmtest.Text("Booked for 2."))
+	p := w.start(t)
+	var created struct{ ID string }
+	w.call(t, w.alice, "POST", "/v1/conversations", map[string]any{}, &created)
+	events := w.follow(t, w.alice, created.ID, "")
+	w.call(t, w.alice, "POST", "/v1/conversations/"+created.ID+"/messages", map[string]string{"text": "book a table"}, nil)
+	asked, _ := events.next(t, "question.asked")
+	var q struct {
+		Token   string
+		Options []string
+		Form    []struct {
+			Name, Default string
+			Required      bool
+		}
+	}
+	if err := json.Unmarshal(asked.Data, &q); err != nil || len(q.Form) != 3 || strings.Join(q.Options, "|") != "Answer…|Decline|Cancel" {
+		t.Fatalf("question.asked = %s (%v), want the form's three fields and its buttons", asked.Data, err)
+	}
+	if got := w.call(t, w.bob, "POST", "/v1/gates/"+q.Token+"/form", map[string]any{"values": map[string]any{"guests": 2}}, nil); got != http.StatusForbidden && got != http.StatusNotFound {
+		t.Errorf("Bob answering Alice's question = %d, want refused", got)
+	}
+	if got := w.call(t, w.alice, "POST", "/v1/gates/"+q.Token+"/answer", map[string]int{"option": 0}, nil); got != http.StatusBadRequest {
+		t.Errorf("Answer… at /answer = %d, want 400 pointing at /form", got)
+	}
+	var refused struct{ Problems map[string]string }
+	if got := w.call(t, w.alice, "POST", "/v1/gates/"+q.Token+"/form", map[string]any{"values": map[string]any{"guests": 2, "email": "not-an-email"}}, &refused); got != http.StatusUnprocessableEntity || refused.Problems["email"] == "" {
+		t.Errorf("a bad email = %d %+v, want 422 naming email", got, refused)
+	}
+	if got := w.call(t, w.alice, "POST", "/v1/gates/"+q.Token+"/form", map[string]any{"values": map[string]any{"guests": 2}}, nil); got != http.StatusOK {
+		t.Fatalf("Alice's answer = %d, want 200", got)
+	}
+	if final, _ := events.next(t, "answer"); !strings.Contains(text(final), "Booked for 2.") {
+		t.Errorf("answer = %q", text(final))
+	}
+	got := a.answers(t)
+	if len(got) != 1 || got[0].Content["name"] != "Ada" || got[0].Content["guests"] != float64(2) {
+		t.Errorf("the server heard %+v, want name Ada (the default) and 2 guests", got)
 	}
 	p.stop(t)
 }
