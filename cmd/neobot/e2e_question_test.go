@@ -113,11 +113,14 @@ func TestSlackQuestionDecline(t *testing.T) {
 }
 
 // TestSlackQuestionTimeout: a question nobody answers is cancelled after
-// NEO_QUESTION_TIMEOUT, and the message says it expired.
+// NEO_QUESTION_TIMEOUT, and the message says it expired; the call's own
+// timeout does not run while the question waits.
 func TestSlackQuestionTimeout(t *testing.T) {
 	w, a := newQuestionWorld(t)
-	w.env["NEO_QUESTION_TIMEOUT"] = "1s"
-	w.env["NEO_TOOL_TIMEOUT"] = "1s" // paused while the question waits
+	// The tool's timeout is shorter than the question's: it must not run
+	// while the question waits, or the call would time out first.
+	w.env["NEO_QUESTION_TIMEOUT"] = "2s"
+	w.env["NEO_TOOL_TIMEOUT"] = "1s"
 	scriptModel(t, w.model, askScript("pick_size", "Nobody answered.")...)
 	p := w.start(t, 1)
 	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "order me a T-shirt"})
