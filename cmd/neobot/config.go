@@ -50,6 +50,7 @@ type Config struct {
 	CompactHard      float64
 	StepBudget       int
 	ToolTimeout      time.Duration
+	QuestionTimeout  time.Duration
 	ToolResultCap    int
 	StoredCap        int
 
@@ -265,6 +266,7 @@ func settings() []setting {
 		{env: "NEO_STEP_BUDGET", flag: "step-budget", def: "24", usage: "most model calls in one turn", set: count(func(c *Config) *int { return &c.StepBudget })},
 		{env: "NEO_TOOL_RESULT_CAP", flag: "tool-result-cap", def: "16384", usage: "bytes of one tool result shown to the model (the transcript keeps up to NEO_STORED_RESULT_CAP)", set: count(func(c *Config) *int { return &c.ToolResultCap })},
 		{env: "NEO_STORED_RESULT_CAP", flag: "stored-result-cap", def: "262144", usage: "bytes of one tool result kept in the transcript; the rest is dropped, so one tool cannot fill the disk", set: count(func(c *Config) *int { return &c.StoredCap })},
+		{env: "NEO_QUESTION_TIMEOUT", flag: "question-timeout", def: "10m", usage: "how long a question a tool's server asks (MCP elicitation) waits for the answer of the person whose turn it is; then it is cancelled. The tool's own timeout is paused meanwhile", set: duration(func(c *Config) *time.Duration { return &c.QuestionTimeout })},
 		{env: "NEO_TOOL_TIMEOUT", flag: "tool-timeout", def: "60s", usage: "longest one MCP tool call may take; past it the model is told the call timed out", set: duration(func(c *Config) *time.Duration { return &c.ToolTimeout })},
 		{env: "NEO_DB_PATH", flag: "db", def: "./neobot.db", usage: "bbolt file holding transcripts, gates and memory (unused with NEO_DATABASE_URL)", set: str(func(c *Config) *string { return &c.DBPath })},
 		{env: "NEO_DATABASE_URL", secret: true, usage: "PostgreSQL instead of the bbolt file, for several instances: postgres://user:password@host:5432/dbname", set: secret(func(c *Config) *Secret { return &c.DatabaseURL })},
@@ -473,6 +475,9 @@ func (c *Config) validate() error {
 	}
 	if _, err := llm.ParsePosture("NEO_MODEL_OPENS_IN_REASONING", c.ModelPosture); err != nil {
 		errs = append(errs, err)
+	}
+	if c.QuestionTimeout != 0 && (c.QuestionTimeout < time.Second || c.QuestionTimeout > 24*time.Hour) {
+		bad("NEO_QUESTION_TIMEOUT", "%s is out of range: a tool call should not wait more than 24h for a person, nor give them under a second; set it between 1s and 24h (10m suits most teams)", c.QuestionTimeout)
 	}
 	for _, u := range []struct{ env, v string }{
 		{"NEO_LLM_BASE_URL", c.LLMBaseURL}, {"NEO_CHEAP_LLM_BASE_URL", c.CheapLLMBaseURL}, {"MATRIX_GATEWAY_URL", c.GatewayURL},

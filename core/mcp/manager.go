@@ -109,6 +109,11 @@ type Options struct {
 	// manifest (see docs/mcp-auth.md). Without it such a server does not
 	// start, and says NEO_SECRET_KEY is missing.
 	OAuth *OAuth
+
+	// Elicit, when set, answers the questions servers ask during tool
+	// calls (elicitation/create), and neobot declares the elicitation
+	// capability; without it none is declared. See elicit.go.
+	Elicit ElicitFunc
 	// ClientVersion is reported to servers in the handshake (default "dev").
 	ClientVersion string
 	// Logger receives lifecycle events, and stdio servers' stderr at debug
@@ -131,6 +136,7 @@ type Manager struct {
 	backoff       time.Duration
 	maxBackoff    time.Duration
 	clientVersion string
+	elicit        ElicitFunc
 	log           zerolog.Logger
 	auth          *auth // nil without Options.OAuth
 
@@ -187,7 +193,7 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 		inProcess: opts.InProcess, onStatus: opts.OnStatus, startTimeout: opts.StartTimeout,
 		grace: opts.StopGrace, backoff: opts.RestartBackoff, maxBackoff: opts.RestartMaxBackoff,
 		clientVersion: opts.ClientVersion, log: opts.Logger, done: make(chan struct{}),
-		onProcess: opts.OnProcess, clock: opts.Clock,
+		onProcess: opts.OnProcess, clock: opts.Clock, elicit: opts.Elicit,
 	}
 	if m.clock == nil {
 		m.clock = realClock{}
@@ -562,7 +568,9 @@ func (m *Manager) CallIn(ctx context.Context, place Place, alias, tool string, a
 	if meta := MetaFrom(ctx); meta != nil {
 		req.Params.Meta = &mcp.Meta{AdditionalFields: meta}
 	}
+	end := c.calls.begin(ctx)
 	res, err := c.client.CallTool(ctx, req)
+	end()
 	if err == nil {
 		return fromCallResult(res), nil
 	}

@@ -106,7 +106,10 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 			}
 		}()
 	}
-	callCtx, cancel := context.WithTimeout(ctx, s.callTimeout)
+	if text, lost := s.lostQuestion(ctx, name, b); lost {
+		return text, true, nil
+	}
+	callCtx, cancel := s.callContext(ctx, b)
 	defer cancel()
 	res, err := s.mgr.CallIn(callCtx, placeOf(ctx), b.alias, b.tool, args)
 	// Only a call that changes nothing, or one that certainly never
