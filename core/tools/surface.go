@@ -197,7 +197,7 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 	mgr, err := mcp.Start(ctx, mcp.Options{
 		Manifest: opts.Manifest, StartTimeout: opts.StartTimeout, LookupEnv: opts.LookupEnv,
 		InProcess: opts.InProcess, RestartBackoff: opts.RestartBackoff, OnStatus: opts.OnStatus, Logger: opts.Logger,
-		OAuth: opts.OAuth,
+		OAuth:  opts.OAuth,
 		Elicit: s.elicitFunc(),
 	})
 	if err != nil {
