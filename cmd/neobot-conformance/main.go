@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/mcp/oauth"
 )
@@ -52,7 +53,7 @@ func run(ctx context.Context, scenario, serverURL string) error {
 	opts := mcp.DialOptions{URL: serverURL, ClientName: "neobot-conformance", ClientVersion: "1.0.0"}
 	switch {
 	case scenario == "elicitation-sep1034-client-defaults":
-		opts.OnElicit = acceptDefaults
+		opts.Elicit = acceptDefaults
 	case strings.HasPrefix(scenario, "auth/"):
 		hc, err := oauthClient(serverURL, os.Getenv("MCP_CONFORMANCE_CONTEXT"))
 		if err != nil {
@@ -102,16 +103,13 @@ func call(ctx context.Context, s *mcp.Session, tool string, args map[string]any)
 
 // acceptDefaults accepts an elicitation with every field the schema gives
 // a default for set to it (SEP-1034): the answer of a user who changes
-// nothing in the form.
-func acceptDefaults(_ context.Context, _ string, schema map[string]any) (string, map[string]any, error) {
-	content := map[string]any{}
-	props, _ := schema["properties"].(map[string]any)
-	for name, p := range props {
-		if def, ok := p.(map[string]any)["default"]; ok {
-			content[name] = def
-		}
+// nothing in the form, through the same form code Neo's questions use.
+func acceptDefaults(_ context.Context, e mcp.Elicitation) (mcp.ElicitResult, error) {
+	form, err := core.ParseForm(e.Schema)
+	if err != nil {
+		return mcp.ElicitResult{}, err
 	}
-	return "accept", content, nil
+	return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: form.WithDefaults(nil)}, nil
 }
 
 // oauthClient is an HTTP client that authorizes with the suite's

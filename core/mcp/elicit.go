@@ -126,6 +126,12 @@ func (h elicitHandler) Elicit(tctx context.Context, req mcp.ElicitationRequest) 
 	if err != nil {
 		return nil, err
 	}
+	return answer(res), nil
+}
+
+// answer is res as mcp-go sends it: accept with its content (an empty
+// object rather than none), decline, and anything else a cancel.
+func answer(res ElicitResult) *mcp.ElicitationResult {
 	out := &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseAction(res.Action)}}
 	switch res.Action {
 	case ElicitAccept:
@@ -138,7 +144,7 @@ func (h elicitHandler) Elicit(tctx context.Context, req mcp.ElicitationRequest) 
 	default:
 		out.Action = mcp.ElicitationResponseActionCancel
 	}
-	return out, nil
+	return out
 }
 
 // elicitCapability is what neobot declares: form mode only.

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -24,11 +23,10 @@ type DialOptions struct {
 	// "neobot" and "dev").
 	ClientName    string
 	ClientVersion string
-	// OnElicit, when set, answers the server's form elicitations
-	// (elicitation/create): it gets the message and the requested schema
-	// and returns "accept", "decline" or "cancel" and, on accept, the
-	// content. Nil declares no elicitation capability.
-	OnElicit func(ctx context.Context, message string, schema map[string]any) (action string, content map[string]any, err error)
+	// Elicit, when set, answers the server's form elicitations
+	// (elicitation/create); Elicitation.Server is "". Nil declares no
+	// elicitation capability.
+	Elicit ElicitFunc
 }
 
 // Session is one client connection to one streamable-HTTP MCP server,
@@ -51,8 +49,8 @@ func Dial(ctx context.Context, opts DialOptions) (*Session, error) {
 		return nil, fmt.Errorf("mcp: dial %s: %w", opts.URL, err)
 	}
 	copts := []client.ClientOption{client.WithProtocolVersion(ProtocolVersion)}
-	if opts.OnElicit != nil {
-		copts = append(copts, client.WithElicitationHandler(elicitFunc(opts.OnElicit)))
+	if opts.Elicit != nil {
+		copts = append(copts, client.WithElicitationHandler(sessionElicit(opts.Elicit)))
 	}
 	s := &Session{c: client.NewClient(tr, copts...)}
 	if err := s.c.Start(context.WithoutCancel(ctx)); err != nil {
@@ -61,8 +59,8 @@ func Dial(ctx context.Context, opts DialOptions) (*Session, error) {
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = ProtocolVersion
 	init.Params.ClientInfo = mcp.Implementation{Name: or(opts.ClientName, "neobot"), Version: or(opts.ClientVersion, "dev")}
-	if opts.OnElicit != nil {
-		init.Params.Capabilities.Elicitation = &mcp.ElicitationCapability{Form: &struct{}{}}
+	if opts.Elicit != nil {
+		init.Params.Capabilities.Elicitation = elicitCapability()
 	}
 	if _, err := s.c.Initialize(ctx, init); err != nil {
 		_ = s.c.Close()
@@ -99,25 +97,22 @@ func (s *Session) Call(ctx context.Context, tool string, args map[string]any) (R
 // Close ends the session.
 func (s *Session) Close() error { return s.c.Close() }
 
-// elicitFunc adapts DialOptions.OnElicit to mcp-go's handler.
-type elicitFunc func(ctx context.Context, message string, schema map[string]any) (string, map[string]any, error)
+// sessionElicit adapts DialOptions.Elicit to mcp-go's handler: a session
+// has one caller, so every question is its own; a URL-mode question (not
+// declared) is cancelled.
+type sessionElicit ElicitFunc
 
-func (f elicitFunc) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+func (f sessionElicit) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	if req.Params.Mode != "" && req.Params.Mode != mcp.ElicitationModeForm {
-		return nil, errors.New("only form elicitations are supported")
+		return answer(ElicitResult{Action: ElicitCancel}), nil
 	}
-	var schema map[string]any
-	if raw, err := json.Marshal(req.Params.RequestedSchema); err == nil {
-		_ = json.Unmarshal(raw, &schema)
+	raw, err := json.Marshal(req.Params.RequestedSchema)
+	if err != nil {
+		return nil, fmt.Errorf("elicitation schema: %w", err)
 	}
-	action, content, err := f(ctx, req.Params.Message, schema)
+	res, err := f(ctx, Elicitation{Message: req.Params.Message, Schema: raw})
 	if err != nil {
 		return nil, err
 	}
-	res := &mcp.ElicitationResult{}
-	res.Action = mcp.ElicitationResponseAction(action)
-	if action == string(mcp.ElicitationResponseActionAccept) {
-		res.Content = content
-	}
-	return res, nil
+	return answer(res), nil
 }
