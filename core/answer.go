@@ -18,6 +18,10 @@ type Click struct {
 	// Refusal is the sentence for the clicker alone when the click
 	// decided nothing; "" when it decided the gate.
 	Refusal string
+	// OpenForm is true when the click asks for the question's form (the
+	// ElicitOpen button, clicked by the person who may answer): the
+	// adapter shows the form; nothing is decided yet.
+	OpenForm bool
 }
 
 // The sentences a click can be refused with.
@@ -50,6 +54,8 @@ func (gs *Gates) Answer(ctx context.Context, token string, idx int, user string,
 		return Click{Refusal: refuseButton}, nil
 	case g.State == GatePending && !g.MayAnswer(user, roles):
 		return Click{Refusal: gs.forbidden(g)}, nil
+	case g.Form != nil && g.Options[idx] == ElicitOpen && g.Open(gs.clock.Now()):
+		return Click{Gate: g, OpenForm: true}, nil
 	}
 	d, err := gs.Decide(ctx, token, user, roles, g.Options[idx])
 	switch {
@@ -72,6 +78,9 @@ func (gs *Gates) Answer(ctx context.Context, token string, idx int, user string,
 
 // forbidden tells a clicker who may not answer g who can.
 func (gs *Gates) forbidden(g Gate) string {
+	if g.Form != nil {
+		return fmt.Sprintf("Sorry, only <@%s> can answer this question.", g.Requester)
+	}
 	if g.SelfApprove && g.Requester != "" {
 		return fmt.Sprintf("Sorry, you can't approve this: only <@%s> or a configured approver can answer it.", g.Requester)
 	}

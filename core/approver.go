@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -24,6 +25,17 @@ type GateRequest struct {
 	// CallID is the tool call that delegated the intent, "" outside a
 	// turn.
 	CallID string `json:"call_id,omitempty"`
+	// Form makes the request a question a tool's server asks the
+	// requester (an MCP elicitation); Options are then the form's.
+	Form *Form `json:"form,omitempty"`
+	// TTL, when positive, is how long the gate stays open instead of the
+	// Gates' default.
+	TTL time.Duration `json:"ttl,omitempty"`
+	// Note, when set, withdraws the question bound to the request instead
+	// of asking it: a pending one is closed as expired with Note as the
+	// sentence its message shows. The approver returns ErrNotFound when
+	// there is none (see [Gates.Ask]).
+	Note string `json:"note,omitempty"`
 }
 
 // Binding identifies the exact question a person is shown: the thread, the
@@ -31,9 +43,17 @@ type GateRequest struct {
 // A decision is reused only for a request with the same binding (a turn
 // resumed after a restart); a daemon that reuses an intent ID in another
 // thread, or re-raises a node with a new question, is asked again.
+//
+// A question with a Form is bound by its place alone (the thread, call,
+// intent and node): what it asks is compared when it is found (see
+// [Gates.Open]), so a changed question replaces the one shown.
 func (r GateRequest) Binding() string {
 	h := sha256.New()
-	for _, part := range append([]string{r.Thread.Key(), r.CallID, r.IntentID, r.NodeID, r.Question}, r.Options...) {
+	parts := append([]string{r.Thread.Key(), r.CallID, r.IntentID, r.NodeID, r.Question}, r.Options...)
+	if r.Form != nil {
+		parts = []string{r.Thread.Key(), r.CallID, r.IntentID, r.NodeID, "form"}
+	}
+	for _, part := range parts {
 		// Length-prefixed, so no two requests hash the same parts.
 		fmt.Fprintf(h, "%d:%s;", len(part), part)
 	}
@@ -48,6 +68,9 @@ type GateAnswer struct {
 	// By is the user who decided, "" when denied by default (timeout,
 	// cancellation, no approver).
 	By string `json:"by,omitempty"`
+	// Values is the accepted answer to a question with a form, as a JSON
+	// object (text, so a GateAnswer stays comparable).
+	Values string `json:"values,omitempty"`
 }
 
 // Approver asks a human to decide a gate and blocks until they do, the

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -58,6 +60,16 @@ type Gate struct {
 	// MessageRef is the adapter's handle on the posted message (for Slack,
 	// channel and ts), used to edit it once decided.
 	MessageRef string `json:"message_ref,omitempty"`
+
+	// Form makes the gate a question a tool's server asks (see
+	// elicitgate.go): only the requester answers, with a choice button
+	// or the form's fields. Values holds the accepted answer.
+	Form   *Form          `json:"form,omitempty"`
+	Values map[string]any `json:"values,omitempty"`
+	// Note says why a gate closed without an answer, when it is not the
+	// usual timeout (for a question: neobot restarted and the server's
+	// request was gone).
+	Note string `json:"note,omitempty"`
 }
 
 // Open reports whether the gate still waits for an answer at now.
@@ -71,7 +83,7 @@ func (g Gate) Open(now time.Time) bool {
 // error as it is.
 func (g Gate) Edit(fn func(*Gate) error) (Gate, error) {
 	c := g
-	c.Options, c.Allowed = slices.Clone(g.Options), slices.Clone(g.Allowed)
+	c.Options, c.Allowed, c.Values = slices.Clone(g.Options), slices.Clone(g.Allowed), maps.Clone(g.Values)
 	if err := fn(&c); err != nil {
 		return g, err
 	}
@@ -82,7 +94,13 @@ func (g Gate) Edit(fn func(*Gate) error) (Gate, error) {
 // Decision returns the gate's outcome as a GateAnswer; anything but an
 // approval denies.
 func (g Gate) Decision() GateAnswer {
-	return GateAnswer{Approved: g.State == GateApproved, Answer: g.Answer, By: g.DecidedBy}
+	a := GateAnswer{Approved: g.State == GateApproved, Answer: g.Answer, By: g.DecidedBy}
+	if g.Values != nil {
+		if raw, err := json.Marshal(g.Values); err == nil {
+			a.Values = string(raw)
+		}
+	}
+	return a
 }
 
 // MayAnswer reports whether the user, holding roles, may answer the gate:
@@ -184,6 +202,9 @@ func (gs *Gates) Open(ctx context.Context, req GateRequest, allowed []string) (g
 	binding := req.Binding()
 	prev, err := gs.store.GateBound(ctx, binding)
 	switch {
+	case err == nil && req.Form != nil && !prev.asks(req):
+		// The server asks something else at this place in the call: a
+		// new question.
 	case err == nil && (prev.Open(now) || prev.State == GateApproved || prev.State == GateDenied):
 		// Resumed after a restart: the buttons are in the thread already,
 		// or the human decided and the daemon may not have heard yet.
@@ -201,6 +222,13 @@ func (gs *Gates) Open(ctx context.Context, req GateRequest, allowed []string) (g
 		Question: req.Question, Options: slices.Clone(req.Options),
 		Requester: req.Requester, Allowed: slices.Clone(allowed), SelfApprove: gs.selfApprove,
 		Created: now, Expires: now.Add(gs.ttl), State: GatePending,
+	}
+	if req.Form != nil {
+		// Only the person whose turn it is answers a server's question.
+		g.Form, g.Options, g.Allowed, g.SelfApprove = req.Form, req.Form.Options(), nil, true
+		if req.TTL > 0 {
+			g.Expires = now.Add(req.TTL)
+		}
 	}
 	if len(g.Options) == 0 {
 		g.Options = []string{"yes", "no"}
@@ -229,6 +257,8 @@ func (gs *Gates) Decide(ctx context.Context, token, user string, roles []string,
 			return ErrGateForbidden
 		case !slices.Contains(g.Options, option):
 			return ErrGateOption
+		case g.Form != nil:
+			return g.decideForm(option, now, user)
 		}
 		g.State = GateDenied
 		if Approves(option) {

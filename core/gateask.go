@@ -93,6 +93,9 @@ func shutdownAware(ctx context.Context, st Stopper) (context.Context, context.Ca
 // end even when ctx is cancelled meanwhile, so the message is known and
 // shows how the gate ended.
 func (gs *Gates) Ask(ctx context.Context, req GateRequest, allowed []string, ui GateUI) (GateAnswer, error) {
+	if req.Note != "" {
+		return gs.withdraw(ctx, req, ui)
+	}
 	g, fresh, err := gs.Open(ctx, req, allowed)
 	if err != nil {
 		return GateAnswer{}, err

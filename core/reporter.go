@@ -47,6 +47,9 @@ type Turn struct {
 	// answer never finished. If the turn's answer is stored, it was never
 	// said, and the Runner says it.
 	Unsaid bool
+	// Resumed marks a turn taken up again after a restart: its unfinished
+	// tool calls are made again only when that is safe.
+	Resumed bool
 }
 
 type turnKey struct{}

@@ -66,6 +66,9 @@ type Sink interface {
 	AddUsage(ctx context.Context, rows []usage.Row) error
 	SaveRating(ctx context.Context, r core.Rating) error
 	SaveModelPosture(ctx context.Context, model, endpoint, posture string) error
+	// PutMCPToken stores an MCP server's OAuth grant, still sealed: the
+	// key that opens it (NEO_SECRET_KEY) goes with the bot, not the copy.
+	PutMCPToken(ctx context.Context, key string, sealed []byte) error
 }
 
 // Counts is how many records of each kind a store holds: what a copy
@@ -82,6 +85,7 @@ type Counts struct {
 	Usage       int `json:"usage"`
 	Ratings     int `json:"ratings"`
 	Postures    int `json:"postures"`
+	MCPTokens   int `json:"mcp_tokens"`
 }
 
 // Export writes everything the store holds to sink, from one read
@@ -98,6 +102,7 @@ func (db *DB) Export(ctx context.Context, sink Sink) (Counts, error) {
 			func(tx *bolt.Tx) error { return exportUsage(ctx, tx, sink, &n) },
 			func(tx *bolt.Tx) error { return exportRatings(ctx, tx, sink, &n) },
 			func(tx *bolt.Tx) error { return exportPostures(ctx, tx, sink, &n) },
+			func(tx *bolt.Tx) error { return exportMCPTokens(ctx, tx, sink, &n) },
 		}
 		for _, step := range steps {
 			if err := step(tx); err != nil {
@@ -288,6 +293,16 @@ func exportPostures(ctx context.Context, tx *bolt.Tx, sink Sink, n *Counts) erro
 	})
 }
 
+func exportMCPTokens(ctx context.Context, tx *bolt.Tx, sink Sink, n *Counts) error {
+	return tx.Bucket(bucketMCPTokens).ForEach(func(k, v []byte) error {
+		n.MCPTokens++
+		if err := sink.PutMCPToken(ctx, string(k), bytes.Clone(v)); err != nil {
+			return fmt.Errorf("mcp token %s: %w", k, err)
+		}
+		return nil
+	})
+}
+
 // Count returns how many records of each kind the store holds.
 func (db *DB) Count(ctx context.Context) (Counts, error) {
 	var n Counts
@@ -313,6 +328,7 @@ func (db *DB) Count(ctx context.Context) (Counts, error) {
 		n.Usage = tx.Bucket(bucketUsage).Stats().KeyN
 		n.Ratings = tx.Bucket(bucketRatings).Stats().KeyN
 		n.Postures = tx.Bucket(bucketPostures).Stats().KeyN
+		n.MCPTokens = tx.Bucket(bucketMCPTokens).Stats().KeyN
 		return nil
 	})
 	if err != nil {

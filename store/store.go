@@ -50,6 +50,7 @@ var (
 	bucketCalls       = []byte("calls")
 	bucketPostures    = []byte("model_postures")
 	bucketRatings     = []byte("ratings")
+	bucketMCPTokens   = []byte("mcp_tokens")
 
 	keySchema = []byte("schema")
 )
@@ -58,7 +59,7 @@ var allBuckets = [][]byte{
 	bucketMeta, bucketThreads, bucketInbound, bucketPending, bucketGates,
 	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
 	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls, bucketPostures,
-	bucketRatings,
+	bucketRatings, bucketMCPTokens,
 }
 
 // ErrLocked reports that another process holds the database file.

@@ -35,6 +35,10 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+func TestMCPTokens(t *testing.T) {
+	storetest.RunMCPTokens(t, func(t *testing.T) storetest.MCPTokens { return openTemp(t, store.Options{}) })
+}
+
 // TestLedgerErrorsSayWhich checks that ledger failures are wrapped with the
 // store and the delegation they concern, and still match core.ErrNotFound.
 func TestLedgerErrorsSayWhich(t *testing.T) {

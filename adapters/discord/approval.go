@@ -99,6 +99,10 @@ func (a *Adapter) click(ctx context.Context, i *discordgo.Interaction) {
 	if err != nil {
 		a.log.Error().Err(err).Msg("discord: answer gate")
 	}
+	if c.OpenForm {
+		a.openForm(ctx, i, c.Gate)
+		return
+	}
 	switch {
 	case c.Redraw && c.Refusal != "":
 		a.updateThenTell(ctx, i, c.Gate, c.Refusal)
@@ -182,15 +186,19 @@ func gateContent(g core.Gate) string {
 	question := strings.TrimSpace(g.Question)
 	question = mdsplit.Clip(inert(question), maxQuestion, width)
 	var header, outcome string
+	title := "**" + gatetext.Title(g) + "**"
 	switch g.State {
 	case core.GatePending:
-		header, outcome = "🔒 **Approval needed**", gatetext.Who(g)
+		header, outcome = "🔒 "+title, gatetext.Who(g)
+		if g.Form != nil {
+			header = "❓ " + title
+		}
 	case core.GateApproved:
-		header, outcome = "✅ **Approved**", gatetext.Outcome(g, discordDate, escape)
+		header, outcome = "✅ "+title, gatetext.Outcome(g, discordDate, escape)
 	case core.GateDenied:
-		header, outcome = "❌ **Denied**", gatetext.Outcome(g, discordDate, escape)
+		header, outcome = "❌ "+title, gatetext.Outcome(g, discordDate, escape)
 	default:
-		header, outcome = "⌛ **Expired**", gatetext.Outcome(g, discordDate, escape)
+		header, outcome = "⌛ "+title, gatetext.Outcome(g, discordDate, escape)
 	}
 	parts := []string{header}
 	if question != "" {
@@ -230,7 +238,10 @@ func gateButtons(g core.Gate) []discordgo.MessageComponent {
 		}
 		label := gatetext.Label(opt, i, 80)
 		style := discordgo.DangerButton
-		if core.Approves(opt) {
+		switch {
+		case g.Form != nil && (opt == core.ElicitDecline || opt == core.ElicitCancel):
+			style = discordgo.SecondaryButton
+		case g.Form != nil, core.Approves(opt):
 			style = discordgo.SuccessButton
 		}
 		row.Components = append(row.Components, discordgo.Button{Label: label, Style: style,

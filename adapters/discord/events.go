@@ -340,6 +340,10 @@ func (a *Adapter) onChannelUpdate(_ *discordgo.Session, ev *discordgo.ChannelUpd
 // reader, which the 3 s response budget allows.
 func (a *Adapter) onInteractionCreate(_ *discordgo.Session, ev *discordgo.InteractionCreate) {
 	i := ev.Interaction
+	if i != nil && i.Type == discordgo.InteractionModalSubmit && isFormSubmit(i) && a.seen.First("i:"+i.ID) {
+		a.onFormSubmit(i)
+		return
+	}
 	if i == nil || i.Type != discordgo.InteractionMessageComponent || !a.seen.First("i:"+i.ID) {
 		return
 	}

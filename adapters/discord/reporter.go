@@ -228,3 +228,10 @@ func (*Adapter) Before(a, b string) bool {
 	}
 	return a < b
 }
+
+// PrivateNotice tells user text in their direct messages with Neo
+// (core.PrivateNoticer): outside a button click Discord has no reply only
+// one person sees.
+func (r reporter) PrivateNotice(ctx context.Context, user, text string) error {
+	return r.a.direct(ctx, user, text)
+}

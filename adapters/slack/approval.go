@@ -113,6 +113,13 @@ func (a *Adapter) click(ctx context.Context, cb slack.InteractionCallback) {
 	if err != nil {
 		a.log.Error().Err(err).Msg("slack: answer gate")
 	}
+	if c.OpenForm {
+		if err := a.openForm(ctx, cb.TriggerID, c.Gate); err != nil {
+			a.log.Warn().Err(err).Msg("slack: open a question's form")
+			say("Sorry, I couldn't open the form just now. Please click again.")
+		}
+		return
+	}
 	if c.Redraw && (c.Gate.Token != "" || cb.Message.BotID == a.me().BotID && a.me().BotID != "") {
 		a.showGate(ctx, c.Gate, channel, msgTS)
 	}
@@ -149,19 +156,23 @@ func gateMessage(g core.Gate) (message, error) {
 // gateBlocks is the gate's message as fallback text and Block Kit blocks.
 func gateBlocks(g core.Gate) (fallback string, blocks []slack.Block) {
 	question := mdsplit.Clip(mrkdwn(g.Question), 2800, mdsplit.Bytes)
-	header := ":lock: *Approval needed*"
+	title := gatetext.Title(g)
+	header := ":lock: *" + title + "*"
+	if g.Form != nil {
+		header = ":question: *" + title + "*"
+	}
 	var outcome string
 	switch g.State {
 	case core.GatePending:
-		fallback = mdsplit.Clip("Approval needed: "+g.Question, 3000, mdsplit.Bytes)
+		fallback = mdsplit.Clip(title+": "+g.Question, 3000, mdsplit.Bytes)
 	case core.GateApproved:
-		header = ":white_check_mark: *Approved*"
+		header = ":white_check_mark: *" + title + "*"
 		outcome = ":white_check_mark: " + gatetext.Outcome(g, slackDate, escape)
 	case core.GateDenied:
-		header = ":x: *Denied*"
+		header = ":x: *" + title + "*"
 		outcome = ":x: " + gatetext.Outcome(g, slackDate, escape)
 	default:
-		header = ":hourglass: *Expired*"
+		header = ":hourglass: *" + title + "*"
 		outcome = ":hourglass: " + gatetext.Outcome(g, slackDate, escape)
 	}
 	if fallback == "" {
@@ -177,9 +188,12 @@ func gateBlocks(g core.Gate) (fallback string, blocks []slack.Block) {
 		for i, opt := range g.Options[:min(len(g.Options), maxButtons)] {
 			b := slack.NewButtonBlockElement(gateActionPrefix+strconv.Itoa(i), gatetext.Value(g.Token, i),
 				slack.NewTextBlockObject(slack.PlainTextType, gatetext.Label(opt, i, 75), false, false))
-			if core.Approves(opt) {
+			switch {
+			case g.Form != nil && (opt == core.ElicitDecline || opt == core.ElicitCancel):
+				// A question's refusals are plain; its answers primary.
+			case g.Form != nil, core.Approves(opt):
 				b.Style = slack.StylePrimary
-			} else {
+			default:
 				b.Style = slack.StyleDanger
 			}
 			buttons = append(buttons, b)

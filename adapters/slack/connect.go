@@ -143,6 +143,16 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, body []byte) {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
+	if isFormSubmission(cb) {
+		// The response is the answer: it closes the modal or shows what
+		// to fix.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		if p := a.formAck(cb); p != nil {
+			_, _ = w.Write(p)
+		}
+		return
+	}
 	w.WriteHeader(http.StatusOK)
 	a.onInteraction(cb)
 }

@@ -280,3 +280,10 @@ func isStatusMessage(m slack.Message) bool {
 	}
 	return false
 }
+
+// PrivateNotice tells user text in an ephemeral message only they see, in
+// the thread (core.PrivateNoticer).
+func (r reporter) PrivateNotice(ctx context.Context, user, text string) error {
+	r.a.ephemeral(ctx, r.t.Channel, user, r.t.ID, text)
+	return nil
+}

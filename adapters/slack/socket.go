@@ -286,12 +286,22 @@ func (a *Adapter) onEnvelope(ctx context.Context, s *socket, env envelope) {
 		}
 		a.onEvent(env.callback, env.RetryAttempt > 0, ack)
 	case "interactive":
-		ack()
 		var cb slack.InteractionCallback
 		if err := json.Unmarshal(env.Payload, &cb); err != nil {
+			ack()
 			a.log.Debug().Err(err).Str("envelope", env.EnvelopeID).Msg("slack: unreadable envelope acked and dropped")
 			return
 		}
+		if isFormSubmission(cb) {
+			// The ack is the answer: it closes the modal or shows what to fix.
+			once.Do(func() {
+				if err := s.ackWith(env.EnvelopeID, a.formAck(cb)); err != nil && ctx.Err() == nil {
+					a.log.Warn().Err(err).Msg("slack: ack")
+				}
+			})
+			return
+		}
+		ack()
 		a.onInteraction(cb)
 	default: // slash commands, and whatever Slack adds: nothing Neo takes
 		ack()

@@ -260,6 +260,15 @@ func (t *term) write(w io.Writer, s string) error {
 // full chooses it, anything else denies. The end of input or of ctx
 // denies.
 func (t *term) approve(ctx context.Context, req core.GateRequest) (core.GateAnswer, error) {
+	if req.Form != nil {
+		// A server's question needs a form the terminal does not show:
+		// it is cancelled, and the server hears so.
+		if req.Note != "" {
+			return core.GateAnswer{}, core.ErrNotFound // it never showed one
+		}
+		t.printErr(fmt.Sprintf("a tool's server asked a question the terminal cannot show; it was cancelled — %s\n", req.Question))
+		return core.GateAnswer{}, nil
+	}
 	options := req.Options
 	if len(options) == 0 {
 		options = []string{"yes", "no"}

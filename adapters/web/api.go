@@ -50,6 +50,7 @@ var routes = []route{
 	{"POST", "/v1/gates/{token}/answer", true, (*Adapter).answer},
 	{"POST", "/v1/uploads", true, (*Adapter).upload},
 	{"GET", "/v1/uploads/{id}", true, (*Adapter).download},
+	{"POST", "/v1/gates/{token}/form", true, (*Adapter).form},
 }
 
 func (a *Adapter) routes() *http.ServeMux {
@@ -554,6 +555,10 @@ func (a *Adapter) answer(w http.ResponseWriter, r *http.Request, user string) {
 	if err != nil {
 		a.log.Error().Err(err).Msg("web: answer gate")
 		apiError(w, http.StatusServiceUnavailable, c.Refusal)
+		return
+	}
+	if c.OpenForm {
+		apiError(w, http.StatusBadRequest, "this option opens the question's form: send its fields to POST /v1/gates/"+token+"/form")
 		return
 	}
 	if c.Redraw && c.Gate.Token != "" && c.Refusal == "" {

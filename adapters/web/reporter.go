@@ -109,6 +109,10 @@ type decidedData struct {
 // web's events live in memory, so a turn resumed after a restart finds
 // none and posts the gate again, and the people reloading the page see it.
 func (u gateUI) PostGate(_ context.Context, g core.Gate) (string, error) {
+	if g.Form != nil {
+		u.a.postQuestion(g)
+		return "", nil
+	}
 	d := gateData{Token: g.Token, Question: g.Question, Options: g.Options, Requester: g.Requester, Expires: g.Expires,
 		Conversation: g.Thread.ID}
 	for _, o := range g.Options {

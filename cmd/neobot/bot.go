@@ -74,8 +74,13 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 			api.backup = b.Backup
 		}
 		api.register(mux)
+		api.registerMCP(mux, a.surface)
 		o.setAdmin(mux)
 	}
+	oauthMux := http.NewServeMux()
+	oauthMux.Handle("GET "+callbackPath, serveCallback(a.surface))
+	oauthMux.Handle("GET "+clientDocPath, serveClientDoc(cfg))
+	o.setOAuth(oauthMux)
 	m.sweep(ctx, a)
 
 	b, err := m.wire(cfg, log, a)

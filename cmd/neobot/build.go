@@ -145,7 +145,12 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		return nil, fmt.Errorf("open memory: %w", err)
 	}
 
+	oauthOpts, err := oauthOptions(cfg, db)
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
 	topts := tools.Options{
+		OAuth:       oauthOpts,
 		Manifest:    manifest,
 		Skills:      a.skills,
 		Recall:      a.cortex.RecallTool,
@@ -156,6 +161,10 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		Calls:       db,
 		CallTimeout: cfg.ToolTimeout,
 		Logger:      log.With().Str("component", "tools").Logger(),
+		// Servers ask their questions through the turn's approver, as a
+		// gate: in the thread, of the person whose turn it is.
+		Questions:       true,
+		QuestionTimeout: cfg.QuestionTimeout,
 	}
 	// Without a daemon, spends run in neobot's own executor, which plans
 	// with the main model over the surface's spend tools: the surface is

@@ -19,6 +19,7 @@ import (
 
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/core/mcp/oauth"
 	"github.com/neobot/neobot/core/skill"
 	acct "github.com/neobot/neobot/core/usage"
 )
@@ -49,6 +50,7 @@ type Config struct {
 	CompactHard      float64
 	StepBudget       int
 	ToolTimeout      time.Duration
+	QuestionTimeout  time.Duration
 	ToolResultCap    int
 	StoredCap        int
 
@@ -117,8 +119,12 @@ type Config struct {
 	AdminToken  Secret
 	AdminURL    string
 	AdminRemote bool
-	LogLevel    string
-	LogFormat   string
+	// SecretKey seals MCP servers' OAuth grants in the store; PublicURL is
+	// where browsers reach the ops listener (the OAuth callback).
+	SecretKey Secret
+	PublicURL string
+	LogLevel  string
+	LogFormat string
 }
 
 // setting describes one configuration variable: where it is read, its
@@ -260,6 +266,7 @@ func settings() []setting {
 		{env: "NEO_STEP_BUDGET", flag: "step-budget", def: "24", usage: "most model calls in one turn", set: count(func(c *Config) *int { return &c.StepBudget })},
 		{env: "NEO_TOOL_RESULT_CAP", flag: "tool-result-cap", def: "16384", usage: "bytes of one tool result shown to the model (the transcript keeps up to NEO_STORED_RESULT_CAP)", set: count(func(c *Config) *int { return &c.ToolResultCap })},
 		{env: "NEO_STORED_RESULT_CAP", flag: "stored-result-cap", def: "262144", usage: "bytes of one tool result kept in the transcript; the rest is dropped, so one tool cannot fill the disk", set: count(func(c *Config) *int { return &c.StoredCap })},
+		{env: "NEO_QUESTION_TIMEOUT", flag: "question-timeout", def: "10m", usage: "how long a question a tool's server asks (MCP elicitation) waits for the answer of the person whose turn it is; then it is cancelled. The tool's own timeout is paused meanwhile", set: duration(func(c *Config) *time.Duration { return &c.QuestionTimeout })},
 		{env: "NEO_TOOL_TIMEOUT", flag: "tool-timeout", def: "60s", usage: "longest one MCP tool call may take; past it the model is told the call timed out", set: duration(func(c *Config) *time.Duration { return &c.ToolTimeout })},
 		{env: "NEO_DB_PATH", flag: "db", def: "./neobot.db", usage: "bbolt file holding transcripts, gates and memory (unused with NEO_DATABASE_URL)", set: str(func(c *Config) *string { return &c.DBPath })},
 		{env: "NEO_DATABASE_URL", secret: true, usage: "PostgreSQL instead of the bbolt file, for several instances: postgres://user:password@host:5432/dbname", set: secret(func(c *Config) *Secret { return &c.DatabaseURL })},
@@ -315,6 +322,8 @@ func settings() []setting {
 		{env: "NEO_ADMIN_TOKEN", secret: true, usage: "bearer token of the admin API on NEO_HEALTH_ADDR (/admin/v1/), which neobot memory, usage and threads use while the bot runs; at least 32 characters (openssl rand -hex 32); unset, the API is off", set: secret(func(c *Config) *Secret { return &c.AdminToken })},
 		{env: "NEO_ADMIN_URL", flag: "admin-url", usage: "where the memory, usage and threads commands reach a running bot's admin API (default http://127.0.0.1 on NEO_HEALTH_ADDR's port)", set: str(func(c *Config) *string { return &c.AdminURL })},
 		{env: "NEO_ADMIN_REMOTE", flag: "admin-remote", def: "false", usage: "serve the admin API to other machines too; off, only loopback callers are served (behind a reverse proxy on the same host every caller is loopback: see docs/deploy.md)", set: boolean(func(c *Config) *bool { return &c.AdminRemote })},
+		{env: "NEO_SECRET_KEY", secret: true, usage: "key that encrypts MCP servers' OAuth tokens in the store (AES-256-GCM): 32 random bytes as 64 hex digits (openssl rand -hex 32) or base64; required for manifest servers with auth; a new key logs every server out", set: secret(func(c *Config) *Secret { return &c.SecretKey })},
+		{env: "NEO_PUBLIC_URL", flag: "public-url", usage: "where people's browsers reach NEO_HEALTH_ADDR, such as https://neo.example.com; MCP OAuth logins come back to <url>/mcp/oauth/callback (default http://127.0.0.1 on NEO_HEALTH_ADDR's port)", set: str(func(c *Config) *string { return &c.PublicURL })},
 		{env: "NEO_LOG_LEVEL", flag: "log-level", def: "info", usage: "trace, debug, info, warn or error", set: str(func(c *Config) *string { return &c.LogLevel })},
 		{env: "NEO_LOG_FORMAT", flag: "log-format", def: "auto", usage: "json, console, or auto (console on a terminal, else JSON)", set: str(func(c *Config) *string { return &c.LogFormat })},
 	}
@@ -467,10 +476,13 @@ func (c *Config) validate() error {
 	if _, err := llm.ParsePosture("NEO_MODEL_OPENS_IN_REASONING", c.ModelPosture); err != nil {
 		errs = append(errs, err)
 	}
+	if c.QuestionTimeout != 0 && (c.QuestionTimeout < time.Second || c.QuestionTimeout > 24*time.Hour) {
+		bad("NEO_QUESTION_TIMEOUT", "%s is out of range: a tool call should not wait more than 24h for a person, nor give them under a second; set it between 1s and 24h (10m suits most teams)", c.QuestionTimeout)
+	}
 	for _, u := range []struct{ env, v string }{
 		{"NEO_LLM_BASE_URL", c.LLMBaseURL}, {"NEO_CHEAP_LLM_BASE_URL", c.CheapLLMBaseURL}, {"MATRIX_GATEWAY_URL", c.GatewayURL},
 		{"NEO_DAEMON_URL", c.DaemonURL}, {"SLACK_API_URL", c.SlackAPIURL},
-		{"DISCORD_API_URL", c.DiscordAPIURL},
+		{"DISCORD_API_URL", c.DiscordAPIURL}, {"NEO_PUBLIC_URL", c.PublicURL},
 	} {
 		if u.v == "" {
 			continue
@@ -516,6 +528,11 @@ func (c *Config) validate() error {
 	}
 	if n := utf8.RuneCountInString(c.AdminToken.Reveal()); n > 0 && n < minAdminToken {
 		bad("NEO_ADMIN_TOKEN", "is %d characters; it guards the admin API (transcripts, memory), so use at least %d, such as the output of `openssl rand -hex 32`, and set the same value for the bot and the memory, usage and threads commands", n, minAdminToken)
+	}
+	if c.SecretKey != "" {
+		if _, err := oauth.ParseKey(c.SecretKey.Reveal()); err != nil {
+			bad("NEO_SECRET_KEY", "%v", err)
+		}
 	}
 	if c.MaxConcurrentTurns == 0 {
 		bad("NEO_MAX_CONCURRENT_TURNS", "must be at least 1")
@@ -585,7 +602,7 @@ func (c *Config) requireModel() error {
 // secrets returns every credential, for the log scrubber.
 func (c *Config) secrets() []Secret {
 	return []Secret{c.LLMAPIKey, c.CheapLLMAPIKey, c.FireworksKey, c.TogetherKey, c.OpenCodeKey, c.OpenAIKey,
-		c.GatewayToken, c.DaemonToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken, c.AdminToken}
+		c.GatewayToken, c.DaemonToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken, c.AdminToken, c.SecretKey}
 }
 
 // printSettings writes the settings table, for `neobot help config`; with
@@ -630,7 +647,7 @@ func usage(w io.Writer, name string, fs *flag.FlagSet) {
 		return
 	}
 	fmt.Fprintf(w, "usage: neobot %-41s %s\n", "[flags]", "run Neo in Slack (SLACK_BOT_TOKEN) and/or Discord (DISCORD_BOT_TOKEN), else in this terminal")
-	for _, c := range []string{"chat", "check", "web", "web token", "memory", "usage", "spends", "feedback", "threads", "store"} {
+	for _, c := range []string{"chat", "check", "web", "web token", "memory", "usage", "spends", "feedback", "threads", "store", "mcp"} {
 		fmt.Fprintf(w, "       neobot %-41s %s\n", help[c].synopsis, help[c].short)
 	}
 	fmt.Fprintf(w, "       neobot %-41s %s\n", "version", "print the version (also --version)")
@@ -652,7 +669,9 @@ func commandHelp() map[string]struct{ synopsis, short, what string } {
 		"threads": {"threads list|show KEY|export KEY [--format json|markdown]", "list stored conversations, show or export one",
 			"Lists the stored conversations, most recent first (list), prints one transcript as Markdown (show KEY), or exports it as JSON or Markdown (export KEY --format json). Works while the bot runs through its admin API (NEO_ADMIN_TOKEN)."},
 		"store": {"store backup FILE | restore FILE | copy [flags]", "back up or restore the bbolt file (NEO_DB_PATH), or copy it into PostgreSQL",
-			"backup FILE writes a consistent copy of the bbolt file at NEO_DB_PATH, while the bot runs too (through its admin API: set NEO_ADMIN_TOKEN), checks it and renames it into place. restore FILE checks a backup (bbolt's consistency check, the schema version, every bucket read) and puts it in place of NEO_DB_PATH; it refuses while a bot holds the file, and keeps the file it replaces. copy copies everything in the bbolt file at NEO_DB_PATH (transcripts, the message journal, approvals, delegations, memory, usage, ratings of answers and model reasoning postures) into the empty PostgreSQL database at NEO_DATABASE_URL, then checks that both hold as many records of each kind: stop the bot first and start it again with NEO_DATABASE_URL set (docs/scaling.md). Backups: docs/deploy.md."},
+			"backup FILE writes a consistent copy of the bbolt file at NEO_DB_PATH, while the bot runs too (through its admin API: set NEO_ADMIN_TOKEN), checks it and renames it into place. restore FILE checks a backup (bbolt's consistency check, the schema version, every bucket read) and puts it in place of NEO_DB_PATH; it refuses while a bot holds the file, and keeps the file it replaces. copy copies everything in the bbolt file at NEO_DB_PATH (transcripts, the message journal, approvals, delegations, memory, usage, ratings of answers, model reasoning postures and MCP OAuth tokens, still encrypted) into the empty PostgreSQL database at NEO_DATABASE_URL, then checks that both hold as many records of each kind: stop the bot first and start it again with NEO_DATABASE_URL set (docs/scaling.md). Backups: docs/deploy.md."},
+		"mcp": {"mcp login|logout ALIAS [--user ID] [flags]", "log the bot in to a remote MCP server behind OAuth, or remove a stored token",
+			"login ALIAS prints the authorization URL of the manifest's server ALIAS (\"auth\": \"oauth\"); opening it completes the login through the running bot's callback on NEO_HEALTH_ADDR (the bot needs NEO_SECRET_KEY, and this command NEO_ADMIN_TOKEN to reach it). logout ALIAS revokes and deletes the operator's token, or with --user PLATFORM.WORKSPACE.USER one person's token for a \"per_user\" server. docs/mcp-auth.md."},
 		"web": {"web [--user NAME] [flags]", "Neo with the web API and chat page on, and a one-time sign-in link",
 			"Runs Neo with the web API and chat page on NEO_WEB_ADDR (default 127.0.0.1:8080), beside Slack and Discord when their tokens are set, and prints a one-time link that signs NAME in (default me)."},
 		"web token": {"web token NAME", "make a bearer token for web user NAME",

@@ -8,7 +8,7 @@ import (
 // TestHelpPerCommand: `neobot help CMD` and `neobot CMD --help` print that
 // command's usage on stdout, with its flags' defaults, and succeed.
 func TestHelpPerCommand(t *testing.T) {
-	for _, args := range [][]string{{"help", "chat"}, {"chat", "--help"}, {"help", "check"}, {"help", "memory"}, {"memory", "--help"}, {"help", "spends"}, {"spends", "--help"}, {"help", "web"}} {
+	for _, args := range [][]string{{"help", "chat"}, {"chat", "--help"}, {"help", "check"}, {"help", "memory"}, {"memory", "--help"}, {"help", "spends"}, {"spends", "--help"}, {"help", "web"}, {"help", "mcp"}, {"mcp", "--help"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			stdout, stderr, err := run(t, nil, "", args...)
 			if err != nil {
@@ -35,7 +35,7 @@ func TestHelpOverview(t *testing.T) {
 	if err != nil {
 		t.Fatalf("neobot help: %v\n%s", err, stderr)
 	}
-	for _, cmd := range []string{"chat", "check", "web [--user NAME]", "web token NAME", "memory", "usage", "spends", "threads", "store"} {
+	for _, cmd := range []string{"chat", "check", "web [--user NAME]", "web token NAME", "memory", "usage", "spends", "threads", "store", "mcp login|logout"} {
 		if !strings.Contains(stdout, "neobot "+cmd) {
 			t.Errorf("neobot help does not list %q:\n%s", cmd, stdout)
 		}

@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 	if log := os.Getenv("NEOBOT_WALLET_LOG"); log != "" {
 		os.Exit(serveWallet(log, os.Getenv("NEOBOT_WALLET_HOLD"), os.Getenv("NEOBOT_WALLET_DOWN")))
 	}
+	if log := os.Getenv("NEOBOT_ASKER_LOG"); log != "" {
+		os.Exit(serveAsker(log))
+	}
 	if binary = os.Getenv("NEO_TEST_BINARY"); binary != "" {
 		os.Exit(pgtest.Main(m))
 	}

@@ -19,6 +19,7 @@ type ops struct {
 	mu      sync.Mutex
 	metrics http.Handler
 	admin   http.Handler // nil until the bot is built, or without NEO_ADMIN_TOKEN
+	oauth   http.Handler // the MCP login callback; nil until the bot is built
 	checks  []readyCheck
 }
 
@@ -50,6 +51,24 @@ func (o *ops) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	o.mu.Unlock()
 	if h == nil {
 		http.Error(w, "the admin API is off: set NEO_ADMIN_TOKEN for the bot (it is also off while the bot starts)", http.StatusNotFound)
+		return
+	}
+	h.ServeHTTP(w, r)
+}
+
+// setOAuth serves h at the MCP login callback.
+func (o *ops) setOAuth(h http.Handler) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.oauth = h
+}
+
+func (o *ops) serveOAuth(w http.ResponseWriter, r *http.Request) {
+	o.mu.Lock()
+	h := o.oauth
+	o.mu.Unlock()
+	if h == nil {
+		http.Error(w, "neobot is starting; reload this page in a moment", http.StatusServiceUnavailable)
 		return
 	}
 	h.ServeHTTP(w, r)
@@ -151,6 +170,8 @@ func serveOps(ctx context.Context, addr string, o *ops, tm opsTimeouts) (stop fu
 	mux.HandleFunc("GET /readyz", o.serveReady)
 	mux.HandleFunc("GET /metrics", o.serveMetrics)
 	mux.HandleFunc("/admin/", o.serveAdmin)
+	mux.HandleFunc("GET "+callbackPath, o.serveOAuth)
+	mux.HandleFunc("GET "+clientDocPath, o.serveOAuth)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: tm.readHeader, ReadTimeout: tm.read, WriteTimeout: tm.write, IdleTimeout: tm.idle}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

@@ -84,7 +84,7 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		case len(args) > 0 && args[0] == "config":
 			printSettings(m.Stdout, len(args) > 1 && args[1] == "--markdown")
 			return nil
-		case len(args) > 0 && (args[0] == "chat" || args[0] == "check" || args[0] == "memory" || args[0] == "usage" || args[0] == "spends" || args[0] == "feedback" || args[0] == "threads" || args[0] == "run" || args[0] == "web" || args[0] == "store"):
+		case len(args) > 0 && (args[0] == "chat" || args[0] == "check" || args[0] == "memory" || args[0] == "usage" || args[0] == "spends" || args[0] == "feedback" || args[0] == "threads" || args[0] == "run" || args[0] == "web" || args[0] == "store" || args[0] == "mcp"):
 			return m.Run(ctx, []string{args[0], "-h"})
 		}
 		if len(args) > 0 {
@@ -116,6 +116,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return m.runWeb(ctx, args)
 	case "store":
 		return m.runStore(ctx, args)
+	case "mcp":
+		return m.runMCP(ctx, args)
 	default:
 		return fmt.Errorf("unknown command %q; run neobot help", cmd)
 	}

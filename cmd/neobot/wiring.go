@@ -10,8 +10,11 @@ import (
 	"github.com/neobot/neobot/core/conversation"
 	"github.com/neobot/neobot/core/delegate"
 	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/memory"
 	"github.com/neobot/neobot/core/tools"
+	"github.com/neobot/neobot/store"
+	"github.com/neobot/neobot/store/postgres"
 )
 
 // The composition root is where every consumer-side interface meets its
@@ -47,4 +50,11 @@ var (
 var (
 	_ = slack.Options{Hub: (*conversation.Hub)(nil), Threads: database(nil)}
 	_ = discord.Options{Hub: (*conversation.Hub)(nil), Threads: database(nil)}
+)
+
+// Both stores keep MCP servers' sealed OAuth grants.
+var (
+	_ mcp.TokenStore = (*store.DB)(nil)
+	_ mcp.TokenStore = (*postgres.DB)(nil)
+	_ logins         = (*tools.Surface)(nil)
 )

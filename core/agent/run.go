@@ -116,6 +116,7 @@ func (a *Agent) run(ctx context.Context, t core.Turn) (tr *turn, err error) {
 		return tr, core.ErrAnswered
 	case turnOpen:
 		tr.start = at
+		tr.t.Resumed = true
 		a.log.Info().Str("thread", in.Thread.Key()).Str("event", in.EventID).Msg("agent: resuming turn")
 	default:
 		// The person sees Neo at work at once: the status goes out while

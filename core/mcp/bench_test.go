@@ -3,9 +3,12 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/neobot/neobot/core/mcp/oauth/oauthtest"
 )
 
 // reportLatency reports the p50 and p99 of per-call durations.
@@ -131,4 +134,39 @@ func BenchmarkBoot(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/boot")
 		})
 	}
+}
+
+// BenchmarkCallHTTP measures a tool call over streamable HTTP on
+// loopback, plain and behind OAuth (the bearer added, the sealed grant
+// read from the token store and opened on every request): the difference
+// is what OAuth costs a call.
+func BenchmarkCallHTTP(b *testing.B) {
+	b.Run("plain", func(b *testing.B) {
+		srv := httptest.NewServer(NewServer("h", "1", testTools(0)...).Handler())
+		b.Cleanup(srv.Close)
+		m := start(b, Options{Manifest: manifest(ServerSpec{Alias: "h", Transport: TransportHTTP, URL: srv.URL, Version: "1.0.0", Tools: testToolNames})})
+		benchCall(b, m, "h")
+	})
+	b.Run("oauth", func(b *testing.B) {
+		prot := oauthtest.New(b, NewServer("h", "1", testTools(0)...).Handler())
+		feed := make(statusFeed, 64)
+		m := start(b, Options{
+			Manifest:       manifest(ServerSpec{Alias: "h", Transport: TransportHTTP, URL: prot.URL(), Auth: AuthOAuth, Version: "1.0.0", Tools: testToolNames}),
+			OAuth:          &OAuth{Tokens: &memTokens{m: map[string][]byte{}}, Key: make([]byte, 32), RedirectURL: "http://127.0.0.1:9/cb"},
+			RestartBackoff: time.Hour, OnStatus: feed.on,
+		})
+		ctx := context.Background()
+		u, err := m.Login(ctx, "h")
+		if err != nil {
+			b.Fatal(err)
+		}
+		code, state := openLogin(b, u)
+		if _, _, err := m.FinishLogin(ctx, state, code); err != nil {
+			b.Fatal(err)
+		}
+		for m.Status()[0].State != StateUp {
+			<-feed
+		}
+		benchCall(b, m, "h")
+	})
 }

@@ -29,6 +29,8 @@ type conn struct {
 	// exited, or a call failed at the transport.
 	lost     chan struct{}
 	lostOnce sync.Once
+	// calls are the tool calls in flight, for the server's questions.
+	calls calls
 }
 
 func (c *conn) markLost() { c.lostOnce.Do(func() { close(c.lost) }) }
@@ -100,7 +102,15 @@ func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeVa
 		// marks the option deprecated for 2026-07-28, which replaced the
 		// stream with subscriptions/listen; move to Client.Listen together
 		// with the pin.
-		h, err := transport.NewStreamableHTTP(spec.URL, transport.WithHTTPHeaders(headers), transport.WithContinuousListening())
+		hopts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(headers), transport.WithContinuousListening()}
+		if spec.Auth != "" {
+			hc, err := m.authClient(ctx, spec, vals.user) // "" for the operator's grant
+			if err != nil {
+				return nil, nil, err
+			}
+			hopts = append(hopts, transport.WithHTTPBasicClient(hc))
+		}
+		h, err := transport.NewStreamableHTTP(spec.URL, hopts...)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -110,11 +120,15 @@ func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeVa
 		if srv == nil {
 			return nil, nil, fmt.Errorf("no in-process server given for %q", spec.Alias)
 		}
-		tr = transport.NewInProcessTransport(srv.s)
+		var opts []transport.InProcessOption
+		if m.elicit != nil {
+			opts = append(opts, transport.WithElicitationHandler(elicitHandler{alias: spec.Alias, c: c, fn: m.elicit, same: sameTurn}))
+		}
+		tr = transport.NewInProcessTransportWithOptions(srv.s, opts...)
 	default:
 		return nil, nil, fmt.Errorf("transport %q is not supported", spec.Transport)
 	}
-	c.client = client.NewClient(tr, client.WithProtocolVersion(ProtocolVersion))
+	c.client = client.NewClient(tr, append([]client.ClientOption{client.WithProtocolVersion(ProtocolVersion)}, m.elicitOptions(spec.Alias, c)...)...)
 	fail := func(stage string, err error) (*conn, []Tool, error) {
 		_ = c.close(m.grace)
 		if c.proc != nil {
@@ -136,6 +150,9 @@ func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeVa
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = ProtocolVersion
 	init.Params.ClientInfo = mcp.Implementation{Name: "neobot", Version: m.clientVersion}
+	if m.elicit != nil {
+		init.Params.Capabilities.Elicitation = elicitCapability()
+	}
 	if _, err := c.client.Initialize(ctx, init); err != nil {
 		return fail("initialize", handshakeErr(ctx, err))
 	}

@@ -12,7 +12,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/mcp/oauth"
 	"github.com/rs/zerolog"
 )
 
@@ -103,6 +105,15 @@ type Options struct {
 	// Clock times the idle stops of place processes (default: the real
 	// clock).
 	Clock core.Clock
+	// OAuth, when set, authorizes the http servers with auth in the
+	// manifest (see docs/mcp-auth.md). Without it such a server does not
+	// start, and says NEO_SECRET_KEY is missing.
+	OAuth *OAuth
+
+	// Elicit, when set, answers the questions servers ask during tool
+	// calls (elicitation/create), and neobot declares the elicitation
+	// capability; without it none is declared. See elicit.go.
+	Elicit ElicitFunc
 	// ClientVersion is reported to servers in the handshake (default "dev").
 	ClientVersion string
 	// Logger receives lifecycle events, and stdio servers' stderr at debug
@@ -125,7 +136,9 @@ type Manager struct {
 	backoff       time.Duration
 	maxBackoff    time.Duration
 	clientVersion string
+	elicit        ElicitFunc
 	log           zerolog.Logger
+	auth          *auth // nil without Options.OAuth
 
 	gen       atomic.Uint64
 	warnMu    sync.Mutex
@@ -147,6 +160,11 @@ type entry struct {
 	spec   ServerSpec
 	index  int
 	relist chan struct{}
+	// kick wakes a server waiting to retry its boot: a login completed.
+	kick chan struct{}
+	// learnt is set once a person's connection to a per_user server has
+	// listed its tools (see Manager.learnt).
+	learnt bool
 	pool   *pool // a server that runs per place; nil otherwise
 
 	mu       sync.RWMutex
@@ -175,11 +193,16 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 		inProcess: opts.InProcess, onStatus: opts.OnStatus, startTimeout: opts.StartTimeout,
 		grace: opts.StopGrace, backoff: opts.RestartBackoff, maxBackoff: opts.RestartMaxBackoff,
 		clientVersion: opts.ClientVersion, log: opts.Logger, done: make(chan struct{}),
-		onProcess: opts.OnProcess, clock: opts.Clock,
+		onProcess: opts.OnProcess, clock: opts.Clock, elicit: opts.Elicit,
 	}
 	if m.clock == nil {
 		m.clock = realClock{}
 	}
+	a, err := newAuth(opts.OAuth)
+	if err != nil {
+		return nil, err
+	}
+	m.auth = a
 	if m.lookup == nil {
 		m.lookup = os.LookupEnv
 	}
@@ -199,11 +222,11 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 		m.clientVersion = "dev"
 	}
 	for i, spec := range opts.Manifest.Servers {
-		s := &entry{spec: spec, index: i, relist: make(chan struct{}, 1), declared: map[string]bool{}}
+		s := &entry{spec: spec, index: i, relist: make(chan struct{}, 1), kick: make(chan struct{}, 1), declared: map[string]bool{}}
 		for _, t := range spec.Tools {
 			s.declared[t] = true
 		}
-		if spec.Transport == TransportStdio && spec.UsesPlace() {
+		if spec.Transport == TransportStdio && spec.UsesPlace() || spec.Auth == AuthPerUser {
 			s.pool = newPool(m, s)
 		}
 		m.servers = append(m.servers, s)
@@ -256,6 +279,8 @@ func (m *Manager) retryBoot(s *entry) {
 			t.Stop()
 			return
 		case <-t.C:
+		case <-s.kick: // a login completed: try now
+			t.Stop()
 		}
 		ctx, cancel := m.lifetimeCtx(m.timeout(s))
 		m.boot(ctx, s, true)
@@ -313,6 +338,9 @@ func (m *Manager) boot(ctx context.Context, s *entry, again bool) {
 		return
 	}
 	problem := "not started: " + err.Error()
+	if notLoggedIn(err) {
+		problem = (&NotLoggedInError{Alias: s.spec.Alias}).Error()
+	}
 	if errors.Is(err, errStartTimeout) {
 		problem = fmt.Sprintf("not started: no answer within %s (start, initialize, tools/list); check the command, or raise servers[%d].start_timeout", t, s.index)
 	}
@@ -428,6 +456,8 @@ func (m *Manager) restart(s *entry, old *conn) bool {
 			t.Stop()
 			return false
 		case <-t.C:
+		case <-s.kick: // a login completed: try now
+			t.Stop()
 		}
 		ctx, cancel := m.lifetimeCtx(m.timeout(s))
 		c, tools, err := m.connect(ctx, s)
@@ -435,6 +465,15 @@ func (m *Manager) restart(s *entry, old *conn) bool {
 		if err != nil {
 			m.log.Warn().Str("server", s.spec.Alias).Err(err).Dur("retry_in_ms", min(delay*2, m.maxBackoff)).Msg("mcp server restart failed")
 			delay = min(delay*2, m.maxBackoff)
+			if notLoggedIn(err) {
+				m.set(s, StateRestarting, nil, nil, (&NotLoggedInError{Alias: s.spec.Alias}).Error())
+				// Wait for the login, not for the next attempt.
+				select {
+				case <-m.done:
+					return false
+				case <-s.kick:
+				}
+			}
 			continue
 		}
 		select {
@@ -504,6 +543,11 @@ func (m *Manager) CallIn(ctx context.Context, place Place, alias, tool string, a
 	default:
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w: %s", alias, tool, ErrServerDown, problem)
 	}
+	if s.spec.Auth == AuthPerUser {
+		if err := m.connected(ctx, s, place); err != nil {
+			return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, err)
+		}
+	}
 	if s.pool != nil {
 		pr, err := s.pool.acquire(ctx, place)
 		if err != nil {
@@ -524,12 +568,19 @@ func (m *Manager) CallIn(ctx context.Context, place Place, alias, tool string, a
 	if meta := MetaFrom(ctx); meta != nil {
 		req.Params.Meta = &mcp.Meta{AdditionalFields: meta}
 	}
+	end := c.calls.begin(ctx)
 	res, err := c.client.CallTool(ctx, req)
+	end()
 	if err == nil {
 		return fromCallResult(res), nil
 	}
 	if ctx.Err() != nil {
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, ctx.Err())
+	}
+	if errors.Is(err, oauth.ErrLoginRequired) {
+		// The grant was revoked or expired past refreshing; a 401 never
+		// reached the tool.
+		return m.loginLost(ctx, s, c, place, alias, tool)
 	}
 	var te *transport.Error
 	if errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed) {

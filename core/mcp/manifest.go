@@ -66,6 +66,15 @@ type ServerSpec struct {
 	// Headers are sent with every HTTP request. A value is "$env:VAR" or a
 	// single scheme word followed by one, such as "Bearer $env:VAR".
 	Headers map[string]string `json:"headers,omitempty"`
+	// Auth is how neobot authorizes to an http server beyond its headers:
+	// "" (not at all), [AuthOAuth] (one OAuth grant for the whole bot, from
+	// `neobot mcp login ALIAS`) or [AuthPerUser] (each person connects
+	// their own account). docs/mcp-auth.md tells the whole story.
+	Auth string `json:"auth,omitempty"`
+	// OAuth configures the OAuth client of a server with Auth set; it may
+	// be omitted when the server's authorization server supports dynamic
+	// registration or client ID metadata documents.
+	OAuth *OAuthSpec `json:"oauth,omitempty"`
 	// Version pins the server: a semantic version or "sha256:<hex>". Tool
 	// URIs carry it.
 	Version string `json:"version"`
@@ -89,6 +98,30 @@ type ServerSpec struct {
 	// process idle the longest stops first. Zero means
 	// [DefaultMaxProcesses].
 	MaxProcesses int `json:"max_processes,omitempty"`
+}
+
+// Values of [ServerSpec.Auth].
+const (
+	// AuthOAuth authorizes with one OAuth grant that the operator obtains
+	// with `neobot mcp login ALIAS`.
+	AuthOAuth = "oauth"
+	// AuthPerUser authorizes each person's calls with their own OAuth
+	// grant, obtained through a "connect your account" link.
+	AuthPerUser = "per_user"
+)
+
+// OAuthSpec is the OAuth client of a server with [ServerSpec.Auth] set.
+type OAuthSpec struct {
+	// ClientID is a client registered beforehand at the server's
+	// authorization server; empty means neobot registers itself (client
+	// ID metadata document or dynamic registration).
+	ClientID string `json:"client_id,omitempty"`
+	// ClientSecret is the pre-registered client's secret, as "$env:VAR".
+	// Literal secrets are refused.
+	ClientSecret string `json:"client_secret,omitempty"`
+	// Scope is asked for when neither the server's challenge nor its
+	// metadata say which scope to ask.
+	Scope string `json:"scope,omitempty"`
 }
 
 // Duration is a time.Duration written in JSON as a string ("30s", "2m").

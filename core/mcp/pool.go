@@ -90,6 +90,9 @@ func newPool(m *Manager, s *entry) *pool {
 		kick: make(chan struct{}, 1), procs: map[string]*proc{}, freed: make(chan struct{}),
 	}
 	p.workspace, p.user = usedPlaceholders(s.spec)
+	if s.spec.Auth == AuthPerUser {
+		p.user = true // one connection per person, with their own token
+	}
 	if p.idle <= 0 {
 		p.idle = DefaultIdleTimeout
 	}
@@ -286,6 +289,9 @@ func (p *pool) run(pr *proc, victim *proc) {
 		return
 	}
 	pr.conn = c
+	if p.s.spec.Auth == AuthPerUser {
+		p.m.learnt(p.s, tools)
+	}
 	p.mu.Lock()
 	close(pr.ready)
 	if pr.users == 0 { // its callers gave up while it started
@@ -434,6 +440,11 @@ func (p *pool) close() []*proc {
 // server's tools at boot, checks them against the manifest, stops it and
 // removes the directories it was given.
 func (m *Manager) learnTools(ctx context.Context, s *entry) (*conn, []Tool, error) {
+	if s.spec.Auth == AuthPerUser {
+		// Only a person's token opens the server: until someone connects,
+		// its tools are the manifest's (see perUserTools).
+		return nil, perUserTools(s.spec), nil
+	}
 	t := templateValue()
 	vals := placeValues{workspace: t, user: t}
 	c, tools, err := m.connectSpec(ctx, s.spec, vals, func() {})

@@ -33,9 +33,10 @@ type Server struct {
 }
 
 // NewServer returns a server named name at version serving tools. It
-// announces tools/list_changed when its tools change.
+// announces tools/list_changed when its tools change, and its tools may
+// ask the client questions ([Server.Elicit]).
 func NewServer(name, version string, tools ...ServerTool) *Server {
-	s := &Server{s: server.NewMCPServer(name, version, server.WithToolCapabilities(true), server.WithRecovery())}
+	s := &Server{s: server.NewMCPServer(name, version, server.WithToolCapabilities(true), server.WithRecovery(), server.WithElicitation())}
 	s.s.AddTools(serverTools(tools)...)
 	return s
 }

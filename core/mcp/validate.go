@@ -117,6 +117,7 @@ func (m *Manifest) validate(problems []FieldError) error {
 		}
 		problems = validatePlace(s, at, problems)
 		problems = validateTools(s, at, problems)
+		problems = validateAuth(s, at, problems)
 	}
 	problems = m.validateEffects(problems)
 	if len(problems) > 0 {
@@ -334,14 +335,49 @@ func validatePlace(s *ServerSpec, at func(string) string, problems []FieldError)
 	switch {
 	case s.IdleTimeout < 0:
 		add(at("idle_timeout"), "is negative", `write a positive duration such as "10m", or omit it`)
-	case s.IdleTimeout > 0 && !uses:
+	case s.IdleTimeout > 0 && !uses && s.Auth != AuthPerUser:
 		add(at("idle_timeout"), "is set on a server that uses no place placeholder", "remove it: only a server with {workspace} or {user} in its args, env or create_dirs stops when idle")
 	}
 	switch {
 	case s.MaxProcesses < 0:
 		add(at("max_processes"), "is negative", "write a positive number, or omit it")
-	case s.MaxProcesses > 0 && !uses:
+	case s.MaxProcesses > 0 && !uses && s.Auth != AuthPerUser:
 		add(at("max_processes"), "is set on a server that uses no place placeholder", "remove it: only a server with {workspace} or {user} in its args, env or create_dirs runs more than one process")
+	}
+	return problems
+}
+
+// validateAuth checks a server's auth and oauth fields.
+func validateAuth(s *ServerSpec, at func(string) string, problems []FieldError) []FieldError {
+	add := func(field, problem, fix string) {
+		problems = append(problems, FieldError{Field: field, Problem: problem, Fix: fix})
+	}
+	switch s.Auth {
+	case "":
+		if s.OAuth != nil {
+			add(at("oauth"), `is set but auth is not`, `add "auth": "oauth" (or "per_user"), or remove oauth`)
+		}
+		return problems
+	case AuthOAuth, AuthPerUser:
+	default:
+		add(at("auth"), fmt.Sprintf("%q is not a known auth mode", s.Auth), `use "oauth" (one login for the bot) or "per_user" (each person connects their own account)`)
+		return problems
+	}
+	if s.Transport != TransportHTTP {
+		add(at("auth"), "is set on a server that is not http", `OAuth applies to remote servers: use "transport": "http", or remove auth`)
+	}
+	for k := range s.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			add(at("headers.Authorization"), "is set together with auth", "the OAuth token goes in Authorization: remove the header, or remove auth")
+		}
+	}
+	if o := s.OAuth; o != nil {
+		if o.ClientSecret != "" && !envRefRe.MatchString(o.ClientSecret) {
+			add(at("oauth.client_secret"), "is not a $env: reference", `write "$env:VAR" and set VAR in neobot's environment; a manifest never holds a secret`)
+		}
+		if o.ClientSecret != "" && o.ClientID == "" {
+			add(at("oauth.client_secret"), "is set without client_id", "give the pre-registered client's client_id too")
+		}
 	}
 	return problems
 }

@@ -24,6 +24,19 @@ func BenchmarkDispatch(b *testing.B) {
 		defer s.Close()
 		benchDispatch(b, s)
 	})
+	// With questions on (as neobot runs), every call carries a pausable
+	// deadline and is tracked for its server's questions.
+	b.Run("inprocess-questions", func(b *testing.B) {
+		s, err := Spawn(context.Background(), Options{
+			Manifest: chainManifest(), Questions: true,
+			InProcess: map[string]*mcp.Server{"chain": mcp.NewServer("chain", "0.3.0", chainTools()...)},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		benchDispatch(b, s)
+	})
 	b.Run("stdio-go", func(b *testing.B) {
 		m := &mcp.Manifest{DID: "did:key:z6MkNeo", Servers: []mcp.ServerSpec{{
 			Alias: "chain", Transport: mcp.TransportStdio, Command: os.Args[0], Version: "0.3.0",
@@ -72,5 +85,26 @@ func BenchmarkSchemas(b *testing.B) {
 	defer s.Close()
 	for b.Loop() {
 		_ = s.Schemas(context.Background())
+	}
+}
+
+// BenchmarkCallContext measures what a call's deadline costs with
+// questions on (pausable, tracked for its server's questions) against a
+// plain context.WithTimeout.
+func BenchmarkCallContext(b *testing.B) {
+	ctx := context.Background()
+	for _, questions := range []bool{false, true} {
+		s := &Surface{callTimeout: time.Minute, questions: questions}
+		name := "plain"
+		if questions {
+			name = "questions"
+		}
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				cctx, cancel := s.callContext(ctx, binding{})
+				_ = cctx.Err()
+				cancel()
+			}
+		})
 	}
 }

@@ -106,19 +106,27 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 			}
 		}()
 	}
-	callCtx, cancel := context.WithTimeout(ctx, s.callTimeout)
+	if text, lost := s.lostQuestion(ctx, name, b); lost {
+		return text, true, nil
+	}
+	callCtx, cancel := s.callContext(ctx, b)
 	defer cancel()
 	res, err := s.mgr.CallIn(callCtx, placeOf(ctx), b.alias, b.tool, args)
 	// Only a call that changes nothing, or one that certainly never
 	// reached its server, may be made again after a failure: anything
 	// else may have taken effect.
 	again := !asked && (b.effect == mcp.EffectNone || b.effect == mcp.EffectRead || errors.Is(err, mcp.ErrNotSent))
+	var connect *mcp.ConnectError
 	switch {
 	case err == nil:
 		if !res.IsError {
 			sendFiles(ctx, name, res)
 		}
 		return render(res) + s.resourceHint(sk, b.alias, res), res.IsError, nil
+	case errors.As(err, &connect):
+		return s.offerConnect(ctx, name, connect), true, nil
+	case errors.As(err, new(*mcp.NotLoggedInError)):
+		return fmt.Sprintf("%s is not available: neobot's access to %q was revoked or has expired, and an operator must log in again (neobot mcp login %s). Tell the user.", name, b.alias, b.alias), true, nil
 	case ctx.Err() != nil:
 		return "", false, fmt.Errorf("tools: %s: %w", name, ctx.Err())
 	case errors.Is(err, mcp.ErrUnavailable) && again:

@@ -47,6 +47,14 @@ type Options struct {
 	// History runs history_search over the thread's archived messages.
 	// Nil hides history_search.
 	History func(ctx context.Context, query string) (string, error)
+	// Questions lets servers ask the person whose turn it is questions
+	// during a call (MCP elicitation), through the turn's approver; off,
+	// neobot declares no elicitation and servers cannot ask.
+	Questions bool
+	// QuestionTimeout is how long a question waits for its answer before
+	// it is cancelled (default DefaultQuestionTimeout). The call's own
+	// timeout does not run meanwhile.
+	QuestionTimeout time.Duration
 	// CallTimeout bounds each MCP tool call (default 60s). core_execute
 	// and memory_recall are bounded by their own implementations.
 	CallTimeout time.Duration
@@ -55,6 +63,9 @@ type Options struct {
 	// LookupEnv resolves the manifest's $env: references (default
 	// os.LookupEnv).
 	LookupEnv mcp.LookupEnv
+	// OAuth authorizes the manifest's http servers with auth (see
+	// mcp.Options.OAuth); nil leaves them waiting for NEO_SECRET_KEY.
+	OAuth *mcp.OAuth
 	// InProcess holds Go servers for "inprocess" manifest entries.
 	InProcess map[string]*mcp.Server
 	// RestartBackoff is the first delay before restarting a crashed server
@@ -96,6 +107,10 @@ type Surface struct {
 	gate        gate
 	overrides   []string // escalate-named tools the manifest declares otherwise, for check
 
+	// questions and questionTimeout: see Options.
+	questions       bool
+	questionTimeout time.Duration
+
 	mu    sync.Mutex
 	cache map[*skill.Skill]schemaCache
 }
@@ -122,6 +137,10 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 	}
 	if s.callTimeout <= 0 {
 		s.callTimeout = 60 * time.Second
+	}
+	s.questions, s.questionTimeout = opts.Questions, opts.QuestionTimeout
+	if s.questionTimeout <= 0 {
+		s.questionTimeout = DefaultQuestionTimeout
 	}
 	s.patterns = DefaultEscalatePatterns()
 	if opts.EscalatePatterns != nil {
@@ -178,6 +197,8 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 	mgr, err := mcp.Start(ctx, mcp.Options{
 		Manifest: opts.Manifest, StartTimeout: opts.StartTimeout, LookupEnv: opts.LookupEnv,
 		InProcess: opts.InProcess, RestartBackoff: opts.RestartBackoff, OnStatus: opts.OnStatus, Logger: opts.Logger,
+		OAuth:  opts.OAuth,
+		Elicit: s.elicitFunc(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)

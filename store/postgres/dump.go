@@ -112,9 +112,10 @@ func (db *DB) Count(ctx context.Context) (store.Counts, error) {
 		(SELECT count(*) FROM neo_memories),
 		(SELECT count(*) FROM neo_usage),
 		(SELECT count(*) FROM neo_ratings),
-		(SELECT count(*) FROM neo_model_postures)`).Scan(
+		(SELECT count(*) FROM neo_model_postures),
+		(SELECT count(*) FROM neo_mcp_tokens)`).Scan(
 		&n.Threads, &n.Entries, &n.Inbound, &n.Pending, &n.Gates, &n.GateNodes, &n.Delegations, &n.Memories, &n.Usage,
-		&n.Ratings, &n.Postures)
+		&n.Ratings, &n.Postures, &n.MCPTokens)
 	if err != nil {
 		return store.Counts{}, fmt.Errorf("postgres: count %s: %w", db.name, err)
 	}

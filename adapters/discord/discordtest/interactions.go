@@ -14,6 +14,7 @@ const (
 	ResponseDeferredMessage = 5
 	ResponseDeferredUpdate  = 6 // DEFERRED_UPDATE_MESSAGE
 	ResponseUpdate          = 7 // UPDATE_MESSAGE
+	ResponseModal           = 9 // MODAL (modals.go)
 )
 
 // FlagEphemeral marks a reply only the clicking user sees.
@@ -26,6 +27,8 @@ type Response struct {
 	Content       string
 	Components    json.RawMessage
 	Flags         int
+	// CustomID and Title are a modal's (type 9).
+	CustomID, Title string
 	// Sent is when the click was dispatched; At when the response arrived.
 	Sent, At time.Time
 }
@@ -81,10 +84,17 @@ func (s *Server) callback(r *http.Request, body []byte) (int, any) {
 			Content    *string          `json:"content"`
 			Components *json.RawMessage `json:"components"`
 			Flags      int              `json:"flags"`
+			CustomID   string           `json:"custom_id"`
+			Title      string           `json:"title"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &b); err != nil {
 		return http.StatusBadRequest, apiError(50109, "The request body contains invalid JSON.")
+	}
+	if b.Type == ResponseModal {
+		if status, resp := checkModal(body); status != 0 {
+			return status, resp
+		}
 	}
 	if b.Data.Content != nil {
 		// A message response must say something; an update may clear the
@@ -106,7 +116,7 @@ func (s *Server) callback(r *http.Request, body []byte) (int, any) {
 		return http.StatusBadRequest, apiError(40060, "Interaction has already been acknowledged.")
 	}
 	in.responded = true
-	resp := Response{InteractionID: in.id, Type: b.Type, Flags: b.Data.Flags, Sent: in.sent, At: now}
+	resp := Response{InteractionID: in.id, Type: b.Type, Flags: b.Data.Flags, CustomID: b.Data.CustomID, Title: b.Data.Title, Sent: in.sent, At: now}
 	if b.Data.Content != nil {
 		resp.Content = *b.Data.Content
 	}

@@ -17,6 +17,9 @@ import (
 
 // Who says who may answer the pending gate g.
 func Who(g core.Gate) string {
+	if g.Form != nil {
+		return fmt.Sprintf("Asked of <@%s>; only they can answer.", g.Requester)
+	}
 	var who string
 	switch {
 	case g.SelfApprove && len(g.Allowed) > 0:
@@ -35,6 +38,9 @@ func Who(g core.Gate) string {
 // Outcome says how the closed gate g ended. date renders a time the
 // platform's way; escape makes the chosen option's label safe to show.
 func Outcome(g core.Gate, date func(time.Time) string, escape func(string) string) string {
+	if g.Form != nil {
+		return formOutcome(g, date, escape)
+	}
 	switch g.State {
 	case core.GateApproved:
 		return fmt.Sprintf("Approved (%s) by <@%s> at %s", escape(Label(g.Answer, 0, 80)), g.DecidedBy, date(g.DecidedAt))
@@ -77,4 +83,52 @@ func ParseValue(v string) (token string, idx int, ok bool) {
 		return "", 0, false
 	}
 	return token, idx, true
+}
+
+// Title names the state of the gate g in a message's header: an approval
+// is needed, approved, denied or expired; a question is asked, answered,
+// declined, cancelled or expired.
+func Title(g core.Gate) string {
+	if g.Form != nil {
+		switch g.State {
+		case core.GatePending:
+			return "Question"
+		case core.GateApproved:
+			return "Answered"
+		case core.GateDenied:
+			if g.Answer == core.ElicitDecline {
+				return "Declined"
+			}
+			return "Cancelled"
+		}
+		return "Expired"
+	}
+	switch g.State {
+	case core.GatePending:
+		return "Approval needed"
+	case core.GateApproved:
+		return "Approved"
+	case core.GateDenied:
+		return "Denied"
+	}
+	return "Expired"
+}
+
+// formOutcome says how the question g ended.
+func formOutcome(g core.Gate, date func(time.Time) string, escape func(string) string) string {
+	switch {
+	case g.State == core.GateApproved && g.Answer == core.ElicitOpen:
+		return fmt.Sprintf("Answered by <@%s> at %s", g.DecidedBy, date(g.DecidedAt))
+	case g.State == core.GateApproved:
+		return fmt.Sprintf("Answered (%s) by <@%s> at %s", escape(Label(g.Answer, 0, 80)), g.DecidedBy, date(g.DecidedAt))
+	case g.State == core.GateDenied && g.DecidedBy != "" && g.Answer == core.ElicitDecline:
+		return fmt.Sprintf("Declined by <@%s> at %s — nothing was sent.", g.DecidedBy, date(g.DecidedAt))
+	case g.State == core.GateDenied && g.DecidedBy != "":
+		return fmt.Sprintf("Cancelled by <@%s> at %s — nothing was sent.", g.DecidedBy, date(g.DecidedAt))
+	case g.State == core.GateDenied:
+		return "Cancelled — the request was stopped, so nothing was sent."
+	case g.Note != "":
+		return g.Note
+	}
+	return "Expired — no answer came in time, so the question was cancelled."
 }

@@ -52,3 +52,36 @@ func TestLabel(t *testing.T) {
 		t.Errorf("long label = %q (%d characters)", got, len([]rune(got)))
 	}
 }
+
+func TestQuestionWords(t *testing.T) {
+	at := time.Unix(1700000000, 0)
+	date := func(time.Time) string { return "DATE" }
+	form := &core.Form{}
+	tests := []struct {
+		g            core.Gate
+		title, words string
+	}{
+		{core.Gate{Form: form, State: core.GatePending, Requester: "U1"}, "Question", ""},
+		{core.Gate{Form: form, State: core.GateApproved, Answer: "Medium", DecidedBy: "U1", DecidedAt: at}, "Answered", "Answered (Medium) by <@U1> at DATE"},
+		{core.Gate{Form: form, State: core.GateApproved, Answer: core.ElicitOpen, DecidedBy: "U1", DecidedAt: at}, "Answered", "Answered by <@U1> at DATE"},
+		{core.Gate{Form: form, State: core.GateDenied, Answer: core.ElicitDecline, DecidedBy: "U1", DecidedAt: at}, "Declined", "Declined by <@U1> at DATE — nothing was sent."},
+		{core.Gate{Form: form, State: core.GateDenied, Answer: core.ElicitCancel, DecidedBy: "U1", DecidedAt: at}, "Cancelled", "Cancelled by <@U1> at DATE — nothing was sent."},
+		{core.Gate{Form: form, State: core.GateExpired}, "Expired", "Expired — no answer came in time, so the question was cancelled."},
+		{core.Gate{Form: form, State: core.GateExpired, Note: "Cancelled — restarted."}, "Expired", "Cancelled — restarted."},
+		{core.Gate{State: core.GatePending}, "Approval needed", ""},
+	}
+	for _, tt := range tests {
+		if got := Title(tt.g); got != tt.title {
+			t.Errorf("Title(%s, %q) = %q, want %q", tt.g.State, tt.g.Answer, got, tt.title)
+		}
+		if tt.words == "" {
+			continue
+		}
+		if got := Outcome(tt.g, date, func(s string) string { return s }); got != tt.words {
+			t.Errorf("Outcome(%s, %q) = %q, want %q", tt.g.State, tt.g.Answer, got, tt.words)
+		}
+	}
+	if got := Who(core.Gate{Form: form, Requester: "U1"}); got != "Asked of <@U1>; only they can answer." {
+		t.Errorf("Who(question) = %q", got)
+	}
+}

@@ -121,6 +121,7 @@ type Server struct {
 	queue    []envelope     // waiting for a websocket connection
 	index    map[string]int // channel + "\x00" + ts -> position in messages
 	watchers []func(Message)
+	views    []View        // opened with views.open (views.go)
 	live     []*socketConn // open Socket Mode connections, oldest first
 	conns    int           // connections accepted, ever
 	via      int           // deliver through this connection (Via), 0: spread
@@ -426,6 +427,8 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 			return fail("not_allowed_token_type")
 		}
 		return ok("url", "ws"+strings.TrimPrefix(s.srv.URL, "http")+"/socket")
+	case "views.open":
+		return s.openViewLocked(p)
 	case "chat.postMessage":
 		m := Message{Channel: p.Get("channel"), ThreadTS: p.Get("thread_ts"), User: BotUserID, BotID: BotID,
 			Text: p.Get("text"), Blocks: rawJSON(p.Get("blocks")), Markdown: p.Get("markdown_text")}

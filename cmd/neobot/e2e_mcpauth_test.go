@@ -1,0 +1,337 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/neobot/neobot/adapters/discord/discordtest"
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core/llm/llmtest"
+	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/core/mcp/oauth/oauthtest"
+)
+
+// notesServer is a remote MCP server behind OAuth with one tool, note.
+func notesServer(t *testing.T) *oauthtest.Server {
+	t.Helper()
+	return oauthtest.New(t, mcp.NewServer("notes", "1.0.0", mcp.ServerTool{
+		Name: "note", Description: "Read the team's note.",
+		Handle: func(context.Context, map[string]any) (mcp.Result, error) {
+			return mcp.TextResult("the launch is on Tuesday"), nil
+		},
+	}).Handler())
+}
+
+// oauthWorld is a Slack world whose manifest has the notes server with
+// auth, and the ops listener, admin API and sealing key that logins need.
+func oauthWorld(t *testing.T, prot *oauthtest.Server, auth string) *slackWorld {
+	t.Helper()
+	w := newSlackWorld(t)
+	w.env["NEO_MANIFEST"] = writeJSON(t, "manifest.json", map[string]any{
+		"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
+			"alias": "notes", "transport": "http", "url": prot.URL(), "auth": auth,
+			"version": "1.0.0", "tools": []string{"note"}, "side_effects": "read",
+		}}})
+	w.env["NEO_HEALTH_ADDR"] = freeAddr(t)
+	w.env["NEO_ADMIN_TOKEN"] = strings.Repeat("a1", 20)
+	w.env["NEO_SECRET_KEY"] = strings.Repeat("5e", 32)
+	return w
+}
+
+// TestMCPOAuthOperatorLogin: a remote server behind OAuth waits for the
+// operator's login; `neobot mcp login` prints the authorization URL,
+// opening it completes the login through the bot's callback, Neo then
+// uses the server; a revoked token is refused; and no token is ever in
+// the log or the database file in clear.
+func TestMCPOAuthOperatorLogin(t *testing.T) {
+	prot := notesServer(t)
+	w := oauthWorld(t, prot, "oauth")
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "notes__note", `{}`)),
+		llmtest.Text("The launch is on Tuesday."),
+		llmtest.Calls(llmtest.Call("c2", "notes__note", `{}`)),
+		llmtest.Text("I can't read the notes right now."),
+	)
+	p := w.start(t, 1)
+	ops := "http://" + w.env["NEO_HEALTH_ADDR"]
+	waitFor(t, p, ops+"/readyz", "the notes server waiting for its login", func(_ int, body string) bool {
+		return strings.Contains(body, "neobot mcp login notes")
+	})
+
+	out, stderr, err := run(t, w.env, "", "mcp", "login", "notes")
+	if err != nil {
+		t.Fatalf("neobot mcp login notes: %v\n%s", err, stderr)
+	}
+	link := regexp.MustCompile(`https?://\S+/authorize\?\S+`).FindString(out)
+	if link == "" {
+		t.Fatalf("neobot mcp login printed no authorization URL:\n%s", out)
+	}
+	// The person opens it; the authorization server approves and sends
+	// the browser to the bot's callback.
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatalf("open the login link: %v", err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "connected to notes") {
+		t.Fatalf("the callback answered %d:\n%s", resp.StatusCode, page)
+	}
+	waitFor(t, p, ops+"/readyz", "the notes server up", func(status int, body string) bool {
+		return status == http.StatusOK && !strings.Contains(body, "neobot mcp login notes")
+	})
+
+	m := w.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "CNOTES", Text: "when is the launch?"})
+	w.answerIn(t, "CNOTES", m.TS, "The launch is on Tuesday.")
+	if got := toolResult(mainRequests(w.model)[1], "c1"); !strings.Contains(got, "the launch is on Tuesday") {
+		t.Fatalf("the model was told %q for notes__note, want the server's note", got)
+	}
+
+	// The login outlives a restart: the grant is read back from the store.
+	p.stop(t)
+	p = w.start(t, 2)
+	waitFor(t, p, ops+"/readyz", "the notes server up after a restart, without a new login", func(status int, body string) bool {
+		return status == http.StatusOK && strings.Contains(body, "notes up")
+	})
+
+	prot.RevokeAll()
+	m2 := w.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "CNOTES", Text: "and again?"})
+	w.answerIn(t, "CNOTES", m2.TS, "I can't read the notes right now.")
+	if got := toolResult(mainRequests(w.model)[3], "c2"); strings.Contains(got, "Tuesday") || !strings.Contains(got, "neobot mcp login notes") {
+		t.Errorf("with the token revoked the model was told %q, want a refusal saying to log in again", got)
+	}
+	waitFor(t, p, ops+"/readyz", "the notes server waiting for a new login", func(_ int, body string) bool {
+		return strings.Contains(body, "neobot mcp login notes")
+	})
+	if prot.Refused() == 0 {
+		t.Errorf("the server never refused the revoked token")
+	}
+
+	p.stop(t)
+	logout, stderr, err := run(t, w.env, "", "mcp", "logout", "notes")
+	if err != nil || !strings.Contains(logout, "Removed the operator's token for notes") {
+		t.Errorf("neobot mcp logout notes with the bot stopped = %q, %v\n%s", logout, err, stderr)
+	}
+	db, err := os.ReadFile(w.env["NEO_DB_PATH"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	issued := prot.Issued()
+	if len(issued) == 0 {
+		t.Fatal("the authorization server issued no token")
+	}
+	for _, tok := range issued {
+		if strings.Contains(p.output.String(), tok) || strings.Contains(out, tok) {
+			t.Errorf("a token issued by the authorization server is in neobot's output")
+		}
+		if strings.Contains(string(db), tok) {
+			t.Errorf("a token issued by the authorization server is in the database file in clear")
+		}
+	}
+}
+
+// privateLink waits for the ephemeral message to user that carries a
+// connect link, and returns the link.
+func privateLink(t *testing.T, w *slackWorld, user string, after int) string {
+	t.Helper()
+	re := regexp.MustCompile(`https?://[^\s>|]+/authorize\?[^\s>|]+`)
+	seen := 0
+	m, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		if !m.Ephemeral || m.Recipient != user || !re.MatchString(m.Text) {
+			return false
+		}
+		seen++
+		return seen > after
+	})
+	if err != nil {
+		t.Fatalf("no private connect link for %s: %v\nmessages: %+v", user, err, w.slack.Messages())
+	}
+	return strings.ReplaceAll(re.FindString(m.Text), "&amp;", "&")
+}
+
+// TestMCPOAuthPerUser: on a per_user server, a person who has not
+// connected gets a private link (not an error, not in the thread); after
+// opening it their calls use their own token; another person is not let
+// in on it; logout --user takes it away again.
+func TestMCPOAuthPerUser(t *testing.T) {
+	prot := notesServer(t)
+	w := oauthWorld(t, prot, "per_user")
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "notes__note", `{}`)),
+		llmtest.Text("Open the link I sent you, then ask again."),
+		llmtest.Calls(llmtest.Call("c2", "notes__note", `{}`)),
+		llmtest.Text("The launch is on Tuesday."),
+		llmtest.Calls(llmtest.Call("c3", "notes__note", `{}`)),
+		llmtest.Text("Bob, connect your account first."),
+		llmtest.Calls(llmtest.Call("c4", "notes__note", `{}`)),
+		llmtest.Text("Connect again, please."),
+	)
+	p := w.start(t, 1)
+
+	dm := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "when is the launch?"})
+	w.answerIn(t, "D0DM", dm.TS, "Open the link I sent you")
+	if got := toolResult(mainRequests(w.model)[1], "c1"); !strings.Contains(got, "private link") || strings.Contains(got, "/authorize") {
+		t.Errorf("the model was told %q, want that a private link was sent, without the link", got)
+	}
+	link := privateLink(t, w, "UALICE", 0)
+	for _, m := range w.slack.Messages() {
+		if !m.Ephemeral && strings.Contains(m.Text+m.Markdown+string(m.Blocks), "/authorize") {
+			t.Errorf("the connect link was posted where others can see it: %+v", m)
+		}
+	}
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatalf("open the connect link: %v", err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), "connected to notes") {
+		t.Fatalf("the callback answered %d:\n%s", resp.StatusCode, page)
+	}
+
+	dm2 := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "and now?"})
+	w.answerIn(t, "D0DM", dm2.TS, "The launch is on Tuesday.")
+	if got := toolResult(mainRequests(w.model)[3], "c2"); !strings.Contains(got, "the launch is on Tuesday") {
+		t.Fatalf("with her account connected the model was told %q, want the note", got)
+	}
+
+	bob := w.slack.Mention(slacktest.Msg{User: "UBOB", Channel: "CTEAM", Text: "when is the launch?"})
+	w.answerIn(t, "CTEAM", bob.TS, "Bob, connect your account first.")
+	if got := toolResult(mainRequests(w.model)[5], "c3"); strings.Contains(got, "Tuesday") {
+		t.Errorf("Bob, not connected, got %q: another person's token was used", got)
+	}
+	privateLink(t, w, "UBOB", 0)
+
+	if out, stderr, err := run(t, w.env, "", "mcp", "logout", "notes", "--user", "slack."+slacktest.TeamID+".UALICE"); err != nil {
+		t.Fatalf("neobot mcp logout --user: %v\n%s%s", err, out, stderr)
+	}
+	if n := prot.Revocations(); n != 1 {
+		t.Errorf("logout --user revoked %d tokens at the authorization server, want Alice's", n)
+	}
+	dm3 := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "once more?"})
+	w.answerIn(t, "D0DM", dm3.TS, "Connect again, please.")
+	if got := toolResult(mainRequests(w.model)[7], "c4"); strings.Contains(got, "Tuesday") {
+		t.Errorf("after logout the model was told %q, want a new connect link offered", got)
+	}
+	privateLink(t, w, "UALICE", 1)
+
+	p.stop(t)
+	db, err := os.ReadFile(w.env["NEO_DB_PATH"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range prot.Issued() {
+		if strings.Contains(p.output.String(), tok) || strings.Contains(string(db), tok) {
+			t.Errorf("a token issued by the authorization server is in neobot's output or database file")
+		}
+	}
+}
+
+// TestMCPOAuthPerUserDiscord: in a Discord guild channel, a person who has
+// not connected their account gets the connect link in a direct message
+// from Neo, never in the channel, and it works.
+func TestMCPOAuthPerUserDiscord(t *testing.T) {
+	prot := notesServer(t)
+	w := newDiscordWorld(t)
+	w.env["NEO_MANIFEST"] = writeJSON(t, "manifest.json", map[string]any{
+		"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
+			"alias": "notes", "transport": "http", "url": prot.URL(), "auth": "per_user",
+			"version": "1.0.0", "tools": []string{"note"}, "side_effects": "read",
+		}}})
+	w.env["NEO_HEALTH_ADDR"] = freeAddr(t)
+	w.env["NEO_SECRET_KEY"] = strings.Repeat("5e", 32)
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "notes__note", `{}`)),
+		llmtest.Text("Open the link I sent you by DM."),
+		llmtest.Calls(llmtest.Call("c2", "notes__note", `{}`)),
+		llmtest.Text("The launch is on Tuesday."),
+	)
+	w.start(t, 1)
+
+	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "when is the launch?"})
+	w.answerIn(t, mention.ID, "Open the link I sent you by DM.")
+	dm := w.discord.DMChannel("111")
+	re := regexp.MustCompile(`https?://\S+/authorize\?\S+`)
+	m, err := w.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
+		return m.FromBot() && m.ChannelID == dm && re.MatchString(m.Content)
+	})
+	if err != nil {
+		t.Fatalf("no connect link in user 111's DMs: %v\nmessages: %+v", err, w.discord.Messages())
+	}
+	for _, other := range w.discord.Messages() {
+		if other.ChannelID != dm && strings.Contains(other.Content, "/authorize") {
+			t.Errorf("the connect link was posted outside the DM: %+v", other)
+		}
+	}
+	resp, err := http.Get(re.FindString(m.Content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), "connected to notes") {
+		t.Fatalf("the callback answered %d:\n%s", resp.StatusCode, page)
+	}
+	w.discord.Message(discordtest.Msg{User: "111", Channel: mention.ID, Text: "and now?"})
+	w.answerIn(t, mention.ID, "The launch is on Tuesday.")
+	if got := toolResult(mainRequests(w.model)[3], "c2"); !strings.Contains(got, "the launch is on Tuesday") {
+		t.Errorf("with the account connected the model was told %q, want the note", got)
+	}
+}
+
+// TestMCPOAuthPerUserWeb: on the web, whose conversations are their
+// user's alone, the connect link arrives as a notice in the conversation,
+// and it works.
+func TestMCPOAuthPerUserWeb(t *testing.T) {
+	prot := notesServer(t)
+	w := newWebWorld(t)
+	w.env["NEO_MANIFEST"] = writeJSON(t, "manifest.json", map[string]any{
+		"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
+			"alias": "notes", "transport": "http", "url": prot.URL(), "auth": "per_user",
+			"version": "1.0.0", "tools": []string{"note"}, "side_effects": "read",
+		}}})
+	w.env["NEO_HEALTH_ADDR"] = freeAddr(t)
+	w.env["NEO_SECRET_KEY"] = strings.Repeat("5e", 32)
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "notes__note", `{}`)),
+		llmtest.Text("Open the link above, then ask again."),
+		llmtest.Calls(llmtest.Call("c2", "notes__note", `{}`)),
+		llmtest.Text("The launch is on Tuesday."),
+	)
+	w.start(t)
+	var created struct{ ID string }
+	if got := w.call(t, w.alice, "POST", "/v1/conversations", map[string]any{}, &created); got != http.StatusCreated {
+		t.Fatalf("create = %d", got)
+	}
+	events := w.follow(t, w.alice, created.ID, "")
+	w.call(t, w.alice, "POST", "/v1/conversations/"+created.ID+"/messages", map[string]string{"text": "when is the launch?"}, nil)
+	notice, _ := events.next(t, "notice")
+	link := regexp.MustCompile(`https?://\S+/authorize\?\S+`).FindString(text(notice))
+	if link == "" {
+		t.Fatalf("notice = %q, want the connect link", text(notice))
+	}
+	if e, _ := events.next(t, "answer"); text(e) != "Open the link above, then ask again." {
+		t.Errorf("answer = %q", text(e))
+	}
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), "connected to notes") {
+		t.Fatalf("the callback answered %d:\n%s", resp.StatusCode, page)
+	}
+	w.call(t, w.alice, "POST", "/v1/conversations/"+created.ID+"/messages", map[string]string{"text": "and now?"}, nil)
+	if e, _ := events.next(t, "answer"); text(e) != "The launch is on Tuesday." {
+		t.Errorf("answer = %q", text(e))
+	}
+	if got := toolResult(mainRequests(w.model)[3], "c2"); !strings.Contains(got, "the launch is on Tuesday") {
+		t.Errorf("with her account connected the model was told %q, want the note", got)
+	}
+}

@@ -1,0 +1,63 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/mcp"
+)
+
+// errNoServers is a login or logout on a surface without a manifest.
+var errNoServers = errors.New("no MCP servers are configured")
+
+// Login starts the operator's OAuth login to the server alias and returns
+// the URL to open (see mcp.Manager.Login).
+func (s *Surface) Login(ctx context.Context, alias string) (string, error) {
+	if s.mgr == nil {
+		return "", errNoServers
+	}
+	return s.mgr.Login(ctx, alias)
+}
+
+// FinishLogin completes the login the OAuth callback's state names (see
+// mcp.Manager.FinishLogin).
+func (s *Surface) FinishLogin(ctx context.Context, state, code string) (alias, user string, err error) {
+	if s.mgr == nil {
+		return "", "", mcp.ErrUnknownLogin
+	}
+	return s.mgr.FinishLogin(ctx, state, code)
+}
+
+// Logout deletes the grant held for the server alias, the operator's or
+// user's (see mcp.Manager.Logout).
+func (s *Surface) Logout(ctx context.Context, alias, user string) error {
+	if s.mgr == nil {
+		return errNoServers
+	}
+	return s.mgr.Logout(ctx, alias, user)
+}
+
+// offerConnect sends the person whose turn it is their link to connect
+// their own account to a per_user server, privately, and returns what the
+// model is told. The link goes only where no one else sees it: a private
+// notice, or the thread itself when the place is the person's alone (a
+// direct message, the web). Anywhere else it is not sent at all.
+func (s *Surface) offerConnect(ctx context.Context, name string, ce *mcp.ConnectError) string {
+	text := fmt.Sprintf("To let Neo use %s on your behalf, connect your account (this link is for you alone; it works once, for 15 minutes): %s", ce.Alias, ce.URL)
+	sent := false
+	if t, ok := core.TurnFrom(ctx); ok && t.Reporter != nil {
+		if p, ok := t.Reporter.(core.PrivateNoticer); ok {
+			sent = p.PrivateNotice(ctx, t.Inbound.User, text) == nil
+		} else if Personal(t.Inbound) {
+			sent = t.Reporter.Notice(ctx, text) == nil
+		}
+	}
+	if !sent {
+		return fmt.Sprintf("%s needs the user's own %s account, which they have not connected, and no private way to send them the link was available here. "+
+			"Ask them to message Neo directly to connect it.", name, ce.Alias)
+	}
+	return fmt.Sprintf("%s needs the user's own %s account, which they have not connected yet. A private link to connect it was just sent to them (you cannot see it). "+
+		"Tell them to open it, then ask again; do not call %s again until they do.", name, ce.Alias, name)
+}
