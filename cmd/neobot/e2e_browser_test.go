@@ -54,7 +54,8 @@ var stoppableAnswer = strings.Repeat("This answer goes on for a while, one claus
 
 // browserModel answers by the last user message: "hi" plainly, "rotate"
 // streamed slowly, "markdown" with every markdown element, "essay" long
-// and slow, "save" with a write that waits for approval, "logo" with two
+// and slow, "save" with a write that waits for approval, "book" and
+// "size" with the asker's questions (a form, a choice), "logo" with two
 // tool calls (a picture and an echo), "wait" not until the test ends, a
 // message with an attached file by quoting the file, one showing a
 // picture by saying it sees it.
@@ -89,6 +90,14 @@ func browserModel(t *testing.T, srv *llmtest.Server, dir string) {
 			return llmtest.Text("Saved note.txt.")
 		case strings.Contains(asked, "save"):
 			return llmtest.Calls(llmtest.Call("w1", "fs__write_file", `{"path":"`+filepath.Join(dir, "note.txt")+`","content":"from the page"}`))
+		case strings.Contains(asked, "book") && last.Role == "tool":
+			return llmtest.Text("Booked.")
+		case strings.Contains(asked, "book"):
+			return llmtest.Calls(llmtest.Call("b1", "asker__book", `{}`))
+		case strings.Contains(asked, "size") && last.Role == "tool":
+			return llmtest.Text("No size, then.")
+		case strings.Contains(asked, "size"):
+			return llmtest.Calls(llmtest.Call("s1", "asker__pick_size", `{}`))
 		case strings.Contains(asked, "logo") && last.Role == "tool":
 			return llmtest.Text("Here is the MCP logo.")
 		case strings.Contains(asked, "logo"):

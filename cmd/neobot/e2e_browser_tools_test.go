@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -164,4 +165,64 @@ func TestWebPagePicture(t *testing.T) {
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestWebPageQuestion: a tool server's form question is a form in the
+// page, its default pre-filled; a value the server refuses gets its
+// sentence under its field (aria-invalid), the corrected answer reaches
+// the server; a choice question's Decline button declines. At both
+// sizes, with axe-core.
+func TestWebPageQuestion(t *testing.T) {
+	forScreens(t, func(t *testing.T, s screen) {
+		a := newAsker(t)
+		pg := openPage(t, s, map[string]string{"NEO_MANIFEST": a.manifest(t), "NEOBOT_ASKER_LOG": a.log})
+		pg.signIn()
+		pg.send("book", "book a table",
+			until(`document.querySelector(".question form.ask") !== null || document.querySelector(".gate:not(.question) button.approve") !== null`))
+		if eval[bool](pg, `document.querySelector(".gate:not(.question) button.approve") !== null`) {
+			pg.do("allow the write", chromedp.Click(chromedp.CSS(".gate:not(.question) button.approve")),
+				until(`document.querySelector(".question form.ask") !== null`))
+		}
+		field := func(name string) string { return `document.querySelector('.question .field[data-field="` + name + `"] input')` }
+		if v := eval[string](pg, field("name")+`.value`); v != "Ada" {
+			t.Errorf("the name field holds %q, want its default Ada", v)
+		}
+		if typ := eval[string](pg, field("guests")+`.type`); typ != "number" {
+			t.Errorf("the guests field is a %q input, want number", typ)
+		}
+		if got := eval[string](pg, `[...document.querySelectorAll(".question .actions button")].map((b) => b.textContent).join("|")`); got != "Send answer|Decline|Cancel" {
+			t.Errorf("the question's buttons are %q", got)
+		}
+		pg.do("a bad email",
+			typeInto(eval[string](pg, field("guests")+`.id`), "2"),
+			typeInto(eval[string](pg, field("email")+`.id`), "not-an-email"),
+			chromedp.Click(chromedp.CSS(".question form.ask button[type=submit]")),
+			until(`(() => { const p = document.querySelector('.question .field[data-field="email"] .problem'); return !p.hidden && p.textContent !== ""; })()`),
+			until(field("email")+`.getAttribute("aria-invalid") === "true"`))
+		if eval[bool](pg, `!document.querySelector('.question .field[data-field="guests"] .problem').hidden`) {
+			t.Error("a problem shows under guests, which was fine")
+		}
+		pg.shot("question-refused")
+		pg.axe("with a question's form and a refused field")
+		pg.do("a good email",
+			typeInto(eval[string](pg, field("email")+`.id`), "ada@example.com"),
+			chromedp.Click(chromedp.CSS(".question form.ask button[type=submit]")),
+			until(`document.querySelector(".question .outcome")?.textContent === "Answered by me"`),
+			until(lastAnswer+` === "Booked."`))
+		if got := a.answers(t); len(got) != 1 || got[0].Action != "accept" || got[0].Content["name"] != "Ada" || fmt.Sprint(got[0].Content["guests"]) != "2" || got[0].Content["email"] != "ada@example.com" {
+			t.Errorf("the server heard %+v, want Ada, 2 guests, ada@example.com", got)
+		}
+		pg.shot("question-answered")
+
+		pg.send("a choice", "pick a size",
+			until(`[...document.querySelectorAll(".question .options button")].map((b) => b.textContent).join("|") === "Small|Medium|Large|Decline|Cancel"`))
+		pg.shot("question-choice")
+		pg.do("decline",
+			chromedp.Click(chromedp.CSS(`.question:last-of-type .options button:nth-child(4)`)),
+			until(lastAnswer+` === "No size, then."`))
+		if got := a.answers(t); len(got) != 2 || got[1].Action != "decline" {
+			t.Errorf("the server heard %+v, want a decline", got)
+		}
+		pg.p.stop(t)
+	})
 }

@@ -321,13 +321,160 @@
     announce("Neo asks for approval: " + el.textContent);
   }
 
+  // question shows what a tool's server asks ({token, question, options,
+  // form}): a choice question's options are buttons answered by index;
+  // a form ("Answer…" first) is filled in here (buttons for a choice or a
+  // yes/no, inputs for text and numbers, defaults pre-filled) and sent
+  // whole, a refused value's reason shown under its field; Decline and
+  // Cancel are buttons beside it.
+  const elicitOpen = "Answer…";
+  function question(q) {
+    const el = add("assistant gate question", "");
+    el.dataset.token = q.token;
+    render(el, q.question);
+    el.setAttribute("role", "group");
+    el.setAttribute("aria-label", "Question from a tool");
+    const form = q.options[0] === elicitOpen && q.form && q.form.length ? askForm(q) : null;
+    if (form) el.appendChild(form);
+    const opts = document.createElement("div");
+    opts.className = "options";
+    const all = () => el.querySelectorAll(".options button, form button[type=submit]");
+    q.options.forEach((o, i) => {
+      if (form && i === 0) return; // the form's own Send stands for "Answer…"
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = o;
+      b.addEventListener("click", async () => {
+        all().forEach((x) => { x.disabled = true; });
+        try { await api("POST", "/v1/gates/" + encodeURIComponent(q.token) + "/answer", { option: i }); }
+        catch (e) { all().forEach((x) => { x.disabled = false; }); showError(e.message); }
+      });
+      opts.appendChild(b);
+    });
+    if (form) form.querySelector(".actions").append(...opts.childNodes);
+    else el.appendChild(opts);
+    follow_();
+    announce("Neo asks: " + el.textContent);
+  }
+
+  function askForm(q) {
+    const form = document.createElement("form");
+    form.className = "ask";
+    form.noValidate = true; // the server checks, and says what to fix per field
+    const values = {};      // field -> a chosen button's value
+    for (const f of q.form) {
+      const id = "q-" + q.token.slice(0, 12) + "-" + f.name.replace(/[^A-Za-z0-9_-]/g, "_");
+      const row = document.createElement("div");
+      row.className = "field";
+      row.dataset.field = f.name;
+      const problem = Object.assign(document.createElement("p"), { className: "problem", id: id + "-problem", hidden: true });
+      const hint = f.description ? Object.assign(document.createElement("p"), { className: "hint", id: id + "-hint", textContent: f.description }) : null;
+      const describe = (x) => x.setAttribute("aria-describedby", [hint ? hint.id : "", problem.id].join(" ").trim());
+      const choices = f.enum && f.enum.length ? f.enum.map((v, i) => [v, (f.enum_titles || [])[i] || v])
+        : f.type === "boolean" ? [["true", "Yes"], ["false", "No"]] : null;
+      if (choices) {
+        const group = document.createElement("div");
+        group.className = "choices";
+        group.setAttribute("role", "group");
+        group.id = id;
+        const name = Object.assign(document.createElement("span"), { className: "label", id: id + "-label", textContent: f.label + (f.required ? " (required)" : "") });
+        group.setAttribute("aria-labelledby", name.id);
+        describe(group);
+        for (const [v, title] of choices) {
+          const b = Object.assign(document.createElement("button"), { type: "button", textContent: title });
+          b.dataset.value = v;
+          b.setAttribute("aria-pressed", String(f.default === v));
+          b.addEventListener("click", () => {
+            values[f.name] = v;
+            group.querySelectorAll("button").forEach((x) => x.setAttribute("aria-pressed", String(x === b)));
+          });
+          group.appendChild(b);
+        }
+        if (f.default) values[f.name] = f.default;
+        row.append(name, group);
+      } else {
+        const label = Object.assign(document.createElement("label"), { htmlFor: id, textContent: f.label + (f.required ? " (required)" : "") });
+        const input = document.createElement("input");
+        input.id = id;
+        input.name = f.name;
+        input.type = f.type === "number" || f.type === "integer" ? "number"
+          : ({ email: "email", uri: "url", date: "date", "date-time": "datetime-local" })[f.format] || "text";
+        if (f.type === "integer") input.step = "1";
+        if (f.type === "number") input.step = "any";
+        if (f.minimum !== undefined) input.min = String(f.minimum);
+        if (f.maximum !== undefined) input.max = String(f.maximum);
+        if (f.default) input.value = f.default;
+        if (f.required) input.setAttribute("aria-required", "true");
+        describe(input);
+        row.append(label, input);
+      }
+      if (hint) row.appendChild(hint);
+      row.appendChild(problem);
+      form.appendChild(row);
+    }
+    const actions = document.createElement("div");
+    actions.className = "options actions";
+    actions.appendChild(Object.assign(document.createElement("button"), { type: "submit", className: "approve", textContent: "Send answer" }));
+    form.appendChild(actions);
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const body = {};
+      for (const f of q.form) {
+        const input = form.querySelector('.field[data-field="' + CSS.escape(f.name) + '"] input');
+        const v = input ? input.value.trim() : values[f.name];
+        if (v !== undefined && v !== "") body[f.name] = v;
+      }
+      const buttons = form.querySelectorAll(".actions button");
+      buttons.forEach((x) => { x.disabled = true; });
+      try {
+        await postForm(q.token, body);
+      } catch (err) {
+        buttons.forEach((x) => { x.disabled = false; });
+        if (!err.problems) { showError(err.message); return; }
+        let first = null;
+        for (const row of form.querySelectorAll(".field")) {
+          const said = err.problems[row.dataset.field];
+          const p = row.querySelector(".problem");
+          const input = row.querySelector("input, .choices");
+          p.textContent = said || "";
+          p.hidden = !said;
+          if (said) { input.setAttribute("aria-invalid", "true"); first = first || input; } else input.removeAttribute("aria-invalid");
+        }
+        (first && first.matches("input") ? first : form.querySelector("[aria-invalid=true] button") || first)?.focus();
+        announce("The answer was not sent: " + Object.values(err.problems).join(" "));
+      }
+    });
+    return form;
+  }
+
+  // postForm sends a form's values; a 422's sentences per field come back
+  // as the error's problems.
+  async function postForm(tok, values) {
+    let res;
+    try {
+      res = await fetch("/v1/gates/" + encodeURIComponent(tok) + "/form", {
+        method: "POST", headers: { "Authorization": "Bearer " + token, "Content-Type": "application/json" }, body: JSON.stringify({ values }),
+      });
+    } catch { online(false); throw new Offline(unreachable.replace("Your message is kept here; c", "C").replace("send it again", "send the answer again")); }
+    online(true);
+    const data = await res.json().catch(() => ({}));
+    if (res.status === 401) { signOut(signedOut); throw new Gone(signedOut); }
+    if (res.ok) return data;
+    const err = new Error(data.error || "The server refused this answer (" + res.status + "); try again.");
+    if (res.status === 422 && data.problems) err.problems = data.problems;
+    throw err;
+  }
+
   function decided(d) {
     const el = document.querySelector('.gate[data-token="' + CSS.escape(d.token) + '"]');
     if (!el) return;
     el.querySelector(".options")?.remove();
+    el.querySelector("form.ask")?.remove();
     const p = document.createElement("p");
     p.className = "outcome";
-    p.textContent = d.state === "approved" ? "Approved (" + d.answer + ") by " + d.by
+    p.textContent = el.classList.contains("question")
+      ? (d.state === "approved" ? "Answered" + (d.by ? " by " + d.by : "") : d.state === "denied" ? (d.answer ? d.answer + (d.by ? " by " + d.by : "") : "Not answered") : "Expired")
+      : d.state === "approved" ? "Approved (" + d.answer + ") by " + d.by
       : d.state === "denied" ? (d.by ? "Denied (" + d.answer + ") by " + d.by : "Denied") : "Expired";
     el.appendChild(p);
     follow_();
@@ -373,6 +520,7 @@
       case "file": toolFile(data); break;
       case "step": step(data); break;
       case "gate.invoked": gate(data); break;
+      case "question.asked": question(data); break;
       case "gate.decided": decided(data); break;
       case "reset": open(current).catch(report); break;
     }
