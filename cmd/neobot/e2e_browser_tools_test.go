@@ -183,7 +183,9 @@ func TestWebPageQuestion(t *testing.T) {
 			pg.do("allow the write", chromedp.Click(chromedp.CSS(".gate:not(.question) button.approve")),
 				until(`document.querySelector(".question form.ask") !== null`))
 		}
-		field := func(name string) string { return `document.querySelector('.question .field[data-field="` + name + `"] input')` }
+		field := func(name string) string {
+			return `document.querySelector('.question .field[data-field="` + name + `"] input')`
+		}
 		if v := eval[string](pg, field("name")+`.value`); v != "Ada" {
 			t.Errorf("the name field holds %q, want its default Ada", v)
 		}
