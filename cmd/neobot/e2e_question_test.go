@@ -394,6 +394,10 @@ func TestWebQuestionForm(t *testing.T) {
 	w := newWebWorld(t)
 	a := newAsker(t)
 	w.env["NEO_MANIFEST"], w.env["NEOBOT_ASKER_LOG"] = a.manifest(t), a.log
+	// The web world asks before writes; the question, not an approval,
+	// is what this test is about.
+	w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+		"default": map[string]any{"side_effects": map[string]string{"read": "allow", "write": "allow"}}}})
 	scriptModel(t, w.model, llmtest.Calls(llmtest.Call("c1", "asker__book", `{}`)), llmtest.Text("Booked for 2."))
 	p := w.start(t)
 	var created struct{ ID string }
