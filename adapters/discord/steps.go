@@ -8,6 +8,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/neobot/neobot/adapters/internal/live"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 )
@@ -182,18 +183,8 @@ func (r reporter) endSteps(ctx context.Context) {
 	}
 }
 
-// stepsThenAnswer is an answer stream that ends the turn's steps before
-// the answer is final, and offers the feedback buttons after.
-type stepsThenAnswer struct {
-	core.AnswerStream
-	r reporter
-}
-
-func (s stepsThenAnswer) Close(ctx context.Context, final string) error {
-	s.r.endSteps(ctx)
-	if err := s.AnswerStream.Close(ctx, final); err != nil {
-		return err
-	}
-	s.r.offerFeedback(ctx)
-	return nil
+// closing wraps an answer stream so the turn's steps end before the
+// answer is final and the feedback buttons come after it.
+func (r reporter) closing(s core.AnswerStream) core.AnswerStream {
+	return live.Closing{AnswerStream: s, Before: r.endSteps, After: r.offerFeedback}
 }

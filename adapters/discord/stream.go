@@ -26,7 +26,7 @@ var streamLimit = sayLimit - utf8.RuneCountInString(writingMark) - len("\n```")
 // StatusInterval; past 2,000 characters it continues in a new message,
 // with code blocks closed and reopened across messages.
 func (r reporter) StreamAnswer(ctx context.Context) (core.AnswerStream, error) {
-	return stepsThenAnswer{live.New(r.a.lines, r.t.Key(), messages{a: r.a, channel: r.t.ID}, answerRender), r}, nil
+	return r.closing(live.New(r.a.lines, r.t.Key(), messages{a: r.a, channel: r.t.ID}, answerRender)), nil
 }
 
 // answerRender renders answers made inert, split under Discord's limit,

@@ -34,9 +34,9 @@ func (r reporter) StreamAnswer(ctx context.Context) (core.AnswerStream, error) {
 	if noStream || n.user == "" && !assistantThread(r.t) {
 		// A stream in a channel must name its reader; without a turn
 		// there is nobody to name.
-		return stepsThenAnswer{r.editedAnswer(), r}, nil
+		return r.closing(r.editedAnswer()), nil
 	}
-	return stepsThenAnswer{n, r}, nil
+	return r.closing(n), nil
 }
 
 // editedAnswer shows an answer in mrkdwn: the status message becomes the

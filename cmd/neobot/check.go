@@ -72,6 +72,10 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		Skills:    skills,
 		LookupEnv: m.lookupEnv,
 		Logger:    log.With().Str("component", "tools").Logger(),
+		// Declared as the bot declares it: a server may offer some tools
+		// only to clients that take questions, and check must see the
+		// tools the bot will.
+		Questions: true,
 	})
 	if err != nil {
 		return errors.Join(append(problems, fmt.Errorf("start tools: %w", err))...)

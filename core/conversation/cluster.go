@@ -282,6 +282,16 @@ func (h *Hub) Adopt(ctx context.Context, thread string) error {
 	if h.cluster == nil {
 		return nil
 	}
+	h.mu.Lock()
+	running := h.state == stateRunning
+	h.mu.Unlock()
+	if !running {
+		// Start reads the journal; a closing hub leaves the messages
+		// there for the next process, without claiming the thread again
+		// (a claim made while closing could hold Close past its
+		// deadline).
+		return nil
+	}
 	pending, err := h.cluster.Pending(ctx, thread)
 	if err != nil || len(pending) == 0 {
 		return err

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/neobot/neobot/adapters/internal/statusline"
+	"github.com/neobot/neobot/core"
 )
 
 // Platform makes the calls: post a message, edit one, delete one.
@@ -186,4 +187,23 @@ func (a *Answer[T]) Abort(ctx context.Context) error {
 		a.sent, a.shown = nil, nil
 		return first
 	})
+}
+
+// Closing is an answer stream with something to do around its Close:
+// Before runs first (the turn's steps end above the answer), After once
+// the answer is final (the feedback buttons go under it); After is
+// skipped when Close fails.
+type Closing struct {
+	core.AnswerStream
+	Before, After func(ctx context.Context)
+}
+
+// Close runs Before, closes the stream with final, then runs After.
+func (c Closing) Close(ctx context.Context, final string) error {
+	c.Before(ctx)
+	if err := c.AnswerStream.Close(ctx, final); err != nil {
+		return err
+	}
+	c.After(ctx)
+	return nil
 }
