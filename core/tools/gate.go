@@ -116,7 +116,7 @@ func (s *Surface) approve(ctx context.Context, sk *skill.Skill, name string, b b
 	// be asked again, not find the earlier "Allow once".
 	req := core.GateRequest{
 		IntentID: "call:" + b.uriText, NodeID: t.Inbound.EventID + "/" + callID, CallID: callID, Options: options,
-		Question: fmt.Sprintf("Neo wants to run %s/%s (%s):\n```\n%s\n```\nAllow this call?", b.alias, b.tool, b.effect, ShowArgs(args)),
+		Question: callQuestion(b.alias, b.tool, string(b.effect), args),
 	}
 	ans := core.Ask(ctx, t.Approver, req)
 	if err := ctx.Err(); err != nil {
@@ -167,6 +167,15 @@ func ShowArgs(args map[string]any) string {
 		b.WriteString(strings.ReplaceAll(fmt.Sprintf("%q: %s", k, text), "`", `\u0060`))
 	}
 	return b.String()
+}
+
+// callQuestion asks whether Neo may make a call, showing every argument;
+// a call without any says so rather than show an empty block.
+func callQuestion(alias, tool, effect string, args map[string]any) string {
+	if len(args) == 0 {
+		return fmt.Sprintf("Neo wants to run %s/%s (%s), with no arguments.\nAllow this call?", alias, tool, effect)
+	}
+	return fmt.Sprintf("Neo wants to run %s/%s (%s):\n```\n%s\n```\nAllow this call?", alias, tool, effect, ShowArgs(args))
 }
 
 // bounded is a set of at most maxRemembered keys; when full, the older

@@ -427,3 +427,20 @@ func TestShowArgs(t *testing.T) {
 		t.Errorf("ShowArgs(a`b) = %s", got)
 	}
 }
+
+// TestCallQuestion: the approval shows every argument in a block, and a
+// call without any says so instead of showing an empty block.
+func TestCallQuestion(t *testing.T) {
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{nil, "Neo wants to run notes/book (write), with no arguments.\nAllow this call?"},
+		{map[string]any{}, "Neo wants to run notes/book (write), with no arguments.\nAllow this call?"},
+		{map[string]any{"guests": 2}, "Neo wants to run notes/book (write):\n```\n\"guests\": 2\n```\nAllow this call?"},
+	} {
+		if got := callQuestion("notes", "book", "write", tc.args); got != tc.want {
+			t.Errorf("callQuestion(%v) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
