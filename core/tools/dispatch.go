@@ -86,32 +86,51 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 		}
 		asked = true
 	}
-	if asked && s.calls != nil {
-		// "Allow once" means once: the call is recorded as being made
-		// before it is made, and a call found recorded (a crash or a
-		// retry after it began) is never made again under this approval.
+	changes := b.effect != mcp.EffectNone && b.effect != mcp.EffectRead
+	var callErr error // the call's, for the calls log
+	if (asked || changes) && s.calls != nil {
+		// A call that changes something runs at most once: it is recorded
+		// as being made before it is made, and a call found recorded (a
+		// crash, or a retry after it began) is never made again. "Allow
+		// once" means once for the same reason.
 		key := callKey(ctx)
 		fresh, err := s.calls.BeginCall(ctx, key)
 		if err != nil {
-			return fmt.Sprintf("%s was approved but not run: neobot could not record that it is being made (%v), so it did not risk making it twice. Tell the user and try again later.", name, err), true, nil
+			return fmt.Sprintf("%s was not run: neobot could not record that it is being made (%v), so it did not risk making it twice. Tell the user and try again later.", name, err), true, nil
 		}
 		if !fresh {
-			s.tell(ctx, fmt.Sprintf("%s/%s was approved and started, but neobot stopped before its result came back: its outcome is unknown, so it was not run again. Check it, and ask again if it is still needed.", b.alias, b.tool))
-			return fmt.Sprintf("%s was approved and started earlier, but its result was lost when neobot stopped: its outcome is unknown. It was not run again. "+
-				"Tell the user to check whether it took effect; call it again only if they ask, and they will be asked to approve it again.", name), true, nil
+			if text, lost := s.lostQuestion(ctx, name, b); lost {
+				return text, true, nil // its question, cut off by the restart, now says so
+			}
+			started, again := "started", "call it again only if they ask"
+			if asked {
+				started, again = "approved and started", again+", and they will be asked to approve it again"
+			}
+			s.tell(ctx, fmt.Sprintf("%s/%s was %s, but neobot stopped before its result came back: its outcome is unknown, so it was not run again. Check it, and ask again if it is still needed.", b.alias, b.tool, started))
+			return fmt.Sprintf("%s was %s earlier, but its result was lost when neobot stopped: its outcome is unknown. It was not run again. "+
+				"Tell the user to check whether it took effect; %s.", name, started, again), true, nil
 		}
 		defer func() {
+			if ctx.Err() != nil && !errors.Is(context.Cause(ctx), core.ErrStopped) && !errors.Is(callErr, mcp.ErrNotSent) {
+				// Cut off by a shutdown, or by a lost claim, while it may
+				// have run: it stays begun, so the resumed turn reports
+				// its outcome unknown instead of making it again.
+				return
+			}
 			if err := s.calls.EndCall(context.WithoutCancel(ctx), key); err != nil {
-				s.gate.log.Warn().Err(err).Str("tool", b.uriText).Msg("tools: the end of an approved call was not recorded")
+				s.gate.log.Warn().Err(err).Str("tool", b.uriText).Msg("tools: the end of a changing call was not recorded")
 			}
 		}()
 	}
-	if text, lost := s.lostQuestion(ctx, name, b); lost {
-		return text, true, nil
+	if s.calls == nil {
+		if text, lost := s.lostQuestion(ctx, name, b); lost {
+			return text, true, nil
+		}
 	}
 	callCtx, cancel := s.callContext(ctx, b)
 	defer cancel()
 	res, err := s.mgr.CallIn(callCtx, placeOf(ctx), b.alias, b.tool, args)
+	callErr = err
 	// Only a call that changes nothing, or one that certainly never
 	// reached its server, may be made again after a failure: anything
 	// else may have taken effect.
@@ -153,10 +172,12 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 
 // callKey names the call of ctx's turn in the calls log: the thread, the
 // turn's message and the model's call ID, as an asked call's gate is.
+// Parts are joined by the unit separator, never NUL: PostgreSQL text holds
+// no NUL, and a key with one failed to record, so no asked call ran there.
 func callKey(ctx context.Context) string {
 	key := core.ToolCallFrom(ctx)
 	if t, ok := core.TurnFrom(ctx); ok {
-		key = t.Inbound.Thread.Key() + "\x00" + t.Inbound.EventID + "\x00" + key
+		key = t.Inbound.Thread.Key() + "\x1f" + t.Inbound.EventID + "\x1f" + key
 	}
 	return key
 }

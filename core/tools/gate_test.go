@@ -444,3 +444,36 @@ func TestCallQuestion(t *testing.T) {
 		}
 	}
 }
+
+// TestChangingCallRunsOnce: a write the skill allows outright runs at
+// most once too: dispatched again for the same message, or found begun by
+// a resumed turn (neobot was killed while it ran), it is not made again.
+// (A call cut off by a shutdown stays begun: TestSlackQuestionAcrossRestart.)
+func TestChangingCallRunsOnce(t *testing.T) {
+	calls := coretest.NewSpends()
+	w := newFilesWorld(t, nil)
+	w.s.calls = calls
+	th := core.Thread{Platform: "slack", Workspace: "T1", Channel: "CWRITE", ID: "100.1"}
+	dispatch := func(ctx context.Context, event string) string {
+		tr := &core.Turn{Inbound: core.Inbound{Thread: th, User: "UALICE", EventID: event}, Reporter: coretest.NewRecorder()}
+		ctx = core.WithToolCall(core.WithTurn(ctx, tr), "call_0")
+		content, _, _ := w.s.Dispatch(ctx, "files__write_note", map[string]any{"path": "plan.md", "text": "v1"})
+		return content
+	}
+	if out := dispatch(context.Background(), "E1"); out != "written" || w.writes.Load() != 1 {
+		t.Fatalf("first call: %q, %d writes", out, w.writes.Load())
+	}
+	if out := dispatch(context.Background(), "E1"); w.writes.Load() != 1 || !strings.Contains(out, "its outcome is unknown. It was not run again") {
+		t.Errorf("the same call again (a resumed turn): %q, %d writes; want no second write, an unknown outcome", out, w.writes.Load())
+	}
+
+	// Killed while it ran: begun, never ended.
+	key := core.Thread.Key(th) + "\x1fE2\x1fcall_0"
+	if fresh, err := calls.BeginCall(context.Background(), key); err != nil || !fresh {
+		t.Fatalf("BeginCall = %v, %v", fresh, err)
+	}
+	if out := dispatch(context.Background(), "E2"); w.writes.Load() != 1 || !strings.Contains(out, "outcome is unknown") {
+		t.Errorf("a call begun before a crash: %q, %d writes; want it not made", out, w.writes.Load())
+	}
+
+}
