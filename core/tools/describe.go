@@ -90,6 +90,7 @@ func (s *Surface) Describe(w io.Writer) error {
 	}
 	b.WriteByte('\n')
 	fmt.Fprintf(&b, "escalate patterns: %s\n", strings.Join(s.patterns, ", "))
+	fmt.Fprintf(&b, "escalate words (whole words, not after a read verb): %s\n", strings.Join(DefaultEscalateWords(), ", "))
 	warnings := s.Warnings()
 	if undeclared := s.undeclared(); len(undeclared) > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d tools declare no side-effect class, so they count as external (or spend, by name): %s; "+
