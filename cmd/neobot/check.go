@@ -5,8 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/neobot/neobot/adapters/web"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
 
+	"github.com/neobot/neobot/adapters/web"
+	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/tools"
 )
 
@@ -91,6 +97,7 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	if err := surface.DescribeSkills(m.Stdout); err != nil {
 		problems = append(problems, err)
 	}
+	describeUndeclared(m.Stdout, cfg.Manifest, manifest)
 	if w := surface.Warnings(); len(w) > 0 {
 		problems = append(problems, fmt.Errorf("%d tool server warning(s) above: fix the manifest or the server, then run neobot check again", len(w)))
 	}
@@ -112,4 +119,48 @@ func (m *Main) lookupEnv(name string) (string, bool) {
 		m.scrub.add(Secret(v))
 	}
 	return v, v != ""
+}
+
+// describeUndeclared lists each server that declares no side effects for
+// some of its tools, with the manifest line that declares the server:
+// those tools' class is unknown, so every call of one is asked first
+// (docs/manifest.md), and one line beside the alias declares them.
+func describeUndeclared(w io.Writer, path string, m *mcp.Manifest) {
+	type server struct{ alias, at, tools string }
+	var out []server
+	for i, spec := range m.Servers {
+		if spec.SideEffects != "" {
+			continue
+		}
+		var tools []string
+		for _, t := range spec.Tools {
+			if _, ok := spec.ToolSideEffects[t]; !ok {
+				tools = append(tools, t)
+			}
+		}
+		if len(tools) > 0 {
+			out = append(out, server{spec.Alias, declaredAt(path, i, spec.Alias), strings.Join(tools, ", ")})
+		}
+	}
+	if len(out) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "undeclared side effects: %d server(s); each call of these tools is asked first, and a name that spends stays spend:\n", len(out))
+	for _, s := range out {
+		fmt.Fprintf(w, "  %s, declared at %s: %s\n    declare them there with \"side_effects\": \"none\", \"read\", \"write\" or \"external\" (and tool_side_effects where a tool differs)\n", s.alias, s.at, s.tools)
+	}
+}
+
+// declaredAt names the manifest line that declares the server with alias,
+// the i-th of the manifest: "<file>:<line>", or "<file>, servers[i]" when
+// the line cannot be found (the built-in default manifest).
+func declaredAt(path string, i int, alias string) string {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		re := regexp.MustCompile(`"alias"\s*:\s*"` + regexp.QuoteMeta(alias) + `"`)
+		if j := slices.IndexFunc(strings.Split(string(data), "\n"), re.MatchString); j >= 0 {
+			return fmt.Sprintf("%s:%d", path, j+1)
+		}
+	}
+	return fmt.Sprintf("%s, servers[%d]", path, i)
 }

@@ -164,6 +164,19 @@ func (s *Skill) Check(u mcp.ToolURI, e mcp.Effect) Verdict {
 	}
 }
 
+// CheckUndeclared decides a call of the tool u whose class the manifest
+// does not declare: it counts as external, but nobody has said it cannot
+// move money, so where the skill would run an external call outright it
+// asks first, every call. A skill that denies or asks external calls
+// does the same with it.
+func (s *Skill) CheckUndeclared(u mcp.ToolURI) Verdict {
+	v := s.Check(u, mcp.EffectExternal)
+	if v.Rule != Allow {
+		return v
+	}
+	return Verdict{Rule: Ask, Reason: fmt.Sprintf("the manifest declares no side effects for %s, so skill %q asks before each call", u, s.Name)}
+}
+
 // Set is every skill and the places bound to them. A nil *Set gives every
 // place the built-in default skill.
 type Set struct {

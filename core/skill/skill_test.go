@@ -96,6 +96,39 @@ func TestCheckClasses(t *testing.T) {
 	}
 }
 
+// TestCheckUndeclared: a tool whose class nobody declared is asked
+// wherever an external call would run outright, the built-in default
+// skill included, and otherwise gets the external rule.
+func TestCheckUndeclared(t *testing.T) {
+	set := compile(t, `{"ro": {"side_effects": {"read": "allow"}},
+		"ext": {"side_effects": {"external": "allow"}},
+		"careful": {"side_effects": {"external": "ask"}},
+		"narrow": {"tools": ["matrix://tool/mcp/fs/read_*@2026.8.31"]},
+		"open": {}}`)
+	read, write := uri("fs", "read_file", "2026.8.31"), uri("fs", "write_file", "2026.8.31")
+	var none *Set
+	tests := []struct {
+		sk         *Skill
+		u          mcp.ToolURI
+		want       Rule
+		wantReason string
+	}{
+		{none.For(core.Inbound{}), write, Ask, `declares no side effects for matrix://tool/mcp/fs/write_file@2026.8.31, so skill "default" asks`},
+		{set.byName["open"], write, Ask, `skill "open" asks before each call`},
+		{set.byName["ext"], write, Ask, `skill "ext" asks before each call`},
+		{set.byName["careful"], write, Ask, `skill "careful" asks before external calls`},
+		{set.byName["ro"], write, Deny, "side_effects.external"},
+		{set.byName["narrow"], write, Deny, "does not list"},
+		{set.byName["narrow"], read, Ask, "asks before each call"},
+	}
+	for _, tt := range tests {
+		v := tt.sk.CheckUndeclared(tt.u)
+		if v.Rule != tt.want || !strings.Contains(v.Reason, tt.wantReason) {
+			t.Errorf("skill %s CheckUndeclared(%s) = %+v, want %s with reason containing %q", tt.sk.Name, tt.u, v, tt.want, tt.wantReason)
+		}
+	}
+}
+
 func TestForPlaces(t *testing.T) {
 	set := compile(t, `{
 		"finance": {"places": ["slack:T1/CFIN"]},

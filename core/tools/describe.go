@@ -93,7 +93,7 @@ func (s *Surface) Describe(w io.Writer) error {
 	fmt.Fprintf(&b, "escalate words (whole words, not after a read verb): %s\n", strings.Join(DefaultEscalateWords(), ", "))
 	warnings := s.Warnings()
 	if undeclared := s.undeclared(); len(undeclared) > 0 {
-		warnings = append(warnings, fmt.Sprintf("%d tools declare no side-effect class, so they count as external (or spend, by name): %s; "+
+		warnings = append(warnings, fmt.Sprintf("%d tools declare no side-effect class, so each call of one is asked first, or refused where the skill denies external calls (a name that spends stays spend): %s; "+
 			"declare side_effects for each server, and tool_side_effects where a tool differs (docs/manifest.md)", len(undeclared), strings.Join(undeclared, ", ")))
 	}
 	fmt.Fprintf(&b, "warnings: %d\n", len(warnings))

@@ -58,6 +58,9 @@ func (s *Surface) verdict(sk *skill.Skill, b binding) skill.Verdict {
 	if s.manifest != nil && !s.manifest.Allows(b.effect) {
 		return skill.Verdict{Rule: skill.Deny, Reason: fmt.Sprintf("the manifest's allowed_side_effects does not include %s", b.effect)}
 	}
+	if !b.declared {
+		return sk.CheckUndeclared(b.uri) // unknown is asked, never run outright
+	}
 	return sk.Check(b.uri, b.effect)
 }
 
@@ -96,7 +99,7 @@ func (s *Surface) refuse(ctx context.Context, sk *skill.Skill, name, uri string,
 func (s *Surface) approve(ctx context.Context, sk *skill.Skill, name string, b binding, args map[string]any) (ok bool, refusal string, err error) {
 	t, inTurn := core.TurnFrom(ctx)
 	if !inTurn || t.Approver == nil {
-		return false, fmt.Sprintf("%s was not run: %s, and nobody can approve calls here. Tell the user it needs an approver.", name, sk.Check(b.uri, b.effect).Reason), nil
+		return false, fmt.Sprintf("%s was not run: %s, and nobody can approve calls here. Tell the user it needs an approver.", name, s.verdict(sk, b).Reason), nil
 	}
 	grant := t.Inbound.Thread.Key() + "\x00" + b.uriText
 	s.gate.mu.Lock()

@@ -45,7 +45,7 @@ func TestDispatchWhileRestarting(t *testing.T) {
 	}
 	m := &mcp.Manifest{DID: "did:key:z6MkNeo", Servers: []mcp.ServerSpec{{
 		Alias: "chain", Transport: mcp.TransportStdio, Command: os.Args[0], Version: "0.3.0",
-		Env: []string{"NEOBOT_TOOLSTEST_SERVE=$env:SERVE"}, Tools: chainToolNames,
+		Env: []string{"NEOBOT_TOOLSTEST_SERVE=$env:SERVE"}, Tools: chainToolNames, SideEffects: "external",
 	}}}
 	s := spawn(t, Options{Manifest: m, LookupEnv: lookup, OnStatus: func(st mcp.Status) { statuses <- st }, RestartBackoff: time.Millisecond})
 	up := wait(mcp.StateUp)

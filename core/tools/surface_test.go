@@ -49,7 +49,7 @@ var chainToolNames = []string{"broken", "get_balance", "simulate_swap", "slow", 
 
 func chainManifest() *mcp.Manifest {
 	return &mcp.Manifest{DID: "did:key:z6MkNeo", Servers: []mcp.ServerSpec{
-		{Alias: "chain", Transport: mcp.TransportInProcess, Version: "0.3.0", Tools: chainToolNames},
+		{Alias: "chain", Transport: mcp.TransportInProcess, Version: "0.3.0", Tools: chainToolNames, SideEffects: "external"},
 	}}
 }
 
