@@ -37,8 +37,12 @@ func (e *Executor) advance(ctx context.Context, j *job, s core.Spend) (core.Spen
 		case core.SpendPlanned:
 			s, err = e.check(ctx, s, j)
 		case core.SpendAsked:
-			if s, err = e.ask(ctx, j, s); err == nil && s.State == core.SpendCalling {
-				s, err = e.invoke(ctx, s) // recorded approved and calling in one write
+			var mine bool
+			if s, mine, err = e.ask(ctx, j, s); err == nil && s.State == core.SpendCalling {
+				if !mine {
+					return s, e.callingElsewhere(s)
+				}
+				s, err = e.invoke(ctx, s) // recorded approved and calling in one write, by this Run
 			}
 		case core.SpendCalling:
 			// Recorded as being made, never recorded as done: neobot
@@ -72,7 +76,17 @@ func (e *Executor) move(ctx context.Context, id string, from core.SpendState, fn
 
 // moveDay is move with the workspace-day's other calls, for limits.
 func (e *Executor) moveDay(ctx context.Context, id string, from core.SpendState, fn func(s *core.Spend, day []core.Spend)) (core.Spend, error) {
-	s, err := e.ledger.UpdateSpend(context.WithoutCancel(ctx), id, func(s *core.Spend, day []core.Spend) error {
+	s, _, err := e.transition(ctx, id, from, fn)
+	return s, err
+}
+
+// transition is moveDay that also says whether this step made the move:
+// false when the call had left state from, moved by another step (another
+// Run of the same turn), and s is where that one left it. The ledger's
+// UpdateSpend is one transaction, so of two steps moving one call from
+// the same state exactly one is told mine.
+func (e *Executor) transition(ctx context.Context, id string, from core.SpendState, fn func(s *core.Spend, day []core.Spend)) (s core.Spend, mine bool, err error) {
+	s, err = e.ledger.UpdateSpend(context.WithoutCancel(ctx), id, func(s *core.Spend, day []core.Spend) error {
 		if s.State != from {
 			return errMoved
 		}
@@ -80,12 +94,23 @@ func (e *Executor) moveDay(ctx context.Context, id string, from core.SpendState,
 		return nil
 	})
 	if errors.Is(err, errMoved) {
-		return s, nil // its state is the news: advance goes on from there
+		return s, false, nil // its state is the news: advance goes on from there
 	}
 	if err != nil {
-		return s, fmt.Errorf("the spend ledger could not record call %s (%v), so nothing more was done with it; tell the user to try again later", id, err)
+		return s, false, fmt.Errorf("the spend ledger could not record call %s (%v), so nothing more was done with it; tell the user to try again later", id, err)
 	}
-	return s, nil
+	return s, true, nil
+}
+
+// callingElsewhere is what a Run tells the model about a call another Run
+// of the same turn recorded approved and is making: two runs of one turn
+// overlapped (on PostgreSQL, a thread's claim lost and taken over while
+// the first instance still waited on the approval), and both saw the one
+// click. Only the Run that recorded the approval makes the call.
+func (e *Executor) callingElsewhere(s core.Spend) error {
+	e.log.Warn().Str("spend", s.ID).Msg("execute: the call was approved and is being made by another run of this turn; not made here")
+	return fmt.Errorf("the spend %s (%s/%s) was approved, and another run of this conversation (another neobot instance that took it over) recorded the approval and is making the call; it was not made again here. "+
+		"Its outcome will be in the spend ledger (`neobot spends`). Tell the user; do not call core_execute again for it", s.ID, s.Server, s.Name)
 }
 
 // check refuses a planned call that is over its tool's limits before
@@ -144,8 +169,10 @@ func overLimit(s core.Spend, day []core.Spend, limits map[string]skill.SpendLimi
 // ask puts the call to a person through the turn's approver, and records
 // the decision. An approval is rechecked against the day's limit in the
 // same transaction (another call may have been approved meanwhile) and
-// recorded as "calling": the caller makes the call next.
-func (e *Executor) ask(ctx context.Context, j *job, s core.Spend) (core.Spend, error) {
+// recorded as "calling": the caller makes the call next, but only when
+// mine says this Run recorded it. A call found "calling" that this Run
+// did not move there is another Run's to make.
+func (e *Executor) ask(ctx context.Context, j *job, s core.Spend) (_ core.Spend, mine bool, _ error) {
 	req := core.GateRequest{
 		Thread: j.turn.Inbound.Thread, IntentID: s.IntentID, NodeID: strconv.Itoa(spendNumber(s.ID)), CallID: j.callID,
 		Question: Question(s), Options: []string{Approve, Deny}, Requester: s.Requester,
@@ -153,14 +180,14 @@ func (e *Executor) ask(ctx context.Context, j *job, s core.Spend) (core.Spend, e
 	ans := core.Ask(ctx, j.turn.Approver, req)
 	if ctx.Err() != nil {
 		if !errors.Is(context.Cause(ctx), core.ErrStopped) {
-			return s, ErrInterrupted // shutting down: a resumed turn asks again
+			return s, false, ErrInterrupted // shutting down: a resumed turn asks again
 		}
 		// Stopped by a person: the approval is denied, and the plan ends.
-		return e.move(ctx, s.ID, core.SpendAsked, func(s *core.Spend) {
+		return e.transition(ctx, s.ID, core.SpendAsked, func(s *core.Spend, _ []core.Spend) {
 			s.State, s.Reason, s.Finished = core.SpendCancelled, "the turn was stopped before anyone approved it", e.now()
 		})
 	}
-	return e.moveDay(ctx, s.ID, core.SpendAsked, func(s *core.Spend, day []core.Spend) {
+	return e.transition(ctx, s.ID, core.SpendAsked, func(s *core.Spend, day []core.Spend) {
 		s.Decided, s.DecidedBy = e.now(), ans.By
 		switch {
 		case !ans.Approved && j.turn.Approver == nil:

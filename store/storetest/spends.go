@@ -145,6 +145,56 @@ func testSpendDayLimit(t *testing.T, b SpendBackend) {
 	}
 }
 
+// testSpendOneTransition moves one call from asked to calling from many
+// goroutines at once, as overlapping runs of one turn do after one click:
+// exactly one UpdateSpend may make the move, and every other must see it
+// made. The executor makes the call only in the run whose move it was.
+func testSpendOneTransition(t *testing.T, b SpendBackend) {
+	ctx := context.Background()
+	asked := spend("o1", 1, thread("overlap"), "5", epoch)
+	asked.State = core.SpendAsked
+	if _, err := b.PlanSpends(ctx, "o1", []core.Spend{asked}); err != nil {
+		t.Fatal(err)
+	}
+	moved := errors.New("moved on")
+	const runs = 8
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		mine  int
+		after []core.SpendState
+	)
+	for i := range runs {
+		wg.Go(func() {
+			got, err := b.UpdateSpend(ctx, "o1/1", func(s *core.Spend, _ []core.Spend) error {
+				if s.State != core.SpendAsked {
+					return moved
+				}
+				s.State, s.DecidedBy = core.SpendCalling, "U"+strconv.Itoa(i)
+				return nil
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				mine++
+			case !errors.Is(err, moved):
+				t.Errorf("UpdateSpend = %v", err)
+			}
+			after = append(after, got.State)
+		})
+	}
+	wg.Wait()
+	if mine != 1 {
+		t.Errorf("%d of %d concurrent updates moved the call from asked to calling, want exactly 1", mine, runs)
+	}
+	for _, st := range after {
+		if st != core.SpendCalling {
+			t.Errorf("an update returned the call %s, want calling (made by one, seen by the rest)", st)
+		}
+	}
+}
+
 func testCallLog(t *testing.T, b SpendBackend) {
 	ctx := context.Background()
 	if fresh, err := b.BeginCall(ctx, "k1"); err != nil || !fresh {
