@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	if log := os.Getenv("NEOBOT_ASKER_LOG"); log != "" {
 		os.Exit(serveAsker(log))
 	}
+	if log := os.Getenv("NEOBOT_SHOP_LOG"); log != "" {
+		os.Exit(serveShop(log))
+	}
 	if binary = os.Getenv("NEO_TEST_BINARY"); binary != "" {
 		os.Exit(pgtest.Main(m))
 	}
