@@ -8,7 +8,9 @@
 // denied, and whether it may spend through core_execute. Skills are bound
 // to places: a platform, a workspace or guild, a channel (its threads
 // inherit), or a platform's direct messages. A place with no binding gets
-// the default skill, which allows everything the manifest does.
+// the default skill, which allows everything the manifest does, except
+// that it asks before each call of a tool whose class the manifest does
+// not declare.
 //
 // The gate itself runs in core/tools, before any side effect: this
 // package only answers what a skill allows.
