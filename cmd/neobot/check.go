@@ -129,16 +129,7 @@ func describeUndeclared(w io.Writer, path string, m *mcp.Manifest) {
 	type server struct{ alias, at, tools string }
 	var out []server
 	for i, spec := range m.Servers {
-		if spec.SideEffects != "" {
-			continue
-		}
-		var tools []string
-		for _, t := range spec.Tools {
-			if _, ok := spec.ToolSideEffects[t]; !ok {
-				tools = append(tools, t)
-			}
-		}
-		if len(tools) > 0 {
+		if tools := undeclaredTools(spec); len(tools) > 0 {
 			out = append(out, server{spec.Alias, declaredAt(path, i, spec.Alias), strings.Join(tools, ", ")})
 		}
 	}

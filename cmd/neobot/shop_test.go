@@ -163,3 +163,27 @@ func TestShopPaymentsNeedAClick(t *testing.T) {
 	}
 	p.stop(t)
 }
+
+// TestStartRefusedWhenNobodyCanAllowUndeclared: a server that declares no
+// side effects has every call asked, so Slack without anyone who may
+// answer stops start-up, naming the setting and the server, as a skill
+// that asks does.
+func TestStartRefusedWhenNobodyCanAllowUndeclared(t *testing.T) {
+	exe, _ := os.Executable()
+	env := map[string]string{
+		"NEO_MODEL": "test-main", "NEO_LLM_BASE_URL": "http://127.0.0.1:1", "NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"),
+		"NEO_MANIFEST": writeJSON(t, "manifest.json", map[string]any{"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
+			"alias": "shop", "transport": "stdio", "command": exe, "version": "1.0.0", "tools": []string{"lookup_order"},
+		}}}),
+		"SLACK_BOT_TOKEN": "xoxb-e2e-bot-token", "SLACK_APP_TOKEN": "xapp-e2e-app-token", "SLACK_API_URL": "http://127.0.0.1:1",
+	}
+	_, out, err := run(t, env, "")
+	if err == nil {
+		t.Fatalf("neobot started with nobody to allow the shop's calls:\n%s", out)
+	}
+	for _, want := range []string{"SLACK_APPROVERS", "declares no side effects for server shop", "NEO_SELF_APPROVE"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("start-up error does not say %q:\n%s", want, out)
+		}
+	}
+}
