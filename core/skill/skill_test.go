@@ -177,6 +177,16 @@ func TestDefaultOverride(t *testing.T) {
 
 // TestCompileErrors: every start-up error names the skill, what is wrong
 // and the fix.
+// TestCompileLimitsExactly: a skill at each limit, 4 prompts and 8000
+// bytes of instructions, compiles.
+func TestCompileLimitsExactly(t *testing.T) {
+	specs := map[string]Spec{"a": {Instructions: strings.Repeat("x", 8000), Prompts: []Prompt{
+		{Title: "1", Message: "1"}, {Title: "2", Message: "2"}, {Title: "3", Message: "3"}, {Title: "4", Message: "4"}}}}
+	if _, err := Compile(specs, manifest(t)); err != nil {
+		t.Errorf("Compile at the limits = %v, want it accepted", err)
+	}
+}
+
 func TestCompileErrors(t *testing.T) {
 	tests := []struct {
 		name, specs string
@@ -196,6 +206,10 @@ func TestCompileErrors(t *testing.T) {
 		{"place bound twice", `{"a": {"places": ["slack:T1/C1"]}, "b": {"places": ["slack:T1/C1"]}}`, []string{`skill "b"`, `already bound to skill "a"`}},
 		{"too many prompts", `{"a": {"prompts": [{"title":"1","message":"1"},{"title":"2","message":"2"},{"title":"3","message":"3"},{"title":"4","message":"4"},{"title":"5","message":"5"}]}}`, []string{"5 prompts", "4 or fewer"}},
 		{"blank prompt", `{"a": {"prompts": [{"title": "Hi"}]}}`, []string{"prompts[0]", "title and a message"}},
+		{"no tool in the URI", `{"a": {"tools": ["matrix://tool/mcp/fs"]}}`, []string{"is not a tool URI"}},
+		{"no server in the URI", `{"a": {"tools": ["matrix://tool/mcp//read_file@2026.8.31"]}}`, []string{"is not a tool URI"}},
+		{"empty version", `{"a": {"tools": ["matrix://tool/mcp/fs/read_file@"]}}`, []string{"is not pinned"}},
+		{"instructions over 8000 bytes", `{"a": {"instructions": "` + strings.Repeat("x", 8001) + `"}}`, []string{"8001 bytes", "under 8000"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
