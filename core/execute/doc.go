@@ -19,8 +19,10 @@
 //	    gates' own. The question shows the tool, every argument and a
 //	    one-line summary. Deny, timeout or a stopped turn: nothing runs.
 //	  - Execution, at most once: each call is recorded "calling" in the
-//	    spend ledger before it is made. A call found "calling" after a crash
-//	    is never made again: its outcome is unknown, and the thread is told.
+//	    spend ledger before it is made, and only the Run that recorded it
+//	    makes it: of two overlapping Runs of one turn that saw one click,
+//	    the other makes nothing. A call found "calling" after a crash is
+//	    never made again: its outcome is unknown, and the thread is told.
 //	    Every call carries the idempotency key neobot:<intent>:<n> in its
 //	    _meta, and as its idempotency_key argument when its schema has one.
 //	  - Outcome: the same statuses the daemon reports (completed, failed,

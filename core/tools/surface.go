@@ -25,7 +25,9 @@ type Options struct {
 	// EscalatePatterns replace DefaultEscalatePatterns; the manifest's
 	// escalate_patterns add to them. They classify a tool that declares no
 	// side-effect class: a case-insensitive substring of its name makes it
-	// spend, anything else counts as external.
+	// spend, as does a payment word ([DefaultEscalateWords], which always
+	// apply); anything else counts as external, and is asked before each
+	// call where an external one would run outright.
 	EscalatePatterns []string
 	// Skills decide, per place, which tools the model sees and what each
 	// call may do. Nil gives every place the built-in default skill.
