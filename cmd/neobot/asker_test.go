@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/neobot/neobot/core/mcp"
@@ -33,20 +29,13 @@ type askerEntry struct {
 }
 
 func serveAsker(logPath string) int {
-	f, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	log, err := openJSONLog(logPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer f.Close()
-	var mu sync.Mutex
-	write := func(e askerEntry) {
-		mu.Lock()
-		defer mu.Unlock()
-		line, _ := json.Marshal(e)
-		_, _ = f.Write(append(line, '\n'))
-		_ = f.Sync()
-	}
+	defer log.Close()
+	write := func(e askerEntry) { _ = log.write(e) }
 	var srv *mcp.Server
 	ask := func(ctx context.Context, tool, message string, schema map[string]any) (mcp.ElicitResult, error) {
 		write(askerEntry{Event: "ask", Tool: tool})
@@ -111,26 +100,7 @@ func (a *asker) manifest(t *testing.T) string {
 }
 
 // entries reads the log.
-func (a *asker) entries(t testing.TB) []askerEntry {
-	t.Helper()
-	f, err := os.Open(a.log)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []askerEntry
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var e askerEntry
-		if json.Unmarshal(sc.Bytes(), &e) == nil {
-			out = append(out, e)
-		}
-	}
-	return out
-}
+func (a *asker) entries(t testing.TB) []askerEntry { return readJSONLog[askerEntry](t, a.log) }
 
 // answers returns what the server heard, in order.
 func (a *asker) answers(t testing.TB) []askerEntry {

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/neobot/neobot/adapters/slack/slacktest"
@@ -35,52 +31,22 @@ type shopCall struct {
 
 // serveShop serves the shop on stdin/stdout until stdin ends.
 func serveShop(logPath string) int {
-	f, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	log, err := openJSONLog(logPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer f.Close()
-	var mu sync.Mutex
+	defer log.Close()
 	var tools []mcp.ServerTool
 	for _, name := range shopTools {
 		tools = append(tools, mcp.ServerTool{Name: name, Description: "The shop's " + name + ".", Handle: func(_ context.Context, args map[string]any) (mcp.Result, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			line, _ := json.Marshal(shopCall{Tool: name, Args: args})
-			if _, err := f.Write(append(line, '\n')); err != nil {
-				return mcp.Result{}, err
-			}
-			return mcp.TextResult(name + " done"), f.Sync()
+			return mcp.TextResult(name + " done"), log.write(shopCall{Tool: name, Args: args})
 		}})
 	}
 	if err := mcp.NewServer("shop", "1.0.0", tools...).ServeStdio(context.Background(), os.Stdin, os.Stdout); err != nil {
 		return 1
 	}
 	return 0
-}
-
-// shopCalls reads the shop's log: every call that reached it.
-func shopCalls(t *testing.T, path string) []shopCall {
-	t.Helper()
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []shopCall
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var c shopCall
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("shop log line %q: %v", sc.Text(), err)
-		}
-		out = append(out, c)
-	}
-	return out
 }
 
 // TestShopPaymentsNeedAClick is the measurement from outside of issue 41:
@@ -133,7 +99,7 @@ func TestShopPaymentsNeedAClick(t *testing.T) {
 	if err != nil {
 		t.Fatalf("neither an approval nor an answer in the thread: %v\n%s", err, p.output.String())
 	}
-	if calls := shopCalls(t, log); len(calls) != 0 {
+	if calls := readJSONLog[shopCall](t, log); len(calls) != 0 {
 		t.Fatalf("%d calls reached the shop without a click: %+v", len(calls), calls)
 	}
 	if !strings.Contains(gate.Rendered(), "shop/lookup_order (external)") {
@@ -157,7 +123,7 @@ func TestShopPaymentsNeedAClick(t *testing.T) {
 
 	w.slack.Click("UCAROL", gate, 0)
 	w.answerIn(t, "C0GENERAL", mention.TS, "nothing was paid")
-	calls := shopCalls(t, log)
+	calls := readJSONLog[shopCall](t, log)
 	if len(calls) != 1 || calls[0].Tool != "lookup_order" {
 		t.Errorf("calls that reached the shop = %+v, want lookup_order alone, after the click", calls)
 	}

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,22 +36,13 @@ func serveWallet(logPath, hold, down string) int {
 		fmt.Fprintln(os.Stderr, "wallet: down for maintenance")
 		return 2
 	}
-	f, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	log, err := openJSONLog(logPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer f.Close()
-	var mu sync.Mutex
-	write := func(e walletEntry) error {
-		mu.Lock()
-		defer mu.Unlock()
-		line, _ := json.Marshal(e)
-		if _, err := f.Write(append(line, '\n')); err != nil {
-			return err
-		}
-		return f.Sync()
-	}
+	defer log.Close()
+	write := func(e walletEntry) error { return log.write(e) }
 	// pause holds a call inside the tool while the hold file exists.
 	pause := func() {
 		for hold != "" {
@@ -138,27 +126,7 @@ func (w *wallet) manifest(t *testing.T) string {
 }
 
 // entries reads the log.
-func (w *wallet) entries(t testing.TB) []walletEntry {
-	t.Helper()
-	f, err := os.Open(w.log)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []walletEntry
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var e walletEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			continue // a line cut by a kill
-		}
-		out = append(out, e)
-	}
-	return out
-}
+func (w *wallet) entries(t testing.TB) []walletEntry { return readJSONLog[walletEntry](t, w.log) }
 
 // transfers returns the transfers begun, by idempotency key.
 func (w *wallet) transfers(t testing.TB) map[string]int {

@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// TestClassifyPaymentWords: the payment vocabulary escalates as whole
+// TestClassify: the payment vocabulary escalates as whole
 // words in every case style, the seed's patterns still match anywhere,
 // and the look-alikes and reads stay natural.
-func TestClassifyPaymentWords(t *testing.T) {
+func TestClassify(t *testing.T) {
 	tests := []struct {
 		tool string
 		want Class
@@ -41,10 +41,19 @@ func TestClassifyPaymentWords(t *testing.T) {
 		{"finalize_invoice", Escalate},
 		{"donate", Escalate},
 		// The seed's patterns match anywhere, as before.
+		{"transfer_tokens", Escalate},
+		{"sendRawTransaction", Escalate},
+		{"approve_spender", Escalate},
+		{"bridge_assets", Escalate},
 		{"multisend", Escalate},
 		{"TokenSwap", Escalate},
 		{"autofund", Escalate},
 		{"get_transfer_status", Escalate}, // the seed's substrings do not spare reads
+		// Reads and dry runs.
+		{"get_balance", Natural},
+		{"simulate_call", Natural},
+		{"list_files", Natural},
+		{"compile_contract", Natural},
 		// Look-alikes: the words are not whole.
 		{"payload", Natural},
 		{"display", Natural},
@@ -75,6 +84,9 @@ func TestClassifyPaymentWords(t *testing.T) {
 	// make a payment tool ordinary.
 	if got := Classify("create_payment", []string{"balance"}); got != Escalate {
 		t.Errorf("Classify(create_payment, [balance]) = %s, want escalate", got)
+	}
+	if got := Classify("send_email", []string{"transfer"}); got != Natural {
+		t.Errorf("Classify(send_email, [transfer]) = %s, want natural: given patterns replace the defaults", got)
 	}
 }
 

@@ -78,31 +78,6 @@ func TestBindNames(t *testing.T) {
 	}
 }
 
-func TestClassify(t *testing.T) {
-	tests := []struct {
-		tool string
-		want Class
-	}{
-		{"transfer_tokens", Escalate},
-		{"sendRawTransaction", Escalate},
-		{"TokenSwap", Escalate},
-		{"approve_spender", Escalate},
-		{"bridge_assets", Escalate},
-		{"get_balance", Natural},
-		{"simulate_call", Natural},
-		{"list_files", Natural},
-		{"compile_contract", Natural},
-	}
-	for _, tt := range tests {
-		if got := Classify(tt.tool, DefaultEscalatePatterns()); got != tt.want {
-			t.Errorf("Classify(%q) = %s, want %s", tt.tool, got, tt.want)
-		}
-	}
-	if got := Classify("send_email", []string{"transfer"}); got != Natural {
-		t.Errorf("Classify(send_email, [transfer]) = %s, want natural", got)
-	}
-}
-
 // TestSanitizeBoundaries: every character of the function-name charset,
 // the ends of each range included, is kept as it is; its neighbours
 // outside the charset become '_'; 64 bytes stay whole and the 65th goes.
