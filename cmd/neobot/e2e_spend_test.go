@@ -156,7 +156,8 @@ func offersTool(r llmtest.Request, name string) bool {
 func limitSettings(t *testing.T) string {
 	return writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
 		"pay": map[string]any{"spend": true, "places": []string{"slack"}, "spend_limits": map[string]any{
-			"wallet/transfer": map[string]string{"amount": "amount", "currency": "currency", "per_call": "10", "per_day": "12"},
+			"USDC":            map[string]string{"per_call": "10", "per_day": "12"},
+			"wallet/transfer": map[string]string{"amount": "amount", "currency": "currency"},
 		}},
 	}})
 }
@@ -184,7 +185,7 @@ func TestSpendLimits(t *testing.T) {
 			spendModel(t, w.model, "core_execute")
 			p := w.start(t, 1)
 
-			if got := pay(t, w, p, "20"); !strings.Contains(got, "over the limit of 10 USDC per call for wallet/transfer") {
+			if got := pay(t, w, p, "20"); !strings.Contains(got, "20 USDC is over the limit of 10 USDC per call") {
 				t.Errorf("20 USDC: %q, want refused by the per-call limit", got)
 			}
 			if n := len(w.slack.Messages()); n > 0 {

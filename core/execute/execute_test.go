@@ -61,20 +61,32 @@ type world struct {
 
 	mu        sync.Mutex
 	transfers []transfer
+	// answer is what a spend tool answers (default: sent, tx 0xabc).
+	answer func(args map[string]any) mcp.Result
 }
 
 const walletSkills = `{"payments": {"spend": true, "places": ["slack:T1/CPAY"],
-	"spend_limits": {"wallet/transfer": {"amount": "amount", "currency": "currency", "per_call": "100", "per_day": "150"}}}}`
+	"spend_limits": {"USDC": {"per_call": "100", "per_day": "150"}, "wallet/transfer": {"amount": "amount", "currency": "currency"}}}}`
 
-func newWorld(t *testing.T) *world {
+func newWorld(t *testing.T) *world { return newWorldWith(t, walletSkills) }
+
+// newWorldWith is newWorld with other skills, and extra tools on the
+// wallet (each records its call and answers w.answer, as transfer does).
+func newWorldWith(t *testing.T, skills string, extra ...mcp.ServerTool) *world {
 	t.Helper()
 	w := &world{t: t, model: &planner{}, ledger: coretest.NewSpends(), posted: make(chan core.Gate, 8), rec: coretest.NewRecorder()}
+	w.answer = func(map[string]any) mcp.Result { return mcp.TextResult("sent, tx 0xabc") }
 	w.gates = core.NewGates(core.GatesOptions{Store: coretest.NewGateStore()})
+	names := []string{"balance", "transfer"}
+	for i, x := range extra {
+		names = append(names, x.Name)
+		extra[i].Handle = w.record
+	}
 	m := &mcp.Manifest{DID: "did:key:z6MkNeo", Servers: []mcp.ServerSpec{{
 		Alias: "wallet", Transport: mcp.TransportInProcess, Version: "1.0.0",
-		Tools: []string{"balance", "transfer"}, SideEffects: "read", // transfer is spend by its name
+		Tools: names, SideEffects: "read", // transfer is spend by its name
 	}}}
-	srv := mcp.NewServer("wallet", "1.0.0",
+	srv := mcp.NewServer("wallet", "1.0.0", append([]mcp.ServerTool{
 		mcp.ServerTool{Name: "balance", Description: "Balance.", Handle: func(context.Context, map[string]any) (mcp.Result, error) {
 			return mcp.TextResult("100 USDC"), nil
 		}},
@@ -86,14 +98,9 @@ func newWorld(t *testing.T) *world {
 				"recipient":       map[string]any{"type": "string", "minLength": 1},
 				"idempotency_key": map[string]any{"type": "string"},
 			},
-		}, Handle: func(ctx context.Context, args map[string]any) (mcp.Result, error) {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			w.transfers = append(w.transfers, transfer{args: args, key: mcp.MetaFrom(ctx)["idempotency_key"]})
-			return mcp.TextResult("sent, tx 0xabc"), nil
-		}},
-	)
-	specs, err := skill.Parse([]byte(walletSkills))
+		}, Handle: w.record},
+	}, extra...)...)
+	specs, err := skill.Parse([]byte(skills))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +123,14 @@ func newWorld(t *testing.T) *world {
 	}
 	w.exec = exec
 	return w
+}
+
+// record is a spend tool's handler: it keeps the call and answers.
+func (w *world) record(ctx context.Context, args map[string]any) (mcp.Result, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.transfers = append(w.transfers, transfer{args: args, key: mcp.MetaFrom(ctx)["idempotency_key"]})
+	return w.answer(args), nil
 }
 
 func (w *world) PostGate(_ context.Context, g core.Gate) (string, error) {
@@ -275,7 +290,7 @@ func TestSpendLimits(t *testing.T) {
 	w := newWorld(t)
 	w.model.replies = []llm.Message{transferCall(`{"amount": 120, "currency": "USDC", "recipient": "alice"}`)}
 	_, r, asked := w.gate(w.execute(w.turn("CPAY", "E1"), "send 120 USDC to alice"))
-	if asked || !strings.Contains(r.content, "over the limit of 100 USDC per call for wallet/transfer") {
+	if asked || !strings.Contains(r.content, "120 USDC is over the limit of 100 USDC per call") {
 		t.Fatalf("over the per-call limit: %+v, asked %v; want refused before asking, naming the limit", r, asked)
 	}
 
@@ -294,7 +309,7 @@ func TestSpendLimits(t *testing.T) {
 	if r := pay("E2"); r.isError {
 		t.Fatalf("first 80 USDC: %+v", r)
 	}
-	if r := pay("E3"); !strings.Contains(r.content, "would bring today's total (UTC) for wallet/transfer in this workspace to 160.00 USDC, over its limit of 150 USDC per day") {
+	if r := pay("E3"); !strings.Contains(r.content, "would bring today's total (UTC) in USDC in this workspace to 160 USDC, over its limit of 150 USDC per day") {
 		t.Errorf("second 80 USDC: %+v, want refused by the day limit", r)
 	}
 	if n := len(w.sent()); n != 1 {

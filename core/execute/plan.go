@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -81,7 +82,7 @@ func (e *Executor) plan(ctx context.Context, j *job) ([]core.Spend, error) {
 		if !ok {
 			return nil, clarify("the plan named %q, which is not a payment tool available here", c.Function.Name)
 		}
-		args, err := c.Function.ParseArgs()
+		args, err := parseArgs(c.Function.Arguments)
 		if err != nil {
 			return nil, clarify("the plan's arguments for %s/%s are not a JSON object", t.URI.Alias, t.URI.Tool)
 		}
@@ -99,18 +100,12 @@ func (e *Executor) plan(ctx context.Context, j *job) ([]core.Spend, error) {
 		if err := validate(t.InputSchema, args); err != nil {
 			return nil, clarify("the planned call of %s/%s does not fit the tool's arguments: %v", t.URI.Alias, t.URI.Tool, err)
 		}
-		if l, ok := j.limits[s.Server+"/"+s.Name]; ok {
-			amount, err := skill.ParseAmount(args[l.Amount])
+		if j.limits.Active() {
+			r, err := j.limits.Read(s.Server+"/"+s.Name, args)
 			if err != nil {
-				return nil, clarify("the amount of %s/%s (argument %q) cannot be checked against its limits: %v", s.Server, s.Name, l.Amount, err)
+				return nil, clarify("the planned call of %s/%s cannot be checked against the spend limits: %v", s.Server, s.Name, err)
 			}
-			s.Amount = amount.FloatString(decimals(args[l.Amount]))
-			if l.Currency != "" {
-				s.Currency = fmt.Sprint(args[l.Currency])
-				if args[l.Currency] == nil {
-					s.Currency = ""
-				}
-			}
+			s.Amount, s.Currency = skill.FormatAmount(r.Amount), r.Currency
 		}
 		if s.Args, err = json.Marshal(args); err != nil {
 			return nil, clarify("the plan's arguments for %s/%s cannot be recorded", s.Server, s.Name)
@@ -182,14 +177,26 @@ func firstOf(args map[string]any, keys ...string) string {
 	return ""
 }
 
-// decimals is how many decimals an amount was written with, so "5"
-// stays "5" and "0.25" stays "0.25".
-func decimals(v any) int {
-	s := fmt.Sprint(v)
-	if _, frac, ok := strings.Cut(s, "."); ok {
-		return len(frac)
+// parseArgs decodes a call's arguments with numbers kept as written, so
+// an amount is never rounded through a float on its way to the ledger,
+// the approver or the tool.
+func parseArgs(text string) (map[string]any, error) {
+	if strings.TrimSpace(text) == "" {
+		return map[string]any{}, nil
 	}
-	return 0
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var args map[string]any
+	if err := dec.Decode(&args); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("more than one JSON value")
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	return args, nil
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
