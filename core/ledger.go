@@ -70,7 +70,11 @@ type Spend struct {
 	EventID   string `json:"event_id,omitempty"`
 	CallID    string `json:"call_id,omitempty"`
 	Requester string `json:"requester"`
-	// Intent is the prose the model passed to core_execute.
+	// Message is what the requester wrote: the text of the message that
+	// started the turn, their own words.
+	Message string `json:"message,omitempty"`
+	// Intent is the prose the model passed to core_execute: its reading
+	// of the thread, which may carry words the requester never wrote.
 	Intent string `json:"intent"`
 	// Tool is the tool's pinned URI; Server and Name its manifest alias and
 	// name on the server.
@@ -80,7 +84,8 @@ type Spend struct {
 	// Function is the tool's function name on neobot's tool surface.
 	Function string          `json:"function"`
 	Args     json.RawMessage `json:"args"`
-	// Summary is the one line shown with the question.
+	// Summary is the line under the call in its approval: what it moves,
+	// and to whom, escaped.
 	Summary string `json:"summary,omitempty"`
 	// Amount and Currency are read from the arguments the skill's spend
 	// limits name: Amount an exact decimal string ("0.00001", never a

@@ -56,7 +56,8 @@ func TestSlackSpendWithoutDaemon(t *testing.T) {
 	p := w.start(t, 1)
 	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 5 USDC to alice"})
 	gate := w.waitGate(t, p, mention.TS, "wallet/transfer")
-	for _, want := range []string{`"amount": 5`, `"currency": "USDC"`, `"recipient": "alice"`, `"idempotency_key": "neobot:`, "Summary: wallet/transfer to alice"} {
+	for _, want := range []string{`"amount": 5`, `"currency": "USDC"`, `"recipient": "alice"`, `"idempotency_key": "neobot:`,
+		"wrote: `\"send 5 USDC to alice\"`", "Neo's reading of it (not their words): `\"send 5 USDC to alice\"`", "That is a call of wallet/transfer to `\"alice\"`."} {
 		if !strings.Contains(gate.Rendered(), want) {
 			t.Errorf("approval lacks %q:\n%s", want, gate.Rendered())
 		}
@@ -241,7 +242,7 @@ func TestDiscordSpendWithoutDaemon(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no approval message: %v\n%s", err, p.output.String())
 			}
-			for _, want := range []string{`"amount": 5`, `"recipient": "alice"`, "Summary: wallet/transfer"} {
+			for _, want := range []string{`"amount": 5`, `"recipient": "alice"`, "wrote: `\"send 5 USDC to alice\"`", "Neo's reading of it (not their words)", "That is a call of wallet/transfer"} {
 				if !strings.Contains(gate.Content, want) {
 					t.Errorf("approval lacks %q:\n%s", want, gate.Content)
 				}

@@ -143,7 +143,7 @@ func (w *world) ShowGate(context.Context, core.Gate) {}
 // approvers are UBOB (four eyes: Alice may not approve her own).
 func (w *world) turn(channel, event string) context.Context {
 	th := core.Thread{Platform: "slack", Workspace: "T1", Channel: channel, ID: "100.1"}
-	tr := &core.Turn{Inbound: core.Inbound{Thread: th, User: "UALICE", EventID: event}, Reporter: w.rec,
+	tr := &core.Turn{Inbound: core.Inbound{Thread: th, User: "UALICE", EventID: event, Text: "please pay as we discussed"}, Reporter: w.rec,
 		Approver: w.gates.Approver(th, "UALICE", []string{"UBOB"}, w)}
 	return core.WithToolCall(core.WithTurn(context.Background(), tr), "call_1")
 }
@@ -194,7 +194,8 @@ func TestSpendApprovedRunsOnce(t *testing.T) {
 	if !ok {
 		t.Fatalf("no approval asked; core_execute = %+v", r)
 	}
-	for _, want := range []string{"wallet/transfer", `"amount": 5`, `"currency": "USDC"`, `"recipient": "alice"`, "Summary: wallet/transfer of 5 USDC to alice, asked by <@UALICE>"} {
+	for _, want := range []string{"wallet/transfer", `"amount": 5`, `"currency": "USDC"`, `"recipient": "alice"`,
+		"<@UALICE> wrote: `\"please pay as we discussed\"`\nNeo's reading of it (not their words): `\"send 5 USDC to alice\"`", "That is 5 USDC to `\"alice\"`."} {
 		if !strings.Contains(g.Question, want) {
 			t.Errorf("question lacks %q:\n%s", want, g.Question)
 		}
@@ -267,6 +268,7 @@ func TestSpendClarify(t *testing.T) {
 		{"missing argument", transferCall(`{"amount": 5, "currency": "USDC"}`), "does not fit the tool's arguments"},
 		{"wrong type", transferCall(`{"amount": "five", "currency": "USDC", "recipient": "bob"}`), "does not fit the tool's arguments"},
 		{"unknown currency", transferCall(`{"amount": 5, "currency": "DOGE", "recipient": "bob"}`), "does not fit the tool's arguments"},
+		{"too large to show", transferCall(`{"amount": 5, "currency": "USDC", "recipient": "bob", "memo": "` + strings.Repeat("x", 3000) + `"}`), "too large to show an approver in full"},
 		{"not a spend tool", llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "p", Function: llm.FunctionCall{Name: "wallet__balance", Arguments: "{}"}}}}, "not a payment tool"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -88,7 +88,7 @@ func (e *Executor) plan(ctx context.Context, j *job) ([]core.Spend, error) {
 		}
 		s := core.Spend{
 			ID: fmt.Sprintf("%s/%d", j.intentID, i+1), IntentID: j.intentID, Thread: in.Thread,
-			EventID: in.EventID, CallID: j.callID, Requester: in.User, Intent: j.intent,
+			EventID: in.EventID, CallID: j.callID, Requester: in.User, Message: in.Text, Intent: j.intent,
 			Tool: t.URI.String(), Server: t.URI.Alias, Name: t.URI.Tool, Function: t.Function,
 			Day: now.UTC().Format(time.DateOnly), State: core.SpendPlanned, Created: now,
 		}
@@ -110,7 +110,10 @@ func (e *Executor) plan(ctx context.Context, j *job) ([]core.Spend, error) {
 		if s.Args, err = json.Marshal(args); err != nil {
 			return nil, clarify("the plan's arguments for %s/%s cannot be recorded", s.Server, s.Name)
 		}
-		s.Summary = summary(s, args, in.User)
+		s.Summary = summary(s, args)
+		if _, complete := question(s); !complete {
+			return nil, clarify("the planned call of %s/%s is too large to show an approver in full; ask for it in smaller requests", s.Server, s.Name)
+		}
 		out = append(out, s)
 	}
 	return out, nil
@@ -148,33 +151,6 @@ func normalize(v any) (any, error) {
 		return nil, err
 	}
 	return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-}
-
-// summary is the one line shown under a call's arguments.
-func summary(s core.Spend, args map[string]any, requester string) string {
-	what := fmt.Sprintf("%s/%s", s.Server, s.Name)
-	if s.Amount != "" {
-		what += " of " + strings.TrimSpace(s.Amount+" "+s.Currency)
-	}
-	if to := firstOf(args, "recipient", "to", "destination", "address", "customer", "payee"); to != "" {
-		what += " to " + to
-	}
-	return fmt.Sprintf("Summary: %s, asked by <@%s>: %q", inert(what), requester, inert(cut(oneLine(s.Intent), 200)))
-}
-
-// inert keeps the model's words (the intent, argument values) from
-// becoming a chat platform's mention or link (<!channel>, <@U…>,
-// <https://…>) outside the code block an approval shows arguments in.
-func inert(s string) string { return strings.NewReplacer("<", "‹", ">", "›").Replace(s) }
-
-// firstOf returns the first of keys that args holds as a short string.
-func firstOf(args map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if v, ok := args[k].(string); ok && v != "" && len(v) <= 100 {
-			return v
-		}
-	}
-	return ""
 }
 
 // parseArgs decodes a call's arguments with numbers kept as written, so

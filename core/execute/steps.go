@@ -12,7 +12,6 @@ import (
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/skill"
-	"github.com/neobot/neobot/core/tools"
 )
 
 // ErrInterrupted reports that Run's context ended (the turn was stopped,
@@ -252,16 +251,6 @@ func (e *Executor) cancelRest(ctx context.Context, rest []core.Spend, after core
 		rest[i] = out
 		e.observe(out.State)
 	}
-}
-
-// Question is what a person approving the call s is shown: the tool,
-// every argument, one per line with long values cut and their size
-// said, and a one-line summary.
-func Question(s core.Spend) string {
-	var args map[string]any
-	_ = json.Unmarshal(s.Args, &args)
-	return fmt.Sprintf("Neo wants to spend with %s/%s (request %s):\n```\n%s\n```\n%s\nApprove this exact call?",
-		s.Server, s.Name, s.ID, tools.ShowArgs(args), s.Summary)
 }
 
 // spendNumber is n of the ID "<intent>/<n>".
