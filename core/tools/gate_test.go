@@ -3,8 +3,8 @@ package tools
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
