@@ -39,13 +39,23 @@ func (s SpendState) Final() bool {
 }
 
 // Counts reports whether a call in state s counts toward a day's spend
-// limit: anything approved, whether or not it is known to have run.
+// limit: anything approved, whether or not it is known to have run. A
+// failed call counts unless it is known that nothing was done
+// ([Spend.Counts]).
 func (s SpendState) Counts() bool {
 	switch s {
-	case SpendCalling, SpendCompleted, SpendUnknown:
+	case SpendCalling, SpendCompleted, SpendUnknown, SpendFailed:
 		return true
 	}
 	return false
+}
+
+// Counts reports whether s counts toward its day's spend limit: it was
+// approved, and it is not known that nothing was done (an error does not
+// prove that no money moved; only the tool saying so, or neobot never
+// making the call, does).
+func (s Spend) Counts() bool {
+	return s.State.Counts() && !(s.State == SpendFailed && s.NothingDone)
 }
 
 // Spend is one planned call of a spend-class tool: the spend ledger's
@@ -60,7 +70,11 @@ type Spend struct {
 	EventID   string `json:"event_id,omitempty"`
 	CallID    string `json:"call_id,omitempty"`
 	Requester string `json:"requester"`
-	// Intent is the prose the model passed to core_execute.
+	// Message is what the requester wrote: the text of the message that
+	// started the turn, their own words.
+	Message string `json:"message,omitempty"`
+	// Intent is the prose the model passed to core_execute: its reading
+	// of the thread, which may carry words the requester never wrote.
 	Intent string `json:"intent"`
 	// Tool is the tool's pinned URI; Server and Name its manifest alias and
 	// name on the server.
@@ -70,10 +84,13 @@ type Spend struct {
 	// Function is the tool's function name on neobot's tool surface.
 	Function string          `json:"function"`
 	Args     json.RawMessage `json:"args"`
-	// Summary is the one line shown with the question.
+	// Summary is the line under the call in its approval: what it moves,
+	// and to whom, escaped.
 	Summary string `json:"summary,omitempty"`
-	// Amount and Currency are read from the arguments a spend limit names:
-	// Amount a decimal, "" when no limit applies.
+	// Amount and Currency are read from the arguments the skill's spend
+	// limits name: Amount an exact decimal string ("0.00001", never a
+	// float or an exponent), a list's items summed; Currency as the
+	// operator wrote the limit's key. Both "" when no limit applies.
 	Amount   string `json:"amount,omitempty"`
 	Currency string `json:"currency,omitempty"`
 	// Day is the UTC day the call was planned, "2006-01-02": the day its
@@ -87,6 +104,10 @@ type Spend struct {
 	Reason string `json:"reason,omitempty"`
 	// Result is the tool's output, cut to a few kilobytes.
 	Result string `json:"result,omitempty"`
+	// NothingDone marks a failed call known to have moved nothing: the
+	// tool said so in its result ({"done": false}), or neobot never
+	// made it. Only such a failure does not count toward the day.
+	NothingDone bool `json:"nothing_done,omitempty"`
 
 	Created  time.Time `json:"created"`
 	Decided  time.Time `json:"decided,omitzero"`

@@ -56,7 +56,8 @@ func TestSlackSpendWithoutDaemon(t *testing.T) {
 	p := w.start(t, 1)
 	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 5 USDC to alice"})
 	gate := w.waitGate(t, p, mention.TS, "wallet/transfer")
-	for _, want := range []string{`"amount": 5`, `"currency": "USDC"`, `"recipient": "alice"`, `"idempotency_key": "neobot:`, "Summary: wallet/transfer to alice"} {
+	for _, want := range []string{`"amount": 5`, `"currency": "USDC"`, `"recipient": "alice"`, `"idempotency_key": "neobot:`,
+		"wrote: `\"send 5 USDC to alice\"`", "Neo's reading of it (not their words): `\"send 5 USDC to alice\"`", "That is a call of wallet/transfer to `\"alice\"`."} {
 		if !strings.Contains(gate.Rendered(), want) {
 			t.Errorf("approval lacks %q:\n%s", want, gate.Rendered())
 		}
@@ -156,7 +157,8 @@ func offersTool(r llmtest.Request, name string) bool {
 func limitSettings(t *testing.T) string {
 	return writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
 		"pay": map[string]any{"spend": true, "places": []string{"slack"}, "spend_limits": map[string]any{
-			"wallet/transfer": map[string]string{"amount": "amount", "currency": "currency", "per_call": "10", "per_day": "12"},
+			"USDC":            map[string]string{"per_call": "10", "per_day": "12"},
+			"wallet/transfer": map[string]string{"amount": "amount", "currency": "currency"},
 		}},
 	}})
 }
@@ -184,7 +186,7 @@ func TestSpendLimits(t *testing.T) {
 			spendModel(t, w.model, "core_execute")
 			p := w.start(t, 1)
 
-			if got := pay(t, w, p, "20"); !strings.Contains(got, "over the limit of 10 USDC per call for wallet/transfer") {
+			if got := pay(t, w, p, "20"); !strings.Contains(got, "20 USDC is over the limit of 10 USDC per call") {
 				t.Errorf("20 USDC: %q, want refused by the per-call limit", got)
 			}
 			if n := len(w.slack.Messages()); n > 0 {
@@ -240,7 +242,7 @@ func TestDiscordSpendWithoutDaemon(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no approval message: %v\n%s", err, p.output.String())
 			}
-			for _, want := range []string{`"amount": 5`, `"recipient": "alice"`, "Summary: wallet/transfer"} {
+			for _, want := range []string{`"amount": 5`, `"recipient": "alice"`, "wrote: `\"send 5 USDC to alice\"`", "Neo's reading of it (not their words)", "That is a call of wallet/transfer"} {
 				if !strings.Contains(gate.Content, want) {
 					t.Errorf("approval lacks %q:\n%s", want, gate.Content)
 				}

@@ -25,7 +25,7 @@ type Model interface {
 // Toolbox is the spend side of the tool surface (*tools.Surface).
 type Toolbox interface {
 	SpendTools(ctx context.Context) []tools.SpendTool
-	CallSpend(ctx context.Context, function string, args, meta map[string]any) (content string, isError bool, err error)
+	CallSpend(ctx context.Context, function string, args, meta map[string]any) (tools.SpendResult, error)
 }
 
 // Delegations records intents in flight as the daemon client does, so
@@ -119,7 +119,7 @@ type job struct {
 	callID   string
 	intentID string
 	intent   string
-	limits   map[string]skill.SpendLimit
+	limits   skill.Limits
 }
 
 func (j *job) notify(ctx context.Context, text string) {

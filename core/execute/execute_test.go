@@ -61,20 +61,32 @@ type world struct {
 
 	mu        sync.Mutex
 	transfers []transfer
+	// answer is what a spend tool answers (default: sent, tx 0xabc).
+	answer func(args map[string]any) mcp.Result
 }
 
 const walletSkills = `{"payments": {"spend": true, "places": ["slack:T1/CPAY"],
-	"spend_limits": {"wallet/transfer": {"amount": "amount", "currency": "currency", "per_call": "100", "per_day": "150"}}}}`
+	"spend_limits": {"USDC": {"per_call": "100", "per_day": "150"}, "wallet/transfer": {"amount": "amount", "currency": "currency"}}}}`
 
-func newWorld(t *testing.T) *world {
+func newWorld(t *testing.T) *world { return newWorldWith(t, walletSkills) }
+
+// newWorldWith is newWorld with other skills, and extra tools on the
+// wallet (each records its call and answers w.answer, as transfer does).
+func newWorldWith(t *testing.T, skills string, extra ...mcp.ServerTool) *world {
 	t.Helper()
 	w := &world{t: t, model: &planner{}, ledger: coretest.NewSpends(), posted: make(chan core.Gate, 8), rec: coretest.NewRecorder()}
+	w.answer = func(map[string]any) mcp.Result { return mcp.TextResult("sent, tx 0xabc") }
 	w.gates = core.NewGates(core.GatesOptions{Store: coretest.NewGateStore()})
+	names := []string{"balance", "transfer"}
+	for i, x := range extra {
+		names = append(names, x.Name)
+		extra[i].Handle = w.record
+	}
 	m := &mcp.Manifest{DID: "did:key:z6MkNeo", Servers: []mcp.ServerSpec{{
 		Alias: "wallet", Transport: mcp.TransportInProcess, Version: "1.0.0",
-		Tools: []string{"balance", "transfer"}, SideEffects: "read", // transfer is spend by its name
+		Tools: names, SideEffects: "read", // transfer is spend by its name
 	}}}
-	srv := mcp.NewServer("wallet", "1.0.0",
+	srv := mcp.NewServer("wallet", "1.0.0", append([]mcp.ServerTool{
 		mcp.ServerTool{Name: "balance", Description: "Balance.", Handle: func(context.Context, map[string]any) (mcp.Result, error) {
 			return mcp.TextResult("100 USDC"), nil
 		}},
@@ -86,14 +98,9 @@ func newWorld(t *testing.T) *world {
 				"recipient":       map[string]any{"type": "string", "minLength": 1},
 				"idempotency_key": map[string]any{"type": "string"},
 			},
-		}, Handle: func(ctx context.Context, args map[string]any) (mcp.Result, error) {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			w.transfers = append(w.transfers, transfer{args: args, key: mcp.MetaFrom(ctx)["idempotency_key"]})
-			return mcp.TextResult("sent, tx 0xabc"), nil
-		}},
-	)
-	specs, err := skill.Parse([]byte(walletSkills))
+		}, Handle: w.record},
+	}, extra...)...)
+	specs, err := skill.Parse([]byte(skills))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,6 +125,14 @@ func newWorld(t *testing.T) *world {
 	return w
 }
 
+// record is a spend tool's handler: it keeps the call and answers.
+func (w *world) record(ctx context.Context, args map[string]any) (mcp.Result, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.transfers = append(w.transfers, transfer{args: args, key: mcp.MetaFrom(ctx)["idempotency_key"]})
+	return w.answer(args), nil
+}
+
 func (w *world) PostGate(_ context.Context, g core.Gate) (string, error) {
 	w.posted <- g
 	return "ref:" + g.Token, nil
@@ -128,7 +143,7 @@ func (w *world) ShowGate(context.Context, core.Gate) {}
 // approvers are UBOB (four eyes: Alice may not approve her own).
 func (w *world) turn(channel, event string) context.Context {
 	th := core.Thread{Platform: "slack", Workspace: "T1", Channel: channel, ID: "100.1"}
-	tr := &core.Turn{Inbound: core.Inbound{Thread: th, User: "UALICE", EventID: event}, Reporter: w.rec,
+	tr := &core.Turn{Inbound: core.Inbound{Thread: th, User: "UALICE", EventID: event, Text: "please pay as we discussed"}, Reporter: w.rec,
 		Approver: w.gates.Approver(th, "UALICE", []string{"UBOB"}, w)}
 	return core.WithToolCall(core.WithTurn(context.Background(), tr), "call_1")
 }
@@ -179,7 +194,8 @@ func TestSpendApprovedRunsOnce(t *testing.T) {
 	if !ok {
 		t.Fatalf("no approval asked; core_execute = %+v", r)
 	}
-	for _, want := range []string{"wallet/transfer", `"amount": 5`, `"currency": "USDC"`, `"recipient": "alice"`, "Summary: wallet/transfer of 5 USDC to alice, asked by <@UALICE>"} {
+	for _, want := range []string{"wallet/transfer", `"amount": 5`, `"currency": "USDC"`, `"recipient": "alice"`,
+		"<@UALICE> wrote: `\"please pay as we discussed\"`\nNeo's reading of it (not their words): `\"send 5 USDC to alice\"`", "That is 5 USDC to `\"alice\"`."} {
 		if !strings.Contains(g.Question, want) {
 			t.Errorf("question lacks %q:\n%s", want, g.Question)
 		}
@@ -252,6 +268,7 @@ func TestSpendClarify(t *testing.T) {
 		{"missing argument", transferCall(`{"amount": 5, "currency": "USDC"}`), "does not fit the tool's arguments"},
 		{"wrong type", transferCall(`{"amount": "five", "currency": "USDC", "recipient": "bob"}`), "does not fit the tool's arguments"},
 		{"unknown currency", transferCall(`{"amount": 5, "currency": "DOGE", "recipient": "bob"}`), "does not fit the tool's arguments"},
+		{"too large to show", transferCall(`{"amount": 5, "currency": "USDC", "recipient": "bob", "memo": "` + strings.Repeat("x", 3000) + `"}`), "too large to show an approver in full"},
 		{"not a spend tool", llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "p", Function: llm.FunctionCall{Name: "wallet__balance", Arguments: "{}"}}}}, "not a payment tool"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -275,7 +292,7 @@ func TestSpendLimits(t *testing.T) {
 	w := newWorld(t)
 	w.model.replies = []llm.Message{transferCall(`{"amount": 120, "currency": "USDC", "recipient": "alice"}`)}
 	_, r, asked := w.gate(w.execute(w.turn("CPAY", "E1"), "send 120 USDC to alice"))
-	if asked || !strings.Contains(r.content, "over the limit of 100 USDC per call for wallet/transfer") {
+	if asked || !strings.Contains(r.content, "120 USDC is over the limit of 100 USDC per call") {
 		t.Fatalf("over the per-call limit: %+v, asked %v; want refused before asking, naming the limit", r, asked)
 	}
 
@@ -294,7 +311,7 @@ func TestSpendLimits(t *testing.T) {
 	if r := pay("E2"); r.isError {
 		t.Fatalf("first 80 USDC: %+v", r)
 	}
-	if r := pay("E3"); !strings.Contains(r.content, "would bring today's total (UTC) for wallet/transfer in this workspace to 160.00 USDC, over its limit of 150 USDC per day") {
+	if r := pay("E3"); !strings.Contains(r.content, "would bring today's total (UTC) in USDC in this workspace to 160 USDC, over its limit of 150 USDC per day") {
 		t.Errorf("second 80 USDC: %+v, want refused by the day limit", r)
 	}
 	if n := len(w.sent()); n != 1 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -81,13 +82,13 @@ func (e *Executor) plan(ctx context.Context, j *job) ([]core.Spend, error) {
 		if !ok {
 			return nil, clarify("the plan named %q, which is not a payment tool available here", c.Function.Name)
 		}
-		args, err := c.Function.ParseArgs()
+		args, err := parseArgs(c.Function.Arguments)
 		if err != nil {
 			return nil, clarify("the plan's arguments for %s/%s are not a JSON object", t.URI.Alias, t.URI.Tool)
 		}
 		s := core.Spend{
 			ID: fmt.Sprintf("%s/%d", j.intentID, i+1), IntentID: j.intentID, Thread: in.Thread,
-			EventID: in.EventID, CallID: j.callID, Requester: in.User, Intent: j.intent,
+			EventID: in.EventID, CallID: j.callID, Requester: in.User, Message: in.Text, Intent: j.intent,
 			Tool: t.URI.String(), Server: t.URI.Alias, Name: t.URI.Tool, Function: t.Function,
 			Day: now.UTC().Format(time.DateOnly), State: core.SpendPlanned, Created: now,
 		}
@@ -99,23 +100,20 @@ func (e *Executor) plan(ctx context.Context, j *job) ([]core.Spend, error) {
 		if err := validate(t.InputSchema, args); err != nil {
 			return nil, clarify("the planned call of %s/%s does not fit the tool's arguments: %v", t.URI.Alias, t.URI.Tool, err)
 		}
-		if l, ok := j.limits[s.Server+"/"+s.Name]; ok {
-			amount, err := skill.ParseAmount(args[l.Amount])
+		if j.limits.Active() {
+			r, err := j.limits.Read(s.Server+"/"+s.Name, args)
 			if err != nil {
-				return nil, clarify("the amount of %s/%s (argument %q) cannot be checked against its limits: %v", s.Server, s.Name, l.Amount, err)
+				return nil, clarify("the planned call of %s/%s cannot be checked against the spend limits: %v", s.Server, s.Name, err)
 			}
-			s.Amount = amount.FloatString(decimals(args[l.Amount]))
-			if l.Currency != "" {
-				s.Currency = fmt.Sprint(args[l.Currency])
-				if args[l.Currency] == nil {
-					s.Currency = ""
-				}
-			}
+			s.Amount, s.Currency = skill.FormatAmount(r.Amount), r.Currency
 		}
 		if s.Args, err = json.Marshal(args); err != nil {
 			return nil, clarify("the plan's arguments for %s/%s cannot be recorded", s.Server, s.Name)
 		}
-		s.Summary = summary(s, args, in.User)
+		s.Summary = summary(s, args)
+		if _, complete := question(s); !complete {
+			return nil, clarify("the planned call of %s/%s is too large to show an approver in full; ask for it in smaller requests", s.Server, s.Name)
+		}
 		out = append(out, s)
 	}
 	return out, nil
@@ -155,41 +153,26 @@ func normalize(v any) (any, error) {
 	return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 }
 
-// summary is the one line shown under a call's arguments.
-func summary(s core.Spend, args map[string]any, requester string) string {
-	what := fmt.Sprintf("%s/%s", s.Server, s.Name)
-	if s.Amount != "" {
-		what += " of " + strings.TrimSpace(s.Amount+" "+s.Currency)
+// parseArgs decodes a call's arguments with numbers kept as written, so
+// an amount is never rounded through a float on its way to the ledger,
+// the approver or the tool.
+func parseArgs(text string) (map[string]any, error) {
+	if strings.TrimSpace(text) == "" {
+		return map[string]any{}, nil
 	}
-	if to := firstOf(args, "recipient", "to", "destination", "address", "customer", "payee"); to != "" {
-		what += " to " + to
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var args map[string]any
+	if err := dec.Decode(&args); err != nil {
+		return nil, err
 	}
-	return fmt.Sprintf("Summary: %s, asked by <@%s>: %q", inert(what), requester, inert(cut(oneLine(s.Intent), 200)))
-}
-
-// inert keeps the model's words (the intent, argument values) from
-// becoming a chat platform's mention or link (<!channel>, <@U…>,
-// <https://…>) outside the code block an approval shows arguments in.
-func inert(s string) string { return strings.NewReplacer("<", "‹", ">", "›").Replace(s) }
-
-// firstOf returns the first of keys that args holds as a short string.
-func firstOf(args map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if v, ok := args[k].(string); ok && v != "" && len(v) <= 100 {
-			return v
-		}
+	if dec.More() {
+		return nil, errors.New("more than one JSON value")
 	}
-	return ""
-}
-
-// decimals is how many decimals an amount was written with, so "5"
-// stays "5" and "0.25" stays "0.25".
-func decimals(v any) int {
-	s := fmt.Sprint(v)
-	if _, frac, ok := strings.Cut(s, "."); ok {
-		return len(frac)
+	if args == nil {
+		args = map[string]any{}
 	}
-	return 0
+	return args, nil
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

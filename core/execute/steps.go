@@ -12,7 +12,6 @@ import (
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/skill"
-	"github.com/neobot/neobot/core/tools"
 )
 
 // ErrInterrupted reports that Run's context ended (the turn was stopped,
@@ -126,41 +125,45 @@ func (e *Executor) check(ctx context.Context, s core.Spend, j *job) (core.Spend,
 }
 
 // overLimit says which limit the call s breaks, given the other calls of
-// its workspace and day; "" when it is within them.
-func overLimit(s core.Spend, day []core.Spend, limits map[string]skill.SpendLimit) string {
-	l, ok := limits[s.Server+"/"+s.Name]
-	if !ok {
+// its workspace and day; "" when it is within them. While any currency
+// has a limit, a call in a currency without one is refused.
+func overLimit(s core.Spend, day []core.Spend, limits skill.Limits) string {
+	if !limits.Active() {
 		return ""
 	}
+	l, ok := limits.Limit(s.Currency)
+	if !ok {
+		return fmt.Sprintf("its currency %q has no spend limit here (limits are set for %s), so it cannot be made", s.Currency, limits.Names())
+	}
+	cur, _ := limits.Currency(s.Currency)
 	amount, err := skill.ParseAmount(s.Amount)
 	if err != nil {
 		return fmt.Sprintf("its amount %q cannot be checked against the limits", s.Amount)
 	}
-	unit := ""
-	if s.Currency != "" {
-		unit = " " + s.Currency
-	}
 	if l.PerCall != "" {
-		if max, err := skill.ParseAmount(l.PerCall); err == nil && amount.Cmp(max) > 0 {
-			return fmt.Sprintf("%s%s is over the limit of %s%s per call for %s/%s", s.Amount, unit, l.PerCall, unit, s.Server, s.Name)
+		max, err := skill.ParseAmount(l.PerCall)
+		if err != nil || amount.Cmp(max) > 0 {
+			return fmt.Sprintf("%s %s is over the limit of %s %s per call", s.Amount, cur, l.PerCall, cur)
 		}
 	}
 	if l.PerDay != "" {
 		max, err := skill.ParseAmount(l.PerDay)
 		if err != nil {
-			return ""
+			return fmt.Sprintf("the limit of %s %s per day cannot be read", l.PerDay, cur)
 		}
-		total := new(big.Rat)
+		total := new(big.Rat).Set(amount)
 		for _, o := range day {
-			if o.Server == s.Server && o.Name == s.Name && o.Currency == s.Currency && o.State.Counts() {
-				if a, err := skill.ParseAmount(o.Amount); err == nil {
-					total.Add(total, a)
+			if c, ok := limits.Currency(o.Currency); ok && c == cur && o.ID != s.ID && o.Counts() {
+				a, err := skill.ParseAmount(o.Amount)
+				if err != nil {
+					return fmt.Sprintf("today's call %s has an amount (%q) that cannot be added up", o.ID, o.Amount)
 				}
+				total.Add(total, a)
 			}
 		}
-		if new(big.Rat).Add(total, amount).Cmp(max) > 0 {
-			return fmt.Sprintf("%s%s would bring today's total (UTC) for %s/%s in this workspace to %s%s, over its limit of %s%s per day",
-				s.Amount, unit, s.Server, s.Name, new(big.Rat).Add(total, amount).FloatString(2), unit, l.PerDay, unit)
+		if total.Cmp(max) > 0 {
+			return fmt.Sprintf("%s %s would bring today's total (UTC) in %s in this workspace to %s %s, over its limit of %s %s per day",
+				s.Amount, cur, cur, skill.FormatAmount(total), cur, l.PerDay, cur)
 		}
 	}
 	return ""
@@ -214,22 +217,40 @@ func (e *Executor) ask(ctx context.Context, j *job, s core.Spend) (_ core.Spend,
 // invoke makes the call s, which this Run has just recorded as "calling",
 // and records how it ended.
 func (e *Executor) invoke(ctx context.Context, s core.Spend) (core.Spend, error) {
-	var args map[string]any
-	if err := json.Unmarshal(s.Args, &args); err != nil {
-		return e.end(ctx, s, core.SpendFailed, "", fmt.Sprintf("its recorded arguments could not be read (%v); it was not made", err))
+	args, err := parseArgs(string(s.Args))
+	if err != nil {
+		return e.endNothing(ctx, s, "", fmt.Sprintf("its recorded arguments could not be read (%v); it was not made", err))
 	}
 	key := IdempotencyKey(s)
 	// A call that outlives the turn (a stop) is left to finish and its
 	// outcome recorded: it may already be moving money.
-	content, isError, err := e.tools.CallSpend(context.WithoutCancel(ctx), s.Function, args, map[string]any{"idempotency_key": key})
+	res, err := e.tools.CallSpend(context.WithoutCancel(ctx), s.Function, args, map[string]any{"idempotency_key": key})
 	switch {
 	case err != nil:
 		e.log.Warn().Err(err).Str("spend", s.ID).Msg("execute: spend call failed on its way")
 		return e.end(ctx, s, core.SpendUnknown, "", fmt.Sprintf("the call failed on its way to the tool (%v), so whether it took effect is unknown", err))
-	case isError:
-		return e.end(ctx, s, core.SpendFailed, content, "the tool reported an error")
+	case res.IsError && nothingDone(res.Structured):
+		return e.endNothing(ctx, s, res.Text, "the tool reported an error and that nothing was done")
+	case res.IsError:
+		return e.end(ctx, s, core.SpendFailed, res.Text, "the tool reported an error without saying that nothing was done, so it counts toward today's limit")
 	}
-	return e.end(ctx, s, core.SpendCompleted, content, "")
+	return e.end(ctx, s, core.SpendCompleted, res.Text, "")
+}
+
+// nothingDone reports whether a tool's structured result says that the
+// failed call did nothing: an object whose "done" is false.
+func nothingDone(structured json.RawMessage) bool {
+	var r struct {
+		Done *bool `json:"done"`
+	}
+	return json.Unmarshal(structured, &r) == nil && r.Done != nil && !*r.Done
+}
+
+// endNothing records a call that failed having done nothing.
+func (e *Executor) endNothing(ctx context.Context, s core.Spend, result, reason string) (core.Spend, error) {
+	return e.move(ctx, s.ID, core.SpendCalling, func(s *core.Spend) {
+		s.State, s.Reason, s.Result, s.Finished, s.NothingDone = core.SpendFailed, reason, cut(result, maxResult), e.now(), true
+	})
 }
 
 // end records how a call that was being made ended.
@@ -257,16 +278,6 @@ func (e *Executor) cancelRest(ctx context.Context, rest []core.Spend, after core
 		rest[i] = out
 		e.observe(out.State)
 	}
-}
-
-// Question is what a person approving the call s is shown: the tool,
-// every argument, one per line with long values cut and their size
-// said, and a one-line summary.
-func Question(s core.Spend) string {
-	var args map[string]any
-	_ = json.Unmarshal(s.Args, &args)
-	return fmt.Sprintf("Neo wants to spend with %s/%s (request %s):\n```\n%s\n```\n%s\nApprove this exact call?",
-		s.Server, s.Name, s.ID, tools.ShowArgs(args), s.Summary)
 }
 
 // spendNumber is n of the ID "<intent>/<n>".

@@ -72,9 +72,9 @@ type Spec struct {
 	AllowForThread bool `json:"allow_for_thread,omitempty"`
 	// Spend lets the skill delegate spends through core_execute.
 	Spend bool `json:"spend,omitempty"`
-	// SpendLimits bound the spend tools the built-in executor runs, keyed
-	// by "<server alias>/<tool>".
-	SpendLimits map[string]SpendLimit `json:"spend_limits,omitempty"`
+	// SpendLimits bound the spends the built-in executor runs, per
+	// currency (see [Limits]).
+	SpendLimits Limits `json:"spend_limits,omitzero"`
 	// Places binds the skill: "slack", "slack:T0123" (a workspace),
 	// "slack:T0123/C0456" (a channel and its threads), "slack:dm" (direct
 	// messages); the same for "discord" with guild and channel IDs.
@@ -93,8 +93,8 @@ type Skill struct {
 	AllowForThread bool
 	// Spend permits core_execute.
 	Spend bool
-	// SpendLimits bound spend tools by "<server alias>/<tool>".
-	SpendLimits map[string]SpendLimit
+	// SpendLimits bound spends per currency.
+	SpendLimits Limits
 	// Places are the places bound to the skill, as written.
 	Places []string
 

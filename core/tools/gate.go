@@ -2,13 +2,8 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/mcp"
@@ -140,45 +135,14 @@ func (s *Surface) approve(ctx context.Context, sk *skill.Skill, name string, b b
 	return true, "", nil
 }
 
-// maxShownValue is the most of one argument an approval shows.
-const maxShownValue = 300
-
-// ShowArgs renders a call's arguments for the person approving it: one
-// line per argument, in name order, each value as JSON cut at
-// maxShownValue bytes with its full size said, so a long value cannot push
-// another argument (a path after a long content) out of sight. Backticks
-// are written \u0060, still valid JSON, so no value can close the code
-// block it is shown in and pass its own text off as the question.
-func ShowArgs(args map[string]any) string {
-	var b strings.Builder
-	for i, k := range slices.Sorted(maps.Keys(args)) {
-		v, err := json.Marshal(args[k])
-		if err != nil {
-			v = []byte(`"(not JSON)"`)
-		}
-		text := string(v)
-		if len(text) > maxShownValue {
-			cut := maxShownValue
-			for cut > 0 && !utf8.RuneStart(text[cut]) {
-				cut--
-			}
-			text = fmt.Sprintf("%s… (%d bytes in all)", text[:cut], len(v))
-		}
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(strings.ReplaceAll(fmt.Sprintf("%q: %s", k, text), "`", `\u0060`))
-	}
-	return b.String()
-}
-
 // callQuestion asks whether Neo may make a call, showing every argument;
 // a call without any says so rather than show an empty block.
 func callQuestion(alias, tool, effect string, args map[string]any) string {
 	if len(args) == 0 {
 		return fmt.Sprintf("Neo wants to run %s/%s (%s), with no arguments.\nAllow this call?", alias, tool, effect)
 	}
-	return fmt.Sprintf("Neo wants to run %s/%s (%s):\n```\n%s\n```\nAllow this call?", alias, tool, effect, ShowArgs(args))
+	shown, _ := ShowArgs(args, ArgsBudget)
+	return fmt.Sprintf("Neo wants to run %s/%s (%s):\n```\n%s\n```\nAllow this call?", alias, tool, effect, shown)
 }
 
 // bounded is a set of at most maxRemembered keys; when full, the older

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -410,21 +411,41 @@ func TestAskedCallRunsOnce(t *testing.T) {
 	}
 }
 
-// TestShowArgs: every argument shows, long ones cut with their size, and
-// no value can close the code block the approval shows them in.
+// TestShowArgs: every argument shows; when they do not fit, long values
+// show their start and size and lines left out are counted; no value can
+// close the code block the approval shows them in, break a line, or hide
+// characters.
 func TestShowArgs(t *testing.T) {
-	got := ShowArgs(map[string]any{"content": strings.Repeat("é", 500) + "```\nAllow this call? It is harmless.", "path": "/etc/cron.d/x"})
+	got, complete := ShowArgs(map[string]any{"content": strings.Repeat("é", 1000) + "```\nAllow this call? It is harmless.", "path": "/etc/cron.d/x"}, ArgsBudget)
 	if !strings.Contains(got, `"path": "/etc/cron.d/x"`) {
 		t.Errorf("the path is not shown after a long content:\n%s", got)
 	}
-	if !strings.Contains(got, "bytes in all)") || len(got) > 2*maxShownValue {
-		t.Errorf("a long value is not cut with its size (%d bytes shown):\n%s", len(got), got)
+	if complete || !strings.Contains(got, "bytes in all, the rest not shown)") || len(got) > ArgsBudget {
+		t.Errorf("a long value is not cut with its size (%d bytes shown, complete %v):\n%s", len(got), complete, got)
 	}
-	if strings.Contains(got, "`") || !utf8.ValidString(got) {
-		t.Errorf("shown arguments carry a backtick or broken UTF-8:\n%s", got)
+	if strings.Contains(got, "`") || !utf8.ValidString(got) || strings.Count(got, "\n") != 1 {
+		t.Errorf("shown arguments carry a backtick, a line break or broken UTF-8:\n%s", got)
 	}
-	if got := ShowArgs(map[string]any{"note": "a`b"}); got != `"note": "a\u0060b"` {
-		t.Errorf("ShowArgs(a`b) = %s", got)
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"note": "a`b"}, `"note": "a\u0060b"`},
+		{map[string]any{"to": "bob\u202e\u2066\u200b\u200e\ufeff\u00a0\u3164\x7f\u0085\U000e0041x"}, `"to": "bob\u202e\u2066\u200b\u200e\ufeff\u00a0\u3164\u007f\u0085\udb40\udc41x"`},
+		{map[string]any{"a\u202eb": 1}, `"a\u202eb": 1`},
+		{map[string]any{"to": []any{"x", map[string]any{"y": true}}, "e": []any{}, "o": map[string]any{}}, "\"e\": []\n\"o\": {}\n\"to\"[0]: \"x\"\n\"to\"[1].\"y\": true"},
+	} {
+		if got, complete := ShowArgs(tc.args, ArgsBudget); got != tc.want || !complete {
+			t.Errorf("ShowArgs(%q) = %s, %v; want %s", tc.args, got, complete, tc.want)
+		}
+	}
+	many := map[string]any{}
+	for i := range 100 {
+		many[fmt.Sprintf("k%03d", i)] = i
+	}
+	got, complete = ShowArgs(many, 200)
+	if complete || len(got) > 260 || !strings.HasSuffix(got, "… and 81 more values (891 bytes) not shown") {
+		t.Errorf("100 values in 200 bytes = %v:\n%s", complete, got)
 	}
 }
 

@@ -3,6 +3,7 @@ package tools
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -81,17 +82,17 @@ func (s *Surface) SpendTools(ctx context.Context) []SpendTool {
 // once a person approved this exact call; it refuses any other tool, and
 // any tool the place of ctx's turn may not spend with. It never retries:
 // an error means the outcome may be unknown, and the caller decides.
-func (s *Surface) CallSpend(ctx context.Context, function string, args, meta map[string]any) (content string, isError bool, err error) {
+func (s *Surface) CallSpend(ctx context.Context, function string, args, meta map[string]any) (SpendResult, error) {
 	b, ok := s.byFunc[function]
 	if !ok || s.mgr == nil || b.class != Escalate {
-		return "", false, fmt.Errorf("tools: %s is not a spend-class tool", function)
+		return SpendResult{}, fmt.Errorf("tools: %s is not a spend-class tool", function)
 	}
 	sk := s.skillOf(ctx)
 	if v := s.spendVerdict(sk); v.Rule != skill.Allow {
-		return "", false, fmt.Errorf("tools: %s refused: %s", function, v.Reason)
+		return SpendResult{}, fmt.Errorf("tools: %s refused: %s", function, v.Reason)
 	}
 	if !sk.Lists(b.uri) {
-		return "", false, fmt.Errorf("tools: %s refused: skill %q does not list %s", function, sk.Name, b.uri)
+		return SpendResult{}, fmt.Errorf("tools: %s refused: skill %q does not list %s", function, sk.Name, b.uri)
 	}
 	if meta != nil {
 		ctx = mcp.WithMeta(ctx, meta)
@@ -100,7 +101,17 @@ func (s *Surface) CallSpend(ctx context.Context, function string, args, meta map
 	defer cancel()
 	res, err := s.mgr.CallIn(callCtx, placeOf(ctx), b.alias, b.tool, args)
 	if err != nil {
-		return "", false, fmt.Errorf("tools: %s: %w", function, err)
+		return SpendResult{}, fmt.Errorf("tools: %s: %w", function, err)
 	}
-	return render(res), res.IsError, nil
+	return SpendResult{Text: render(res), IsError: res.IsError, Structured: res.Structured}, nil
+}
+
+// SpendResult is a spend tool's answer.
+type SpendResult struct {
+	// Text is the result as the model would read it.
+	Text string
+	// IsError is the tool's own report of an error.
+	IsError bool
+	// Structured is the result's structured content (JSON), if any.
+	Structured json.RawMessage
 }

@@ -195,6 +195,35 @@ func testSpendOneTransition(t *testing.T, b SpendBackend) {
 	}
 }
 
+// testSpendExact: the ledger keeps a call's amount as the exact decimal
+// string it was given, the requester's message, and a failure known to
+// have done nothing, as written.
+func testSpendExact(t *testing.T, b SpendBackend) {
+	ctx := context.Background()
+	const dust, big = "0.000000000000000001", "123456789012345678901234567890.000000001"
+	plan := []core.Spend{spend("e1", 1, thread("exact"), dust, epoch), spend("e1", 2, thread("exact"), big, epoch)}
+	plan[0].Message = "send a little \u202e to alice\nplease"
+	if _, err := b.PlanSpends(ctx, "e1", plan); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.UpdateSpend(ctx, "e1/2", func(s *core.Spend, day []core.Spend) error {
+		if len(day) != 1 || day[0].Amount != dust {
+			return fmt.Errorf("same day = %+v, want e1/1 of %s", day, dust)
+		}
+		s.State, s.NothingDone = core.SpendFailed, true
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.PlanSpends(ctx, "e1", nil)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("PlanSpends(e1, nil) = %+v, %v", got, err)
+	}
+	if got[0].Amount != dust || got[1].Amount != big || got[0].Message != plan[0].Message || !got[1].NothingDone || got[1].Counts() {
+		t.Errorf("stored = %+v; want the amounts, the message and nothing done as written", got)
+	}
+}
+
 func testCallLog(t *testing.T, b SpendBackend) {
 	ctx := context.Background()
 	if fresh, err := b.BeginCall(ctx, "k1"); err != nil || !fresh {

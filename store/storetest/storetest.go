@@ -99,6 +99,7 @@ func RunSpends(t *testing.T, open func(t *testing.T) SpendBackend) {
 	t.Run("Spends", func(t *testing.T) { testSpends(t, open(t)) })
 	t.Run("SpendDayLimit", func(t *testing.T) { testSpendDayLimit(t, open(t)) })
 	t.Run("SpendOneTransition", func(t *testing.T) { testSpendOneTransition(t, open(t)) })
+	t.Run("SpendExact", func(t *testing.T) { testSpendExact(t, open(t)) })
 	t.Run("CallLog", func(t *testing.T) { testCallLog(t, open(t)) })
 }
 
