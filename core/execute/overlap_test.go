@@ -11,6 +11,7 @@ import (
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/tools"
 	"github.com/neobot/neobot/store"
 	"github.com/neobot/neobot/store/postgres"
 	"github.com/neobot/neobot/store/postgres/pgtest"
@@ -45,7 +46,7 @@ type holding struct {
 	calls   atomic.Int32
 }
 
-func (h *holding) CallSpend(ctx context.Context, function string, args, meta map[string]any) (string, bool, error) {
+func (h *holding) CallSpend(ctx context.Context, function string, args, meta map[string]any) (tools.SpendResult, error) {
 	h.calls.Add(1)
 	h.entered <- struct{}{}
 	<-h.release
