@@ -123,8 +123,14 @@ type Adapter struct {
 	seen      *recent.Keys
 	// kinds is what each channel is, as message events and
 	// conversations.info say: "channel", "group", "mpim" or "im".
-	kinds  *recent.Values[string]
-	intake *intake.Intake
+	kinds *recent.Values[string]
+	// names are channel names conversations.info told ("" when it would
+	// not), for saying what a person has open.
+	names *recent.Values[string]
+	// viewing is what each person has open, by workspace and user
+	// (viewingKey), as the agent view last said.
+	viewing *recent.Values[appContext]
+	intake  *intake.Intake
 	// refusals rate-limits the log line for unsigned HTTP requests.
 	refusals logEvery
 	// kindFailures rate-limits the log line for a channel whose kind
@@ -196,6 +202,8 @@ func New(opts Options) (*Adapter, error) {
 		retryWait: socketBackoff,
 		seen:      recent.New(8192),
 		kinds:     recent.NewValues[string](4096),
+		names:     recent.NewValues[string](4096),
+		viewing:   recent.NewValues[appContext](4096),
 		stopping:  make(chan struct{}),
 		inflight:  map[string]chan struct{}{},
 	}
