@@ -180,6 +180,8 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			HTTPClient:    m.tel.apiClient("slack", m.outbound(cfg)),
 			Approvers:     cfg.SlackApprovers,
 			Skills:        a.skills,
+			Accounts:      a.surface,
+			Spends:        a.db,
 			Rater:         rater,
 			AllowChannels: cfg.SlackAllowChannels,
 			AllowUsers:    cfg.SlackAllowUsers,

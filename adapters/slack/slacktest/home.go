@@ -1,6 +1,7 @@
 package slacktest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -229,4 +230,22 @@ func (s *Server) ClickHome(user string, button int) Delivery {
 		}},
 	})
 	return s.deliver("interactive", payload, 0)
+}
+
+// WaitHome waits until user's Home tab satisfies pred (nil: published at
+// all) and returns it.
+func (s *Server) WaitHome(ctx context.Context, user string, pred func(Home) bool) (Home, error) {
+	var h Home
+	err := s.wait(ctx, func() bool {
+		got, ok := s.homes[user]
+		if ok && (pred == nil || pred(got)) {
+			h = got
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return Home{}, fmt.Errorf("slacktest: wait for %s's Home tab: %w", user, err)
+	}
+	return h, nil
 }
