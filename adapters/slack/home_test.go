@@ -108,14 +108,34 @@ func TestHomeTab(t *testing.T) {
 	}
 }
 
+// postedStore tells when a gate's message is recorded: from then on the
+// gate is listed with a link to it.
+type postedStore struct {
+	*coretest.GateStore
+	posted chan string
+}
+
+func (s postedStore) UpdateGate(ctx context.Context, token string, fn func(*core.Gate) error) (core.Gate, error) {
+	g, err := s.GateStore.UpdateGate(ctx, token, fn)
+	if err == nil && g.MessageRef != "" {
+		select {
+		case s.posted <- g.MessageRef:
+		default:
+		}
+	}
+	return g, err
+}
+
 // TestHomeApproval: an approval waiting for a person shows on their Home
 // tab with a link to its thread and its buttons; a click there decides it
 // as a click in the thread does, and the tab no longer lists it.
 func TestHomeApproval(t *testing.T) {
-	e := start(t, nil)
+	store := postedStore{GateStore: coretest.NewGateStore(), posted: make(chan string, 1)}
+	e := start(t, func(o *Options) { o.Gates = core.NewGates(core.GatesOptions{Store: store, SelfApprove: true}) })
 	askOnTurn(e)
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "pay bob"})
 	msg := e.gateMessageIn("C0GENERAL", d.TS)
+	<-store.posted
 	e.ack(e.slack.AppHomeOpened("UBOB", "D0BOB", "home"))
 	if h, err := e.slack.WaitHome(e.ctx, "UBOB", nil); err != nil || !strings.Contains(h.Rendered(), "Nothing is waiting") {
 		t.Errorf("Bob's Home tab = %q (%v), want no approval: he may not answer Alice's", h.Rendered(), err)

@@ -50,7 +50,7 @@ var (
 // page (Slack's Home tab, Discord's /neo) the tool surface and the ledger.
 var (
 	_ = slack.Options{Hub: (*conversation.Hub)(nil), Threads: database(nil), Accounts: (*tools.Surface)(nil), Spends: database(nil)}
-	_ = discord.Options{Hub: (*conversation.Hub)(nil), Threads: database(nil)}
+	_ = discord.Options{Hub: (*conversation.Hub)(nil), Threads: database(nil), Accounts: (*tools.Surface)(nil), Spends: database(nil)}
 )
 
 // Both stores keep MCP servers' sealed OAuth grants.
