@@ -29,7 +29,6 @@ const (
 	homeDisconnect = "neobot_home_disconnect:"
 )
 
-
 // maxHomeApprovals is how many approvals the page shows with buttons:
 // Discord takes five action rows, one is kept for the accounts.
 const maxHomeApprovals = 4
