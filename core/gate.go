@@ -403,6 +403,38 @@ func (gs *Gates) MayStop(t Thread, user string, roles []string) bool {
 	return true
 }
 
+// Waiting returns the gates that turns of this process wait on in the
+// workspace (platform and workspace of their thread) and that user,
+// holding roles, may answer: still pending and unexpired, as last stored
+// (MessageRef set once the question is posted), oldest first. A gate
+// whose turn is not running (it resumes after a restart) is not listed.
+func (gs *Gates) Waiting(ctx context.Context, platform, workspace, user string, roles []string) []Gate {
+	if gs == nil {
+		return nil
+	}
+	gs.mu.Lock()
+	var tokens []string
+	for _, byToken := range gs.waitingIn {
+		for token, g := range byToken {
+			if g.Thread.Platform == platform && g.Thread.Workspace == workspace {
+				tokens = append(tokens, token)
+			}
+		}
+	}
+	gs.mu.Unlock()
+	now := gs.clock.Now()
+	var out []Gate
+	for _, token := range tokens {
+		g, err := gs.store.LoadGate(ctx, token)
+		if err != nil || !g.Open(now) || g.Form != nil || !g.MayAnswer(user, roles) {
+			continue // a question's form is the asker's own, answered in its thread
+		}
+		out = append(out, g)
+	}
+	slices.SortFunc(out, func(a, b Gate) int { return a.Created.Compare(b.Created) })
+	return out
+}
+
 func (gs *Gates) unwait(token string, ch chan Gate) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()

@@ -476,3 +476,55 @@ func TestGatesReRaisedAfterExpiry(t *testing.T) {
 		})
 	}
 }
+
+// postedUI records the gates it posts and tells when one is.
+type postedUI struct{ posted chan core.Gate }
+
+func (u postedUI) PostGate(_ context.Context, g core.Gate) (string, error) {
+	u.posted <- g
+	return "C1:" + g.Token[:6], nil
+}
+
+func (postedUI) ShowGate(context.Context, core.Gate) {}
+
+// TestGatesWaiting: the approvals a person may click are the pending
+// ones in their workspace that a running turn waits on, with the message
+// they were posted in; nobody else's.
+func TestGatesWaiting(t *testing.T) {
+	ctx := t.Context()
+	gates, _, _ := newGates(t)
+	ui := postedUI{posted: make(chan core.Gate, 1)}
+	done := make(chan error, 1)
+	askCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_, err := gates.Ask(askCtx, gateReq("n1"), []string{"U-admin"}, ui)
+		done <- err
+	}()
+	posted := <-ui.posted
+	var got []core.Gate
+	for len(got) == 0 || got[0].MessageRef == "" { // the ref is recorded right after the post
+		got = gates.Waiting(ctx, "discord", "G1", "U-admin", nil)
+		if len(got) > 1 {
+			break
+		}
+	}
+	if len(got) != 1 || got[0].Token != posted.Token || got[0].MessageRef == "" {
+		t.Errorf("Waiting(U-admin) = %+v, want the posted gate with its message", got)
+	}
+	if got := gates.Waiting(ctx, "discord", "G1", "U-stranger", nil); len(got) != 0 {
+		t.Errorf("Waiting(U-stranger) = %+v, want none: they may not answer", got)
+	}
+	if got := gates.Waiting(ctx, "discord", "G2", "U-admin", nil); len(got) != 0 {
+		t.Errorf("Waiting in another workspace = %+v, want none", got)
+	}
+	if _, err := gates.Decide(ctx, posted.Token, "U-admin", nil, "approve"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := gates.Waiting(ctx, "discord", "G1", "U-admin", nil); len(got) != 0 {
+		t.Errorf("Waiting after the decision = %+v, want none", got)
+	}
+}

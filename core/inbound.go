@@ -49,6 +49,11 @@ type Inbound struct {
 	// author included, stays in the channel. The adapter says whether a
 	// place is private; core/memory decides what that means for scope.
 	PrivateChannel bool `json:"private_channel,omitempty"`
+	// Viewing says, in words, what the person has open in their chat
+	// client while they write to Neo (Slack's agent view reports it:
+	// "channel #launch"); empty when the platform does not say. It is
+	// the person's own context, told to Neo with this message only.
+	Viewing string `json:"viewing,omitempty"`
 	// Roles are the author's platform roles (Discord role IDs), used to
 	// decide who may approve a gate.
 	Roles []string `json:"roles,omitempty"`

@@ -103,6 +103,9 @@ func (a *Adapter) click(ctx context.Context, i *discordgo.Interaction) {
 		a.openForm(ctx, i, c.Gate)
 		return
 	}
+	if c.Redraw && i.Message != nil && c.Gate.MessageRef != "" && !strings.HasSuffix(c.Gate.MessageRef, ":"+i.Message.ID) {
+		defer a.showGate(ctx, c.Gate) // clicked on a /neo page: the thread's message shows the outcome too
+	}
 	switch {
 	case c.Redraw && c.Refusal != "":
 		a.updateThenTell(ctx, i, c.Gate, c.Refusal)

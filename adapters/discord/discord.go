@@ -27,12 +27,14 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
 
+	"github.com/neobot/neobot/adapters/internal/home"
 	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/adapters/internal/recent"
 	"github.com/neobot/neobot/adapters/internal/serial"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/quota"
+	"github.com/neobot/neobot/core/skill"
 )
 
 // Platform is the core.Thread platform of every Discord thread.
@@ -68,6 +70,15 @@ type Options struct {
 	// Rater records the ratings of the feedback buttons under every
 	// answer; nil shows no buttons.
 	Rater core.Rater
+	// Skills are what Neo may do where, shown on each person's /neo
+	// page; nil is the built-in default skill.
+	Skills *skill.Set
+	// Accounts are the per_user MCP servers people connect their own
+	// account to from /neo (core/mcp.Manager); nil shows none.
+	Accounts home.Accounts
+	// Spends is the spend ledger, for each person's recent spends on
+	// /neo; nil leaves them out.
+	Spends home.Spends
 	// Approvers may answer any gate besides the user who started the
 	// turn: user IDs, and role IDs written "role:<id>".
 	Approvers []string
@@ -101,14 +112,16 @@ type Adapter struct {
 	s    *discordgo.Session
 	log  zerolog.Logger
 
-	self     atomic.Pointer[discordgo.User]
-	up       atomic.Bool // the gateway session is open
-	seen     *recent.Keys
-	intake   *intake.Intake
-	channels *recent.Values[channelInfo] // what kind each guild channel is
-	queues   *serial.Queue
-	lines    *statusline.Lines[struct{}] // per-thread status messages; owns their timers
-	steps    stepBoards                  // per-thread progress messages of a turn's tool calls
+	self atomic.Pointer[discordgo.User]
+	up   atomic.Bool // the gateway session is open
+	// registered is set once /neo is registered (registerCommands).
+	registered atomic.Bool
+	seen       *recent.Keys
+	intake     *intake.Intake
+	channels   *recent.Values[channelInfo] // what kind each guild channel is
+	queues     *serial.Queue
+	lines      *statusline.Lines[struct{}] // per-thread status messages; owns their timers
+	steps      stepBoards                  // per-thread progress messages of a turn's tool calls
 
 	stopping chan struct{} // closed when Run's context ends
 	stopOnce sync.Once
@@ -221,6 +234,11 @@ func (a *Adapter) Run(ctx context.Context) error {
 	defer a.s.AddHandler(a.onMessageCreate)()
 	defer a.s.AddHandler(a.onInteractionCreate)()
 	defer a.s.AddHandler(a.onChannelUpdate)()
+	defer a.s.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) {
+		if r.Application != nil {
+			a.registerCommands(r.Application.ID)
+		}
+	})()
 	defer a.s.AddHandler(func(*discordgo.Session, *discordgo.Connect) { a.up.Store(true) })()
 	defer a.s.AddHandler(func(*discordgo.Session, *discordgo.Disconnect) { a.up.Store(false) })()
 	defer a.up.Store(false)

@@ -344,6 +344,16 @@ func (a *Adapter) onInteractionCreate(_ *discordgo.Session, ev *discordgo.Intera
 		a.onFormSubmit(i)
 		return
 	}
+	if i != nil && i.Type == discordgo.InteractionApplicationCommand && i.ApplicationCommandData().Name == homeCommand &&
+		a.seen.First("i:"+i.ID) {
+		a.wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
+			defer cancel()
+			defer intake.Guard(a.log, "discord: /neo")
+			a.onHomeCommand(ctx, i)
+		})
+		return
+	}
 	if i == nil || i.Type != discordgo.InteractionMessageComponent || !a.seen.First("i:"+i.ID) {
 		return
 	}
@@ -351,6 +361,8 @@ func (a *Adapter) onInteractionCreate(_ *discordgo.Session, ev *discordgo.Intera
 	switch id := i.MessageComponentData().CustomID; {
 	case strings.HasPrefix(id, feedbackPrefix):
 		click = a.feedbackClick
+	case strings.HasPrefix(id, homeConnect), strings.HasPrefix(id, homeDisconnect):
+		click = a.homeClick
 	case !strings.HasPrefix(id, gatePrefix):
 		return
 	}

@@ -90,7 +90,7 @@ func (u gateUI) ShowGate(ctx context.Context, g core.Gate) { u.a.showGate(ctx, g
 
 // click handles a button click on a gate message.
 func (a *Adapter) click(ctx context.Context, cb slack.InteractionCallback) {
-	if a.feedbackClick(ctx, cb) {
+	if a.feedbackClick(ctx, cb) || a.homeClick(ctx, cb) {
 		return
 	}
 	act := cb.ActionCallback.BlockActions[0]
@@ -102,6 +102,10 @@ func (a *Adapter) click(ctx context.Context, cb slack.InteractionCallback) {
 	threadTS := cmp.Or(cb.Container.ThreadTs, cb.Message.ThreadTimestamp)
 	user := cb.User.ID
 	say := func(text string) { a.ephemeral(ctx, channel, user, threadTS, text) }
+	if cb.View.Type == slack.VTHomeTab { // clicked on the Home tab: the answer is the tab, published again
+		say = func(text string) { a.noteHome(cb.Team.ID, user, text) }
+		defer a.publishHome(ctx, cb.Team.ID, user)
+	}
 
 	gates := a.opts.Gates
 	token, idx, ok := gatetext.ParseValue(act.Value)

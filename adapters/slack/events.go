@@ -34,7 +34,11 @@ type incoming struct {
 	ts, threadTS               string
 	files                      []slack.File
 	mention                    bool // an app_mention
-	redelivered                bool // Slack's retry of an unacknowledged delivery
+	// appContext is what the author has open, as a message.im event of
+	// an agent-view app says (app_context); nil when the event does not
+	// say, as every other event.
+	appContext  *appContext
+	redelivered bool // Slack's retry of an unacknowledged delivery
 }
 
 func (m incoming) dm() bool { return m.channelType == "im" }
@@ -67,15 +71,23 @@ func (a *Adapter) onEvent(ev event, retry bool, ack func()) {
 		a.log.Debug().Str("team", ev.TeamID).Msg("slack: event for a workspace this installation does not serve")
 		return
 	}
-	if at := ev.assistant; at != nil {
-		if !a.seen.First(ev.EventID) {
-			return
+	team := cmp.Or(ev.TeamID, a.me().TeamID)
+	switch {
+	case ev.assistant != nil:
+		if a.seen.First(ev.EventID) {
+			at := *ev.assistant
+			a.wg.Go(func() { a.greet(team, at) })
 		}
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
-			a.greet(*at)
-		}()
+		return
+	case ev.home != nil:
+		if a.seen.First(ev.EventID) {
+			h := *ev.home
+			a.wg.Go(func() { a.onHomeOpened(team, h) })
+		}
+		return
+	case ev.viewing != nil:
+		// Noted on the reader, so a message that follows the change sees it.
+		a.noteViewing(team, ev.viewing.user, ev.viewing.context)
 		return
 	}
 	if ev.msg == nil {
@@ -93,6 +105,9 @@ func (a *Adapter) onEvent(ev event, retry bool, ack func()) {
 	m.eventID, m.team, m.redelivered = ev.EventID, ev.TeamID, retry
 	if m.team == "" {
 		m.team = a.me().TeamID
+	}
+	if m.appContext != nil && m.dm() {
+		a.noteViewing(m.team, m.user, *m.appContext)
 	}
 	if m.channel == "" || m.ts == "" || (m.user == "" && m.botID == "") {
 		a.log.Debug().Str("event", m.eventID).Msg("slack: dropped a message event missing its channel, author or ts")
@@ -182,8 +197,12 @@ func (a *Adapter) wanted(m incoming) bool {
 // message at a time per thread. Nothing here waits on a download: history
 // and files are fetched by Prepare when the turn starts.
 func (a *Adapter) accept(ctx context.Context, m incoming) {
+	var viewing string
+	if m.dm() {
+		viewing = a.viewingOf(ctx, m.team, m.user)
+	}
 	msg, out := a.intake.Accept(ctx, intake.Message{
-		Inbound: core.Inbound{
+		Inbound: core.Inbound{Viewing: viewing,
 			Thread: m.thread(), User: m.user, Text: a.cleanText(m.text), EventID: m.eventID, MessageID: m.ts,
 			DM: m.dm(), PrivateChannel: a.private(ctx, m), At: parseTS(m.ts), Attachments: attachments(m.files),
 			FetchContext: m.threadTS != "" && m.threadTS != m.ts && !m.dm(), Redelivered: m.redelivered,
@@ -192,7 +211,10 @@ func (a *Adapter) accept(ctx context.Context, m incoming) {
 		Channels: []string{m.channel},
 		Lookup:   !m.mention || m.threadTS != "",
 	}, intakePlatform{a, m})
-	if out == intake.Accepted && m.dm() && !msg.Known && m.threadTS != "" {
+	// A new DM thread gets a title: one in the assistant view (a reply
+	// under Slack's root), or one the agent view starts with a top-level
+	// message (which carries app_context there).
+	if out == intake.Accepted && m.dm() && !msg.Known && (m.threadTS != "" || m.appContext != nil) {
 		a.setTitle(ctx, msg.Inbound.Thread, msg.Inbound.Text)
 	}
 }
@@ -243,6 +265,7 @@ func (a *Adapter) private(ctx context.Context, m incoming) bool {
 		kind = "channel"
 	}
 	a.kinds.Put(m.channel, kind)
+	a.names.Put(m.channel, ch.Name)
 	return kind == "group" || kind == "mpim"
 }
 
@@ -320,44 +343,6 @@ func (a *Adapter) cleanText(text string) string {
 	return strings.TrimSpace(html.UnescapeString(text)) // Slack escapes only &, < and >
 }
 
-// greet answers assistant_thread_started with the suggested prompts of
-// the skill bound to direct messages (the assistant pane is one).
-func (a *Adapter) greet(at slackevents.AssistantThread) {
-	ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
-	defer cancel()
-	p := slack.AssistantThreadsSetSuggestedPromptsParameters{
-		ChannelID: at.ChannelID, ThreadTS: at.ThreadTimeStamp, Title: "Here are a few things I can help with:",
-	}
-	place := core.Inbound{Thread: core.Thread{Platform: Platform, Channel: at.ChannelID, ID: at.ThreadTimeStamp}, DM: true}
-	for _, pr := range a.opts.Skills.For(place).Prompts {
-		p.AddPrompt(pr.Title, pr.Message)
-	}
-	err := a.retry(ctx, "assistant.threads.setSuggestedPrompts", func(ctx context.Context) error {
-		return a.api.SetAssistantThreadsSuggestedPromptsContext(ctx, p)
-	})
-	if err != nil {
-		a.log.Warn().Err(err).Msg("slack: suggested prompts")
-	}
-}
-
-// setTitle names a new assistant thread after its first message.
-func (a *Adapter) setTitle(ctx context.Context, t core.Thread, text string) {
-	title := strings.TrimSpace(strings.SplitN(text, "\n", 2)[0])
-	if r := []rune(title); len(r) > 60 {
-		title = string(r[:59]) + "…"
-	}
-	if title == "" {
-		return
-	}
-	err := a.retry(ctx, "assistant.threads.setTitle", func(ctx context.Context) error {
-		return a.api.SetAssistantThreadsTitleContext(ctx, slack.AssistantThreadsSetTitleParameters{
-			ChannelID: t.Channel, ThreadTS: t.ID, Title: title})
-	})
-	if err != nil {
-		a.log.Debug().Err(err).Msg("slack: thread title") // not an assistant thread
-	}
-}
-
 // onInteraction handles one acked interaction off the reader.
 func (a *Adapter) onInteraction(cb slack.InteractionCallback) {
 	if cb.Type != slack.InteractionTypeBlockActions || len(cb.ActionCallback.BlockActions) == 0 {
@@ -399,6 +384,10 @@ type event struct {
 	edited bool
 	// assistant is an assistant_thread_started event's thread.
 	assistant *slackevents.AssistantThread
+	// home is an app_home_opened event.
+	home *homeOpened
+	// viewing is an app_context_changed event.
+	viewing *contextChanged
 }
 
 // eventFields are the fields Neo reads of both app_mention and message
@@ -441,6 +430,7 @@ type messageEvent struct {
 	SubType     string         `json:"subtype"`
 	ChannelType string         `json:"channel_type"`
 	Message     *nestedMessage `json:"message"`
+	AppContext  *appContext    `json:"app_context"`
 }
 
 // nestedMessage is what Neo reads of the message a message event nests
@@ -452,7 +442,7 @@ type nestedMessage struct {
 // read sets the message in ev.
 func (e *messageEvent) read(ev *event) {
 	ev.msg = e.incoming()
-	ev.msg.subtype, ev.msg.channelType = e.SubType, e.ChannelType
+	ev.msg.subtype, ev.msg.channelType, ev.msg.appContext = e.SubType, e.ChannelType, e.AppContext
 	if e.Message != nil {
 		ev.msg.files = e.Message.Files
 	}
@@ -494,6 +484,34 @@ type unionEvent struct {
 	Message         *nestedMessage              `json:"message"`
 	AssistantThread slackevents.AssistantThread `json:"assistant_thread"`
 	EventTimestamp  string                      `json:"event_ts"`
+	AppContext      *appContext                 `json:"app_context"`
+	Tab             string                      `json:"tab"`
+	Context         *appContext                 `json:"context"`
+}
+
+// homeEvent is what Neo reads of an app_home_opened event.
+type homeEvent struct {
+	User    string      `json:"user"`
+	Channel string      `json:"channel"`
+	Tab     string      `json:"tab"`
+	Context *appContext `json:"context"`
+}
+
+// read sets the event in ev.
+func (e *homeEvent) read(ev *event) {
+	ev.home = &homeOpened{user: e.User, channel: e.Channel, tab: e.Tab, context: e.Context}
+}
+
+// contextEvent is what Neo reads of an app_context_changed event.
+type contextEvent struct {
+	User    string     `json:"user"`
+	Channel string     `json:"channel"`
+	Context appContext `json:"context"`
+}
+
+// read sets the event in ev.
+func (e *contextEvent) read(ev *event) {
+	ev.viewing = &contextChanged{user: e.User, channel: e.Channel, context: e.Context}
 }
 
 // event returns what Neo reads of cb, as parseCallbackTyped reads it; ok
@@ -513,11 +531,21 @@ func (cb *unionCallback) event() (ev event, ok bool) {
 	case string(slackevents.AppMention):
 		e.mentionEvent.read(&ev)
 	case string(slackevents.Message):
-		m := messageEvent{eventFields: e.eventFields, SubType: e.SubType, ChannelType: e.ChannelType, Message: e.Message}
+		m := messageEvent{eventFields: e.eventFields, SubType: e.SubType, ChannelType: e.ChannelType, Message: e.Message,
+			AppContext: e.AppContext}
 		m.read(&ev)
 	case string(slackevents.AssistantThreadStarted):
 		at := e.AssistantThread
 		ev.assistant = &at
+	case string(slackevents.AppHomeOpened):
+		h := homeEvent{User: e.User, Channel: e.Channel, Tab: e.Tab, Context: e.Context}
+		h.read(&ev)
+	case eventContextChanged:
+		c := contextEvent{User: e.User, Channel: e.Channel}
+		if e.Context != nil {
+			c.Context = *e.Context
+		}
+		c.read(&ev)
 	}
 	return ev, true
 }
@@ -559,6 +587,16 @@ func parseCallbackTyped(raw []byte) (event, error) {
 		var e slackevents.AssistantThreadStartedEvent
 		if err = json.Unmarshal(cb.Event, &e); err == nil {
 			ev.assistant = &e.AssistantThread
+		}
+	case string(slackevents.AppHomeOpened):
+		var e homeEvent
+		if err = json.Unmarshal(cb.Event, &e); err == nil {
+			e.read(&ev)
+		}
+	case eventContextChanged:
+		var e contextEvent
+		if err = json.Unmarshal(cb.Event, &e); err == nil {
+			e.read(&ev)
 		}
 	}
 	if err != nil {

@@ -115,6 +115,11 @@ func FuzzParseCallback(f *testing.F) {
 	f.Add(outer(`{"type":"message","subtype":"message_changed","channel":"C1","message":{"text":"edited","edited":{"user":"U1","ts":"1.4"}},"previous_message":{"text":"x"}}`))
 	f.Add(outer(`{"type":"assistant_thread_started","assistant_thread":{"user_id":"U1","channel_id":"D1","thread_ts":"1.5","context":{"channel_id":"C1"}}}`))
 	f.Add(outer(`{"type":"reaction_added","user":"U1"}`))
+	f.Add(outer(`{"type":"message","channel_type":"im","user":"U1","text":"hi","ts":"1.6","channel":"D1","app_context":{"entities":[{"type":"slack#/types/channel_id","value":"C1","team_id":"T0TEAM"},{"type":"slack#/types/message_context","value":{"channel_id":"C1","message_ts":"1.1"}}]}}`))
+	f.Add(outer(`{"type":"message","channel_type":"im","user":"U1","text":"hi","ts":"1.6","channel":"D1","app_context":{}}`))
+	f.Add(outer(`{"type":"app_home_opened","user":"U1","channel":"D1","tab":"messages","event_ts":"1.7","context":{"entities":[{"type":"slack#/types/canvas_id","value":"F1"}]}}`))
+	f.Add(outer(`{"type":"app_home_opened","user":"U1","channel":"D1","tab":"home","event_ts":"1.7","view":{"id":"V1","type":"home"}}`))
+	f.Add(outer(`{"type":"app_context_changed","user":"U1","channel":"D1","context":{"entities":[{"type":"slack#/types/channel_id","value":"C1"}]},"event_ts":"1.8"}`))
 	f.Add(outer(`{"type":"app_mention","user":"U1","text":"<@UNEO> hi","ts":"1.2","channel":"C1","edited":{"user":"U1","ts":"1.3"},"blocks":[{"type":"rich_text","block_id":"b","elements":[{"type":"rich_text_section","elements":[{"type":"user","user_id":"UNEO"},{"type":"text","text":" hi"}]}]}]}`))
 	f.Add(outer(`{"type":"message","User":"U1","user":"U2","text":"a","ts":"1.2","channel":"C1","files":[{"id":"F3","url_private":"u"}],"message":null}`))
 	f.Add(outer(`{"type":"message","bot_id":"B1","text":"from a bot","ts":"1.2","channel":"D1","channel_type":"im","blocks":[]}`))
@@ -129,11 +134,30 @@ func FuzzParseCallback(f *testing.F) {
 			return
 		}
 		switch want.InnerEvent.Data.(type) {
-		case *slackevents.AppMentionEvent, *slackevents.MessageEvent, *slackevents.AssistantThreadStartedEvent:
+		case *slackevents.AppMentionEvent, *slackevents.MessageEvent, *slackevents.AssistantThreadStartedEvent,
+			*slackevents.AppHomeOpenedEvent:
 		default:
 			return
 		}
 		w := fromSlackGo(want)
+		if w.msg != nil && w.Inner == string(slackevents.Message) || w.home != nil {
+			// slack-go reads neither a message's app_context nor the
+			// context of app_home_opened: read as the documented types.
+			var extra struct {
+				Event struct {
+					AppContext *appContext `json:"app_context"`
+					Context    *appContext `json:"context"`
+				} `json:"event"`
+			}
+			if json.Unmarshal(raw, &extra) != nil {
+				return
+			}
+			if w.msg != nil {
+				w.msg.appContext = extra.Event.AppContext
+			} else {
+				w.home.context = extra.Event.Context
+			}
+		}
 		typed, terr := parseCallbackTyped(raw)
 		for _, p := range []struct {
 			name string
@@ -168,6 +192,8 @@ func fromSlackGo(ev slackevents.EventsAPIEvent) event {
 		}
 	case *slackevents.AssistantThreadStartedEvent:
 		out.assistant = &e.AssistantThread
+	case *slackevents.AppHomeOpenedEvent:
+		out.home = &homeOpened{user: e.User, channel: e.Channel, tab: e.Tab}
 	}
 	return out
 }

@@ -13,7 +13,7 @@ import (
 var (
 	neededScopes = []string{
 		"app_mentions:read", // app_mention events
-		"assistant:write",   // assistant.threads.setStatus/setSuggestedPrompts/setTitle, assistant_thread_started
+		"assistant:write",   // assistant.threads.setSuggestedPrompts/setTitle (setStatus takes chat:write too)
 		"channels:history",  // message.channels; conversations.replies in public channels
 		"channels:read",     // conversations.info: is a mentioned channel private?
 		"chat:write",        // chat.postMessage/update/delete/postEphemeral, chat.*Stream
@@ -21,13 +21,16 @@ var (
 		"files:write",       // files.getUploadURLExternal/completeUploadExternal: files tools return
 		"groups:history",    // message.groups; conversations.replies in private channels
 		"groups:read",       // conversations.info in private channels
-		"im:history",        // message.im (DMs, the assistant pane)
+		"im:history",        // message.im (the Messages tab)
 		"mpim:history",      // message.mpim
 		"mpim:read",         // conversations.info in group DMs
 		"users:read",        // users.info: is_admin of someone stopping a turn that waits on an approval
 	}
+	// The agent view's events: app_home_opened (tab "messages" replaces
+	// assistant_thread_started; tab "home" publishes the Home tab) and
+	// app_context_changed; mentions and messages as before.
 	neededEvents = []string{
-		"app_mention", "assistant_thread_started",
+		"app_context_changed", "app_home_opened", "app_mention",
 		"message.channels", "message.groups", "message.im", "message.mpim",
 	}
 )
@@ -73,9 +76,22 @@ func TestManifest(t *testing.T) {
 	if got := yamlList(t, doc, "bot_events"); !slices.Equal(got, neededEvents) {
 		t.Errorf("manifest bot events = %v, want exactly %v", got, neededEvents)
 	}
-	for _, want := range []string{"socket_mode_enabled: true", "interactivity:\n    is_enabled: true", "messages_tab_enabled: true", "messages_tab_read_only_enabled: false", "assistant_view:"} {
+	for _, want := range []string{"socket_mode_enabled: true", "interactivity:\n    is_enabled: true", "messages_tab_enabled: true",
+		"messages_tab_read_only_enabled: false", "home_tab_enabled: true", "\n  agent_view:\n    agent_description: "} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("manifest lacks %q", want)
 		}
+	}
+	// Slack gives new apps the agent view only; assistant_view (and its
+	// assistant_description) would be refused.
+	for _, never := range []string{"assistant_view", "assistant_description", "assistant_thread_started"} {
+		if strings.Contains(doc, never) {
+			t.Errorf("manifest has %q, which Slack refuses for a new app", never)
+		}
+	}
+	_, desc, _ := strings.Cut(doc, "agent_description: ")
+	desc, _, _ = strings.Cut(desc, "\n")
+	if n := len([]rune(strings.TrimSpace(desc))); n == 0 || n > 300 {
+		t.Errorf("agent_description has %d characters, want 1 to 300 (Slack's limit)", n)
 	}
 }

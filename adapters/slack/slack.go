@@ -25,6 +25,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
 
+	"github.com/neobot/neobot/adapters/internal/home"
 	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/adapters/internal/recent"
 	"github.com/neobot/neobot/adapters/internal/serial"
@@ -94,6 +95,12 @@ type Options struct {
 	MaxFileBytes int64
 	// AllowBots lets other bots' messages reach Neo (default: ignored).
 	AllowBots bool
+	// Accounts are the per_user MCP servers people connect their own
+	// account to from the Home tab (core/mcp.Manager); nil shows none.
+	Accounts home.Accounts
+	// Spends is the spend ledger, for each person's recent spends on the
+	// Home tab; nil leaves them out.
+	Spends home.Spends
 	// Rater records the ratings of the feedback buttons under every
 	// answer; nil shows no buttons.
 	Rater core.Rater
@@ -123,8 +130,17 @@ type Adapter struct {
 	seen      *recent.Keys
 	// kinds is what each channel is, as message events and
 	// conversations.info say: "channel", "group", "mpim" or "im".
-	kinds  *recent.Values[string]
-	intake *intake.Intake
+	kinds *recent.Values[string]
+	// names are channel names conversations.info told ("" when it would
+	// not), for saying what a person has open.
+	names *recent.Values[string]
+	// viewing is what each person has open, by workspace and user
+	// (viewingKey), as the agent view last said.
+	viewing *recent.Values[appContext]
+	// homeNotes hold, per workspace and user, the sentence their next
+	// Home tab opens with (homeKey).
+	homeNotes *recent.Values[string]
+	intake    *intake.Intake
 	// refusals rate-limits the log line for unsigned HTTP requests.
 	refusals logEvery
 	// kindFailures rate-limits the log line for a channel whose kind
@@ -147,6 +163,9 @@ type Adapter struct {
 // identity is the bot as auth.test describes it.
 type identity struct {
 	UserID, BotID, TeamID string
+	// URL is the workspace's web address ("https://acme.slack.com/"),
+	// for links to threads.
+	URL string
 }
 
 // New validates opts and returns an Adapter; nothing is contacted before Run.
@@ -196,6 +215,9 @@ func New(opts Options) (*Adapter, error) {
 		retryWait: socketBackoff,
 		seen:      recent.New(8192),
 		kinds:     recent.NewValues[string](4096),
+		names:     recent.NewValues[string](4096),
+		viewing:   recent.NewValues[appContext](4096),
+		homeNotes: recent.NewValues[string](1024),
 		stopping:  make(chan struct{}),
 		inflight:  map[string]chan struct{}{},
 	}
@@ -235,7 +257,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("slack: check the bot token: %w", err)
 	}
-	a.self.Store(&identity{UserID: auth.UserID, BotID: auth.BotID, TeamID: auth.TeamID})
+	a.self.Store(&identity{UserID: auth.UserID, BotID: auth.BotID, TeamID: auth.TeamID, URL: auth.URL})
 	a.log.Info().Str("team", auth.TeamID).Str("bot_user", auth.UserID).Str("mode", a.opts.Mode).Msg("slack: connected")
 
 	if a.opts.Mode == ModeHTTP {

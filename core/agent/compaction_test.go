@@ -520,3 +520,26 @@ func TestSystemBlockSkill(t *testing.T) {
 		})
 	}
 }
+
+// TestSystemBlockViewing: what the person has open reaches the pinned
+// section of their own turn only.
+func TestSystemBlockViewing(t *testing.T) {
+	h := newHarness(t, nil)
+	in := inbound("E9", "summarize this")
+	in.Viewing = "channel #launch"
+	system, _, err := h.agent.Prompt(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned, _, _ := strings.Cut(system, "\nInviolable rules:")
+	if !strings.Contains(pinned, "They are looking at: channel #launch") {
+		t.Errorf("pinned section:\n%s\nwant the channel the person is looking at", pinned)
+	}
+	system, _, err = h.agent.Prompt(context.Background(), inbound("E10", "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(system, "looking at") {
+		t.Errorf("a turn without Viewing says what someone is looking at:\n%s", system)
+	}
+}

@@ -87,6 +87,9 @@ func (a *Agent) system(p promptInput) string {
 		b.WriteString("Actor DID: " + a.opts.ActorDID + "\n")
 	}
 	b.WriteString("Talking with: " + who(p.in) + "\n")
+	if v := strings.TrimSpace(p.in.Viewing); v != "" {
+		b.WriteString("They are looking at: " + v + " (what their chat client shows beside this conversation)\n")
+	}
 	b.WriteString("Now: " + a.opts.Now().UTC().Format("2006-01-02 15:04 MST") + "\n")
 	b.WriteString("\nInviolable rules:\n")
 	for i, r := range invariantRules {

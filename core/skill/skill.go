@@ -116,6 +116,19 @@ type Verdict struct {
 	Reason string
 }
 
+// Tools returns the skill's tool allowlist as written (pinned URIs, globs
+// in the tool name); nil when it allows every tool of the manifest.
+func (s *Skill) Tools() []string {
+	if s.tools == nil {
+		return nil
+	}
+	out := make([]string, 0, len(s.tools))
+	for _, p := range s.tools {
+		out = append(out, p.raw)
+	}
+	return out
+}
+
 // Lists reports whether u is on the skill's allowlist.
 func (s *Skill) Lists(u mcp.ToolURI) bool {
 	if s.tools == nil {

@@ -61,3 +61,30 @@ func (s *Surface) offerConnect(ctx context.Context, name string, ce *mcp.Connect
 	return fmt.Sprintf("%s needs the user's own %s account, which they have not connected yet. A private link to connect it was just sent to them (you cannot see it). "+
 		"Tell them to open it, then ask again; do not call %s again until they do.", name, ce.Alias, name)
 }
+
+// Accounts lists the per_user servers and whether the person at place
+// has connected each (see mcp.Manager.Accounts); none without servers.
+func (s *Surface) Accounts(ctx context.Context, place mcp.Place) ([]mcp.Account, error) {
+	if s.mgr == nil {
+		return nil, nil
+	}
+	return s.mgr.Accounts(ctx, place)
+}
+
+// Connect starts the person at place's login to the per_user server
+// alias and returns their private link (see mcp.Manager.Connect).
+func (s *Surface) Connect(ctx context.Context, alias string, place mcp.Place) (string, error) {
+	if s.mgr == nil {
+		return "", errNoServers
+	}
+	return s.mgr.Connect(ctx, alias, place)
+}
+
+// Disconnect deletes the person at place's grant for the per_user server
+// alias (see mcp.Manager.Disconnect).
+func (s *Surface) Disconnect(ctx context.Context, alias string, place mcp.Place) error {
+	if s.mgr == nil {
+		return errNoServers
+	}
+	return s.mgr.Disconnect(ctx, alias, place)
+}

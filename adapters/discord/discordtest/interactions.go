@@ -105,6 +105,11 @@ func (s *Server) callback(r *http.Request, body []byte) (int, any) {
 	} else if b.Type == ResponseMessage && b.Data.Components == nil {
 		return http.StatusBadRequest, apiError(50006, "Cannot send an empty message")
 	}
+	if b.Data.Components != nil {
+		if status, resp := checkComponents(*b.Data.Components); status != 0 {
+			return status, resp
+		}
+	}
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -126,7 +131,11 @@ func (s *Server) callback(r *http.Request, body []byte) (int, any) {
 	s.responses = append(s.responses, resp)
 	switch b.Type {
 	case ResponseUpdate:
-		if i := s.findLocked(in.channel, in.message); i >= 0 {
+		i := s.findLocked(in.channel, in.message)
+		if i < 0 {
+			i = s.findEphemeralLocked(in.channel, in.message, in.user)
+		}
+		if i >= 0 {
 			m := &s.messages[i]
 			if b.Data.Content != nil {
 				m.Content = *b.Data.Content
@@ -248,4 +257,15 @@ func (s *Server) WaitResponse(ctx context.Context, d Delivery) (Response, error)
 		return Response{}, fmt.Errorf("discordtest: wait for the response to interaction %s: %w", d.ID, err)
 	}
 	return found, nil
+}
+
+// findEphemeralLocked returns the index of user's own ephemeral message
+// id in channel, or -1: a component on it updates it as on any other.
+func (s *Server) findEphemeralLocked(channel, id, user string) int {
+	for i, m := range s.messages {
+		if m.ChannelID == channel && m.ID == id && m.Ephemeral && m.Recipient == user {
+			return i
+		}
+	}
+	return -1
 }

@@ -122,6 +122,7 @@ type Server struct {
 	roles        map[string][]string
 	interactions map[string]*interaction // by token
 	responses    []Response
+	commands     []Command // global application commands (commands.go)
 	gw           gateway
 	closed       bool
 	wg           sync.WaitGroup
@@ -164,6 +165,7 @@ func NewServer() *Server {
 		"POST /interactions/{id}/{token}/callback":            s.callback,
 		"POST /webhooks/{app}/{token}":                        s.followup,
 		"PATCH /webhooks/{app}/{token}/messages/{message}":    s.editFollowup,
+		"PUT /applications/{app}/commands":                    s.overwriteCommands,
 	} {
 		method, path, _ := strings.Cut(route, " ")
 		mux.HandleFunc(method+" /api/v9"+path, s.api(route, h))

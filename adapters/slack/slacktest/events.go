@@ -122,12 +122,17 @@ func (s *Server) deliverMessage(typ string, m Msg) Delivery {
 			"url_private_download": s.srv.URL + "/files/" + f.ID + "/" + f.Name,
 		})
 	}
-	s.mu.Unlock()
-
 	ev := map[string]any{
 		"type": typ, "user": m.User, "text": m.Text, "ts": m.TS, "channel": m.Channel,
 		"event_ts": m.TS, "team": s.team(),
 	}
+	if s.experience == AgentView && typ == "message" && m.ChannelType == "im" && m.BotID == "" {
+		// An agent-view app subscribed to app_context_changed gets the
+		// author's context on their DMs.
+		ev["app_context"] = s.contextLocked(m.User)
+	}
+	s.mu.Unlock()
+
 	if m.ThreadTS != "" {
 		ev["thread_ts"] = m.ThreadTS
 	}
@@ -149,9 +154,14 @@ func (s *Server) deliverMessage(typ string, m Msg) Delivery {
 }
 
 // AssistantThreadStarted delivers assistant_thread_started: the user
-// opened a new thread in the assistant pane of the DM channel.
+// opened a new thread in the assistant pane of the DM channel. Slack
+// sends it to assistant-view apps only: on an agent-view fake it panics.
 func (s *Server) AssistantThreadStarted(user, channel, threadTS string) Delivery {
 	s.mu.Lock()
+	if s.experience == AgentView {
+		s.mu.Unlock()
+		panic("slacktest: an agent_view app gets app_home_opened (tab messages), not assistant_thread_started")
+	}
 	id := s.nextIDLocked("Ev")
 	s.mu.Unlock()
 	ev := map[string]any{

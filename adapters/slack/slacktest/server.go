@@ -121,16 +121,25 @@ type Server struct {
 	queue    []envelope     // waiting for a websocket connection
 	index    map[string]int // channel + "\x00" + ts -> position in messages
 	watchers []func(Message)
-	views    []View        // opened with views.open (views.go)
-	live     []*socketConn // open Socket Mode connections, oldest first
-	conns    int           // connections accepted, ever
-	via      int           // deliver through this connection (Via), 0: spread
-	spread   *rand.Rand    // picks a connection for each delivery
-	httpMode *httpTarget
-	stalls   map[string]chan struct{} // Stall: method -> closed when its call arrives
-	gone     chan struct{}            // closed by Close: stalled calls end
-	closed   bool
-	wg       sync.WaitGroup
+	views    []View          // opened with views.open (views.go)
+	homes    map[string]Home // user -> Home tab published with views.publish (home.go)
+	// experience is the app's DM experience (SetExperience); viewing is
+	// what each user has open (AppContextChanged), prompts and titles
+	// what assistant.threads.* set, by channel + "\x00" + thread.
+	experience Experience
+	viewing    map[string][]Entity
+	prompts    map[string]Prompts
+	titles     map[string]string
+	names      map[string]string // channel ID -> name (SetChannelName)
+	live       []*socketConn     // open Socket Mode connections, oldest first
+	conns      int               // connections accepted, ever
+	via        int               // deliver through this connection (Via), 0: spread
+	spread     *rand.Rand        // picks a connection for each delivery
+	httpMode   *httpTarget
+	stalls     map[string]chan struct{} // Stall: method -> closed when its call arrives
+	gone       chan struct{}            // closed by Close: stalled calls end
+	closed     bool
+	wg         sync.WaitGroup
 }
 
 // New starts a Server closed by tb.Cleanup.
@@ -159,6 +168,11 @@ func newServer(tls bool) *Server {
 		kinds:        map[string]string{},
 		acks:         map[string]Ack{},
 		index:        map[string]int{},
+		homes:        map[string]Home{},
+		viewing:      map[string][]Entity{},
+		prompts:      map[string]Prompts{},
+		titles:       map[string]string{},
+		names:        map[string]string{},
 		spread:       rand.New(rand.NewPCG(1, 2)),
 		gone:         make(chan struct{}),
 	}
@@ -481,7 +495,7 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		return ok("channel", map[string]any{
 			"id": id, "is_channel": kind == "channel" || kind == "group" && !legacy,
 			"is_group": kind == "group" && legacy, "is_mpim": kind == "mpim", "is_im": kind == "im",
-			"is_private": kind == "group" || kind == "mpim", "created": s.epoch,
+			"is_private": kind == "group" || kind == "mpim", "created": s.epoch, "name": s.names[id],
 		})
 	case "conversations.replies":
 		all := s.repliesLocked(p.Get("channel"), p.Get("ts"), p.Get("oldest"), p.Get("latest"), p.Get("inclusive") == "true")
@@ -509,7 +523,9 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		}
 		return resp
 	case "assistant.threads.setStatus", "assistant.threads.setSuggestedPrompts", "assistant.threads.setTitle":
-		return ok()
+		return s.answerAssistantLocked(method, p)
+	case "views.publish":
+		return s.publishViewLocked(p)
 	case "users.info":
 		u := p.Get("user")
 		if u == "" {
@@ -566,6 +582,13 @@ func (s *Server) SetChannelType(channel, typ string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.kinds[channel] = typ
+}
+
+// SetChannelName names channel, as conversations.info tells it.
+func (s *Server) SetChannelName(channel, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.names[channel] = name
 }
 
 // kindLocked returns channel's type: the one set, else what its ID says
@@ -744,7 +767,9 @@ func checkCall(method string, p url.Values, token string) string {
 			return "user_not_found"
 		}
 	case "assistant.threads.setStatus", "assistant.threads.setTitle", "assistant.threads.setSuggestedPrompts":
-		if p.Get("channel_id") == "" || p.Get("thread_ts") == "" {
+		// thread_ts is optional for prompts only (they then go to the
+		// channel, as the agent view needs).
+		if p.Get("channel_id") == "" || p.Get("thread_ts") == "" && method != "assistant.threads.setSuggestedPrompts" {
 			return "invalid_arguments"
 		}
 		if bad := checkAssistant(method, p); bad != "" {
