@@ -52,11 +52,11 @@ func feedbackJSON(id string) string {
 	down, _ := json.Marshal("down:" + id)
 	out := make([]byte, 0, 512+2*len(up))
 	out = append(out, `[{"type":"context_actions","block_id":"feedback","elements":[{"type":"feedback_buttons","action_id":"`+feedbackAction+`",`...)
-	out = append(out, `"positive_button":{"text":{"type":"plain_text","text":"Good answer"},"accessibility_label":"Mark this answer as good","value":`...)
+	out = append(out, `"positive_button":{"text":{"type":"plain_text","text":"Good answer","emoji":false},"value":`...)
 	out = append(out, up...)
-	out = append(out, `},"negative_button":{"text":{"type":"plain_text","text":"Bad answer"},"accessibility_label":"Mark this answer as bad","value":`...)
+	out = append(out, `,"accessibility_label":"Mark this answer as good"},"negative_button":{"text":{"type":"plain_text","text":"Bad answer","emoji":false},"value":`...)
 	out = append(out, down...)
-	return string(append(out, "}}]}]"...))
+	return string(append(out, `,"accessibility_label":"Mark this answer as bad"}}]}]`...))
 }
 
 // feedbackClick handles a click on feedback buttons or on a reason, and
