@@ -28,7 +28,7 @@ func ratedTurn(e *env, th core.Thread, user string) context.Context {
 // the answer's words, and chat.stopStream ends it with the buttons as its
 // blocks; the status message kept above while the turn ran goes.
 func TestOneMessagePerAnswer(t *testing.T) {
-	e := start(t, func(o *Options) { o.StatusInterval = time.Nanosecond; o.Rater = rates{} })
+	e := start(t, func(o *Options) { o.StatusInterval = time.Second; o.Rater = rates{} })
 	th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000041"}
 	ctx := ratedTurn(e, th, "UALICE")
 	r := e.a.Reporter(th)
@@ -43,6 +43,9 @@ func TestOneMessagePerAnswer(t *testing.T) {
 		{ID: "c2", Plan: "rotate the key", Title: "Memory recall", State: core.StepDone},
 	} {
 		if err := st.Step(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Status(ctx, "Thinking more…"); err != nil {
 			t.Fatal(err)
 		}
 	}
