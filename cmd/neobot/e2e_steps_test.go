@@ -78,9 +78,9 @@ func TestStepsShowInSlack(t *testing.T) {
 	if cards.Streaming {
 		t.Errorf("the task cards' stream was never stopped")
 	}
-	var appends []time.Time
+	var appends []time.Time // of cards: the answer's first words go at once
 	for _, c := range w.slack.Calls("chat.appendStream") {
-		if c.Params.Get("ts") == cards.TS {
+		if c.Params.Get("ts") == cards.TS && strings.Contains(c.Params.Get("chunks"), `"task_update"`) {
 			appends = append(appends, c.At)
 		}
 	}
@@ -88,15 +88,26 @@ func TestStepsShowInSlack(t *testing.T) {
 		t.Errorf("the cards were never appended to while the turn ran: all came at the end")
 	}
 	paced(t, "chat.appendStream", appends, time.Second)
-	var bot []slacktest.Message
-	for _, m := range w.slack.Thread("C0GENERAL", mention.TS) {
-		if m.FromBot() && !m.Ephemeral {
-			bot = append(bot, m)
+	// The status message above the turn's message goes once it is done.
+	bot, err := w.slack.WaitMessages(waitCtx(t), func(all []slacktest.Message) bool {
+		n := 0
+		for _, m := range all {
+			if m.FromBot() && !m.Ephemeral && m.ThreadTS == mention.TS {
+				n++
+			}
 		}
+		return n == 1
+	})
+	if err != nil {
+		t.Errorf("the thread never came down to one bot message: %+v", w.slack.Thread("C0GENERAL", mention.TS))
 	}
-	_, buttons := cards.Feedback()
-	if len(bot) != 1 || bot[0].TS != cards.TS || !strings.Contains(cards.Rendered(), "the vault tool is not available here.") || !buttons {
-		t.Errorf("the thread holds %d bot messages (%+v), want one holding the cards, the answer and the feedback buttons (buttons: %v)", len(bot), bot, buttons)
+	for _, m := range bot {
+		if m.FromBot() && !m.Ephemeral && m.ThreadTS == mention.TS {
+			_, buttons := m.Feedback()
+			if m.TS != cards.TS || !strings.Contains(m.Rendered(), "the vault tool is not available here.") || !buttons {
+				t.Errorf("the thread's one bot message is %+v, want the cards, the answer and the feedback buttons", m)
+			}
+		}
 	}
 	p.stop(t)
 }
