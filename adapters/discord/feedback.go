@@ -18,23 +18,26 @@ const feedbackPrefix = "neo_fb:"
 // feedbackReasons are what a thumbs down is asked to say, as buttons.
 var feedbackReasons = []string{"Wrong or made up", "Incomplete", "Did not do what I asked", "Hard to follow"}
 
-// offerFeedback posts the feedback buttons for the turn's answer right
-// under it. Without a Rater or a turn there is nothing to rate.
-func (r reporter) offerFeedback(ctx context.Context) {
+// feedbackTurn returns the turn whose answer the feedback buttons rate:
+// its event ID. Without a Rater or a turn there is nothing to rate.
+func (r reporter) feedbackTurn(ctx context.Context) (string, bool) {
 	turn, ok := core.TurnFrom(ctx)
 	if r.a.opts.Rater == nil || !ok || turn.Inbound.EventID == "" {
-		return
+		return "", false
 	}
-	id := turn.Inbound.EventID
-	row := discordgo.ActionsRow{Components: []discordgo.MessageComponent{
+	return turn.Inbound.EventID, true
+}
+
+// feedbackRow is the 👍/👎 buttons for turn id, under the answer in its
+// last message; nil for no turn.
+func feedbackRow(id string) []discordgo.MessageComponent {
+	if id == "" {
+		return nil
+	}
+	return []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
 		discordgo.Button{Label: "Good answer", Emoji: &discordgo.ComponentEmoji{Name: "👍"}, Style: discordgo.SecondaryButton, CustomID: feedbackPrefix + "up:" + id},
 		discordgo.Button{Label: "Bad answer", Emoji: &discordgo.ComponentEmoji{Name: "👎"}, Style: discordgo.SecondaryButton, CustomID: feedbackPrefix + "down:" + id},
-	}}
-	_, err := r.a.send(ctx, r.t.ID, &discordgo.MessageSend{Content: "-# Was this answer helpful?",
-		Components: []discordgo.MessageComponent{row}, AllowedMentions: &discordgo.MessageAllowedMentions{}})
-	if err != nil {
-		r.a.log.Warn().Err(err).Str("thread", r.t.Key()).Msg("discord: offer feedback buttons")
-	}
+	}}}
 }
 
 // feedbackClick records a click on feedback buttons or on a reason. A

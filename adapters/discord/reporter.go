@@ -29,13 +29,15 @@ type reporter struct {
 	t core.Thread
 }
 
+// Say says a whole answer: the status message, or the turn's progress
+// message, becomes its first message, and the last carries the feedback
+// buttons.
 func (r reporter) Say(ctx context.Context, text string) error {
-	r.endSteps(ctx)
-	if err := r.a.say(ctx, r.t, text); err != nil {
-		return err
-	}
-	r.offerFeedback(ctx)
-	return nil
+	r.handOver(ctx)
+	m := r.messages(ctx)
+	return r.a.lines.Finish(r.t.Key(), func(st *statusline.Line[struct{}]) error {
+		return live.Say(ctx, m, answerRender, st.Clear(), text)
+	})
 }
 func (r reporter) Status(ctx context.Context, text string) error { return r.a.status(ctx, r.t, text) }
 func (r reporter) Notice(ctx context.Context, text string) error {
@@ -71,6 +73,10 @@ func statusContent(text string) string {
 }
 
 func (a *Adapter) status(ctx context.Context, t core.Thread, text string) error {
+	if a.steps.showsSteps(t.Key()) {
+		a.typing(ctx, t.ID)
+		return nil // the progress message shows the turn is working
+	}
 	return a.lines.With(t.Key(), func(st *statusline.Line[struct{}]) error {
 		a.typing(ctx, t.ID)
 		if st.ID() == "" {
@@ -94,12 +100,6 @@ func (a *Adapter) typing(ctx context.Context, channel string) {
 	if err := a.s.ChannelTyping(channel, call(ctx)); err != nil {
 		a.log.Debug().Err(err).Str("channel", channel).Msg("discord: typing indicator")
 	}
-}
-
-func (a *Adapter) say(ctx context.Context, t core.Thread, text string) error {
-	return a.lines.Finish(t.Key(), func(st *statusline.Line[struct{}]) error {
-		return live.Say(ctx, messages{a: a, channel: t.ID}, answerRender, st.Clear(), text)
-	})
 }
 
 // subtext renders text as Discord subtext: every non-empty line starts

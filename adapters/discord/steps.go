@@ -8,7 +8,6 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/neobot/neobot/adapters/internal/live"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 )
@@ -35,6 +34,7 @@ type stepBoard struct {
 	last    time.Time   // the last send or edit
 	timer   *time.Timer // a paced edit waiting
 	ended   bool
+	handed  bool // the answer took the message over: it is no longer the steps'
 	channel string
 }
 
@@ -153,6 +153,9 @@ func (r reporter) schedule(b *stepBoard, wait time.Duration) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		b.timer = nil
+		if b.handed {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
 		if err := r.showSteps(ctx, b); err != nil {
@@ -183,8 +186,45 @@ func (r reporter) endSteps(ctx context.Context) {
 	}
 }
 
-// closing wraps an answer stream so the turn's steps end before the
-// answer is final and the feedback buttons come after it.
-func (r reporter) closing(s core.AnswerStream) core.AnswerStream {
-	return live.Closing{AnswerStream: s, Before: r.endSteps, After: r.offerFeedback}
+// handOver gives the turn's progress message, if it has one, to the
+// thread's status line when the answer starts: the answer replaces the
+// progress lines in that message, one message for the whole turn.
+func (r reporter) handOver(ctx context.Context) {
+	b := r.a.steps.take(r.t.Key())
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ended, b.handed = true, true
+	if b.timer != nil {
+		b.timer.Stop()
+		b.timer = nil
+	}
+	if b.id == "" {
+		return
+	}
+	_ = r.a.lines.With(r.t.Key(), func(st *statusline.Line[struct{}]) error {
+		if placeholder := st.Clear(); placeholder != "" && placeholder != b.id {
+			if err := r.a.s.ChannelMessageDelete(r.t.ID, placeholder, call(ctx)); err != nil {
+				r.a.log.Warn().Err(err).Str("thread", r.t.Key()).Msg("discord: delete status message")
+			}
+		}
+		st.Posted(b.id)
+		return nil
+	})
+}
+
+// showsSteps reports whether thread key's progress message is showing:
+// the status line then stays in it, with no message of its own.
+func (b *stepBoards) showsSteps(key string) bool {
+	b.mu.Lock()
+	s := b.m[key]
+	b.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id != "" && !s.ended
 }

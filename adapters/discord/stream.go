@@ -21,12 +21,21 @@ const writingMark = "\n-# ✍️ writing…"
 // Discord's limit.
 var streamLimit = sayLimit - utf8.RuneCountInString(writingMark) - len("\n```")
 
-// StreamAnswer shows an answer while it is written: the status message
-// becomes the answer's first message, edited in place at most once per
-// StatusInterval; past 2,000 characters it continues in a new message,
-// with code blocks closed and reopened across messages.
+// StreamAnswer shows an answer while it is written: the status message,
+// or the turn's progress message, becomes the answer's first message,
+// edited in place at most once per StatusInterval; past 2,000 characters
+// it continues in a new message, with code blocks closed and reopened
+// across messages. The last message, once final, carries the feedback
+// buttons.
 func (r reporter) StreamAnswer(ctx context.Context) (core.AnswerStream, error) {
-	return r.closing(live.New(r.a.lines, r.t.Key(), messages{a: r.a, channel: r.t.ID}, answerRender)), nil
+	r.handOver(ctx)
+	return live.New(r.a.lines, r.t.Key(), r.messages(ctx), answerRender), nil
+}
+
+// messages are the thread's answer messages for the turn in ctx.
+func (r reporter) messages(ctx context.Context) messages {
+	rate, _ := r.feedbackTurn(ctx)
+	return messages{a: r.a, channel: r.t.ID, rate: rate}
 }
 
 // answerRender renders answers made inert, split under Discord's limit,
@@ -37,11 +46,15 @@ var answerRender = live.Render{
 	Mark:    writing,
 }
 
-// messages are a channel's answer messages, for live.
+// messages are a channel's answer messages, for live; the last carries
+// the feedback buttons for turn rate ("" for none).
 type messages struct {
 	a       *Adapter
 	channel string
+	rate    string
 }
+
+var _ live.Finisher = messages{}
 
 func (m messages) Post(ctx context.Context, content string) (string, error) {
 	msg, err := m.a.send(ctx, m.channel, &discordgo.MessageSend{Content: content, AllowedMentions: answerMentions()})
@@ -53,6 +66,26 @@ func (m messages) Post(ctx context.Context, content string) (string, error) {
 
 func (m messages) Edit(ctx context.Context, id, content string) error {
 	return m.a.edit(ctx, &discordgo.MessageEdit{Channel: m.channel, ID: id, Content: &content, AllowedMentions: answerMentions()})
+}
+
+// PostLast posts the answer's last message, with the feedback buttons.
+func (m messages) PostLast(ctx context.Context, content string) (string, error) {
+	msg, err := m.a.send(ctx, m.channel, &discordgo.MessageSend{Content: content, AllowedMentions: answerMentions(),
+		Components: feedbackRow(m.rate)})
+	if err != nil {
+		return "", err
+	}
+	return msg.ID, nil
+}
+
+// EditLast edits a message into the answer's last one, with the
+// feedback buttons.
+func (m messages) EditLast(ctx context.Context, id, content string) error {
+	e := &discordgo.MessageEdit{Channel: m.channel, ID: id, Content: &content, AllowedMentions: answerMentions()}
+	if row := feedbackRow(m.rate); row != nil {
+		e.Components = &row
+	}
+	return m.a.edit(ctx, e)
 }
 
 func (m messages) Delete(ctx context.Context, id string) error {

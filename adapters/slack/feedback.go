@@ -3,6 +3,7 @@ package slack
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -21,27 +22,41 @@ const (
 // feedbackReasons are what a thumbs down is asked to say, as buttons.
 var feedbackReasons = []string{"Wrong or made up", "Incomplete", "Did not do what I asked", "Hard to follow"}
 
-// offerFeedback posts the feedback buttons for the turn's answer: Slack's
-// feedback_buttons element in a context_actions block, right under the
-// answer. Without a Rater or a turn there is nothing to rate.
-func (r reporter) offerFeedback(ctx context.Context) {
+// feedbackTurn returns the turn whose answer the feedback buttons rate:
+// its event ID. Without a Rater or a turn there is nothing to rate.
+func (r reporter) feedbackTurn(ctx context.Context) (string, bool) {
 	turn, ok := core.TurnFrom(ctx)
 	if r.a.opts.Rater == nil || !ok || turn.Inbound.EventID == "" {
-		return
+		return "", false
 	}
-	id := turn.Inbound.EventID
+	return turn.Inbound.EventID, true
+}
+
+// feedbackBlock is the feedback buttons for turn id: Slack's
+// feedback_buttons element in a context_actions block, the last block of
+// the answer's last message.
+func feedbackBlock(id string) slack.Block {
 	fb := slack.NewFeedbackButtonsBlockElement(feedbackAction,
 		slack.NewFeedbackButton(slack.NewTextBlockObject(slack.PlainTextType, "Good answer", false, false), "up:"+id).
 			WithAccessibilityLabel("Mark this answer as good"),
 		slack.NewFeedbackButton(slack.NewTextBlockObject(slack.PlainTextType, "Bad answer", false, false), "down:"+id).
 			WithAccessibilityLabel("Mark this answer as bad"))
-	m, err := blockMessage("Was this answer helpful?", slack.NewContextActionsBlock("feedback", fb))
-	if err == nil {
-		err = r.a.post(ctx, r.t, m)
-	}
-	if err != nil {
-		r.a.log.Warn().Err(err).Str("thread", r.t.Key()).Msg("slack: offer feedback buttons")
-	}
+	return slack.NewContextActionsBlock("feedback", fb)
+}
+
+// feedbackJSON is feedbackBlock(id) in a JSON array, byte for byte as
+// slack-go encodes it, but without reflection: every answer edited in
+// place carries one.
+func feedbackJSON(id string) string {
+	up, _ := json.Marshal("up:" + id) // a string always encodes
+	down, _ := json.Marshal("down:" + id)
+	out := make([]byte, 0, 512+2*len(up))
+	out = append(out, `[{"type":"context_actions","block_id":"feedback","elements":[{"type":"feedback_buttons","action_id":"`+feedbackAction+`",`...)
+	out = append(out, `"positive_button":{"text":{"type":"plain_text","text":"Good answer","emoji":false},"value":`...)
+	out = append(out, up...)
+	out = append(out, `,"accessibility_label":"Mark this answer as good"},"negative_button":{"text":{"type":"plain_text","text":"Bad answer","emoji":false},"value":`...)
+	out = append(out, down...)
+	return string(append(out, `,"accessibility_label":"Mark this answer as bad"}}]}]`...))
 }
 
 // feedbackClick handles a click on feedback buttons or on a reason, and

@@ -13,10 +13,11 @@ import (
 // ~~strike~~ becomes ~strike~, [text](url) becomes <url|text>, headings
 // become bold lines, list bullets become •. Code spans and fenced blocks
 // are kept as written (a fence's language tag is dropped, since Slack would
-// show it as code). &, < and > are escaped as Slack requires, except in
-// Slack's own tokens (<@U123>, <#C123>, <!here>, <https://…>).
+// show it as code). A table becomes a code block of aligned columns
+// (tables). &, < and > are escaped as Slack requires, except in Slack's
+// own tokens (<@U123>, <#C123>, <!here>, <https://…>).
 func mrkdwn(md string) string {
-	lines := strings.Split(strings.ReplaceAll(md, "\r\n", "\n"), "\n")
+	lines := strings.Split(tables(strings.ReplaceAll(md, "\r\n", "\n")), "\n")
 	out := make([]string, 0, len(lines))
 	fence := ""
 	for _, line := range lines {

@@ -5,210 +5,164 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slack-go/slack"
-
+	"github.com/neobot/neobot/adapters/internal/live"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 )
 
-// streamMark opens every message of an answer still streaming, so a
-// process that restarts mid-answer finds the unfinished messages and
-// removes them (see Tidy). Close rewrites the messages without it.
+// streamMark opens every message of an answer streamed on its own (no
+// task cards above it) while it is written, so a process that restarts
+// mid-answer finds the unfinished messages and removes them (see Tidy).
+// Close rewrites the messages without it.
 const streamMark = "_:writing_hand: writing…_\n\n"
 
-// nativeAnswer is an answer shown with Slack's streaming methods:
-// chat.startStream at the first words, chat.appendStream at most once per
-// StatusInterval, chat.stopStream and one chat.update per message at the
-// end, which puts in exactly the stored answer. Where the workspace or
-// channel refuses streaming, it falls back to the answer edited in place
-// (live), and the thread remembers not to try again.
+// nativeAnswer is an answer shown with Slack's streaming methods. After
+// the turn's task cards it goes into their message (stepBoard): the
+// words are appended as they come, the rest and the feedback buttons
+// (chat.stopStream's blocks) when it is final, and the status message,
+// kept above while the turn runs so a crash leaves a mark for Tidy, goes.
+// Without cards it starts a streamed message of its own, marked as being
+// written, in place of the status message; Close stops the stream and
+// edits the message into exactly the final text, with the buttons. The
+// first words show at once, later ones at most once per StatusInterval;
+// a table is held back until it is whole (its columns are aligned once).
+// Where the workspace or channel refuses streaming, the answer is edited
+// in place instead (live), and the thread remembers not to try again.
 type nativeAnswer struct {
-	r    reporter
-	user string // the recipient, required when streaming in channels
+	r reporter
+	b *stepBoard
 
 	written  strings.Builder
-	sent     int       // bytes of written already streamed
-	msgs     []string  // the answer's messages, in order
-	curLen   int       // bytes streamed into the last message
-	active   bool      // the last message is still streaming
-	last     time.Time // the last start or append
+	sent     int    // bytes of written streamed
+	shown    string // the markdown streamed for them, tables aligned
+	first    int    // the first of b.msgs this answer started
 	fallback core.AnswerStream
 }
 
-// Write appends text. The first words start the stream at once; later
-// ones are appended at the status line's pace.
+// Write appends text. The first words start or extend the stream at
+// once; later ones are appended at the status line's pace.
 func (n *nativeAnswer) Write(ctx context.Context, text string) error {
 	if n.fallback != nil {
 		return n.fallback.Write(ctx, text)
 	}
 	n.written.WriteString(text)
-	if len(n.msgs) == 0 {
-		if err := n.startFirst(ctx); err != nil {
+	b := n.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended {
+		return nil
+	}
+	if b.ts != "" && n.sent > 0 && time.Since(b.last) < n.r.a.opts.StatusInterval {
+		return nil
+	}
+	ready := streamable(n.written.String())
+	if ready <= n.sent {
+		return nil
+	}
+	full := tables(n.written.String()[:ready])
+	md := strings.TrimPrefix(full, n.shown)
+	if b.ts == "" {
+		head := cutRunes(md, maxStreamChars-len(streamMark))
+		if err := n.r.startStream(ctx, b, markdownChunk(streamMark+head)); err != nil {
 			n.r.a.log.Debug().Err(err).Str("thread", n.r.t.Key()).Msg("slack: streaming not available here; editing the answer in place")
 			_ = n.r.a.lines.With(n.r.t.Key(), func(st *statusline.Line[learned]) error {
 				st.Ext.noStream = true
 				return nil
 			})
-			n.fallback = n.r.editedAnswer()
+			n.fallback = n.r.editedAnswer(ctx)
 			return n.fallback.Write(ctx, n.written.String())
 		}
-		return nil
-	}
-	if time.Since(n.last) < n.r.a.opts.StatusInterval {
-		return nil
-	}
-	return n.flush(ctx)
-}
-
-// startFirst starts the answer's first message in place of the status
-// message, which goes.
-func (n *nativeAnswer) startFirst(ctx context.Context) error {
-	if err := n.start(ctx, n.written.String()); err != nil {
-		return err
-	}
-	n.sent = n.written.Len()
-	return n.r.a.lines.With(n.r.t.Key(), func(st *statusline.Line[learned]) error {
-		if placeholder := st.Clear(); placeholder != "" {
-			return n.r.a.deleteMessage(ctx, n.r.t.Channel, placeholder)
-		}
-		return nil
-	})
-}
-
-// start opens a new streaming message showing text.
-func (n *nativeAnswer) start(ctx context.Context, text string) error {
-	t := n.r.t
-	opts := []slack.MsgOption{slack.MsgOptionTS(t.ID), slack.MsgOptionMarkdownText(streamMark + text)}
-	if n.user != "" {
-		opts = append(opts, slack.MsgOptionRecipientTeamID(t.Workspace), slack.MsgOptionRecipientUserID(n.user))
-	}
-	var ts string
-	err := n.r.a.retry(ctx, "chat.startStream", func(ctx context.Context) (err error) {
-		_, ts, err = n.r.a.api.StartStreamContext(ctx, t.Channel, opts...)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	n.msgs, n.curLen, n.active, n.last = append(n.msgs, ts), len(streamMark)+len(text), true, time.Now()
-	return nil
-}
-
-// flush streams what was written since the last append; past a message's
-// limit the answer continues in a new streaming message (Close splits the
-// final text properly).
-func (n *nativeAnswer) flush(ctx context.Context) error {
-	pending := n.written.String()[n.sent:]
-	for pending != "" {
-		room := maxStreamChars - n.curLen
-		if len(pending) > room {
-			head := cutRunes(pending, room)
-			if head != "" {
-				if err := n.appendText(ctx, head); err != nil {
-					return err
-				}
-			}
-			if err := n.stop(ctx); err != nil {
-				return err
-			}
-			rest := pending[len(head):]
-			if err := n.start(ctx, cutRunes(rest, maxStreamChars-len(streamMark))); err != nil {
-				return err
-			}
-			n.sent += len(head) + n.curLen - len(streamMark)
-			pending = n.written.String()[n.sent:]
-			continue
-		}
-		if err := n.appendText(ctx, pending); err != nil {
+		b.marked = true
+		md = md[len(head):]
+		if err := n.r.clearStatus(ctx, false); err != nil {
 			return err
 		}
-		n.sent += len(pending)
-		pending = ""
 	}
+	if err := n.r.streamMarkdown(ctx, b, md, false, nil); err != nil {
+		return err
+	}
+	n.sent, n.shown = ready, full
 	return nil
 }
 
-func (n *nativeAnswer) appendText(ctx context.Context, text string) error {
-	ts := n.msgs[len(n.msgs)-1]
-	err := n.r.a.retry(ctx, "chat.appendStream", func(ctx context.Context) error {
-		_, _, err := n.r.a.api.AppendStreamContext(ctx, n.r.t.Channel, ts, slack.MsgOptionMarkdownText(text))
-		return err
-	})
-	if err == nil {
-		n.curLen += len(text)
-		n.last = time.Now()
-	}
-	return err
-}
-
-// stop ends the last message's stream, if it is still streaming.
-func (n *nativeAnswer) stop(ctx context.Context) error {
-	if !n.active {
-		return nil
-	}
-	ts := n.msgs[len(n.msgs)-1]
-	n.active = false
-	return n.r.a.retry(ctx, "chat.stopStream", func(ctx context.Context) error {
-		_, _, err := n.r.a.api.StopStreamContext(ctx, n.r.t.Channel, ts)
-		return err
-	})
-}
-
-// Close ends the stream and makes the answer's messages say exactly
-// final, without the writing mark: edited, added to or removed.
+// Close appends what the stream does not show yet of final and stops the
+// stream with the feedback buttons; the status message goes. An answer
+// that never streamed a word is said whole (Say): the status message
+// becomes it in one edit.
 func (n *nativeAnswer) Close(ctx context.Context, final string) error {
 	if n.fallback != nil {
+		n.r.a.steps.take(n.r.t.Key())
 		return n.fallback.Close(ctx, final)
 	}
-	if len(n.msgs) == 0 {
-		// Nothing streamed (a short answer): said whole, the status
-		// message becomes the answer in one edit.
-		return n.r.a.say(ctx, n.r.t, final)
+	b := n.b
+	b.mu.Lock()
+	if b.ts == "" || n.sent == 0 {
+		b.mu.Unlock()
+		return n.r.Say(ctx, final)
 	}
-	return n.r.a.lines.Finish(n.r.t.Key(), func(st *statusline.Line[learned]) error {
-		placeholder := st.Clear()
-		if err := n.stop(ctx); err != nil {
+	n.r.a.steps.take(n.r.t.Key())
+	defer b.mu.Unlock()
+	b.ended = true
+	if b.marked {
+		// An answer of its own: its messages are rewritten without the
+		// mark, exactly the final text, the buttons on the last.
+		if err := n.r.stopStream(ctx, b, nil); err != nil {
 			return err
 		}
-		pieces := split(final, maxStreamChars)
-		if strings.TrimSpace(final) == "" {
-			pieces = nil
+		rate, _ := n.r.feedbackTurn(ctx)
+		own := b.msgs[min(n.first, len(b.msgs)):]
+		if err := live.Replace(ctx, threadMessages{a: n.r.a, t: n.r.t, rate: rate}, own, answerRender.Final(final)); err != nil {
+			return err
 		}
-		for i, p := range pieces {
-			if i < len(n.msgs) {
-				if err := n.r.a.update(ctx, n.r.t.Channel, n.msgs[i], message{markdown: p}); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := n.r.a.post(ctx, n.r.t, message{markdown: p}); err != nil {
-				return err
-			}
+		return n.r.clearStatus(ctx, true)
+	}
+	target := tables(final)
+	rest, ok := strings.CutPrefix(target, n.shown)
+	if !ok && strings.TrimSpace(target) != strings.TrimSpace(n.shown) {
+		// The stored answer differs from the words streamed after the
+		// cards: the cards' message ends, and the answer is said whole.
+		if err := n.r.stopStream(ctx, b, nil); err != nil {
+			return err
 		}
-		for _, ts := range n.msgs[min(len(pieces), len(n.msgs)):] {
-			if err := n.r.a.deleteMessage(ctx, n.r.t.Channel, ts); err != nil {
-				return err
-			}
-		}
-		if placeholder != "" { // a status shown after the stream started
-			return n.r.a.deleteMessage(ctx, n.r.t.Channel, placeholder)
-		}
-		return nil
-	})
+		return n.r.say(ctx, final)
+	}
+	if err := n.r.streamMarkdown(ctx, b, rest, true, n.r.feedbackBlocks(ctx)); err != nil {
+		return err
+	}
+	return n.r.clearStatus(ctx, true)
 }
 
-// Abort takes the answer back: its messages are deleted.
+// Abort takes the answer back: its streamed messages are deleted, unless
+// the turn's task cards share the message; the words then stay between
+// the cards, as the model said them before calling more tools.
 func (n *nativeAnswer) Abort(ctx context.Context) error {
 	if n.fallback != nil {
 		return n.fallback.Abort(ctx)
 	}
-	first := n.stop(ctx)
-	for _, ts := range n.msgs {
+	b := n.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n.written, n.sent, n.shown = strings.Builder{}, 0, ""
+	if b.ts == "" || !b.marked {
+		return nil // the cards' message keeps the words
+	}
+	first := n.r.stopStream(ctx, b, nil)
+	if err := n.deleteOwn(ctx, b); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+// deleteOwn deletes the streamed messages this answer started. b.mu is
+// held.
+func (n *nativeAnswer) deleteOwn(ctx context.Context, b *stepBoard) error {
+	var first error
+	for _, ts := range b.msgs[min(n.first, len(b.msgs)):] {
 		if err := n.r.a.deleteMessage(ctx, n.r.t.Channel, ts); err != nil && first == nil {
 			first = err
 		}
 	}
-	n.msgs, n.written, n.sent, n.curLen = nil, strings.Builder{}, 0, 0
+	b.msgs, b.marked = b.msgs[:min(n.first, len(b.msgs))], false
 	return first
 }
 

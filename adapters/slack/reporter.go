@@ -32,13 +32,15 @@ type reporter struct {
 	t core.Thread
 }
 
+// Say says a whole answer in one message with the feedback buttons under
+// it: the turn's streamed message when its task cards opened one, else the
+// status message edited into it (or, in an assistant thread, one stream
+// started and stopped).
 func (r reporter) Say(ctx context.Context, text string) error {
-	r.endSteps(ctx)
-	if err := r.a.say(ctx, r.t, text); err != nil {
+	if said, err := r.sayInSteps(ctx, text); said {
 		return err
 	}
-	r.offerFeedback(ctx)
-	return nil
+	return r.say(ctx, text)
 }
 func (r reporter) Status(ctx context.Context, text string) error { return r.a.status(ctx, r.t, text) }
 func (r reporter) Notice(ctx context.Context, text string) error {
@@ -120,33 +122,32 @@ func contextBlocks(id, text string) string {
 	return string(append(out, "}]}]"...))
 }
 
-func (a *Adapter) say(ctx context.Context, t core.Thread, text string) error {
+// say says text, a whole answer, with no stream of the turn open.
+func (r reporter) say(ctx context.Context, text string) error {
+	a, t := r.a, r.t
+	rate, _ := r.feedbackTurn(ctx)
 	return a.lines.Finish(t.Key(), func(st *statusline.Line[learned]) error {
-		return a.sayLocked(ctx, t, st, text)
+		placeholder := st.Clear()
+		if strings.TrimSpace(text) == "" {
+			return nil
+		}
+		if assistantThread(t) && placeholder == "" && !st.Ext.noStream {
+			err := a.stream(ctx, t, text, rate)
+			if err == nil {
+				return nil
+			}
+			a.log.Debug().Err(err).Str("thread", t.Key()).Msg("slack: streaming not available; posting")
+			st.Ext.noStream = true
+		}
+		return live.Say(ctx, threadMessages{a: a, t: t, rate: rate}, answerRender, placeholder, text)
 	})
 }
 
-// sayLocked is say with the thread's status line locked.
-func (a *Adapter) sayLocked(ctx context.Context, t core.Thread, st *statusline.Line[learned], text string) error {
-	placeholder := st.Clear()
-	if strings.TrimSpace(text) == "" {
-		return nil
-	}
-	if assistantThread(t) && placeholder == "" && !st.Ext.noStream {
-		err := a.stream(ctx, t, text)
-		if err == nil {
-			return nil
-		}
-		a.log.Debug().Err(err).Str("thread", t.Key()).Msg("slack: streaming not available; posting")
-		st.Ext.noStream = true
-	}
-	return live.Say(ctx, threadMessages{a: a, t: t}, answerRender, placeholder, text)
-}
-
 // stream posts text with chat.startStream/appendStream/stopStream, which
-// Slack renders from standard markdown.
-func (a *Adapter) stream(ctx context.Context, t core.Thread, text string) error {
-	parts := split(text, maxStreamChars)
+// Slack renders from standard markdown, with the feedback buttons for
+// turn rate ("" for none) at the bottom.
+func (a *Adapter) stream(ctx context.Context, t core.Thread, text, rate string) error {
+	parts := split(tables(text), maxStreamChars)
 	var ts string
 	err := a.retry(ctx, "chat.startStream", func(ctx context.Context) (err error) {
 		_, ts, err = a.api.StartStreamContext(ctx, t.Channel,
@@ -164,8 +165,12 @@ func (a *Adapter) stream(ctx context.Context, t core.Thread, text string) error 
 			return err
 		}
 	}
+	var opts []slack.MsgOption
+	if rate != "" {
+		opts = append(opts, slack.MsgOptionBlocks(feedbackBlock(rate)))
+	}
 	return a.retry(ctx, "chat.stopStream", func(ctx context.Context) error {
-		_, _, err := a.api.StopStreamContext(ctx, t.Channel, ts)
+		_, _, err := a.api.StopStreamContext(ctx, t.Channel, ts, opts...)
 		return err
 	})
 }

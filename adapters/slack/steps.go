@@ -3,12 +3,13 @@ package slack
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
 
-	"github.com/neobot/neobot/adapters/internal/live"
+	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 )
 
@@ -18,23 +19,30 @@ var _ core.Stepper = reporter{}
 // turn names one.
 var errNoRecipient = errors.New("slack: no reader to stream to in this channel")
 
-// stepBoards are the threads' step messages, one per turn while it calls
-// tools.
+// stepBoards are the threads' turn messages, one per turn that streams.
 type stepBoards struct {
 	mu sync.Mutex
 	m  map[string]*stepBoard // by thread key
 }
 
-// stepBoard is one turn's steps, shown as task cards in a message streamed
-// with Slack's chunks: chat.startStream at the first step with the turn's
-// plan_update, then chat.appendStream of the task_updates that came since,
-// at most once per StatusInterval, and chat.stopStream when the turn
-// answers. Where Slack refuses the stream, the steps show on the status
-// line instead.
+// stepBoard is one turn's answer message, streamed with Slack's chunks:
+// the turn's task cards (a plan_update, then task_updates), the answer's
+// words as they come (markdown_text), and, when the answer is final, the
+// feedback buttons (chat.stopStream's blocks, shown at the bottom of the
+// finished message). chat.startStream opens it at the first step or the
+// first words, chat.appendStream adds what came since at most once per
+// StatusInterval, chat.stopStream ends it. An answer too long for one
+// message continues in new streamed messages; the buttons go on the last.
+// Where Slack refuses the stream, the steps show on the status line and
+// the answer is edited in place (live).
 type stepBoard struct {
 	mu      sync.Mutex
-	ts      string // the streamed message; "" before the first step
-	noCards bool   // streaming refused: the status line shows the steps
+	msgs    []string // the streamed messages, in order; the last is open while ts != ""
+	ts      string   // the open stream; "" when none is
+	length  int      // markdown bytes streamed into the open message
+	cards   bool     // the open message shows task cards: it is never taken back
+	marked  bool     // the open message is an answer of its own, marked as being written
+	noCards bool     // streaming refused: the status line shows the steps
 	pending []slack.StreamChunk
 	last    time.Time   // the last stream call
 	timer   *time.Timer // a paced append waiting
@@ -63,7 +71,7 @@ func (b *stepBoards) take(key string) *stepBoard {
 	return s
 }
 
-// Step shows a tool call as a task card in the turn's step message.
+// Step shows a tool call as a task card in the turn's message.
 func (r reporter) Step(ctx context.Context, s core.Step) error {
 	b := r.a.steps.get(r.t.Key())
 	b.mu.Lock()
@@ -77,13 +85,15 @@ func (r reporter) Step(ctx context.Context, s core.Step) error {
 	task := slack.TaskUpdateChunk{Type: slack.StreamChunkTaskUpdate, ID: s.ID, Title: s.Title,
 		Status: slack.TaskCardStatus(s.State), Output: s.Output}
 	if b.ts == "" {
-		if err := r.startSteps(ctx, b, s.Plan, task); err != nil {
+		if err := r.startStream(ctx, b, slack.NewPlanUpdateChunk(s.Plan), task); err != nil {
 			r.a.log.Debug().Err(err).Str("thread", r.t.Key()).Msg("slack: no task cards here; steps go on the status line")
 			b.noCards = true
 			return r.stepStatus(ctx, s)
 		}
+		b.cards = true
 		return nil
 	}
+	b.cards = true
 	b.pending = append(b.pending, task)
 	wait := r.a.opts.StatusInterval - time.Since(b.last)
 	if wait <= 0 {
@@ -94,7 +104,7 @@ func (r reporter) Step(ctx context.Context, s core.Step) error {
 			b.mu.Lock()
 			defer b.mu.Unlock()
 			b.timer = nil
-			if b.ended {
+			if b.ended || b.ts == "" {
 				return
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
@@ -116,8 +126,9 @@ func (r reporter) stepStatus(ctx context.Context, s core.Step) error {
 	return r.a.status(ctx, r.t, s.Title+"…")
 }
 
-// startSteps opens the step message with the turn's plan and first task.
-func (r reporter) startSteps(ctx context.Context, b *stepBoard, plan string, task slack.TaskUpdateChunk) error {
+// startStream opens a streamed message in the thread with chunks, for
+// the turn's requester. b.mu is held.
+func (r reporter) startStream(ctx context.Context, b *stepBoard, chunks ...slack.StreamChunk) error {
 	user := ""
 	if turn, ok := core.TurnFrom(ctx); ok {
 		user = turn.Inbound.User
@@ -126,8 +137,8 @@ func (r reporter) startSteps(ctx context.Context, b *stepBoard, plan string, tas
 		return errNoRecipient
 	}
 	opts := []slack.MsgOption{slack.MsgOptionTS(r.t.ID), slack.MsgOptionTaskDisplayMode(slack.TaskDisplayModePlan),
-		slack.MsgOptionChunks(slack.NewPlanUpdateChunk(plan), task)}
-	if !assistantThread(r.t) {
+		slack.MsgOptionChunks(chunks...)}
+	if user != "" {
 		opts = append(opts, slack.MsgOptionRecipientTeamID(r.t.Workspace), slack.MsgOptionRecipientUserID(user))
 	}
 	var ts string
@@ -138,27 +149,129 @@ func (r reporter) startSteps(ctx context.Context, b *stepBoard, plan string, tas
 	if err != nil {
 		return err
 	}
-	b.ts, b.last = ts, time.Now()
+	b.ts, b.msgs, b.last, b.cards, b.length = ts, append(b.msgs, ts), time.Now(), false, markdownLen(chunks)
+	if b.marked { // a long answer of its own goes on, marked too
+		b.length += len(streamMark)
+	}
 	return nil
 }
 
-// flushSteps appends the task updates that came since the last call.
-// b.mu is held.
-func (r reporter) flushSteps(ctx context.Context, b *stepBoard) error {
-	if len(b.pending) == 0 {
+// markdownLen is the length of the chunks' markdown text.
+func markdownLen(chunks []slack.StreamChunk) int {
+	n := 0
+	for _, c := range chunks {
+		if m, ok := c.(slack.MarkdownTextChunk); ok {
+			n += len(m.Text)
+		}
+	}
+	return n
+}
+
+// markdownChunk is a markdown_text chunk of text.
+func markdownChunk(text string) slack.StreamChunk {
+	return slack.MarkdownTextChunk{Type: slack.StreamChunkMarkdownText, Text: text}
+}
+
+// flushSteps appends the task updates that came since the last call,
+// then chunks. b.mu is held.
+func (r reporter) flushSteps(ctx context.Context, b *stepBoard, chunks ...slack.StreamChunk) error {
+	chunks = append(b.pending, chunks...)
+	if len(chunks) == 0 {
 		return nil
 	}
-	chunks := b.pending
 	b.pending = nil
 	b.last = time.Now()
-	return r.a.retry(ctx, "chat.appendStream", func(ctx context.Context) error {
+	err := r.a.retry(ctx, "chat.appendStream", func(ctx context.Context) error {
 		_, _, err := r.a.api.AppendStreamContext(ctx, r.t.Channel, b.ts, slack.MsgOptionChunks(chunks...))
+		return err
+	})
+	if err == nil {
+		b.length += markdownLen(chunks)
+	}
+	return err
+}
+
+// stopStream ends the open stream with the updates still waiting, then
+// chunks, and blocks at the bottom of the finished message. b.mu is held.
+func (r reporter) stopStream(ctx context.Context, b *stepBoard, blocks []slack.Block, chunks ...slack.StreamChunk) error {
+	if b.timer != nil {
+		b.timer.Stop()
+		b.timer = nil
+	}
+	if b.ts == "" {
+		return nil
+	}
+	ts := b.ts
+	chunks = append(b.pending, chunks...)
+	b.pending, b.ts = nil, ""
+	var opts []slack.MsgOption
+	if len(chunks) > 0 {
+		opts = append(opts, slack.MsgOptionChunks(chunks...))
+	}
+	if len(blocks) > 0 {
+		opts = append(opts, slack.MsgOptionBlocks(blocks...))
+	}
+	return r.a.retry(ctx, "chat.stopStream", func(ctx context.Context) error {
+		_, _, err := r.a.api.StopStreamContext(ctx, r.t.Channel, ts, opts...)
 		return err
 	})
 }
 
-// endSteps ends the turn's step message, if it has one, with the updates
-// still waiting: the cards stay in the thread above the answer.
+// streamMarkdown streams markdown (tables already aligned) into the
+// turn's open message, at once; past a message's limit the answer
+// continues in new streamed messages. With end, the last message is
+// finished too, blocks (the feedback buttons) at its bottom. b.mu is held.
+func (r reporter) streamMarkdown(ctx context.Context, b *stepBoard, markdown string, end bool, blocks []slack.Block) error {
+	for {
+		if room := maxStreamChars - b.length; len(markdown) <= room {
+			var chunks []slack.StreamChunk
+			if strings.TrimSpace(markdown) != "" {
+				chunks = append(chunks, markdownChunk(markdown))
+			}
+			if end {
+				return r.stopStream(ctx, b, blocks, chunks...)
+			}
+			return r.flushSteps(ctx, b, chunks...)
+		}
+		head := r.fitting(markdown, maxStreamChars-b.length)
+		var chunks []slack.StreamChunk
+		if strings.TrimSpace(head) != "" {
+			chunks = append(chunks, markdownChunk(head))
+		}
+		if err := r.stopStream(ctx, b, nil, chunks...); err != nil {
+			return err
+		}
+		rest := strings.TrimLeft(markdown[len(head):], "\n")
+		mark, room := "", maxStreamChars
+		if b.marked {
+			mark, room = streamMark, maxStreamChars-len(streamMark)
+		}
+		first := r.fitting(rest, room)
+		if first == "" {
+			first = cutRunes(rest, room)
+		}
+		if err := r.startStream(ctx, b, markdownChunk(mark+first)); err != nil {
+			return err
+		}
+		markdown = rest[len(first):]
+	}
+}
+
+// fitting returns the longest start of markdown that split would make a
+// message of at most room bytes, "" when none fits.
+func (reporter) fitting(markdown string, room int) string {
+	if room <= 0 {
+		return ""
+	}
+	head := split(markdown, room)[0]
+	if len(head) > room || !strings.HasPrefix(markdown, head) {
+		return cutRunes(markdown, room)
+	}
+	return head
+}
+
+// endSteps ends the turn's message, if it has one, without an answer: the
+// cards stay in the thread, and a notice follows.
 func (r reporter) endSteps(ctx context.Context) {
 	b := r.a.steps.take(r.t.Key())
 	if b == nil {
@@ -167,29 +280,51 @@ func (r reporter) endSteps(ctx context.Context) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.ended = true
-	if b.timer != nil {
-		b.timer.Stop()
-		b.timer = nil
-	}
-	if b.ts == "" {
-		return
-	}
-	var opts []slack.MsgOption
-	if len(b.pending) > 0 {
-		opts = append(opts, slack.MsgOptionChunks(b.pending...))
-		b.pending = nil
-	}
-	err := r.a.retry(ctx, "chat.stopStream", func(ctx context.Context) error {
-		_, _, err := r.a.api.StopStreamContext(ctx, r.t.Channel, b.ts, opts...)
-		return err
-	})
-	if err != nil {
+	if err := r.stopStream(ctx, b, nil); err != nil {
 		r.a.log.Warn().Err(err).Str("thread", r.t.Key()).Msg("slack: end the steps")
 	}
 }
 
-// closing wraps an answer stream so the turn's steps end before the
-// answer is final and the feedback buttons come after it.
-func (r reporter) closing(s core.AnswerStream) core.AnswerStream {
-	return live.Closing{AnswerStream: s, Before: r.endSteps, After: r.offerFeedback}
+// sayInSteps says text, a whole answer, in the turn's message when the
+// turn's cards opened one, with the feedback buttons, and reports whether
+// it did. The status line goes once the message is finished.
+func (r reporter) sayInSteps(ctx context.Context, text string) (bool, error) {
+	b := r.a.steps.take(r.t.Key())
+	if b == nil {
+		return false, nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ended = true
+	if b.ts == "" {
+		return false, nil
+	}
+	if err := r.streamMarkdown(ctx, b, tables(text), true, r.feedbackBlocks(ctx)); err != nil {
+		return true, err
+	}
+	return true, r.clearStatus(ctx, true)
+}
+
+// feedbackBlocks are the blocks that end the turn's answer: the feedback
+// buttons, when there is a turn to rate.
+func (r reporter) feedbackBlocks(ctx context.Context) []slack.Block {
+	if id, ok := r.feedbackTurn(ctx); ok {
+		return []slack.Block{feedbackBlock(id)}
+	}
+	return nil
+}
+
+// clearStatus deletes the thread's status message, if one shows; with
+// finish the turn's status line ends too: its message says all now.
+func (r reporter) clearStatus(ctx context.Context, finish bool) error {
+	clear := func(st *statusline.Line[learned]) error {
+		if placeholder := st.Clear(); placeholder != "" {
+			return r.a.deleteMessage(ctx, r.t.Channel, placeholder)
+		}
+		return nil
+	}
+	if finish {
+		return r.a.lines.Finish(r.t.Key(), clear)
+	}
+	return r.a.lines.With(r.t.Key(), clear)
 }

@@ -215,7 +215,7 @@ func TestNativeStreamedAnswer(t *testing.T) {
 		t.Fatalf("chat.startStream calls = %d, want 1", len(starts))
 	}
 	if p := starts[0].Params; p.Get("recipient_user_id") != "UALICE" || p.Get("recipient_team_id") != slacktest.TeamID ||
-		p.Get("thread_ts") != th.ID || p.Get("markdown_text") != streamMark+"Here is **the plan**." {
+		p.Get("thread_ts") != th.ID || !strings.Contains(p.Get("chunks"), `"text":"_:writing_hand: writing…_\n\nHere is **the plan**."`) {
 		t.Errorf("chat.startStream params = %v, want the requester, the thread and the first words, marked", p)
 	}
 	if n := len(e.slack.Calls("chat.appendStream")); n != 0 {
@@ -230,7 +230,7 @@ func TestNativeStreamedAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs = e.botMessages(th.Channel, th.ID)
-	if len(msgs) != 1 || msgs[0].Streaming || msgs[0].Rendered() != final {
+	if len(msgs) != 1 || msgs[0].Streaming || msgs[0].Rendered() != mrkdwn(final) {
 		t.Errorf("after Close: %+v, want one stopped message saying exactly the final text", msgs)
 	}
 	e.a.Tidy(e.ctx, th)

@@ -12,7 +12,9 @@ import (
 )
 
 // TestFeedback: with the built binary, every answer carries feedback
-// buttons. In Slack, a thumbs down asks privately what was wrong and the
+// buttons, in the answer's own message: the thread holds one bot message,
+// made with at most two Slack calls (the status message posted, then
+// edited into the answer with the buttons). In Slack, a thumbs down asks privately what was wrong and the
 // reason picked is kept; in Discord a thumbs up is kept. Both show in
 // /metrics by rating, skill and model (no text in the labels) and in
 // neobot feedback with the question and the answer.
@@ -20,8 +22,24 @@ func TestFeedback(t *testing.T) {
 	sw := newSlackWorld(t)
 	health := freeAddr(t)
 	sw.env["NEO_HEALTH_ADDR"] = health
-	streamModel(t, sw.model, llmtest.Text("The deploy key rotates every ninety days."))
+	streamModel(t, sw.model, llmtest.Text("Yes."), llmtest.Text("The deploy key rotates every ninety days."))
 	p := sw.start(t, 1)
+	short := sw.slack.Mention(slacktest.Msg{User: "UALICE", Text: "is the deploy key rotated?"})
+	if _, err := sw.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		_, ok := m.Feedback()
+		return m.FromBot() && m.ThreadTS == short.TS && ok && m.Rendered() == "Yes."
+	}); err != nil {
+		t.Fatalf("the short answer carries no feedback buttons: %v\n%+v", err, sw.slack.Thread("C0GENERAL", short.TS))
+	}
+	var calls []string
+	for _, c := range sw.slack.Calls("") {
+		if strings.HasPrefix(c.Method, "chat.") && c.Method != "chat.postEphemeral" && c.Params.Get("channel") == "C0GENERAL" {
+			calls = append(calls, c.Method)
+		}
+	}
+	if len(calls) > 2 {
+		t.Errorf("Slack calls to answer the mention = %v, want at most 2", calls)
+	}
 	mention := sw.slack.Mention(slacktest.Msg{User: "UALICE", Text: "how often does the deploy key rotate?"})
 	sw.answerIn(t, "C0GENERAL", mention.TS, "every ninety days")
 	buttons, err := sw.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
@@ -30,6 +48,15 @@ func TestFeedback(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("the answer carries no feedback buttons: %v\n%+v", err, sw.slack.Thread("C0GENERAL", mention.TS))
+	}
+	var bot []slacktest.Message
+	for _, m := range sw.slack.Thread("C0GENERAL", mention.TS) {
+		if m.FromBot() && !m.Ephemeral {
+			bot = append(bot, m)
+		}
+	}
+	if len(bot) != 1 || bot[0].TS != buttons.TS || !strings.Contains(buttons.Rendered(), "every ninety days") {
+		t.Errorf("the thread holds %d bot messages (%+v), want one: the answer with its buttons", len(bot), bot)
 	}
 	sw.slack.ClickFeedback("UALICE", buttons, false)
 	why, err := sw.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
@@ -61,10 +88,15 @@ func TestFeedback(t *testing.T) {
 	dm := dw.discord.Mention(discordtest.Msg{User: "111", Text: "where do I rotate it?"})
 	dw.answerIn(t, dm.ID, "update CI")
 	rate, err := dw.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
-		return m.FromBot() && m.ChannelID == dm.ID && len(m.Buttons()) == 2 && strings.Contains(m.Content, "helpful")
+		return m.FromBot() && m.ChannelID == dm.ID && len(m.Buttons()) == 2 && strings.Contains(m.Content, "update CI")
 	})
 	if err != nil {
 		t.Fatalf("the Discord answer carries no feedback buttons: %v\n%+v", err, dw.discord.Messages())
+	}
+	for _, m := range dw.discord.Messages() {
+		if m.FromBot() && !m.Ephemeral && m.ChannelID == dm.ID && m.ID != rate.ID {
+			t.Errorf("a second bot message beside the answer: %q", m.Content)
+		}
 	}
 	dw.discord.Click("111", rate, 0)
 	if _, err := dw.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {

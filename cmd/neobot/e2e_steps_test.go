@@ -42,7 +42,8 @@ func paced(t *testing.T, what string, times []time.Time, interval time.Duration)
 // calls shows three task cards in a streamed Slack message, under the
 // turn's plan, each going from in progress to complete (one to error),
 // never showing an argument; the cards are appended no faster than once
-// a second, and the answer follows.
+// a second, and the answer follows in the same message, the feedback
+// buttons at its bottom: one bot message in the thread, nothing else.
 func TestStepsShowInSlack(t *testing.T) {
 	w := newSlackWorld(t)
 	streamModel(t, w.model, threeCalls()...)
@@ -77,9 +78,9 @@ func TestStepsShowInSlack(t *testing.T) {
 	if cards.Streaming {
 		t.Errorf("the task cards' stream was never stopped")
 	}
-	var appends []time.Time
+	var appends []time.Time // of cards: the answer's first words go at once
 	for _, c := range w.slack.Calls("chat.appendStream") {
-		if c.Params.Get("ts") == cards.TS {
+		if c.Params.Get("ts") == cards.TS && strings.Contains(c.Params.Get("chunks"), `"task_update"`) {
 			appends = append(appends, c.At)
 		}
 	}
@@ -87,35 +88,70 @@ func TestStepsShowInSlack(t *testing.T) {
 		t.Errorf("the cards were never appended to while the turn ran: all came at the end")
 	}
 	paced(t, "chat.appendStream", appends, time.Second)
+	// The status message above the turn's message goes once it is done.
+	bot, err := w.slack.WaitMessages(waitCtx(t), func(all []slacktest.Message) bool {
+		n := 0
+		for _, m := range all {
+			if m.FromBot() && !m.Ephemeral && m.ThreadTS == mention.TS {
+				n++
+			}
+		}
+		return n == 1
+	})
+	if err != nil {
+		t.Errorf("the thread never came down to one bot message: %+v", w.slack.Thread("C0GENERAL", mention.TS))
+	}
+	for _, m := range bot {
+		if m.FromBot() && !m.Ephemeral && m.ThreadTS == mention.TS {
+			_, buttons := m.Feedback()
+			if m.TS != cards.TS || !strings.Contains(m.Rendered(), "the vault tool is not available here.") || !buttons {
+				t.Errorf("the thread's one bot message is %+v, want the cards, the answer and the feedback buttons", m)
+			}
+		}
+	}
 	p.stop(t)
 }
 
 // TestStepsShowInDiscord: the same turn on Discord shows one progress
-// message, edited in place no faster than once a second, that ends
-// showing all three steps, one failed.
+// message, edited in place no faster than once a second, showing the
+// steps as they go (all three, one failed, in its last progress); the
+// answer then replaces the progress lines in that message, which carries
+// the 👍/👎 buttons: one bot message in the thread, nothing else.
 func TestStepsShowInDiscord(t *testing.T) {
 	w := newDiscordWorld(t)
 	streamModel(t, w.model, threeCalls()...)
 	p := w.start(t, 1)
 	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "rotate the deploy key please"})
-	w.finishedAnswer(t, mention.ID, "the vault tool is not available here.")
+	answer := w.finishedAnswer(t, mention.ID, "the vault tool is not available here.")
 
-	progress, err := w.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
-		return m.FromBot() && m.ChannelID == mention.ID && strings.Contains(m.Content, "✅ Memory recall") &&
-			strings.Contains(m.Content, "✅ History search") && strings.Contains(m.Content, "❌ Rotate key (vault)")
-	})
-	if err != nil {
-		t.Fatalf("no progress message ends showing the three steps: %v\nmessages: %+v", err, w.discord.Messages())
-	}
-	if strings.Contains(progress.Content, "SECRET") {
-		t.Errorf("the progress message shows an argument: %q", progress.Content)
-	}
 	var edits []time.Time
+	steps := map[string]bool{}
 	for _, c := range w.discord.Calls("PATCH /channels/{channel}/messages/{message}") {
-		if strings.HasSuffix(c.Path, "/"+progress.ID) {
+		if !strings.HasSuffix(c.Path, "/"+answer.ID) {
+			continue
+		}
+		if strings.Contains(string(c.Body), "SECRET") {
+			t.Errorf("the progress message shows an argument: %s", c.Body)
+		}
+		if strings.Contains(string(c.Body), "Memory recall") {
 			edits = append(edits, c.At)
+			for _, s := range []string{"✅ Memory recall", "✅ History search", "❌ Rotate key (vault)"} {
+				steps[s] = steps[s] || strings.Contains(string(c.Body), s)
+			}
 		}
 	}
+	if len(steps) != 3 || !steps["✅ Memory recall"] || !steps["✅ History search"] || !steps["❌ Rotate key (vault)"] {
+		t.Errorf("the progress lines shown in the answer's message = %v, want the three steps, one failed", steps)
+	}
 	paced(t, "an edit of the progress message", edits, time.Second)
+	var bot []discordtest.Message
+	for _, m := range w.discord.Messages() {
+		if m.FromBot() && !m.Ephemeral && m.ChannelID == mention.ID {
+			bot = append(bot, m)
+		}
+	}
+	if len(bot) != 1 || bot[0].ID != answer.ID || len(answer.Buttons()) != 2 || strings.Contains(answer.Content, "Memory recall") {
+		t.Errorf("the thread holds %d bot messages (%+v), want one: the answer in place of the progress lines, with the 👍/👎 buttons", len(bot), bot)
+	}
 	p.stop(t)
 }

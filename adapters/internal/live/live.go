@@ -2,8 +2,9 @@
 // chat adapter does: the thread's status message becomes the answer at
 // once, then is edited in place at the status line's pace; past a
 // message's limit the answer continues in new messages; Close makes the
-// messages say exactly the final text, and Abort deletes them. The
-// platform calls and renderings stay in the adapter.
+// messages say exactly the final text, the last one finished (a Finisher
+// puts the feedback buttons on it), and Abort deletes them. The platform
+// calls and renderings stay in the adapter.
 package live
 
 import (
@@ -11,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/neobot/neobot/adapters/internal/statusline"
-	"github.com/neobot/neobot/core"
 )
 
 // Platform makes the calls: post a message, edit one, delete one.
@@ -19,6 +19,31 @@ type Platform interface {
 	Post(ctx context.Context, content string) (id string, err error)
 	Edit(ctx context.Context, id, content string) error
 	Delete(ctx context.Context, id string) error
+}
+
+// Finisher is a Platform whose finished answer's last message shows more
+// than its text: the feedback buttons under the answer, in the same
+// message. PostLast and EditLast stand in for Post and Edit there.
+type Finisher interface {
+	PostLast(ctx context.Context, content string) (id string, err error)
+	EditLast(ctx context.Context, id, content string) error
+}
+
+// post posts content, as the finished answer's last message when last.
+func post(ctx context.Context, p Platform, content string, last bool) (string, error) {
+	if f, ok := p.(Finisher); ok && last {
+		return f.PostLast(ctx, content)
+	}
+	return p.Post(ctx, content)
+}
+
+// edit edits message id into content, as the finished answer's last
+// message when last.
+func edit(ctx context.Context, p Platform, id, content string, last bool) error {
+	if f, ok := p.(Finisher); ok && last {
+		return f.EditLast(ctx, id, content)
+	}
+	return p.Edit(ctx, id, content)
 }
 
 // Render turns answer text into the contents of its messages.
@@ -46,7 +71,7 @@ func Say(ctx context.Context, p Platform, r Render, placeholder, text string) er
 	pieces := r.Final(text)
 	if len(pieces) <= 1 {
 		for _, piece := range pieces {
-			if _, err := show(ctx, p, placeholder, piece); err != nil {
+			if _, err := show(ctx, p, placeholder, piece, true); err != nil {
 				return err
 			}
 		}
@@ -55,14 +80,14 @@ func Say(ctx context.Context, p Platform, r Render, placeholder, text string) er
 	pieces = r.Writing(text)
 	sent := make([]string, len(pieces))
 	for i, piece := range pieces {
-		id, err := show(ctx, p, placeholder, r.Mark(piece))
+		id, err := show(ctx, p, placeholder, r.Mark(piece), false)
 		if err != nil {
 			return err
 		}
 		sent[i], placeholder = id, ""
 	}
 	for i, piece := range pieces {
-		if err := p.Edit(ctx, sent[i], piece); err != nil {
+		if err := edit(ctx, p, sent[i], piece, i == len(pieces)-1); err != nil {
 			return err
 		}
 	}
@@ -70,12 +95,13 @@ func Say(ctx context.Context, p Platform, r Render, placeholder, text string) er
 }
 
 // show puts content in message id, or in a new message when id is "" or
-// cannot be edited, and returns the message's ID.
-func show(ctx context.Context, p Platform, id, content string) (string, error) {
-	if id != "" && p.Edit(ctx, id, content) == nil {
+// cannot be edited, and returns the message's ID; last marks the
+// finished answer's last message.
+func show(ctx context.Context, p Platform, id, content string, last bool) (string, error) {
+	if id != "" && edit(ctx, p, id, content, last) == nil {
 		return id, nil
 	}
-	return p.Post(ctx, content)
+	return post(ctx, p, content, last)
 }
 
 // Answer is one answer being written in a thread. T is the adapter's own
@@ -153,24 +179,32 @@ func (a *Answer[T]) Close(ctx context.Context, final string) error {
 	pieces := a.render.Final(final)
 	return a.lines.Finish(a.key, func(st *statusline.Line[T]) error {
 		st.Clear()
-		for i, p := range pieces {
-			if i < len(a.sent) {
-				if err := a.p.Edit(ctx, a.sent[i], p); err != nil {
-					return err
-				}
-				continue
-			}
-			if _, err := a.p.Post(ctx, p); err != nil {
-				return err
-			}
-		}
-		for _, id := range a.sent[min(len(pieces), len(a.sent)):] {
-			if err := a.p.Delete(ctx, id); err != nil {
-				return err
-			}
-		}
-		return nil
+		return Replace(ctx, a.p, a.sent, pieces)
 	})
+}
+
+// Replace makes messages ids say exactly pieces, the finished answer:
+// each edited into its piece, the last one finished (Finisher), pieces
+// beyond them posted, messages beyond them deleted.
+func Replace(ctx context.Context, p Platform, ids, pieces []string) error {
+	for i, piece := range pieces {
+		last := i == len(pieces)-1
+		if i < len(ids) {
+			if err := edit(ctx, p, ids[i], piece, last); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := post(ctx, p, piece, last); err != nil {
+			return err
+		}
+	}
+	for _, id := range ids[min(len(pieces), len(ids)):] {
+		if err := p.Delete(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Abort deletes the messages written so far; the next status line starts
@@ -187,23 +221,4 @@ func (a *Answer[T]) Abort(ctx context.Context) error {
 		a.sent, a.shown = nil, nil
 		return first
 	})
-}
-
-// Closing is an answer stream with something to do around its Close:
-// Before runs first (the turn's steps end above the answer), After once
-// the answer is final (the feedback buttons go under it); After is
-// skipped when Close fails.
-type Closing struct {
-	core.AnswerStream
-	Before, After func(ctx context.Context)
-}
-
-// Close runs Before, closes the stream with final, then runs After.
-func (c Closing) Close(ctx context.Context, final string) error {
-	c.Before(ctx)
-	if err := c.AnswerStream.Close(ctx, final); err != nil {
-		return err
-	}
-	c.After(ctx)
-	return nil
 }

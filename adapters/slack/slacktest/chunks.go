@@ -137,3 +137,20 @@ func chunkMarkdown(chunks []Chunk) string {
 	}
 	return b.String()
 }
+
+// checkStopBlocks refuses chat.stopStream's blocks argument where Slack
+// would: it is a JSON array of Block Kit blocks (at most 50, each with a
+// type), shown at the bottom of the finished message, and its
+// context_actions blocks hold what Slack allows there.
+func checkStopBlocks(raw string) string {
+	var blocks []blockJSON
+	if json.Unmarshal([]byte(raw), &blocks) != nil || len(blocks) > 50 {
+		return "invalid_blocks"
+	}
+	for _, b := range blocks {
+		if b.Type == "" {
+			return "invalid_blocks"
+		}
+	}
+	return checkContextActions(raw)
+}

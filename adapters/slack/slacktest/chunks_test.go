@@ -67,3 +67,34 @@ func TestStreamChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestStopStreamBlocks: chat.stopStream's blocks, sent with slack-go as
+// Slack documents them (a list of blocks shown at the bottom of the
+// finished message), land on the message with the streamed text: the
+// feedback buttons are found and clickable there. Blocks Slack refuses are
+// refused, and the stream stays open.
+func TestStopStreamBlocks(t *testing.T) {
+	s := slacktest.New(t)
+	api := slack.New("xoxb-test", slack.OptionAPIURL(s.APIURL()))
+	ctx := context.Background()
+	_, ts, err := api.StartStreamContext(ctx, "D1", slack.MsgOptionTS("1.0"), slack.MsgOptionChunks(slack.NewMarkdownTextChunk("The key ")))
+	if err != nil {
+		t.Fatalf("StartStream = %v", err)
+	}
+	bad := slack.NewContextActionsBlock("feedback", slack.NewButtonBlockElement("x", "y", slack.NewTextBlockObject(slack.PlainTextType, "No", false, false)))
+	if _, _, err := api.StopStreamContext(ctx, "D1", ts, slack.MsgOptionBlocks(bad)); err == nil || !strings.Contains(err.Error(), "invalid_blocks") {
+		t.Errorf("StopStream with a button in context_actions = %v, want invalid_blocks", err)
+	}
+	fb := slack.NewFeedbackButtonsBlockElement("rate",
+		slack.NewFeedbackButton(slack.NewTextBlockObject(slack.PlainTextType, "Good answer", false, false), "up:E1"),
+		slack.NewFeedbackButton(slack.NewTextBlockObject(slack.PlainTextType, "Bad answer", false, false), "down:E1"))
+	if _, _, err := api.StopStreamContext(ctx, "D1", ts, slack.MsgOptionChunks(slack.NewMarkdownTextChunk("rotates.")),
+		slack.MsgOptionBlocks(slack.NewContextActionsBlock("feedback", fb))); err != nil {
+		t.Fatalf("StopStream with the feedback buttons = %v", err)
+	}
+	m, _ := s.MessageAt("D1", ts)
+	got, ok := m.Feedback()
+	if m.Streaming || m.Rendered() != "The key rotates." || !ok || got.PositiveValue != "up:E1" {
+		t.Errorf("after StopStream: streaming %v, %q, feedback %+v %v; want stopped, the text and the buttons", m.Streaming, m.Rendered(), got, ok)
+	}
+}

@@ -566,6 +566,12 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		if bad != "" {
 			return fail(bad)
 		}
+		if method == "chat.stopStream" && p.Has("blocks") {
+			if bad := checkStopBlocks(p.Get("blocks")); bad != "" {
+				return fail(bad)
+			}
+			m.Blocks = rawJSON(p.Get("blocks"))
+		}
 		m.Chunks = append(m.Chunks, chunks...)
 		m.Markdown += p.Get("markdown_text") + chunkMarkdown(chunks)
 		m.Streaming = method == "chat.appendStream"
