@@ -238,13 +238,13 @@ func Does(sk *skill.Skill) []string {
 	} else {
 		line := "May spend, each spend approved by a person's click"
 		var limits []string
-		for _, key := range slices.Sorted(maps.Keys(sk.SpendLimits)) {
-			l := sk.SpendLimits[key]
+		for _, cur := range slices.Sorted(maps.Keys(sk.SpendLimits.Currencies)) {
+			l := sk.SpendLimits.Currencies[cur]
 			if l.PerCall != "" {
-				limits = append(limits, fmt.Sprintf("%s at most %s %s a call", key, l.PerCall, l.Currency))
+				limits = append(limits, fmt.Sprintf("at most %s %s a call", l.PerCall, cur))
 			}
 			if l.PerDay != "" {
-				limits = append(limits, fmt.Sprintf("%s at most %s %s a day", key, l.PerDay, l.Currency))
+				limits = append(limits, fmt.Sprintf("at most %s %s a day", l.PerDay, cur))
 			}
 		}
 		if len(limits) > 0 {
