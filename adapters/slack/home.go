@@ -93,7 +93,7 @@ func (a *Adapter) homeBlocks(page home.Page, note string) []slack.Block {
 	if len(page.Approvals) == 0 {
 		blocks = append(blocks, section("Nothing is waiting for your click."))
 	}
-	for _, g := range page.Approvals {
+	for n, g := range page.Approvals {
 		question := mdsplit.Clip(mrkdwn(g.Question), 2400, mdsplit.Bytes)
 		link := a.permalink(g)
 		text := ":lock: *" + escape(gatetext.Title(g)) + "*\n" + question
@@ -112,7 +112,7 @@ func (a *Adapter) homeBlocks(page home.Page, note string) []slack.Block {
 			}
 			buttons = append(buttons, b)
 		}
-		blocks = append(blocks, slack.NewActionBlock(gateBlockID+"_home_"+g.Token[:min(len(g.Token), 8)], buttons...))
+		blocks = append(blocks, slack.NewActionBlock(gateBlockID+"_home_"+strconv.Itoa(n), buttons...))
 	}
 	if page.MoreApprovals > 0 {
 		blocks = append(blocks, section(strconv.Itoa(page.MoreApprovals)+" more wait for you in their threads."))
