@@ -90,18 +90,8 @@ func homePage(page home.Page, note string, spends bool) (string, []discordgo.Mes
 	}
 	b.WriteString("**What Neo may do here**\n")
 	for _, sk := range page.Skills {
-		var where []string
-		if len(sk.Channels) > 0 {
-			chans := make([]string, 0, len(sk.Channels))
-			for _, c := range sk.Channels {
-				chans = append(chans, "<#"+c+">")
-			}
-			where = append(where, "In "+strings.Join(chans, ", "))
-		}
-		if sk.Where != "" {
-			where = append(where, capital(sk.Where))
-		}
-		b.WriteString("- **" + strings.Join(where, "; ") + "** (skill `" + sk.Name + "`): " + strings.Join(sk.Does, " ") + "\n")
+		where := sk.Place(func(c string) string { return "<#" + c + ">" })
+		b.WriteString("- **" + where + "** (skill `" + sk.Name + "`): " + strings.Join(sk.Does, " ") + "\n")
 	}
 	rows := []discordgo.MessageComponent{}
 	b.WriteString("\n**Approvals waiting for you**\n")
@@ -169,13 +159,6 @@ func gateLink(g core.Gate) string {
 		return "https://discord.com/channels/" + guild + "/" + g.Thread.ID
 	}
 	return ""
-}
-
-func capital(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // homeClick handles the page's Connect and Disconnect buttons: the answer

@@ -3,58 +3,16 @@ package discord
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/neobot/neobot/adapters/discord/discordtest"
+	"github.com/neobot/neobot/adapters/internal/home/hometest"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/skill"
 )
-
-// memAccounts is a per_user server "linear" whose connections are kept
-// in memory.
-type memAccounts struct {
-	mu        sync.Mutex
-	connected map[string]bool // place.UserValue() -> connected
-}
-
-func (f *memAccounts) Accounts(_ context.Context, p mcp.Place) ([]mcp.Account, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return []mcp.Account{{Alias: "linear", Connected: f.connected[p.UserValue()]}}, nil
-}
-
-func (f *memAccounts) Connect(_ context.Context, alias string, p mcp.Place) (string, error) {
-	return "https://auth.example/authorize?for=" + p.UserValue(), nil
-}
-
-func (f *memAccounts) Disconnect(_ context.Context, _ string, p mcp.Place) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.connected, p.UserValue())
-	return nil
-}
-
-// postedStore tells when a gate's message is recorded: from then on the
-// gate is listed with a link to it.
-type postedStore struct {
-	*coretest.GateStore
-	posted chan string
-}
-
-func (s postedStore) UpdateGate(ctx context.Context, token string, fn func(*core.Gate) error) (core.Gate, error) {
-	g, err := s.GateStore.UpdateGate(ctx, token, fn)
-	if err == nil && g.MessageRef != "" {
-		select {
-		case s.posted <- g.MessageRef:
-		default:
-		}
-	}
-	return g, err
-}
 
 // neoPage types /neo as user and returns the private reply.
 func (e *env) neoPage(user string) discordtest.Response {
@@ -93,7 +51,7 @@ func TestNeoCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	accts := &memAccounts{connected: map[string]bool{"discord." + discordtest.GuildID + ".111": true}}
+	accts := hometest.NewAccounts("linear", mcp.Place{Platform: Platform, Workspace: discordtest.GuildID, User: "111"})
 	e := start(t, func(o *Options) { o.Skills, o.Accounts, o.Spends = set, accts, spends })
 	r := e.neoPage("111")
 	if cmds := e.discord.Commands(); len(cmds) != 1 || cmds[0].Name != "neo" {
@@ -129,12 +87,12 @@ func TestNeoCommand(t *testing.T) {
 // decides it, and the thread's message shows the outcome.
 func TestNeoApproval(t *testing.T) {
 	t.Parallel()
-	store := postedStore{GateStore: coretest.NewGateStore(), posted: make(chan string, 1)}
+	store := hometest.NewPostedStore()
 	e := start(t, func(o *Options) { o.Gates = core.NewGates(core.GatesOptions{Store: store, SelfApprove: true}) })
 	askOnTurn(e)
 	d := e.discord.Mention(discordtest.Msg{User: "111", Text: "pay bob"})
 	msg := e.gateMessageIn(d.ID)
-	<-store.posted
+	<-store.Posted
 	if r := e.neoPage("222"); !strings.Contains(r.Content, "Nothing is waiting") {
 		t.Errorf("222's /neo:\n%s\nwant no approval: only 111 may answer", r.Content)
 	}

@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -102,10 +103,19 @@ func (a *Adapter) viewingOf(ctx context.Context, team, user string) string {
 	return strings.Join(parts, "; ")
 }
 
-// describeEntity says what e is, "" for a kind Neo does not know.
+// slackID matches a Slack ID (C0123ABC, F0456) and a message ts: only
+// such values are told to Neo, so an odd payload can put no words of its
+// own in the system block.
+var slackID = regexp.MustCompile(`^[A-Z0-9][A-Z0-9.]{0,39}$`)
+
+// describeEntity says what e is, "" for a kind Neo does not know or a
+// value that is not an ID.
 func (a *Adapter) describeEntity(ctx context.Context, e contextEntity) string {
 	var id string
 	_ = json.Unmarshal(e.Value, &id)
+	if id != "" && !slackID.MatchString(id) {
+		return ""
+	}
 	switch e.Type {
 	case entityChannel:
 		if id == "" {
@@ -117,7 +127,7 @@ func (a *Adapter) describeEntity(ctx context.Context, e contextEntity) string {
 			ChannelID string `json:"channel_id"`
 			MessageTS string `json:"message_ts"`
 		}
-		if json.Unmarshal(e.Value, &m) != nil || m.ChannelID == "" {
+		if json.Unmarshal(e.Value, &m) != nil || !slackID.MatchString(m.ChannelID) || !slackID.MatchString(m.MessageTS) {
 			return ""
 		}
 		return "a message (ts " + m.MessageTS + ") in " + a.describeChannel(ctx, m.ChannelID)
@@ -139,7 +149,7 @@ func (a *Adapter) describeChannel(ctx context.Context, id string) string {
 	if strings.HasPrefix(id, "D") {
 		return "a direct message (" + id + ")"
 	}
-	if name := a.channelName(ctx, id); name != "" {
+	if name := a.channelName(ctx, id); name != "" && !strings.ContainsAny(name, "\n\r") {
 		return "channel #" + name + " (" + id + ")"
 	}
 	return "channel " + id

@@ -106,7 +106,7 @@ func (a *Adapter) onEvent(ev event, retry bool, ack func()) {
 	if m.team == "" {
 		m.team = a.me().TeamID
 	}
-	if m.appContext != nil && m.dm() {
+	if m.appContext != nil && m.dm() && m.botID == "" {
 		a.noteViewing(m.team, m.user, *m.appContext)
 	}
 	if m.channel == "" || m.ts == "" || (m.user == "" && m.botID == "") {
@@ -202,10 +202,10 @@ func (a *Adapter) accept(ctx context.Context, m incoming) {
 		viewing = a.viewingOf(ctx, m.team, m.user)
 	}
 	msg, out := a.intake.Accept(ctx, intake.Message{
-		Inbound: core.Inbound{Viewing: viewing,
+		Inbound: core.Inbound{
 			Thread: m.thread(), User: m.user, Text: a.cleanText(m.text), EventID: m.eventID, MessageID: m.ts,
 			DM: m.dm(), PrivateChannel: a.private(ctx, m), At: parseTS(m.ts), Attachments: attachments(m.files),
-			FetchContext: m.threadTS != "" && m.threadTS != m.ts && !m.dm(), Redelivered: m.redelivered,
+			FetchContext: m.threadTS != "" && m.threadTS != m.ts && !m.dm(), Redelivered: m.redelivered, Viewing: viewing,
 		},
 		Mention:  m.mention,
 		Channels: []string{m.channel},

@@ -82,18 +82,10 @@ func (a *Adapter) homeBlocks(page home.Page, note string) []slack.Block {
 
 	blocks = append(blocks, header("What Neo may do here"))
 	for _, sk := range page.Skills {
-		var where []string
-		if len(sk.Channels) > 0 {
-			chans := make([]string, 0, len(sk.Channels))
-			for _, c := range sk.Channels {
-				chans = append(chans, "<#"+escape(c)+">") // Slack shows each channel's name to its members
-			}
-			where = append(where, "In "+strings.Join(chans, ", "))
-		}
-		if sk.Where != "" {
-			where = append(where, escape(capital(sk.Where)))
-		}
-		blocks = append(blocks, section("*"+strings.Join(where, "; ")+"* (skill `"+escape(sk.Name)+"`)\n"+
+		// Slack shows each channel's name to its members.
+		where := escape(sk.Place(func(c string) string { return "\x00" + c + "\x01" }))
+		where = strings.NewReplacer("\x00", "<#", "\x01", ">").Replace(where)
+		blocks = append(blocks, section("*"+where+"* (skill `"+escape(sk.Name)+"`)\n"+
 			escape(strings.Join(sk.Does, " "))))
 	}
 
@@ -101,7 +93,7 @@ func (a *Adapter) homeBlocks(page home.Page, note string) []slack.Block {
 	if len(page.Approvals) == 0 {
 		blocks = append(blocks, section("Nothing is waiting for your click."))
 	}
-	for _, g := range page.Approvals {
+	for n, g := range page.Approvals {
 		question := mdsplit.Clip(mrkdwn(g.Question), 2400, mdsplit.Bytes)
 		link := a.permalink(g)
 		text := ":lock: *" + escape(gatetext.Title(g)) + "*\n" + question
@@ -120,7 +112,7 @@ func (a *Adapter) homeBlocks(page home.Page, note string) []slack.Block {
 			}
 			buttons = append(buttons, b)
 		}
-		blocks = append(blocks, slack.NewActionBlock(gateBlockID+"_home_"+g.Token[:min(len(g.Token), 8)], buttons...))
+		blocks = append(blocks, slack.NewActionBlock(gateBlockID+"_home_"+strconv.Itoa(n), buttons...))
 	}
 	if page.MoreApprovals > 0 {
 		blocks = append(blocks, section(strconv.Itoa(page.MoreApprovals)+" more wait for you in their threads."))
@@ -159,14 +151,6 @@ func (a *Adapter) homeBlocks(page home.Page, note string) []slack.Block {
 		}
 	}
 	return blocks
-}
-
-// capital upper-cases s's first letter.
-func capital(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // clip cuts s to at most n bytes on a rune boundary.

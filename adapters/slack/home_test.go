@@ -3,40 +3,16 @@ package slack
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/adapters/internal/home/hometest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/skill"
 )
-
-// fakeAccounts is a per_user server "linear" whose connections are kept
-// in memory.
-type fakeAccounts struct {
-	mu        sync.Mutex
-	connected map[string]bool // place.UserValue() -> connected
-}
-
-func (f *fakeAccounts) Accounts(_ context.Context, p mcp.Place) ([]mcp.Account, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return []mcp.Account{{Alias: "linear", Connected: f.connected[p.UserValue()]}}, nil
-}
-
-func (f *fakeAccounts) Connect(_ context.Context, alias string, p mcp.Place) (string, error) {
-	return "https://auth.example/authorize?for=" + p.UserValue() + "&server=" + alias, nil
-}
-
-func (f *fakeAccounts) Disconnect(_ context.Context, alias string, p mcp.Place) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.connected, p.UserValue())
-	return nil
-}
 
 // TestHomeTab: the Home tab shows the person what Neo may do here, in
 // words, their connected accounts with Connect and Disconnect, and their
@@ -51,7 +27,7 @@ func TestHomeTab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	accts := &fakeAccounts{connected: map[string]bool{"slack.T0TEAM.UALICE": true}}
+	accts := hometest.NewAccounts("linear", mcp.Place{Platform: Platform, Workspace: slacktest.TeamID, User: "UALICE"})
 	spends := coretest.NewSpends()
 	mine := core.Spend{ID: "i1/1", IntentID: "i1", Requester: "UALICE", Summary: "Pay invoice 42", Amount: "12.50", Currency: "EUR",
 		Thread: core.Thread{Platform: "slack", Workspace: slacktest.TeamID, Channel: "C0FIN", ID: "1700000001.000001"},
@@ -103,39 +79,21 @@ func TestHomeTab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(h.Rendered(), "https://auth.example/authorize?for=slack.T0TEAM.UALICE&amp;server=linear") {
+	if !strings.Contains(h.Rendered(), "https://auth.example/authorize?server=linear&amp;for=slack.T0TEAM.UALICE") {
 		t.Errorf("after Connect the tab says:\n%s\nwant Alice's own link", h.Rendered())
 	}
-}
-
-// postedStore tells when a gate's message is recorded: from then on the
-// gate is listed with a link to it.
-type postedStore struct {
-	*coretest.GateStore
-	posted chan string
-}
-
-func (s postedStore) UpdateGate(ctx context.Context, token string, fn func(*core.Gate) error) (core.Gate, error) {
-	g, err := s.GateStore.UpdateGate(ctx, token, fn)
-	if err == nil && g.MessageRef != "" {
-		select {
-		case s.posted <- g.MessageRef:
-		default:
-		}
-	}
-	return g, err
 }
 
 // TestHomeApproval: an approval waiting for a person shows on their Home
 // tab with a link to its thread and its buttons; a click there decides it
 // as a click in the thread does, and the tab no longer lists it.
 func TestHomeApproval(t *testing.T) {
-	store := postedStore{GateStore: coretest.NewGateStore(), posted: make(chan string, 1)}
+	store := hometest.NewPostedStore()
 	e := start(t, func(o *Options) { o.Gates = core.NewGates(core.GatesOptions{Store: store, SelfApprove: true}) })
 	askOnTurn(e)
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "pay bob"})
 	msg := e.gateMessageIn("C0GENERAL", d.TS)
-	<-store.posted
+	<-store.Posted
 	e.ack(e.slack.AppHomeOpened("UBOB", "D0BOB", "home"))
 	if h, err := e.slack.WaitHome(e.ctx, "UBOB", nil); err != nil || !strings.Contains(h.Rendered(), "Nothing is waiting") {
 		t.Errorf("Bob's Home tab = %q (%v), want no approval: he may not answer Alice's", h.Rendered(), err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Account is a person's connection to one per_user server.
@@ -38,15 +39,7 @@ func (m *Manager) Accounts(ctx context.Context, place Place) ([]Account, error) 
 		}
 		out = append(out, a)
 	}
-	slices.SortFunc(out, func(a, b Account) int {
-		switch {
-		case a.Alias < b.Alias:
-			return -1
-		case a.Alias > b.Alias:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b Account) int { return strings.Compare(a.Alias, b.Alias) })
 	return out, nil
 }
 

@@ -102,17 +102,11 @@ func (s *Server) SlashCommand(user, channel, name string) Delivery {
 		"id": id, "application_id": AppID, "type": 2, "token": in.token, "version": 1,
 		"channel_id": channel, "data": data,
 	}
-	if inGuild && c.GuildID != "" {
-		d["guild_id"] = c.GuildID
-		d["member"] = map[string]any{"user": userJSON(user, false), "roles": nonNil(roles)}
-	} else {
-		d["user"] = userJSON(user, false)
+	guild := ""
+	if inGuild {
+		guild = c.GuildID
 	}
-	seq, sent := s.Dispatch("INTERACTION_CREATE", d)
-	s.mu.Lock()
-	in.sent = sent
-	s.mu.Unlock()
-	return Delivery{ID: id, ChannelID: channel, Seq: seq, Sent: sent}
+	return s.dispatchInteraction(in, d, guild, roles)
 }
 
 // checkComponents refuses message components Discord would: more than 5

@@ -62,17 +62,24 @@ func (s *Server) Click(user string, msg Message, button int) Delivery {
 		"channel_id": msg.ChannelID, "message": message,
 		"data": map[string]any{"custom_id": b.CustomID, "component_type": 2},
 	}
-	if msg.GuildID != "" {
-		d["guild_id"] = msg.GuildID
-		d["member"] = map[string]any{"user": userJSON(user, false), "roles": nonNil(roles)}
+	return s.dispatchInteraction(in, d, msg.GuildID, roles)
+}
+
+// dispatchInteraction sends the interaction in as INTERACTION_CREATE with
+// payload d, from a member holding roles in guild, or from a user outside
+// one, and starts its response deadline when it is sent.
+func (s *Server) dispatchInteraction(in *interaction, d map[string]any, guild string, roles []string) Delivery {
+	if guild != "" {
+		d["guild_id"] = guild
+		d["member"] = map[string]any{"user": userJSON(in.user, false), "roles": nonNil(roles)}
 	} else {
-		d["user"] = userJSON(user, false)
+		d["user"] = userJSON(in.user, false)
 	}
 	seq, sent := s.Dispatch("INTERACTION_CREATE", d)
 	s.mu.Lock()
 	in.sent = sent
 	s.mu.Unlock()
-	return Delivery{ID: id, ChannelID: msg.ChannelID, Seq: seq, Sent: sent}
+	return Delivery{ID: in.id, ChannelID: in.channel, Seq: seq, Sent: sent}
 }
 
 // callback answers POST /interactions/{id}/{token}/callback: the first

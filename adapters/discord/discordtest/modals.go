@@ -124,15 +124,5 @@ func (s *Server) SubmitModal(user string, r Response, values map[string]string) 
 	if message != nil {
 		d["message"] = message
 	}
-	if guild != "" {
-		d["guild_id"] = guild
-		d["member"] = map[string]any{"user": userJSON(user, false), "roles": nonNil(roles)}
-	} else {
-		d["user"] = userJSON(user, false)
-	}
-	seq, sent := s.Dispatch("INTERACTION_CREATE", d)
-	s.mu.Lock()
-	in.sent = sent
-	s.mu.Unlock()
-	return Delivery{ID: id, ChannelID: in.channel, Seq: seq, Sent: sent}
+	return s.dispatchInteraction(in, d, guild, roles)
 }

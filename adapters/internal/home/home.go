@@ -79,6 +79,23 @@ type Skill struct {
 	Does []string
 }
 
+// Place says where sk applies, capitalized: its channels, each rendered
+// by link, then the rest ("In #a, #b; Everywhere else").
+func (sk Skill) Place(link func(channel string) string) string {
+	var where []string
+	if len(sk.Channels) > 0 {
+		chans := make([]string, 0, len(sk.Channels))
+		for _, c := range sk.Channels {
+			chans = append(chans, link(c))
+		}
+		where = append(where, "In "+strings.Join(chans, ", "))
+	}
+	if sk.Where != "" {
+		where = append(where, strings.ToUpper(sk.Where[:1])+sk.Where[1:])
+	}
+	return strings.Join(where, "; ")
+}
+
 // Person is whom a page is for.
 type Person struct {
 	Platform, Workspace, User string
