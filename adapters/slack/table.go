@@ -108,8 +108,10 @@ func cellsOf(line string) []string {
 var cellText = strings.NewReplacer("**", "", "__", "", "`", "")
 
 // alignTable renders a table's lines as a code block: the header, a rule,
-// then the rows, every column padded to its widest cell.
+// then the rows, every column padded to its widest cell, to the left or,
+// where the delimiter row says so (---: or :---:), the right or centre.
 func alignTable(lines []string) []string {
+	align := cellsOf(lines[1])
 	var rows [][]string
 	for i, l := range lines {
 		if i == 1 {
@@ -142,10 +144,14 @@ func alignTable(lines []string) []string {
 			if j > 0 {
 				b.WriteString("  ")
 			}
-			b.WriteString(c)
-			if j < len(widths)-1 {
-				b.WriteString(strings.Repeat(" ", w-utf8.RuneCountInString(c)))
+			pad, left := w-utf8.RuneCountInString(c), 0
+			if j < len(align) && strings.HasSuffix(align[j], ":") {
+				left = pad // right-aligned
+				if strings.HasPrefix(align[j], ":") {
+					left = pad / 2 // centred
+				}
 			}
+			b.WriteString(strings.Repeat(" ", left) + c + strings.Repeat(" ", pad-left))
 		}
 		out = append(out, strings.TrimRight(b.String(), " "))
 		if i == 0 {

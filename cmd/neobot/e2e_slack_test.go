@@ -310,7 +310,8 @@ func TestSlackHTTPMode(t *testing.T) {
 }
 
 // TestSlackLongAnswerSplits: a long answer with code blocks arrives as
-// several thread replies, none breaking a code block (golden file).
+// several thread replies, none breaking a code block, the last carrying
+// the feedback buttons (golden file).
 func TestSlackLongAnswerSplits(t *testing.T) {
 	w := newSlackWorld(t)
 	long, err := os.ReadFile("testdata/long_answer.md")
@@ -322,9 +323,10 @@ func TestSlackLongAnswerSplits(t *testing.T) {
 	w.start(t, 1)
 	m := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "explain"})
 	var got bytes.Buffer
-	for _, msg := range w.answerWhole(t, "C0GENERAL", m.TS, "THE END") {
-		if _, rating := msg.Feedback(); len(msg.Buttons()) > 0 || rating {
-			continue
+	msgs := w.answerWhole(t, "C0GENERAL", m.TS, "THE END")
+	for i, msg := range msgs {
+		if _, rating := msg.Feedback(); rating != (i == len(msgs)-1) {
+			t.Errorf("reply %d of %d: feedback buttons %v, want them on the last reply only", i+1, len(msgs), rating)
 		}
 		text := msg.Rendered()
 		if strings.Count(text, "```")%2 != 0 {

@@ -111,3 +111,47 @@ func TestSay(t *testing.T) {
 		})
 	}
 }
+
+// finishing is a thread whose finished answer's last message is marked
+// "[buttons]", as a Finisher puts the feedback buttons there.
+type finishing struct{ *thread }
+
+func (f finishing) PostLast(ctx context.Context, content string) (string, error) {
+	return f.Post(ctx, content+" [buttons]")
+}
+
+func (f finishing) EditLast(ctx context.Context, id, content string) error {
+	return f.Edit(ctx, id, content+" [buttons]")
+}
+
+// TestFinisherGetsTheLastMessage: the finished answer's last message,
+// and only it, goes through the Finisher: said whole, said in several
+// messages, and replacing messages written before.
+func TestFinisherGetsTheLastMessage(t *testing.T) {
+	th := finishing{newThread()}
+	if err := Say(context.Background(), th, render(3), "", "one two three four five"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(th.shown(), "|"); got != "one two|three four|five [buttons]" {
+		t.Errorf("said in two messages = %q", got)
+	}
+	th = finishing{newThread()}
+	if err := Say(context.Background(), th, render(3), "", "short"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(th.shown(), "|"); got != "short [buttons]" {
+		t.Errorf("said in one message = %q", got)
+	}
+	th = finishing{newThread()}
+	ids := []string{}
+	for _, c := range []string{"a +", "b +", "c +"} {
+		id, _ := th.Post(context.Background(), c)
+		ids = append(ids, id)
+	}
+	if err := Replace(context.Background(), th, ids, []string{"a", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(th.shown(), "|"); got != "a|b [buttons]" {
+		t.Errorf("replaced = %q, want two messages, the buttons on the last", got)
+	}
+}

@@ -18,7 +18,9 @@ type Message struct {
 	User     string
 	BotID    string
 	Text     string
-	// Blocks is the Block Kit JSON the message was last posted or edited with.
+	// Blocks is the Block Kit JSON the message was last posted or edited
+	// with, or, for a streamed message, chat.stopStream's blocks (shown at
+	// the bottom of the finished message).
 	Blocks json.RawMessage
 	// Markdown is a streamed message's markdown_text, appended to as it streams.
 	Markdown string
