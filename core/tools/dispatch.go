@@ -91,27 +91,26 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 	if (asked || changes) && s.calls != nil {
 		// A call that changes something runs at most once: it is recorded
 		// as being made before it is made, and a call found recorded (a
-		// crash, or a retry after it began) is never made again. "Allow
-		// once" means once for the same reason.
+		// crash, or the same call dispatched again) is never made again.
+		// "Allow once" means once for the same reason.
 		key := callKey(ctx)
-		fresh, err := s.calls.BeginCall(ctx, key)
+		begun, err := s.calls.BeginCall(ctx, key, s.run)
 		if err != nil {
 			return fmt.Sprintf("%s was not run: neobot could not record that it is being made (%v), so it did not risk making it twice. Tell the user and try again later.", name, err), true, nil
 		}
-		if !fresh {
-			if text, lost := s.lostQuestion(ctx, name, b); lost {
-				return text, true, nil // its question, cut off by the restart, now says so
-			}
-			started, again := "started", "call it again only if they ask"
-			if asked {
-				started, again = "approved and started", again+", and they will be asked to approve it again"
-			}
-			s.tell(ctx, fmt.Sprintf("%s/%s was %s, but neobot stopped before its result came back: its outcome is unknown, so it was not run again. Check it, and ask again if it is still needed.", b.alias, b.tool, started))
-			return fmt.Sprintf("%s was %s earlier, but its result was lost when neobot stopped: its outcome is unknown. It was not run again. "+
-				"Tell the user to check whether it took effect; %s.", name, started, again), true, nil
+		if !begun.Fresh {
+			return s.foundBegun(ctx, name, b, asked, begun.Run != s.run), true, nil
 		}
 		defer func() {
-			if ctx.Err() != nil && !errors.Is(context.Cause(ctx), core.ErrStopped) && !errors.Is(callErr, mcp.ErrNotSent) {
+			switch {
+			case mcp.NotSent(callErr):
+				// It never reached its server: forgotten, so that a retry
+				// records it again and runs it.
+				if err := s.calls.DropCall(context.WithoutCancel(ctx), key); err != nil {
+					s.gate.log.Warn().Err(err).Str("tool", b.uriText).Msg("tools: a call that was not sent stays in the calls log")
+				}
+				return
+			case ctx.Err() != nil && !errors.Is(context.Cause(ctx), core.ErrStopped):
 				// Cut off by a shutdown, or by a lost claim, while it may
 				// have run: it stays begun, so the resumed turn reports
 				// its outcome unknown instead of making it again.
@@ -131,10 +130,10 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 	defer cancel()
 	res, err := s.mgr.CallIn(callCtx, placeOf(ctx), b.alias, b.tool, args)
 	callErr = err
-	// Only a call that changes nothing, or one that certainly never
-	// reached its server, may be made again after a failure: anything
-	// else may have taken effect.
-	again := !asked && (b.effect == mcp.EffectNone || b.effect == mcp.EffectRead || errors.Is(err, mcp.ErrNotSent))
+	// Only a call that certainly never reached its server, or one that
+	// changes nothing and was not asked about, may be made again after a
+	// failure: anything else may have taken effect.
+	again := mcp.NotSent(err) || !asked && !changes
 	var connect *mcp.ConnectError
 	switch {
 	case err == nil:
@@ -148,13 +147,14 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 		return fmt.Sprintf("%s is not available: neobot's access to %q was revoked or has expired, and an operator must log in again (neobot mcp login %s). Tell the user.", name, b.alias, b.alias), true, nil
 	case ctx.Err() != nil:
 		return "", false, fmt.Errorf("tools: %s: %w", name, ctx.Err())
+	case errors.Is(err, mcp.ErrUnavailable) && mcp.NotSent(err):
+		return "", false, &RetryableError{Err: err,
+			Text: fmt.Sprintf("%s was not run: its server %q is restarting, and the call never reached it. Try again shortly, or carry on without it.", name, b.alias)}
 	case errors.Is(err, mcp.ErrUnavailable) && again:
 		return "", false, &RetryableError{Err: err,
-			Text: fmt.Sprintf("%s is temporarily unavailable: its server %q is restarting. Try again shortly, or carry on without it.", name, b.alias)}
-	case errors.Is(err, mcp.ErrUnavailable) && errors.Is(err, mcp.ErrNotSent):
-		return fmt.Sprintf("%s was not run: its server %q is restarting, and the call never reached it. Try again shortly; an approval will be asked again.", name, b.alias), true, nil
+			Text: fmt.Sprintf("%s did not answer: its server %q stopped during the call and is restarting. Try again shortly, or carry on without it.", name, b.alias)}
 	case errors.Is(err, mcp.ErrUnavailable):
-		return fmt.Sprintf("%s may or may not have taken effect: its server %q stopped during the call, so its outcome is unknown. "+
+		return fmt.Sprintf("%s was sent, but its server %q stopped during the call, so its outcome is unknown. "+
 			"Do not call it again on your own; tell the user to check.", name, b.alias), true, nil
 	case errors.Is(err, mcp.ErrServerDown):
 		return fmt.Sprintf("%s is not available: its server %q is not running.", name, b.alias), true, nil
@@ -166,8 +166,33 @@ func (s *Surface) Dispatch(ctx context.Context, name string, args map[string]any
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("%s timed out after %s: its outcome is unknown, and it may still take effect. "+
 			"Do not call it again on your own; tell the user to check.", name, s.callTimeout), true, nil
+	case !again:
+		return fmt.Sprintf("%s failed before its result came back, so its outcome is unknown. "+
+			"Do not call it again on your own; tell the user to check.", name), true, nil
 	}
 	return "", false, fmt.Errorf("tools: %s: %w", name, err)
+}
+
+// foundBegun is the in-band result of a call found begun in the calls
+// log: it may have run, so it is not made again. Only a call begun by an
+// earlier run was cut off by neobot stopping; one begun by this run was
+// dispatched twice.
+func (s *Surface) foundBegun(ctx context.Context, name string, b binding, asked, earlier bool) string {
+	started, again := "started", "call it again only if they ask"
+	if asked {
+		started, again = "approved and started", again+", and they will be asked to approve it again"
+	}
+	if !earlier {
+		s.tell(ctx, fmt.Sprintf("%s/%s was already %s for this message: its outcome is unknown, so it was not run again.", b.alias, b.tool, started))
+		return fmt.Sprintf("%s was already %s for this message: its outcome is unknown. It was not run again. "+
+			"Tell the user to check whether it took effect; %s.", name, started, again)
+	}
+	if text, lost := s.lostQuestion(ctx, name, b); lost {
+		return text // its question, cut off by the restart, now says so
+	}
+	s.tell(ctx, fmt.Sprintf("%s/%s was %s, but neobot stopped before its result came back: its outcome is unknown, so it was not run again. Check it, and ask again if it is still needed.", b.alias, b.tool, started))
+	return fmt.Sprintf("%s was %s earlier, but its result was lost when neobot stopped: its outcome is unknown. It was not run again. "+
+		"Tell the user to check whether it took effect; %s.", name, started, again)
 }
 
 // callKey names the call of ctx's turn in the calls log: the thread, the

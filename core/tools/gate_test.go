@@ -383,9 +383,11 @@ func TestAskedCallIsNotReused(t *testing.T) {
 }
 
 // TestAskedCallRunsOnce: with the calls log, "Allow once" is once even
-// across a crash. The same call dispatched again for the same message (a
-// turn resumed after neobot was killed while the tool ran) is not run
-// again: its outcome is unknown, the model and the thread are told; the
+// across a crash. The same call dispatched again for the same message by
+// a later run of neobot (a turn resumed after neobot was killed while the
+// tool ran) is not run again: its outcome is unknown, the model and the
+// thread are told neobot stopped; dispatched again by the same run, it is
+// not run either, and nobody hears of a stop that did not happen. The
 // user asking again in a later message is asked again.
 func TestAskedCallRunsOnce(t *testing.T) {
 	calls := coretest.NewSpends()
@@ -396,11 +398,16 @@ func TestAskedCallRunsOnce(t *testing.T) {
 		t.Fatalf("first call: %q, asked %v, %d writes", out, asked, w.writes.Load())
 	}
 	out, asked := a.run("E1")
-	if asked || w.writes.Load() != 1 || !strings.Contains(out, "its outcome is unknown. It was not run again") {
-		t.Errorf("the same call resumed: %q, asked %v, %d writes; want no new question, no second write, an unknown outcome", out, asked, w.writes.Load())
+	if asked || w.writes.Load() != 1 || !strings.Contains(out, "was already approved and started for this message: its outcome is unknown. It was not run again") || strings.Contains(out, "neobot stopped") {
+		t.Errorf("the same call again, same run: %q, asked %v, %d writes; want no new question, no second write, an unknown outcome, no stop", out, asked, w.writes.Load())
 	}
-	if n := a.rec.Notices(); len(n) != 1 || !strings.Contains(n[0], "files/write_note was approved and started") {
-		t.Errorf("notices = %q, want the thread told the outcome is unknown", n)
+	w.s.run = "after a restart"
+	out, asked = a.run("E1")
+	if asked || w.writes.Load() != 1 || !strings.Contains(out, "lost when neobot stopped: its outcome is unknown. It was not run again") {
+		t.Errorf("the same call resumed after a restart: %q, asked %v, %d writes; want no new question, no second write, an unknown outcome", out, asked, w.writes.Load())
+	}
+	if n := a.rec.Notices(); len(n) != 2 || strings.Contains(n[0], "neobot stopped") || !strings.Contains(n[1], "files/write_note was approved and started, but neobot stopped") {
+		t.Errorf("notices = %q, want the thread told the outcome is unknown, and of a stop only after the restart", n)
 	}
 	if out, asked := a.run("E2"); !asked || out != "written" || w.writes.Load() != 2 {
 		t.Errorf("asked again in a later message: %q, asked %v, %d writes; want a new question and one more write", out, asked, w.writes.Load())
@@ -467,12 +474,12 @@ func TestChangingCallRunsOnce(t *testing.T) {
 		t.Errorf("the same call again (a resumed turn): %q, %d writes; want no second write, an unknown outcome", out, w.writes.Load())
 	}
 
-	// Killed while it ran: begun, never ended.
+	// Killed while it ran: begun by an earlier run, never ended.
 	key := core.Thread.Key(th) + "\x1fE2\x1fcall_0"
-	if fresh, err := calls.BeginCall(context.Background(), key); err != nil || !fresh {
-		t.Fatalf("BeginCall = %v, %v", fresh, err)
+	if got, err := calls.BeginCall(context.Background(), key, "before the crash"); err != nil || !got.Fresh {
+		t.Fatalf("BeginCall = %+v, %v", got, err)
 	}
-	if out := dispatch(context.Background(), "E2"); w.writes.Load() != 1 || !strings.Contains(out, "outcome is unknown") {
+	if out := dispatch(context.Background(), "E2"); w.writes.Load() != 1 || !strings.Contains(out, "lost when neobot stopped: its outcome is unknown") {
 		t.Errorf("a call begun before a crash: %q, %d writes; want it not made", out, w.writes.Load())
 	}
 

@@ -3,6 +3,8 @@ package tools
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -40,6 +42,11 @@ type Options struct {
 	// Calls records approved calls before they are made, so none is made
 	// twice under one approval (see core.CallLog). Nil keeps no record.
 	Calls core.CallLog
+	// Run names this run of neobot in the calls log, so that a call found
+	// begun by an earlier run is known to have been cut off by a stop
+	// (default: a random name, new for each Spawn; one surface lives as
+	// long as its process).
+	Run string
 	// Recall runs memory_recall. Nil hides memory_recall.
 	Recall func(ctx context.Context, query string) (string, error)
 	// Forget runs memory_forget. Nil hides memory_forget.
@@ -96,6 +103,7 @@ type Surface struct {
 	delegate    func(ctx context.Context, intent string) (string, error)
 	execute     func(ctx context.Context, intent string) (string, error)
 	calls       core.CallLog
+	run         string // names this run in the calls log
 	recall      func(ctx context.Context, query string) (string, error)
 	forget      func(ctx context.Context, query string) (string, error)
 	history     func(ctx context.Context, query string) (string, error)
@@ -137,6 +145,9 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 	}
 	if s.callTimeout <= 0 {
 		s.callTimeout = 60 * time.Second
+	}
+	if s.run = opts.Run; s.run == "" {
+		s.run = newRun()
 	}
 	s.questions, s.questionTimeout = opts.Questions, opts.QuestionTimeout
 	if s.questionTimeout <= 0 {
@@ -316,4 +327,11 @@ func (s *Surface) Server(function string) string {
 		return b.alias
 	}
 	return ""
+}
+
+// newRun names a run of neobot: random, so that no two runs share one.
+func newRun() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
