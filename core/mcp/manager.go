@@ -31,6 +31,10 @@ var (
 	// start (it is retried with backoff) or was rejected for tool drift
 	// (it stays stopped until neobot restarts).
 	ErrServerDown = errors.New("server not running")
+	// ErrNeedsPermission reports a server that refused the call because
+	// neobot's grant lacks a scope it needs (HTTP 403 insufficient_scope):
+	// someone must authorize the wider grant.
+	ErrNeedsPermission = errors.New("server needs more permission")
 )
 
 // State is where a server is in its life.

@@ -124,7 +124,7 @@ func TestGateRefusesBeforeAnySideEffect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			content, isError, err := w.s.Dispatch(in(tt.channel, nil), tt.fn, map[string]any{"intent": "pay 5"})
+			content, isError, err := dispatch(in(tt.channel, nil), w.s, tt.fn, map[string]any{"intent": "pay 5"})
 			if err != nil || !isError || !strings.Contains(content, tt.want) || !strings.Contains(content, "refused before it ran") {
 				t.Errorf("Dispatch(%s in %s) = %q, %v, %v; want an in-band refusal naming %q", tt.fn, tt.channel, content, isError, err, tt.want)
 			}
@@ -134,14 +134,14 @@ func TestGateRefusesBeforeAnySideEffect(t *testing.T) {
 		t.Errorf("a refused call ran: %d writes, %d spends", w.writes.Load(), w.spends.Load())
 	}
 	// The same call in a writing channel runs.
-	if content, isError, err := w.s.Dispatch(in("CWRITE", nil), "files__write_note", nil); err != nil || isError || content != "written" {
+	if content, isError, err := dispatch(in("CWRITE", nil), w.s, "files__write_note", nil); err != nil || isError || content != "written" {
 		t.Errorf("write in the writing channel = %q, %v, %v", content, isError, err)
 	}
-	if out, _, _ := w.s.Dispatch(in("CWRITE", nil), core.CoreExecute, map[string]any{"intent": "pay 5"}); out != "done" || w.spends.Load() != 1 {
+	if out, _, _ := dispatch(in("CWRITE", nil), w.s, core.CoreExecute, map[string]any{"intent": "pay 5"}); out != "done" || w.spends.Load() != 1 {
 		t.Errorf("core_execute in a spending skill = %q (%d spends)", out, w.spends.Load())
 	}
 	// Logged once per thread, skill and tool, however often refused.
-	_, _, _ = w.s.Dispatch(in("CREAD", nil), "files__write_note", nil)
+	_, _, _ = dispatch(in("CREAD", nil), w.s, "files__write_note", nil)
 	if n := strings.Count(w.logs.String(), "files/write_note@1.0.0"); n != 1 {
 		t.Errorf("refusal of write_note logged %d times, want once:\n%s", n, w.logs)
 	}
@@ -156,11 +156,11 @@ func TestGateManifestBound(t *testing.T) {
 	if got := fnNames(w.s, in("CWRITE", nil)); !slices.Equal(got, []string{"files__read_note"}) {
 		t.Errorf("schemas = %v, want only the read tool: writes, external calls and spends are outside the manifest's bound", got)
 	}
-	content, isError, _ := w.s.Dispatch(in("CWRITE", nil), "files__write_note", nil)
+	content, isError, _ := dispatch(in("CWRITE", nil), w.s, "files__write_note", nil)
 	if !isError || !strings.Contains(content, "allowed_side_effects does not include write") || w.writes.Load() != 0 {
 		t.Errorf("write outside the manifest's bound = %q, %v (%d writes)", content, isError, w.writes.Load())
 	}
-	if content, _, _ := w.s.Dispatch(in("CWRITE", nil), core.CoreExecute, map[string]any{"intent": "x"}); !strings.Contains(content, "does not include spend") || w.spends.Load() != 0 {
+	if content, _, _ := dispatch(in("CWRITE", nil), w.s, core.CoreExecute, map[string]any{"intent": "x"}); !strings.Contains(content, "does not include spend") || w.spends.Load() != 0 {
 		t.Errorf("core_execute outside the bound = %q", content)
 	}
 }
@@ -182,7 +182,7 @@ func TestGateAsks(t *testing.T) {
 	args := map[string]any{"path": "plan.md", "text": "ship it"}
 
 	deny := &approver{answer: core.GateAnswer{Answer: DenyCall, By: "UCAROL"}}
-	content, isError, err := w.s.Dispatch(in("CASK", deny.ask), "files__write_note", args)
+	content, isError, err := dispatch(in("CASK", deny.ask), w.s, "files__write_note", args)
 	if err != nil || !isError || !strings.Contains(content, "<@UCAROL> denied it") || w.writes.Load() != 0 {
 		t.Fatalf("denied write = %q, %v, %v (%d writes)", content, isError, err, w.writes.Load())
 	}
@@ -194,7 +194,7 @@ func TestGateAsks(t *testing.T) {
 
 	once := &approver{answer: core.GateAnswer{Approved: true, Answer: AllowOnce, By: "UCAROL"}}
 	for i := 1; i <= 2; i++ {
-		if content, isError, err := w.s.Dispatch(in("CASK", once.ask), "files__write_note", args); err != nil || isError || content != "written" {
+		if content, isError, err := dispatch(in("CASK", once.ask), w.s, "files__write_note", args); err != nil || isError || content != "written" {
 			t.Fatalf("allowed write = %q, %v, %v", content, isError, err)
 		}
 	}
@@ -204,7 +204,7 @@ func TestGateAsks(t *testing.T) {
 
 	thread := &approver{answer: core.GateAnswer{Approved: true, Answer: AllowForThread, By: "UCAROL"}}
 	for range 3 {
-		if _, isError, _ := w.s.Dispatch(in("CASK", thread.ask), "files__write_note", args); isError {
+		if _, isError, _ := dispatch(in("CASK", thread.ask), w.s, "files__write_note", args); isError {
 			t.Fatal("write allowed for the thread was refused")
 		}
 	}
@@ -213,13 +213,13 @@ func TestGateAsks(t *testing.T) {
 	}
 
 	oneoff := &approver{answer: core.GateAnswer{Approved: true, Answer: AllowOnce, By: "UCAROL"}}
-	_, _, _ = w.s.Dispatch(in("CONCE", oneoff.ask), "files__write_note", args)
+	_, _, _ = dispatch(in("CONCE", oneoff.ask), w.s, "files__write_note", args)
 	if !slices.Equal(oneoff.asked[0].Options, []string{AllowOnce, DenyCall}) {
 		t.Errorf("a skill without allow_for_thread offers %v", oneoff.asked[0].Options)
 	}
 
 	// Nobody to ask: refused, not run.
-	if content, isError, _ := w.s.Dispatch(in("CASK", nil), "files__write_note", args); !isError || !strings.Contains(content, "nobody can approve") {
+	if content, isError, _ := dispatch(in("CASK", nil), w.s, "files__write_note", args); !isError || !strings.Contains(content, "nobody can approve") {
 		t.Errorf("asked call without an approver = %q, %v", content, isError)
 	}
 	// The turn ends while waiting (shutdown, stop): an error, so the
@@ -232,7 +232,7 @@ func TestGateAsks(t *testing.T) {
 	}
 	ctx = core.WithTurn(ctx, &core.Turn{Inbound: core.Inbound{Thread: core.Thread{Platform: "slack", Workspace: "T1", Channel: "CASK", ID: "200.1"}}, Approver: waiting})
 	before := w.writes.Load()
-	if _, _, err := w.s.Dispatch(ctx, "files__write_note", args); !errors.Is(err, context.Canceled) || w.writes.Load() != before {
+	if _, _, err := dispatch(ctx, w.s, "files__write_note", args); !errors.Is(err, context.Canceled) || w.writes.Load() != before {
 		t.Errorf("cancelled while asking: err = %v, writes %d -> %d; want context.Canceled and no write", err, before, w.writes.Load())
 	}
 }
@@ -301,7 +301,8 @@ func BenchmarkGate(b *testing.B) {
 	ctx := in("CREAD", nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		if v := s.verdict(s.skillOf(ctx), bd); v.Rule != skill.Allow {
+		sk, _ := s.skillOf(ctx)
+		if v := s.verdict(sk, bd); v.Rule != skill.Allow {
 			b.Fatal(v)
 		}
 	}
@@ -351,7 +352,7 @@ func (a *askedCalls) run(event string) (string, bool) {
 	ctx := core.WithToolCall(core.WithTurn(context.Background(), tr), "call_0")
 	done := make(chan string, 1)
 	go func() {
-		content, _, _ := a.w.s.Dispatch(ctx, "files__write_note", map[string]any{"path": "plan.md", "text": "v1"})
+		content, _, _ := dispatch(ctx, a.w.s, "files__write_note", map[string]any{"path": "plan.md", "text": "v1"})
 		done <- content
 	}()
 	select {
@@ -464,7 +465,7 @@ func TestChangingCallRunsOnce(t *testing.T) {
 	dispatch := func(ctx context.Context, event string) string {
 		tr := &core.Turn{Inbound: core.Inbound{Thread: th, User: "UALICE", EventID: event}, Reporter: coretest.NewRecorder()}
 		ctx = core.WithToolCall(core.WithTurn(ctx, tr), "call_0")
-		content, _, _ := w.s.Dispatch(ctx, "files__write_note", map[string]any{"path": "plan.md", "text": "v1"})
+		content, _, _ := dispatch(ctx, w.s, "files__write_note", map[string]any{"path": "plan.md", "text": "v1"})
 		return content
 	}
 	if out := dispatch(context.Background(), "E1"); out != "written" || w.writes.Load() != 1 {

@@ -69,7 +69,7 @@ func TestDispatchWhileRestarting(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(mcp.StateRestarting)
-	_, _, err := s.Dispatch(context.Background(), "chain__get_balance", map[string]any{"address": "0x1"})
+	_, _, err := dispatch(context.Background(), s, "chain__get_balance", map[string]any{"address": "0x1"})
 	if re, ok := errors.AsType[*RetryableError](err); !ok || !strings.Contains(re.InBand(), "is restarting, and the call never reached it") {
 		t.Errorf("Dispatch() while restarting = %v; want a RetryableError saying it never reached the restarting server", err)
 	}
@@ -80,7 +80,7 @@ func TestDispatchWhileRestarting(t *testing.T) {
 	tr := &core.Turn{Inbound: core.Inbound{Thread: th, User: "UALICE", EventID: "E1"}, Reporter: coretest.NewRecorder()}
 	swap := core.WithToolCall(core.WithTurn(context.Background(), tr), "call_0")
 	for range 2 { // the first attempt and the ladder's retry
-		_, _, err = s.Dispatch(swap, "chain__simulate_swap", nil)
+		_, _, err = dispatch(swap, s, "chain__simulate_swap", nil)
 		if re, ok := errors.AsType[*RetryableError](err); !ok || !strings.Contains(re.InBand(), "simulate_swap was not run: its server \"chain\" is restarting, and the call never reached it") {
 			t.Errorf("Dispatch(a write) while restarting = %v; want a RetryableError saying it was not run", err)
 		}
@@ -96,11 +96,11 @@ func TestDispatchWhileRestarting(t *testing.T) {
 	}
 	close(held)
 	wait(mcp.StateUp)
-	got, isErr, err := s.Dispatch(context.Background(), "chain__get_balance", map[string]any{"address": "0x1"})
+	got, isErr, err := dispatch(context.Background(), s, "chain__get_balance", map[string]any{"address": "0x1"})
 	if err != nil || isErr || got != "balance of 0x1: 12 PAX" {
 		t.Errorf("Dispatch() after restart = %q, %v, %v; want the balance", got, isErr, err)
 	}
-	if got, isErr, err := s.Dispatch(swap, "chain__simulate_swap", nil); err != nil || isErr || got != "would get 3 PAX" {
+	if got, isErr, err := dispatch(swap, s, "chain__simulate_swap", nil); err != nil || isErr || got != "would get 3 PAX" {
 		t.Errorf("Dispatch(a write) retried after restart = %q, %v, %v; want it run", got, isErr, err)
 	}
 }

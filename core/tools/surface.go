@@ -227,7 +227,12 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 // are wired. Escalate tools are never included. The result is cached per
 // skill until a server changes; callers must not modify it.
 func (s *Surface) Schemas(ctx context.Context) []llm.Tool {
-	sk := s.skillOf(ctx)
+	sk, ok := s.skillOf(ctx)
+	if !ok {
+		// Only what is advertised (neobot check lists it so): a call is
+		// decided by Dispatch, which refuses one made outside a turn.
+		sk = s.skills.For(core.Inbound{})
+	}
 	var gen uint64
 	if s.mgr != nil {
 		gen = s.mgr.Generation()

@@ -1,9 +1,14 @@
 package tools
 
 import (
+	"context"
+	"fmt"
+	"strings"
+
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/compact"
 	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/skill"
 )
 
 // Names of the synthetic functions.
@@ -70,4 +75,70 @@ func queryTool(name, description, query string) llm.Tool {
 			"query": map[string]any{"type": "string", "description": query},
 		},
 	})
+}
+
+// synthetic runs a synthetic function (route found it wired). Its
+// implementation learns whose call it is from the context (core.TurnFrom,
+// core.ToolCallFrom), set here from the call: the memory's scope, the
+// delegation's idempotency key and the executor's approvals come from it.
+func (s *Surface) synthetic(ctx context.Context, call core.ToolCall, sk *skill.Skill) (string, bool, error) {
+	ctx = core.WithToolCall(core.WithTurn(ctx, call.Turn()), call.ID())
+	args := call.Args()
+	switch name := call.Name(); name {
+	case core.CoreExecute:
+		if v := s.spendVerdict(sk); v.Rule != skill.Allow {
+			return s.refuse(call, sk, name, v), true, nil
+		}
+		return s.coreExecute(ctx, sk, args)
+	case MemoryRecall:
+		return s.memory(ctx, name, s.recall, args, "nothing found in memory")
+	case MemoryForget:
+		return s.memory(ctx, name, s.forget, args, "nothing was remembered about that, so nothing was forgotten")
+	case ReadResource:
+		return s.readResource(ctx, call, sk)
+	case HistorySearch:
+		if query, _ := args["query"].(string); strings.TrimSpace(query) == "" {
+			return HistorySearch + ` needs "query": the words or identifier to find.`, true, nil
+		}
+		return s.memory(ctx, name, s.history, args, "nothing in the archived part of this conversation matches that")
+	}
+	return unknownTool(call.Name()), true, nil
+}
+
+// coreExecute delegates the intent to the execution daemon, or to
+// neobot's own executor where the place may use a spend tool.
+func (s *Surface) coreExecute(ctx context.Context, sk *skill.Skill, args map[string]any) (string, bool, error) {
+	intent, _ := args["intent"].(string)
+	if strings.TrimSpace(intent) == "" {
+		return core.CoreExecute + ` needs "intent": a clear, self-contained description of the task.`, true, nil
+	}
+	run := s.delegate
+	if run == nil && s.offersExecute(sk) {
+		run = s.execute
+	}
+	if run == nil {
+		return "spending is not set up for this bot, so nothing that moves funds or needs a signature can be done here. " +
+			"Tell the user it is not set up.", true, nil
+	}
+	out, err := run(ctx, intent)
+	if err != nil {
+		// In-band, whatever the error: a money-moving call is never
+		// retried automatically.
+		return fmt.Sprintf("%s did not complete: %v", core.CoreExecute, err), true, nil
+	}
+	return out, false, nil
+}
+
+// memory runs memory_recall, memory_forget or history_search with the
+// call's query.
+func (s *Surface) memory(ctx context.Context, name string, fn func(context.Context, string) (string, error), args map[string]any, empty string) (string, bool, error) {
+	query, _ := args["query"].(string)
+	out, err := fn(ctx, strings.TrimSpace(query))
+	if err != nil {
+		return "", false, fmt.Errorf("tools: %s: %w", name, err)
+	}
+	if out == "" {
+		out = empty
+	}
+	return out, false, nil
 }
