@@ -51,7 +51,7 @@ func BenchmarkSpendClickToCall(b *testing.B) {
 	m := &mcp.Manifest{DID: "did:key:z", Servers: []mcp.ServerSpec{{Alias: "wallet", Transport: mcp.TransportInProcess, Version: "1.0.0", Tools: []string{"transfer"}}}}
 	var exec *execute.Executor
 	surface, err := tools.Spawn(context.Background(), tools.Options{Manifest: m, InProcess: map[string]*mcp.Server{"wallet": wallet}, Calls: db,
-		Execute: func(ctx context.Context, intent string) (string, error) { return exec.Run(ctx, intent) }})
+		Execute: tools.FromContext(func(ctx context.Context, intent string) (string, error) { return exec.Run(ctx, intent) })})
 	if err != nil {
 		b.Fatal(err)
 	}

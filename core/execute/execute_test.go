@@ -104,7 +104,7 @@ func newWorld(t *testing.T) *world {
 	var exec *Executor
 	w.surface, err = tools.Spawn(context.Background(), tools.Options{
 		Manifest: m, Skills: set, InProcess: map[string]*mcp.Server{"wallet": srv},
-		Execute: func(ctx context.Context, intent string) (string, error) { return exec.Run(ctx, intent) },
+		Execute: tools.FromContext(func(ctx context.Context, intent string) (string, error) { return exec.Run(ctx, intent) }),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -70,7 +70,7 @@ func newFilesWorld(t *testing.T, manifestExtra func(*mcp.Manifest)) *filesWorld 
 	w.s = spawn(t, Options{
 		Manifest: m, Skills: set, InProcess: map[string]*mcp.Server{"files": srv},
 		Logger: zerolog.New(w.logs),
-		Delegate: func(context.Context, string) (string, error) {
+		Delegate: func(context.Context, core.ToolCall, string) (string, error) {
 			w.spends.Add(1)
 			return "done", nil
 		},

@@ -46,7 +46,7 @@ func TestRoute(t *testing.T) {
 	if r := w.s.route("files__write_note"); r.b.alias != "files" || r.b.tool != "write_note" || r.b.effect != mcp.EffectWrite {
 		t.Errorf("route(files__write_note).b = %+v, want files/write_note, write", r.b)
 	}
-	wired := spawn(t, Options{Recall: func(context.Context, string) (string, error) { return "", nil }})
+	wired := spawn(t, Options{Recall: func(context.Context, core.ToolCall, string) (string, error) { return "", nil }})
 	if got := wired.route(MemoryRecall); got.kind != routeSynthetic {
 		t.Errorf("route(memory_recall) with Recall = %v, want synthetic", got.kind)
 	}

@@ -34,11 +34,11 @@ type Options struct {
 	Skills *skill.Set
 	// Delegate runs core_execute. Nil keeps core_execute advertised; it
 	// then answers that no execution daemon is configured.
-	Delegate func(ctx context.Context, intent string) (string, error)
+	Delegate Synthetic
 	// Execute runs core_execute with neobot's own executor when Delegate
 	// is nil. It is offered only in places whose skill may use at least
 	// one spend-class tool; with neither, core_execute is not offered.
-	Execute func(ctx context.Context, intent string) (string, error)
+	Execute Synthetic
 	// Calls records approved calls before they are made, so none is made
 	// twice under one approval (see core.CallLog). Nil keeps no record.
 	Calls core.CallLog
@@ -48,12 +48,12 @@ type Options struct {
 	// long as its process).
 	Run string
 	// Recall runs memory_recall. Nil hides memory_recall.
-	Recall func(ctx context.Context, query string) (string, error)
+	Recall Synthetic
 	// Forget runs memory_forget. Nil hides memory_forget.
-	Forget func(ctx context.Context, query string) (string, error)
+	Forget Synthetic
 	// History runs history_search over the thread's archived messages.
 	// Nil hides history_search.
-	History func(ctx context.Context, query string) (string, error)
+	History Synthetic
 	// Questions lets servers ask the person whose turn it is questions
 	// during a call (MCP elicitation), through the turn's approver; off,
 	// neobot declares no elicitation and servers cannot ask.
@@ -100,13 +100,13 @@ type Surface struct {
 	mgr         *mcp.Manager // nil without a manifest
 	did         string
 	patterns    []string
-	delegate    func(ctx context.Context, intent string) (string, error)
-	execute     func(ctx context.Context, intent string) (string, error)
+	delegate    Synthetic
+	execute     Synthetic
 	calls       core.CallLog
 	run         string // names this run in the calls log
-	recall      func(ctx context.Context, query string) (string, error)
-	forget      func(ctx context.Context, query string) (string, error)
-	history     func(ctx context.Context, query string) (string, error)
+	recall      Synthetic
+	forget      Synthetic
+	history     Synthetic
 	callTimeout time.Duration
 	byFunc      map[string]binding
 	funcOf      map[toolRef]string

@@ -79,8 +79,8 @@ func names(s *Surface) []string {
 }
 
 func TestSchemas(t *testing.T) {
-	recall := func(context.Context, string) (string, error) { return "", nil }
-	daemon := func(context.Context, string) (string, error) { return "", nil }
+	recall := func(context.Context, core.ToolCall, string) (string, error) { return "", nil }
+	daemon := func(context.Context, core.ToolCall, string) (string, error) { return "", nil }
 	tests := []struct {
 		name string
 		opts Options
@@ -114,7 +114,7 @@ func TestSchemas(t *testing.T) {
 // TestSchemasNoManifest: with a daemon core_execute is offered; with only
 // the executor and no spend tool to run, the model is not told of it.
 func TestSchemasNoManifest(t *testing.T) {
-	run := func(context.Context, string) (string, error) { return "", nil }
+	run := func(context.Context, core.ToolCall, string) (string, error) { return "", nil }
 	for _, tc := range []struct {
 		name string
 		opts Options
@@ -138,15 +138,15 @@ func TestDispatch(t *testing.T) {
 	var intents []string
 	s := spawn(t, Options{
 		CallTimeout: 50 * time.Millisecond,
-		Delegate: func(_ context.Context, intent string) (string, error) {
+		Delegate: func(_ context.Context, _ core.ToolCall, intent string) (string, error) {
 			intents = append(intents, intent)
 			if strings.Contains(intent, "fail") {
 				return "", errors.New("daemon said no")
 			}
 			return "done: " + intent, nil
 		},
-		Recall: func(_ context.Context, q string) (string, error) { return "you like " + q, nil },
-		Forget: func(_ context.Context, q string) (string, error) {
+		Recall: func(_ context.Context, _ core.ToolCall, q string) (string, error) { return "you like " + q, nil },
+		Forget: func(_ context.Context, _ core.ToolCall, q string) (string, error) {
 			if q == "" {
 				return "", nil
 			}
