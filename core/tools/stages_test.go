@@ -323,3 +323,12 @@ func TestDispatchWithoutTurn(t *testing.T) {
 		t.Errorf("SpendTools outside a turn = %v, want none", got)
 	}
 }
+
+// TestRetryableError: the error names the sentence and its cause, and
+// unwraps to the cause, which the ladder's logs and errors.Is read.
+func TestRetryableError(t *testing.T) {
+	err := error(&RetryableError{Text: "x was not run", Err: mcp.ErrNotSent})
+	if got := err.Error(); got != "tools: x was not run (the call was not sent)" || !errors.Is(err, mcp.ErrNotSent) {
+		t.Errorf("RetryableError = %q, unwraps to ErrNotSent %v", got, errors.Is(err, mcp.ErrNotSent))
+	}
+}
