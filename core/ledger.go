@@ -159,13 +159,29 @@ type SpendLedger interface {
 	SpendsSince(ctx context.Context, since time.Time) ([]Spend, error)
 }
 
-// CallLog records that an approved call with a side effect is being made,
-// before it is made, so that after a crash it is never made again under
-// the same approval. Both stores implement it.
+// CallLog records that a call with a side effect is being made, before
+// it is made, so that it is never made twice: not after a crash, not by a
+// retry. Both stores implement it.
 type CallLog interface {
-	// BeginCall records key as calling. fresh is false when key was
-	// begun before: the call may already have run.
-	BeginCall(ctx context.Context, key string) (fresh bool, err error)
+	// BeginCall records key as calling, begun by run (the run of neobot
+	// making the call: one process, from start to stop). When key was
+	// begun before, nothing is written and the entry as found comes back:
+	// the call may already have run.
+	BeginCall(ctx context.Context, key, run string) (Begun, error)
 	// EndCall records that the call with key returned.
 	EndCall(ctx context.Context, key string) error
+	// DropCall removes key's entry: the call certainly never reached the
+	// tool, so it may be made, and begun, again. An unknown key is not an
+	// error.
+	DropCall(ctx context.Context, key string) error
+}
+
+// Begun is what [CallLog.BeginCall] found under a key.
+type Begun struct {
+	// Fresh reports that key was not recorded: the call is begun now.
+	Fresh bool
+	// Run is the run that began the call. It differs from the run given
+	// to BeginCall when neobot stopped or restarted since the call began
+	// ("" for an entry written before runs were recorded).
+	Run string
 }

@@ -143,27 +143,47 @@ func spendNumber(id string) int {
 type callRecord struct {
 	Begun time.Time `json:"begun"`
 	Ended time.Time `json:"ended,omitzero"`
+	// Run is the run of neobot that began the call.
+	Run string `json:"run,omitempty"`
 }
 
-// BeginCall records key as calling; fresh is false when it was begun
-// before.
-func (db *DB) BeginCall(ctx context.Context, key string) (fresh bool, err error) {
-	raw, err := json.Marshal(callRecord{Begun: db.now()})
+// BeginCall records key as calling, begun by run; when key was begun
+// before, it returns the entry as found.
+func (db *DB) BeginCall(ctx context.Context, key, run string) (core.Begun, error) {
+	raw, err := json.Marshal(callRecord{Begun: db.now(), Run: run})
 	if err != nil {
-		return false, fmt.Errorf("store: begin call %s: %w", key, err)
+		return core.Begun{}, fmt.Errorf("store: begin call %s: %w", key, err)
 	}
+	var found core.Begun
 	err = db.write(ctx, func(tx *bolt.Tx) error {
+		found = core.Begun{}
 		b := tx.Bucket(bucketCalls)
-		if b.Get([]byte(key)) != nil {
+		if v := b.Get([]byte(key)); v != nil {
+			var rec callRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("decode call: %w", err)
+			}
+			found.Run = rec.Run
 			return nil
 		}
-		fresh = true
+		found = core.Begun{Fresh: true, Run: run}
 		return b.Put([]byte(key), raw)
 	})
 	if err != nil {
-		return false, fmt.Errorf("store: begin call %s: %w", key, err)
+		return core.Begun{}, fmt.Errorf("store: begin call %s: %w", key, err)
 	}
-	return fresh, nil
+	return found, nil
+}
+
+// DropCall removes key's entry: the call never reached its tool.
+func (db *DB) DropCall(ctx context.Context, key string) error {
+	err := db.write(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketCalls).Delete([]byte(key))
+	})
+	if err != nil {
+		return fmt.Errorf("store: drop call %s: %w", key, err)
+	}
+	return nil
 }
 
 // EndCall records that the call with key returned; an unknown key is

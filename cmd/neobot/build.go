@@ -153,8 +153,8 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		OAuth:       oauthOpts,
 		Manifest:    manifest,
 		Skills:      a.skills,
-		Recall:      a.cortex.RecallTool,
-		Forget:      a.cortex.ForgetTool,
+		Recall:      tools.FromContext(a.cortex.RecallTool),
+		Forget:      tools.FromContext(a.cortex.ForgetTool),
 		History:     agent.NewHistory(db).Search,
 		OnStatus:    m.tel.observeServer,
 		LookupEnv:   m.lookupEnv,
@@ -171,12 +171,12 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	// built first, the executor after, so core_execute reaches it late.
 	var exec *execute.Executor
 	if cfg.DaemonURL == "" {
-		topts.Execute = func(ctx context.Context, intent string) (string, error) {
+		topts.Execute = tools.FromContext(func(ctx context.Context, intent string) (string, error) {
 			if exec == nil { // a dry run: nothing is ever dispatched
 				return "", errors.New("no model to plan spends with")
 			}
 			return exec.Run(ctx, intent)
-		}
+		})
 	}
 	if cfg.DaemonURL != "" {
 		d, err := delegate.New(delegate.Options{
@@ -194,7 +194,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		if err != nil {
 			return nil, err
 		}
-		topts.Delegate = d.Run
+		topts.Delegate = tools.FromContext(d.Run)
 	}
 	a.surface, err = tools.Spawn(ctx, topts)
 	if err != nil {

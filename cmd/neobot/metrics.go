@@ -238,8 +238,9 @@ type meteredTools struct {
 }
 
 // Dispatch runs the call and counts it.
-func (m meteredTools) Dispatch(ctx context.Context, name string, args map[string]any) (string, bool, error) {
-	content, isError, err := m.Surface.Dispatch(ctx, name, args)
+func (m meteredTools) Dispatch(ctx context.Context, call core.ToolCall) (string, bool, error) {
+	content, isError, err := m.Surface.Dispatch(ctx, call)
+	name := call.Name()
 	server, result := m.Surface.Server(name), "ok"
 	switch {
 	case server == "":

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/execute"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/mcp"
@@ -50,7 +51,7 @@ func BenchmarkSpendClickToCall(b *testing.B) {
 	m := &mcp.Manifest{DID: "did:key:z", Servers: []mcp.ServerSpec{{Alias: "wallet", Transport: mcp.TransportInProcess, Version: "1.0.0", Tools: []string{"transfer"}}}}
 	var exec *execute.Executor
 	surface, err := tools.Spawn(context.Background(), tools.Options{Manifest: m, InProcess: map[string]*mcp.Server{"wallet": wallet}, Calls: db,
-		Execute: func(ctx context.Context, intent string) (string, error) { return exec.Run(ctx, intent) }})
+		Execute: tools.FromContext(func(ctx context.Context, intent string) (string, error) { return exec.Run(ctx, intent) })})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func BenchmarkSpendClickToCall(b *testing.B) {
 		ctx := core.WithToolCall(core.WithTurn(context.Background(), tr), "c1")
 		done := make(chan error, 1)
 		go func() {
-			_, isErr, err := surface.Dispatch(ctx, core.CoreExecute, map[string]any{"intent": "send 5 USDC to alice"})
+			_, isErr, err := surface.Dispatch(ctx, coretest.ToolCall(ctx, core.CoreExecute, map[string]any{"intent": "send 5 USDC to alice"}))
 			if err == nil && isErr {
 				err = fmt.Errorf("core_execute failed in-band")
 			}

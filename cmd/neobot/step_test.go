@@ -44,7 +44,7 @@ func (readTool) Schemas(context.Context) []llm.Tool {
 	return []llm.Tool{llm.NewFunctionTool("fs__read_file", "read a file", map[string]any{"type": "object"})}
 }
 
-func (readTool) Dispatch(context.Context, string, map[string]any) (string, bool, error) {
+func (readTool) Dispatch(context.Context, core.ToolCall) (string, bool, error) {
 	return strings.Repeat("file contents line\n", 50), false, nil
 }
 

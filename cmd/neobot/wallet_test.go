@@ -21,11 +21,13 @@ import (
 
 // walletEntry is one line of the wallet's log.
 type walletEntry struct {
-	Event string         `json:"event"` // begin, end, balance
+	Event string         `json:"event"` // start, begin, end, balance
 	Tool  string         `json:"tool"`
 	Args  map[string]any `json:"args,omitempty"`
 	// Key is the call's _meta idempotency_key.
 	Key string `json:"key,omitempty"`
+	// PID is the wallet's process ID, on its start line.
+	PID int `json:"pid,omitempty"`
 }
 
 // serveWallet serves the wallet on stdin/stdout until stdin ends; while
@@ -43,6 +45,10 @@ func serveWallet(logPath, hold, down string) int {
 	}
 	defer log.Close()
 	write := func(e walletEntry) error { return log.write(e) }
+	if err := write(walletEntry{Event: "start", PID: os.Getpid()}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	// pause holds a call inside the tool while the hold file exists.
 	pause := func() {
 		for hold != "" {
@@ -180,4 +186,26 @@ func total(m map[string]int) int {
 		n += c
 	}
 	return n
+}
+
+// started waits until the wallet has started n times and returns the
+// process ID of its n-th start.
+func (w *wallet) started(t testing.TB, ctx context.Context, n int) int {
+	t.Helper()
+	for {
+		var pids []int
+		for _, e := range w.entries(t) {
+			if e.Event == "start" {
+				pids = append(pids, e.PID)
+			}
+		}
+		if len(pids) >= n {
+			return pids[n-1]
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the wallet started %d times, want %d", len(pids), n)
+		case <-time.After(5 * time.Millisecond): // polling a file, not timing the bot
+		}
+	}
 }

@@ -21,11 +21,12 @@ type Model interface {
 	Chat(ctx context.Context, req llm.ChatRequest) (*llm.ChatResult, error)
 }
 
-// Toolbox is Neo's tool surface (*tools.Surface). Dispatch reports a tool's
-// own failure in-band (isError) and a failure to reach it as err.
+// Toolbox is Neo's tool surface (*tools.Surface). Dispatch runs one call
+// of the turn, which says whose call it is; it reports a tool's own
+// failure in-band (isError), and as err a failure the ladder may retry.
 type Toolbox interface {
 	Schemas(ctx context.Context) []llm.Tool
-	Dispatch(ctx context.Context, name string, args map[string]any) (content string, isError bool, err error)
+	Dispatch(ctx context.Context, call core.ToolCall) (content string, isError bool, err error)
 }
 
 // Transcript stores a thread's entries (*store.DB).

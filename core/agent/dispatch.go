@@ -173,11 +173,13 @@ func (tr *turn) dispatch(ctx context.Context, c llm.ToolCall) outcome {
 	if err != nil {
 		return outcome{failed: true, content: fmt.Sprintf("error: the arguments for %s are not a valid JSON object (%v). Call it again with a JSON object that matches its schema.", name, err)}
 	}
-	ctx = core.WithToolCall(ctx, c.ID)
+	call := tr.t.Call(c.ID, name, args)
 	for attempt := 1; ; attempt++ {
 		var files []core.ToolFile
 		fctx := core.WithFileSink(ctx, func(f core.ToolFile) { files = append(files, f) })
-		content, isError, err := a.opts.Tools.Dispatch(fctx, name, args)
+		// Every attempt is the same call: the surface made it only if it
+		// never reached its server before, or if it changes nothing.
+		content, isError, err := a.opts.Tools.Dispatch(fctx, call)
 		if err == nil {
 			if isError {
 				if !strings.HasPrefix(content, "error:") {

@@ -114,15 +114,17 @@ type fakeTools struct {
 
 func (f *fakeTools) Schemas(context.Context) []llm.Tool { return f.schemas }
 
-func (f *fakeTools) Dispatch(ctx context.Context, name string, args map[string]any) (string, bool, error) {
-	_, hasTurn := core.TurnFrom(ctx)
+func (f *fakeTools) Dispatch(ctx context.Context, call core.ToolCall) (string, bool, error) {
+	name, args := call.Name(), call.Args()
 	f.mu.Lock()
-	f.calls = append(f.calls, toolCall{Name: name, Args: args, CallID: core.ToolCallFrom(ctx), HasTurn: hasTurn})
+	f.calls = append(f.calls, toolCall{Name: name, Args: args, CallID: call.ID(), HasTurn: call.Turn() != nil})
 	f.mu.Unlock()
 	if f.fn == nil {
 		return "ok:" + name, false, nil
 	}
-	return f.fn(ctx, name, args)
+	// As the surface does for its synthetic tools: the call's turn and ID
+	// ride in the context of the implementation.
+	return f.fn(core.WithToolCall(core.WithTurn(ctx, call.Turn()), call.ID()), name, args)
 }
 
 func (f *fakeTools) recorded() []toolCall {

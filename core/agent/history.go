@@ -60,13 +60,13 @@ const (
 // ErrNoQuery is a history search without anything to look for.
 var ErrNoQuery = errors.New("agent: history search needs a query")
 
-// Search returns the archived messages of the turn's thread that best
-// match query, best first (the newest first among equals), each as the
-// lines around its matches; "" when none matches. ctx must carry the turn
-// (core.WithTurn), whose thread is the only one searched.
-func (h *History) Search(ctx context.Context, query string) (string, error) {
-	t, ok := core.TurnFrom(ctx)
-	if !ok {
+// Search returns the archived messages of the thread of call's turn that
+// best match query, best first (the newest first among equals), each as
+// the lines around its matches; "" when none matches. That thread is the
+// only one searched; a call without a turn searches nothing.
+func (h *History) Search(ctx context.Context, call core.ToolCall, query string) (string, error) {
+	t := call.Turn()
+	if t == nil {
 		return "", errors.New("agent: history search outside a turn")
 	}
 	q := parseQuery(query)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/compact"
+	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/llm/llmtest"
 )
@@ -45,7 +46,7 @@ func TestHistorySearch(t *testing.T) {
 		{"nowhere", nil, []string{"["}},
 	}
 	for _, tt := range tests {
-		got, err := h.Search(ctx, tt.query)
+		got, err := h.Search(ctx, coretest.ToolCall(ctx, "history_search", nil), tt.query)
 		if err != nil {
 			t.Fatalf("Search(%q) = %v", tt.query, err)
 		}
@@ -64,10 +65,10 @@ func TestHistorySearch(t *testing.T) {
 			}
 		}
 	}
-	if _, err := h.Search(ctx, "  "); !errors.Is(err, ErrNoQuery) {
+	if _, err := h.Search(ctx, coretest.ToolCall(ctx, "history_search", nil), "  "); !errors.Is(err, ErrNoQuery) {
 		t.Errorf("Search(blank) = %v, want ErrNoQuery", err)
 	}
-	if _, err := h.Search(context.Background(), "vault"); err == nil {
+	if _, err := h.Search(context.Background(), coretest.ToolCall(context.Background(), "history_search", nil), "vault"); err == nil {
 		t.Errorf("Search outside a turn = nil error, want one")
 	}
 }
@@ -93,7 +94,7 @@ func TestHistorySearchTokens(t *testing.T) {
 	h := NewHistory(tr)
 	ctx := core.WithTurn(context.Background(), &core.Turn{Inbound: inbound("E9", "find it")})
 	first := func(q string) string {
-		got, err := h.Search(ctx, q)
+		got, err := h.Search(ctx, coretest.ToolCall(ctx, "history_search", nil), q)
 		if err != nil {
 			t.Fatalf("Search(%q) = %v", q, err)
 		}
@@ -106,7 +107,7 @@ func TestHistorySearchTokens(t *testing.T) {
 	if got := first(`"batch 170"`); !strings.Contains(got, "AUDIT BATCH 170") {
 		t.Errorf(`Search("batch 170") first hit = %q, want batch 170`, got)
 	}
-	if got, _ := h.Search(ctx, `"batch 999"`); got != "" {
+	if got, _ := h.Search(ctx, coretest.ToolCall(ctx, "history_search", nil), `"batch 999"`); got != "" {
 		t.Errorf(`Search("batch 999") = %q, want nothing: a quoted phrase is required`, got)
 	}
 	if got := first("tx-5521"); !strings.Contains(got, "ledger entry TX-5521 settled 40 USDC") || !strings.Contains(got, "line five") {
@@ -140,14 +141,14 @@ func BenchmarkHistorySearch(b *testing.B) {
 	h := NewHistory(tr)
 	ctx := core.WithTurn(context.Background(), &core.Turn{Inbound: inbound("E9", "find it")})
 	queries := []string{"AUDIT BATCH 4242", "TX-131502", "settled 42 USDC", `"batch 77"`}
-	if _, err := h.Search(ctx, queries[0]); err != nil {
+	if _, err := h.Search(ctx, coretest.ToolCall(ctx, "history_search", nil), queries[0]); err != nil {
 		b.Fatal(err)
 	}
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
 		start := time.Now()
-		if _, err := h.Search(ctx, queries[i%len(queries)]); err != nil {
+		if _, err := h.Search(ctx, coretest.ToolCall(ctx, "history_search", nil), queries[i%len(queries)]); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))
@@ -272,7 +273,7 @@ func TestLongConversationBounded(t *testing.T) {
 			if i%20 != 0 {
 				continue
 			}
-			if got, err := hist.Search(ctx, id); err != nil || !strings.Contains(got, id) {
+			if got, err := hist.Search(ctx, coretest.ToolCall(ctx, "history_search", nil), id); err != nil || !strings.Contains(got, id) {
 				t.Errorf("history_search(%s) = %q, %v; want the archived message holding it", id, got, err)
 			}
 		}
@@ -317,7 +318,7 @@ func TestHistorySearchTwoThreads(t *testing.T) {
 	for i := range 64 {
 		th := threads[i%2]
 		wg.Go(func() {
-			got, err := h.Search(th.ctx, "invoice")
+			got, err := h.Search(th.ctx, coretest.ToolCall(th.ctx, "history_search", nil), "invoice")
 			if err != nil || !strings.Contains(got, th.own) || strings.Contains(got, th.other) {
 				t.Errorf("Search(invoice) = %q, %v; want %s and never %s", got, err, th.own, th.other)
 			}
@@ -330,10 +331,10 @@ func TestHistorySearchTwoThreads(t *testing.T) {
 	if err := tr.Compact(context.Background(), a, core.Summary{Text: "GOAL: x", UpTo: 199}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := h.Search(threads[0].ctx, "INV-AAAA-3"); !strings.Contains(got, "INV-AAAA-3") {
+	if got, _ := h.Search(threads[0].ctx, coretest.ToolCall(threads[0].ctx, "history_search", nil), "INV-AAAA-3"); !strings.Contains(got, "INV-AAAA-3") {
 		t.Errorf("after more was archived, Search = %q; want the new entry", got)
 	}
-	if got, _ := h.Search(threads[1].ctx, "INV-AAAA-3"); strings.Contains(got, "AAAA") {
+	if got, _ := h.Search(threads[1].ctx, coretest.ToolCall(threads[1].ctx, "history_search", nil), "INV-AAAA-3"); strings.Contains(got, "AAAA") {
 		t.Errorf("the other thread's Search = %q; want none of thread a's entries", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/llm/llmtest"
 )
@@ -98,7 +99,7 @@ func BenchmarkHistoryRecall(b *testing.B) {
 			}
 			asked++
 			start := time.Now()
-			got, err := hist.Search(ctx, q)
+			got, err := hist.Search(ctx, coretest.ToolCall(ctx, "history_search", nil), q)
 			if took := time.Since(start); asked == 1 {
 				cold = took // the first search indexes the archive
 			} else {

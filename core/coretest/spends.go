@@ -18,12 +18,12 @@ type Spends struct {
 	mu    sync.Mutex
 	byID  map[string]core.Spend
 	order []string
-	calls map[string]bool // key -> ended
+	calls map[string]callEntry
 }
 
 // NewSpends returns an empty Spends.
 func NewSpends() *Spends {
-	return &Spends{byID: map[string]core.Spend{}, calls: map[string]bool{}}
+	return &Spends{byID: map[string]core.Spend{}, calls: map[string]callEntry{}}
 }
 
 // PlanSpends stores calls unless the intent has some, and returns the
@@ -98,29 +98,42 @@ func (l *Spends) SpendsSince(ctx context.Context, since time.Time) ([]core.Spend
 	return out, nil
 }
 
-// BeginCall records key as calling; fresh is false when it was begun
-// before.
-func (l *Spends) BeginCall(ctx context.Context, key string) (bool, error) {
+// BeginCall records key as calling, begun by run; when key was begun
+// before, it returns the entry as found.
+func (l *Spends) BeginCall(ctx context.Context, key, run string) (core.Begun, error) {
 	if err := ctx.Err(); err != nil {
-		return false, err
+		return core.Begun{}, err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, ok := l.calls[key]; ok {
-		return false, nil
+	if c, ok := l.calls[key]; ok {
+		return core.Begun{Run: c.run}, nil
 	}
-	l.calls[key] = false
-	return true, nil
+	l.calls[key] = callEntry{run: run}
+	return core.Begun{Fresh: true, Run: run}, nil
+}
+
+// DropCall removes key's entry.
+func (l *Spends) DropCall(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.calls, key)
+	return nil
 }
 
 // EndCall records that the call with key returned.
 func (l *Spends) EndCall(ctx context.Context, key string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, ok := l.calls[key]; !ok {
+	c, ok := l.calls[key]
+	if !ok {
 		return fmt.Errorf("coretest: call %s: %w", key, core.ErrNotFound)
 	}
-	l.calls[key] = true
+	c.ended = true
+	l.calls[key] = c
 	return nil
 }
 
@@ -129,8 +142,8 @@ func (l *Spends) Calling() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []string
-	for k, ended := range l.calls {
-		if !ended {
+	for k, c := range l.calls {
+		if !c.ended {
 			out = append(out, k)
 		}
 	}
@@ -141,4 +154,10 @@ func (l *Spends) Calling() []string {
 func clone(s core.Spend) core.Spend {
 	s.Args = json.RawMessage(slices.Clone([]byte(s.Args)))
 	return s
+}
+
+// callEntry is one entry of the calls log.
+type callEntry struct {
+	run   string
+	ended bool
 }

@@ -111,7 +111,7 @@ func newWorldWith(t *testing.T, skills string, extra ...mcp.ServerTool) *world {
 	var exec *Executor
 	w.surface, err = tools.Spawn(context.Background(), tools.Options{
 		Manifest: m, Skills: set, InProcess: map[string]*mcp.Server{"wallet": srv},
-		Execute: func(ctx context.Context, intent string) (string, error) { return exec.Run(ctx, intent) },
+		Execute: tools.FromContext(func(ctx context.Context, intent string) (string, error) { return exec.Run(ctx, intent) }),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +157,7 @@ type result struct {
 func (w *world) execute(ctx context.Context, intent string) <-chan result {
 	done := make(chan result, 1)
 	go func() {
-		content, isError, err := w.surface.Dispatch(ctx, core.CoreExecute, map[string]any{"intent": intent})
+		content, isError, err := w.surface.Dispatch(ctx, coretest.ToolCall(ctx, core.CoreExecute, map[string]any{"intent": intent}))
 		if err != nil {
 			content, isError = err.Error(), true
 		}
@@ -354,7 +354,7 @@ func TestSpendToolUnreachable(t *testing.T) {
 			t.Fatal("wallet__transfer is offered to the model")
 		}
 	}
-	content, isError, _ := w.surface.Dispatch(ctx, "wallet__transfer", map[string]any{"amount": 5, "currency": "USDC", "recipient": "mallory"})
+	content, isError, _ := w.surface.Dispatch(ctx, coretest.ToolCall(ctx, "wallet__transfer", map[string]any{"amount": 5, "currency": "USDC", "recipient": "mallory"}))
 	if !isError || !strings.Contains(content, "cannot be called directly") || len(w.sent()) != 0 {
 		t.Errorf("direct call = %q, %v; want refused, nothing sent", content, isError)
 	}

@@ -31,6 +31,10 @@ var (
 	// start (it is retried with backoff) or was rejected for tool drift
 	// (it stays stopped until neobot restarts).
 	ErrServerDown = errors.New("server not running")
+	// ErrNeedsPermission reports a server that refused the call because
+	// neobot's grant lacks a scope it needs (HTTP 403 insufficient_scope):
+	// someone must authorize the wider grant.
+	ErrNeedsPermission = errors.New("server needs more permission")
 )
 
 // State is where a server is in its life.
@@ -527,11 +531,13 @@ func (m *Manager) Call(ctx context.Context, alias, tool string, args map[string]
 // ErrUnavailable while the server restarts (including when it dies during
 // this call), ErrServerDown when it failed or was rejected, or when
 // place's process did not start (with ErrNoPlace for the zero Place),
-// ctx's error when ctx ended, or another transport failure.
+// ctx's error when ctx ended, or another transport failure. ErrNotSent
+// accompanies every failure where the request certainly never left
+// neobot (see [NotSent]).
 func (m *Manager) CallIn(ctx context.Context, place Place, alias, tool string, args map[string]any) (Result, error) {
 	s := m.byAlias[alias]
 	if s == nil || !s.declared[tool] {
-		return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, ErrUnknownTool)
+		return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w)", alias, tool, ErrUnknownTool, ErrNotSent)
 	}
 	s.mu.RLock()
 	st, c, problem := s.state, s.conn, s.problem
@@ -541,7 +547,7 @@ func (m *Manager) CallIn(ctx context.Context, place Place, alias, tool string, a
 	case StateRestarting:
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w)", alias, tool, ErrUnavailable, ErrNotSent)
 	default:
-		return Result{}, fmt.Errorf("mcp: call %s/%s: %w: %s", alias, tool, ErrServerDown, problem)
+		return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w): %s", alias, tool, ErrServerDown, ErrNotSent, problem)
 	}
 	if s.spec.Auth == AuthPerUser {
 		if err := m.connected(ctx, s, place); err != nil {
@@ -554,10 +560,14 @@ func (m *Manager) CallIn(ctx context.Context, place Place, alias, tool string, a
 			if ctx.Err() != nil {
 				return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, err)
 			}
-			return Result{}, fmt.Errorf("mcp: call %s/%s: %w: %w", alias, tool, ErrServerDown, err)
+			return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w): %w", alias, tool, ErrServerDown, ErrNotSent, err)
 		}
 		defer s.pool.release(pr)
 		c = pr.conn
+	}
+	if c.dead() {
+		// Lost, and not yet marked restarting by its supervisor.
+		return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w)", alias, tool, ErrUnavailable, ErrNotSent)
 	}
 	if args == nil {
 		args = map[string]any{} // a nil map would go out as "arguments": null, which servers refuse
@@ -586,6 +596,9 @@ func (m *Manager) CallIn(ctx context.Context, place Place, alias, tool string, a
 	if errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed) {
 		if s.spec.Transport != TransportInProcess {
 			c.markLost()
+			if notSent(err) {
+				return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w): %v", alias, tool, ErrUnavailable, ErrNotSent, err)
+			}
 			return Result{}, fmt.Errorf("mcp: call %s/%s: %w: %v", alias, tool, ErrUnavailable, err)
 		}
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, err)

@@ -44,10 +44,11 @@ func (s *Surface) Logout(ctx context.Context, alias, user string) error {
 // model is told. The link goes only where no one else sees it: a private
 // notice, or the thread itself when the place is the person's alone (a
 // direct message, the web). Anywhere else it is not sent at all.
-func (s *Surface) offerConnect(ctx context.Context, name string, ce *mcp.ConnectError) string {
+func (s *Surface) offerConnect(ctx context.Context, call core.ToolCall, ce *mcp.ConnectError) string {
+	name := call.Name()
 	text := fmt.Sprintf("To let Neo use %s on your behalf, connect your account (this link is for you alone; it works once, for 15 minutes): %s", ce.Alias, ce.URL)
 	sent := false
-	if t, ok := core.TurnFrom(ctx); ok && t.Reporter != nil {
+	if t := call.Turn(); t != nil && t.Reporter != nil {
 		if p, ok := t.Reporter.(core.PrivateNoticer); ok {
 			sent = p.PrivateNotice(ctx, t.Inbound.User, text) == nil
 		} else if Personal(t.Inbound) {

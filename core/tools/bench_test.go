@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/mcp"
 )
 
@@ -61,7 +62,7 @@ func benchDispatch(b *testing.B, s *Surface) {
 	b.ResetTimer()
 	for range b.N {
 		t := time.Now()
-		if _, isErr, err := s.Dispatch(ctx, "chain__get_balance", args); err != nil || isErr {
+		if _, isErr, err := dispatch(ctx, s, "chain__get_balance", args); err != nil || isErr {
 			b.Fatal(err, isErr)
 		}
 		lat = append(lat, time.Since(t))
@@ -101,7 +102,7 @@ func BenchmarkCallContext(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			for range b.N {
-				cctx, cancel := s.callContext(ctx, binding{})
+				cctx, cancel := s.callContext(ctx, core.ToolCall{}, binding{})
 				_ = cctx.Err()
 				cancel()
 			}

@@ -38,7 +38,8 @@ const restartNote = "Cancelled — neobot restarted while waiting for this answe
 // callOf is what the surface knows of a tool call in flight, for the
 // questions its server asks.
 type callOf struct {
-	b binding
+	call core.ToolCall
+	b    binding
 	// asked counts the questions asked so far in the call: the n-th
 	// question of a call made again after a restart finds the n-th of
 	// the first attempt.
@@ -58,11 +59,10 @@ func callFrom(ctx context.Context) *callOf {
 	return c
 }
 
-// questionReq is the gate request for the n-th question of the call of
-// ctx's turn to b, without its question and form (which place-bound
-// bindings leave out).
-func questionReq(ctx context.Context, t *core.Turn, b binding, n int64) core.GateRequest {
-	callID := core.ToolCallFrom(ctx)
+// questionReq is the gate request for the n-th question of call, to b,
+// without its question and form (which place-bound bindings leave out).
+func questionReq(call core.ToolCall, b binding, n int64) core.GateRequest {
+	t, callID := call.Turn(), call.ID()
 	return core.GateRequest{
 		IntentID: "elicit:" + b.alias + "/" + b.tool, NodeID: t.Inbound.EventID + "/" + callID + "/" + strconv.FormatInt(n, 10),
 		CallID: callID, Thread: t.Inbound.Thread, Requester: t.Inbound.User, Form: &core.Form{},
@@ -81,17 +81,17 @@ func (s *Surface) elicitFunc() mcp.ElicitFunc {
 // elicit asks the person whose turn it is a server's question.
 func (s *Surface) elicit(ctx context.Context, e mcp.Elicitation) (mcp.ElicitResult, error) {
 	cancel := mcp.ElicitResult{Action: mcp.ElicitCancel}
-	t, inTurn := core.TurnFrom(ctx)
 	c := callFrom(ctx)
-	if !inTurn || t.Approver == nil || c == nil {
+	if c == nil || c.call.Turn() == nil || c.call.Turn().Approver == nil {
 		return cancel, nil // nobody to ask
 	}
+	t := c.call.Turn()
 	form, err := core.ParseForm(e.Schema)
 	if err != nil {
 		s.gate.log.Warn().Err(err).Str("server", e.Server).Msg("tools: a server's question was cancelled: its form cannot be shown")
 		return cancel, nil
 	}
-	req := questionReq(ctx, t, c.b, c.asked.Add(1))
+	req := questionReq(c.call, c.b, c.asked.Add(1))
 	req.Form, req.TTL = form, s.questionTimeout
 	req.Question = fmt.Sprintf("%s/%s asks:\n>%s", c.b.alias, c.b.tool, inertQuote(e.Message))
 	if c.timer != nil {
@@ -125,13 +125,13 @@ func inertQuote(s string) string {
 // made again. It closes the questions still shown, saying why, and
 // returns the in-band result for the model; ok is false when the call may
 // go ahead.
-func (s *Surface) lostQuestion(ctx context.Context, name string, b binding) (result string, ok bool) {
-	t, inTurn := core.TurnFrom(ctx)
-	if !s.questions || !inTurn || !t.Resumed || t.Approver == nil || b.effect == mcp.EffectNone || b.effect == mcp.EffectRead {
+func (s *Surface) lostQuestion(ctx context.Context, call core.ToolCall, b binding) (result string, ok bool) {
+	t := call.Turn()
+	if !s.questions || t == nil || !t.Resumed || t.Approver == nil || !changes(b) {
 		return "", false
 	}
 	for n := int64(1); ; n++ {
-		req := questionReq(ctx, t, b, n)
+		req := questionReq(call, b, n)
 		req.Note = restartNote
 		if _, err := t.Approver(ctx, req); err != nil {
 			if n == 1 {
@@ -141,7 +141,7 @@ func (s *Surface) lostQuestion(ctx context.Context, name string, b binding) (res
 		}
 	}
 	return fmt.Sprintf("%s was not run again: it was waiting for the user's answer to its server's question when neobot restarted, and the call ended with it. "+
-		"Its outcome is unknown. Tell the user; call it again only if they ask.", name), true
+		"Its outcome is unknown. Tell the user; call it again only if they ask.", call.Name()), true
 }
 
 // pausable is a call's deadline that stops running while a person answers
@@ -221,10 +221,10 @@ func (c *deadlineCtx) Value(key any) any { return c.Context.Value(key) }
 
 // callContext bounds a call to b by the call timeout; where servers may
 // ask questions, the timeout pauses while one waits for its answer.
-func (s *Surface) callContext(ctx context.Context, b binding) (context.Context, context.CancelFunc) {
+func (s *Surface) callContext(ctx context.Context, call core.ToolCall, b binding) (context.Context, context.CancelFunc) {
 	if !s.questions {
 		return context.WithTimeout(ctx, s.callTimeout)
 	}
 	cctx, timer, cancel := withPausableTimeout(ctx, s.callTimeout)
-	return withCall(cctx, &callOf{b: b, timer: timer}), cancel
+	return withCall(cctx, &callOf{call: call, b: b, timer: timer}), cancel
 }

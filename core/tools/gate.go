@@ -38,13 +38,15 @@ func newGate(log zerolog.Logger) gate {
 	return gate{log: log, logged: newBounded(), granted: newBounded()}
 }
 
-// skillOf returns the skill of ctx's turn's place; outside a turn, the
-// default skill.
-func (s *Surface) skillOf(ctx context.Context) *skill.Skill {
-	if t, ok := core.TurnFrom(ctx); ok {
-		return s.skills.For(t.Inbound)
+// skillOf returns the skill of the place of ctx's turn, for callers that
+// learn the turn from the context (the executor's spend tools); outside a
+// turn, ok is false and nothing may be done: no place's skill is assumed.
+func (s *Surface) skillOf(ctx context.Context) (sk *skill.Skill, ok bool) {
+	t, ok := core.TurnFrom(ctx)
+	if !ok {
+		return nil, false
 	}
-	return s.skills.For(core.Inbound{})
+	return s.skills.For(t.Inbound), true
 }
 
 // verdict decides a call of the MCP tool b in a place with skill sk: the
@@ -72,9 +74,9 @@ func (s *Surface) spendVerdict(sk *skill.Skill) skill.Verdict {
 
 // refuse is the in-band answer to a refused call, logged once per thread,
 // skill and tool.
-func (s *Surface) refuse(ctx context.Context, sk *skill.Skill, name, uri string, v skill.Verdict) (string, bool, error) {
+func (s *Surface) refuse(call core.ToolCall, sk *skill.Skill, uri string, v skill.Verdict) string {
 	thread := ""
-	if t, ok := core.TurnFrom(ctx); ok {
+	if t := call.Turn(); t != nil {
 		thread = t.Inbound.Thread.Key()
 	}
 	s.gate.mu.Lock()
@@ -83,7 +85,7 @@ func (s *Surface) refuse(ctx context.Context, sk *skill.Skill, name, uri string,
 	if first {
 		s.gate.log.Warn().Str("thread", thread).Str("skill", sk.Name).Str("tool", uri).Str("rule", v.Reason).Msg("tools: call refused by the capability gate")
 	}
-	return fmt.Sprintf("%s was refused before it ran: %s. It is not available here; do not call it again, and tell the user if it matters.", name, v.Reason), true, nil
+	return fmt.Sprintf("%s was refused before it ran: %s. It is not available here; do not call it again, and tell the user if it matters.", call.Name(), v.Reason)
 }
 
 // approve puts an asked call to a person through the turn's approver.
@@ -91,9 +93,9 @@ func (s *Surface) refuse(ctx context.Context, sk *skill.Skill, name, uri string,
 // the model. An error means ctx ended while waiting: the turn was stopped
 // or the process is shutting down, and a resumed turn asks again (the
 // same gate, found by its binding, so a click after a restart counts).
-func (s *Surface) approve(ctx context.Context, sk *skill.Skill, name string, b binding, args map[string]any) (ok bool, refusal string, err error) {
-	t, inTurn := core.TurnFrom(ctx)
-	if !inTurn || t.Approver == nil {
+func (s *Surface) approve(ctx context.Context, call core.ToolCall, sk *skill.Skill, b binding) (ok bool, refusal string, err error) {
+	name, args, t := call.Name(), call.Args(), call.Turn()
+	if t == nil || t.Approver == nil {
 		return false, fmt.Sprintf("%s was not run: %s, and nobody can approve calls here. Tell the user it needs an approver.", name, s.verdict(sk, b).Reason), nil
 	}
 	grant := t.Inbound.Thread.Key() + "\x00" + b.uriText
@@ -108,7 +110,7 @@ func (s *Surface) approve(ctx context.Context, sk *skill.Skill, name string, b b
 		options = append(options, AllowForThread)
 	}
 	options = append(options, DenyCall)
-	callID := core.ToolCallFrom(ctx)
+	callID := call.ID()
 	// The decision is bound to this turn's message as well as the call:
 	// call IDs come from the model, and one reused in a later turn must
 	// be asked again, not find the earlier "Allow once".

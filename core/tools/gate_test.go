@@ -71,7 +71,7 @@ func newFilesWorld(t *testing.T, manifestExtra func(*mcp.Manifest)) *filesWorld 
 	w.s = spawn(t, Options{
 		Manifest: m, Skills: set, InProcess: map[string]*mcp.Server{"files": srv},
 		Logger: zerolog.New(w.logs),
-		Delegate: func(context.Context, string) (string, error) {
+		Delegate: func(context.Context, core.ToolCall, string) (string, error) {
 			w.spends.Add(1)
 			return "done", nil
 		},
@@ -125,7 +125,7 @@ func TestGateRefusesBeforeAnySideEffect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			content, isError, err := w.s.Dispatch(in(tt.channel, nil), tt.fn, map[string]any{"intent": "pay 5"})
+			content, isError, err := dispatch(in(tt.channel, nil), w.s, tt.fn, map[string]any{"intent": "pay 5"})
 			if err != nil || !isError || !strings.Contains(content, tt.want) || !strings.Contains(content, "refused before it ran") {
 				t.Errorf("Dispatch(%s in %s) = %q, %v, %v; want an in-band refusal naming %q", tt.fn, tt.channel, content, isError, err, tt.want)
 			}
@@ -135,14 +135,14 @@ func TestGateRefusesBeforeAnySideEffect(t *testing.T) {
 		t.Errorf("a refused call ran: %d writes, %d spends", w.writes.Load(), w.spends.Load())
 	}
 	// The same call in a writing channel runs.
-	if content, isError, err := w.s.Dispatch(in("CWRITE", nil), "files__write_note", nil); err != nil || isError || content != "written" {
+	if content, isError, err := dispatch(in("CWRITE", nil), w.s, "files__write_note", nil); err != nil || isError || content != "written" {
 		t.Errorf("write in the writing channel = %q, %v, %v", content, isError, err)
 	}
-	if out, _, _ := w.s.Dispatch(in("CWRITE", nil), core.CoreExecute, map[string]any{"intent": "pay 5"}); out != "done" || w.spends.Load() != 1 {
+	if out, _, _ := dispatch(in("CWRITE", nil), w.s, core.CoreExecute, map[string]any{"intent": "pay 5"}); out != "done" || w.spends.Load() != 1 {
 		t.Errorf("core_execute in a spending skill = %q (%d spends)", out, w.spends.Load())
 	}
 	// Logged once per thread, skill and tool, however often refused.
-	_, _, _ = w.s.Dispatch(in("CREAD", nil), "files__write_note", nil)
+	_, _, _ = dispatch(in("CREAD", nil), w.s, "files__write_note", nil)
 	if n := strings.Count(w.logs.String(), "files/write_note@1.0.0"); n != 1 {
 		t.Errorf("refusal of write_note logged %d times, want once:\n%s", n, w.logs)
 	}
@@ -157,11 +157,11 @@ func TestGateManifestBound(t *testing.T) {
 	if got := fnNames(w.s, in("CWRITE", nil)); !slices.Equal(got, []string{"files__read_note"}) {
 		t.Errorf("schemas = %v, want only the read tool: writes, external calls and spends are outside the manifest's bound", got)
 	}
-	content, isError, _ := w.s.Dispatch(in("CWRITE", nil), "files__write_note", nil)
+	content, isError, _ := dispatch(in("CWRITE", nil), w.s, "files__write_note", nil)
 	if !isError || !strings.Contains(content, "allowed_side_effects does not include write") || w.writes.Load() != 0 {
 		t.Errorf("write outside the manifest's bound = %q, %v (%d writes)", content, isError, w.writes.Load())
 	}
-	if content, _, _ := w.s.Dispatch(in("CWRITE", nil), core.CoreExecute, map[string]any{"intent": "x"}); !strings.Contains(content, "does not include spend") || w.spends.Load() != 0 {
+	if content, _, _ := dispatch(in("CWRITE", nil), w.s, core.CoreExecute, map[string]any{"intent": "x"}); !strings.Contains(content, "does not include spend") || w.spends.Load() != 0 {
 		t.Errorf("core_execute outside the bound = %q", content)
 	}
 }
@@ -183,7 +183,7 @@ func TestGateAsks(t *testing.T) {
 	args := map[string]any{"path": "plan.md", "text": "ship it"}
 
 	deny := &approver{answer: core.GateAnswer{Answer: DenyCall, By: "UCAROL"}}
-	content, isError, err := w.s.Dispatch(in("CASK", deny.ask), "files__write_note", args)
+	content, isError, err := dispatch(in("CASK", deny.ask), w.s, "files__write_note", args)
 	if err != nil || !isError || !strings.Contains(content, "<@UCAROL> denied it") || w.writes.Load() != 0 {
 		t.Fatalf("denied write = %q, %v, %v (%d writes)", content, isError, err, w.writes.Load())
 	}
@@ -195,7 +195,7 @@ func TestGateAsks(t *testing.T) {
 
 	once := &approver{answer: core.GateAnswer{Approved: true, Answer: AllowOnce, By: "UCAROL"}}
 	for i := 1; i <= 2; i++ {
-		if content, isError, err := w.s.Dispatch(in("CASK", once.ask), "files__write_note", args); err != nil || isError || content != "written" {
+		if content, isError, err := dispatch(in("CASK", once.ask), w.s, "files__write_note", args); err != nil || isError || content != "written" {
 			t.Fatalf("allowed write = %q, %v, %v", content, isError, err)
 		}
 	}
@@ -205,7 +205,7 @@ func TestGateAsks(t *testing.T) {
 
 	thread := &approver{answer: core.GateAnswer{Approved: true, Answer: AllowForThread, By: "UCAROL"}}
 	for range 3 {
-		if _, isError, _ := w.s.Dispatch(in("CASK", thread.ask), "files__write_note", args); isError {
+		if _, isError, _ := dispatch(in("CASK", thread.ask), w.s, "files__write_note", args); isError {
 			t.Fatal("write allowed for the thread was refused")
 		}
 	}
@@ -214,13 +214,13 @@ func TestGateAsks(t *testing.T) {
 	}
 
 	oneoff := &approver{answer: core.GateAnswer{Approved: true, Answer: AllowOnce, By: "UCAROL"}}
-	_, _, _ = w.s.Dispatch(in("CONCE", oneoff.ask), "files__write_note", args)
+	_, _, _ = dispatch(in("CONCE", oneoff.ask), w.s, "files__write_note", args)
 	if !slices.Equal(oneoff.asked[0].Options, []string{AllowOnce, DenyCall}) {
 		t.Errorf("a skill without allow_for_thread offers %v", oneoff.asked[0].Options)
 	}
 
 	// Nobody to ask: refused, not run.
-	if content, isError, _ := w.s.Dispatch(in("CASK", nil), "files__write_note", args); !isError || !strings.Contains(content, "nobody can approve") {
+	if content, isError, _ := dispatch(in("CASK", nil), w.s, "files__write_note", args); !isError || !strings.Contains(content, "nobody can approve") {
 		t.Errorf("asked call without an approver = %q, %v", content, isError)
 	}
 	// The turn ends while waiting (shutdown, stop): an error, so the
@@ -233,7 +233,7 @@ func TestGateAsks(t *testing.T) {
 	}
 	ctx = core.WithTurn(ctx, &core.Turn{Inbound: core.Inbound{Thread: core.Thread{Platform: "slack", Workspace: "T1", Channel: "CASK", ID: "200.1"}}, Approver: waiting})
 	before := w.writes.Load()
-	if _, _, err := w.s.Dispatch(ctx, "files__write_note", args); !errors.Is(err, context.Canceled) || w.writes.Load() != before {
+	if _, _, err := dispatch(ctx, w.s, "files__write_note", args); !errors.Is(err, context.Canceled) || w.writes.Load() != before {
 		t.Errorf("cancelled while asking: err = %v, writes %d -> %d; want context.Canceled and no write", err, before, w.writes.Load())
 	}
 }
@@ -302,7 +302,8 @@ func BenchmarkGate(b *testing.B) {
 	ctx := in("CREAD", nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		if v := s.verdict(s.skillOf(ctx), bd); v.Rule != skill.Allow {
+		sk, _ := s.skillOf(ctx)
+		if v := s.verdict(sk, bd); v.Rule != skill.Allow {
 			b.Fatal(v)
 		}
 	}
@@ -352,7 +353,7 @@ func (a *askedCalls) run(event string) (string, bool) {
 	ctx := core.WithToolCall(core.WithTurn(context.Background(), tr), "call_0")
 	done := make(chan string, 1)
 	go func() {
-		content, _, _ := a.w.s.Dispatch(ctx, "files__write_note", map[string]any{"path": "plan.md", "text": "v1"})
+		content, _, _ := dispatch(ctx, a.w.s, "files__write_note", map[string]any{"path": "plan.md", "text": "v1"})
 		done <- content
 	}()
 	select {
@@ -384,9 +385,11 @@ func TestAskedCallIsNotReused(t *testing.T) {
 }
 
 // TestAskedCallRunsOnce: with the calls log, "Allow once" is once even
-// across a crash. The same call dispatched again for the same message (a
-// turn resumed after neobot was killed while the tool ran) is not run
-// again: its outcome is unknown, the model and the thread are told; the
+// across a crash. The same call dispatched again for the same message by
+// a later run of neobot (a turn resumed after neobot was killed while the
+// tool ran) is not run again: its outcome is unknown, the model and the
+// thread are told neobot stopped; dispatched again by the same run, it is
+// not run either, and nobody hears of a stop that did not happen. The
 // user asking again in a later message is asked again.
 func TestAskedCallRunsOnce(t *testing.T) {
 	calls := coretest.NewSpends()
@@ -397,11 +400,16 @@ func TestAskedCallRunsOnce(t *testing.T) {
 		t.Fatalf("first call: %q, asked %v, %d writes", out, asked, w.writes.Load())
 	}
 	out, asked := a.run("E1")
-	if asked || w.writes.Load() != 1 || !strings.Contains(out, "its outcome is unknown. It was not run again") {
-		t.Errorf("the same call resumed: %q, asked %v, %d writes; want no new question, no second write, an unknown outcome", out, asked, w.writes.Load())
+	if asked || w.writes.Load() != 1 || !strings.Contains(out, "was already approved and started for this message: its outcome is unknown. It was not run again") || strings.Contains(out, "neobot stopped") {
+		t.Errorf("the same call again, same run: %q, asked %v, %d writes; want no new question, no second write, an unknown outcome, no stop", out, asked, w.writes.Load())
 	}
-	if n := a.rec.Notices(); len(n) != 1 || !strings.Contains(n[0], "files/write_note was approved and started") {
-		t.Errorf("notices = %q, want the thread told the outcome is unknown", n)
+	w.s.run = "after a restart"
+	out, asked = a.run("E1")
+	if asked || w.writes.Load() != 1 || !strings.Contains(out, "lost when neobot stopped: its outcome is unknown. It was not run again") {
+		t.Errorf("the same call resumed after a restart: %q, asked %v, %d writes; want no new question, no second write, an unknown outcome", out, asked, w.writes.Load())
+	}
+	if n := a.rec.Notices(); len(n) != 2 || strings.Contains(n[0], "neobot stopped") || !strings.Contains(n[1], "files/write_note was approved and started, but neobot stopped") {
+		t.Errorf("notices = %q, want the thread told the outcome is unknown, and of a stop only after the restart", n)
 	}
 	if out, asked := a.run("E2"); !asked || out != "written" || w.writes.Load() != 2 {
 		t.Errorf("asked again in a later message: %q, asked %v, %d writes; want a new question and one more write", out, asked, w.writes.Load())
@@ -478,7 +486,7 @@ func TestChangingCallRunsOnce(t *testing.T) {
 	dispatch := func(ctx context.Context, event string) string {
 		tr := &core.Turn{Inbound: core.Inbound{Thread: th, User: "UALICE", EventID: event}, Reporter: coretest.NewRecorder()}
 		ctx = core.WithToolCall(core.WithTurn(ctx, tr), "call_0")
-		content, _, _ := w.s.Dispatch(ctx, "files__write_note", map[string]any{"path": "plan.md", "text": "v1"})
+		content, _, _ := dispatch(ctx, w.s, "files__write_note", map[string]any{"path": "plan.md", "text": "v1"})
 		return content
 	}
 	if out := dispatch(context.Background(), "E1"); out != "written" || w.writes.Load() != 1 {
@@ -488,12 +496,12 @@ func TestChangingCallRunsOnce(t *testing.T) {
 		t.Errorf("the same call again (a resumed turn): %q, %d writes; want no second write, an unknown outcome", out, w.writes.Load())
 	}
 
-	// Killed while it ran: begun, never ended.
+	// Killed while it ran: begun by an earlier run, never ended.
 	key := core.Thread.Key(th) + "\x1fE2\x1fcall_0"
-	if fresh, err := calls.BeginCall(context.Background(), key); err != nil || !fresh {
-		t.Fatalf("BeginCall = %v, %v", fresh, err)
+	if got, err := calls.BeginCall(context.Background(), key, "before the crash"); err != nil || !got.Fresh {
+		t.Fatalf("BeginCall = %+v, %v", got, err)
 	}
-	if out := dispatch(context.Background(), "E2"); w.writes.Load() != 1 || !strings.Contains(out, "outcome is unknown") {
+	if out := dispatch(context.Background(), "E2"); w.writes.Load() != 1 || !strings.Contains(out, "lost when neobot stopped: its outcome is unknown") {
 		t.Errorf("a call begun before a crash: %q, %d writes; want it not made", out, w.writes.Load())
 	}
 

@@ -1,20 +1,13 @@
 package tools
 
 import (
-	"context"
-
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/mcp"
 )
 
-// placeOf returns where ctx's turn is, for a server that runs one process
-// per place (see mcp.Place); the zero Place outside a turn.
-func placeOf(ctx context.Context) mcp.Place {
-	t, ok := core.TurnFrom(ctx)
-	if !ok {
-		return mcp.Place{}
-	}
-	in := t.Inbound
+// placeOf returns where in was said, for a server that runs one process
+// per place (see mcp.Place).
+func placeOf(in core.Inbound) mcp.Place {
 	return mcp.Place{
 		Platform: in.Thread.Platform, Workspace: in.Thread.Workspace, User: in.User,
 		Personal: Personal(in),

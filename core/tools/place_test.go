@@ -46,7 +46,7 @@ func TestDispatchInThePlaceOfTheTurn(t *testing.T) {
 		{"crafted web user", webUser("../../etc"), "web.web._2E_2E_2F_2E_2E_2Fetc"},
 	}
 	for _, tt := range tests {
-		got, isErr, err := s.Dispatch(turn(tt.in), "chain__where", nil)
+		got, isErr, err := dispatch(turn(tt.in), s, "chain__where", nil)
 		if err != nil || isErr || got != tt.want {
 			t.Errorf("Dispatch(where) in %s = %q, %v, %v; want %q", tt.name, got, isErr, err, tt.want)
 		}
@@ -58,7 +58,8 @@ func TestDispatchInThePlaceOfTheTurn(t *testing.T) {
 	if err := s.Describe(&b); err != nil || !strings.Contains(b.String(), "chain (stdio, 0.3.0): up, one process per place (at most 8 at once, each stopped after 10m0s idle)") {
 		t.Errorf("Describe() = %q, %v; want the server described as running per place", b.String(), err)
 	}
-	if got, isErr, err := s.Dispatch(context.Background(), "chain__where", nil); err != nil || !isErr {
+	var none *core.Turn
+	if got, isErr, err := s.Dispatch(context.Background(), none.Call("call_1", "chain__where", nil)); err != nil || !isErr || !strings.Contains(got, "not made in a conversation") {
 		t.Errorf("Dispatch(where) outside a turn = %q, %v, %v; want an in-band refusal", got, isErr, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/skill"
@@ -53,7 +54,8 @@ func (s *Surface) readableServers(sk *skill.Skill) []string {
 // readResource serves read_resource: the server must be one the place may
 // read; the resource's text comes back for the model, and its pictures
 // and files go to the thread like a tool's.
-func (s *Surface) readResource(ctx context.Context, sk *skill.Skill, args map[string]any) (string, bool, error) {
+func (s *Surface) readResource(ctx context.Context, call core.ToolCall, sk *skill.Skill) (string, bool, error) {
+	args := call.Args()
 	alias, _ := args["server"].(string)
 	uri, _ := args["uri"].(string)
 	if alias == "" || strings.TrimSpace(uri) == "" {
@@ -68,7 +70,7 @@ func (s *Surface) readResource(ctx context.Context, sk *skill.Skill, args map[st
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	res, err := s.mgr.ReadResource(callCtx, placeOf(ctx), alias, uri)
+	res, err := s.mgr.ReadResource(callCtx, placeOf(call.Turn().Inbound), alias, uri)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:

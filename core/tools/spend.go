@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/skill"
 )
@@ -59,8 +60,8 @@ func (s *Surface) HasSpendTools() bool {
 // may use, of the servers that are up, sorted by function name: nothing
 // where its skill may not spend.
 func (s *Surface) SpendTools(ctx context.Context) []SpendTool {
-	sk := s.skillOf(ctx)
-	if s.mgr == nil || s.spendVerdict(sk).Rule != skill.Allow {
+	sk, ok := s.skillOf(ctx)
+	if !ok || s.mgr == nil || s.spendVerdict(sk).Rule != skill.Allow {
 		return nil
 	}
 	var out []SpendTool
@@ -87,7 +88,11 @@ func (s *Surface) CallSpend(ctx context.Context, function string, args, meta map
 	if !ok || s.mgr == nil || b.class != Escalate {
 		return SpendResult{}, fmt.Errorf("tools: %s is not a spend-class tool", function)
 	}
-	sk := s.skillOf(ctx)
+	t, ok := core.TurnFrom(ctx)
+	if !ok {
+		return SpendResult{}, fmt.Errorf("tools: %s refused: it was not made in a conversation's turn, so no place's skill allows it", function)
+	}
+	sk := s.skills.For(t.Inbound)
 	if v := s.spendVerdict(sk); v.Rule != skill.Allow {
 		return SpendResult{}, fmt.Errorf("tools: %s refused: %s", function, v.Reason)
 	}
@@ -99,7 +104,7 @@ func (s *Surface) CallSpend(ctx context.Context, function string, args, meta map
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	res, err := s.mgr.CallIn(callCtx, placeOf(ctx), b.alias, b.tool, args)
+	res, err := s.mgr.CallIn(callCtx, placeOf(t.Inbound), b.alias, b.tool, args)
 	if err != nil {
 		return SpendResult{}, fmt.Errorf("tools: %s: %w", function, err)
 	}

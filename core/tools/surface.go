@@ -3,6 +3,8 @@ package tools
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -34,21 +36,26 @@ type Options struct {
 	Skills *skill.Set
 	// Delegate runs core_execute. Nil keeps core_execute advertised; it
 	// then answers that no execution daemon is configured.
-	Delegate func(ctx context.Context, intent string) (string, error)
+	Delegate Synthetic
 	// Execute runs core_execute with neobot's own executor when Delegate
 	// is nil. It is offered only in places whose skill may use at least
 	// one spend-class tool; with neither, core_execute is not offered.
-	Execute func(ctx context.Context, intent string) (string, error)
+	Execute Synthetic
 	// Calls records approved calls before they are made, so none is made
 	// twice under one approval (see core.CallLog). Nil keeps no record.
 	Calls core.CallLog
+	// Run names this run of neobot in the calls log, so that a call found
+	// begun by an earlier run is known to have been cut off by a stop
+	// (default: a random name, new for each Spawn; one surface lives as
+	// long as its process).
+	Run string
 	// Recall runs memory_recall. Nil hides memory_recall.
-	Recall func(ctx context.Context, query string) (string, error)
+	Recall Synthetic
 	// Forget runs memory_forget. Nil hides memory_forget.
-	Forget func(ctx context.Context, query string) (string, error)
+	Forget Synthetic
 	// History runs history_search over the thread's archived messages.
 	// Nil hides history_search.
-	History func(ctx context.Context, query string) (string, error)
+	History Synthetic
 	// Questions lets servers ask the person whose turn it is questions
 	// during a call (MCP elicitation), through the turn's approver; off,
 	// neobot declares no elicitation and servers cannot ask.
@@ -95,12 +102,13 @@ type Surface struct {
 	mgr         *mcp.Manager // nil without a manifest
 	did         string
 	patterns    []string
-	delegate    func(ctx context.Context, intent string) (string, error)
-	execute     func(ctx context.Context, intent string) (string, error)
+	delegate    Synthetic
+	execute     Synthetic
 	calls       core.CallLog
-	recall      func(ctx context.Context, query string) (string, error)
-	forget      func(ctx context.Context, query string) (string, error)
-	history     func(ctx context.Context, query string) (string, error)
+	run         string // names this run in the calls log
+	recall      Synthetic
+	forget      Synthetic
+	history     Synthetic
 	callTimeout time.Duration
 	byFunc      map[string]binding
 	funcOf      map[toolRef]string
@@ -139,6 +147,9 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 	}
 	if s.callTimeout <= 0 {
 		s.callTimeout = 60 * time.Second
+	}
+	if s.run = opts.Run; s.run == "" {
+		s.run = newRun()
 	}
 	s.questions, s.questionTimeout = opts.Questions, opts.QuestionTimeout
 	if s.questionTimeout <= 0 {
@@ -218,7 +229,12 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 // are wired. Escalate tools are never included. The result is cached per
 // skill until a server changes; callers must not modify it.
 func (s *Surface) Schemas(ctx context.Context) []llm.Tool {
-	sk := s.skillOf(ctx)
+	sk, ok := s.skillOf(ctx)
+	if !ok {
+		// Only what is advertised (neobot check lists it so): a call is
+		// decided by Dispatch, which refuses one made outside a turn.
+		sk = s.skills.For(core.Inbound{})
+	}
 	var gen uint64
 	if s.mgr != nil {
 		gen = s.mgr.Generation()
@@ -318,4 +334,11 @@ func (s *Surface) Server(function string) string {
 		return b.alias
 	}
 	return ""
+}
+
+// newRun names a run of neobot: random, so that no two runs share one.
+func newRun() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

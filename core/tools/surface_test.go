@@ -13,6 +13,7 @@ import (
 
 	"github.com/neobot/neobot/core"
 
+	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/mcp"
 )
 
@@ -78,8 +79,8 @@ func names(s *Surface) []string {
 }
 
 func TestSchemas(t *testing.T) {
-	recall := func(context.Context, string) (string, error) { return "", nil }
-	daemon := func(context.Context, string) (string, error) { return "", nil }
+	recall := func(context.Context, core.ToolCall, string) (string, error) { return "", nil }
+	daemon := func(context.Context, core.ToolCall, string) (string, error) { return "", nil }
 	tests := []struct {
 		name string
 		opts Options
@@ -113,7 +114,7 @@ func TestSchemas(t *testing.T) {
 // TestSchemasNoManifest: with a daemon core_execute is offered; with only
 // the executor and no spend tool to run, the model is not told of it.
 func TestSchemasNoManifest(t *testing.T) {
-	run := func(context.Context, string) (string, error) { return "", nil }
+	run := func(context.Context, core.ToolCall, string) (string, error) { return "", nil }
 	for _, tc := range []struct {
 		name string
 		opts Options
@@ -137,15 +138,15 @@ func TestDispatch(t *testing.T) {
 	var intents []string
 	s := spawn(t, Options{
 		CallTimeout: 50 * time.Millisecond,
-		Delegate: func(_ context.Context, intent string) (string, error) {
+		Delegate: func(_ context.Context, _ core.ToolCall, intent string) (string, error) {
 			intents = append(intents, intent)
 			if strings.Contains(intent, "fail") {
 				return "", errors.New("daemon said no")
 			}
 			return "done: " + intent, nil
 		},
-		Recall: func(_ context.Context, q string) (string, error) { return "you like " + q, nil },
-		Forget: func(_ context.Context, q string) (string, error) {
+		Recall: func(_ context.Context, _ core.ToolCall, q string) (string, error) { return "you like " + q, nil },
+		Forget: func(_ context.Context, _ core.ToolCall, q string) (string, error) {
 			if q == "" {
 				return "", nil
 			}
@@ -173,14 +174,14 @@ func TestDispatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, isErr, err := s.Dispatch(context.Background(), tt.fn, tt.args)
+			got, isErr, err := dispatch(context.Background(), s, tt.fn, tt.args)
 			if err != nil || isErr != tt.wantIsErr || !strings.HasPrefix(got, tt.want) {
 				t.Errorf("Dispatch(%s) = %q, %v, %v; want %q, %v, nil", tt.fn, got, isErr, err, tt.want, tt.wantIsErr)
 			}
 		})
 	}
 	t.Run("a call that may have taken effect is not retried after a timeout", func(t *testing.T) {
-		got, isErr, err := s.Dispatch(context.Background(), "chain__slow", nil)
+		got, isErr, err := dispatch(context.Background(), s, "chain__slow", nil)
 		if err != nil || !isErr || !strings.HasPrefix(got, "chain__slow timed out after 50ms: its outcome is unknown") {
 			t.Errorf("Dispatch(chain__slow, external) = %q, %v, %v; want in-band: its outcome is unknown", got, isErr, err)
 		}
@@ -189,7 +190,7 @@ func TestDispatch(t *testing.T) {
 		m := chainManifest()
 		m.Servers[0].ToolSideEffects = map[string]string{"slow": "read"}
 		r := spawn(t, Options{Manifest: m, CallTimeout: 50 * time.Millisecond})
-		_, _, err := r.Dispatch(context.Background(), "chain__slow", nil)
+		_, _, err := dispatch(context.Background(), r, "chain__slow", nil)
 		if re, ok := errors.AsType[*RetryableError](err); !ok || !strings.HasPrefix(re.InBand(), "chain__slow timed out after 50ms") {
 			t.Errorf("Dispatch(chain__slow, read) = %v, want a RetryableError saying it timed out after 50ms", err)
 		}
@@ -201,15 +202,15 @@ func TestDispatch(t *testing.T) {
 
 func TestDispatchWithoutDelegateOrRecall(t *testing.T) {
 	s := spawn(t, Options{})
-	got, isErr, err := s.Dispatch(context.Background(), core.CoreExecute, map[string]any{"intent": "pay rent"})
+	got, isErr, err := dispatch(context.Background(), s, core.CoreExecute, map[string]any{"intent": "pay rent"})
 	if err != nil || !isErr || !strings.Contains(got, "spending is not set up") {
 		t.Errorf("Dispatch(core_execute) = %q, %v, %v; want in-band 'spending is not set up'", got, isErr, err)
 	}
-	got, isErr, err = s.Dispatch(context.Background(), MemoryRecall, nil)
+	got, isErr, err = dispatch(context.Background(), s, MemoryRecall, nil)
 	if err != nil || !isErr || !strings.Contains(got, "unknown tool") {
 		t.Errorf("Dispatch(memory_recall) without Recall = %q, %v, %v; want in-band unknown tool", got, isErr, err)
 	}
-	got, isErr, err = s.Dispatch(context.Background(), MemoryForget, nil)
+	got, isErr, err = dispatch(context.Background(), s, MemoryForget, nil)
 	if err != nil || !isErr || !strings.Contains(got, "unknown tool") {
 		t.Errorf("Dispatch(memory_forget) without Forget = %q, %v, %v; want in-band unknown tool", got, isErr, err)
 	}
@@ -219,7 +220,7 @@ func TestDispatchCancelled(t *testing.T) {
 	s := spawn(t, Options{CallTimeout: time.Minute})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := s.Dispatch(ctx, "chain__slow", nil); !errors.Is(err, context.Canceled) {
+	if _, _, err := dispatch(ctx, s, "chain__slow", nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("Dispatch(cancelled ctx) error = %v, want context.Canceled", err)
 	}
 }
@@ -267,4 +268,15 @@ func checkGolden(t *testing.T, name, got string) {
 	if got != string(want) {
 		t.Errorf("%s: got\n%s\nwant\n%s", name, got, want)
 	}
+}
+
+// dispatch dispatches the model's call of name with args as the agent
+// would: in ctx's turn (core.WithTurn) under ctx's call ID
+// (core.WithToolCall), or else in a turn of its own in a Slack channel.
+func dispatch(ctx context.Context, s *Surface, name string, args map[string]any) (string, bool, error) {
+	if _, ok := core.TurnFrom(ctx); !ok {
+		tr := &core.Turn{Inbound: core.Inbound{Thread: core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: "1.1"}, User: "UALICE", EventID: "E1"}}
+		return s.Dispatch(ctx, tr.Call("call_1", name, args))
+	}
+	return s.Dispatch(ctx, coretest.ToolCall(ctx, name, args))
 }

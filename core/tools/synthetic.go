@@ -1,9 +1,14 @@
 package tools
 
 import (
+	"context"
+	"fmt"
+	"strings"
+
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/compact"
 	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/skill"
 )
 
 // Names of the synthetic functions.
@@ -70,4 +75,82 @@ func queryTool(name, description, query string) llm.Tool {
 			"query": map[string]any{"type": "string", "description": query},
 		},
 	})
+}
+
+// Synthetic is a synthetic function's implementation (memory_recall,
+// memory_forget, history_search, core_execute): it runs call with its one
+// argument, the query or the intent. The call's turn says whose call it
+// is: the memory's scope, the searched thread, the delegation's
+// idempotency key and who approves a spend come from it.
+type Synthetic func(ctx context.Context, call core.ToolCall, arg string) (string, error)
+
+// FromContext adapts an implementation that learns whose call it is from
+// its context (core.TurnFrom, core.ToolCallFrom): the call's turn and ID
+// are put there.
+func FromContext(fn func(ctx context.Context, arg string) (string, error)) Synthetic {
+	return func(ctx context.Context, call core.ToolCall, arg string) (string, error) {
+		return fn(core.WithToolCall(core.WithTurn(ctx, call.Turn()), call.ID()), arg)
+	}
+}
+
+// synthetic runs a synthetic function (route found it wired).
+func (s *Surface) synthetic(ctx context.Context, call core.ToolCall, sk *skill.Skill) (string, bool, error) {
+	args := call.Args()
+	switch name := call.Name(); name {
+	case core.CoreExecute:
+		if v := s.spendVerdict(sk); v.Rule != skill.Allow {
+			return s.refuse(call, sk, name, v), true, nil
+		}
+		return s.coreExecute(ctx, call, sk)
+	case MemoryRecall:
+		return s.memory(ctx, call, s.recall, "nothing found in memory")
+	case MemoryForget:
+		return s.memory(ctx, call, s.forget, "nothing was remembered about that, so nothing was forgotten")
+	case ReadResource:
+		return s.readResource(ctx, call, sk)
+	case HistorySearch:
+		if query, _ := args["query"].(string); strings.TrimSpace(query) == "" {
+			return HistorySearch + ` needs "query": the words or identifier to find.`, true, nil
+		}
+		return s.memory(ctx, call, s.history, "nothing in the archived part of this conversation matches that")
+	}
+	return unknownTool(call.Name()), true, nil
+}
+
+// coreExecute delegates the intent to the execution daemon, or to
+// neobot's own executor where the place may use a spend tool.
+func (s *Surface) coreExecute(ctx context.Context, call core.ToolCall, sk *skill.Skill) (string, bool, error) {
+	intent, _ := call.Args()["intent"].(string)
+	if strings.TrimSpace(intent) == "" {
+		return core.CoreExecute + ` needs "intent": a clear, self-contained description of the task.`, true, nil
+	}
+	run := s.delegate
+	if run == nil && s.offersExecute(sk) {
+		run = s.execute
+	}
+	if run == nil {
+		return "spending is not set up for this bot, so nothing that moves funds or needs a signature can be done here. " +
+			"Tell the user it is not set up.", true, nil
+	}
+	out, err := run(ctx, call, intent)
+	if err != nil {
+		// In-band, whatever the error: a money-moving call is never
+		// retried automatically.
+		return fmt.Sprintf("%s did not complete: %v", core.CoreExecute, err), true, nil
+	}
+	return out, false, nil
+}
+
+// memory runs memory_recall, memory_forget or history_search with the
+// call's query.
+func (s *Surface) memory(ctx context.Context, call core.ToolCall, fn Synthetic, empty string) (string, bool, error) {
+	query, _ := call.Args()["query"].(string)
+	out, err := fn(ctx, call, strings.TrimSpace(query))
+	if err != nil {
+		return "", false, fmt.Errorf("tools: %s: %w", call.Name(), err)
+	}
+	if out == "" {
+		out = empty
+	}
+	return out, false, nil
 }

@@ -44,7 +44,7 @@ func TestUndeclaredAskedInDefaultSkill(t *testing.T) {
 	}
 	for _, fn := range []string{"shop__create_payment", "shop__charge", "shop__purchase"} {
 		ok := &approver{answer: core.GateAnswer{Approved: true, Answer: AllowOnce, By: "UCAROL"}}
-		content, isError, _ := s.Dispatch(in("C1", ok.ask), fn, map[string]any{"amount": 5})
+		content, isError, _ := dispatch(in("C1", ok.ask), s, fn, map[string]any{"amount": 5})
 		if !isError || !strings.Contains(content, "cannot be called directly") {
 			t.Errorf("Dispatch(%s) = %q, %v; want refused: only core_execute reaches it", fn, content, isError)
 		}
@@ -54,11 +54,11 @@ func TestUndeclaredAskedInDefaultSkill(t *testing.T) {
 	}
 
 	args := map[string]any{"sku": "A1"}
-	if content, isError, _ := s.Dispatch(in("C1", nil), "shop__lookup_product", args); !isError || !strings.Contains(content, "declares no side effects") {
+	if content, isError, _ := dispatch(in("C1", nil), s, "shop__lookup_product", args); !isError || !strings.Contains(content, "declares no side effects") {
 		t.Errorf("undeclared call without an approver = %q, %v; want refused, naming why it asks", content, isError)
 	}
 	deny := &approver{answer: core.GateAnswer{Answer: DenyCall, By: "UCAROL"}}
-	if _, isError, _ := s.Dispatch(in("C1", deny.ask), "shop__lookup_product", args); !isError || len(deny.asked) != 1 {
+	if _, isError, _ := dispatch(in("C1", deny.ask), s, "shop__lookup_product", args); !isError || len(deny.asked) != 1 {
 		t.Errorf("denied undeclared call: isError %v, asked %d times; want refused after one question", isError, len(deny.asked))
 	}
 	if n := reached.Load(); n != 0 {
@@ -66,7 +66,7 @@ func TestUndeclaredAskedInDefaultSkill(t *testing.T) {
 	}
 	once := &approver{answer: core.GateAnswer{Approved: true, Answer: AllowOnce, By: "UCAROL"}}
 	for range 2 {
-		if content, isError, err := s.Dispatch(in("C1", once.ask), "shop__lookup_product", args); err != nil || isError || content != "done" {
+		if content, isError, err := dispatch(in("C1", once.ask), s, "shop__lookup_product", args); err != nil || isError || content != "done" {
 			t.Fatalf("allowed undeclared call = %q, %v, %v", content, isError, err)
 		}
 	}
@@ -99,11 +99,11 @@ func TestUndeclaredUnderSkills(t *testing.T) {
 	}
 	s, reached := shop(t, set)
 	for channel, want := range map[string]skill.Rule{"COPEN": skill.Ask, "CEXT": skill.Ask, "CRO": skill.Deny, "CASK": skill.Ask} {
-		sk := s.skillOf(in(channel, nil))
+		sk, _ := s.skillOf(in(channel, nil))
 		if got := s.verdict(sk, s.byFunc["shop__lookup_product"]).Rule; got != want {
 			t.Errorf("skill %s: undeclared call %s, want %s", sk.Name, got, want)
 		}
-		if _, isError, _ := s.Dispatch(in(channel, nil), "shop__lookup_product", nil); !isError {
+		if _, isError, _ := dispatch(in(channel, nil), s, "shop__lookup_product", nil); !isError {
 			t.Errorf("skill %s: an undeclared call ran with nobody to ask", sk.Name)
 		}
 	}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -112,14 +113,37 @@ func (db *DB) SpendsSince(ctx context.Context, since time.Time) ([]core.Spend, e
 	return out, nil
 }
 
-// BeginCall records key as calling; fresh is false when it was begun
-// before.
-func (db *DB) BeginCall(ctx context.Context, key string) (fresh bool, err error) {
-	tag, err := db.pool.Exec(ctx, `INSERT INTO neo_calls (key, begun_ns) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, key, ns(db.now()))
-	if err != nil {
-		return false, fmt.Errorf("postgres: begin call %s: %w", key, err)
+// BeginCall records key as calling, begun by run; when key was begun
+// before, it returns the entry as found.
+func (db *DB) BeginCall(ctx context.Context, key, run string) (core.Begun, error) {
+	// A concurrent DropCall can remove the entry between the insert and
+	// the look-up: then the insert is tried again.
+	for range 3 {
+		tag, err := db.pool.Exec(ctx, `INSERT INTO neo_calls (key, begun_ns, run) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING`, key, ns(db.now()), run)
+		if err != nil {
+			return core.Begun{}, fmt.Errorf("postgres: begin call %s: %w", key, err)
+		}
+		if tag.RowsAffected() == 1 {
+			return core.Begun{Fresh: true, Run: run}, nil
+		}
+		var found string
+		err = db.pool.QueryRow(ctx, `SELECT run FROM neo_calls WHERE key = $1`, key).Scan(&found)
+		if err == nil {
+			return core.Begun{Run: found}, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return core.Begun{}, fmt.Errorf("postgres: begin call %s: %w", key, err)
+		}
 	}
-	return tag.RowsAffected() == 1, nil
+	return core.Begun{}, fmt.Errorf("postgres: begin call %s: its entry kept changing", key)
+}
+
+// DropCall removes key's entry: the call never reached its tool.
+func (db *DB) DropCall(ctx context.Context, key string) error {
+	if _, err := db.pool.Exec(ctx, `DELETE FROM neo_calls WHERE key = $1`, key); err != nil {
+		return fmt.Errorf("postgres: drop call %s: %w", key, err)
+	}
+	return nil
 }
 
 // EndCall records that the call with key returned; an unknown key is

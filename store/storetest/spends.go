@@ -226,22 +226,34 @@ func testSpendExact(t *testing.T, b SpendBackend) {
 
 func testCallLog(t *testing.T, b SpendBackend) {
 	ctx := context.Background()
-	if fresh, err := b.BeginCall(ctx, "k1"); err != nil || !fresh {
-		t.Fatalf("BeginCall(k1) = %v, %v; want fresh", fresh, err)
+	begin := func(key, run string, want core.Begun) {
+		t.Helper()
+		if got, err := b.BeginCall(ctx, key, run); err != nil || got != want {
+			t.Errorf("BeginCall(%s, %s) = %+v, %v; want %+v", key, run, got, err, want)
+		}
 	}
-	if fresh, err := b.BeginCall(ctx, "k1"); err != nil || fresh {
-		t.Errorf("BeginCall(k1) again = %v, %v; want not fresh", fresh, err)
-	}
+	begin("k1", "run1", core.Begun{Fresh: true, Run: "run1"})
+	// Found begun: by the same run, or by the earlier run after a restart.
+	begin("k1", "run1", core.Begun{Run: "run1"})
+	begin("k1", "run2", core.Begun{Run: "run1"})
 	if err := b.EndCall(ctx, "k1"); err != nil {
 		t.Errorf("EndCall(k1) = %v", err)
 	}
 	if err := b.EndCall(ctx, "k1"); err != nil {
 		t.Errorf("EndCall(k1) twice = %v", err)
 	}
-	if fresh, err := b.BeginCall(ctx, "k1"); err != nil || fresh {
-		t.Errorf("BeginCall(k1) after its end = %v, %v; want not fresh", fresh, err)
-	}
+	begin("k1", "run2", core.Begun{Run: "run1"})
 	if err := b.EndCall(ctx, "k2"); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("EndCall(unknown) = %v, want ErrNotFound", err)
+	}
+
+	// A call that never reached its tool is dropped, and begun again.
+	begin("k3", "run1", core.Begun{Fresh: true, Run: "run1"})
+	if err := b.DropCall(ctx, "k3"); err != nil {
+		t.Errorf("DropCall(k3) = %v", err)
+	}
+	begin("k3", "run1", core.Begun{Fresh: true, Run: "run1"})
+	if err := b.DropCall(ctx, "unknown"); err != nil {
+		t.Errorf("DropCall(unknown) = %v, want nil", err)
 	}
 }

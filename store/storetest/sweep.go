@@ -56,7 +56,7 @@ func RunSweep(t *testing.T, open SweepOpener) {
 	// An approved call that ended, and one that began and never ended
 	// (neobot died during it).
 	for _, key := range []string{"call-ended", "call-cut"} {
-		_, err := db.BeginCall(ctx, key)
+		_, err := db.BeginCall(ctx, key, "run1")
 		must(err)
 	}
 	must(db.EndCall(ctx, "call-ended"))
@@ -107,10 +107,10 @@ func RunSweep(t *testing.T, open SweepOpener) {
 	if p, _ := db.PendingInbound(ctx); len(p) != 1 || p[0].EventID != "E2" {
 		t.Errorf("PendingInbound after sweeps = %+v, want E2", p)
 	}
-	if fresh, err := db.BeginCall(ctx, "call-cut"); err != nil || fresh {
-		t.Errorf("BeginCall(call-cut) after sweeps = %v, %v; want it still recorded: it may have run", fresh, err)
+	if got, err := db.BeginCall(ctx, "call-cut", "run2"); err != nil || got.Fresh {
+		t.Errorf("BeginCall(call-cut) after sweeps = %+v, %v; want it still recorded: it may have run", got, err)
 	}
-	if fresh, err := db.BeginCall(ctx, "call-ended"); err != nil || !fresh {
-		t.Errorf("BeginCall(call-ended) after sweeps = %v, %v; want it dropped", fresh, err)
+	if got, err := db.BeginCall(ctx, "call-ended", "run2"); err != nil || !got.Fresh {
+		t.Errorf("BeginCall(call-ended) after sweeps = %+v, %v; want it dropped", got, err)
 	}
 }
