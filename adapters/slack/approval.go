@@ -89,8 +89,8 @@ func (u gateUI) FindGate(ctx context.Context, g core.Gate) (string, bool, error)
 func (u gateUI) ShowGate(ctx context.Context, g core.Gate) { u.a.showGate(ctx, g, "", "") }
 
 // click handles a button click on a gate message.
-func (a *Adapter) click(ctx context.Context, cb slack.InteractionCallback) {
-	if a.feedbackClick(ctx, cb) || a.homeClick(ctx, cb) {
+func (a *Adapter) click(ctx context.Context, cb slack.InteractionCallback, recorded func()) {
+	if a.feedbackClick(ctx, cb, recorded) || a.homeClick(ctx, cb) {
 		return
 	}
 	act := cb.ActionCallback.BlockActions[0]
@@ -115,8 +115,9 @@ func (a *Adapter) click(ctx context.Context, cb slack.InteractionCallback) {
 	}
 	c, err := gates.Answer(ctx, token, idx, user, nil)
 	if err != nil {
-		a.log.Error().Err(err).Msg("slack: answer gate")
+		a.log.Error().Err(err).Msg("slack: answer gate") // c.Refusal asks the clicker to click again
 	}
+	recorded() // the decision is stored (or refused): Slack may take the click as handled
 	if c.OpenForm {
 		if err := a.openForm(ctx, cb.TriggerID, c.Gate); err != nil {
 			a.log.Warn().Err(err).Msg("slack: open a question's form")

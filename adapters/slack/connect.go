@@ -88,7 +88,7 @@ func (a *Adapter) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
-		a.serveInteraction(w, body)
+		a.serveInteraction(w, r, body)
 		return
 	}
 	var probe struct {
@@ -116,13 +116,7 @@ func (a *Adapter) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	journaled := make(chan struct{})
 	var once sync.Once
 	a.onEvent(ev, r.Header.Get("X-Slack-Retry-Num") != "", func() { once.Do(func() { close(journaled) }) })
-	t := time.NewTimer(httpAckWait)
-	defer t.Stop()
-	select {
-	case <-journaled:
-	case <-t.C:
-		a.log.Warn().Msg("slack: answered an event before it was journaled; the journal is slow")
-	case <-r.Context().Done():
+	if !a.waitRecorded(r, journaled, "an event") {
 		return
 	}
 	w.WriteHeader(http.StatusOK)
@@ -132,7 +126,7 @@ func (a *Adapter) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // before it is answered anyway, within Slack's three seconds.
 const httpAckWait = 2500 * time.Millisecond
 
-func (a *Adapter) serveInteraction(w http.ResponseWriter, body []byte) {
+func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request, body []byte) {
 	form, err := parseForm(body)
 	if err != nil {
 		http.Error(w, "bad request", http.StatusBadRequest)
@@ -153,8 +147,32 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, body []byte) {
 		}
 		return
 	}
+	// Answered once the click is recorded, as an event is once journaled:
+	// a crash before leaves the click unanswered, and Slack shows the
+	// person it failed instead of a success that did nothing.
+	recorded := make(chan struct{})
+	var once sync.Once
+	a.onInteraction(cb, func() { once.Do(func() { close(recorded) }) })
+	if !a.waitRecorded(r, recorded, "an interaction") {
+		return
+	}
 	w.WriteHeader(http.StatusOK)
-	a.onInteraction(cb)
+}
+
+// waitRecorded waits until done is closed, for at most httpAckWait (Slack
+// gives three seconds), and says whether the request is still worth
+// answering.
+func (a *Adapter) waitRecorded(r *http.Request, done <-chan struct{}, what string) bool {
+	t := time.NewTimer(httpAckWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		a.log.Warn().Msgf("slack: answered %s before it was recorded; the store is slow", what)
+	case <-r.Context().Done():
+		return false
+	}
+	return true
 }
 
 // verify checks the request's signature and timestamp.

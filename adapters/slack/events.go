@@ -9,6 +9,7 @@ import (
 	"html"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -343,18 +344,27 @@ func (a *Adapter) cleanText(text string) string {
 	return strings.TrimSpace(html.UnescapeString(text)) // Slack escapes only &, < and >
 }
 
-// onInteraction handles one acked interaction off the reader.
-func (a *Adapter) onInteraction(cb slack.InteractionCallback) {
+// onInteraction handles one interaction off the reader. recorded acks it
+// with Slack: it is called once what the click decides is durable (a
+// gate's decision, a rating), or once the person has been told it could
+// not be, and at the latest when the click is handled. Slack does not
+// deliver an acked interaction again, so a crash before the decision is
+// stored leaves the click unacked: Slack shows the person it failed, and
+// their next click reaches the restarted bot.
+func (a *Adapter) onInteraction(cb slack.InteractionCallback, recorded func()) {
 	if cb.Type != slack.InteractionTypeBlockActions || len(cb.ActionCallback.BlockActions) == 0 {
+		recorded()
 		return
 	}
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
+		done := sync.OnceFunc(recorded)
+		defer done()
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
 		defer intake.Guard(a.log, "slack: click")
-		a.click(ctx, cb)
+		a.click(ctx, cb, done)
 	}()
 }
 

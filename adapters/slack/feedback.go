@@ -62,7 +62,7 @@ func feedbackJSON(id string) string {
 // feedbackClick handles a click on feedback buttons or on a reason, and
 // reports whether it was one. A thumbs down asks, privately, what was
 // wrong; the reason picked is stored with the rating.
-func (a *Adapter) feedbackClick(ctx context.Context, cb slack.InteractionCallback) bool {
+func (a *Adapter) feedbackClick(ctx context.Context, cb slack.InteractionCallback, recorded func()) bool {
 	act := cb.ActionCallback.BlockActions[0]
 	isReason := strings.HasPrefix(act.ActionID, reasonAction)
 	if act.ActionID != feedbackAction && !isReason {
@@ -89,7 +89,9 @@ func (a *Adapter) feedbackClick(ctx context.Context, cb slack.InteractionCallbac
 		say("Sorry, that button isn't one I can act on.")
 		return true
 	}
-	if err := a.opts.Rater.Rate(ctx, r); err != nil {
+	err := a.opts.Rater.Rate(ctx, r)
+	recorded()
+	if err != nil {
 		a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: rate an answer")
 		say("Sorry, I could not record that rating.")
 		return true

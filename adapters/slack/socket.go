@@ -301,8 +301,7 @@ func (a *Adapter) onEnvelope(ctx context.Context, s *socket, env envelope) {
 			})
 			return
 		}
-		ack()
-		a.onInteraction(cb)
+		a.onInteraction(cb, ack)
 	default: // slash commands, and whatever Slack adds: nothing Neo takes
 		ack()
 	}

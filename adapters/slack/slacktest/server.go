@@ -121,6 +121,7 @@ type Server struct {
 	queue    []envelope     // waiting for a websocket connection
 	index    map[string]int // channel + "\x00" + ts -> position in messages
 	watchers []func(Message)
+	ackHooks []func(Ack)
 	views    []View          // opened with views.open (views.go)
 	homes    map[string]Home // user -> Home tab published with views.publish (home.go)
 	// experience is the app's DM experience (SetExperience); viewing is

@@ -231,11 +231,26 @@ func (s *Server) readLoop(c *socketConn) {
 		if json.Unmarshal(data, &a) != nil || a.EnvelopeID == "" {
 			continue
 		}
+		ack := Ack{EnvelopeID: a.EnvelopeID, Payload: a.Payload, Conn: c.n, At: time.Now()}
 		s.mu.Lock()
-		s.keepAckLocked(Ack{EnvelopeID: a.EnvelopeID, Payload: a.Payload, Conn: c.n, At: time.Now()})
+		s.keepAckLocked(ack)
 		s.notifyLocked()
+		hooks := s.ackHooks
 		s.mu.Unlock()
+		for _, fn := range hooks {
+			fn(ack)
+		}
 	}
+}
+
+// OnAck calls fn with every Socket Mode ack as it arrives, in the
+// connection's reader before it reads the next frame: a test that kills
+// the bot from fn kills it the moment Slack would take an envelope as
+// handled, before the bot can do anything more.
+func (s *Server) OnAck(fn func(Ack)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ackHooks = append(s.ackHooks, fn)
 }
 
 // sendEnvelope delivers one envelope over the websocket, or queues it until
