@@ -5,7 +5,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core/delegate/delegatetest"
+	"github.com/neobot/neobot/core/llm/llmtest"
 )
 
 // TestSlackClickRecordedBeforeAck: neobot is killed the moment Slack
@@ -70,5 +73,56 @@ func TestSlackClickRecordedBeforeAck(t *testing.T) {
 	began, _ := wal.calls(t, "write_note")
 	if began > 1 || began == 0 && !strings.Contains(answer, "unknown") {
 		t.Errorf("write_note ran %d times after one acked click, answer %q; want one run, or none reported unknown", began, answer)
+	}
+}
+
+// TestDiscordClickRecordedBeforeResponse: neobot is killed the moment
+// Discord gets the first response to an approval click, which is when the
+// person sees it handled (Discord never delivers an interaction again).
+// The decision must be recorded by then: after the restart the spend
+// completes once, without a second click.
+func TestDiscordClickRecordedBeforeResponse(t *testing.T) {
+	w := newDiscordWorld(t)
+	w.daemon.Script(delegatetest.Intent{
+		Gates:  []delegatetest.Gate{{NodeID: "n1", Question: "Approve spend of 5 PAX to 0xabc?", Options: []string{"approve", "deny"}}},
+		Answer: "settled: tx 0xfeed",
+	})
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "core_execute", `{"intent":"send 5 PAX to 0xabc"}`)),
+		llmtest.Text("Done: 5 PAX sent (tx 0xfeed)."),
+	)
+	first := w.start(t, 1)
+	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "send 5 PAX to 0xabc"})
+	gate, err := w.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
+		return m.FromBot() && len(m.Buttons()) == 2 && strings.Contains(m.Content, "Approve spend of 5 PAX")
+	})
+	if err != nil {
+		t.Fatalf("no approval message: %v\n%s", err, first.output.String())
+	}
+
+	var armed atomic.Bool
+	killed := make(chan struct{})
+	w.discord.OnResponse(func(discordtest.Response) {
+		if armed.CompareAndSwap(true, false) {
+			first.kill()
+			close(killed)
+		}
+	})
+	armed.Store(true)
+	w.discord.Click("111", gate, 0)
+	select {
+	case <-killed:
+	case <-waitCtx(t).Done():
+		t.Fatalf("the click got no response\n%s", first.output.String())
+	}
+
+	p := w.start(t, 2)
+	w.answerIn(t, mention.ID, "Done: 5 PAX sent (tx 0xfeed).")
+	p.stop(t)
+	if answers := w.daemon.Answers(); len(answers) != 1 || !answers[0].Approved {
+		t.Errorf("daemon answers = %+v, want the one approval the person saw taken", answers)
+	}
+	if got := discordAnswers(w, "Done: 5 PAX sent"); got != 1 {
+		t.Errorf("final answer posted %d times, want once", got)
 	}
 }

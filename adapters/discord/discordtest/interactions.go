@@ -82,19 +82,22 @@ func (s *Server) dispatchInteraction(in *interaction, d map[string]any, guild st
 	return Delivery{ID: in.id, ChannelID: in.channel, Seq: seq, Sent: sent}
 }
 
+// callbackBody is what the fake reads of an interaction's first response.
+type callbackBody struct {
+	Type int `json:"type"`
+	Data struct {
+		Content    *string          `json:"content"`
+		Components *json.RawMessage `json:"components"`
+		Flags      int              `json:"flags"`
+		CustomID   string           `json:"custom_id"`
+		Title      string           `json:"title"`
+	} `json:"data"`
+}
+
 // callback answers POST /interactions/{id}/{token}/callback: the first
 // response, within InteractionDeadline of the click.
 func (s *Server) callback(r *http.Request, body []byte) (int, any) {
-	var b struct {
-		Type int `json:"type"`
-		Data struct {
-			Content    *string          `json:"content"`
-			Components *json.RawMessage `json:"components"`
-			Flags      int              `json:"flags"`
-			CustomID   string           `json:"custom_id"`
-			Title      string           `json:"title"`
-		} `json:"data"`
-	}
+	var b callbackBody
 	if err := json.Unmarshal(body, &b); err != nil {
 		return http.StatusBadRequest, apiError(50109, "The request body contains invalid JSON.")
 	}
@@ -119,13 +122,37 @@ func (s *Server) callback(r *http.Request, body []byte) (int, any) {
 	}
 	now := time.Now()
 	s.mu.Lock()
+	status, out, resp := s.respondLocked(r, now, b)
+	hooks := s.responseHooks
+	s.mu.Unlock()
+	if resp != nil {
+		for _, fn := range hooks {
+			fn(*resp)
+		}
+	}
+	return status, out
+}
+
+// OnResponse calls fn with every first response to an interaction as it
+// arrives, before the bot hears that Discord took it: a test that kills
+// the bot from fn kills it the moment the person sees their click
+// handled.
+func (s *Server) OnResponse(fn func(Response)) {
+	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.responseHooks = append(s.responseHooks, fn)
+}
+
+// respondLocked records a first response to the interaction the request
+// names, as Discord takes it, and returns the HTTP answer and the
+// response kept (nil when refused).
+func (s *Server) respondLocked(r *http.Request, now time.Time, b callbackBody) (int, any, *Response) {
 	in, ok := s.interactions[r.PathValue("token")]
 	switch {
 	case !ok || in.id != r.PathValue("id") || now.Sub(in.sent) > InteractionDeadline:
-		return http.StatusNotFound, apiError(10062, "Unknown interaction")
+		return http.StatusNotFound, apiError(10062, "Unknown interaction"), nil
 	case in.responded:
-		return http.StatusBadRequest, apiError(40060, "Interaction has already been acknowledged.")
+		return http.StatusBadRequest, apiError(40060, "Interaction has already been acknowledged."), nil
 	}
 	in.responded = true
 	resp := Response{InteractionID: in.id, Type: b.Type, Flags: b.Data.Flags, CustomID: b.Data.CustomID, Title: b.Data.Title, Sent: in.sent, At: now}
@@ -160,7 +187,7 @@ func (s *Server) callback(r *http.Request, body []byte) (int, any) {
 		}
 	}
 	s.notifyLocked()
-	return http.StatusNoContent, nil
+	return http.StatusNoContent, nil, &resp
 }
 
 func (s *Server) addReplyLocked(in *interaction, content string, flags int) Message {

@@ -122,10 +122,12 @@ type Server struct {
 	roles        map[string][]string
 	interactions map[string]*interaction // by token
 	responses    []Response
-	commands     []Command // global application commands (commands.go)
-	gw           gateway
-	closed       bool
-	wg           sync.WaitGroup
+	// responseHooks see each first response (OnResponse).
+	responseHooks []func(Response)
+	commands      []Command // global application commands (commands.go)
+	gw            gateway
+	closed        bool
+	wg            sync.WaitGroup
 }
 
 // New starts a Server closed by tb.Cleanup.
