@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/coretest"
@@ -53,13 +54,10 @@ func (h *holding) CallSpend(ctx context.Context, function string, args, meta map
 	return h.Toolbox.CallSpend(ctx, function, args, meta)
 }
 
-// TestOverlappingRunsCallOnce: two runs of one turn (a claim lost and
-// taken over while the first instance still waited on the approval) wait
-// on one approval, and one click answers both: exactly one of them makes
-// the call, the one that recorded the approval, with the spend ledger in
-// memory, in bbolt and in PostgreSQL.
-func TestOverlappingRunsCallOnce(t *testing.T) {
-	ledgers := map[string]func(t *testing.T) core.SpendLedger{
+// ledgers opens a spend ledger of each kind: in memory, bbolt and
+// PostgreSQL (skipped where PostgreSQL is not installed).
+func ledgers() map[string]func(t *testing.T) core.SpendLedger {
+	return map[string]func(t *testing.T) core.SpendLedger{
 		"fake": func(*testing.T) core.SpendLedger { return coretest.NewSpends() },
 		"bbolt": func(t *testing.T) core.SpendLedger {
 			db, err := store.Open(filepath.Join(t.TempDir(), "neobot.db"), store.Options{})
@@ -78,7 +76,15 @@ func TestOverlappingRunsCallOnce(t *testing.T) {
 			return db
 		},
 	}
-	for name, open := range ledgers {
+}
+
+// TestOverlappingRunsCallOnce: two runs of one turn (a claim lost and
+// taken over while the first instance still waited on the approval) wait
+// on one approval, and one click answers both: exactly one of them makes
+// the call, the one that recorded the approval, with the spend ledger in
+// memory, in bbolt and in PostgreSQL.
+func TestOverlappingRunsCallOnce(t *testing.T) {
+	for name, open := range ledgers() {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t)
 			w.model.replies = []llm.Message{transferCall(`{"amount": 5, "currency": "USDC", "recipient": "alice"}`)}
@@ -128,6 +134,56 @@ func TestOverlappingRunsCallOnce(t *testing.T) {
 			}
 			if got := w.sent(); len(got) != 1 {
 				t.Errorf("the wallet got %d transfers, want 1", len(got))
+			}
+		})
+	}
+}
+
+// TestOverlapAfterApprovalKeepsTheOutcome: a second run of the turn that
+// starts while the first is making the approved call cannot tell it from
+// a crash: it makes nothing and reports the outcome unknown. The first
+// run, which made the call, still records how it ended, so the ledger
+// holds the truth: one call, completed.
+func TestOverlapAfterApprovalKeepsTheOutcome(t *testing.T) {
+	for name, open := range ledgers() {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			w.model.replies = []llm.Message{transferCall(`{"amount": 5, "currency": "USDC", "recipient": "alice"}`)}
+			tools := &holding{Toolbox: w.surface, entered: make(chan struct{}, 2), release: make(chan struct{})}
+			ledger := open(t)
+			exec, err := New(Options{Model: w.model, Tools: tools, Ledger: ledger})
+			if err != nil {
+				t.Fatal(err)
+			}
+			approve := func(context.Context, core.GateRequest) (core.GateAnswer, error) {
+				return core.GateAnswer{Approved: true, Answer: Approve, By: "UBOB"}, nil
+			}
+			th := core.Thread{Platform: "slack", Workspace: "T1", Channel: "CPAY", ID: "100.1"}
+			run := func() <-chan error {
+				tr := &core.Turn{Inbound: core.Inbound{Thread: th, User: "UALICE", EventID: "E1"}, Reporter: w.rec, Approver: approve}
+				ctx := core.WithToolCall(core.WithTurn(context.Background(), tr), "call_1")
+				done := make(chan error, 1)
+				go func() {
+					_, err := exec.Run(ctx, "send 5 USDC to alice")
+					done <- err
+				}()
+				return done
+			}
+			first := run()
+			<-tools.entered // approved, recorded calling, inside the tool
+			if err := <-run(); err == nil || !strings.Contains(err.Error(), "unknown") {
+				t.Errorf("the second run = %v, want the outcome unknown", err)
+			}
+			close(tools.release)
+			if err := <-first; err != nil {
+				t.Errorf("the run that made the call = %v, want it completed", err)
+			}
+			if n := tools.calls.Load(); n != 1 {
+				t.Errorf("%d calls, want 1", n)
+			}
+			spends, err := ledger.SpendsSince(context.Background(), time.Time{})
+			if err != nil || len(spends) != 1 || spends[0].State != core.SpendCompleted || !strings.Contains(spends[0].Result, "sent") {
+				t.Errorf("ledger = %+v, %v; want the one call completed, with its result", spends, err)
 			}
 		})
 	}

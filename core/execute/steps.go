@@ -255,9 +255,18 @@ func (e *Executor) endNothing(ctx context.Context, s core.Spend, result, reason 
 
 // end records how a call that was being made ended.
 func (e *Executor) end(ctx context.Context, s core.Spend, state core.SpendState, result, reason string) (core.Spend, error) {
-	return e.move(ctx, s.ID, core.SpendCalling, func(s *core.Spend) {
+	record := func(s *core.Spend, _ []core.Spend) {
 		s.State, s.Reason, s.Result, s.Finished = state, reason, cut(result, maxResult), e.now()
-	})
+	}
+	out, mine, err := e.transition(ctx, s.ID, core.SpendCalling, record)
+	if err == nil && !mine && out.State == core.SpendUnknown {
+		// Another Run of this turn found the call "calling" while this
+		// one made it and, unable to tell a live Run from a crashed one,
+		// recorded it unknown. This Run made the call and knows how it
+		// ended.
+		out, _, err = e.transition(ctx, s.ID, core.SpendUnknown, record)
+	}
+	return out, err
 }
 
 // cancelRest ends the calls after one that did not complete: a plan whose
