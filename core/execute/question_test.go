@@ -148,3 +148,17 @@ func TestSummaryRecipient(t *testing.T) {
 		t.Errorf("summary without limits = %q", got)
 	}
 }
+
+// TestQuestionWithoutArgumentsFits: a call without arguments is complete
+// exactly when its question fits maxQuestion bytes.
+func TestQuestionWithoutArgumentsFits(t *testing.T) {
+	s := core.Spend{ID: "x1/1", Server: "wallet", Name: "sweep", Requester: "UALICE", Intent: "sweep", Args: []byte(`{}`)}
+	base, _ := question(s)
+	for _, extra := range []int{0, 1} {
+		s.Summary = strings.Repeat("s", maxQuestion-len(base)+extra)
+		q, complete := question(s)
+		if complete != (extra == 0) || len(q) != maxQuestion+extra {
+			t.Errorf("a question of %d bytes: complete %v, want %v", len(q), complete, extra == 0)
+		}
+	}
+}
