@@ -18,7 +18,7 @@ const maxShownValue = 120
 
 // ArgsBudget is the most bytes of arguments an asked call's approval
 // shows: with its question around them they fit every platform's
-// message (Discord's 2,000 characters is the least).
+// message (Discord shows 1,600 characters of a question, the least).
 const ArgsBudget = 1200
 
 // ShowArgs renders a call's arguments for the person approving it, in at
