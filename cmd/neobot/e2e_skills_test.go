@@ -292,6 +292,10 @@ func TestSkillsStartupErrors(t *testing.T) {
 			nil, []string{`server "git"`, "does not declare"}},
 		{"misspelt field", map[string]any{"reader": map[string]any{"side_effect": map[string]string{"write": "deny"}}},
 			nil, []string{`skill "reader"`, `unknown field "side_effect"`}},
+		{"limits without a currency", map[string]any{"pay": map[string]any{"spend_limits": map[string]any{
+			"fs/read_file": map[string]any{"amount": "amount", "currency": "currency", "per_call": "10", "per_day": 50}}}},
+			nil, []string{`skill "pay"`, "spend_limits.fs/read_file: per_call and per_day without a currency are refused",
+				`"spend_limits": {"USDC": {"per_call":"10", "per_day":"50"}, "fs/read_file": {"amount": "amount", "currency": "currency"}}`}},
 		{"asks with nobody to answer", map[string]any{"careful": map[string]any{"side_effects": map[string]string{"write": "ask"}}},
 			func(env map[string]string) {
 				delete(env, "SLACK_APPROVERS")

@@ -54,6 +54,7 @@ type world struct {
 	exec    *Executor
 	surface *tools.Surface
 	model   *planner
+	skills  *skill.Set
 	ledger  *coretest.Spends
 	gates   *core.Gates
 	posted  chan core.Gate
@@ -108,6 +109,7 @@ func newWorldWith(t *testing.T, skills string, extra ...mcp.ServerTool) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.skills = set
 	var exec *Executor
 	w.surface, err = tools.Spawn(context.Background(), tools.Options{
 		Manifest: m, Skills: set, InProcess: map[string]*mcp.Server{"wallet": srv},

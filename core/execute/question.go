@@ -48,10 +48,11 @@ func question(s core.Spend) (string, bool) {
 	tail := s.Summary + "\nApprove this exact call?"
 	budget := maxQuestion - len(head) - len(tail) - len("```\n\n```\n")
 	if len(args) == 0 {
-		return head + "The call has no arguments.\n" + tail, budget >= 0
+		q := head + "The call has no arguments.\n" + tail
+		return q, len(q) <= maxQuestion
 	}
 	shown, complete := tools.ShowArgs(args, max(budget, 0))
-	return head + "```\n" + shown + "\n```\n" + tail, complete && budget > 0
+	return head + "```\n" + shown + "\n```\n" + tail, complete
 }
 
 // quoted is text someone else wrote, as a question quotes it: one JSON

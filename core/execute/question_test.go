@@ -98,3 +98,67 @@ func TestQuestionHidesNothing(t *testing.T) {
 		t.Errorf("question has %d lines, want 32:\n%s", n, q)
 	}
 }
+
+// TestQuestionFitsExactly: a question is complete exactly when the whole
+// call, every value in full, fits maxQuestion bytes.
+func TestQuestionFitsExactly(t *testing.T) {
+	for n := 1100; n < 1500; n++ {
+		args, _ := json.Marshal(map[string]any{"amount": json.Number("1"), "memo": strings.Repeat("m", n)})
+		s := core.Spend{ID: "x1/1", Server: "wallet", Name: "transfer", Requester: "UALICE", Message: "pay", Intent: "pay bob", Args: args, Summary: "That is 1 USDC."}
+		q, complete := question(s)
+		whole := "Neo wants to spend with wallet/transfer (request x1/1).\n<@UALICE> wrote: `\"pay\"`\nNeo's reading of it (not their words): `\"pay bob\"`\n```\n\"amount\": 1\n\"memo\": \"" + strings.Repeat("m", n) + "\"\n```\nThat is 1 USDC.\nApprove this exact call?"
+		if want := len(whole) <= maxQuestion; complete != want {
+			t.Fatalf("memo of %d: complete %v, want %v (the whole question is %d bytes)", n, complete, want, len(whole))
+		}
+		if complete && q != whole {
+			t.Fatalf("memo of %d: complete, but not the whole call:\n%s", n, q)
+		}
+		if len(q) > maxQuestion {
+			t.Fatalf("memo of %d: question is %d bytes, over %d", n, len(q), maxQuestion)
+		}
+	}
+}
+
+// TestQuoted: the requester's words are quoted whole up to maxQuoted
+// bytes, and cut on a character with their size said past it.
+func TestQuoted(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{strings.Repeat("a", maxQuoted), `"` + strings.Repeat("a", maxQuoted) + `"`},
+		{strings.Repeat("a", maxQuoted+1), `"` + strings.Repeat("a", maxQuoted) + `" … (301 bytes in all)`},
+		{strings.Repeat("a", maxQuoted-1) + "é", `"` + strings.Repeat("a", maxQuoted-1) + `" … (301 bytes in all)`},
+		{" <@U1> hi\n", `"‹@U1› hi"`},
+	} {
+		if got := quoted(tc.in); got != tc.want {
+			t.Errorf("quoted(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestSummaryRecipient: the summary names a recipient of up to 100
+// bytes, quoted; a longer one is left to the arguments above it.
+func TestSummaryRecipient(t *testing.T) {
+	s := core.Spend{Server: "wallet", Name: "transfer", Amount: "5", Currency: "USDC"}
+	for n, want := range map[int]bool{100: true, 101: false} {
+		to := strings.Repeat("r", n)
+		if got := summary(s, map[string]any{"to": to}); strings.Contains(got, to) != want {
+			t.Errorf("summary with a recipient of %d bytes = %q, want it named %v", n, got, want)
+		}
+	}
+	if got := summary(core.Spend{Server: "wallet", Name: "transfer"}, map[string]any{"to": "bob"}); got != "That is a call of wallet/transfer to `\"bob\"`." {
+		t.Errorf("summary without limits = %q", got)
+	}
+}
+
+// TestQuestionWithoutArgumentsFits: a call without arguments is complete
+// exactly when its question fits maxQuestion bytes.
+func TestQuestionWithoutArgumentsFits(t *testing.T) {
+	s := core.Spend{ID: "x1/1", Server: "wallet", Name: "sweep", Requester: "UALICE", Intent: "sweep", Args: []byte(`{}`)}
+	base, _ := question(s)
+	for _, extra := range []int{0, 1} {
+		s.Summary = strings.Repeat("s", maxQuestion-len(base)+extra)
+		q, complete := question(s)
+		if complete != (extra == 0) || len(q) != maxQuestion+extra {
+			t.Errorf("a question of %d bytes: complete %v, want %v", len(q), complete, extra == 0)
+		}
+	}
+}

@@ -164,9 +164,10 @@ func (l Limits) Limit(s string) (CurrencyLimit, bool) {
 // Names lists the limited currencies, for a refusal.
 func (l Limits) Names() string {
 	var out []string
-	for _, k := range slices.Sorted(maps.Keys(l.Currencies)) {
+	for k := range l.Currencies {
 		out = append(out, strings.TrimSpace(k))
 	}
+	slices.Sort(out)
 	return strings.Join(out, ", ")
 }
 
@@ -194,6 +195,9 @@ func (l Limits) Read(tool string, args map[string]any) (Reading, error) {
 			}
 		}
 		spec = ToolAmount{Amount: "amount", Currency: "currency"}
+		if _, ok := args["amount"]; !ok {
+			return Reading{}, fmt.Errorf("it has no \"amount\" argument, and the skill's spend_limits do not name the one that holds its amount (the operator names it: %q: {\"amount\": \"<argument>\", \"currency\": \"<argument>\"})", tool)
+		}
 	}
 	amounts, err := collect(args, spec.Amount)
 	if err != nil {

@@ -123,7 +123,8 @@ func TestRead(t *testing.T) {
 		{"wallet/transfer", map[string]any{"amount": num("5"), "currency": "DOGE"}, "5", "DOGE", ""},
 		{"wallet/transfer", map[string]any{"amount": num("5")}, "", "", "currency (currency) is missing"},
 		{"wallet/transfer", map[string]any{"amount": num("5"), "currency": " "}, "", "", "is missing or not text"},
-		{"wallet/transfer", map[string]any{"currency": "USDC"}, "", "", "amount (amount) is missing"},
+		{"wallet/transfer", map[string]any{"currency": "USDC"}, "", "", `has no "amount" argument, and the skill's spend_limits do not name`},
+		{"wallet/payout", map[string]any{"currency": "USDC"}, "", "", `amount (payouts[].amount) is missing ("payouts")`},
 		{"wallet/transfer", map[string]any{"amount": num("5"), "currency": "USDC", "also": []any{map[string]any{"amount": num("100")}}}, "", "", "holds a list or an object"},
 		{"wallet/payout", map[string]any{"currency": "USDC", "payouts": []any{
 			map[string]any{"to": "a", "amount": num("60")}, map[string]any{"to": "b", "amount": "0.5"}}}, "60.5", "USDC", ""},
@@ -147,5 +148,25 @@ func TestRead(t *testing.T) {
 		case FormatAmount(r.Amount) != tc.amount || r.Currency != tc.cur:
 			t.Errorf("Read(%s, %v) = %s %s, want %s %s", tc.tool, tc.args, FormatAmount(r.Amount), r.Currency, tc.amount, tc.cur)
 		}
+	}
+}
+
+// TestLimit: a currency's limits are found by any of its spellings, and
+// a currency without limits has none.
+func TestLimit(t *testing.T) {
+	l := limits(t, `{" USDC": {"per_day": "500", "aliases": ["USD Coin"]}, "BTC": {"per_call": "0.01"}}`)
+	for in, want := range map[string]Decimal{"usdc": "500", "USD COIN": "500", "USDC": "500"} {
+		if c, ok := l.Limit(in); !ok || c.PerDay != want {
+			t.Errorf("Limit(%q) = %+v, %v; want per_day %s", in, c, ok, want)
+		}
+	}
+	if c, ok := l.Limit("btc"); !ok || c.PerCall != "0.01" {
+		t.Errorf("Limit(btc) = %+v, %v", c, ok)
+	}
+	if c, ok := l.Limit("EUR"); ok {
+		t.Errorf("Limit(EUR) = %+v, want none", c)
+	}
+	if got := l.Names(); got != "BTC, USDC" {
+		t.Errorf("Names() = %q", got)
 	}
 }

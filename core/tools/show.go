@@ -18,7 +18,7 @@ const maxShownValue = 120
 
 // ArgsBudget is the most bytes of arguments an asked call's approval
 // shows: with its question around them they fit every platform's
-// message (Discord's 2,000 characters is the least).
+// message (Discord shows 1,600 characters of a question, the least).
 const ArgsBudget = 1200
 
 // ShowArgs renders a call's arguments for the person approving it, in at
@@ -36,12 +36,14 @@ func ShowArgs(args map[string]any, budget int) (text string, complete bool) {
 	var lines []shownLine
 	flatten(&lines, "", args)
 	complete = true
+	// size is the lines' length joined: each line and a newline between
+	// two.
 	size := func() int {
-		n := 0
+		n := -1
 		for _, l := range lines {
 			n += len(l.path) + 2 + len(l.value) + 1
 		}
-		return n
+		return max(n, 0)
 	}
 	// Longest values first, until the lines fit.
 	order := make([]int, len(lines))
@@ -71,6 +73,9 @@ func ShowArgs(args map[string]any, budget int) (text string, complete bool) {
 		}
 		out = append(out, line)
 		used += len(line) + 1
+	}
+	if used-1 > budget {
+		complete = false // the first line alone is over budget
 	}
 	return strings.Join(out, "\n"), complete
 }
@@ -126,10 +131,15 @@ func collapse(value string) string {
 }
 
 // Quote writes s as a JSON string, escaped as [Escape] does: what a person
-// approving a call is shown of a text someone else wrote.
+// approving a call is shown of a text someone else wrote. Angle brackets
+// stay as they are, for the caller to make inert where they would form
+// a mention.
 func Quote(s string) string {
-	b, _ := json.Marshal(s)
-	return Escape(string(b))
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return Escape(strings.TrimSuffix(b.String(), "\n"))
 }
 
 // Escape rewrites the characters a reader cannot see or that change how
