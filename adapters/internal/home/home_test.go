@@ -13,7 +13,7 @@ import (
 // skill bound only elsewhere is not shown.
 func TestSkills(t *testing.T) {
 	specs, err := skill.Parse([]byte(`{
-		"finance": {"spend": true, "spend_limits": {"pay/send": {"amount": "amount", "currency": "EUR", "per_day": "100"}},
+		"finance": {"spend": true, "spend_limits": {"EUR": {"per_call": "20", "per_day": "100"}, "pay/send": {"amount": "amount", "in": "EUR"}},
 			"side_effects": {"read": "allow", "write": "allow", "external": "ask"}, "places": ["slack:T1/C1", "slack:dm"]},
 		"other": {"places": ["slack:T2"]},
 		"reader": {"tools": [], "side_effects": {"read": "allow"}, "places": ["slack:T1"]}
@@ -38,7 +38,7 @@ func TestSkills(t *testing.T) {
 		want []string
 	}{
 		{got[0], []string{"In #C1; In direct messages with Neo", "Tools: every tool Neo has.", "May read things, change things",
-			"Asks in the thread before it may act outside", "May spend, each spend approved by a person's click (pay/send at most 100 EUR a day)."}},
+			"Asks in the thread before it may act outside", "May spend, each spend approved by a person's click (at most 20 EUR a call; at most 100 EUR a day)."}},
 		{got[1], []string{"Everywhere in this workspace", "Tools: none.", "May read things.", "May not change things", "May not spend."}},
 		{got[2], []string{"Everywhere else", "Tools: every tool Neo has."}},
 	} {
