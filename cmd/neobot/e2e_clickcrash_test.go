@@ -7,8 +7,6 @@ import (
 
 	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
-	"github.com/neobot/neobot/core/delegate/delegatetest"
-	"github.com/neobot/neobot/core/llm/llmtest"
 )
 
 // TestSlackClickRecordedBeforeAck: neobot is killed the moment Slack
@@ -83,22 +81,7 @@ func TestSlackClickRecordedBeforeAck(t *testing.T) {
 // completes once, without a second click.
 func TestDiscordClickRecordedBeforeResponse(t *testing.T) {
 	w := newDiscordWorld(t)
-	w.daemon.Script(delegatetest.Intent{
-		Gates:  []delegatetest.Gate{{NodeID: "n1", Question: "Approve spend of 5 PAX to 0xabc?", Options: []string{"approve", "deny"}}},
-		Answer: "settled: tx 0xfeed",
-	})
-	scriptModel(t, w.model,
-		llmtest.Calls(llmtest.Call("c1", "core_execute", `{"intent":"send 5 PAX to 0xabc"}`)),
-		llmtest.Text("Done: 5 PAX sent (tx 0xfeed)."),
-	)
-	first := w.start(t, 1)
-	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "send 5 PAX to 0xabc"})
-	gate, err := w.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
-		return m.FromBot() && len(m.Buttons()) == 2 && strings.Contains(m.Content, "Approve spend of 5 PAX")
-	})
-	if err != nil {
-		t.Fatalf("no approval message: %v\n%s", err, first.output.String())
-	}
+	first, mention, gate := w.askSpend(t)
 
 	var armed atomic.Bool
 	killed := make(chan struct{})

@@ -125,12 +125,11 @@ func TestDiscordConversation(t *testing.T) {
 	}
 }
 
-// TestDiscordApproval: a spend asks for approval with buttons in the
-// thread; another user's click is refused privately and changes nothing;
-// the requester's click completes the spend and the message shows who
-// decided.
-func TestDiscordApproval(t *testing.T) {
-	w := newDiscordWorld(t)
+// askSpend starts neobot, scripted to delegate a spend of 5 PAX whose
+// daemon gate asks "approve" or "deny" and then settles, has user 111 ask
+// for it, and returns the process, the mention and the approval message.
+func (w *discordWorld) askSpend(t *testing.T) (*process, discordtest.Delivery, discordtest.Message) {
+	t.Helper()
 	w.daemon.Script(delegatetest.Intent{
 		Gates:  []delegatetest.Gate{{NodeID: "n1", Question: "Approve spend of 5 PAX to 0xabc?", Options: []string{"approve", "deny"}}},
 		Answer: "settled: tx 0xfeed",
@@ -147,6 +146,16 @@ func TestDiscordApproval(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no approval message: %v\n%s", err, p.output.String())
 	}
+	return p, mention, gate
+}
+
+// TestDiscordApproval: a spend asks for approval with buttons in the
+// thread; another user's click is refused privately and changes nothing;
+// the requester's click completes the spend and the message shows who
+// decided.
+func TestDiscordApproval(t *testing.T) {
+	w := newDiscordWorld(t)
+	_, mention, gate := w.askSpend(t)
 	if gate.ChannelID != mention.ID {
 		t.Errorf("approval posted in %s, want the mention's thread %s", gate.ChannelID, mention.ID)
 	}

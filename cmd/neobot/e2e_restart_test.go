@@ -9,7 +9,6 @@ import (
 
 	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
-	"github.com/neobot/neobot/core/delegate/delegatetest"
 	"github.com/neobot/neobot/core/llm/llmtest"
 	"github.com/neobot/neobot/store/postgres/pgtest"
 )
@@ -345,22 +344,7 @@ func TestDiscordApprovalAcrossRestart(t *testing.T) {
 	for _, rs := range restarts {
 		t.Run(rs.name, func(t *testing.T) {
 			w := newDiscordWorld(t)
-			w.daemon.Script(delegatetest.Intent{
-				Gates:  []delegatetest.Gate{{NodeID: "n1", Question: "Approve spend of 5 PAX to 0xabc?", Options: []string{"approve", "deny"}}},
-				Answer: "settled: tx 0xfeed",
-			})
-			scriptModel(t, w.model,
-				llmtest.Calls(llmtest.Call("c1", "core_execute", `{"intent":"send 5 PAX to 0xabc"}`)),
-				llmtest.Text("Done: 5 PAX sent (tx 0xfeed)."),
-			)
-			p1 := w.start(t, 1)
-			mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "send 5 PAX to 0xabc"})
-			gate, err := w.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
-				return m.FromBot() && len(m.Buttons()) == 2 && strings.Contains(m.Content, "Approve spend of 5 PAX")
-			})
-			if err != nil {
-				t.Fatalf("no approval message: %v\n%s", err, p1.output.String())
-			}
+			p1, mention, gate := w.askSpend(t)
 			rs.halt(t, p1)
 
 			p2 := w.start(t, 2)
