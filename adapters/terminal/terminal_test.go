@@ -22,7 +22,7 @@ func (r *scriptRunner) Run(ctx context.Context, t core.Turn) error {
 	r.turns = append(r.turns, t.Inbound)
 	t.Reporter.Status(ctx, "Thinking…")
 	if strings.HasPrefix(t.Inbound.Text, "pay") {
-		ans := core.Ask(ctx, t.Approver, core.GateRequest{Question: "send 5 USDC to bob?", Options: []string{"yes", "no"}})
+		ans := core.Ask(ctx, t.Approver, core.GateRequest{Question: "send 5 USDC to bob?", Options: []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}})
 		r.answers = append(r.answers, ans)
 		if !ans.Approved {
 			return t.Reporter.Say(ctx, "Not sent: you denied it.")

@@ -162,7 +162,7 @@ func TestRunGatesInOrder(t *testing.T) {
 	var asked []string
 	a := func(ctx context.Context, req core.GateRequest) (core.GateAnswer, error) {
 		asked = append(asked, req.NodeID+":"+req.Question)
-		if req.IntentID != "i1" || req.Requester != "U1" || req.Thread != thread || !slices.Equal(req.Options, []string{"yes", "no"}) {
+		if req.IntentID != "i1" || req.Requester != "U1" || req.Thread != thread || !slices.Equal(req.Options, []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}) {
 			t.Errorf("approver request = %+v, want intent i1, requester U1, thread, options yes/no", req)
 		}
 		return core.GateAnswer{Approved: true, Answer: "yes", By: "U1"}, nil
@@ -375,7 +375,7 @@ func TestRunRestartAfterDecision(t *testing.T) {
 	if d.Pending("i1") != "n1" {
 		t.Fatalf("daemon pending gate of i1 = %q, want n1", d.Pending("i1"))
 	}
-	g, _, err := gates.Open(ctx, core.GateRequest{Thread: thread, IntentID: "i1", NodeID: "n1", CallID: "call-7", Question: "Spend 5 PAX?", Options: []string{"yes", "no"}, Requester: "U1"}, nil)
+	g, _, err := gates.Open(ctx, core.GateRequest{Thread: thread, IntentID: "i1", NodeID: "n1", CallID: "call-7", Question: "Spend 5 PAX?", Options: []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}, Requester: "U1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
