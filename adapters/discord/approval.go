@@ -242,9 +242,9 @@ func gateButtons(g core.Gate) []discordgo.MessageComponent {
 		label := gatetext.Label(opt.Label, i, 80)
 		style := discordgo.DangerButton
 		switch {
-		case g.Form != nil && !opt.Approves:
+		case g.Form != nil && (opt.Label == core.ElicitDecline || opt.Label == core.ElicitCancel):
 			style = discordgo.SecondaryButton
-		case opt.Approves:
+		case g.Form != nil, opt.Approves:
 			style = discordgo.SuccessButton
 		}
 		row.Components = append(row.Components, discordgo.Button{Label: label, Style: style,

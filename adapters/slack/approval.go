@@ -194,9 +194,9 @@ func gateBlocks(g core.Gate) (fallback string, blocks []slack.Block) {
 			b := slack.NewButtonBlockElement(gateActionPrefix+strconv.Itoa(i), gatetext.Value(g.Token, i),
 				slack.NewTextBlockObject(slack.PlainTextType, gatetext.Label(opt.Label, i, 75), false, false))
 			switch {
-			case g.Form != nil && !opt.Approves:
+			case g.Form != nil && (opt.Label == core.ElicitDecline || opt.Label == core.ElicitCancel):
 				// A question's refusals are plain; its answers primary.
-			case opt.Approves:
+			case g.Form != nil, opt.Approves:
 				b.Style = slack.StylePrimary
 			default:
 				b.Style = slack.StyleDanger
