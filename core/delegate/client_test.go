@@ -681,3 +681,24 @@ func TestRunSpendAuthority(t *testing.T) {
 		})
 	}
 }
+
+// TestDaemonLabelsMarkedWhereTheyComeIn: the daemon says only its options'
+// labels, so the client marks which approve as it asks: a plain yes does,
+// "Don't send" and a yes that refuses in other words do not.
+func TestDaemonLabelsMarkedWhereTheyComeIn(t *testing.T) {
+	ctx := testCtx(t)
+	d := delegatetest.New(t)
+	d.Script(delegatetest.Intent{
+		Gates:  []delegatetest.Gate{{NodeID: "n1", Question: "Send 5 PAX?", Options: []string{"Yes, send", "Don't send", "Ja, nicht senden"}}},
+	})
+	var options []core.Option
+	a := func(ctx context.Context, req core.GateRequest) (core.GateAnswer, error) {
+		options = req.Options
+		return core.GateAnswer{Answer: "Don't send", By: "U1"}, nil
+	}
+	_, _ = newClient(t, d, delegate.Options{}).Run(withTurn(ctx, nil, a, ""), "send 5 PAX to bob") // denied
+	want := []core.Option{{Label: "Yes, send", Approves: true}, {Label: "Don't send"}, {Label: "Ja, nicht senden"}}
+	if !slices.Equal(options, want) {
+		t.Errorf("options asked = %v, want %v", options, want)
+	}
+}
