@@ -689,7 +689,7 @@ func TestDaemonLabelsMarkedWhereTheyComeIn(t *testing.T) {
 	ctx := testCtx(t)
 	d := delegatetest.New(t)
 	d.Script(delegatetest.Intent{
-		Gates:  []delegatetest.Gate{{NodeID: "n1", Question: "Send 5 PAX?", Options: []string{"Yes, send", "Don't send", "Ja, nicht senden"}}},
+		Gates: []delegatetest.Gate{{NodeID: "n1", Question: "Send 5 PAX?", Options: []string{"Yes, send", "Don't send", "Ja, nicht senden"}}},
 	})
 	var options []core.Option
 	a := func(ctx context.Context, req core.GateRequest) (core.GateAnswer, error) {
