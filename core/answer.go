@@ -54,10 +54,10 @@ func (gs *Gates) Answer(ctx context.Context, token string, idx int, user string,
 		return Click{Refusal: refuseButton}, nil
 	case g.State == GatePending && !g.MayAnswer(user, roles):
 		return Click{Refusal: gs.forbidden(g)}, nil
-	case g.Form != nil && g.Options[idx] == ElicitOpen && g.Open(gs.clock.Now()):
+	case g.Form != nil && g.Options[idx].Label == ElicitOpen && g.Open(gs.clock.Now()):
 		return Click{Gate: g, OpenForm: true}, nil
 	}
-	d, err := gs.Decide(ctx, token, user, roles, g.Options[idx])
+	d, err := gs.Decide(ctx, token, user, roles, g.Options[idx].Label)
 	switch {
 	case err == nil:
 		return Click{Gate: d, Redraw: true}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -13,13 +14,55 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
+// Option is one answer a gate offers: the label on its button, and whether
+// choosing it approves. Whoever creates the gate sets Approves; nothing in
+// core reads it from the label. Labels that come from outside (the
+// execution daemon's gates) are read with [Approves] where they come in.
+//
+// For a question with a form (see [Form.Options]) Approves marks the
+// options that answer it with a value: a choice, or the button that opens
+// the form. Decline and Cancel do not. Such an answer approves no spend;
+// it is what the tool's server asked for.
+type Option struct {
+	Label    string `json:"label"`
+	Approves bool   `json:"approves,omitempty"`
+}
+
+// UnmarshalJSON reads an option as stored, including a gate stored by an
+// earlier version, whose options were plain labels: such a label approves
+// when [Approves] says so, as it was decided when the gate was stored.
+// This is the one place the label parser still reads stored data.
+func (o *Option) UnmarshalJSON(b []byte) error {
+	var label string
+	if err := json.Unmarshal(b, &label); err == nil {
+		*o = Option{Label: label, Approves: Approves(label)}
+		return nil
+	}
+	type plain Option // no UnmarshalJSON, so no recursion
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return fmt.Errorf("gate option: %w", err)
+	}
+	*o = Option(p)
+	return nil
+}
+
+// Labels returns the labels of opts, in order.
+func Labels(opts []Option) []string {
+	out := make([]string, len(opts))
+	for i, o := range opts {
+		out[i] = o.Label
+	}
+	return out
+}
+
 // GateRequest is what the execution daemon asks a human before a spend.
 type GateRequest struct {
 	Thread   Thread   `json:"thread"`
 	IntentID string   `json:"intent_id"`
 	NodeID   string   `json:"node_id"`
 	Question string   `json:"question"`
-	Options  []string `json:"options"`
+	Options  []Option `json:"options"`
 	// Requester is the user whose message started the turn.
 	Requester string `json:"requester"`
 	// CallID is the tool call that delegated the intent, "" outside a
@@ -39,7 +82,9 @@ type GateRequest struct {
 }
 
 // Binding identifies the exact question a person is shown: the thread, the
-// tool call, the intent and node, and a hash of the question and options.
+// tool call, the intent and node, and a hash of the question and the
+// options' labels (labels only, so a gate stored before options carried
+// their Approves flag keeps its binding).
 // A decision is reused only for a request with the same binding (a turn
 // resumed after a restart); a daemon that reuses an intent ID in another
 // thread, or re-raises a node with a new question, is asked again.
@@ -49,7 +94,7 @@ type GateRequest struct {
 // [Gates.Open]), so a changed question replaces the one shown.
 func (r GateRequest) Binding() string {
 	h := sha256.New()
-	parts := append([]string{r.Thread.Key(), r.CallID, r.IntentID, r.NodeID, r.Question}, r.Options...)
+	parts := append([]string{r.Thread.Key(), r.CallID, r.IntentID, r.NodeID, r.Question}, Labels(r.Options)...)
 	if r.Form != nil {
 		parts = []string{r.Thread.Key(), r.CallID, r.IntentID, r.NodeID, "form"}
 	}
@@ -158,7 +203,11 @@ func negates(w string) bool {
 // platforms Neo runs on (Slack's 75).
 const MaxApprovingOption = 75
 
-// Approves reports whether choosing option approves the gate. Only a plain
+// Approves reports whether an option labelled option approves, for labels
+// whose meaning no one marked: the execution daemon's gates (core/delegate
+// sets [Option.Approves] with it) and gates stored by earlier versions
+// (see [Option.UnmarshalJSON]). Every other gate is created with its
+// flags set, and Gates.Decide and the adapters read only those. Only a plain
 // yes approves: one of yes, y, approve, approved, confirm, ok, proceed,
 // allow or accept, as the whole option or its first word, with no negation
 // and nothing that puts the spend off anywhere in it, in English or in

@@ -230,13 +230,19 @@ func (f FormField) choiceLabels() []string {
 }
 
 // Options returns a gate's options for the form: a button per choice, or
-// one that opens the form, then Decline and Cancel.
-func (f *Form) Options() []string {
-	opts, ok := f.Choice()
+// one that opens the form, then Decline and Cancel. The choices and the
+// button that opens the form are marked Approves (they answer the
+// question); Decline and Cancel are not. See [Option].
+func (f *Form) Options() []Option {
+	labels, ok := f.Choice()
 	if !ok {
-		opts = []string{ElicitOpen}
+		labels = []string{ElicitOpen}
 	}
-	return append(opts, ElicitDecline, ElicitCancel)
+	opts := make([]Option, 0, len(labels)+2)
+	for _, l := range labels {
+		opts = append(opts, Option{Label: l, Approves: true})
+	}
+	return append(opts, Option{Label: ElicitDecline}, Option{Label: ElicitCancel})
 }
 
 // chose returns the values answered by the choice option.

@@ -87,8 +87,15 @@ func TestParseFormOrderAndChoice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := f.Options(); !reflect.DeepEqual(got, tt.want) {
+		got := f.Options()
+		if !reflect.DeepEqual(core.Labels(got), tt.want) {
 			t.Errorf("Options(%v) = %v, want %v", tt.schema, got, tt.want)
+		}
+		// What answers the question is marked; Decline and Cancel are not.
+		for _, o := range got {
+			if answers := o.Label != core.ElicitDecline && o.Label != core.ElicitCancel; o.Approves != answers {
+				t.Errorf("Options(%v): %q Approves = %v, want %v", tt.schema, o.Label, o.Approves, answers)
+			}
 		}
 	}
 	nested := map[string]any{"properties": map[string]any{"addr": map[string]any{"type": "object"}}}

@@ -34,9 +34,11 @@ type Gate struct {
 	IntentID string `json:"intent_id"`
 	NodeID   string `json:"node_id"`
 	// CallID is the tool call that delegated the intent.
-	CallID   string   `json:"call_id,omitempty"`
-	Question string   `json:"question"`
-	Options  []string `json:"options"`
+	CallID   string `json:"call_id,omitempty"`
+	Question string `json:"question"`
+	// Options are the answers offered; Decide approves only through one
+	// whose Approves flag is set.
+	Options []Option `json:"options"`
 	// Binding is [GateRequest.Binding] of the request that opened the
 	// gate: its decision answers that request and no other.
 	Binding string `json:"binding,omitempty"`
@@ -231,7 +233,7 @@ func (gs *Gates) Open(ctx context.Context, req GateRequest, allowed []string) (g
 		}
 	}
 	if len(g.Options) == 0 {
-		g.Options = []string{"yes", "no"}
+		g.Options = []Option{{Label: "yes", Approves: true}, {Label: "no"}}
 	}
 	if err := gs.store.CreateGate(ctx, g); err != nil {
 		return Gate{}, false, fmt.Errorf("gate: create: %w", err)
@@ -239,7 +241,9 @@ func (gs *Gates) Open(ctx context.Context, req GateRequest, allowed []string) (g
 	return g, true, nil
 }
 
-// Decide records user's choice of option on the gate with token. The
+// Decide records user's choice of the option labelled option on the gate
+// with token: it approves when that option's Approves flag is set, and
+// denies otherwise, whatever its label says. The
 // decision is durable before Decide returns and before the approver waiting
 // on the gate learns of it. Refusals change nothing and are reported as
 // ErrGateUnknown, ErrGateForbidden, ErrGateClosed, ErrGateExpired or
@@ -255,13 +259,16 @@ func (gs *Gates) Decide(ctx context.Context, token, user string, roles []string,
 			return ErrGateExpired
 		case !g.MayAnswer(user, roles):
 			return ErrGateForbidden
-		case !slices.Contains(g.Options, option):
+		}
+		i := slices.IndexFunc(g.Options, func(o Option) bool { return o.Label == option })
+		switch {
+		case i < 0:
 			return ErrGateOption
 		case g.Form != nil:
 			return g.decideForm(option, now, user)
 		}
 		g.State = GateDenied
-		if Approves(option) {
+		if g.Options[i].Approves {
 			g.State = GateApproved
 		}
 		g.Answer, g.DecidedBy, g.DecidedAt = option, user, now

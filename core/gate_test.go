@@ -15,7 +15,7 @@ import (
 var gateThread = core.Thread{Platform: "discord", Workspace: "G1", Channel: "C1", ID: "T1"}
 
 func gateReq(node string) core.GateRequest {
-	return core.GateRequest{Thread: gateThread, IntentID: "i1", NodeID: node, Question: "Spend 5 PAX?", Options: []string{"approve", "deny"}, Requester: "U1"}
+	return core.GateRequest{Thread: gateThread, IntentID: "i1", NodeID: node, Question: "Spend 5 PAX?", Options: []core.Option{{Label: "approve", Approves: true}, {Label: "deny"}}, Requester: "U1"}
 }
 
 // newGates returns Gates over an in-memory store with a 30-minute TTL and a
@@ -64,8 +64,8 @@ func TestGatesOpen(t *testing.T) {
 
 	noOpts := gateReq("n3")
 	noOpts.Options = nil
-	if g, _, _ := gates.Open(ctx, noOpts, nil); len(g.Options) != 2 || g.Options[0] != "yes" || g.Options[1] != "no" {
-		t.Errorf("Open(no options).Options = %q, want [yes no]", g.Options)
+	if g, _, _ := gates.Open(ctx, noOpts, nil); !slices.Equal(g.Options, []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}) {
+		t.Errorf("Open(no options).Options = %v, want yes (approving) and no", g.Options)
 	}
 }
 
@@ -86,7 +86,7 @@ func TestGatesOpenBinding(t *testing.T) {
 		{"another tool call", func(r *core.GateRequest) { r.CallID = "call-2" }, false},
 		{"another intent", func(r *core.GateRequest) { r.IntentID = "i2" }, false},
 		{"node re-raised with a new question", func(r *core.GateRequest) { r.Question = "Spend 500 PAX?" }, false},
-		{"other options", func(r *core.GateRequest) { r.Options = []string{"approve", "deny", "later"} }, false},
+		{"other options", func(r *core.GateRequest) { r.Options = append(r.Options, core.Option{Label: "later"}) }, false},
 	}
 	for _, tt := range tests {
 		for _, state := range []string{"approve", "deny", "pending"} {

@@ -249,7 +249,7 @@ func TestGatesApprover(t *testing.T) {
 	ask := gs.Approver(gateThread, "U1", nil, ui)
 	done := make(chan core.GateAnswer, 1)
 	go func() {
-		done <- core.Ask(context.Background(), ask, core.GateRequest{IntentID: "i1", NodeID: "n9", Question: "Spend?", Options: []string{"approve", "deny"}})
+		done <- core.Ask(context.Background(), ask, core.GateRequest{IntentID: "i1", NodeID: "n9", Question: "Spend?", Options: []core.Option{{Label: "approve", Approves: true}, {Label: "deny"}}})
 	}()
 	g := <-ui.posted
 	if g.Thread != gateThread || g.Requester != "U1" {

@@ -239,12 +239,12 @@ func gateButtons(g core.Gate) []discordgo.MessageComponent {
 		if i == 25 {
 			break
 		}
-		label := gatetext.Label(opt, i, 80)
+		label := gatetext.Label(opt.Label, i, 80)
 		style := discordgo.DangerButton
 		switch {
-		case g.Form != nil && (opt == core.ElicitDecline || opt == core.ElicitCancel):
+		case g.Form != nil && (opt.Label == core.ElicitDecline || opt.Label == core.ElicitCancel):
 			style = discordgo.SecondaryButton
-		case g.Form != nil, core.Approves(opt):
+		case g.Form != nil, opt.Approves:
 			style = discordgo.SuccessButton
 		}
 		row.Components = append(row.Components, discordgo.Button{Label: label, Style: style,

@@ -16,7 +16,7 @@ func askOnTurn(e *env) {
 	e.hub.OnTurn(func(ctx context.Context, in core.Inbound) {
 		ans := core.Ask(ctx, e.a.Approver(in.Thread, in.User), core.GateRequest{
 			IntentID: "intent-" + in.EventID, NodeID: "n1",
-			Question: "Send **5 USDC** to bob?", Options: []string{"approve", "deny"},
+			Question: "Send **5 USDC** to bob?", Options: []core.Option{{Label: "approve", Approves: true}, {Label: "deny"}},
 		})
 		_ = e.a.Reporter(in.Thread).Say(ctx, fmt.Sprintf("approved=%v by %s", ans.Approved, ans.By))
 	})
@@ -127,7 +127,7 @@ func TestApprovalStoppedTurnDeniesGate(t *testing.T) {
 	defer cancelTurn(nil)
 	e.hub.OnTurn(func(ctx context.Context, in core.Inbound) {
 		ans := core.Ask(turnCtx, e.a.Approver(in.Thread, in.User), core.GateRequest{
-			IntentID: "i1", NodeID: "n1", Question: "Spend?", Options: []string{"yes", "no"}})
+			IntentID: "i1", NodeID: "n1", Question: "Spend?", Options: []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}})
 		_ = e.a.Reporter(in.Thread).Say(ctx, fmt.Sprintf("approved=%v", ans.Approved))
 	})
 	d := e.discord.Mention(discordtest.Msg{User: "111", Text: "spend"})
@@ -152,7 +152,7 @@ func TestApprovalShutdownLeavesGatePending(t *testing.T) {
 	t.Parallel()
 	e := start(t, nil)
 	th := core.Thread{Platform: Platform, Workspace: discordtest.GuildID, Channel: discordtest.ChannelID, ID: discordtest.ChannelID}
-	req := core.GateRequest{IntentID: "i9", NodeID: "n1", Question: "Spend?", Options: []string{"yes", "no"}}
+	req := core.GateRequest{IntentID: "i9", NodeID: "n1", Question: "Spend?", Options: []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}}
 
 	// The first run posts the gate, then the process stops while it is pending.
 	first, cancel := context.WithCancelCause(context.Background())
@@ -181,7 +181,7 @@ func TestApprovalShutdownLeavesGatePending(t *testing.T) {
 func TestClickOnUnknownGate(t *testing.T) {
 	t.Parallel()
 	e := start(t, nil)
-	old, err := e.a.send(e.ctx, discordtest.ChannelID, gateSend(core.Gate{Token: "forged", Question: "old", State: core.GatePending, Options: []string{"yes"}}))
+	old, err := e.a.send(e.ctx, discordtest.ChannelID, gateSend(core.Gate{Token: "forged", Question: "old", State: core.GatePending, Options: []core.Option{{Label: "yes", Approves: true}}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func BenchmarkClickToResponse(b *testing.B) {
 	for i := range b.N {
 		b.StopTimer()
 		done := make(chan core.GateAnswer, 1)
-		req := core.GateRequest{IntentID: fmt.Sprint("bench-", i), NodeID: "n1", Question: "ok?", Options: []string{"yes", "no"}}
+		req := core.GateRequest{IntentID: fmt.Sprint("bench-", i), NodeID: "n1", Question: "ok?", Options: []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}}
 		go func() { done <- core.Ask(e.ctx, e.a.Approver(thread, "111"), req) }()
 		msg, err := e.discord.WaitMessage(e.ctx, func(m discordtest.Message) bool {
 			return m.FromBot() && len(m.Buttons()) == 2 && !slices.Contains(seenGates, m.ID)

@@ -10,5 +10,5 @@ import (
 // TestSpendQuestionShownWhole: a hostile spend's approval shows line for
 // line as core wrote it, escapes intact, nothing clipped.
 func TestSpendQuestionShownWhole(t *testing.T) {
-	rendertest.CheckQuestion(t, gateContent(core.Gate{Token: "tok", Question: rendertest.HostileSpend(), Options: []string{"Approve", "Deny"}, State: core.GatePending}))
+	rendertest.CheckQuestion(t, gateContent(core.Gate{Token: "tok", Question: rendertest.HostileSpend(), Options: []core.Option{{Label: "Approve", Approves: true}, {Label: "Deny"}}, State: core.GatePending}))
 }

@@ -192,11 +192,11 @@ func gateBlocks(g core.Gate) (fallback string, blocks []slack.Block) {
 		var buttons []slack.BlockElement
 		for i, opt := range g.Options[:min(len(g.Options), maxButtons)] {
 			b := slack.NewButtonBlockElement(gateActionPrefix+strconv.Itoa(i), gatetext.Value(g.Token, i),
-				slack.NewTextBlockObject(slack.PlainTextType, gatetext.Label(opt, i, 75), false, false))
+				slack.NewTextBlockObject(slack.PlainTextType, gatetext.Label(opt.Label, i, 75), false, false))
 			switch {
-			case g.Form != nil && (opt == core.ElicitDecline || opt == core.ElicitCancel):
+			case g.Form != nil && (opt.Label == core.ElicitDecline || opt.Label == core.ElicitCancel):
 				// A question's refusals are plain; its answers primary.
-			case g.Form != nil, core.Approves(opt):
+			case g.Form != nil, opt.Approves:
 				b.Style = slack.StylePrimary
 			default:
 				b.Style = slack.StyleDanger

@@ -17,7 +17,7 @@ func askOnTurn(e *env) {
 	e.hub.OnTurn(func(ctx context.Context, in core.Inbound) {
 		ans := core.Ask(ctx, e.a.Approver(in.Thread, in.User), core.GateRequest{
 			IntentID: "intent-" + in.EventID, NodeID: "n1",
-			Question: "Send **5 USDC** to bob?", Options: []string{"approve", "deny"},
+			Question: "Send **5 USDC** to bob?", Options: []core.Option{{Label: "approve", Approves: true}, {Label: "deny"}},
 		})
 		_ = e.a.Reporter(in.Thread).Say(ctx, fmt.Sprintf("approved=%v by %s", ans.Approved, ans.By))
 	})
@@ -121,7 +121,7 @@ func TestApprovalCancelledTurnExpiresGate(t *testing.T) {
 	defer cancelTurn()
 	e.hub.OnTurn(func(ctx context.Context, in core.Inbound) {
 		ans := core.Ask(turnCtx, e.a.Approver(in.Thread, in.User), core.GateRequest{
-			IntentID: "i1", NodeID: "n1", Question: "Spend?", Options: []string{"yes", "no"}})
+			IntentID: "i1", NodeID: "n1", Question: "Spend?", Options: []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}})
 		_ = e.a.Reporter(in.Thread).Say(ctx, fmt.Sprintf("approved=%v", ans.Approved))
 	})
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "spend"})
@@ -151,7 +151,7 @@ func TestApprovalCancelledTurnExpiresGate(t *testing.T) {
 func TestApprovalResumedGateNotPostedTwice(t *testing.T) {
 	e := start(t, nil)
 	th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000000.000001"}
-	req := core.GateRequest{IntentID: "i9", NodeID: "n1", Question: "Spend?", Options: []string{"yes", "no"}}
+	req := core.GateRequest{IntentID: "i9", NodeID: "n1", Question: "Spend?", Options: []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}}
 
 	// The first run posts the gate, then the process stops while it is pending.
 	first, cancel := context.WithCancel(context.Background())
@@ -232,7 +232,7 @@ func TestApprovalCancellationCause(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := start(t, nil)
 			th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: fmt.Sprintf("1700000001.00000%d", i)}
-			req := core.GateRequest{IntentID: "i-cause", NodeID: fmt.Sprint("n", i), Question: "Spend?", Options: []string{"yes", "no"}}
+			req := core.GateRequest{IntentID: "i-cause", NodeID: fmt.Sprint("n", i), Question: "Spend?", Options: []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}}
 			ctx, cancel := context.WithCancelCause(context.Background())
 			done := make(chan core.GateAnswer, 1)
 			go func() { done <- core.Ask(ctx, e.a.Approver(th, "UALICE"), req) }()
@@ -268,7 +268,7 @@ func TestApprovalPostedButNotRecorded(t *testing.T) {
 	e := start(t, nil)
 	ctx := context.Background()
 	th := core.Thread{Platform: Platform, Workspace: slacktest.TeamID, Channel: "C0GENERAL", ID: "1700000002.000001"}
-	req := core.GateRequest{Thread: th, IntentID: "i-crash", NodeID: "n1", Question: "Spend?", Options: []string{"yes", "no"}, Requester: "UALICE"}
+	req := core.GateRequest{Thread: th, IntentID: "i-crash", NodeID: "n1", Question: "Spend?", Options: []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}, Requester: "UALICE"}
 	g, _, err := e.gates.Open(ctx, req, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ func FuzzGateMessage(f *testing.F) {
 	f.Add("\xff\xfe", "\x00", "ok")
 	f.Fuzz(func(t *testing.T, question, opt1, opt2 string) {
 		for _, state := range []core.GateState{core.GatePending, core.GateApproved, core.GateDenied, core.GateExpired} {
-			g := core.Gate{Token: "tok", Question: question, Options: []string{opt1, opt2}, State: state,
+			g := core.Gate{Token: "tok", Question: question, Options: []core.Option{{Label: opt1, Approves: true}, {Label: opt2}}, State: state,
 				Answer: opt2, DecidedBy: "U1", DecidedAt: time.Unix(1700000000, 0), Requester: "U2"}
 			fallback, raw := gateBlocks(g)
 			if n := len(fallback); n > 3100 {

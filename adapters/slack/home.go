@@ -104,8 +104,8 @@ func (a *Adapter) homeBlocks(page home.Page, note string) []slack.Block {
 		var buttons []slack.BlockElement
 		for i, opt := range g.Options[:min(len(g.Options), 5)] {
 			b := slack.NewButtonBlockElement(gateActionPrefix+strconv.Itoa(i), gatetext.Value(g.Token, i),
-				slack.NewTextBlockObject(slack.PlainTextType, gatetext.Label(opt, i, 75), false, false))
-			if core.Approves(opt) {
+				slack.NewTextBlockObject(slack.PlainTextType, gatetext.Label(opt.Label, i, 75), false, false))
+			if opt.Approves {
 				b.Style = slack.StylePrimary
 			} else {
 				b.Style = slack.StyleDanger

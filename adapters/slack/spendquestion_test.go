@@ -12,7 +12,7 @@ import (
 // TestSpendQuestionShownWhole: a hostile spend's approval shows line for
 // line as core wrote it, escapes intact, nothing clipped.
 func TestSpendQuestionShownWhole(t *testing.T) {
-	fallback, blocks := gateBlocks(core.Gate{Token: "tok", Question: rendertest.HostileSpend(), Options: []string{"Approve", "Deny"}, State: core.GatePending})
+	fallback, blocks := gateBlocks(core.Gate{Token: "tok", Question: rendertest.HostileSpend(), Options: []core.Option{{Label: "Approve", Approves: true}, {Label: "Deny"}}, State: core.GatePending})
 	rendertest.CheckQuestion(t, fallback)
 	section, ok := blocks[0].(*slack.SectionBlock)
 	if !ok {

@@ -36,7 +36,7 @@ func TestStopWhileApprovalPending(t *testing.T) {
 				}
 				ans := core.Ask(ctx, e.a.Approver(in.Thread, in.User), core.GateRequest{
 					IntentID: "intent-" + in.EventID, NodeID: "n1",
-					Question: "Send **5 USDC** to bob?", Options: []string{"approve", "deny"},
+					Question: "Send **5 USDC** to bob?", Options: []core.Option{{Label: "approve", Approves: true}, {Label: "deny"}},
 				})
 				_ = e.a.Reporter(in.Thread).Say(ctx, fmt.Sprintf("approved=%v by %s", ans.Approved, ans.By))
 			})

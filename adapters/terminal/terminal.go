@@ -271,9 +271,9 @@ func (t *term) approve(ctx context.Context, req core.GateRequest) (core.GateAnsw
 	}
 	options := req.Options
 	if len(options) == 0 {
-		options = []string{"yes", "no"}
+		options = []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}
 	}
-	t.printErr(fmt.Sprintf("approval needed — %s\n    options: %s\n    approve? [y/N] ", req.Question, strings.Join(options, " | ")))
+	t.printErr(fmt.Sprintf("approval needed — %s\n    options: %s\n    approve? [y/N] ", req.Question, strings.Join(core.Labels(options), " | ")))
 	reply := make(chan string, 1)
 	var line string
 	select {
@@ -289,25 +289,25 @@ func (t *term) approve(ctx context.Context, req core.GateRequest) (core.GateAnsw
 		return core.GateAnswer{}, ctx.Err()
 	}
 	answer := strings.TrimSpace(line)
-	choice := ""
+	choice, chosen := core.Option{}, false
 	for _, o := range options {
-		if strings.EqualFold(o, answer) {
-			choice = o
+		if strings.EqualFold(o.Label, answer) {
+			choice, chosen = o, true
 		}
 	}
-	if choice == "" && (strings.EqualFold(answer, "y") || strings.EqualFold(answer, "yes")) {
+	if !chosen && (strings.EqualFold(answer, "y") || strings.EqualFold(answer, "yes")) {
 		for _, o := range options {
-			if core.Approves(o) {
-				choice = o
+			if o.Approves {
+				choice, chosen = o, true
 				break
 			}
 		}
 	}
-	if choice == "" || !core.Approves(choice) {
+	if !chosen || !choice.Approves {
 		deny := ""
 		for _, o := range options {
-			if !core.Approves(o) {
-				deny = o
+			if !o.Approves {
+				deny = o.Label
 				break
 			}
 		}
@@ -315,7 +315,7 @@ func (t *term) approve(ctx context.Context, req core.GateRequest) (core.GateAnsw
 		return core.GateAnswer{Approved: false, Answer: deny, By: t.opts.User}, nil
 	}
 	t.printErr("    approved\n")
-	return core.GateAnswer{Approved: true, Answer: choice, By: t.opts.User}, nil
+	return core.GateAnswer{Approved: true, Answer: choice.Label, By: t.opts.User}, nil
 }
 
 // StreamAnswer prints an answer to Out as it is written.

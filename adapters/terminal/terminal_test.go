@@ -21,8 +21,13 @@ type scriptRunner struct {
 func (r *scriptRunner) Run(ctx context.Context, t core.Turn) error {
 	r.turns = append(r.turns, t.Inbound)
 	t.Reporter.Status(ctx, "Thinking…")
-	if strings.HasPrefix(t.Inbound.Text, "pay") {
-		ans := core.Ask(ctx, t.Approver, core.GateRequest{Question: "send 5 USDC to bob?", Options: []string{"yes", "no"}})
+	if strings.HasPrefix(t.Inbound.Text, "pay") || strings.HasPrefix(t.Inbound.Text, "ship") {
+		req := core.GateRequest{Question: "send 5 USDC to bob?", Options: []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}}
+		if strings.HasPrefix(t.Inbound.Text, "ship") {
+			// Labels that say the opposite of their flags.
+			req.Options = []core.Option{{Label: "Ship it", Approves: true}, {Label: "Yes"}}
+		}
+		ans := core.Ask(ctx, t.Approver, req)
 		r.answers = append(r.answers, ans)
 		if !ans.Approved {
 			return t.Reporter.Say(ctx, "Not sent: you denied it.")
@@ -46,6 +51,8 @@ func TestRun(t *testing.T) {
 			[]string{"approval needed — send 5 USDC to bob?\n    options: yes | no\n    approve? [y/N] ", "    denied\n"}, []bool{false}},
 		{"approval granted with y", "pay bob\ny\n", "Sent.\n", []string{"    approved\n"}, []bool{true}},
 		{"anything else denies", "pay bob\nsure\n", "Not sent: you denied it.\n", nil, []bool{false}},
+		{"y picks the marked option", "ship\ny\n", "Sent.\n", []string{"    approved\n"}, []bool{true}},
+		{"an unmarked yes denies", "ship\nYes\n", "Not sent: you denied it.\n", []string{"    denied\n"}, []bool{false}},
 		{"end of input during approval denies", "pay bob", "Not sent: you denied it.\n", nil, []bool{false}},
 		{"exit ends", "hi\nexit\nnever\n", "echo: hi\n", nil, nil},
 		{"failure is a sentence", "fail\n", "", []string{"Sorry, I couldn't finish that; the details are in the log.\n"}, nil},

@@ -50,7 +50,7 @@ type formField struct {
 
 // postQuestion shows the question g on its conversation's stream.
 func (a *Adapter) postQuestion(g core.Gate) {
-	d := questionData{Token: g.Token, Question: mention.ReplaceAllString(g.Question, "@$1"), Options: g.Options,
+	d := questionData{Token: g.Token, Question: mention.ReplaceAllString(g.Question, "@$1"), Options: core.Labels(g.Options),
 		Requester: g.Requester, Expires: g.Expires, Conversation: g.Thread.ID}
 	for _, f := range g.Form.Fields {
 		d.Form = append(d.Form, formField{Name: f.Name, Label: f.Label(), Description: f.Description, Type: f.Type,

@@ -183,7 +183,7 @@ func TestRelayJoinsTheInstances(t *testing.T) {
 		t.Errorf("the other instance's browser saw %v, want the status and the final answer", seen)
 	}
 
-	g, _, err := gates.Open(t.Context(), core.GateRequest{Thread: th, IntentID: "i1", NodeID: "n1", Question: "Send 5?", Options: []string{"Approve", "Deny"}, Requester: "alice"}, nil)
+	g, _, err := gates.Open(t.Context(), core.GateRequest{Thread: th, IntentID: "i1", NodeID: "n1", Question: "Send 5?", Options: []core.Option{{Label: "Approve", Approves: true}, {Label: "Deny"}}, Requester: "alice"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ type gateData struct {
 	Token     string    `json:"token"`
 	Question  string    `json:"question"`
 	Options   []string  `json:"options"`
-	Approving []bool    `json:"approving"` // which options approve (core.Approves)
+	Approving []bool    `json:"approving"` // which options approve (core.Option.Approves)
 	Requester string    `json:"requester"`
 	Expires   time.Time `json:"expires"`
 	// Conversation is the conversation the approval is asked in.
@@ -113,10 +113,10 @@ func (u gateUI) PostGate(_ context.Context, g core.Gate) (string, error) {
 		u.a.postQuestion(g)
 		return "", nil
 	}
-	d := gateData{Token: g.Token, Question: g.Question, Options: g.Options, Requester: g.Requester, Expires: g.Expires,
+	d := gateData{Token: g.Token, Question: g.Question, Options: core.Labels(g.Options), Requester: g.Requester, Expires: g.Expires,
 		Conversation: g.Thread.ID}
 	for _, o := range g.Options {
-		d.Approving = append(d.Approving, core.Approves(o))
+		d.Approving = append(d.Approving, o.Approves)
 	}
 	u.a.pending.add(g, d)
 	u.a.show(g.Thread.ID, EventGateInvoked, d)

@@ -218,7 +218,7 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 	store := coretest.NewGateStore()
 	gates := core.NewGates(core.GatesOptions{Store: store})
 	th := thread("alice", "0123456789abcdef01234567")
-	req := core.GateRequest{IntentID: "call:x", NodeID: "E1/c1", CallID: "c1", Question: "Write plan.md?", Options: []string{"Allow once", "Deny"}}
+	req := core.GateRequest{IntentID: "call:x", NodeID: "E1/c1", CallID: "c1", Question: "Write plan.md?", Options: []core.Option{{Label: "Allow once", Approves: true}, {Label: "Deny"}}}
 
 	first, _ := newAdapter(t)
 	first.opts.Gates, first.opts.Approvers = gates, []string{"carol"} // the same settings before and after

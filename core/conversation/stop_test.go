@@ -157,7 +157,7 @@ func TestCancelDuringGate(t *testing.T) {
 			runner := runFunc(func(ctx context.Context, turn core.Turn) error {
 				ans := core.Ask(ctx, turn.Approver, core.GateRequest{
 					Thread: turn.Inbound.Thread, IntentID: "intent-1", NodeID: "node-1",
-					Question: "Send 5 USDC to alice?", Options: []string{"approve", "deny"},
+					Question: "Send 5 USDC to alice?", Options: []core.Option{{Label: "approve", Approves: true}, {Label: "deny"}},
 					Requester: turn.Inbound.User,
 				})
 				answers <- ans

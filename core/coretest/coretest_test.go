@@ -15,7 +15,7 @@ var _ core.Reporter = (*Recorder)(nil)
 func TestGateStoreUpdate(t *testing.T) {
 	ctx := context.Background()
 	s := NewGateStore()
-	g := core.Gate{Token: "t1", IntentID: "i1", NodeID: "n1", State: core.GatePending, Options: []string{"yes", "no"}}
+	g := core.Gate{Token: "t1", IntentID: "i1", NodeID: "n1", State: core.GatePending, Options: []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}}
 	if err := s.CreateGate(ctx, g); err != nil {
 		t.Fatalf("CreateGate = %v", err)
 	}
@@ -25,10 +25,10 @@ func TestGateStoreUpdate(t *testing.T) {
 	boom := errors.New("boom")
 	got, err := s.UpdateGate(ctx, "t1", func(g *core.Gate) error {
 		g.State = core.GateApproved
-		g.Options[0] = "mutated"
+		g.Options[0].Label = "mutated"
 		return boom
 	})
-	if !errors.Is(err, boom) || got.State != core.GatePending || got.Options[0] != "yes" {
+	if !errors.Is(err, boom) || got.State != core.GatePending || got.Options[0].Label != "yes" {
 		t.Errorf("UpdateGate(failing fn) = %+v, %v; want stored gate unchanged, boom", got, err)
 	}
 	if _, err := s.UpdateGate(ctx, "t1", func(g *core.Gate) error { g.State = core.GateDenied; return nil }); err != nil {

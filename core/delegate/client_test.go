@@ -162,7 +162,7 @@ func TestRunGatesInOrder(t *testing.T) {
 	var asked []string
 	a := func(ctx context.Context, req core.GateRequest) (core.GateAnswer, error) {
 		asked = append(asked, req.NodeID+":"+req.Question)
-		if req.IntentID != "i1" || req.Requester != "U1" || req.Thread != thread || !slices.Equal(req.Options, []string{"yes", "no"}) {
+		if req.IntentID != "i1" || req.Requester != "U1" || req.Thread != thread || !slices.Equal(req.Options, []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}) {
 			t.Errorf("approver request = %+v, want intent i1, requester U1, thread, options yes/no", req)
 		}
 		return core.GateAnswer{Approved: true, Answer: "yes", By: "U1"}, nil
@@ -375,7 +375,7 @@ func TestRunRestartAfterDecision(t *testing.T) {
 	if d.Pending("i1") != "n1" {
 		t.Fatalf("daemon pending gate of i1 = %q, want n1", d.Pending("i1"))
 	}
-	g, _, err := gates.Open(ctx, core.GateRequest{Thread: thread, IntentID: "i1", NodeID: "n1", CallID: "call-7", Question: "Spend 5 PAX?", Options: []string{"yes", "no"}, Requester: "U1"}, nil)
+	g, _, err := gates.Open(ctx, core.GateRequest{Thread: thread, IntentID: "i1", NodeID: "n1", CallID: "call-7", Question: "Spend 5 PAX?", Options: []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}, Requester: "U1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -679,5 +679,26 @@ func TestRunSpendAuthority(t *testing.T) {
 				t.Errorf("daemon requests = %d, want none", n)
 			}
 		})
+	}
+}
+
+// TestDaemonLabelsMarkedWhereTheyComeIn: the daemon says only its options'
+// labels, so the client marks which approve as it asks: a plain yes does,
+// "Don't send" and a yes that refuses in other words do not.
+func TestDaemonLabelsMarkedWhereTheyComeIn(t *testing.T) {
+	ctx := testCtx(t)
+	d := delegatetest.New(t)
+	d.Script(delegatetest.Intent{
+		Gates: []delegatetest.Gate{{NodeID: "n1", Question: "Send 5 PAX?", Options: []string{"Yes, send", "Don't send", "Ja, nicht senden"}}},
+	})
+	var options []core.Option
+	a := func(ctx context.Context, req core.GateRequest) (core.GateAnswer, error) {
+		options = req.Options
+		return core.GateAnswer{Answer: "Don't send", By: "U1"}, nil
+	}
+	_, _ = newClient(t, d, delegate.Options{}).Run(withTurn(ctx, nil, a, ""), "send 5 PAX to bob") // denied
+	want := []core.Option{{Label: "Yes, send", Approves: true}, {Label: "Don't send"}, {Label: "Ja, nicht senden"}}
+	if !slices.Equal(options, want) {
+		t.Errorf("options asked = %v, want %v", options, want)
 	}
 }

@@ -245,8 +245,23 @@ func (gs *gateSet) ask(ctx context.Context, p pendingGate) (ans core.GateAnswer)
 	}()
 	return core.Ask(ctx, gs.job.approver, core.GateRequest{
 		Thread: gs.job.thread, IntentID: gs.intentID, NodeID: p.NodeID, CallID: gs.job.callID,
-		Question: p.Question, Options: p.Options, Requester: gs.job.requester,
+		Question: p.Question, Options: daemonOptions(p.Options), Requester: gs.job.requester,
 	})
+}
+
+// daemonOptions marks which of the daemon's option labels approve. The
+// daemon says only the labels, so they are read here, where they come in,
+// with core.Approves: a plain yes approves, anything else ("Don't send")
+// denies. No labels leaves the gate's default yes and no.
+func daemonOptions(labels []string) []core.Option {
+	if len(labels) == 0 {
+		return nil
+	}
+	opts := make([]core.Option, len(labels))
+	for i, l := range labels {
+		opts[i] = core.Option{Label: l, Approves: core.Approves(l)}
+	}
+	return opts
 }
 
 func (gs *gateSet) wakeUp() {

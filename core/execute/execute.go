@@ -35,7 +35,8 @@ type Delegations interface {
 	FinishDelegation(ctx context.Context, t core.Thread, callID string) error
 }
 
-// Gate options of a spend call. Only Approve approves (core.Approves).
+// Labels of a spend call's gate options. Approve is created with Approves
+// set, Deny without (see Executor.ask).
 const (
 	Approve = "Approve"
 	Deny    = "Deny"

@@ -178,7 +178,7 @@ func overLimit(s core.Spend, day []core.Spend, limits skill.Limits) string {
 func (e *Executor) ask(ctx context.Context, j *job, s core.Spend) (_ core.Spend, mine bool, _ error) {
 	req := core.GateRequest{
 		Thread: j.turn.Inbound.Thread, IntentID: s.IntentID, NodeID: strconv.Itoa(spendNumber(s.ID)), CallID: j.callID,
-		Question: Question(s), Options: []string{Approve, Deny}, Requester: s.Requester,
+		Question: Question(s), Options: []core.Option{{Label: Approve, Approves: true}, {Label: Deny}}, Requester: s.Requester,
 	}
 	ans := core.Ask(ctx, j.turn.Approver, req)
 	if ctx.Err() != nil {

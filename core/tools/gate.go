@@ -11,8 +11,8 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Options of an asked call's approval. Only the two allowing options
-// approve (core.Approves).
+// Labels of an asked call's approval options. The two allowing options
+// are created with Approves set; Deny without (see approve).
 const (
 	AllowOnce      = "Allow once"
 	AllowForThread = "Allow for this thread"
@@ -105,11 +105,11 @@ func (s *Surface) approve(ctx context.Context, call core.ToolCall, sk *skill.Ski
 	if granted {
 		return true, "", nil
 	}
-	options := []string{AllowOnce}
+	options := []core.Option{{Label: AllowOnce, Approves: true}}
 	if sk.AllowForThread {
-		options = append(options, AllowForThread)
+		options = append(options, core.Option{Label: AllowForThread, Approves: true})
 	}
-	options = append(options, DenyCall)
+	options = append(options, core.Option{Label: DenyCall})
 	callID := call.ID()
 	// The decision is bound to this turn's message as well as the call:
 	// call IDs come from the model, and one reused in a later turn must

@@ -188,7 +188,7 @@ func TestGateAsks(t *testing.T) {
 		t.Fatalf("denied write = %q, %v, %v (%d writes)", content, isError, err, w.writes.Load())
 	}
 	req := deny.asked[0]
-	if !slices.Equal(req.Options, []string{AllowOnce, AllowForThread, DenyCall}) || req.CallID != "call-1" ||
+	if !slices.Equal(req.Options, []core.Option{{Label: AllowOnce, Approves: true}, {Label: AllowForThread, Approves: true}, {Label: DenyCall}}) || req.CallID != "call-1" ||
 		!strings.Contains(req.Question, "files/write_note (write)") || !strings.Contains(req.Question, `"text": "ship it"`) {
 		t.Errorf("approval request = %+v, want the tool, its class, its arguments and the three options", req)
 	}
@@ -215,7 +215,7 @@ func TestGateAsks(t *testing.T) {
 
 	oneoff := &approver{answer: core.GateAnswer{Approved: true, Answer: AllowOnce, By: "UCAROL"}}
 	_, _, _ = dispatch(in("CONCE", oneoff.ask), w.s, "files__write_note", args)
-	if !slices.Equal(oneoff.asked[0].Options, []string{AllowOnce, DenyCall}) {
+	if !slices.Equal(oneoff.asked[0].Options, []core.Option{{Label: AllowOnce, Approves: true}, {Label: DenyCall}}) {
 		t.Errorf("a skill without allow_for_thread offers %v", oneoff.asked[0].Options)
 	}
 

@@ -133,7 +133,7 @@ func fill(t *testing.T, db *store.DB, clock *coretest.Clock) {
 	must(db.CompleteInbound(ctx, a, "Ev-done"))
 	journal(b, "Ev-2")
 	journal(thread("c"), "Ev-1")
-	must(db.CreateGate(ctx, core.Gate{Token: "tok-1", Binding: "bind-1", IntentID: "i1", NodeID: "n1", Thread: a, State: core.GatePending, Expires: clock.Now().Add(time.Hour), Options: []string{"approve", "deny"}}))
+	must(db.CreateGate(ctx, core.Gate{Token: "tok-1", Binding: "bind-1", IntentID: "i1", NodeID: "n1", Thread: a, State: core.GatePending, Expires: clock.Now().Add(time.Hour), Options: []core.Option{{Label: "approve", Approves: true}, {Label: "deny"}}}))
 	must(db.CreateGate(ctx, core.Gate{Token: "tok-legacy", IntentID: "i0", NodeID: "n0", Thread: a, State: core.GateApproved, DecidedBy: "U2"}))
 	must(db.SaveDelegation(ctx, core.Delegation{Thread: a, CallID: "call-done", IntentID: "i0", Started: clock.Now()}))
 	must(db.FinishDelegation(ctx, a, "call-done"))

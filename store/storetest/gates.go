@@ -14,7 +14,7 @@ func testGates(t *testing.T, b core.GateStore) {
 	ctx := context.Background()
 	g := core.Gate{
 		Token: "tok1", Thread: thread("g1"), IntentID: "int1", NodeID: "n1", Question: "Send 5 USDC?",
-		Options: []string{"yes", "no"}, Requester: "U1", Allowed: []string{"U2"},
+		Options: []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}, Requester: "U1", Allowed: []string{"U2"},
 		Created: epoch, Expires: epoch.Add(time.Hour), State: core.GatePending,
 	}
 	if err := b.CreateGate(ctx, g); err != nil {
@@ -45,13 +45,13 @@ func testGates(t *testing.T, b core.GateStore) {
 	}
 	got, err = b.UpdateGate(ctx, "tok1", func(g *core.Gate) error {
 		g.MessageRef = "C1/1700.1"
-		g.Options = append(g.Options, "maybe")
+		g.Options = append(g.Options, core.Option{Label: "maybe"})
 		return nil
 	})
 	if err != nil || got.MessageRef != "C1/1700.1" {
 		t.Fatalf("UpdateGate = %+v, %v", got, err)
 	}
-	if got, _ := b.LoadGate(ctx, "tok1"); got.MessageRef != "C1/1700.1" || !slices.Equal(got.Options, []string{"yes", "no", "maybe"}) {
+	if got, _ := b.LoadGate(ctx, "tok1"); got.MessageRef != "C1/1700.1" || !slices.Equal(got.Options, []core.Option{{Label: "yes", Approves: true}, {Label: "no"}, {Label: "maybe"}}) {
 		t.Errorf("LoadGate after UpdateGate = %+v, want the update stored", got)
 	}
 	if _, err := b.UpdateGate(ctx, "forged", func(*core.Gate) error { return nil }); !errors.Is(err, core.ErrGateUnknown) {
@@ -86,7 +86,7 @@ func testGatesFlow(t *testing.T, b core.GateStore) {
 	ctx := context.Background()
 	clock := epochClock()
 	gates := core.NewGates(core.GatesOptions{Store: b, SelfApprove: true, Clock: clock})
-	req := core.GateRequest{Thread: thread("f1"), IntentID: "int9", NodeID: "n1", Question: "Swap?", Options: []string{"approve", "deny"}, Requester: "U1"}
+	req := core.GateRequest{Thread: thread("f1"), IntentID: "int9", NodeID: "n1", Question: "Swap?", Options: []core.Option{{Label: "approve", Approves: true}, {Label: "deny"}}, Requester: "U1"}
 	g, fresh, err := gates.Open(ctx, req, []string{"role:admins"})
 	if err != nil || !fresh {
 		t.Fatalf("Open = %v, %v; want a fresh gate", fresh, err)
