@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -113,7 +114,7 @@ func newWorldWith(t *testing.T, skills string, extra ...mcp.ServerTool) *world {
 	var exec *Executor
 	w.surface, err = tools.Spawn(context.Background(), tools.Options{
 		Manifest: m, Skills: set, InProcess: map[string]*mcp.Server{"wallet": srv},
-		Execute: tools.FromContext(func(ctx context.Context, intent string) (string, error) { return exec.Run(ctx, intent) }),
+		Execute: tools.FromContext(func(ctx context.Context, intent string) (string, error) { return w.exec.Run(ctx, intent) }),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -436,4 +437,42 @@ func TestQuestionIntentIsInert(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-done
+}
+
+// unsent is a wallet whose spend calls never leave neobot: its server's
+// process is gone and the pipe refused the write.
+type unsent struct{ Toolbox }
+
+func (unsent) CallSpend(_ context.Context, function string, _, _ map[string]any) (tools.SpendResult, error) {
+	return tools.SpendResult{}, fmt.Errorf("tools: %s: write to a dead server: %w", function, mcp.ErrNotSent)
+}
+
+// TestSpendNotSentDidNothing: an approved spend whose call provably never
+// reached the tool's server is recorded as failed with nothing done (it
+// does not count toward the day), the model is told nothing was sent,
+// not that the outcome is unknown, and it is not called again.
+func TestSpendNotSentDidNothing(t *testing.T) {
+	w := newWorld(t)
+	exec, err := New(Options{Model: w.model, Tools: unsent{w.surface}, Ledger: w.ledger, Skills: w.skills})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.exec = exec
+	w.model.replies = []llm.Message{transferCall(`{"amount": 5, "currency": "USDC", "recipient": "alice"}`)}
+	done := w.execute(w.turn("CPAY", "E1"), "send 5 USDC to alice")
+	g, r, ok := w.gate(done)
+	if !ok {
+		t.Fatalf("no approval asked; core_execute = %+v", r)
+	}
+	if _, err := w.gates.Decide(context.Background(), g.Token, "UBOB", nil, Approve); err != nil {
+		t.Fatal(err)
+	}
+	r = <-done
+	if strings.Contains(r.content, "unknown") || !strings.Contains(r.content, "nothing was sent") {
+		t.Errorf("core_execute = %+v, want it told nothing was sent, not an unknown outcome", r)
+	}
+	spends, _ := w.ledger.SpendsSince(context.Background(), time.Time{})
+	if len(spends) != 1 || spends[0].State != core.SpendFailed || !spends[0].NothingDone || spends[0].Counts() {
+		t.Errorf("ledger = %+v, want one failed spend with nothing done, not counted", spends)
+	}
 }

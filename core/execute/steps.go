@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/skill"
 )
 
@@ -226,6 +227,11 @@ func (e *Executor) invoke(ctx context.Context, s core.Spend) (core.Spend, error)
 	// outcome recorded: it may already be moving money.
 	res, err := e.tools.CallSpend(context.WithoutCancel(ctx), s.Function, args, map[string]any{"idempotency_key": key})
 	switch {
+	case mcp.NotSent(err):
+		// Provably never left neobot (the server's process was gone, the
+		// connection refused): nothing moved, and it is not made again.
+		e.log.Warn().Err(err).Str("spend", s.ID).Msg("execute: spend call never reached its server")
+		return e.endNothing(ctx, s, "", "the call never reached the tool's server (it was not running), so nothing was sent")
 	case err != nil:
 		e.log.Warn().Err(err).Str("spend", s.ID).Msg("execute: spend call failed on its way")
 		return e.end(ctx, s, core.SpendUnknown, "", fmt.Sprintf("the call failed on its way to the tool (%v), so whether it took effect is unknown", err))
