@@ -303,7 +303,10 @@ func spendState(s core.Spend) string {
 	case core.SpendDenied:
 		return "denied"
 	case core.SpendFailed:
-		return "failed"
+		if s.NothingDone {
+			return "failed: nothing was sent"
+		}
+		return "failed: it may have moved money, so it counts toward the day"
 	case core.SpendRefused:
 		return "refused: over a spend limit"
 	case core.SpendAsked, core.SpendPlanned:

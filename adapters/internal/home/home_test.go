@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/skill"
 )
 
@@ -47,6 +48,24 @@ func TestSkills(t *testing.T) {
 			if !strings.Contains(text, w) {
 				t.Errorf("skill %s reads %q, want %q in it", tc.sk.Name, text, w)
 			}
+		}
+	}
+}
+
+// TestSpendState: a person's recent spends say what each did, a failure
+// that provably moved nothing apart from one that may have.
+func TestSpendState(t *testing.T) {
+	for _, tc := range []struct {
+		s    core.Spend
+		want string
+	}{
+		{core.Spend{State: core.SpendCompleted}, "done"},
+		{core.Spend{State: core.SpendUnknown}, "outcome unknown: it may have run; it will not be tried again"},
+		{core.Spend{State: core.SpendFailed, NothingDone: true}, "failed: nothing was sent"},
+		{core.Spend{State: core.SpendFailed}, "failed: it may have moved money, so it counts toward the day"},
+	} {
+		if got := spendState(tc.s); got != tc.want {
+			t.Errorf("spendState(%s, nothing done %v) = %q, want %q", tc.s.State, tc.s.NothingDone, got, tc.want)
 		}
 	}
 }
