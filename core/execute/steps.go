@@ -45,15 +45,17 @@ func (e *Executor) advance(ctx context.Context, j *job, s core.Spend) (core.Spen
 				s, err = e.invoke(ctx, s) // recorded approved and calling in one write, by this Run
 			}
 		case core.SpendCalling:
-			// Recorded as being made, never recorded as done: neobot
-			// stopped during the call. It may have moved money, so it is
-			// never made again.
+			// Recorded as being made, never recorded as done, by an
+			// earlier run of this turn: neobot stopped during the call, or
+			// (on PostgreSQL) another instance that held the conversation
+			// is still making it. Either way it may have moved money, so it
+			// is never made again here, and neither cause is claimed.
 			s, err = e.move(ctx, s.ID, core.SpendCalling, func(s *core.Spend) {
 				s.State, s.Finished = core.SpendUnknown, e.now()
-				s.Reason = "neobot stopped while the call was being made, so whether it took effect is unknown"
+				s.Reason = "the call was being made when this conversation was cut off (neobot stopped, or another instance took the conversation over), so whether it took effect is unknown"
 			})
 			if err == nil {
-				j.notify(ctx, fmt.Sprintf("⚠️ The spend %s (%s/%s) was being made when neobot stopped: its outcome is unknown, and it will not be made again. Check the provider, or the spend ledger (`neobot spends`), before asking for it again.", s.ID, s.Server, s.Name))
+				j.notify(ctx, fmt.Sprintf("⚠️ The spend %s (%s/%s) was being made when this conversation was cut off (neobot stopped, or another instance took the conversation over): its outcome is unknown, and it will not be made again here. Check the provider, or the spend ledger (`neobot spends`), before asking for it again.", s.ID, s.Server, s.Name))
 			}
 		default:
 			return s, fmt.Errorf("the spend ledger holds call %s in a state this neobot does not know (%q), so nothing more was done; tell the operator", s.ID, s.State)
