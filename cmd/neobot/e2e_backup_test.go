@@ -134,6 +134,7 @@ func TestStoreBackupUnderLoad(t *testing.T) {
 // uploads into a directory, and returns the uploaded file.
 func runBackupScript(t *testing.T, bot map[string]string) string {
 	t.Helper()
+	needBinary(t)
 	bin, bucket := t.TempDir(), t.TempDir()
 	if err := os.Symlink(binary, filepath.Join(bin, "neobot")); err != nil {
 		t.Fatal(err)

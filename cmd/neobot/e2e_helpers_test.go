@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"github.com/neobot/neobot/store/postgres/pgtest"
 	"net"
@@ -37,6 +38,10 @@ func TestMain(m *testing.M) {
 	}
 	if binary = os.Getenv("NEO_TEST_BINARY"); binary != "" {
 		os.Exit(pgtest.Main(m))
+	}
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(pgtest.Main(m)) // no binary: needBinary skips the tests that run it
 	}
 	dir, err := os.MkdirTemp("", "neobot-e2e-")
 	if err != nil {
@@ -127,9 +132,19 @@ func env(kv map[string]string) []string {
 	return out
 }
 
+// needBinary skips t under -short, the fast inner loop, which does not
+// build neobot: every test that runs the binary calls it.
+func needBinary(t testing.TB) {
+	t.Helper()
+	if binary == "" {
+		t.Skip("-short: the tests of the built binary run without -short (make test)")
+	}
+}
+
 // run runs neobot to completion with stdin and returns its output.
 func run(t *testing.T, kv map[string]string, stdin string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	needBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
@@ -153,6 +168,7 @@ type process struct {
 // test.
 func start(t testing.TB, kv map[string]string, args ...string) *process {
 	t.Helper()
+	needBinary(t)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = env(kv)
 	p := &process{cmd: cmd, output: &syncBuffer{}, done: make(chan struct{})}

@@ -78,6 +78,7 @@ func placeManifest(t *testing.T, idle string, maxProcs int) string {
 // startIn is start with dir as neobot's working directory.
 func startIn(t *testing.T, dir string, kv map[string]string) *process {
 	t.Helper()
+	needBinary(t)
 	cmd := exec.Command(binary)
 	cmd.Env, cmd.Dir = env(kv), dir
 	p := &process{cmd: cmd, output: &syncBuffer{}, done: make(chan struct{})}

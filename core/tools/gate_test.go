@@ -298,7 +298,7 @@ func BenchmarkGate(b *testing.B) {
 		b.Fatal(err)
 	}
 	s := &Surface{manifest: m, skills: set, byFunc: map[string]binding{}}
-	bd := binding{alias: "files", tool: "read_note", uri: mcp.ToolURI{Alias: "files", Tool: "read_note", Version: "1.0.0"}, effect: mcp.EffectRead}
+	bd := binding{alias: "files", tool: "read_note", uri: mcp.ToolURI{Alias: "files", Tool: "read_note", Version: "1.0.0"}, effect: mcp.EffectRead, declared: true}
 	ctx := in("CREAD", nil)
 	b.ReportAllocs()
 	for b.Loop() {
