@@ -8,6 +8,9 @@ test:
 	scripts/test-deps.sh
 	go mod tidy -diff
 	go test -race ./...
+	@# Every benchmark outside cmd/neobot once, so none rots unnoticed: it
+	@# checks they run, never how fast (docs/budgets.md).
+	go test -run '^$$' -bench . -benchtime=1x ./core/... ./store/... ./adapters/... ./cmd/neobot/internal/...
 	@# The alerting rules and the dashboard's queries, through Prometheus's
 	@# own parsers (promtool check rules' rulefmt.ParseFile), in a module of
 	@# their own so Prometheus stays out of neobot's go.mod.

@@ -4,6 +4,8 @@
 // [Inbound]; Neo speaks back through a [Reporter]; a spend waits on a human
 // through an [Approver] and the durable [Gate] behind each approval button.
 //
-// core depends on nothing but the standard library. Packages under core/
+// core depends on the standard library and one Unicode normalizer
+// (golang.org/x/text/unicode/norm, which reads approval labels in one
+// form); core/layering_test.go holds it to that. Packages under core/
 // build on it; adapters and the store translate to and from it.
 package core

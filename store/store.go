@@ -1,13 +1,18 @@
-// Package store keeps everything neobot must not lose in one bbolt file:
-// per-thread transcripts with their summary and archive, the inbound journal
-// and event-dedupe keys, approval gates, delegations in flight, and memory
-// records. It implements the persistence interfaces the core packages
-// declare; bbolt is the source of truth and anything derived from it (the
-// memory index) is rebuilt from it.
+// Package store keeps everything neobot must not lose in one bbolt file,
+// the default store of a single instance (store/postgres is the other, for
+// several): per-thread transcripts with their summary and archive, the
+// inbound journal and event-dedupe keys, approval gates, delegations in
+// flight, memory records, the spend ledger, usage and OAuth grants. It
+// implements the persistence interfaces the core packages declare; bbolt
+// is the source of truth and anything derived from it (the memory index) is
+// rebuilt from it.
 //
-// Every write is fsynced before the call returns. Concurrent writers are
-// grouped into one transaction with bbolt's Batch, so the cost of an fsync
-// is shared by everyone waiting on it.
+// A durable write is fsynced before the call returns; concurrent writers
+// share one commit (group), so the cost of an fsync is shared by everyone
+// waiting on it. A few writes are held instead and ride along with the next
+// durable commit, within a bound (the user's entry of a turn, the journal's
+// completion mark, memory write-backs): docs/architecture.md, "One message",
+// says which and why losing them to a crash loses nothing.
 package store
 
 import (

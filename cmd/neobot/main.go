@@ -1,5 +1,7 @@
-// Command neobot runs Neo, a tool-calling LLM agent, in Slack or in a
-// terminal. See the README for settings and set-up.
+// Command neobot runs Neo, a tool-calling LLM agent, in Slack, Discord, a
+// web chat or a terminal, on a bbolt file or PostgreSQL, and holds the
+// operator's commands (check, memory, spends, store, threads, usage, ...).
+// See the README for settings and set-up.
 package main
 
 import (

@@ -34,7 +34,7 @@ func (benchUI) ShowGate(context.Context, core.Gate)                       {}
 // BenchmarkSpendClickToCall is the executor's hot path after a person
 // clicks: the decision recorded, the call checked against the day's
 // limit, recorded "calling" (fsync'd bbolt), and made on an in-process
-// wallet. It reports the click-to-call median and p99 (DESIGN.md's budget:
+// wallet. It reports the click-to-call median and p99 (docs/budgets.md's budget:
 // 20 ms p50); ns/op is the whole request, planning and outcome included.
 func BenchmarkSpendClickToCall(b *testing.B) {
 	db, err := store.Open(filepath.Join(b.TempDir(), "neobot.db"), store.Options{})

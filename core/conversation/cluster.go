@@ -150,11 +150,19 @@ func (h *Hub) ClaimsLost(threads []string) {
 	h.log.Warn().Int("claims", len(threads)).Int("turns_stopped", stopped).Msg("lost thread claims; their turns stop here and resume where the threads are claimed next")
 }
 
+// clusterTimeout bounds a hand-over or a release the hub sends to the
+// other instances in the background, where no caller's context does: a
+// database that stops answering fails the chore instead of holding a
+// goroutine (and, for a release, the thread's next claim) forever.
+const clusterTimeout = 10 * time.Second
+
 // handLocked tells the other processes, in the background, that thread
 // has a message journaled here for whoever holds it. Callers hold h.mu.
 func (h *Hub) handLocked(thread string) {
 	h.choreGroup.Go(func() {
-		if err := h.cluster.Hand(context.Background(), thread); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+		defer cancel()
+		if err := h.cluster.Hand(ctx, thread); err != nil {
 			h.log.Error().Err(err).Str("thread", thread).Msg("hand a message over to the process that runs its thread")
 		}
 	})
@@ -236,7 +244,8 @@ func (h *Hub) unclaimLocked(key string) {
 	done := make(chan struct{})
 	h.releasing[key] = done
 	h.choreGroup.Go(func() {
-		ctx := context.Background()
+		ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+		defer cancel()
 		err := h.cluster.Release(ctx, key)
 		h.mu.Lock()
 		delete(h.releasing, key)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -81,10 +82,15 @@ func (g *group) commit() {
 	}
 }
 
+// writeTimeout bounds one batch of writes. The writers wait on their own
+// contexts, but a batch serves several of them, so none of theirs bounds
+// it: a database that stops answering fails the batch after writeTimeout
+// instead of holding the committing goroutine forever.
+const writeTimeout = 30 * time.Second
+
 // send runs writes in one batch; if it fails, each write again alone.
 func (g *group) send(writes []*groupWrite) {
-	ctx := context.Background()
-	err := g.run(ctx, writes)
+	err := g.runTimed(writes)
 	if err == nil || len(writes) == 1 {
 		for _, w := range writes {
 			w.done <- err
@@ -92,8 +98,15 @@ func (g *group) send(writes []*groupWrite) {
 		return
 	}
 	for _, w := range writes {
-		w.done <- g.run(ctx, []*groupWrite{w})
+		w.done <- g.runTimed([]*groupWrite{w})
 	}
+}
+
+// runTimed is run under writeTimeout.
+func (g *group) runTimed(writes []*groupWrite) error {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	return g.run(ctx, writes)
 }
 
 func (g *group) run(ctx context.Context, writes []*groupWrite) error {

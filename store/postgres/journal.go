@@ -76,7 +76,9 @@ func (db *DB) CompleteInbound(ctx context.Context, t core.Thread, eventID string
 // find the message pending. (The bbolt store defers it, to share a
 // commit.)
 func (db *DB) CompleteInboundLater(t core.Thread, eventID string) {
-	err := db.CompleteInbound(context.Background(), t, eventID)
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	err := db.CompleteInbound(ctx, t, eventID)
 	if err != nil && !errors.Is(err, core.ErrNotFound) {
 		db.log.Error().Err(err).Msg("postgres: complete a message")
 	}
