@@ -19,6 +19,7 @@ import (
 	"github.com/neobot/neobot/core/delegate"
 	"github.com/neobot/neobot/core/execute"
 	"github.com/neobot/neobot/core/llm"
+	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/memory"
 	"github.com/neobot/neobot/core/skill"
 	"github.com/neobot/neobot/core/tools"
@@ -47,7 +48,11 @@ type buildOptions struct {
 	model bool
 }
 
-// build assembles the app. Everything it opens is closed by m.Close.
+// build assembles the app in dependency order, each part from the parts
+// before it, none patched afterwards: the manifest and skills, the store,
+// usage accounting, the models (metered into it from the start), the
+// gates and memory, the tool surface with core_execute behind it, and the
+// agent. Everything it opens is closed by m.Close.
 func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts buildOptions) (*app, error) {
 	a := &app{cfg: cfg, log: log}
 	if m.tel == nil {
@@ -64,43 +69,61 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	if a.skills, err = cfg.loadSkills(manifest); err != nil {
 		return nil, err
 	}
-
-	var main, cheap agent.Model
-	var mainClient *llm.Client
-	var window int
-	var vision bool
 	if opts.model {
 		if err := cfg.requireModel(); err != nil {
 			return nil, err
 		}
-		client, err := m.newLLM(cfg, cfg.mainEndpoint(), actor, log, cfg.visionEdit(), func(lc *llm.Config) {
-			lc.Posture, _ = llm.ParsePosture("NEO_MODEL_OPENS_IN_REASONING", cfg.ModelPosture) // validated with the settings
-		})
-		if err != nil {
+	}
+	if err := m.buildStore(ctx, a); err != nil {
+		return nil, err
+	}
+	var ms models
+	if opts.model {
+		if ms, err = m.buildModels(ctx, a, actor); err != nil {
 			return nil, err
 		}
-		mainClient = client
-		main, window, vision = &meteredModel{Client: client, t: m.tel}, client.ContextWindow(), client.SeesImages()
-		logWindow(log, client)
-		if cfg.CheapModel != "" {
-			c, err := m.newLLM(cfg, cfg.cheapEndpoint(), actor, log)
-			if err != nil {
-				return nil, fmt.Errorf("NEO_CHEAP_MODEL: %w", err)
-			}
-			cheap = &meteredModel{Client: c, t: m.tel}
-		}
 	}
-	if cfg.ContextWindow > 0 {
-		window = cfg.ContextWindow
-	}
+	a.gates = core.NewGates(core.GatesOptions{Store: a.db, SelfApprove: cfg.SelfApprove})
+	m.tel.watchGates(a.db.PendingGates)
+	m.tel.watchDisk(a.db.DiskFull)
 
+	// Memory writes back with the cheap model; the main model stands in
+	// when it is unset or fails, as it does for compaction.
+	mopts := memory.Options{Store: a.db, Logger: log.With().Str("component", "memory").Logger()}
+	if ms.cheap != nil {
+		mopts.Model = ms.cheap
+	}
+	if ms.main != nil {
+		mopts.Main = ms.main
+	}
+	if a.cortex, err = memory.New(ctx, mopts); err != nil {
+		return nil, fmt.Errorf("open memory: %w", err)
+	}
+	if err := m.buildTools(ctx, a, manifest, actor, ms.main); err != nil {
+		return nil, err
+	}
+	return a, m.buildAgent(a, actor, ms)
+}
+
+// models are the clients a command talks to; both are nil for a command
+// that does not (a dry run), and cheap is nil without NEO_CHEAP_MODEL.
+type models struct {
+	main, cheap *meteredModel
+	window      int  // the main model's context window, in tokens
+	vision      bool // the main model reads pictures
+}
+
+// buildStore opens the database, the cluster when it is shared, and the
+// usage meter that writes into it.
+func (m *Main) buildStore(ctx context.Context, a *app) error {
+	cfg, log := a.cfg, a.log
 	db, err := openDatabase(ctx, cfg, log.With().Str("component", "store").Logger(), dbOptions{
 		observeWrite: m.tel.observeWrite,
 		writers:      cfg.MaxConcurrentTurns,
 		retention:    store.Retention{ThreadIdle: time.Duration(cfg.RetentionDays) * 24 * time.Hour},
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	m.onClose(db.Close)
 	a.db = db
@@ -109,45 +132,52 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	}
 	a.meter, err = acct.NewMeter(ctx, acct.Options{Store: db, DailyBudget: int64(cfg.DailyTokenBudget), Logger: log.With().Str("component", "usage").Logger()})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	m.runMeter(ctx, a.meter) // stops, with a last flush, before the database closes
 	m.tel.watchBudget(int64(cfg.DailyTokenBudget), a.meter.MostSpent)
-	if main != nil {
-		main.(*meteredModel).record = a.meter.Record
+	return nil
+}
+
+// buildModels makes the main model's client and the cheap one's, each
+// counted in the metrics and in a's usage meter.
+func (m *Main) buildModels(ctx context.Context, a *app, actor string) (models, error) {
+	cfg, log := a.cfg, a.log
+	client, err := m.newLLM(cfg, cfg.mainEndpoint(), actor, log, cfg.visionEdit(), func(lc *llm.Config) {
+		lc.Posture, _ = llm.ParsePosture("NEO_MODEL_OPENS_IN_REASONING", cfg.ModelPosture) // validated with the settings
+	})
+	if err != nil {
+		return models{}, err
 	}
-	if mainClient != nil {
-		// What an earlier run learned of the model's reasoning: its first
-		// answer streams at once. A failed read only costs that answer a
-		// short hold.
-		if err := mainClient.Recall(ctx, db); err != nil {
-			log.Warn().Err(err).Msg("the model's reasoning posture could not be read; the first answer is held back until its first words")
+	logWindow(log, client)
+	// What an earlier run learned of the model's reasoning: its first
+	// answer streams at once. A failed read only costs that answer a short
+	// hold.
+	if err := client.Recall(ctx, a.db); err != nil {
+		log.Warn().Err(err).Msg("the model's reasoning posture could not be read; the first answer is held back until its first words")
+	}
+	ms := models{
+		main:   &meteredModel{Client: client, t: m.tel, record: a.meter.Record},
+		window: client.ContextWindow(), vision: client.SeesImages(),
+	}
+	if cfg.CheapModel != "" {
+		c, err := m.newLLM(cfg, cfg.cheapEndpoint(), actor, log)
+		if err != nil {
+			return models{}, fmt.Errorf("NEO_CHEAP_MODEL: %w", err)
 		}
+		ms.cheap = &meteredModel{Client: c, t: m.tel, record: a.meter.Record}
 	}
-	if cheap != nil {
-		cheap.(*meteredModel).record = a.meter.Record
-	}
-	a.gates = core.NewGates(core.GatesOptions{Store: db, SelfApprove: cfg.SelfApprove})
-	m.tel.watchGates(db.PendingGates)
-	m.tel.watchDisk(db.DiskFull)
+	return ms, nil
+}
 
-	// Memory writes back with the cheap model; the main model stands in
-	// when it is unset or fails, as it does for compaction.
-	mopts := memory.Options{Store: db, Logger: log.With().Str("component", "memory").Logger()}
-	if cheap != nil {
-		mopts.Model = cheap
-	}
-	if main != nil {
-		mopts.Main = main
-	}
-	a.cortex, err = memory.New(ctx, mopts)
+// buildTools starts the tool surface, with core_execute going to the
+// execution daemon when one is configured, else to neobot's own executor,
+// which plans with main over the surface's own spend tools.
+func (m *Main) buildTools(ctx context.Context, a *app, manifest *mcp.Manifest, actor string, main *meteredModel) error {
+	cfg, log := a.cfg, a.log
+	oauthOpts, err := oauthOptions(cfg, a.db)
 	if err != nil {
-		return nil, fmt.Errorf("open memory: %w", err)
-	}
-
-	oauthOpts, err := oauthOptions(cfg, db)
-	if err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
+		return fmt.Errorf("configuration: %w", err)
 	}
 	topts := tools.Options{
 		OAuth:       oauthOpts,
@@ -155,10 +185,10 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		Skills:      a.skills,
 		Recall:      tools.FromContext(a.cortex.RecallTool),
 		Forget:      tools.FromContext(a.cortex.ForgetTool),
-		History:     agent.NewHistory(db).Search,
+		History:     agent.NewHistory(a.db).Search,
 		OnStatus:    m.tel.observeServer,
 		LookupEnv:   m.lookupEnv,
-		Calls:       db,
+		Calls:       a.db,
 		CallTimeout: cfg.ToolTimeout,
 		Logger:      log.With().Str("component", "tools").Logger(),
 		// Servers ask their questions through the turn's approver, as a
@@ -166,19 +196,8 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		Questions:       true,
 		QuestionTimeout: cfg.QuestionTimeout,
 	}
-	// Without a daemon, spends run in neobot's own executor, which plans
-	// with the main model over the surface's spend tools: the surface is
-	// built first, the executor after, so core_execute reaches it late.
-	var exec *execute.Executor
-	if cfg.DaemonURL == "" {
-		topts.Execute = tools.FromContext(func(ctx context.Context, intent string) (string, error) {
-			if exec == nil { // a dry run: nothing is ever dispatched
-				return "", errors.New("no model to plan spends with")
-			}
-			return exec.Run(ctx, intent)
-		})
-	}
-	if cfg.DaemonURL != "" {
+	switch {
+	case cfg.DaemonURL != "":
 		d, err := delegate.New(delegate.Options{
 			BaseURL:      cfg.DaemonURL,
 			Token:        cfg.DaemonToken.Reveal(),
@@ -187,59 +206,74 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 			PollInterval: cfg.DaemonPoll,
 			MaxWait:      cfg.DaemonWait,
 			Authorize:    cfg.spendPolicy().Authorize,
-			Ledger:       db,
+			Ledger:       a.db,
 			HTTPClient:   &http.Client{Transport: m.outbound(cfg)},
 			Logger:       log.With().Str("component", "delegate").Logger(),
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		topts.Delegate = tools.FromContext(d.Run)
-	}
-	a.surface, err = tools.Spawn(ctx, topts)
-	if err != nil {
-		return nil, fmt.Errorf("start tools: %w", err)
-	}
-	m.onClose(a.surface.Close)
-	if topts.Execute != nil && main != nil {
-		exec, err = execute.New(execute.Options{
-			Model: main, Tools: a.surface, Ledger: db, Delegations: db, Skills: a.skills,
-			Authorize: cfg.spendPolicy().Authorize, Observe: m.tel.observeSpend,
-			Logger: log.With().Str("component", "execute").Logger(),
-		})
-		if err != nil {
-			return nil, err
+	case main != nil:
+		topts.NewExecute = func(s *tools.Surface) (tools.Synthetic, error) {
+			exec, err := execute.New(execute.Options{
+				Model: main, Tools: s, Ledger: a.db, Delegations: a.db, Skills: a.skills,
+				Authorize: cfg.spendPolicy().Authorize, Observe: m.tel.observeSpend,
+				Logger: log.With().Str("component", "execute").Logger(),
+			})
+			if err != nil {
+				return nil, err
+			}
+			return tools.FromContext(exec.Run), nil
+		}
+	default:
+		// A dry run (neobot check): core_execute is described as it will
+		// be offered, and never dispatched.
+		topts.Execute = func(context.Context, core.ToolCall, string) (string, error) {
+			return "", errors.New("no model to plan spends with")
 		}
 	}
+	if a.surface, err = tools.Spawn(ctx, topts); err != nil {
+		return fmt.Errorf("start tools: %w", err)
+	}
+	m.onClose(a.surface.Close)
 	for _, w := range a.surface.Warnings() {
 		log.Warn().Str("component", "tools").Msg(w)
 	}
+	return nil
+}
 
+// buildAgent makes the agent over a's tools, transcript and memory.
+func (m *Main) buildAgent(a *app, actor string, ms models) error {
+	cfg := a.cfg
 	aopts := agent.Options{
 		Tools:           meteredTools{Surface: a.surface, t: m.tel},
 		Observe:         m.tel.observeAgent,
-		Transcript:      db,
+		Transcript:      a.db,
 		Memory:          a.cortex,
 		ActorDID:        actor,
-		ContextWindow:   window,
-		Vision:          vision,
+		ContextWindow:   cmp.Or(cfg.ContextWindow, ms.window),
+		Vision:          ms.vision,
 		SoftPct:         cfg.CompactSoft,
 		HardPct:         cfg.CompactHard,
 		StepBudget:      cfg.StepBudget,
 		ResultCap:       cfg.ToolResultCap,
 		StoredResultCap: cfg.StoredCap,
 		Skills:          a.skills,
-		Logger:          log.With().Str("component", "agent").Logger(),
+		Logger:          a.log.With().Str("component", "agent").Logger(),
 	}
-	if main != nil {
-		aopts.Model, aopts.Cheap = main, cheap
+	if ms.main != nil {
+		aopts.Model = ms.main
 	}
-	a.agent, err = agent.New(aopts)
-	if err != nil {
-		return nil, fmt.Errorf("build agent: %w", err)
+	if ms.cheap != nil {
+		aopts.Cheap = ms.cheap
+	}
+	var err error
+	if a.agent, err = agent.New(aopts); err != nil {
+		return fmt.Errorf("build agent: %w", err)
 	}
 	m.onClose(a.agent.Close) // before the database closes: write-backs still running finish
-	return a, nil
+	return nil
 }
 
 // newLLM builds a client for the model at ep; API keys come from the

@@ -41,6 +41,11 @@ type Options struct {
 	// is nil. It is offered only in places whose skill may use at least
 	// one spend-class tool; with neither, core_execute is not offered.
 	Execute Synthetic
+	// NewExecute, when Execute is nil, makes it from the surface itself,
+	// once the surface is built: neobot's own executor plans over the
+	// surface's spend tools, so it cannot exist before the surface does.
+	// Spawn fails with its error.
+	NewExecute func(*Surface) (Synthetic, error)
 	// Calls records approved calls before they are made, so none is made
 	// twice under one approval (see core.CallLog). Nil keeps no record.
 	Calls core.CallLog
@@ -139,6 +144,24 @@ type schemaCache struct {
 // fails on an invalid manifest or when ctx ends during the boot; ctx does
 // not bound the servers' lives, Close does.
 func Spawn(ctx context.Context, opts Options) (*Surface, error) {
+	s, err := start(ctx, opts)
+	if err != nil || s.execute != nil || opts.NewExecute == nil {
+		return s, err
+	}
+	execute, err := opts.NewExecute(s)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("tools: core_execute: %w", err)
+	}
+	s.mu.Lock()
+	s.execute = execute
+	clear(s.cache) // schemas listed while it was made lack core_execute
+	s.mu.Unlock()
+	return s, nil
+}
+
+// start is Spawn but for Options.NewExecute.
+func start(ctx context.Context, opts Options) (*Surface, error) {
 	s := &Surface{
 		delegate: opts.Delegate, execute: opts.Execute, calls: opts.Calls, recall: opts.Recall, forget: opts.Forget, history: opts.History, callTimeout: opts.CallTimeout,
 		byFunc: map[string]binding{}, funcOf: map[toolRef]string{},

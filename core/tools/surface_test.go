@@ -280,3 +280,36 @@ func dispatch(ctx context.Context, s *Surface, name string, args map[string]any)
 	}
 	return s.Dispatch(ctx, coretest.ToolCall(ctx, name, args))
 }
+
+// TestNewExecute: the executor is made from the surface it plans over,
+// once that surface exists, and core_execute runs it; an executor that
+// cannot be made fails Spawn, naming core_execute.
+func TestNewExecute(t *testing.T) {
+	var made *Surface
+	s := spawn(t, Options{NewExecute: func(s *Surface) (Synthetic, error) {
+		made = s
+		if len(s.Schemas(context.Background())) == 0 {
+			return nil, errors.New("the surface had no tools when the executor was made")
+		}
+		return func(_ context.Context, _ core.ToolCall, intent string) (string, error) {
+			return "planned: " + intent, nil
+		}, nil
+	}})
+	if made != s {
+		t.Fatalf("NewExecute got surface %p, Spawn returned %p", made, s)
+	}
+	if got := names(s); !slices.Contains(got, core.CoreExecute) {
+		t.Fatalf("Schemas() = %v, want core_execute offered", got)
+	}
+	out, isErr, err := dispatch(context.Background(), s, core.CoreExecute, map[string]any{"intent": "pay bob 5 USDC"})
+	if err != nil || isErr || out != "planned: pay bob 5 USDC" {
+		t.Fatalf("core_execute = %q, %v, %v; want the executor's answer", out, isErr, err)
+	}
+
+	_, err = Spawn(context.Background(), Options{Manifest: chainManifest(),
+		InProcess:  map[string]*mcp.Server{"chain": mcp.NewServer("chain", "0.3.0", chainTools()...)},
+		NewExecute: func(*Surface) (Synthetic, error) { return nil, errors.New("no ledger") }})
+	if err == nil || !strings.Contains(err.Error(), "core_execute: no ledger") {
+		t.Fatalf("Spawn with a failing NewExecute: err = %v, want it to name core_execute and the cause", err)
+	}
+}
