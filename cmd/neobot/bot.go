@@ -18,6 +18,7 @@ import (
 	"github.com/neobot/neobot/adapters/discord"
 	"github.com/neobot/neobot/adapters/slack"
 	"github.com/neobot/neobot/adapters/web"
+	"github.com/neobot/neobot/cmd/neobot/internal/cluster"
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/conversation"
 	"github.com/neobot/neobot/core/mcp"
@@ -103,7 +104,11 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	if a.cluster != nil {
 		go func() {
 			defer close(clusterDone)
-			a.cluster.run(clusterCtx, b.hub, a.gates, a.cortex, b.web)
+			to := cluster.Targets{Hub: b.hub, Gates: a.gates, Memory: a.cortex}
+			if b.web != nil {
+				to.Web = b.web
+			}
+			a.cluster.Run(clusterCtx, to)
 		}()
 	} else {
 		close(clusterDone)
@@ -150,7 +155,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	}
 	hub := conversation.New(conversation.Options{
 		Cluster:       cl,
-		Linger:        claimLinger,
+		Linger:        cluster.Linger,
 		Runner:        a.meter.Guard(a.agent),
 		Journal:       a.db,
 		MaxConcurrent: cfg.MaxConcurrentTurns,
@@ -228,15 +233,15 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			standby.Store(true)
 			p.standby = standby.Load
 			p.run = func(ctx context.Context) error {
-				if !a.cluster.shard(ctx, 0) {
+				if !a.cluster.Shard(ctx, 0) {
 					return ctx.Err()
 				}
 				standby.Store(false)
 				log.Info().Msg("this instance holds the Discord gateway session")
-				held, release := a.cluster.holdShard(ctx, 0)
+				held, release := a.cluster.HoldShard(ctx, 0)
 				defer release()
 				err := dc.Run(held)
-				if cause := context.Cause(held); ctx.Err() == nil && errors.Is(cause, errShardLost) {
+				if cause := context.Cause(held); ctx.Err() == nil && errors.Is(cause, cluster.ErrShardLost) {
 					return fmt.Errorf("discord: %w", cause)
 				}
 				return err

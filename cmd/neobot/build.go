@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/neobot/neobot/cmd/neobot/internal/cluster"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/delegate"
@@ -25,6 +26,7 @@ import (
 	"github.com/neobot/neobot/core/tools"
 	acct "github.com/neobot/neobot/core/usage"
 	"github.com/neobot/neobot/store"
+	"github.com/neobot/neobot/store/postgres"
 )
 
 // app is what every command that talks shares: the store, the models, the
@@ -33,7 +35,7 @@ type app struct {
 	cfg     *Config
 	log     zerolog.Logger
 	db      database
-	cluster *cluster // nil unless the database is shared (PostgreSQL)
+	cluster *cluster.Cluster // nil unless the database is shared (PostgreSQL)
 	gates   *core.Gates
 	meter   *acct.Meter
 	cortex  *memory.Cortex
@@ -127,8 +129,9 @@ func (m *Main) buildStore(ctx context.Context, a *app) error {
 	}
 	m.onClose(db.Close)
 	a.db = db
-	if a.cluster = newCluster(db, log.With().Str("component", "cluster").Logger()); a.cluster != nil {
-		m.onClose(func() error { a.cluster.claims.Close(); return nil }) // before the database closes
+	if pg, ok := db.(*postgres.DB); ok {
+		a.cluster = cluster.New(pg, pg.Claims(), cluster.Intervals{}, log.With().Str("component", "cluster").Logger())
+		m.onClose(func() error { a.cluster.Close(); return nil }) // before the database closes
 	}
 	a.meter, err = acct.NewMeter(ctx, acct.Options{Store: db, DailyBudget: int64(cfg.DailyTokenBudget), Logger: log.With().Str("component", "usage").Logger()})
 	if err != nil {

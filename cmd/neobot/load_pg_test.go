@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/cmd/neobot/internal/cluster"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/store/postgres/pgtest"
 )
@@ -58,7 +59,7 @@ func loadPostgres(b *testing.B, url string, instances int, spread bool) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { stack.hub.Close(context.Background()) })
-		wg.Go(func() { a.cluster.run(ctx, stack.hub, a.gates, a.cortex, nil) })
+		wg.Go(func() { a.cluster.Run(ctx, cluster.Targets{Hub: stack.hub, Gates: a.gates, Memory: a.cortex}) })
 		stacks = append(stacks, stack)
 	}
 
