@@ -19,6 +19,7 @@ import (
 	"github.com/neobot/neobot/adapters/slack"
 	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/cmd/neobot/internal/cluster"
+	"github.com/neobot/neobot/cmd/neobot/internal/ops"
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/conversation"
 	"github.com/neobot/neobot/core/mcp"
@@ -51,9 +52,9 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	}
 	ctx, cancel := m.interruptible(ctx) // in Slack or Discord, Ctrl-C is a shutdown, like SIGTERM
 	defer cancel()
-	o := &ops{}
+	o := &ops.Server{}
 	if cfg.HealthAddr != "" {
-		stop, err := serveOps(ctx, cfg.HealthAddr, o, productionOpsTimeouts())
+		stop, err := o.Serve(ctx, cfg.HealthAddr, ops.Production(), callbackPath, clientDocPath)
 		if err != nil {
 			return err
 		}
@@ -66,8 +67,8 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	if err := cfg.spendAuthority(cfg.DaemonURL != "" || a.surface.HasSpendTools()); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	m.tel.watchReady(o.isReady)
-	o.setMetrics(m.tel.handler())
+	m.tel.watchReady(o.IsReady)
+	o.SetMetrics(m.tel.handler())
 	if cfg.AdminToken != "" {
 		mux := http.NewServeMux()
 		api := adminAPI{src: local{db: a.db, cortex: a.cortex}, token: cfg.AdminToken.Reveal(), allowRemote: cfg.AdminRemote, maxBodyBytes: 1 << 20}
@@ -76,12 +77,12 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 		}
 		api.register(mux)
 		api.registerMCP(mux, a.surface)
-		o.setAdmin(mux)
+		o.SetAdmin(mux)
 	}
 	oauthMux := http.NewServeMux()
 	oauthMux.Handle("GET "+callbackPath, serveCallback(a.surface))
 	oauthMux.Handle("GET "+clientDocPath, serveClientDoc(cfg))
-	o.setOAuth(oauthMux)
+	o.SetOAuth(oauthMux)
 	m.sweep(ctx, a)
 
 	b, err := m.wire(cfg, log, a)
@@ -113,7 +114,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	} else {
 		close(clusterDone)
 	}
-	o.ready(readiness(a, b)...)
+	o.Ready(readiness(a, b)...)
 
 	runErr := runPlatforms(ctx, b.platforms)
 	stopCluster() // no more work handed to the hub, which closes next
@@ -317,15 +318,15 @@ type platform struct {
 // durable write, every platform is connected, the hub runs turns, and the
 // MCP surface is up (a server that is down or restarting shows, but the
 // bot still serves without its tools).
-func readiness(a *app, b *bot) []readyCheck {
-	checks := []readyCheck{{name: "store", check: func(ctx context.Context) (string, bool) {
+func readiness(a *app, b *bot) []ops.Check {
+	checks := []ops.Check{{Name: "store", Check: func(ctx context.Context) (string, bool) {
 		if err := a.db.Ping(ctx); err != nil {
 			return err.Error(), false
 		}
 		return "writable", true
 	}}}
 	for _, p := range b.platforms {
-		checks = append(checks, readyCheck{name: p.name, check: func(context.Context) (string, bool) {
+		checks = append(checks, ops.Check{Name: p.name, Check: func(context.Context) (string, bool) {
 			if p.standby != nil && p.standby() {
 				return "standby: another instance holds the session", true
 			}
@@ -336,14 +337,14 @@ func readiness(a *app, b *bot) []readyCheck {
 		}})
 	}
 	checks = append(checks,
-		readyCheck{name: "conversations", check: func(context.Context) (string, bool) {
+		ops.Check{Name: "conversations", Check: func(context.Context) (string, bool) {
 			s := b.hub.Stats()
 			if !s.Started {
 				return "not running", false
 			}
 			return fmt.Sprintf("running (%d turns, %d waiting)", s.Running, s.Queued), true
 		}},
-		readyCheck{name: "tools", check: func(context.Context) (string, bool) {
+		ops.Check{Name: "tools", Check: func(context.Context) (string, bool) {
 			var parts, down []string
 			for _, s := range a.surface.Servers() {
 				part := s.Alias + " " + string(s.State)

@@ -1,4 +1,4 @@
-package main
+package ops
 
 import (
 	"context"
@@ -17,7 +17,7 @@ func TestServeOps(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	stop, err := serveOps(context.Background(), addr, &ops{}, productionOpsTimeouts())
+	stop, err := (&Server{}).Serve(context.Background(), addr, Production())
 	if err != nil {
 		t.Fatalf("serveHealth(%s) = %v", addr, err)
 	}
@@ -39,7 +39,7 @@ func TestServeOps(t *testing.T) {
 }
 
 func TestServeOpsBadAddress(t *testing.T) {
-	if _, err := serveOps(context.Background(), "not an address", &ops{}, productionOpsTimeouts()); err == nil || !strings.Contains(err.Error(), "NEO_HEALTH_ADDR") {
+	if _, err := (&Server{}).Serve(context.Background(), "not an address", Production()); err == nil || !strings.Contains(err.Error(), "NEO_HEALTH_ADDR") {
 		t.Errorf("serveOps(bad address) = %v, want an error naming NEO_HEALTH_ADDR", err)
 	}
 }
@@ -47,10 +47,10 @@ func TestServeOpsBadAddress(t *testing.T) {
 // A caller that sends slowly, reads slowly or sits on an idle connection
 // cannot hold the ops listener: the server cuts it off.
 func TestOpsListenerTimeouts(t *testing.T) {
-	tm := opsTimeouts{readHeader: 200 * time.Millisecond, read: 300 * time.Millisecond, write: 300 * time.Millisecond, idle: 300 * time.Millisecond}
+	tm := Timeouts{ReadHeader: 200 * time.Millisecond, Read: 300 * time.Millisecond, Write: 300 * time.Millisecond, Idle: 300 * time.Millisecond}
 	written := make(chan error, 1)
-	o := &ops{}
-	o.setAdmin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	o := &Server{}
+	o.SetAdmin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			io.ReadAll(r.Body)
 			return
@@ -74,7 +74,7 @@ func TestOpsListenerTimeouts(t *testing.T) {
 	ln.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	stop, err := serveOps(ctx, addr, o, tm)
+	stop, err := o.Serve(ctx, addr, tm)
 	if err != nil {
 		t.Fatalf("serveOps: %v", err)
 	}
@@ -122,7 +122,7 @@ func TestOpsListenerTimeouts(t *testing.T) {
 				t.Errorf("256 MiB went to a client that reads nothing, want the write cut off")
 			}
 		case <-time.After(10 * time.Second):
-			t.Errorf("the handler still writes after 10 s to a client that reads nothing, want the write cut off after %v", tm.write)
+			t.Errorf("the handler still writes after 10 s to a client that reads nothing, want the write cut off after %v", tm.Write)
 		}
 	})
 }

@@ -1,4 +1,9 @@
-package main
+// Package ops is neobot's operations listener: /healthz (the process
+// serves), /readyz (the bot can take messages), /metrics, the admin API
+// under /admin/, and the MCP login's browser pages. It starts before the
+// bot is built, so /healthz answers at once; the bot mounts the rest as
+// its parts come up, and each answers that it is starting until then.
+package ops
 
 import (
 	"context"
@@ -12,40 +17,39 @@ import (
 	"time"
 )
 
-// ops is what the operations endpoints report. The server starts before
-// the bot is built, so /healthz answers at once; the bot fills in the
-// metrics and the readiness checks as its parts come up.
-type ops struct {
+// Server is what the operations endpoints report. Its zero value serves
+// /healthz and answers "starting" everywhere else.
+type Server struct {
 	mu      sync.Mutex
 	metrics http.Handler
 	admin   http.Handler // nil until the bot is built, or without NEO_ADMIN_TOKEN
-	oauth   http.Handler // the MCP login callback; nil until the bot is built
-	checks  []readyCheck
+	oauth   http.Handler // the MCP login's pages; nil until the bot is built
+	checks  []Check
 }
 
-// readyCheck is one condition of readiness. check returns what to show
-// and whether it holds; a degraded part that still serves says so with ok
+// Check is one condition of readiness. Check returns what to show and
+// whether it holds; a degraded part that still serves says so with ok
 // true.
-type readyCheck struct {
-	name  string
-	check func(ctx context.Context) (detail string, ok bool)
+type Check struct {
+	Name  string
+	Check func(ctx context.Context) (detail string, ok bool)
 }
 
-// setMetrics serves h at /metrics.
-func (o *ops) setMetrics(h http.Handler) {
+// SetMetrics serves h at /metrics.
+func (o *Server) SetMetrics(h http.Handler) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.metrics = h
 }
 
-// setAdmin serves h under /admin/.
-func (o *ops) setAdmin(h http.Handler) {
+// SetAdmin serves h under /admin/.
+func (o *Server) SetAdmin(h http.Handler) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.admin = h
 }
 
-func (o *ops) serveAdmin(w http.ResponseWriter, r *http.Request) {
+func (o *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	o.mu.Lock()
 	h := o.admin
 	o.mu.Unlock()
@@ -56,14 +60,14 @@ func (o *ops) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(w, r)
 }
 
-// setOAuth serves h at the MCP login callback.
-func (o *ops) setOAuth(h http.Handler) {
+// SetOAuth serves h at the MCP login's paths (Serve's oauthPaths).
+func (o *Server) SetOAuth(h http.Handler) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.oauth = h
 }
 
-func (o *ops) serveOAuth(w http.ResponseWriter, r *http.Request) {
+func (o *Server) serveOAuth(w http.ResponseWriter, r *http.Request) {
 	o.mu.Lock()
 	h := o.oauth
 	o.mu.Unlock()
@@ -74,14 +78,14 @@ func (o *ops) serveOAuth(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(w, r)
 }
 
-// ready adds the checks /readyz runs, in order.
-func (o *ops) ready(checks ...readyCheck) {
+// Ready adds the checks /readyz runs, in order.
+func (o *Server) Ready(checks ...Check) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.checks = append(o.checks, checks...)
 }
 
-func (o *ops) serveMetrics(w http.ResponseWriter, r *http.Request) {
+func (o *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	o.mu.Lock()
 	h := o.metrics
 	o.mu.Unlock()
@@ -92,8 +96,8 @@ func (o *ops) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(w, r)
 }
 
-// isReady runs the readiness checks, for the neobot_ready gauge.
-func (o *ops) isReady(ctx context.Context) bool {
+// IsReady runs the readiness checks, for the neobot_ready gauge.
+func (o *Server) IsReady(ctx context.Context) bool {
 	o.mu.Lock()
 	checks := o.checks
 	o.mu.Unlock()
@@ -102,26 +106,26 @@ func (o *ops) isReady(ctx context.Context) bool {
 
 // runChecks runs checks in order, writing a line for each to w, and
 // reports whether all held (none yet: starting, not ready).
-func runChecks(ctx context.Context, checks []readyCheck, w io.Writer) bool {
+func runChecks(ctx context.Context, checks []Check, w io.Writer) bool {
 	ok := len(checks) > 0
 	if !ok {
 		io.WriteString(w, "starting\n")
 	}
 	for _, c := range checks {
-		detail, good := c.check(ctx)
+		detail, good := c.Check(ctx)
 		ok = ok && good
 		mark := "ok"
 		if !good {
 			mark = "FAIL"
 		}
-		fmt.Fprintf(w, "%s %s: %s\n", mark, c.name, detail)
+		fmt.Fprintf(w, "%s %s: %s\n", mark, c.Name, detail)
 	}
 	return ok
 }
 
 // serveReady answers 200 when every check holds, else 503; the body has
 // one line per check.
-func (o *ops) serveReady(w http.ResponseWriter, r *http.Request) {
+func (o *Server) serveReady(w http.ResponseWriter, r *http.Request) {
 	o.mu.Lock()
 	checks := o.checks
 	o.mu.Unlock()
@@ -136,28 +140,28 @@ func (o *ops) serveReady(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, b.String())
 }
 
-// opsTimeouts bound how long one caller may hold a connection to the ops
+// Timeouts bound how long one caller may hold a connection to the ops
 // listener, so a client that sends or reads slowly, or keeps idle
 // connections open, cannot use up the server that /healthz, /metrics and
 // the admin API share. Nothing on the listener streams: every answer is
 // whole within write.
-type opsTimeouts struct {
-	readHeader, read, write, idle time.Duration
+type Timeouts struct {
+	ReadHeader, Read, Write, Idle time.Duration
 }
 
-// productionOpsTimeouts returns the ops listener's timeouts in
-// production: a request arrives within 10 s, its answer leaves within 60 s
+// Production returns the listener's timeouts in production: a request arrives within 10 s, its answer leaves within 60 s
 // (an admin export of a long thread included), an idle connection closes
 // after 2 minutes.
-func productionOpsTimeouts() opsTimeouts {
-	return opsTimeouts{readHeader: 5 * time.Second, read: 10 * time.Second, write: time.Minute, idle: 2 * time.Minute}
+func Production() Timeouts {
+	return Timeouts{ReadHeader: 5 * time.Second, Read: 10 * time.Second, Write: time.Minute, Idle: 2 * time.Minute}
 }
 
-// serveOps answers GET /healthz (the process serves), /readyz (the bot
-// can take messages: see [ops]) and /metrics on addr until ctx ends, with
-// the timeouts tm. It returns once the listener is bound, so a bad address
-// fails start-up; the returned stop waits for the server to finish.
-func serveOps(ctx context.Context, addr string, o *ops, tm opsTimeouts) (stop func() error, err error) {
+// Serve answers GET /healthz (the process serves), /readyz (the bot can
+// take messages), /metrics, /admin/ and GET oauthPaths on addr until ctx
+// ends, with the timeouts tm. It returns once the listener is bound, so a
+// bad address fails start-up; the returned stop waits for the server to
+// finish.
+func (o *Server) Serve(ctx context.Context, addr string, tm Timeouts, oauthPaths ...string) (stop func() error, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("NEO_HEALTH_ADDR=%q: listen: %w", addr, err)
@@ -170,9 +174,10 @@ func serveOps(ctx context.Context, addr string, o *ops, tm opsTimeouts) (stop fu
 	mux.HandleFunc("GET /readyz", o.serveReady)
 	mux.HandleFunc("GET /metrics", o.serveMetrics)
 	mux.HandleFunc("/admin/", o.serveAdmin)
-	mux.HandleFunc("GET "+callbackPath, o.serveOAuth)
-	mux.HandleFunc("GET "+clientDocPath, o.serveOAuth)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: tm.readHeader, ReadTimeout: tm.read, WriteTimeout: tm.write, IdleTimeout: tm.idle}
+	for _, p := range oauthPaths {
+		mux.HandleFunc("GET "+p, o.serveOAuth)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: tm.ReadHeader, ReadTimeout: tm.Read, WriteTimeout: tm.Write, IdleTimeout: tm.Idle}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	stopped := make(chan struct{})
