@@ -8,6 +8,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/feedback"
 )
 
 // feedbackPrefix starts the custom_id of the feedback buttons under an
@@ -15,17 +16,10 @@ import (
 // for after a thumbs down (neo_fb:why<i>:<turn>).
 const feedbackPrefix = "neo_fb:"
 
-// feedbackReasons are what a thumbs down is asked to say, as buttons.
-var feedbackReasons = []string{"Wrong or made up", "Incomplete", "Did not do what I asked", "Hard to follow"}
-
-// feedbackTurn returns the turn whose answer the feedback buttons rate:
-// its event ID. Without a Rater or a turn there is nothing to rate.
+// feedbackTurn returns the turn whose answer the feedback buttons rate
+// (feedback.Rated).
 func (r reporter) feedbackTurn(ctx context.Context) (string, bool) {
-	turn, ok := core.TurnFrom(ctx)
-	if r.a.opts.Rater == nil || !ok || turn.Inbound.EventID == "" {
-		return "", false
-	}
-	return turn.Inbound.EventID, true
+	return feedback.Rated(ctx, r.a.opts.Rater)
 }
 
 // feedbackRow is the 👍/👎 buttons for turn id, under the answer in its
@@ -60,11 +54,11 @@ func (a *Adapter) feedbackClick(ctx context.Context, i *discordgo.Interaction) {
 	r := core.Rating{Thread: t, Turn: turn, User: user, DM: i.GuildID == "", Up: kind == "up"}
 	if n, found := strings.CutPrefix(kind, "why"); found {
 		k, err := strconv.Atoi(n)
-		if err != nil || k < 0 || k >= len(feedbackReasons) {
+		if err != nil || k < 0 || k >= len(feedback.Reasons) {
 			private("Sorry, that button isn't one I can act on.")
 			return
 		}
-		r.Reason, r.FollowUp = feedbackReasons[k], true
+		r.Reason, r.FollowUp = feedback.Reasons[k], true
 	} else if kind != "up" && kind != "down" {
 		private("Sorry, that button isn't one I can act on.")
 		return
@@ -81,7 +75,7 @@ func (a *Adapter) feedbackClick(ctx context.Context, i *discordgo.Interaction) {
 		private("Thanks, noted: " + r.Reason + ".")
 	default:
 		var buttons []discordgo.MessageComponent
-		for k, reason := range feedbackReasons {
+		for k, reason := range feedback.Reasons {
 			buttons = append(buttons, discordgo.Button{Label: reason, Style: discordgo.SecondaryButton,
 				CustomID: feedbackPrefix + "why" + strconv.Itoa(k) + ":" + turn})
 		}

@@ -73,7 +73,7 @@ func statusContent(text string) string {
 }
 
 func (a *Adapter) status(ctx context.Context, t core.Thread, text string) error {
-	if a.steps.showsSteps(t.Key()) {
+	if showsSteps(&a.steps, t.Key()) {
 		a.typing(ctx, t.ID)
 		return nil // the progress message shows the turn is working
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/neobot/neobot/adapters/internal/perthread"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 )
@@ -16,10 +17,7 @@ var _ core.Stepper = reporter{}
 
 // stepBoards are the threads' progress messages, one per turn while it
 // calls tools.
-type stepBoards struct {
-	mu sync.Mutex
-	m  map[string]*stepBoard // by thread key
-}
+type stepBoards = perthread.Map[stepBoard]
 
 // stepBoard is one turn's progress message: a line per tool call, edited
 // in place at most once per StatusInterval. It takes the place of the
@@ -36,28 +34,6 @@ type stepBoard struct {
 	ended   bool
 	handed  bool // the answer took the message over: it is no longer the steps'
 	channel string
-}
-
-func (b *stepBoards) get(key string) *stepBoard {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.m == nil {
-		b.m = map[string]*stepBoard{}
-	}
-	s := b.m[key]
-	if s == nil {
-		s = &stepBoard{steps: map[string]core.Step{}}
-		b.m[key] = s
-	}
-	return s
-}
-
-func (b *stepBoards) take(key string) *stepBoard {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.m[key]
-	delete(b.m, key)
-	return s
 }
 
 // stepMarks are how a step's state shows.
@@ -93,7 +69,7 @@ func oneLine(s string, n int) string {
 
 // Step shows a tool call as a line of the turn's progress message.
 func (r reporter) Step(ctx context.Context, s core.Step) error {
-	b := r.a.steps.get(r.t.Key())
+	b := r.a.steps.Get(r.t.Key())
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.ended {
@@ -101,6 +77,9 @@ func (r reporter) Step(ctx context.Context, s core.Step) error {
 	}
 	if _, ok := b.steps[s.ID]; !ok {
 		b.order = append(b.order, s.ID)
+	}
+	if b.steps == nil {
+		b.steps = map[string]core.Step{}
 	}
 	b.steps[s.ID], b.plan, b.channel = s, s.Plan, r.t.ID
 	if b.id == "" {
@@ -167,7 +146,7 @@ func (r reporter) schedule(b *stepBoard, wait time.Duration) {
 // endSteps ends the turn's progress message: its last state shows now,
 // or as soon as the pace allows.
 func (r reporter) endSteps(ctx context.Context) {
-	b := r.a.steps.take(r.t.Key())
+	b := r.a.steps.Take(r.t.Key())
 	if b == nil {
 		return
 	}
@@ -190,7 +169,7 @@ func (r reporter) endSteps(ctx context.Context) {
 // thread's status line when the answer starts: the answer replaces the
 // progress lines in that message, one message for the whole turn.
 func (r reporter) handOver(ctx context.Context) {
-	b := r.a.steps.take(r.t.Key())
+	b := r.a.steps.Take(r.t.Key())
 	if b == nil {
 		return
 	}
@@ -217,10 +196,8 @@ func (r reporter) handOver(ctx context.Context) {
 
 // showsSteps reports whether thread key's progress message is showing:
 // the status line then stays in it, with no message of its own.
-func (b *stepBoards) showsSteps(key string) bool {
-	b.mu.Lock()
-	s := b.m[key]
-	b.mu.Unlock()
+func showsSteps(b *stepBoards, key string) bool {
+	s := b.Peek(key)
 	if s == nil {
 		return false
 	}

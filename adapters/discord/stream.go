@@ -40,11 +40,7 @@ func (r reporter) messages(ctx context.Context) messages {
 
 // answerRender renders answers made inert, split under Discord's limit,
 // code blocks closed and reopened across messages.
-var answerRender = live.Render{
-	Final:   func(text string) []string { return split(inert(text), sayLimit) },
-	Writing: func(text string) []string { return split(inert(text), streamLimit) },
-	Mark:    writing,
-}
+var answerRender = live.Cut(inert, split, sayLimit, streamLimit, writing)
 
 // messages are a channel's answer messages, for live; the last carries
 // the feedback buttons for turn rate ("" for none).

@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/feedback"
 )
 
 // Action IDs of the feedback buttons under an answer and of the reasons
@@ -19,17 +20,10 @@ const (
 	reasonAction   = "neo_feedback_reason"
 )
 
-// feedbackReasons are what a thumbs down is asked to say, as buttons.
-var feedbackReasons = []string{"Wrong or made up", "Incomplete", "Did not do what I asked", "Hard to follow"}
-
-// feedbackTurn returns the turn whose answer the feedback buttons rate:
-// its event ID. Without a Rater or a turn there is nothing to rate.
+// feedbackTurn returns the turn whose answer the feedback buttons rate
+// (feedback.Rated).
 func (r reporter) feedbackTurn(ctx context.Context) (string, bool) {
-	turn, ok := core.TurnFrom(ctx)
-	if r.a.opts.Rater == nil || !ok || turn.Inbound.EventID == "" {
-		return "", false
-	}
-	return turn.Inbound.EventID, true
+	return feedback.Rated(ctx, r.a.opts.Rater)
 }
 
 // feedbackBlock is the feedback buttons for turn id: Slack's
@@ -111,7 +105,7 @@ func (a *Adapter) feedbackClick(ctx context.Context, cb slack.InteractionCallbac
 // button per reason, visible to them alone.
 func (a *Adapter) askReason(ctx context.Context, channel, user, threadTS, turn string) {
 	var buttons []slack.BlockElement
-	for i, reason := range feedbackReasons {
+	for i, reason := range feedback.Reasons {
 		buttons = append(buttons, slack.NewButtonBlockElement(reasonAction+"_"+strconv.Itoa(i), turn+"|"+reason,
 			slack.NewTextBlockObject(slack.PlainTextType, reason, false, false)))
 	}

@@ -91,7 +91,7 @@ func (n *nativeAnswer) Write(ctx context.Context, text string) error {
 // becomes it in one edit.
 func (n *nativeAnswer) Close(ctx context.Context, final string) error {
 	if n.fallback != nil {
-		n.r.a.steps.take(n.r.t.Key())
+		n.r.a.steps.Take(n.r.t.Key())
 		return n.fallback.Close(ctx, final)
 	}
 	b := n.b
@@ -100,7 +100,7 @@ func (n *nativeAnswer) Close(ctx context.Context, final string) error {
 		b.mu.Unlock()
 		return n.r.Say(ctx, final)
 	}
-	n.r.a.steps.take(n.r.t.Key())
+	n.r.a.steps.Take(n.r.t.Key())
 	defer b.mu.Unlock()
 	b.ended = true
 	if b.marked {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/neobot/neobot/adapters/internal/perthread"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 )
@@ -20,10 +21,7 @@ var _ core.Stepper = reporter{}
 var errNoRecipient = errors.New("slack: no reader to stream to in this channel")
 
 // stepBoards are the threads' turn messages, one per turn that streams.
-type stepBoards struct {
-	mu sync.Mutex
-	m  map[string]*stepBoard // by thread key
-}
+type stepBoards = perthread.Map[stepBoard]
 
 // stepBoard is one turn's answer message, streamed with Slack's chunks:
 // the turn's task cards (a plan_update, then task_updates), the answer's
@@ -49,31 +47,9 @@ type stepBoard struct {
 	ended   bool
 }
 
-func (b *stepBoards) get(key string) *stepBoard {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.m == nil {
-		b.m = map[string]*stepBoard{}
-	}
-	s := b.m[key]
-	if s == nil {
-		s = &stepBoard{}
-		b.m[key] = s
-	}
-	return s
-}
-
-func (b *stepBoards) take(key string) *stepBoard {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.m[key]
-	delete(b.m, key)
-	return s
-}
-
 // Step shows a tool call as a task card in the turn's message.
 func (r reporter) Step(ctx context.Context, s core.Step) error {
-	b := r.a.steps.get(r.t.Key())
+	b := r.a.steps.Get(r.t.Key())
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.ended {
@@ -273,7 +249,7 @@ func (reporter) fitting(markdown string, room int) string {
 // endSteps ends the turn's message, if it has one, without an answer: the
 // cards stay in the thread, and a notice follows.
 func (r reporter) endSteps(ctx context.Context) {
-	b := r.a.steps.take(r.t.Key())
+	b := r.a.steps.Take(r.t.Key())
 	if b == nil {
 		return
 	}
@@ -289,7 +265,7 @@ func (r reporter) endSteps(ctx context.Context) {
 // turn's cards opened one, with the feedback buttons, and reports whether
 // it did. The status line goes once the message is finished.
 func (r reporter) sayInSteps(ctx context.Context, text string) (bool, error) {
-	b := r.a.steps.take(r.t.Key())
+	b := r.a.steps.Take(r.t.Key())
 	if b == nil {
 		return false, nil
 	}

@@ -28,7 +28,7 @@ func (r reporter) StreamAnswer(ctx context.Context) (core.AnswerStream, error) {
 		noStream = st.Ext.noStream
 		return nil
 	})
-	b := r.a.steps.get(r.t.Key())
+	b := r.a.steps.Get(r.t.Key())
 	b.mu.Lock()
 	n := &nativeAnswer{r: r, b: b, first: len(b.msgs)}
 	b.mu.Unlock()
@@ -54,11 +54,7 @@ func (r reporter) editedAnswer(ctx context.Context) core.AnswerStream {
 }
 
 // answerRender renders answers in mrkdwn, split under the message limit.
-var answerRender = live.Render{
-	Final:   func(text string) []string { return split(mrkdwn(text), maxMessageChars) },
-	Writing: func(text string) []string { return split(mrkdwn(text), streamLimit) },
-	Mark:    writing,
-}
+var answerRender = live.Cut(mrkdwn, split, maxMessageChars, streamLimit, writing)
 
 // threadMessages are a thread's answer messages, for live; the last
 // carries the feedback buttons for turn rate ("" for none).

@@ -76,3 +76,27 @@ func TestRate(t *testing.T) {
 		t.Errorf("counted %v, want [up down]: the reason that follows is not a new rating", counted)
 	}
 }
+
+// TestRated: feedback buttons rate the turn whose answer they sit under,
+// and only when something records the click.
+func TestRated(t *testing.T) {
+	var rater core.Rater = raterFunc(func(context.Context, core.Rating) error { return nil })
+	turn := &core.Turn{Inbound: core.Inbound{EventID: "Ev1"}}
+	ctx := core.WithTurn(context.Background(), turn)
+	if id, ok := feedback.Rated(ctx, rater); !ok || id != "Ev1" {
+		t.Errorf("Rated(turn Ev1) = %q, %v; want Ev1", id, ok)
+	}
+	if _, ok := feedback.Rated(ctx, nil); ok {
+		t.Error("Rated without a rater = true, want no buttons: nothing would record the click")
+	}
+	if _, ok := feedback.Rated(context.Background(), rater); ok {
+		t.Error("Rated without a turn = true, want nothing to rate")
+	}
+	if _, ok := feedback.Rated(core.WithTurn(context.Background(), &core.Turn{}), rater); ok {
+		t.Error("Rated for a turn without an event ID = true, want nothing to rate")
+	}
+}
+
+type raterFunc func(context.Context, core.Rating) error
+
+func (f raterFunc) Rate(ctx context.Context, r core.Rating) error { return f(ctx, r) }

@@ -58,6 +58,18 @@ type Render struct {
 	Mark func(piece string) string
 }
 
+// Cut is the Render of answers written in a platform's markup, format,
+// and cut by split into messages of at most final characters once done,
+// and writing characters while still written (leaving room for what mark
+// adds).
+func Cut(format func(string) string, split func(string, int) []string, final, writing int, mark func(string) string) Render {
+	return Render{
+		Final:   func(text string) []string { return split(format(text), final) },
+		Writing: func(text string) []string { return split(format(text), writing) },
+		Mark:    mark,
+	}
+}
+
 // Say shows a finished answer, text, at once: the thread's status
 // message placeholder ("" for none) becomes its first message, or a new
 // one when that edit fails (the status message was deleted). The caller
