@@ -18,9 +18,10 @@ import (
 // (one WAL flush) serves them all. When a batch fails, its writes are
 // retried one by one, so one bad write fails alone.
 type group struct {
-	pool *pgxpool.Pool
-	max  int // most statements in one batch
-	par  int // batches in flight at once
+	pool    *pgxpool.Pool
+	max     int           // most statements in one batch
+	par     int           // batches in flight at once
+	timeout time.Duration // bounds one batch: writeTimeout
 
 	mu      sync.Mutex
 	queue   []*groupWrite
@@ -38,7 +39,7 @@ type groupWrite struct {
 }
 
 func newGroup(pool *pgxpool.Pool, par int) *group {
-	return &group{pool: pool, max: 256, par: par}
+	return &group{pool: pool, max: 256, par: par, timeout: writeTimeout}
 }
 
 // write runs queue's statement durably, alone or in a batch.
@@ -102,9 +103,9 @@ func (g *group) send(writes []*groupWrite) {
 	}
 }
 
-// runTimed is run under writeTimeout.
+// runTimed is run under g.timeout.
 func (g *group) runTimed(writes []*groupWrite) error {
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
 	defer cancel()
 	return g.run(ctx, writes)
 }
