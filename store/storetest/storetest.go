@@ -27,6 +27,7 @@ type Backend interface {
 	core.GateStore
 	Ledger
 	core.SpendLedger
+	core.SpendChain
 	core.CallLog
 
 	// conversation.Journal and slack.Threads.
@@ -92,6 +93,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Postures", func(t *testing.T) { testPostures(t, open) })
 	t.Run("Ratings", func(t *testing.T) { testRatings(t, open) })
 	RunSpends(t, func(t *testing.T) SpendBackend { return open(t, epochClock().Now) })
+	t.Run("SpendChain", func(t *testing.T) { testSpendChain(t, open(t, epochClock().Now)) })
 }
 
 // RunSpends runs the spend ledger and calls log part of the suite.
