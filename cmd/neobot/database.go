@@ -44,6 +44,7 @@ type database interface {
 	Delegations(ctx context.Context) ([]core.Delegation, error)
 
 	core.SpendLedger
+	core.SpendChain
 	core.CallLog
 
 	memory.Store
