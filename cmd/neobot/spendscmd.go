@@ -211,12 +211,27 @@ func (m *Main) runSpendsVerify(ctx context.Context, args []string) error {
 			return err
 		}
 	} else if r.Break == nil {
-		fmt.Fprintf(m.Stdout, "the spend ledger verifies: %d entries, %d calls; last entry's hash %s\n", r.Entries, r.Calls, cmp.Or(r.Head, "(none: the ledger is empty)"))
+		calls := "calls"
+		if r.Calls == 1 {
+			calls = "call"
+		}
+		fmt.Fprintf(m.Stdout, "the spend ledger verifies: %d entries of %d %s; last entry's hash %s\n", r.Entries, r.Calls, calls, cmp.Or(r.Head, "(none: the ledger is empty)"))
 	}
 	if r.Break != nil {
-		return fmt.Errorf("spends verify: the spend ledger was changed after it was written: %w (the %d entries before it verify)", r.Break, r.Entries)
+		return fmt.Errorf("spends verify: the spend ledger was changed after it was written: %w (%s)", r.Break, verifiedBefore(r.Entries))
 	}
 	return nil
+}
+
+// verifiedBefore says how much of the chain verified before a break.
+func verifiedBefore(n uint64) string {
+	switch n {
+	case 0:
+		return "no entry before it verifies"
+	case 1:
+		return "entry 1 before it verifies"
+	}
+	return fmt.Sprintf("entries 1 to %d before it verify", n)
 }
 
 func (l local) SpendChain(ctx context.Context) ([]core.LedgerEntry, error) {
