@@ -43,6 +43,9 @@ type admin interface {
 	SpendChain(ctx context.Context) ([]core.LedgerEntry, error)
 	// VerifySpends walks the spend ledger's chain (spendscmd.go).
 	VerifySpends(ctx context.Context) (chainReport, error)
+	// Approvals returns the approvals asked since, with their decisions
+	// (approvalscmd.go).
+	Approvals(ctx context.Context, since time.Time) ([]approvalRow, error)
 	// Ratings returns the ratings of answers made since.
 	Ratings(ctx context.Context, since time.Time) ([]core.Rating, error)
 }
@@ -321,6 +324,7 @@ func (a adminAPI) register(mux *http.ServeMux) {
 		return a.src.Spends(r.Context(), since)
 	}))
 	a.registerSpends(mux)
+	a.registerApprovals(mux)
 	mux.HandleFunc("GET /admin/v1/threads", a.serve(func(r *http.Request) (any, error) {
 		return a.src.Threads(r.Context())
 	}))

@@ -81,6 +81,29 @@ func TestSpendLedgerVerify(t *testing.T) {
 			if !strings.Contains(told, "completed, receipt "+r.Receipt) {
 				t.Errorf("the outcome the thread got = %q, want its receipt %s", told, r.Receipt)
 			}
+			if out, stderr, err := run(t, w.env, "", "spends", "verify", "--receipt", r.Receipt); err != nil || !strings.Contains(out, "is entry 4: spend "+r.ID+", completed") {
+				t.Errorf("neobot spends verify --receipt %s = %v\n%s%s; want entry 4", r.Receipt, err, out, stderr)
+			}
+			if _, stderr, err := run(t, w.env, "", "spends", "verify", "--receipt", "00000000"); err == nil || !strings.Contains(stderr, "no entry of the chain has receipt 00000000") {
+				t.Errorf("neobot spends verify with a receipt the chain lacks = %v, %s; want it to fail", err, stderr)
+			}
+
+			// The approvals export: who was asked, who decided, when, where.
+			out, stderr, err = run(t, w.env, "", "spends", "approvals", "--format", "json")
+			var approvals []approvalRow
+			if err != nil || json.Unmarshal([]byte(out), &approvals) != nil || len(approvals) != 1 {
+				t.Fatalf("neobot spends approvals --format json = %v\n%s%s; want one approval", err, out, stderr)
+			}
+			a := approvals[0]
+			if a.ID != r.ID || a.Kind != "spend" || a.Requester != "UALICE" || fmt.Sprint(a.Asked) != "[UCAROL]" || a.State != "approved" ||
+				len(a.Decisions) != 1 || a.Decisions[0].By != "UCAROL" || !a.Decisions[0].Approves || a.Decisions[0].Surface != "slack" ||
+				a.Decisions[0].At.IsZero() || a.Receipt != r.Receipt {
+				t.Errorf("approval = %+v; want %s asked of UCAROL by UALICE, approved by UCAROL on slack, receipt %s", a, r.ID, r.Receipt)
+			}
+			out, _, err = run(t, w.env, "", "spends", "approvals", "--format", "csv")
+			if lines := strings.Split(strings.TrimSpace(out), "\n"); err != nil || len(lines) != 2 || !strings.Contains(lines[1], ",UCAROL,") {
+				t.Errorf("neobot spends approvals --format csv = %v\n%s; want a header and Carol's decision", err, out)
+			}
 
 			// One byte of entry 2 ("asked"): alice becomes alicf.
 			if backend == "bbolt" {

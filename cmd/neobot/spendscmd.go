@@ -62,6 +62,9 @@ func (m *Main) runSpends(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "verify" {
 		return m.runSpendsVerify(ctx, args[1:])
 	}
+	if len(args) > 0 && args[0] == "approvals" {
+		return m.runSpendsApprovals(ctx, args[1:])
+	}
 	since, format := "7d", "table"
 	cfg, _, _, err := m.setup("neobot spends", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&since, "since", since, "how far back: 7d, 24h, or a date (2026-11-01); days are UTC")
@@ -186,15 +189,20 @@ func verifyChain(ctx context.Context, src core.SpendChain) (chainReport, error) 
 // the spend ledger's chain and names the first entry that was edited,
 // removed or inserted, failing (exit 1) when there is one.
 func (m *Main) runSpendsVerify(ctx context.Context, args []string) error {
-	format := "text"
+	format, receipt := "text", ""
 	cfg, _, _, err := m.setup("neobot spends verify", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&format, "format", format, "text or json")
+		fs.StringVar(&receipt, "receipt", receipt, "also check that the chain holds the entry of this receipt (8 or more hex digits from a thread's outcome, or a hash)")
 	})
 	if err != nil {
 		return err
 	}
 	if format != "text" && format != "json" {
 		return fmt.Errorf("spends verify: --format %q: use text or json", format)
+	}
+	receipt = strings.ToLower(strings.TrimSpace(receipt))
+	if receipt != "" && (len(receipt) < core.ReceiptLen || strings.Trim(receipt, "0123456789abcdef") != "") {
+		return fmt.Errorf("spends verify: --receipt %q: give at least %d hex digits, as the outcome line shows them", receipt, core.ReceiptLen)
 	}
 	src, err := m.openAdmin(ctx, cfg)
 	if err != nil {
@@ -203,6 +211,11 @@ func (m *Main) runSpendsVerify(ctx context.Context, args []string) error {
 	r, err := src.VerifySpends(ctx)
 	if err != nil {
 		return fmt.Errorf("spends verify: %w", err)
+	}
+	if receipt != "" && r.Break == nil {
+		if err := m.findReceipt(ctx, src, receipt); err != nil {
+			return err
+		}
 	}
 	if format == "json" {
 		enc := json.NewEncoder(m.Stdout)
@@ -221,6 +234,23 @@ func (m *Main) runSpendsVerify(ctx context.Context, args []string) error {
 		return fmt.Errorf("spends verify: the spend ledger was changed after it was written: %w (%s)", r.Break, verifiedBefore(r.Entries))
 	}
 	return nil
+}
+
+// findReceipt says which entry holds receipt, or fails: a receipt from a
+// thread that the chain no longer holds means the chain was rewritten
+// after it was given.
+func (m *Main) findReceipt(ctx context.Context, src admin, receipt string) error {
+	chain, err := src.SpendChain(ctx)
+	if err != nil {
+		return fmt.Errorf("spends verify: %w", err)
+	}
+	for _, e := range chain {
+		if strings.HasPrefix(e.Hash, receipt) {
+			fmt.Fprintf(m.Stdout, "receipt %s is entry %d: spend %s, %s\n", receipt, e.Seq, e.Spend, e.State)
+			return nil
+		}
+	}
+	return fmt.Errorf("spends verify: no entry of the chain has receipt %s: the ledger was rewritten after that receipt was given, or the receipt is from another ledger", receipt)
 }
 
 // verifiedBefore says how much of the chain verified before a break.
