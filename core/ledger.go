@@ -113,7 +113,39 @@ type Spend struct {
 	Decided  time.Time `json:"decided,omitzero"`
 	Called   time.Time `json:"called,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
+
+	// Seq and Hash name the ledger's chain entry that recorded the call
+	// as it is now ([LedgerEntry]). A store sets them when it reads or
+	// writes the call; they are not part of the recorded content
+	// ([Spend.Record]). Both are empty for a call not read from a store.
+	Seq  uint64 `json:"seq,omitempty"`
+	Hash string `json:"hash,omitempty"`
 }
+
+// Record is the call's recorded content, the bytes its chain entry
+// hashes: its JSON encoding (encoding/json, the fields in the order Spend
+// declares them, no insignificant white space) without Seq and Hash.
+func (s Spend) Record() ([]byte, error) {
+	s.Seq, s.Hash = 0, ""
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("encode spend %s: %w", s.ID, err)
+	}
+	return raw, nil
+}
+
+// Receipt is the short form of the call's chain hash, the first
+// [ReceiptLen] hex digits the thread is told; "" when the call was not
+// read from a chained ledger.
+func (s Spend) Receipt() string {
+	if len(s.Hash) < ReceiptLen {
+		return ""
+	}
+	return s.Hash[:ReceiptLen]
+}
+
+// ReceiptLen is how many hex digits of a chain hash a receipt shows.
+const ReceiptLen = 8
 
 // Edit applies fn to a copy of s, with the other calls of its workspace
 // and day, and returns the copy with s's identity (ID, intent, thread and
@@ -157,6 +189,17 @@ type SpendLedger interface {
 	// SpendsSince returns the calls created at or after since, oldest
 	// first.
 	SpendsSince(ctx context.Context, since time.Time) ([]Spend, error)
+}
+
+// SpendChain reads the spend ledger's hash chain as stored, for
+// verifying and exporting it. Both stores implement it.
+type SpendChain interface {
+	// SpendEntries calls fn with every entry of the chain, in order of
+	// Seq, as stored: nothing is checked.
+	SpendEntries(ctx context.Context, fn func(LedgerEntry) error) error
+	// SpendRecords calls fn with every call's current record as stored
+	// (the bytes of [Spend.Record]), in any order.
+	SpendRecords(ctx context.Context, fn func(id string, record []byte) error) error
 }
 
 // CallLog records that a call with a side effect is being made, before

@@ -15,11 +15,16 @@ import (
 	"github.com/neobot/neobot/core"
 )
 
-// The spend ledger lives in spends/<id>, one record per planned call,
-// kept for good: it is the team's record of what moved money. spend_days
-// indexes it by <workspace>\x00<day>\x00<id>, so a day limit reads one
-// day of one workspace. calls/<key> holds the calls log: when an approved
-// call with a side effect began and ended.
+// The spend ledger is kept for good: it is the team's record of what
+// moved money. spend_chain/<seq, 8 bytes big-endian> is its hash chain,
+// one entry per write of a call (core.LedgerEntry), appended in the write
+// transaction, which bbolt runs one at a time: that is the order every
+// reader sees. spends/<id> is each call's current record, the same bytes
+// as its last entry's, and spend_heads/<id> that entry's seq (8 bytes)
+// and hash. spend_days indexes the calls by
+// <workspace>\x00<day>\x00<id>, so a day limit reads one day of one
+// workspace. calls/<key> holds the calls log: when an approved call with
+// a side effect began and ended.
 
 // PlanSpends stores the intent's planned calls unless it has some, and
 // returns the intent's calls as stored, in order.
@@ -30,8 +35,7 @@ func (db *DB) PlanSpends(ctx context.Context, intentID string, calls []core.Spen
 		run = db.read // a look-up: nothing to write, no commit to wait for
 	}
 	err := run(ctx, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketSpends)
-		existing, err := intentSpends(b, intentID)
+		existing, err := intentSpends(tx, intentID)
 		if err != nil || len(existing) > 0 {
 			out = existing
 			return err
@@ -39,12 +43,12 @@ func (db *DB) PlanSpends(ctx context.Context, intentID string, calls []core.Spen
 		if err := core.CheckPlan(intentID, calls); err != nil {
 			return err
 		}
-		for _, s := range calls {
-			if err := putSpend(tx, s); err != nil {
+		out = make([]core.Spend, len(calls))
+		for i, s := range calls {
+			if out[i], err = appendSpend(tx, s); err != nil {
 				return err
 			}
 		}
-		out = slices.Clone(calls)
 		return nil
 	})
 	if err != nil {
@@ -83,10 +87,20 @@ func (db *DB) UpdateSpend(ctx context.Context, id string, fn func(s *core.Spend,
 				day = append(day, o)
 			}
 		}
+		s = withHead(tx, s)
 		if out, fnErr = s.Edit(day, fn); fnErr != nil {
 			return nil
 		}
-		return putSpend(tx, out)
+		raw, err := out.Record()
+		switch {
+		case err != nil:
+			return err
+		case bytes.Equal(raw, v):
+			out = s // unchanged: nothing to record
+			return nil
+		}
+		out, err = appendSpend(tx, out)
+		return err
 	})
 	switch {
 	case err != nil:
@@ -101,13 +115,14 @@ func (db *DB) UpdateSpend(ctx context.Context, id string, fn func(s *core.Spend,
 func (db *DB) SpendsSince(ctx context.Context, since time.Time) ([]core.Spend, error) {
 	var out []core.Spend
 	err := db.read(ctx, func(tx *bolt.Tx) error {
+		out = nil
 		return tx.Bucket(bucketSpends).ForEach(func(k, v []byte) error {
 			var s core.Spend
 			if err := json.Unmarshal(v, &s); err != nil {
 				return fmt.Errorf("decode spend %s: %w", k, err)
 			}
 			if !s.Created.Before(since) {
-				out = append(out, s)
+				out = append(out, withHead(tx, s))
 			}
 			return nil
 		})
@@ -216,30 +231,136 @@ func (db *DB) EndCall(ctx context.Context, key string) error {
 	return nil
 }
 
-func intentSpends(b *bolt.Bucket, intentID string) ([]core.Spend, error) {
+func intentSpends(tx *bolt.Tx, intentID string) ([]core.Spend, error) {
 	var out []core.Spend
 	prefix := []byte(intentID + "/")
-	c := b.Cursor()
+	c := tx.Bucket(bucketSpends).Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		var s core.Spend
 		if err := json.Unmarshal(v, &s); err != nil {
 			return nil, fmt.Errorf("decode spend %s: %w", k, err)
 		}
-		out = append(out, s)
+		out = append(out, withHead(tx, s))
 	}
 	slices.SortFunc(out, func(a, b core.Spend) int { return spendNumber(a.ID) - spendNumber(b.ID) })
 	return out, nil
 }
 
-func putSpend(tx *bolt.Tx, s core.Spend) error {
-	raw, err := json.Marshal(s)
+// chainValue is a chain entry as spend_chain stores it; its seq is the
+// key.
+type chainValue struct {
+	Prev   string          `json:"prev"`
+	Hash   string          `json:"hash"`
+	Spend  string          `json:"spend"`
+	State  core.SpendState `json:"state"`
+	Record string          `json:"record"`
+}
+
+// appendSpend records s: a chain entry after the chain's last, and s as
+// its current record. It returns s with the entry's seq and hash.
+func appendSpend(tx *bolt.Tx, s core.Spend) (core.Spend, error) {
+	chain := tx.Bucket(bucketSpendChain)
+	chain.FillPercent = packedFill // keys only ever grow
+	var (
+		lastSeq uint64
+		last    chainValue
+	)
+	if k, v := chain.Cursor().Last(); k != nil {
+		if err := json.Unmarshal(v, &last); err != nil {
+			return s, fmt.Errorf("decode the spend chain's last entry: %w", err)
+		}
+		lastSeq = getU64(k)
+	}
+	e, s, err := core.NextEntry(lastSeq, last.Hash, s)
 	if err != nil {
-		return fmt.Errorf("encode spend %s: %w", s.ID, err)
+		return s, err
 	}
-	if err := tx.Bucket(bucketSpends).Put([]byte(s.ID), raw); err != nil {
-		return err
+	raw, err := json.Marshal(chainValue{Prev: e.Prev, Hash: e.Hash, Spend: e.Spend, State: e.State, Record: e.Record})
+	if err != nil {
+		return s, fmt.Errorf("encode chain entry %d: %w", e.Seq, err)
 	}
-	return tx.Bucket(bucketSpendDays).Put(append(spendDayPrefix(s), s.ID...), nil)
+	if err := chain.Put(u64(e.Seq), raw); err != nil {
+		return s, err
+	}
+	if err := tx.Bucket(bucketSpends).Put([]byte(s.ID), []byte(e.Record)); err != nil {
+		return s, err
+	}
+	if err := tx.Bucket(bucketSpendHeads).Put([]byte(s.ID), append(u64(e.Seq), e.Hash...)); err != nil {
+		return s, err
+	}
+	return s, tx.Bucket(bucketSpendDays).Put(append(spendDayPrefix(s), s.ID...), nil)
+}
+
+// withHead returns s with the seq and hash of its last chain entry.
+func withHead(tx *bolt.Tx, s core.Spend) core.Spend {
+	if v := tx.Bucket(bucketSpendHeads).Get([]byte(s.ID)); len(v) > 8 {
+		s.Seq, s.Hash = getU64(v[:8]), string(v[8:])
+	}
+	return s
+}
+
+// SpendEntries calls fn with every entry of the spend chain, in order, as
+// stored.
+func (db *DB) SpendEntries(ctx context.Context, fn func(core.LedgerEntry) error) error {
+	err := db.read(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSpendChain).ForEach(func(k, v []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var cv chainValue
+			if err := json.Unmarshal(v, &cv); err != nil {
+				// An entry that no longer decodes was edited: it is given
+				// with what is left, and its hash will not match.
+				cv = chainValue{Record: string(v)}
+			}
+			return fn(core.LedgerEntry{Seq: getU64(k), Prev: cv.Prev, Hash: cv.Hash, Spend: cv.Spend, State: cv.State, Record: cv.Record})
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("store: spend chain: %w", err)
+	}
+	return nil
+}
+
+// SpendRecords calls fn with every call's current record as stored.
+func (db *DB) SpendRecords(ctx context.Context, fn func(id string, record []byte) error) error {
+	err := db.read(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSpends).ForEach(func(k, v []byte) error {
+			return fn(string(k), v)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("store: spend records: %w", err)
+	}
+	return nil
+}
+
+// chainSpends is the upgrade to schema 3: the calls recorded before the
+// ledger had a chain are chained once, oldest first (SortSpends), one
+// entry each holding the call as it is now; their earlier states were
+// not kept, so they cannot be chained.
+func chainSpends(tx *bolt.Tx) (int, error) {
+	var all []core.Spend
+	err := tx.Bucket(bucketSpends).ForEach(func(k, v []byte) error {
+		var s core.Spend
+		if err := json.Unmarshal(v, &s); err != nil {
+			return fmt.Errorf("decode spend %s: %w", k, err)
+		}
+		if tx.Bucket(bucketSpendHeads).Get(k) == nil {
+			all = append(all, s)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	SortSpends(all)
+	for _, s := range all {
+		if _, err := appendSpend(tx, s); err != nil {
+			return 0, err
+		}
+	}
+	return len(all), nil
 }
 
 func spendDayPrefix(s core.Spend) []byte {

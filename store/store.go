@@ -35,7 +35,7 @@ import (
 // SchemaVersion is the layout version this build writes. A file stamped
 // with a newer version is refused, never rewritten; an older one is
 // upgraded when opened, in one transaction.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Bucket names. Each concern has its own top-level bucket.
 var (
@@ -53,6 +53,8 @@ var (
 	bucketSpends      = []byte("spends")
 	bucketSpendDays   = []byte("spend_days")
 	bucketCalls       = []byte("calls")
+	bucketSpendChain  = []byte("spend_chain")
+	bucketSpendHeads  = []byte("spend_heads")
 	bucketPostures    = []byte("model_postures")
 	bucketRatings     = []byte("ratings")
 	bucketMCPTokens   = []byte("mcp_tokens")
@@ -64,7 +66,7 @@ var allBuckets = [][]byte{
 	bucketMeta, bucketThreads, bucketInbound, bucketPending, bucketGates,
 	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
 	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls, bucketPostures,
-	bucketRatings, bucketMCPTokens,
+	bucketRatings, bucketMCPTokens, bucketSpendChain, bucketSpendHeads,
 }
 
 // ErrLocked reports that another process holds the database file.
@@ -205,6 +207,13 @@ func (db *DB) init() error {
 				return fmt.Errorf("upgrade from schema 1: %w", err)
 			}
 			db.log.Info().Str("path", db.path).Msg("store: upgraded to schema 2 (threads without nested buckets)")
+		}
+		if found == 1 || found == 2 {
+			n, err := chainSpends(tx)
+			if err != nil {
+				return fmt.Errorf("upgrade to schema 3: %w", err)
+			}
+			db.log.Info().Str("path", db.path).Int("spends", n).Msg("store: upgraded to schema 3 (the spend ledger's calls chained)")
 		}
 		return tx.Bucket(bucketMeta).Put(keySchema, u64(SchemaVersion))
 	})

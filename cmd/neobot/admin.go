@@ -39,6 +39,13 @@ type admin interface {
 	Transcript(ctx context.Context, key string) (transcript, error)
 	// Spends returns the spend ledger's calls created since.
 	Spends(ctx context.Context, since time.Time) ([]core.Spend, error)
+	// SpendChain returns the spend ledger's chain entries, oldest first.
+	SpendChain(ctx context.Context) ([]core.LedgerEntry, error)
+	// VerifySpends walks the spend ledger's chain (spendscmd.go).
+	VerifySpends(ctx context.Context) (chainReport, error)
+	// Approvals returns the approvals asked since, with their decisions
+	// (approvalscmd.go).
+	Approvals(ctx context.Context, since time.Time) ([]approvalRow, error)
 	// Ratings returns the ratings of answers made since.
 	Ratings(ctx context.Context, since time.Time) ([]core.Rating, error)
 }
@@ -316,6 +323,8 @@ func (a adminAPI) register(mux *http.ServeMux) {
 		}
 		return a.src.Spends(r.Context(), since)
 	}))
+	a.registerSpends(mux)
+	a.registerApprovals(mux)
 	mux.HandleFunc("GET /admin/v1/threads", a.serve(func(r *http.Request) (any, error) {
 		return a.src.Threads(r.Context())
 	}))

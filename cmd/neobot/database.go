@@ -37,6 +37,7 @@ type database interface {
 
 	core.GateStore
 	PendingGates(ctx context.Context) (int, error)
+	GatesSince(ctx context.Context, since time.Time) ([]core.Gate, error)
 
 	SaveDelegation(ctx context.Context, d core.Delegation) error
 	DelegationFor(ctx context.Context, t core.Thread, callID string) (core.Delegation, error)
@@ -44,6 +45,7 @@ type database interface {
 	Delegations(ctx context.Context) ([]core.Delegation, error)
 
 	core.SpendLedger
+	core.SpendChain
 	core.CallLog
 
 	memory.Store

@@ -40,6 +40,9 @@ func outcome(intentID string, calls []core.Spend) (string, error) {
 	rank := map[string]int{"completed": 0, "cancelled": 1, "timeout": 2, "failed": 3, "unknown": 4}
 	for _, s := range calls {
 		fmt.Fprintf(&b, "- %s/%s (%s): %s", s.Server, s.Name, s.ID, s.State)
+		if r := s.Receipt(); r != "" {
+			fmt.Fprintf(&b, ", receipt %s", r) // its ledger entry's hash: neobot spends verify checks it
+		}
 		switch s.State {
 		case core.SpendCompleted:
 			if r := strings.TrimSpace(s.Result); r != "" {

@@ -111,6 +111,10 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		db.pool.Close()
 		return nil, err
 	}
+	if err := db.chainUpgrade(ctx); err != nil {
+		db.pool.Close()
+		return nil, err
+	}
 	return db, nil
 }
 

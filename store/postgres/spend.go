@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,7 +22,7 @@ import (
 // the same intent take turns, and the second gets the first's plan.
 func (db *DB) PlanSpends(ctx context.Context, intentID string, calls []core.Spend) ([]core.Spend, error) {
 	if len(calls) == 0 { // a look-up: no lock, no transaction
-		out, err := querySpends(ctx, db.pool, `SELECT body FROM neo_spends WHERE intent_id = $1 ORDER BY seq`, intentID)
+		out, err := querySpends(ctx, db.pool, `SELECT body, chain_seq, chain_hash FROM neo_spends WHERE intent_id = $1 ORDER BY seq`, intentID)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: spends of %s: %w", intentID, err)
 		}
@@ -33,7 +34,7 @@ func (db *DB) PlanSpends(ctx context.Context, intentID string, calls []core.Spen
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey("intent\x00"+intentID)); err != nil {
 			return err
 		}
-		existing, err := querySpends(ctx, tx, `SELECT body FROM neo_spends WHERE intent_id = $1 ORDER BY seq`, intentID)
+		existing, err := querySpends(ctx, tx, `SELECT body, chain_seq, chain_hash FROM neo_spends WHERE intent_id = $1 ORDER BY seq`, intentID)
 		if err != nil || len(existing) > 0 {
 			out = existing
 			return err
@@ -41,12 +42,12 @@ func (db *DB) PlanSpends(ctx context.Context, intentID string, calls []core.Spen
 		if err := core.CheckPlan(intentID, calls); err != nil {
 			return err
 		}
-		for _, s := range calls {
-			if err := putSpend(ctx, tx, s); err != nil {
+		out = make([]core.Spend, len(calls))
+		for i, s := range calls {
+			if out[i], err = appendSpend(ctx, tx, s); err != nil {
 				return err
 			}
 		}
-		out = calls
 		return nil
 	})
 	if err != nil {
@@ -72,7 +73,7 @@ func (db *DB) UpdateSpend(ctx context.Context, id string, fn func(s *core.Spend,
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey("day\x00"+wsDay)); err != nil {
 			return err
 		}
-		day, err := querySpends(ctx, tx, `SELECT body FROM neo_spends WHERE ws_day = $1 ORDER BY created_ns, id`, wsDay)
+		day, err := querySpends(ctx, tx, `SELECT body, chain_seq, chain_hash FROM neo_spends WHERE ws_day = $1 ORDER BY created_ns, id`, wsDay)
 		if err != nil {
 			return err
 		}
@@ -92,7 +93,12 @@ func (db *DB) UpdateSpend(ctx context.Context, id string, fn func(s *core.Spend,
 		if out, fnErr = s.Edit(others, fn); fnErr != nil {
 			return nil
 		}
-		return putSpend(ctx, tx, out)
+		if same, err := sameRecord(s, out); err != nil || same {
+			out = s // unchanged: nothing to record
+			return err
+		}
+		out, err = appendSpend(ctx, tx, out)
+		return err
 	})
 	switch {
 	case err != nil:
@@ -105,7 +111,7 @@ func (db *DB) UpdateSpend(ctx context.Context, id string, fn func(s *core.Spend,
 
 // SpendsSince returns the calls created at or after since, oldest first.
 func (db *DB) SpendsSince(ctx context.Context, since time.Time) ([]core.Spend, error) {
-	out, err := querySpends(ctx, db.pool, `SELECT body FROM neo_spends WHERE created_ns >= $1`, ns(since))
+	out, err := querySpends(ctx, db.pool, `SELECT body, chain_seq, chain_hash FROM neo_spends WHERE created_ns >= $1`, ns(since))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: spends: %w", err)
 	}
@@ -164,38 +170,162 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
+// querySpends reads calls: each row's body, chain_seq and chain_hash.
 func querySpends(ctx context.Context, q querier, sql string, args ...any) ([]core.Spend, error) {
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
-	raws, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		return nil, err
-	}
-	out := make([]core.Spend, 0, len(raws))
-	for _, raw := range raws {
+	var (
+		out  []core.Spend
+		raw  []byte
+		seq  *int64
+		hash *string
+	)
+	_, err = pgx.ForEachRow(rows, []any{&raw, &seq, &hash}, func() error {
 		var s core.Spend
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("decode spend: %w", err)
+			return fmt.Errorf("decode spend: %w", err)
+		}
+		if seq != nil && hash != nil {
+			s.Seq, s.Hash = uint64(*seq), *hash
 		}
 		out = append(out, s)
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
-func putSpend(ctx context.Context, tx pgx.Tx, s core.Spend) error {
-	raw, err := json.Marshal(s)
+// sameRecord reports whether a and b record the same content.
+func sameRecord(a, b core.Spend) (bool, error) {
+	ra, err := a.Record()
 	if err != nil {
-		return fmt.Errorf("encode spend %s: %w", s.ID, err)
+		return false, err
+	}
+	rb, err := b.Record()
+	return bytes.Equal(ra, rb), err
+}
+
+// chainLock is the advisory lock an append to the spend chain holds until
+// its transaction ends: appends take turns, so each reads the last
+// entry its predecessor committed, and the chain has one order. It is
+// always the last lock a transaction takes (after an intent's or a
+// workspace-day's), so it closes no cycle.
+var chainLock = lockKey("spend chain")
+
+// appendSpend records s in tx: a chain entry after the chain's last, and
+// s as its call's current record, with the entry's seq and hash. It
+// returns s with them.
+func appendSpend(ctx context.Context, tx pgx.Tx, s core.Spend) (core.Spend, error) {
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", chainLock); err != nil {
+		return s, err
+	}
+	var (
+		lastSeq  int64
+		lastHash string
+	)
+	err := tx.QueryRow(ctx, `SELECT seq, hash FROM neo_spend_chain ORDER BY seq DESC LIMIT 1`).Scan(&lastSeq, &lastHash)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return s, err
+	}
+	e, s, err := core.NextEntry(uint64(lastSeq), lastHash, s)
+	if err != nil {
+		return s, err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO neo_spend_chain (seq, prev, hash, spend_id, state, record) VALUES ($1, $2, $3, $4, $5, $6)`,
+		int64(e.Seq), e.Prev, e.Hash, e.Spend, string(e.State), []byte(e.Record)); err != nil {
+		return s, err
 	}
 	_, n, _ := strings.Cut(s.ID, "/")
 	seq, _ := strconv.Atoi(n)
 	_, err = tx.Exec(ctx, `
-		INSERT INTO neo_spends (id, intent_id, seq, ws_day, created_ns, body) VALUES ($1, $2, $3, $4, $5, $6)
-		ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body`,
-		s.ID, s.IntentID, seq, s.Thread.Platform+"/"+s.Thread.Workspace+" "+s.Day, ns(s.Created), raw)
-	return err
+		INSERT INTO neo_spends (id, intent_id, seq, ws_day, created_ns, body, chain_seq, chain_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body, chain_seq = EXCLUDED.chain_seq, chain_hash = EXCLUDED.chain_hash`,
+		s.ID, s.IntentID, seq, s.Thread.Platform+"/"+s.Thread.Workspace+" "+s.Day, ns(s.Created), []byte(e.Record), int64(e.Seq), e.Hash)
+	return s, err
+}
+
+// SpendEntries calls fn with every entry of the spend chain, in order, as
+// stored. It reads in one snapshot (a repeatable-read transaction), so
+// appends made meanwhile by any instance are not half seen.
+func (db *DB) SpendEntries(ctx context.Context, fn func(core.LedgerEntry) error) error {
+	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT seq, prev, hash, spend_id, state, record FROM neo_spend_chain ORDER BY seq`)
+		if err != nil {
+			return err
+		}
+		var (
+			e      core.LedgerEntry
+			seq    int64
+			state  string
+			record []byte
+		)
+		_, err = pgx.ForEachRow(rows, []any{&seq, &e.Prev, &e.Hash, &e.Spend, &state, &record}, func() error {
+			e.Seq, e.State, e.Record = uint64(seq), core.SpendState(state), string(record)
+			return fn(e)
+		})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: spend chain: %w", err)
+	}
+	return nil
+}
+
+// SpendRecords calls fn with every call's current record as stored.
+func (db *DB) SpendRecords(ctx context.Context, fn func(id string, record []byte) error) error {
+	rows, err := db.pool.Query(ctx, `SELECT id, body FROM neo_spends`)
+	if err == nil {
+		var (
+			id   string
+			body []byte
+		)
+		_, err = pgx.ForEachRow(rows, []any{&id, &body}, func() error { return fn(id, body) })
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: spend records: %w", err)
+	}
+	return nil
+}
+
+// chainUpgrade chains, once, the calls recorded before the chain existed
+// (migration 0007 leaves a marker for it): oldest first
+// (store.SortSpends), one entry each holding the call as it is now. It
+// runs in one transaction that removes the marker, so of several
+// instances starting together one does it.
+func (db *DB) chainUpgrade(ctx context.Context) error {
+	n := 0
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		n = 0
+		var v string
+		err := tx.QueryRow(ctx, `SELECT value FROM neo_meta WHERE key = 'spend_chain_upgrade' FOR UPDATE`).Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // done before
+		}
+		if err != nil {
+			return err
+		}
+		all, err := querySpends(ctx, tx, `SELECT body, chain_seq, chain_hash FROM neo_spends WHERE chain_seq IS NULL`)
+		if err != nil {
+			return err
+		}
+		store.SortSpends(all)
+		for _, s := range all {
+			if _, err := appendSpend(ctx, tx, s); err != nil {
+				return err
+			}
+		}
+		n = len(all)
+		_, err = tx.Exec(ctx, `DELETE FROM neo_meta WHERE key = 'spend_chain_upgrade'`)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: chain the spend ledger's earlier calls in %s: %w", db.name, err)
+	}
+	if n > 0 {
+		db.log.Info().Int("spends", n).Str("database", db.name).Msg("postgres: the spend ledger's earlier calls chained")
+	}
+	return nil
 }
 
 // lockKey maps a name to an advisory lock key.

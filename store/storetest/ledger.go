@@ -63,3 +63,36 @@ func checkIntents(t *testing.T, b Ledger, want ...string) {
 		}
 	}
 }
+
+// GateLister lists gates by creation, for the approvals export.
+type GateLister interface {
+	core.GateStore
+	GatesSince(ctx context.Context, since time.Time) ([]core.Gate, error)
+}
+
+// testGatesSince: the gates created at or after a time come back oldest
+// first, decided ones with who decided and when.
+func testGatesSince(t *testing.T, b GateLister) {
+	ctx := context.Background()
+	for i, tok := range []string{"g3", "g1", "g2"} {
+		g := core.Gate{Token: tok, Thread: thread("since"), IntentID: "x" + tok, NodeID: "1", Question: "Send?",
+			Options: []core.Option{{Label: "Approve", Approves: true}}, Requester: "U1", Allowed: []string{"U2"},
+			Created: epoch.Add(time.Duration(2-i) * time.Minute), Expires: epoch.Add(time.Hour), State: core.GatePending}
+		if err := b.CreateGate(ctx, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.UpdateGate(ctx, "g1", func(g *core.Gate) error {
+		g.State, g.DecidedBy, g.DecidedAt, g.Answer = core.GateApproved, "U2", epoch.Add(5*time.Minute), "Approve"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.GatesSince(ctx, epoch.Add(time.Minute))
+	if err != nil || len(got) != 2 || got[0].Token != "g1" || got[1].Token != "g3" {
+		t.Fatalf("GatesSince = %+v, %v; want g1, g3 (g2 is older)", got, err)
+	}
+	if g := got[0]; g.DecidedBy != "U2" || !g.DecidedAt.Equal(epoch.Add(5*time.Minute)) || g.State != core.GateApproved {
+		t.Errorf("GatesSince's g1 = %+v; want approved by U2", g)
+	}
+}

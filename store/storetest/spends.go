@@ -143,6 +143,9 @@ func testSpendDayLimit(t *testing.T, b SpendBackend) {
 	if approved != limit {
 		t.Errorf("approved %d calls concurrently, want the limit %d", approved, limit)
 	}
+	// Appended at once (on PostgreSQL from several connections, as
+	// several instances do), the chain still has one order.
+	verifyChain(t, b, calls+limit)
 }
 
 // testSpendOneTransition moves one call from asked to calling from many
@@ -193,6 +196,7 @@ func testSpendOneTransition(t *testing.T, b SpendBackend) {
 			t.Errorf("an update returned the call %s, want calling (made by one, seen by the rest)", st)
 		}
 	}
+	verifyChain(t, b, 2) // asked, then calling once: the refused moves wrote nothing
 }
 
 // testSpendExact: the ledger keeps a call's amount as the exact decimal
@@ -256,4 +260,99 @@ func testCallLog(t *testing.T, b SpendBackend) {
 	if err := b.DropCall(ctx, "unknown"); err != nil {
 		t.Errorf("DropCall(unknown) = %v, want nil", err)
 	}
+}
+
+// ChainBackend is a spend ledger with its hash chain.
+type ChainBackend interface {
+	SpendBackend
+	core.SpendChain
+}
+
+// verifyChain checks b's chain with core.ChainCheck, and that it has
+// entries entries; a backend without a chain (coretest's) is skipped.
+func verifyChain(t *testing.T, b SpendBackend, entries int) {
+	t.Helper()
+	c, ok := b.(core.SpendChain)
+	if !ok {
+		return
+	}
+	ctx := context.Background()
+	var check core.ChainCheck
+	if err := c.SpendEntries(ctx, func(e core.LedgerEntry) error { check.Entry(e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SpendRecords(ctx, func(id string, rec []byte) error { check.Record(id, rec); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	n, err := check.Done()
+	if err != nil || n != uint64(entries) {
+		t.Errorf("the spend chain: %d entries, %v; want %d entries that verify", n, err, entries)
+	}
+}
+
+// testSpendChain: every write of a call appends one chain entry holding
+// the call as written, linked to the entry before it; a write that
+// changes nothing, or whose fn fails, appends none; what the ledger
+// returns carries its last entry's seq and hash.
+func testSpendChain(t *testing.T, b ChainBackend) {
+	ctx := context.Background()
+	th := thread("chain")
+	planned, err := b.PlanSpends(ctx, "c1", []core.Spend{spend("c1", 1, th, "5", epoch), spend("c1", 2, th, "7", epoch)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if planned[0].Seq != 1 || planned[1].Seq != 2 || len(planned[1].Hash) != 64 {
+		t.Errorf("planned = seq %d, %d, hash %q; want entries 1 and 2", planned[0].Seq, planned[1].Seq, planned[1].Hash)
+	}
+	var last core.Spend
+	for _, st := range []core.SpendState{core.SpendAsked, core.SpendCalling, core.SpendCompleted} {
+		if last, err = b.UpdateSpend(ctx, "c1/1", func(s *core.Spend, _ []core.Spend) error {
+			s.State = st
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.UpdateSpend(ctx, "c1/1", func(s *core.Spend, _ []core.Spend) error {
+		s.State = core.SpendFailed
+		return errors.New("refused")
+	}); err == nil {
+		t.Fatal("UpdateSpend with fn failing = nil")
+	}
+	same, err := b.UpdateSpend(ctx, "c1/1", func(*core.Spend, []core.Spend) error { return nil })
+	if err != nil || same.Seq != 5 || same.Hash != last.Hash {
+		t.Errorf("UpdateSpend changing nothing = seq %d, %v; want entry 5 as it was", same.Seq, err)
+	}
+	if last.Seq != 5 || last.Receipt() != last.Hash[:8] {
+		t.Errorf("completed = seq %d, receipt %q; want entry 5", last.Seq, last.Receipt())
+	}
+
+	var got []core.LedgerEntry
+	if err := b.SpendEntries(ctx, func(e core.LedgerEntry) error { got = append(got, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	prev := ""
+	for i, e := range got {
+		steps = append(steps, e.Spend+":"+string(e.State))
+		if e.Seq != uint64(i+1) || e.Prev != prev || e.Hash != e.Sum() {
+			t.Errorf("entry %d = %+v; want seq %d linked to %q, its hash its sum", i, e, i+1, prev)
+		}
+		prev = e.Hash
+	}
+	if fmt.Sprint(steps) != "[c1/1:planned c1/2:planned c1/1:asked c1/1:calling c1/1:completed]" {
+		t.Errorf("chain = %v", steps)
+	}
+	if rec, _ := last.Record(); len(got) == 5 && got[4].Record != string(rec) {
+		t.Errorf("last entry's record = %s, want the call as written %s", got[4].Record, rec)
+	}
+	all, err := b.SpendsSince(ctx, epoch)
+	if err != nil || len(all) != 2 || all[0].Hash != last.Hash || all[1].Seq != 2 {
+		t.Errorf("SpendsSince = %+v, %v; want the calls with their last entries", all, err)
+	}
+	again, err := b.PlanSpends(ctx, "c1", nil)
+	if err != nil || len(again) != 2 || again[0].Hash != last.Hash {
+		t.Errorf("PlanSpends(c1, nil) = %+v, %v; want the calls with their last entries", again, err)
+	}
+	verifyChain(t, b, 5)
 }

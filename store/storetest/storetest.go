@@ -25,8 +25,11 @@ type Backend interface {
 	Archived(ctx context.Context, t core.Thread) ([]core.Entry, error)
 
 	core.GateStore
+	// GatesSince lists the gates created since, for the approvals export.
+	GatesSince(ctx context.Context, since time.Time) ([]core.Gate, error)
 	Ledger
 	core.SpendLedger
+	core.SpendChain
 	core.CallLog
 
 	// conversation.Journal and slack.Threads.
@@ -92,6 +95,8 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Postures", func(t *testing.T) { testPostures(t, open) })
 	t.Run("Ratings", func(t *testing.T) { testRatings(t, open) })
 	RunSpends(t, func(t *testing.T) SpendBackend { return open(t, epochClock().Now) })
+	t.Run("SpendChain", func(t *testing.T) { testSpendChain(t, open(t, epochClock().Now)) })
+	t.Run("GatesSince", func(t *testing.T) { testGatesSince(t, open(t, epochClock().Now)) })
 }
 
 // RunSpends runs the spend ledger and calls log part of the suite.
