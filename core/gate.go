@@ -72,6 +72,25 @@ type Gate struct {
 	// usual timeout (for a question: neobot restarted and the server's
 	// request was gone).
 	Note string `json:"note,omitempty"`
+
+	// The fields below are set when an approval policy's tier opened the
+	// gate (see [Quorum]). Need is how many distinct approvals complete
+	// it; Votes records every click that counted, in order.
+	Tier  string `json:"tier,omitempty"`
+	Need  int    `json:"need,omitempty"`
+	Votes []Vote `json:"votes,omitempty"`
+	// RemindAt and EscalateAt are when the approvers are reminded and the
+	// gate escalated to EscalateTo (zero: never); Reminded and Escalated
+	// record that it happened, so a restart does neither twice.
+	RemindAt   time.Time `json:"remind_at,omitzero"`
+	EscalateAt time.Time `json:"escalate_at,omitzero"`
+	EscalateTo []string  `json:"escalate_to,omitempty"`
+	Reminded   bool      `json:"reminded,omitempty"`
+	Escalated  bool      `json:"escalated,omitempty"`
+	// Copies are the adapter's handles on the copies of the question sent
+	// to approvers where they look (direct messages), redrawn with
+	// MessageRef.
+	Copies []string `json:"copies,omitempty"`
 }
 
 // Open reports whether the gate still waits for an answer at now.
@@ -86,6 +105,7 @@ func (g Gate) Open(now time.Time) bool {
 func (g Gate) Edit(fn func(*Gate) error) (Gate, error) {
 	c := g
 	c.Options, c.Allowed, c.Values = slices.Clone(g.Options), slices.Clone(g.Allowed), maps.Clone(g.Values)
+	c.Votes, c.EscalateTo, c.Copies = slices.Clone(g.Votes), slices.Clone(g.EscalateTo), slices.Clone(g.Copies)
 	if err := fn(&c); err != nil {
 		return g, err
 	}
