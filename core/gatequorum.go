@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -88,9 +89,10 @@ func (g Gate) Progress() string {
 // vote records user's click on the option opt of the pending gate g at
 // now, from surface: a deny ends g at once, an approval completes it
 // only when it is the last one the quorum needs. A second click by the
-// same person is refused with ErrGateVoted and changes nothing.
+// same person is refused with ErrGateVoted and changes nothing, unless
+// it denies: someone who approved may still stop the spend (fail closed).
 func (g *Gate) vote(user, surface string, opt Option, now time.Time) error {
-	if g.Voted(user) {
+	if g.Voted(user) && opt.Approves {
 		return ErrGateVoted
 	}
 	g.Votes = append(g.Votes, Vote{User: user, At: now, Approves: opt.Approves, Surface: surface})
@@ -140,4 +142,185 @@ func (g Gate) People() []string {
 		out = append(out, a)
 	}
 	return out
+}
+
+// GateNotifier is implemented by a GateUI that can reach approvers
+// beyond the gate's message: [Gates.Ask] sends each approver named as a
+// person a copy of the question where they look (a direct message), and
+// posts the reminder, the escalation and the expiry in the thread.
+type GateNotifier interface {
+	// NotifyGate posts text in g's thread, unless text is "", and sends
+	// each of people a copy of the pending gate g, returning the copies'
+	// references for [Gate.Copies]. ShowGate redraws the copies with the
+	// thread's message. Failures are the UI's to log.
+	NotifyGate(ctx context.Context, g Gate, text string, people []string) (copies []string)
+}
+
+// GroupResolver is implemented by a GateUI whose platform has groups of
+// people the gate's approvers may name ("group:<id>", Slack's user
+// groups): their members are added to the gate's approvers when it opens
+// or escalates, so they may answer and get a copy.
+type GroupResolver interface {
+	GroupMembers(ctx context.Context, group string) ([]string, error)
+}
+
+// expand returns approvers with the members of every "group:<id>" among
+// them added, as ui finds them; a group it cannot list adds nobody.
+func expand(ctx context.Context, ui GateUI, approvers []string) []string {
+	r, ok := ui.(GroupResolver)
+	if !ok {
+		return approvers
+	}
+	out := slices.Clone(approvers)
+	for _, a := range approvers {
+		id, ok := strings.CutPrefix(a, "group:")
+		if !ok {
+			continue
+		}
+		members, err := r.GroupMembers(ctx, id)
+		if err != nil {
+			continue
+		}
+		for _, m := range members {
+			if !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// reach sends the copies of the pending gate g to people and records
+// them; text, when set, is posted in the thread.
+func (gs *Gates) reach(ctx context.Context, g Gate, ui GateUI, text string, people []string) Gate {
+	n, ok := ui.(GateNotifier)
+	if !ok {
+		return g
+	}
+	copies := n.NotifyGate(ctx, g, text, people)
+	if len(copies) == 0 {
+		return g
+	}
+	if ng, err := gs.Update(context.WithoutCancel(ctx), g.Token, func(g *Gate) error {
+		g.Copies = append(g.Copies, copies...)
+		return nil
+	}); err == nil {
+		return ng
+	}
+	return g
+}
+
+// errNotPending stops an update of a gate that was decided meanwhile.
+var errNotPending = errors.New("gate: no longer pending")
+
+// remind records the reminder of g, then reminds the approvers who have
+// not voted, in the thread.
+func remind(ctx context.Context, gs *Gates, g Gate, ui GateUI) (Gate, error) {
+	ng, err := gs.Update(ctx, g.Token, func(g *Gate) error {
+		if g.State != GatePending || g.Reminded {
+			return errNotPending
+		}
+		g.Reminded = true
+		return nil
+	})
+	if errors.Is(err, errNotPending) {
+		return ng, nil
+	}
+	if err != nil {
+		return g, err
+	}
+	if n, ok := ui.(GateNotifier); ok {
+		n.NotifyGate(ctx, ng, reminderText(ng), nil)
+	}
+	return ng, nil
+}
+
+// escalate records the escalation of g, its escalation group added to
+// the approvers, then asks that group: in the thread, and each of its
+// people where they look.
+func escalate(ctx context.Context, gs *Gates, g Gate, ui GateUI) (Gate, error) {
+	to := expand(ctx, ui, g.EscalateTo)
+	ng, err := gs.Update(ctx, g.Token, func(g *Gate) error {
+		if g.State != GatePending || g.Escalated {
+			return errNotPending
+		}
+		g.Escalated = true
+		for _, a := range to {
+			if !slices.Contains(g.Allowed, a) {
+				g.Allowed = append(g.Allowed, a)
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errNotPending) {
+		return ng, nil
+	}
+	if err != nil {
+		return g, err
+	}
+	var people []string
+	for _, p := range ng.People() {
+		if slices.Contains(to, p) {
+			people = append(people, p)
+		}
+	}
+	return gs.reach(ctx, ng, ui, escalationText(ng, to), people), nil
+}
+
+// mention writes approvers for a chat message: people as <@id>, roles
+// and groups by what they are.
+func mention(approvers []string) string {
+	var out []string
+	for _, a := range approvers {
+		switch {
+		case strings.HasPrefix(a, "role:"):
+			out = append(out, "<@&"+strings.TrimPrefix(a, "role:")+">")
+		case strings.HasPrefix(a, "group:"):
+			out = append(out, "<!subteam^"+strings.TrimPrefix(a, "group:")+">")
+		default:
+			out = append(out, "<@"+a+">")
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// more says how many approvals g still needs.
+func more(g Gate) string {
+	n := g.Needs() - len(g.Approvals())
+	if n == 1 {
+		return "1 more approval"
+	}
+	return fmt.Sprintf("%d more approvals", n)
+}
+
+func reminderText(g Gate) string {
+	var waiting []string
+	for _, a := range g.Allowed {
+		if a != g.Requester && !g.Voted(a) {
+			waiting = append(waiting, a)
+		}
+	}
+	return fmt.Sprintf("⏰ Reminder: the approval asked above still needs %s before anything runs. %s: please approve or deny it.", more(g), mention(waiting))
+}
+
+func escalationText(g Gate, to []string) string {
+	var named []string
+	for _, a := range to {
+		if a != g.Requester {
+			named = append(named, a)
+		}
+	}
+	return fmt.Sprintf("⏫ The approval asked above still needs %s, so it is escalated: %s may now approve or deny it as well.", more(g), mention(named))
+}
+
+// expiryText tells the thread, and the requester, that g expired.
+func expiryText(g Gate) string {
+	s := "⌛ The approval asked above expired before it was approved, so nothing was run."
+	if g.Requester != "" {
+		s = fmt.Sprintf("⌛ <@%s>, the approval you asked for above expired before it was approved, so nothing was run.", g.Requester)
+	}
+	if p := g.Progress(); p != "" {
+		s += " It had " + p + "."
+	}
+	return s
 }
