@@ -123,7 +123,10 @@ func (a *Adapter) click(ctx context.Context, i *discordgo.Interaction) {
 		return
 	}
 	surface := "thread"
-	if i.GuildID == "" {
+	switch {
+	case i.Message != nil && i.Message.Flags&discordgo.MessageFlagsEphemeral != 0:
+		surface = "home" // the /neo list, shown only to them
+	case i.GuildID == "":
 		surface = "dm"
 	}
 	c, err := gates.AnswerFrom(ctx, token, idx, user, roles, surface)
