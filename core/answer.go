@@ -88,6 +88,22 @@ func (gs *Gates) AnswerFrom(ctx context.Context, token string, idx int, user str
 	return Click{Refusal: refuseFailed}, fmt.Errorf("gates: record decision on %s: %w", token, err)
 }
 
+// Newer returns the gate g as stored now, and stale true when it has
+// moved on from g (a vote or a decision since): an adapter that redrew a
+// gate's copies from a pending g redraws them again from the newer one,
+// so a click's redraw racing another's never leaves a copy showing an
+// older state than the store's.
+func (gs *Gates) Newer(ctx context.Context, g Gate) (Gate, bool) {
+	if g.Token == "" || g.State != GatePending {
+		return g, false
+	}
+	now, err := gs.Load(ctx, g.Token)
+	if err != nil || now.State == GatePending && len(now.Votes) == len(g.Votes) && now.Escalated == g.Escalated {
+		return g, false
+	}
+	return now, true
+}
+
 // forbidden tells a clicker who may not answer g who can.
 func (gs *Gates) forbidden(g Gate) string {
 	if g.Form != nil {

@@ -140,7 +140,14 @@ func (a *Adapter) click(ctx context.Context, i *discordgo.Interaction) {
 	if c.Redraw && i.Message != nil && c.Gate.Token != "" {
 		// Every other copy (the thread's, the approvers' DMs, after a
 		// click on one of them or on a /neo page) shows it too.
-		defer a.showGate(ctx, c.Gate, i.ChannelID+":"+i.Message.ID)
+		defer func() {
+			a.showGate(ctx, c.Gate, i.ChannelID+":"+i.Message.ID)
+			if g, stale := gates.Newer(ctx, c.Gate); stale {
+				// Another click landed while these were redrawn from a
+				// vote: the latest state goes last, on every copy.
+				a.showGate(ctx, g)
+			}
+		}()
 	}
 	switch {
 	case c.Redraw && c.Refusal != "":

@@ -202,6 +202,11 @@ func (a *Adapter) click(ctx context.Context, cb slack.InteractionCallback, recor
 			// Every other copy (the thread's, the approvers' DMs) too.
 			a.showGate(ctx, c.Gate, "", "", channel+":"+msgTS)
 		}
+		if g, stale := gates.Newer(ctx, c.Gate); stale {
+			// Another click landed while these were redrawn from a vote:
+			// its redraw may have come first, so the latest state goes last.
+			a.showGate(ctx, g, "", "")
+		}
 	}
 	if c.Refusal != "" {
 		say(c.Refusal)

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/store/postgres/pgtest"
+)
+
+// quorumSettings is a skill whose spends above 100 USDC need two of the
+// treasury group (Ann, Ben, Cat), escalate to the CFO after escalate and
+// expire after expire ("" for the defaults). treasury and cfo are the
+// groups' members on the platform (by its key: slack, discord, web).
+func quorumSettings(t *testing.T, platform string, treasury, cfo []string, escalate, expire string) string {
+	top := map[string]any{"currency": "USDC", "group": "treasury", "quorum": 2}
+	if escalate != "" {
+		top["escalate_after"], top["escalate_to"] = escalate, "cfo"
+	}
+	if expire != "" {
+		top["expire_after"] = expire
+	}
+	return writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+		"pay": map[string]any{"spend": true, "places": []string{platform},
+			"spend_limits": map[string]any{
+				"USDC":            map[string]string{"per_call": "10000"},
+				"wallet/transfer": map[string]string{"amount": "amount", "currency": "currency"},
+			},
+			"approvals": map[string]any{
+				"groups": map[string]any{"treasury": map[string]any{platform: treasury}, "cfo": map[string]any{platform: cfo}},
+				"tiers":  []any{map[string]any{"currency": "USDC", "up_to": "100"}, top},
+			}},
+	}})
+}
+
+// copyIn returns the bot's message in channel showing the approval
+// whose thread message is gate (the same button values).
+func copyIn(t *testing.T, w *slackWorld, channel string, gate slacktest.Message) slacktest.Message {
+	t.Helper()
+	value := gate.Buttons()[0].Value
+	m, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		b := m.Buttons()
+		return m.FromBot() && m.Channel == channel && len(b) > 0 && b[0].Value == value
+	})
+	if err != nil {
+		t.Fatalf("no copy of the approval in %s: %v\nmessages: %+v", channel, err, w.slack.Messages())
+	}
+	return m
+}
+
+// shows waits until the bot's message at channel/ts renders want.
+func shows(t *testing.T, w *slackWorld, channel, ts, want string) slacktest.Message {
+	t.Helper()
+	m, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		return m.Channel == channel && m.TS == ts && strings.Contains(m.Rendered(), want)
+	})
+	if err != nil {
+		t.Fatalf("message %s/%s never showed %q: %v\nmessages: %+v", channel, ts, want, err, w.slack.Messages())
+	}
+	return m
+}
+
+// privately waits for a private reply to user containing want.
+func privately(t *testing.T, w *slackWorld, user, want string) {
+	t.Helper()
+	if _, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		return m.Ephemeral && m.Recipient == user && strings.Contains(m.Text, want)
+	}); err != nil {
+		t.Fatalf("%s got no private %q: %v", user, want, err)
+	}
+}
+
+// TestSlackQuorum: 500 USDC needs two of the treasury group. Each member
+// gets a copy in their DM; the requester's click and a repeated click
+// count nothing; the first approval shows "1 of 2 approvals" on every
+// copy and survives neobot being killed (bbolt and PostgreSQL); the
+// second distinct approval makes the transfer, once, and every copy
+// shows the same final state.
+func TestSlackQuorum(t *testing.T) {
+	for _, db := range []string{"bbolt", "postgres"} {
+		t.Run(db, func(t *testing.T) {
+			w, wal := newSpendWorld(t)
+			if db == "postgres" {
+				w.env["NEO_DATABASE_URL"] = pgtest.Database(t)
+				delete(w.env, "NEO_DB_PATH")
+			}
+			w.env["NEO_CONFIG"] = quorumSettings(t, "slack", []string{"UANN", "UBEN", "UALICE"}, []string{"UCFO"}, "", "")
+			spendModel(t, w.model, "core_execute")
+			p := w.start(t, 1)
+			mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 500 USDC to alice"})
+			gate := w.waitGate(t, p, mention.TS, "wallet/transfer")
+			if !strings.Contains(gate.Rendered(), "2 different approvers") {
+				t.Errorf("approval does not say two approvers are needed:\n%s", gate.Rendered())
+			}
+			annDM := copyIn(t, w, "DUANN", gate)
+			copyIn(t, w, "DUBEN", gate)
+			for _, m := range w.slack.Messages() {
+				if m.Channel == "DUALICE" || m.Channel == "DUCAROL" {
+					t.Errorf("a copy went to %s, who may not approve it", m.Channel)
+				}
+			}
+
+			w.slack.Click("UALICE", gate, 0)
+			privately(t, w, "UALICE", "can't")
+			w.slack.Click("UANN", annDM, 0)
+			shows(t, w, gate.Channel, gate.TS, "1 of 2 approvals: <@UANN>")
+			shows(t, w, "DUBEN", copyIn(t, w, "DUBEN", gate).TS, "1 of 2 approvals: <@UANN>")
+			w.slack.Click("UANN", gate, 0)
+			privately(t, w, "UANN", "never counts twice")
+			if n := total(wal.transfers(t)); n != 0 {
+				t.Fatalf("%d transfers before the quorum, want none", n)
+			}
+
+			// neobot dies between the first and the second approval.
+			p.kill()
+			p = w.start(t, 2)
+			w.slack.Click("UBEN", gate, 0)
+			if got := w.answerIn(t, "C0GENERAL", mention.TS, "Outcome:"); !strings.Contains(got.Rendered(), "completed") {
+				t.Errorf("answer = %q, want the transfer completed", got.Rendered())
+			}
+			if sent := wal.transfers(t); total(sent) != 1 {
+				t.Errorf("transfers = %v, want exactly one", sent)
+			}
+			thread := shows(t, w, gate.Channel, gate.TS, "Approved (Approve) by <@UANN> and <@UBEN>")
+			dm := shows(t, w, "DUANN", annDM.TS, "Approved (Approve) by <@UANN> and <@UBEN>")
+			if len(thread.Buttons()) != 0 || len(dm.Buttons()) != 0 {
+				t.Error("a decided approval still has buttons")
+			}
+			p.stop(t)
+		})
+	}
+}
+
+// TestSlackQuorumDeny: after one approval, one deny ends the approval:
+// nothing is sent, and the DM copy and the thread show the same denial.
+func TestSlackQuorumDeny(t *testing.T) {
+	w, wal := newSpendWorld(t)
+	w.env["NEO_CONFIG"] = quorumSettings(t, "slack", []string{"UANN", "UBEN", "UCAT"}, []string{"UCFO"}, "", "")
+	spendModel(t, w.model, "core_execute")
+	p := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 500 USDC to alice"})
+	gate := w.waitGate(t, p, mention.TS, "wallet/transfer")
+	catDM := copyIn(t, w, "DUCAT", gate)
+	w.slack.Click("UANN", gate, 0)
+	shows(t, w, gate.Channel, gate.TS, "1 of 2 approvals")
+	w.slack.Click("UCAT", catDM, 1)
+	w.answerIn(t, "C0GENERAL", mention.TS, "<@UCAT> denied it")
+	shows(t, w, gate.Channel, gate.TS, "Denied (Deny) by <@UCAT>")
+	shows(t, w, "DUCAT", catDM.TS, "Denied (Deny) by <@UCAT>")
+	if n := total(wal.transfers(t)); n != 0 {
+		t.Errorf("%d transfers after a deny, want none", n)
+	}
+	p.stop(t)
+}
+
+// TestSlackQuorumEscalatesAndExpires: nobody answers; after the tier's
+// escalate_after the CFO is asked in the thread and in a DM copy; after
+// its expire_after the approval expires, the thread and the requester
+// are told, and nothing runs.
+func TestSlackQuorumEscalatesAndExpires(t *testing.T) {
+	w, wal := newSpendWorld(t)
+	w.env["NEO_CONFIG"] = quorumSettings(t, "slack", []string{"UANN", "UBEN", "UCAT"}, []string{"UCFO"}, "1s", "3s")
+	spendModel(t, w.model, "core_execute")
+	p := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 500 USDC to alice"})
+	gate := w.waitGate(t, p, mention.TS, "wallet/transfer")
+	w.answerIn(t, "C0GENERAL", mention.TS, "escalated: <@UCFO> may now approve")
+	cfoDM := copyIn(t, w, "DUCFO", gate)
+	w.answerIn(t, "C0GENERAL", mention.TS, "<@UALICE>, the approval you asked for above expired")
+	w.answerIn(t, "C0GENERAL", mention.TS, "Outcome:")
+	shows(t, w, gate.Channel, gate.TS, "Expired")
+	shows(t, w, "DUCFO", cfoDM.TS, "Expired")
+	if n := total(wal.transfers(t)); n != 0 {
+		t.Errorf("%d transfers after the expiry, want none", n)
+	}
+	p.stop(t)
+}
