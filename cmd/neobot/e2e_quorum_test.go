@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/store/postgres/pgtest"
 )
@@ -172,6 +173,105 @@ func TestSlackQuorumEscalatesAndExpires(t *testing.T) {
 	shows(t, w, "DUCFO", cfoDM.TS, "Expired")
 	if n := total(wal.transfers(t)); n != 0 {
 		t.Errorf("%d transfers after the expiry, want none", n)
+	}
+	p.stop(t)
+}
+
+// newDiscordSpendWorld is a Discord world whose spends run in neobot's
+// own executor under the quorum settings: 111 asks, 333 is the
+// configured approver for small spends.
+func newDiscordSpendWorld(t *testing.T, settings string) (*discordWorld, *wallet) {
+	t.Helper()
+	w := newDiscordWorld(t)
+	wal := newWallet(t)
+	w.env["NEO_MANIFEST"] = wal.manifest(t)
+	wal.setEnv(w.env)
+	for _, k := range []string{"NEO_DAEMON_URL", "NEO_DAEMON_TOKEN", "NEO_SELF_APPROVE"} {
+		delete(w.env, k)
+	}
+	w.env["NEO_CONFIG"] = settings
+	spendModel(t, w.model, "core_execute")
+	return w, wal
+}
+
+// discordShows waits until a bot message in channel ("dm:<user>" for
+// the user's DMs with Neo), the one with id unless id is "", reads want,
+// and returns it.
+func discordShows(t *testing.T, w *discordWorld, channel, id, want string) discordtest.Message {
+	t.Helper()
+	if user, ok := strings.CutPrefix(channel, "dm:"); ok {
+		// The DM is opened before the copy is sent to it.
+		if _, err := w.discord.WaitCall(waitCtx(t), "POST /users/@me/channels", func(c discordtest.Call) bool {
+			return strings.Contains(string(c.Body), `"`+user+`"`)
+		}); err != nil {
+			t.Fatalf("no DM opened with %s: %v", user, err)
+		}
+		channel = w.discord.DMChannel(user)
+	}
+	m, err := w.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
+		return m.FromBot() && m.ChannelID == channel && (id == "" || m.ID == id) && strings.Contains(m.Content, want)
+	})
+	if err != nil {
+		t.Fatalf("no message in %s reading %q: %v\nmessages: %+v", channel, want, err, w.discord.Messages())
+	}
+	return m
+}
+
+// TestDiscordQuorum: on Discord, 500 USDC needs two of 444, 555 and 666,
+// each sent a copy in their DMs; the requester's click and a repeated
+// click count nothing; the second distinct approval makes the transfer
+// once, and the DM copies show the thread's final state. A second
+// request nobody answers escalates to 777 and expires, sending nothing.
+func TestDiscordQuorum(t *testing.T) {
+	w, wal := newDiscordSpendWorld(t, quorumSettings(t, "discord", []string{"444", "555", "666"}, []string{"777"}, "", ""))
+	p := w.start(t, 1)
+	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "send 500 USDC to alice"})
+	gate := discordShows(t, w, mention.ID, "", "2 different approvers")
+	dm444 := discordShows(t, w, "dm:444", "", "wallet/transfer")
+	discordShows(t, w, "dm:666", "", "wallet/transfer")
+
+	if r, err := w.discord.WaitResponse(waitCtx(t), w.discord.Click("111", gate, 0)); err != nil || !strings.Contains(r.Content, "can't approve this") {
+		t.Fatalf("the requester's click = %+v, %v; want refused", r, err)
+	}
+	if _, err := w.discord.WaitResponse(waitCtx(t), w.discord.Click("444", dm444, 0)); err != nil {
+		t.Fatal(err)
+	}
+	discordShows(t, w, mention.ID, gate.ID, "1 of 2 approvals: <@444>")
+	if r, err := w.discord.WaitResponse(waitCtx(t), w.discord.Click("444", gate, 0)); err != nil || !strings.Contains(r.Content, "never counts twice") {
+		t.Fatalf("a repeated click = %+v, %v; want refused", r, err)
+	}
+	if n := total(wal.transfers(t)); n != 0 {
+		t.Fatalf("%d transfers before the quorum", n)
+	}
+	if _, err := w.discord.WaitResponse(waitCtx(t), w.discord.Click("555", gate, 0)); err != nil {
+		t.Fatal(err)
+	}
+	w.finishedAnswer(t, mention.ID, "Outcome: completed")
+	final := "Approved (Approve) by <@444> and <@555>"
+	discordShows(t, w, mention.ID, gate.ID, final)
+	discordShows(t, w, "dm:444", dm444.ID, final)
+	discordShows(t, w, "dm:666", "", final)
+	if n := total(wal.transfers(t)); n != 1 {
+		t.Errorf("transfers = %d, want 1", n)
+	}
+	p.stop(t)
+}
+
+// TestDiscordQuorumEscalatesAndExpires: nobody answers; the CFO (777)
+// is asked after escalate_after, in the thread and in a DM copy; after
+// expire_after the approval expires, the requester is told, nothing runs.
+func TestDiscordQuorumEscalatesAndExpires(t *testing.T) {
+	w, wal := newDiscordSpendWorld(t, quorumSettings(t, "discord", []string{"444", "555", "666"}, []string{"777"}, "1s", "3s"))
+	p := w.start(t, 1)
+	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "send 500 USDC to alice"})
+	discordShows(t, w, mention.ID, "", "2 different approvers")
+	discordShows(t, w, mention.ID, "", "escalated: <@777> may now approve")
+	cfo := discordShows(t, w, "dm:777", "", "wallet/transfer")
+	discordShows(t, w, mention.ID, "", "<@111>, the approval you asked for above expired")
+	discordShows(t, w, "dm:777", cfo.ID, "Expired")
+	w.finishedAnswer(t, mention.ID, "Outcome:")
+	if n := total(wal.transfers(t)); n != 0 {
+		t.Errorf("transfers = %d after the expiry, want none", n)
 	}
 	p.stop(t)
 }
