@@ -72,7 +72,7 @@ func (gs *Gates) AnswerFrom(ctx context.Context, token string, idx int, user str
 	case err == nil:
 		return Click{Gate: d, Redraw: true}, nil
 	case errors.Is(err, ErrGateVoted):
-		return Click{Refusal: fmt.Sprintf(refuseVoted, more(d))}, nil
+		return Click{Gate: d, Refusal: fmt.Sprintf(refuseVoted, more(d))}, nil
 	case errors.Is(err, ErrGateForbidden):
 		return Click{Refusal: gs.forbidden(d)}, nil
 	case errors.Is(err, ErrGateClosed):

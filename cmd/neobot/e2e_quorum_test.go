@@ -1,11 +1,16 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/store/postgres/pgtest"
 )
 
@@ -270,6 +275,144 @@ func TestDiscordQuorumEscalatesAndExpires(t *testing.T) {
 	discordShows(t, w, mention.ID, "", "<@111>, the approval you asked for above expired")
 	discordShows(t, w, "dm:777", cfo.ID, "Expired")
 	w.finishedAnswer(t, mention.ID, "Outcome:")
+	if n := total(wal.transfers(t)); n != 0 {
+		t.Errorf("transfers = %d after the expiry, want none", n)
+	}
+	p.stop(t)
+}
+
+// newWebSpendWorld is a web world whose spends run in neobot's own
+// executor under settings: Alice asks; Bob, Carol and Dave approve as
+// the settings say. It returns the world, the wallet and the tokens of
+// Carol and Dave.
+func newWebSpendWorld(t *testing.T, settings string) (*webWorld, *wallet, map[string]string) {
+	t.Helper()
+	w := newWebWorld(t)
+	wal := newWallet(t)
+	w.env["NEO_MANIFEST"] = wal.manifest(t)
+	wal.setEnv(w.env)
+	delete(w.env, "NEO_SELF_APPROVE")
+	tokens := map[string]string{"alice": w.alice, "bob": w.bob}
+	for _, name := range []string{"carol", "dave"} {
+		token, hash, err := web.NewToken()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens[name] = token
+		w.env["NEO_WEB_USERS"] += "," + name + "=" + hash
+	}
+	w.env["NEO_WEB_SPEND_USERS"], w.env["NEO_WEB_APPROVERS"] = "alice", "bob"
+	w.env["NEO_CONFIG"] = settings
+	spendModel(t, w.model, "core_execute")
+	return w, wal, tokens
+}
+
+// approvalsOf lists the tokens of the approvals waiting for token's user.
+func approvalsOf(t *testing.T, w *webWorld, token string) []string {
+	t.Helper()
+	var list struct {
+		Approvals []struct {
+			Token    string
+			Need     int
+			Progress string
+		}
+	}
+	w.call(t, token, "GET", "/v1/approvals", nil, &list)
+	var out []string
+	for _, a := range list.Approvals {
+		out = append(out, a.Token)
+	}
+	return out
+}
+
+// TestWebQuorum: on the web, 500 USDC needs two of Bob, Carol and Alice
+// (who asked, and never counts); the approvals list is each approver's
+// copy; Bob's approval is recorded with its progress and his second
+// click counts nothing; Carol's makes the transfer, once.
+func TestWebQuorum(t *testing.T) {
+	w, wal, tok := newWebSpendWorld(t, quorumSettings(t, "web", []string{"bob", "carol", "alice"}, []string{"dave"}, "", ""))
+	p := w.start(t)
+	var created struct{ ID string }
+	w.call(t, w.alice, "POST", "/v1/conversations", map[string]any{}, &created)
+	events := w.follow(t, w.alice, created.ID, "")
+	w.call(t, w.alice, "POST", "/v1/conversations/"+created.ID+"/messages", map[string]string{"text": "send 500 USDC to alice"}, nil)
+	invoked, _ := events.next(t, "gate.invoked")
+	var gate struct {
+		Token string
+		Need  int
+	}
+	_ = json.Unmarshal(invoked.Data, &gate)
+	if gate.Need != 2 {
+		t.Errorf("gate.invoked need = %d, want 2", gate.Need)
+	}
+	for user, want := range map[string]bool{"bob": true, "carol": true, "alice": false, "dave": false} {
+		if got := slices.Contains(approvalsOf(t, w, tok[user]), gate.Token); got != want {
+			t.Errorf("%s's approvals list has it: %v, want %v", user, got, want)
+		}
+	}
+	answer := func(user string) (int, map[string]any) {
+		var out map[string]any
+		code := w.call(t, tok[user], "POST", "/v1/gates/"+gate.Token+"/answer", map[string]int{"option": 0}, &out)
+		return code, out
+	}
+	if code, _ := answer("alice"); code != http.StatusForbidden {
+		t.Errorf("Alice approving her own spend = %d, want 403", code)
+	}
+	if code, out := answer("bob"); code != http.StatusOK || out["state"] != "pending" || out["progress"] != "1 of 2 approvals: @bob" {
+		t.Errorf("Bob's approval = %d %v, want recorded, 1 of 2", code, out)
+	}
+	if updated, _ := events.next(t, "gate.updated"); !strings.Contains(string(updated.Data), "1 of 2 approvals: @bob") {
+		t.Errorf("gate.updated = %s", updated.Data)
+	}
+	if code, out := answer("bob"); code != http.StatusConflict || !strings.Contains(fmt.Sprint(out), "never counts twice") {
+		t.Errorf("Bob's second approval = %d %v, want refused", code, out)
+	}
+	if n := total(wal.transfers(t)); n != 0 {
+		t.Fatalf("%d transfers before the quorum", n)
+	}
+	if code, out := answer("carol"); code != http.StatusOK || out["state"] != "approved" {
+		t.Errorf("Carol's approval = %d %v, want approved", code, out)
+	}
+	if final, _ := events.next(t, "answer"); !strings.Contains(text(final), "Outcome: completed") {
+		t.Errorf("answer = %q, want the completed transfer", text(final))
+	}
+	if n := total(wal.transfers(t)); n != 1 {
+		t.Errorf("transfers = %d, want 1", n)
+	}
+	if got := approvalsOf(t, w, tok["bob"]); len(got) != 0 {
+		t.Errorf("Bob's approvals list after the decision = %v, want empty", got)
+	}
+	p.stop(t)
+}
+
+// TestWebQuorumEscalatesAndExpires: nobody answers; after escalate_after
+// Dave is told and finds it in his approvals list; after expire_after it
+// expires, the conversation is told, and nothing runs.
+func TestWebQuorumEscalatesAndExpires(t *testing.T) {
+	w, wal, tok := newWebSpendWorld(t, quorumSettings(t, "web", []string{"bob", "carol"}, []string{"dave"}, "1s", "3s"))
+	p := w.start(t)
+	var created struct{ ID string }
+	w.call(t, w.alice, "POST", "/v1/conversations", map[string]any{}, &created)
+	events := w.follow(t, w.alice, created.ID, "")
+	w.call(t, w.alice, "POST", "/v1/conversations/"+created.ID+"/messages", map[string]string{"text": "send 500 USDC to alice"}, nil)
+	invoked, _ := events.next(t, "gate.invoked")
+	var gate struct{ Token string }
+	_ = json.Unmarshal(invoked.Data, &gate)
+	if slices.Contains(approvalsOf(t, w, tok["dave"]), gate.Token) {
+		t.Error("Dave sees the approval before the escalation")
+	}
+	if n, _ := events.next(t, "notice"); !strings.Contains(text(n), "escalated: @dave may now approve") {
+		t.Fatalf("notice = %q, want the escalation", text(n))
+	}
+	if !slices.Contains(approvalsOf(t, w, tok["dave"]), gate.Token) {
+		t.Error("Dave's approvals list lacks the escalated approval")
+	}
+	if d, _ := events.next(t, "gate.decided"); !strings.Contains(string(d.Data), `"expired"`) {
+		t.Errorf("gate.decided = %s, want expired", d.Data)
+	}
+	if n, _ := events.next(t, "notice"); !strings.Contains(text(n), "@alice, the approval you asked for above expired") {
+		t.Errorf("notice = %q, want the requester told of the expiry", text(n))
+	}
 	if n := total(wal.transfers(t)); n != 0 {
 		t.Errorf("transfers = %d after the expiry, want none", n)
 	}
