@@ -132,6 +132,13 @@ func TestSlackQuorum(t *testing.T) {
 			if len(thread.Buttons()) != 0 || len(dm.Buttons()) != 0 {
 				t.Error("a decided approval still has buttons")
 			}
+			// A copy clicked after the end (a stale DM) approves nothing.
+			w.slack.Click("UALICE", annDM, 0)
+			w.slack.Click("UANN", annDM, 1)
+			privately(t, w, "UANN", "already answered")
+			if sent := wal.transfers(t); total(sent) != 1 {
+				t.Errorf("transfers after a stale click = %v, want still one", sent)
+			}
 			p.stop(t)
 		})
 	}
@@ -139,9 +146,13 @@ func TestSlackQuorum(t *testing.T) {
 
 // TestSlackQuorumDeny: after one approval, one deny ends the approval:
 // nothing is sent, and the DM copy and the thread show the same denial.
+// The denier is in the tier's group through a Slack user group, and got
+// the copy as its member.
 func TestSlackQuorumDeny(t *testing.T) {
 	w, wal := newSpendWorld(t)
-	w.env["NEO_CONFIG"] = quorumSettings(t, "slack", []string{"UANN", "UBEN", "UCAT"}, []string{"UCFO"}, "", "")
+	// Ben and Cat are the treasury's Slack user group.
+	w.slack.SetUserGroup("S0TREASURY", "UBEN", "UCAT")
+	w.env["NEO_CONFIG"] = quorumSettings(t, "slack", []string{"UANN", "group:S0TREASURY"}, []string{"UCFO"}, "", "")
 	spendModel(t, w.model, "core_execute")
 	p := w.start(t, 1)
 	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 500 USDC to alice"})
@@ -417,4 +428,41 @@ func TestWebQuorumEscalatesAndExpires(t *testing.T) {
 		t.Errorf("transfers = %d after the expiry, want none", n)
 	}
 	p.stop(t)
+}
+
+// TestQuorumStartupErrors: a tier nobody may approve on a platform neobot
+// runs on stops start-up and neobot check, naming the skill, the tier and
+// the fix; so does a malformed policy.
+func TestQuorumStartupErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings func(t *testing.T) string
+		want     []string
+	}{
+		{"nobody on slack", func(t *testing.T) string {
+			return writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{"pay": map[string]any{"spend": true, "places": []string{"slack"},
+				"approvals": map[string]any{"groups": map[string]any{"treasury": map[string]any{"discord": []string{"444"}}},
+					"tiers": []any{map[string]any{"currency": "USDC", "up_to": "100"}, map[string]any{"currency": "USDC", "group": "treasury"}}}}}})
+		}, []string{`skill "pay"`, "approvals.tiers[1]", `group "treasury" lists no slack approver`, "approvals.groups.treasury.slack"}},
+		{"undefined group", func(t *testing.T) string {
+			return writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{"pay": map[string]any{"spend": true, "places": []string{"slack"},
+				"approvals": map[string]any{"tiers": []any{map[string]any{"currency": "USDC", "group": "ops"}}}}}})
+		}, []string{`skill "pay"`, `approvals.tiers[0].group: "ops" is not among approvals.groups`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, _ := newSpendWorld(t)
+			w.env["NEO_CONFIG"] = tc.settings(t)
+			for _, args := range [][]string{{"check"}, {}} {
+				out, stderr, err := run(t, w.env, "", args...)
+				if err == nil {
+					t.Fatalf("neobot %v started with the policy:\n%s", args, out)
+				}
+				for _, want := range tc.want {
+					if !strings.Contains(stderr+out, want) {
+						t.Errorf("neobot %v said %q, want %q", args, stderr+out, want)
+					}
+				}
+			}
+		})
+	}
 }
