@@ -30,6 +30,7 @@ const (
 	refuseStale   = "This approval request is no longer pending, so your click changed nothing."
 	refuseClosed  = "This request was already answered; your click changed nothing."
 	refuseExpired = "This request has expired, so nothing was approved."
+	refuseVoted   = "You have already approved this request, and an approval never counts twice: it still needs %s from someone else."
 	refuseFailed  = "Sorry, I couldn't record your answer just now. Please click again in a moment."
 )
 
@@ -44,6 +45,15 @@ func (gs *Gates) Load(ctx context.Context, token string) (Gate, error) {
 // and the sentence that tells the clicker why nothing changed. A store
 // failure is returned as err, with the sentence asking to click again.
 func (gs *Gates) Answer(ctx context.Context, token string, idx int, user string, roles []string) (Click, error) {
+	return gs.AnswerFrom(ctx, token, idx, user, roles, "")
+}
+
+// AnswerFrom is Answer for a click on surface, recorded with the vote:
+// "thread", "dm", "home" (the App Home or /neo list), "web". Under a
+// quorum, an approval that leaves it short is recorded and the gate
+// redrawn with its progress; a voter's second click is refused and
+// counts nothing.
+func (gs *Gates) AnswerFrom(ctx context.Context, token string, idx int, user string, roles []string, surface string) (Click, error) {
 	g, err := gs.Load(ctx, token)
 	switch {
 	case errors.Is(err, ErrGateUnknown):
@@ -57,10 +67,12 @@ func (gs *Gates) Answer(ctx context.Context, token string, idx int, user string,
 	case g.Form != nil && g.Options[idx].Label == ElicitOpen && g.Open(gs.clock.Now()):
 		return Click{Gate: g, OpenForm: true}, nil
 	}
-	d, err := gs.Decide(ctx, token, user, roles, g.Options[idx].Label)
+	d, err := gs.decide(ctx, token, user, roles, g.Options[idx].Label, surface)
 	switch {
 	case err == nil:
 		return Click{Gate: d, Redraw: true}, nil
+	case errors.Is(err, ErrGateVoted):
+		return Click{Gate: d, Refusal: fmt.Sprintf(refuseVoted, more(d))}, nil
 	case errors.Is(err, ErrGateForbidden):
 		return Click{Refusal: gs.forbidden(d)}, nil
 	case errors.Is(err, ErrGateClosed):
@@ -74,6 +86,22 @@ func (gs *Gates) Answer(ctx context.Context, token string, idx int, user string,
 		return Click{Refusal: refuseButton}, nil
 	}
 	return Click{Refusal: refuseFailed}, fmt.Errorf("gates: record decision on %s: %w", token, err)
+}
+
+// Newer returns the gate g as stored now, and stale true when it has
+// moved on from g (a vote or a decision since): an adapter that redrew a
+// gate's copies from a pending g redraws them again from the newer one,
+// so a click's redraw racing another's never leaves a copy showing an
+// older state than the store's.
+func (gs *Gates) Newer(ctx context.Context, g Gate) (Gate, bool) {
+	if g.Token == "" || g.State != GatePending {
+		return g, false
+	}
+	now, err := gs.Load(ctx, g.Token)
+	if err != nil || now.State == GatePending && len(now.Votes) == len(g.Votes) && now.Escalated == g.Escalated {
+		return g, false
+	}
+	return now, true
 }
 
 // forbidden tells a clicker who may not answer g who can.

@@ -79,6 +79,10 @@ type GateRequest struct {
 	// sentence its message shows. The approver returns ErrNotFound when
 	// there is none (see [Gates.Ask]).
 	Note string `json:"note,omitempty"`
+	// Quorum, when set, is the approval policy's tier for the request:
+	// who may approve it, how many must, and its reminder, escalation
+	// and expiry. Nil: one of the configured approvers decides.
+	Quorum *Quorum `json:"quorum,omitempty"`
 }
 
 // Binding identifies the exact question a person is shown: the thread, the

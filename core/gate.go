@@ -72,6 +72,25 @@ type Gate struct {
 	// usual timeout (for a question: neobot restarted and the server's
 	// request was gone).
 	Note string `json:"note,omitempty"`
+
+	// The fields below are set when an approval policy's tier opened the
+	// gate (see [Quorum]). Need is how many distinct approvals complete
+	// it; Votes records every click that counted, in order.
+	Tier  string `json:"tier,omitempty"`
+	Need  int    `json:"need,omitempty"`
+	Votes []Vote `json:"votes,omitempty"`
+	// RemindAt and EscalateAt are when the approvers are reminded and the
+	// gate escalated to EscalateTo (zero: never); Reminded and Escalated
+	// record that it happened, so a restart does neither twice.
+	RemindAt   time.Time `json:"remind_at,omitzero"`
+	EscalateAt time.Time `json:"escalate_at,omitzero"`
+	EscalateTo []string  `json:"escalate_to,omitempty"`
+	Reminded   bool      `json:"reminded,omitempty"`
+	Escalated  bool      `json:"escalated,omitempty"`
+	// Copies are the adapter's handles on the copies of the question sent
+	// to approvers where they look (direct messages), redrawn with
+	// MessageRef.
+	Copies []string `json:"copies,omitempty"`
 }
 
 // Open reports whether the gate still waits for an answer at now.
@@ -86,6 +105,7 @@ func (g Gate) Open(now time.Time) bool {
 func (g Gate) Edit(fn func(*Gate) error) (Gate, error) {
 	c := g
 	c.Options, c.Allowed, c.Values = slices.Clone(g.Options), slices.Clone(g.Allowed), maps.Clone(g.Values)
+	c.Votes, c.EscalateTo, c.Copies = slices.Clone(g.Votes), slices.Clone(g.EscalateTo), slices.Clone(g.Copies)
 	if err := fn(&c); err != nil {
 		return g, err
 	}
@@ -225,6 +245,9 @@ func (gs *Gates) Open(ctx context.Context, req GateRequest, allowed []string) (g
 		Requester: req.Requester, Allowed: slices.Clone(allowed), SelfApprove: gs.selfApprove,
 		Created: now, Expires: now.Add(gs.ttl), State: GatePending,
 	}
+	if req.Quorum != nil && req.Form == nil {
+		g.apply(req.Quorum, now)
+	}
 	if req.Form != nil {
 		// Only the person whose turn it is answers a server's question.
 		g.Form, g.Options, g.Allowed, g.SelfApprove = req.Form, req.Form.Options(), nil, true
@@ -250,6 +273,13 @@ func (gs *Gates) Open(ctx context.Context, req GateRequest, allowed []string) (g
 // ErrGateOption; the returned gate is still filled in when it exists, so
 // the caller can show its state.
 func (gs *Gates) Decide(ctx context.Context, token, user string, roles []string, option string) (Gate, error) {
+	return gs.decide(ctx, token, user, roles, option, "")
+}
+
+// decide is Decide from a surface ("thread", "dm", ...). Under a quorum
+// an approval that leaves the gate short of it is recorded as a vote and
+// the gate stays pending; a second click by a voter is ErrGateVoted.
+func (gs *Gates) decide(ctx context.Context, token, user string, roles []string, option, surface string) (Gate, error) {
 	now := gs.clock.Now()
 	g, err := gs.store.UpdateGate(ctx, token, func(g *Gate) error {
 		switch {
@@ -267,12 +297,7 @@ func (gs *Gates) Decide(ctx context.Context, token, user string, roles []string,
 		case g.Form != nil:
 			return g.decideForm(option, now, user)
 		}
-		g.State = GateDenied
-		if g.Options[i].Approves {
-			g.State = GateApproved
-		}
-		g.Answer, g.DecidedBy, g.DecidedAt = option, user, now
-		return nil
+		return g.vote(user, surface, g.Options[i], now)
 	})
 	if err != nil {
 		return g, err
@@ -312,7 +337,17 @@ func (gs *Gates) Update(ctx context.Context, token string, fn func(*Gate) error)
 // Wait blocks until the gate with token is decided or closed, expires, or
 // ctx ends. An expired gate is closed as GateExpired. On ctx's end Wait
 // returns ctx.Err() and leaves the gate pending for whoever resumes it.
+// A gate under a quorum is reminded and escalated on its times meanwhile
+// (see [Gates.follow]).
 func (gs *Gates) Wait(ctx context.Context, token string) (Gate, error) {
+	return gs.follow(ctx, token, nil)
+}
+
+// follow is Wait that tells ui (when it is a [GateNotifier]) of the
+// reminder, the escalation and the expiry of the gate as they come. Their
+// times are stored in the gate, and each is recorded before anyone is
+// told, so a turn resumed after a restart neither skips nor repeats one.
+func (gs *Gates) follow(ctx context.Context, token string, ui GateUI) (Gate, error) {
 	ch := make(chan Gate, 1)
 	gs.mu.Lock()
 	gs.waiters[token] = append(gs.waiters[token], ch)
@@ -321,22 +356,46 @@ func (gs *Gates) Wait(ctx context.Context, token string) (Gate, error) {
 
 	// The decision may have landed before we registered.
 	g, err := gs.store.LoadGate(ctx, token)
-	if err != nil {
-		return g, err
+	for err == nil && g.State == GatePending {
+		at, step := g.next()
+		timer, stop := gs.clock.NewTimer(at.Sub(gs.clock.Now()))
+		select {
+		case got := <-ch:
+			stop()
+			if got.State != GatePending {
+				return got, nil
+			}
+			// A vote, or an instance's wake-up: the store has the latest.
+			g, err = gs.store.LoadGate(ctx, token)
+		case <-timer:
+			g, err = step(ctx, gs, g, ui)
+		case <-ctx.Done():
+			stop()
+			return g, ctx.Err()
+		}
 	}
-	if g.State != GatePending {
-		return g, nil
+	return g, err
+}
+
+// step is what happens to a pending gate at its next time.
+type step func(ctx context.Context, gs *Gates, g Gate, ui GateUI) (Gate, error)
+
+// next returns the pending gate's next time and what happens then: the
+// reminder, the escalation, or the expiry, whichever comes first.
+func (g Gate) next() (time.Time, step) {
+	at, st := g.Expires, step(expire)
+	if !g.EscalateAt.IsZero() && !g.Escalated && g.EscalateAt.Before(at) {
+		at, st = g.EscalateAt, escalate
 	}
-	expired, stop := gs.clock.NewTimer(g.Expires.Sub(gs.clock.Now()))
-	defer stop()
-	select {
-	case g := <-ch:
-		return g, nil
-	case <-expired:
-		return gs.Close(ctx, token, GateExpired)
-	case <-ctx.Done():
-		return g, ctx.Err()
+	if !g.RemindAt.IsZero() && !g.Reminded && g.RemindAt.Before(at) {
+		at, st = g.RemindAt, remind
 	}
+	return at, st
+}
+
+// expire closes the gate as expired.
+func expire(ctx context.Context, gs *Gates, g Gate, _ GateUI) (Gate, error) {
+	return gs.Close(ctx, g.Token, GateExpired)
 }
 
 // Changed tells the gates that another process (an instance sharing the
@@ -353,19 +412,23 @@ func (gs *Gates) Changed(ctx context.Context, token string) error {
 	if err != nil {
 		return fmt.Errorf("gate: reload %s: %w", token, err)
 	}
-	if g.State != GatePending {
-		gs.wake(g)
-	}
+	gs.wake(g) // a pending gate's waiter reloads it: a vote, an escalation
 	return nil
 }
 
+// wake hands g, just stored, to the turns waiting on it. A waiter that
+// has not read the previous state gets this one instead; one that reads
+// a pending gate reloads it, so no decision is lost to the order of two
+// wake-ups.
 func (gs *Gates) wake(g Gate) {
 	gs.mu.Lock()
-	chs := gs.waiters[g.Token]
-	delete(gs.waiters, g.Token)
-	gs.mu.Unlock()
-	for _, ch := range chs {
-		ch <- g // buffered, one send per waiter
+	defer gs.mu.Unlock()
+	for _, ch := range gs.waiters[g.Token] {
+		select {
+		case <-ch:
+		default:
+		}
+		ch <- g // buffered and drained: never blocks
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -103,6 +105,13 @@ func (gs *Gates) Ask(ctx context.Context, req GateRequest, allowed []string, ui 
 	if g.State == GateApproved || g.State == GateDenied {
 		return g.Decision(), nil
 	}
+	if fresh && slices.ContainsFunc(g.Allowed, func(a string) bool { return strings.HasPrefix(a, "group:") }) {
+		// A user group's members may answer as of when it is asked.
+		allowed := expand(ctx, ui, g.Allowed)
+		if g, err = gs.Update(ctx, g.Token, func(g *Gate) error { g.Allowed = allowed; return nil }); err != nil {
+			return GateAnswer{}, fmt.Errorf("gate: record approvers: %w", err)
+		}
+	}
 	// From before the question shows until the turn has its answer, a
 	// "stop" in the thread is a decision on the gate: MayStop guards it.
 	gs.waitOn(g)
@@ -127,11 +136,17 @@ func (gs *Gates) Ask(ctx context.Context, req GateRequest, allowed []string, ui 
 		if g, err = gs.Update(context.WithoutCancel(ctx), g.Token, func(g *Gate) error { g.MessageRef = ref; return nil }); err != nil {
 			return GateAnswer{}, fmt.Errorf("gate: record approval message: %w", err)
 		}
+		if fresh {
+			// Each approver named as a person gets a copy where they look.
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gateUITimeout)
+			g = gs.reach(pctx, g, ui, "", g.People())
+			cancel()
+		}
 	}
 	// A person may take minutes to click: meanwhile the turn holds no
 	// slot, so pending approvals can't starve every other thread.
 	resume := Idle(ctx)
-	decided, err := gs.Wait(ctx, g.Token)
+	decided, err := gs.follow(ctx, g.Token, ui)
 	resume(ctx)
 	if err != nil && ctx.Err() == nil {
 		return GateAnswer{}, fmt.Errorf("gate: wait for approval: %w", err)
@@ -158,6 +173,9 @@ func (gs *Gates) Ask(ctx context.Context, req GateRequest, allowed []string, ui 
 	}
 	if decided.State == GateExpired {
 		ui.ShowGate(ctx, decided)
+		if n, ok := ui.(GateNotifier); ok && decided.Need > 0 {
+			n.NotifyGate(ctx, decided, expiryText(decided), nil)
+		}
 	}
 	return decided.Decision(), nil
 }

@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,8 +81,34 @@ func (u gateUI) FindGate(ctx context.Context, g core.Gate) (string, bool, error)
 	return "", false, nil
 }
 
-// ShowGate edits the gate's message to show its outcome.
+// ShowGate edits the gate's message, and its copies, to show its outcome.
 func (u gateUI) ShowGate(ctx context.Context, g core.Gate) { u.a.showGate(ctx, g) }
+
+// NotifyGate posts text in the gate's thread, pinging the people and
+// roles it names, and sends each of people a copy of the question in
+// their DMs with Neo, returning the copies' channel:message IDs.
+func (u gateUI) NotifyGate(ctx context.Context, g core.Gate, text string, people []string) []string {
+	if text != "" {
+		_, err := u.a.send(ctx, g.Thread.ID, &discordgo.MessageSend{Content: text,
+			AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers, discordgo.AllowedMentionTypeRoles}}})
+		if err != nil {
+			u.a.log.Warn().Err(err).Msg("discord: approval notice")
+		}
+	}
+	var copies []string
+	for _, p := range people {
+		ch, err := u.a.s.UserChannelCreate(p, call(ctx))
+		if err == nil {
+			var m *discordgo.Message
+			if m, err = u.a.send(ctx, ch.ID, gateSend(g)); err == nil {
+				copies = append(copies, m.ChannelID+":"+m.ID)
+				continue
+			}
+		}
+		u.a.log.Warn().Err(err).Str("user", p).Msg("discord: send an approval copy")
+	}
+	return copies
+}
 
 // click handles a button click on a gate message. Its first response
 // goes out as soon as the decision is recorded: the message updated in
@@ -95,7 +122,14 @@ func (a *Adapter) click(ctx context.Context, i *discordgo.Interaction) {
 		private("Sorry, that button isn't one I can act on.")
 		return
 	}
-	c, err := gates.Answer(ctx, token, idx, user, roles)
+	surface := "thread"
+	switch {
+	case i.Message != nil && i.Message.Flags&discordgo.MessageFlagsEphemeral != 0:
+		surface = "home" // the /neo list, shown only to them
+	case i.GuildID == "":
+		surface = "dm"
+	}
+	c, err := gates.AnswerFrom(ctx, token, idx, user, roles, surface)
 	if err != nil {
 		a.log.Error().Err(err).Msg("discord: answer gate")
 	}
@@ -103,8 +137,17 @@ func (a *Adapter) click(ctx context.Context, i *discordgo.Interaction) {
 		a.openForm(ctx, i, c.Gate)
 		return
 	}
-	if c.Redraw && i.Message != nil && c.Gate.MessageRef != "" && !strings.HasSuffix(c.Gate.MessageRef, ":"+i.Message.ID) {
-		defer a.showGate(ctx, c.Gate) // clicked on a /neo page: the thread's message shows the outcome too
+	if c.Redraw && i.Message != nil && c.Gate.Token != "" {
+		// Every other copy (the thread's, the approvers' DMs, after a
+		// click on one of them or on a /neo page) shows it too.
+		defer func() {
+			a.showGate(ctx, c.Gate, i.ChannelID+":"+i.Message.ID)
+			if g, stale := gates.Newer(ctx, c.Gate); stale {
+				// Another click landed while these were redrawn from a
+				// vote: the latest state goes last, on every copy.
+				a.showGate(ctx, g)
+			}
+		}()
 	}
 	switch {
 	case c.Redraw && c.Refusal != "":
@@ -165,17 +208,21 @@ func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction, r *disc
 	return true
 }
 
-// showGate edits the gate's message to show its outcome, buttons removed.
-func (a *Adapter) showGate(ctx context.Context, g core.Gate) {
-	channel, id, ok := strings.Cut(g.MessageRef, ":")
-	if !ok {
-		return
-	}
+// showGate redraws the gate's message and every copy of it from g (its
+// outcome with buttons removed, or a pending gate's progress), but for
+// the messages in except (channel:ID).
+func (a *Adapter) showGate(ctx context.Context, g core.Gate, except ...string) {
 	data := gateData(g)
-	err := a.edit(ctx, &discordgo.MessageEdit{Channel: channel, ID: id, Content: &data.Content,
-		Components: &data.Components, AllowedMentions: &discordgo.MessageAllowedMentions{}})
-	if err != nil {
-		a.log.Warn().Err(err).Msg("discord: update approval message")
+	for _, ref := range append([]string{g.MessageRef}, g.Copies...) {
+		channel, id, ok := strings.Cut(ref, ":")
+		if !ok || slices.Contains(except, ref) {
+			continue
+		}
+		err := a.edit(ctx, &discordgo.MessageEdit{Channel: channel, ID: id, Content: &data.Content,
+			Components: &data.Components, AllowedMentions: &discordgo.MessageAllowedMentions{}})
+		if err != nil {
+			a.log.Warn().Err(err).Msg("discord: update approval message")
+		}
 	}
 }
 

@@ -102,6 +102,9 @@ func homePage(page home.Page, note string, spends bool) (string, []discordgo.Mes
 	for n, g := range shown {
 		question := mdsplit.Clip(inert(strings.TrimSpace(g.Question)), 300, width)
 		line := "🔒 **" + gatetext.Title(g) + "**: " + question
+		if p := g.Progress(); p != "" {
+			line += " (" + p + ")"
+		}
 		if link := gateLink(g); link != "" {
 			line += " (" + link + ")"
 		}

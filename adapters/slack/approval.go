@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,8 +86,71 @@ func (u gateUI) FindGate(ctx context.Context, g core.Gate) (string, bool, error)
 	return "", false, nil
 }
 
-// ShowGate edits the gate's message to show its outcome.
+// ShowGate edits the gate's message, and its copies, to show its outcome.
 func (u gateUI) ShowGate(ctx context.Context, g core.Gate) { u.a.showGate(ctx, g, "", "") }
+
+// NotifyGate posts text in the gate's thread as a notice, and sends each
+// of people a copy of the question in their DM with Neo (the Messages
+// tab), returning the copies' channel:ts.
+func (u gateUI) NotifyGate(ctx context.Context, g core.Gate, text string, people []string) []string {
+	if text != "" {
+		if err := u.a.notice(ctx, g.Thread, text); err != nil {
+			u.a.log.Warn().Err(err).Msg("slack: approval notice")
+		}
+	}
+	var copies []string
+	for _, p := range people {
+		ref, err := u.a.copyGate(ctx, g, p)
+		if err != nil {
+			u.a.log.Warn().Err(err).Str("user", p).Msg("slack: send an approval copy")
+			continue
+		}
+		copies = append(copies, ref)
+	}
+	return copies
+}
+
+// GroupMembers lists a Slack user group's members (core.GroupResolver).
+func (u gateUI) GroupMembers(ctx context.Context, group string) ([]string, error) {
+	var members []string
+	err := u.a.retry(ctx, "usergroups.users.list", func(ctx context.Context) (err error) {
+		members, err = u.a.api.GetUserGroupMembersContext(ctx, group)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("slack: members of user group %s: %w", group, err)
+	}
+	return members, nil
+}
+
+// copyGate posts a copy of the pending gate g in user's DM with Neo and
+// returns its channel:ts.
+func (a *Adapter) copyGate(ctx context.Context, g core.Gate, user string) (string, error) {
+	var channel string
+	err := a.retry(ctx, "conversations.open", func(ctx context.Context) error {
+		ch, _, _, err := a.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{user}})
+		if err == nil {
+			channel = ch.ID
+		}
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("open DM: %w", err)
+	}
+	m, err := gateMessage(g)
+	if err != nil {
+		return "", err
+	}
+	var ts string
+	err = a.retry(ctx, "chat.postMessage", func(ctx context.Context) (err error) {
+		ts, err = a.chat(ctx, channel, "", "", m)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return channel + ":" + ts, nil
+}
 
 // click handles a button click on a gate message.
 func (a *Adapter) click(ctx context.Context, cb slack.InteractionCallback, recorded func()) {
@@ -113,7 +177,14 @@ func (a *Adapter) click(ctx context.Context, cb slack.InteractionCallback, recor
 		say("Sorry, that button isn't one I can act on.")
 		return
 	}
-	c, err := gates.Answer(ctx, token, idx, user, nil)
+	surface := "thread"
+	switch {
+	case cb.View.Type == slack.VTHomeTab:
+		surface = "home"
+	case strings.HasPrefix(channel, "D"):
+		surface = "dm"
+	}
+	c, err := gates.AnswerFrom(ctx, token, idx, user, nil, surface)
 	if err != nil {
 		a.log.Error().Err(err).Msg("slack: answer gate") // c.Refusal asks the clicker to click again
 	}
@@ -127,27 +198,43 @@ func (a *Adapter) click(ctx context.Context, cb slack.InteractionCallback, recor
 	}
 	if c.Redraw && (c.Gate.Token != "" || cb.Message.BotID == a.me().BotID && a.me().BotID != "") {
 		a.showGate(ctx, c.Gate, channel, msgTS)
+		if cb.View.Type != slack.VTHomeTab && c.Gate.Token != "" {
+			// Every other copy (the thread's, the approvers' DMs) too.
+			a.showGate(ctx, c.Gate, "", "", channel+":"+msgTS)
+		}
+		if g, stale := gates.Newer(ctx, c.Gate); stale {
+			// Another click landed while these were redrawn from a vote:
+			// its redraw may have come first, so the latest state goes last.
+			a.showGate(ctx, g, "", "")
+		}
 	}
 	if c.Refusal != "" {
 		say(c.Refusal)
 	}
 }
 
-// showGate edits the gate's message to show its outcome, buttons removed.
-// channel and ts locate the message; "" takes them from the gate's MessageRef.
-func (a *Adapter) showGate(ctx context.Context, g core.Gate, channel, ts string) {
-	if channel == "" || ts == "" {
-		var ok bool
-		if channel, ts, ok = strings.Cut(g.MessageRef, ":"); !ok {
-			return
-		}
-	}
+// showGate redraws the gate's message from g: its outcome with buttons
+// removed, or a pending gate's progress. channel and ts locate the
+// message; "" redraws the gate's MessageRef and every copy of it, but for
+// the refs in except.
+func (a *Adapter) showGate(ctx context.Context, g core.Gate, channel, ts string, except ...string) {
 	m, err := gateMessage(g)
-	if err == nil {
-		err = a.update(ctx, channel, ts, m)
-	}
 	if err != nil {
-		a.log.Warn().Err(err).Msg("slack: update approval message")
+		a.log.Warn().Err(err).Msg("slack: render approval message")
+		return
+	}
+	refs := []string{channel + ":" + ts}
+	if channel == "" || ts == "" {
+		refs = append([]string{g.MessageRef}, g.Copies...)
+	}
+	for _, ref := range refs {
+		channel, ts, ok := strings.Cut(ref, ":")
+		if !ok || channel == "" || ts == "" || slices.Contains(except, ref) {
+			continue
+		}
+		if err := a.update(ctx, channel, ts, m); err != nil {
+			a.log.Warn().Err(err).Msg("slack: update approval message")
+		}
 	}
 }
 

@@ -97,6 +97,9 @@ func (a *Adapter) homeBlocks(page home.Page, note string) []slack.Block {
 		question := mdsplit.Clip(mrkdwn(g.Question), 2400, mdsplit.Bytes)
 		link := a.permalink(g)
 		text := ":lock: *" + escape(gatetext.Title(g)) + "*\n" + question
+		if p := g.Progress(); p != "" {
+			text += "\n_" + p + "_"
+		}
 		if link != "" {
 			text += "\n<" + escape(link) + "|Open the thread>"
 		}

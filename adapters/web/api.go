@@ -551,7 +551,7 @@ func (a *Adapter) answer(w http.ResponseWriter, r *http.Request, user string) {
 		apiError(w, http.StatusBadRequest, fmt.Sprintf("option %d is not one of this approval's %d options (0 to %d)", *body.Option, len(g.Options), len(g.Options)-1))
 		return
 	}
-	c, err := gates.Answer(r.Context(), token, *body.Option, user, nil)
+	c, err := gates.AnswerFrom(r.Context(), token, *body.Option, user, nil, "web")
 	if err != nil {
 		a.log.Error().Err(err).Msg("web: answer gate")
 		apiError(w, http.StatusServiceUnavailable, c.Refusal)
@@ -565,6 +565,9 @@ func (a *Adapter) answer(w http.ResponseWriter, r *http.Request, user string) {
 		a.showGate(c.Gate)
 	}
 	switch {
+	case c.Refusal == "" && c.Gate.State == core.GatePending:
+		// A vote towards a quorum: recorded, not yet decided.
+		writeJSON(w, http.StatusOK, map[string]any{"token": c.Gate.Token, "state": string(c.Gate.State), "progress": mention.ReplaceAllString(c.Gate.Progress(), "@$1")})
 	case c.Refusal == "":
 		writeJSON(w, http.StatusOK, decidedData{Token: c.Gate.Token, State: string(c.Gate.State), Answer: c.Gate.Answer, By: c.Gate.DecidedBy})
 	case c.Gate.Token == "" && !c.Redraw:

@@ -33,6 +33,7 @@ const (
 	EventStep          = "step"             // a tool call started or ended: {"id", "plan", "title", "state", "output"}
 	EventGateInvoked   = "gate.invoked"     // an approval waits: {"token", "question", "options", ...}
 	EventGateDecided   = "gate.decided"     // an approval ended: {"token", "state", "answer", "by"}
+	EventGateUpdated   = "gate.updated"     // an approval under a quorum got a vote: {"token", "progress", "approvals", "need"}
 	EventReset         = "reset"            // events were missed: reload the conversation
 )
 

@@ -95,6 +95,30 @@ type gateData struct {
 	Expires   time.Time `json:"expires"`
 	// Conversation is the conversation the approval is asked in.
 	Conversation string `json:"conversation"`
+	// Tier, Need, Approvals and Progress are set under an approval
+	// policy's tier: how many distinct people must approve, who has.
+	Tier      string   `json:"tier,omitempty"`
+	Need      int      `json:"need,omitempty"`
+	Approvals []string `json:"approvals,omitempty"`
+	Progress  string   `json:"progress,omitempty"`
+}
+
+// updatedData is a pending approval's progress under a quorum.
+type updatedData struct {
+	Token     string   `json:"token"`
+	Progress  string   `json:"progress"`
+	Approvals []string `json:"approvals"`
+	Need      int      `json:"need"`
+}
+
+// shownGate is g as the event stream and the approvals list show it.
+func shownGate(g core.Gate) gateData {
+	d := gateData{Token: g.Token, Question: g.Question, Options: core.Labels(g.Options), Requester: g.Requester, Expires: g.Expires,
+		Conversation: g.Thread.ID, Tier: g.Tier, Need: g.Need, Approvals: g.Approvals(), Progress: mention.ReplaceAllString(g.Progress(), "@$1")}
+	for _, o := range g.Options {
+		d.Approving = append(d.Approving, o.Approves)
+	}
+	return d
 }
 
 type decidedData struct {
@@ -113,11 +137,7 @@ func (u gateUI) PostGate(_ context.Context, g core.Gate) (string, error) {
 		u.a.postQuestion(g)
 		return "", nil
 	}
-	d := gateData{Token: g.Token, Question: g.Question, Options: core.Labels(g.Options), Requester: g.Requester, Expires: g.Expires,
-		Conversation: g.Thread.ID}
-	for _, o := range g.Options {
-		d.Approving = append(d.Approving, o.Approves)
-	}
+	d := shownGate(g)
 	u.a.pending.add(g, d)
 	u.a.show(g.Thread.ID, EventGateInvoked, d)
 	return "", nil
@@ -125,7 +145,28 @@ func (u gateUI) PostGate(_ context.Context, g core.Gate) (string, error) {
 
 func (u gateUI) ShowGate(_ context.Context, g core.Gate) { u.a.showGate(g) }
 
+// NotifyGate shows text in the conversation as a notice, and lists the
+// gate anew for its approvers, who may have changed (an escalation): the
+// approvals list (GET /v1/approvals) is the web's copy for each of them.
+func (u gateUI) NotifyGate(_ context.Context, g core.Gate, text string, _ []string) []string {
+	if g.State == core.GatePending {
+		u.a.pending.update(g)
+	}
+	if text != "" {
+		u.a.show(g.Thread.ID, EventNotice, map[string]string{"text": mention.ReplaceAllString(text, "@$1")})
+	}
+	return nil
+}
+
+// showGate shows g's outcome, or a pending gate's progress under a
+// quorum, on its conversation's stream and in the approvals list.
 func (a *Adapter) showGate(g core.Gate) {
+	if g.State == core.GatePending {
+		a.pending.update(g)
+		d := shownGate(g)
+		a.show(g.Thread.ID, EventGateUpdated, updatedData{Token: g.Token, Progress: d.Progress, Approvals: d.Approvals, Need: g.Needs()})
+		return
+	}
 	a.pending.remove(g.Token)
 	a.show(g.Thread.ID, EventGateDecided, decidedData{Token: g.Token, State: string(g.State), Answer: g.Answer, By: g.DecidedBy})
 }
@@ -152,6 +193,15 @@ func (p *pendingGates) add(g core.Gate, d gateData) {
 		}
 	}
 	p.m[g.Token] = pendingGate{g, d}
+}
+
+// update replaces a listed gate with g, as stored now.
+func (p *pendingGates) update(g core.Gate) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.m[g.Token]; ok {
+		p.m[g.Token] = pendingGate{g, shownGate(g)}
+	}
 }
 
 func (p *pendingGates) remove(token string) {

@@ -23,6 +23,9 @@ func (c *Config) loadSkills(m *mcp.Manifest) (*skill.Set, error) {
 			return nil, fmt.Errorf("NEO_CONFIG=%s: %w", c.ConfigFile, err)
 		}
 	}
+	if err := c.checkApprovals(set); err != nil {
+		return nil, err
+	}
 	if c.SelfApprove {
 		return set, nil
 	}
@@ -89,4 +92,39 @@ func undeclaredTools(spec mcp.ServerSpec) []string {
 		}
 	}
 	return out
+}
+
+// checkApprovals fails start-up when a tier of a skill's approval policy
+// has nobody who may approve it on a platform neobot runs on and the
+// skill is on: its spends could only ever expire.
+func (c *Config) checkApprovals(set *skill.Set) error {
+	platforms := map[string][]string{}
+	if c.SlackBotToken != "" {
+		platforms["slack"] = c.SlackApprovers
+	}
+	if c.DiscordBotToken != "" {
+		platforms["discord"] = c.DiscordApprovers
+	}
+	if c.WebAddr != "" {
+		platforms["web"] = c.WebApprovers
+	}
+	var errs []error
+	for _, sk := range set.Skills() {
+		for _, p := range sk.Platforms() {
+			approvers, on := platforms[p]
+			if !on {
+				continue
+			}
+			if c.SelfApprove && len(approvers) == 0 {
+				approvers = []string{"the requester"} // NEO_SELF_APPROVE: one person, the requester, decides "any approver" tiers
+			}
+			for _, problem := range sk.Nobody(p, approvers) {
+				errs = append(errs, errors.New(problem))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("NEO_CONFIG=%s: %w", c.ConfigFile, err)
+	}
+	return nil
 }

@@ -121,6 +121,7 @@ type job struct {
 	intentID string
 	intent   string
 	limits   skill.Limits
+	policy   *skill.Policy
 }
 
 func (j *job) notify(ctx context.Context, text string) {
@@ -152,7 +153,8 @@ func (e *Executor) Run(ctx context.Context, intent string) (string, error) {
 	}
 	j := &job{turn: t, callID: core.ToolCallFrom(ctx), intent: intent}
 	j.intentID = IntentID(t.Inbound, j.callID)
-	j.limits = e.skills.For(t.Inbound).SpendLimits
+	sk := e.skills.For(t.Inbound)
+	j.limits, j.policy = sk.SpendLimits, sk.Approvals
 	log := e.log.With().Str("intent", j.intentID).Str("thread", t.Inbound.Thread.Key()).Logger()
 
 	calls, err := e.ledger.PlanSpends(ctx, j.intentID, nil)

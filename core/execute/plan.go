@@ -100,10 +100,11 @@ func (e *Executor) plan(ctx context.Context, j *job) ([]core.Spend, error) {
 		if err := validate(t.InputSchema, args); err != nil {
 			return nil, clarify("the planned call of %s/%s does not fit the tool's arguments: %v", t.URI.Alias, t.URI.Tool, err)
 		}
-		if j.limits.Active() {
+		if j.limits.Active() || j.policy != nil {
+			// The policy's tiers, like the limits, go by the call's amount.
 			r, err := j.limits.Read(s.Server+"/"+s.Name, args)
 			if err != nil {
-				return nil, clarify("the planned call of %s/%s cannot be checked against the spend limits: %v", s.Server, s.Name, err)
+				return nil, clarify("the planned call of %s/%s cannot be checked against the spend limits or approval tiers: %v", s.Server, s.Name, err)
 			}
 			s.Amount, s.Currency = skill.FormatAmount(r.Amount), r.Currency
 		}

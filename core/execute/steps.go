@@ -123,6 +123,10 @@ func (e *Executor) check(ctx context.Context, s core.Spend, j *job) (core.Spend,
 			s.State, s.Reason, s.Finished = core.SpendRefused, why, e.now()
 			return
 		}
+		if _, err := quorum(*s, j); err != nil {
+			s.State, s.Reason, s.Finished = core.SpendRefused, err.Error(), e.now()
+			return
+		}
 		s.State = core.SpendAsked
 	})
 }
@@ -172,6 +176,24 @@ func overLimit(s core.Spend, day []core.Spend, limits skill.Limits) string {
 	return ""
 }
 
+// quorum returns what the skill's approval policy asks of the call s:
+// its tier's approvers, quorum and times; nil without a policy. An error
+// says why no tier covers the call, which is then refused.
+func quorum(s core.Spend, j *job) (*core.Quorum, error) {
+	if j.policy == nil {
+		return nil, nil
+	}
+	amount, err := skill.ParseAmount(s.Amount)
+	if err != nil {
+		return nil, fmt.Errorf("its amount %q cannot be matched to an approval tier", s.Amount)
+	}
+	cur, ok := j.limits.Currency(s.Currency)
+	if !ok {
+		cur = s.Currency
+	}
+	return j.policy.Quorum(amount, cur, j.turn.Inbound.Thread.Platform)
+}
+
 // ask puts the call to a person through the turn's approver, and records
 // the decision. An approval is rechecked against the day's limit in the
 // same transaction (another call may have been approved meanwhile) and
@@ -183,6 +205,13 @@ func (e *Executor) ask(ctx context.Context, j *job, s core.Spend) (_ core.Spend,
 		Thread: j.turn.Inbound.Thread, IntentID: s.IntentID, NodeID: strconv.Itoa(spendNumber(s.ID)), CallID: j.callID,
 		Question: Question(s), Options: []core.Option{{Label: Approve, Approves: true}, {Label: Deny}}, Requester: s.Requester,
 	}
+	q, err := quorum(s, j)
+	if err != nil { // checked when the call was planned; a policy changed since refuses it now
+		return e.transition(ctx, s.ID, core.SpendAsked, func(s *core.Spend, _ []core.Spend) {
+			s.State, s.Reason, s.Finished = core.SpendRefused, err.Error(), e.now()
+		})
+	}
+	req.Quorum = q
 	ans := core.Ask(ctx, j.turn.Approver, req)
 	if ctx.Err() != nil {
 		if !errors.Is(context.Cause(ctx), core.ErrStopped) {

@@ -75,6 +75,9 @@ type Spec struct {
 	// SpendLimits bound the spends the built-in executor runs, per
 	// currency (see [Limits]).
 	SpendLimits Limits `json:"spend_limits,omitzero"`
+	// Approvals route each spend's approval by its amount and currency
+	// (see [Policy]); absent, one configured approver decides any spend.
+	Approvals *Policy `json:"approvals,omitempty"`
 	// Places binds the skill: "slack", "slack:T0123" (a workspace),
 	// "slack:T0123/C0456" (a channel and its threads), "slack:dm" (direct
 	// messages); the same for "discord" with guild and channel IDs.
@@ -95,6 +98,9 @@ type Skill struct {
 	Spend bool
 	// SpendLimits bound spends per currency.
 	SpendLimits Limits
+	// Approvals is the approval policy; nil: one configured approver
+	// decides any spend.
+	Approvals *Policy
 	// Places are the places bound to the skill, as written.
 	Places []string
 
@@ -297,8 +303,11 @@ func Compile(specs map[string]Spec, m *mcp.Manifest) (*Set, error) {
 			continue
 		}
 		sk := &Skill{Name: name, Instructions: strings.TrimSpace(sp.Instructions), Prompts: sp.Prompts,
-			AllowForThread: sp.AllowForThread, Spend: sp.Spend, Places: sp.Places, SpendLimits: sp.SpendLimits}
+			AllowForThread: sp.AllowForThread, Spend: sp.Spend, Places: sp.Places, SpendLimits: sp.SpendLimits, Approvals: sp.Approvals}
 		for _, problem := range checkLimits(sp.SpendLimits, m) {
+			bad(name, "%s", problem)
+		}
+		for _, problem := range checkPolicy(sp.Approvals, sp.Spend) {
 			bad(name, "%s", problem)
 		}
 		if sk.Prompts == nil {

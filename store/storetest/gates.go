@@ -120,3 +120,67 @@ func gateEqual(a, b core.Gate) bool {
 		a.State == b.State && a.Answer == b.Answer && a.DecidedBy == b.DecidedBy && a.DecidedAt.Equal(b.DecidedAt) &&
 		a.Sent == b.Sent && a.MessageRef == b.MessageRef
 }
+
+// testGatesQuorum: a gate under a quorum keeps its votes, times and
+// copies in the store: after a restart (new Gates over the backend) the
+// first approval still counts and a second person completes it; two
+// approvals landing at once both count, neither lost.
+func testGatesQuorum(t *testing.T, b core.GateStore) {
+	ctx := context.Background()
+	clock := epochClock()
+	q := &core.Quorum{Tier: "over 1000 USDC", Approvers: []string{"UA", "UB", "UC"}, Need: 2,
+		RemindAfter: time.Hour, EscalateAfter: 2 * time.Hour, EscalateTo: []string{"UCFO"}, ExpireAfter: 3 * time.Hour}
+	req := core.GateRequest{Thread: thread("q1"), IntentID: "int7", NodeID: "1", Question: "Send 2000 USDC?",
+		Options: []core.Option{{Label: "Approve", Approves: true}, {Label: "Deny"}}, Requester: "U1", Quorum: q}
+	g, _, err := core.NewGates(core.GatesOptions{Store: b, Clock: clock}).Open(ctx, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.UpdateGate(ctx, g.Token, func(g *core.Gate) error { g.Copies = []string{"D1:1", "D2:2"}; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := core.NewGates(core.GatesOptions{Store: b, Clock: clock}).AnswerFrom(ctx, g.Token, 0, "UA", nil, "dm"); err != nil || c.Gate.State != core.GatePending {
+		t.Fatalf("first approval = %+v, %v; want recorded, pending", c.Gate.State, err)
+	}
+	// Restart: new Gates, the store as it was.
+	gates := core.NewGates(core.GatesOptions{Store: b, Clock: clock})
+	stored, err := gates.Load(ctx, g.Token)
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case len(stored.Votes) != 1 || stored.Votes[0] != (core.Vote{User: "UA", At: clock.Now(), Approves: true, Surface: "dm"}):
+		t.Errorf("votes after restart = %+v, want UA's from the dm", stored.Votes)
+	case stored.Need != 2 || stored.Tier != q.Tier || !stored.RemindAt.Equal(epoch.Add(time.Hour)) || !stored.EscalateAt.Equal(epoch.Add(2*time.Hour)) ||
+		!stored.Expires.Equal(epoch.Add(3*time.Hour)) || !slices.Equal(stored.EscalateTo, []string{"UCFO"}) || !slices.Equal(stored.Copies, []string{"D1:1", "D2:2"}):
+		t.Errorf("quorum after restart = need %d tier %q remind %v escalate %v to %v expires %v copies %v", stored.Need, stored.Tier, stored.RemindAt, stored.EscalateAt, stored.EscalateTo, stored.Expires, stored.Copies)
+	}
+	if _, err := gates.Decide(ctx, g.Token, "UA", nil, "Approve"); !errors.Is(err, core.ErrGateVoted) {
+		t.Errorf("UA again after restart = %v, want ErrGateVoted", err)
+	}
+	d, err := gates.Decide(ctx, g.Token, "UB", nil, "Approve")
+	if err != nil || d.State != core.GateApproved || d.DecidedBy != "UA,UB" {
+		t.Errorf("second approval after restart = %s by %q, %v; want approved by UA,UB", d.State, d.DecidedBy, err)
+	}
+
+	// Two approvals at once: the store applies them one after the other.
+	req.NodeID = "2"
+	g, _, err = gates.Open(ctx, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 2)
+	for _, u := range []string{"UB", "UC"} {
+		go func() {
+			_, err := gates.Decide(ctx, g.Token, u, nil, "Approve")
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent approval = %v", err)
+		}
+	}
+	if got, _ := gates.Load(ctx, g.Token); got.State != core.GateApproved || len(got.Votes) != 2 {
+		t.Errorf("after two concurrent approvals: %s with %d votes, want approved with 2", got.State, len(got.Votes))
+	}
+}

@@ -72,6 +72,7 @@ type Opener func(t *testing.T, now func() time.Time) Backend
 func RunGates(t *testing.T, open func(t *testing.T) core.GateStore) {
 	t.Run("Gates", func(t *testing.T) { testGates(t, open(t)) })
 	t.Run("GatesFlow", func(t *testing.T) { testGatesFlow(t, open(t)) })
+	t.Run("GatesQuorum", func(t *testing.T) { testGatesQuorum(t, open(t)) })
 }
 
 // RunLedger runs the ledger part of the suite against ledgers from open:

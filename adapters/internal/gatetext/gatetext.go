@@ -29,8 +29,27 @@ func Who(g core.Gate) string {
 	default:
 		who = "Only a configured approver can answer this."
 	}
+	if g.Need > 0 {
+		who = policyWho(g)
+	}
 	if g.Requester != "" {
 		who = fmt.Sprintf("Requested for <@%s>. %s", g.Requester, who)
+	}
+	return who
+}
+
+// policyWho says who may answer a gate an approval policy's tier opened,
+// and how far its quorum has come.
+func policyWho(g core.Gate) string {
+	who := "One approver of its tier must approve it; the person who asked can't."
+	if g.Needs() > 1 {
+		who = fmt.Sprintf("%d different approvers of its tier must approve it; the person who asked can't, and one deny ends it.", g.Needs())
+	}
+	if g.Tier != "" {
+		who = "Tier " + g.Tier + ": " + who
+	}
+	if p := g.Progress(); p != "" {
+		who += " " + p + "."
 	}
 	return who
 }
@@ -43,12 +62,22 @@ func Outcome(g core.Gate, date func(time.Time) string, escape func(string) strin
 	}
 	switch g.State {
 	case core.GateApproved:
+		if g.Needs() > 1 {
+			return fmt.Sprintf("Approved (%s) by %s at %s", escape(Label(g.Answer, 0, 80)), mentions(g.Approvals()), date(g.DecidedAt))
+		}
 		return fmt.Sprintf("Approved (%s) by <@%s> at %s", escape(Label(g.Answer, 0, 80)), g.DecidedBy, date(g.DecidedAt))
 	case core.GateDenied:
 		if g.DecidedBy == "" {
 			return "Denied — the request was withdrawn."
 		}
 		return fmt.Sprintf("Denied (%s) by <@%s> at %s", escape(Label(g.Answer, 0, 80)), g.DecidedBy, date(g.DecidedAt))
+	}
+	if p := g.Progress(); p != "" {
+		p = " (" + p + ")"
+		if g.DecidedAt.IsZero() {
+			return "Expired" + p + " — nothing was approved."
+		}
+		return "Expired at " + date(g.DecidedAt) + p + " — nothing was approved."
 	}
 	if g.DecidedAt.IsZero() {
 		return "Expired — nothing was approved."
@@ -131,4 +160,13 @@ func formOutcome(g core.Gate, date func(time.Time) string, escape func(string) s
 		return g.Note
 	}
 	return "Expired — no answer came in time, so the question was cancelled."
+}
+
+// mentions writes users as <@id>, joined with " and ".
+func mentions(users []string) string {
+	out := make([]string, len(users))
+	for i, u := range users {
+		out[i] = "<@" + u + ">"
+	}
+	return strings.Join(out, " and ")
 }

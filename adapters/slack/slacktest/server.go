@@ -131,11 +131,12 @@ type Server struct {
 	viewing    map[string][]Entity
 	prompts    map[string]Prompts
 	titles     map[string]string
-	names      map[string]string // channel ID -> name (SetChannelName)
-	live       []*socketConn     // open Socket Mode connections, oldest first
-	conns      int               // connections accepted, ever
-	via        int               // deliver through this connection (Via), 0: spread
-	spread     *rand.Rand        // picks a connection for each delivery
+	names      map[string]string   // channel ID -> name (SetChannelName)
+	usergroups map[string][]string // user group ID -> member IDs (SetUserGroup)
+	live       []*socketConn       // open Socket Mode connections, oldest first
+	conns      int                 // connections accepted, ever
+	via        int                 // deliver through this connection (Via), 0: spread
+	spread     *rand.Rand          // picks a connection for each delivery
 	httpMode   *httpTarget
 	stalls     map[string]chan struct{} // Stall: method -> closed when its call arrives
 	gone       chan struct{}            // closed by Close: stalled calls end
@@ -174,6 +175,7 @@ func newServer(tls bool) *Server {
 		prompts:      map[string]Prompts{},
 		titles:       map[string]string{},
 		names:        map[string]string{},
+		usergroups:   map[string][]string{},
 		spread:       rand.New(rand.NewPCG(1, 2)),
 		gone:         make(chan struct{}),
 	}
@@ -483,6 +485,20 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		m.TS = s.nextTSLocked()
 		s.addLocked(m)
 		return ok("message_ts", m.TS)
+	case "conversations.open":
+		// As Slack does for one user: the bot's DM with them, "D" and
+		// their ID here.
+		users := p.Get("users")
+		if users == "" || strings.Contains(users, ",") {
+			return fail("user_not_found")
+		}
+		return ok("channel", map[string]any{"id": "D" + users})
+	case "usergroups.users.list":
+		members, found := s.usergroups[p.Get("usergroup")]
+		if !found {
+			return fail("no_such_subteam")
+		}
+		return ok("users", members)
 	case "conversations.info":
 		id := p.Get("channel")
 		if id == "" {
@@ -589,6 +605,14 @@ func (s *Server) SetChannelType(channel, typ string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.kinds[channel] = typ
+}
+
+// SetUserGroup makes the user group id have members, as
+// usergroups.users.list tells them.
+func (s *Server) SetUserGroup(id string, members ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.usergroups[id] = members
 }
 
 // SetChannelName names channel, as conversations.info tells it.

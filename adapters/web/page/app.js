@@ -317,6 +317,7 @@
       opts.appendChild(b);
     });
     el.appendChild(opts);
+    if (g.progress) progress(g);
     follow_();
     announce("Neo asks for approval: " + el.textContent);
   }
@@ -465,6 +466,20 @@
     throw err;
   }
 
+  // progress shows how far an approval under a quorum has come
+  // ({token, progress}: "1 of 2 approvals: @ann").
+  function progress(d) {
+    const el = document.querySelector('.gate[data-token="' + CSS.escape(d.token) + '"]');
+    if (!el) return;
+    let p = el.querySelector("p.progress");
+    if (!p) {
+      p = document.createElement("p");
+      p.className = "progress";
+      el.insertBefore(p, el.querySelector(".options"));
+    }
+    p.textContent = d.progress;
+  }
+
   function decided(d) {
     const el = document.querySelector('.gate[data-token="' + CSS.escape(d.token) + '"]');
     if (!el) return;
@@ -522,6 +537,7 @@
       case "gate.invoked": gate(data); break;
       case "question.asked": question(data); break;
       case "gate.decided": decided(data); break;
+      case "gate.updated": progress(data); break;
       case "reset": open(current).catch(report); break;
     }
   }
