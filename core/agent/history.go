@@ -137,8 +137,10 @@ func (ix *archiveIndex) add(e core.Entry) {
 	ix.covered++
 	ix.lastSeq = e.Seq
 	var r record
-	if err := json.Unmarshal(e.Data, &r); err != nil || r.Msg == nil {
-		return // an entry this version cannot read, or an anchor, is skipped
+	if err := json.Unmarshal(e.Data, &r); err != nil || r.Msg == nil || r.Of > 0 {
+		// An entry this version cannot read, an anchor, and a copy or
+		// stub of an entry archived already (setAside) are skipped.
+		return
 	}
 	text := messageText(*r.Msg)
 	id := int32(len(ix.docs))
