@@ -155,7 +155,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		Skills:      a.skills,
 		Recall:      tools.FromContext(a.cortex.RecallTool),
 		Forget:      tools.FromContext(a.cortex.ForgetTool),
-		History:     agent.NewHistory(db).Search,
+		History:     agent.NewHistoryPaged(db, cfg.ToolResultCap).Search,
 		OnStatus:    m.tel.observeServer,
 		LookupEnv:   m.lookupEnv,
 		Calls:       db,

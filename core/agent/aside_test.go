@@ -2,12 +2,15 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/compact"
+	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/llm/llmtest"
 	"github.com/rs/zerolog"
@@ -101,6 +104,27 @@ func TestEveryTurnFinishes(t *testing.T) {
 	// could not make room.
 	if reasons[ReasonSetAside] == 0 || reasons[ReasonNoRoom] > 0 {
 		t.Errorf("compactions by reason = %v, want some %s and no %s", reasons, ReasonSetAside, ReasonNoRoom)
+	}
+	// Each stub names a reference that opens the result it replaced.
+	entries, _ := h.tr.Archived(context.Background(), testThread)
+	hist := NewHistory(h.tr)
+	ctx := core.WithTurn(context.Background(), &core.Turn{Inbound: inbound("E999", "what was it?")})
+	opened := 0
+	for _, e := range entries {
+		var r record
+		if err := json.Unmarshal(e.Data, &r); err != nil || !r.Stub || opened >= 20 {
+			continue
+		}
+		q := r.Msg.Content[strings.Index(r.Msg.Content, `"`)+1:]
+		q = q[:strings.Index(q, `"`)]
+		got, err := hist.Search(ctx, coretest.ToolCall(ctx, "history_search", nil), q)
+		if err != nil || !strings.Contains(got, "[tool fs__read_file · "+q+"]") || !strings.Contains(got, "AUDIT BATCH") {
+			t.Errorf("history_search(%s), from the stub %q = %.200q, %v; want the result it replaced", q, r.Msg.Content, got, err)
+		}
+		opened++
+	}
+	if opened == 0 {
+		t.Errorf("no stub reached the archive")
 	}
 	if t.Failed() {
 		t.Logf("log:\n%s", logs)

@@ -31,22 +31,42 @@ type Archive interface {
 // It is a search engine over the thread's archived messages: a query's
 // words and identifiers match whole tokens (17 finds "batch 17", never
 // "0x17ab" or "170"), a quoted query, or a multi-word header, matches as
-// an exact phrase, hits are ranked with BM25 (package rank, as memory
-// recall is), and each hit shows the lines around every match. The index
-// of each recently searched thread is kept in memory and grows with its
-// archive; the store stays the only truth.
+// an exact phrase, and hits are ranked with BM25 (package rank, as memory
+// recall is). A hit in a message of at most WholeHit bytes shows the whole
+// message; in a longer one, its first line (a result's header) and the
+// lines around every match. Each hit names its reference (msg:1234): that
+// reference as the query returns the whole message, page by page past
+// the page size. The index of each recently searched thread is kept in
+// memory and grows with its archive; the store stays the only truth.
 type History struct {
 	archive Archive
+	page    int // bytes of one answer
 
 	mu     sync.Mutex
 	cached map[string]*archiveIndex
 	order  []string // thread keys, least recently searched first
 }
 
-// NewHistory returns a History over archive.
+// NewHistory returns a History over archive whose answers are at most
+// DefaultResultCap bytes, a tool result's default cap.
 func NewHistory(archive Archive) *History {
-	return &History{archive: archive, cached: map[string]*archiveIndex{}}
+	return NewHistoryPaged(archive, DefaultResultCap)
 }
+
+// NewHistoryPaged returns a History over archive whose answers are at
+// most page bytes (the tool-result cap; DefaultResultCap when 0, at
+// least 1 KiB): a longer message opens page by page.
+func NewHistoryPaged(archive Archive, page int) *History {
+	if page <= 0 {
+		page = DefaultResultCap
+	}
+	return &History{archive: archive, page: max(page, 1<<10), cached: map[string]*archiveIndex{}}
+}
+
+// WholeHit is the size, in bytes, of the longest archived message a hit
+// shows whole; a longer one shows its first line and the lines around
+// the matches.
+const WholeHit = 2 << 10
 
 // Limits of one search's answer, and of the indexes kept.
 const (
@@ -78,14 +98,86 @@ func (h *History) Search(ctx context.Context, call core.ToolCall, query string) 
 		return "", fmt.Errorf("agent: read the archive of %s: %w", t.Inbound.Thread, err)
 	}
 	ix := h.index(t.Inbound.Thread.Key(), entries)
+	if seq, page, ok := parseRef(query); ok {
+		return h.open(ix, seq, page), nil
+	}
 	var b strings.Builder
 	for i, d := range ix.search(q, historyHits) {
+		hit := fmt.Sprintf("[%s · %s] %s\n", d.label, ref(d.seq), d.show(q))
+		if i > 0 && b.Len()+len(hit)+1 > h.page {
+			fmt.Fprintf(&b, "\n(%d more hits not shown: search more precisely)", i)
+			break
+		}
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "[%s] %s\n", d.label, d.excerpt(q))
+		b.WriteString(hit)
 	}
 	return b.String(), nil
+}
+
+// parseRef reads a query that is a reference to one archived message:
+// msg:1234, or msg:1234/2 for its second page.
+func parseRef(query string) (seq uint64, page int, ok bool) {
+	rest, found := strings.CutPrefix(strings.Trim(strings.TrimSpace(query), `"'`), refPrefix)
+	if !found {
+		return 0, 0, false
+	}
+	num, pg, paged := strings.Cut(rest, "/")
+	page = 1
+	if paged {
+		if _, err := fmt.Sscan(pg, &page); err != nil || page < 1 || fmt.Sprint(page) != pg {
+			return 0, 0, false
+		}
+	}
+	if _, err := fmt.Sscan(num, &seq); err != nil || fmt.Sprint(seq) != num {
+		return 0, 0, false
+	}
+	return seq, page, true
+}
+
+// open returns page of the archived message seq, whole when it fits one
+// page, and says how to read the next page.
+func (h *History) open(ix *archiveIndex, seq uint64, page int) string {
+	i, found := slices.BinarySearchFunc(ix.docs, seq, func(d historyDoc, seq uint64) int { return cmp.Compare(d.seq, seq) })
+	if !found {
+		return fmt.Sprintf("no archived message %s in this conversation", ref(seq))
+	}
+	d := &ix.docs[i]
+	label := fmt.Sprintf("[%s · %s]", d.label, ref(d.seq))
+	size := max(h.page-len(label)-200, 512) // room for the label and the note
+	text, from, n := d.text, 0, 1
+	for ; n < page && from < len(text); n++ {
+		from += pageEnd(text[from:], size)
+	}
+	if from >= len(text) {
+		return fmt.Sprintf("%s has %d pages; there is no page %d", ref(seq), n-1, page)
+	}
+	end := from + pageEnd(text[from:], size)
+	if from == 0 && end == len(text) {
+		return label + " " + text
+	}
+	pages := n
+	for at := end; at < len(text); pages++ {
+		at += pageEnd(text[at:], size)
+	}
+	out := fmt.Sprintf("%s page %d of %d:\n%s", label, page, pages, text[from:end])
+	if end < len(text) {
+		out += fmt.Sprintf("\n[page %d of %d: history_search %q shows the next]", page, pages, fmt.Sprintf("%s/%d", ref(seq), page+1))
+	}
+	return out
+}
+
+// pageEnd is where a page of at most size bytes of s ends: after a line
+// when one ends in its second half, else on a rune boundary.
+func pageEnd(s string, size int) int {
+	if len(s) <= size {
+		return len(s)
+	}
+	if nl := strings.LastIndexByte(s[:size], '\n'); nl >= size/2 {
+		return nl + 1
+	}
+	return len(cutAt(s, size))
 }
 
 // index returns the thread's index brought up to entries: the archive
@@ -128,6 +220,7 @@ type historyPosting struct {
 
 // historyDoc is one archived message.
 type historyDoc struct {
+	seq   uint64 // its entry's Seq: its reference
 	label string
 	text  string
 	words []string // its word tokens in order, for phrases
@@ -144,7 +237,7 @@ func (ix *archiveIndex) add(e core.Entry) {
 	}
 	text := messageText(*r.Msg)
 	id := int32(len(ix.docs))
-	d := historyDoc{label: roleLabel(*r.Msg), text: text, words: wordTokens(text, nil)}
+	d := historyDoc{seq: e.Seq, label: roleLabel(*r.Msg), text: text, words: wordTokens(text, nil)}
 	terms := identifierTokens(text, slices.Clone(d.words))
 	slices.Sort(terms)
 	for i := 0; i < len(terms); {
@@ -289,9 +382,18 @@ func containsPhrase(words, phrase []string) bool {
 	return false
 }
 
-// excerpt shows the lines of d that match q, each with the line before
-// and after it, joined with "…" where lines are left out, at most
-// historyExcerpt bytes.
+// show is what a hit shows of d: the whole message when it is at most
+// WholeHit bytes, else its excerpt and how to open it whole.
+func (d *historyDoc) show(q query) string {
+	if len(d.text) <= WholeHit {
+		return strings.TrimRight(d.text, "\n")
+	}
+	return d.excerpt(q) + fmt.Sprintf("\n(%d bytes in all: history_search %q shows it whole)", len(d.text), ref(d.seq))
+}
+
+// excerpt shows the first line of d (a result's header) and the lines
+// that match q, each with the line before and after it, joined with "…"
+// where lines are left out, at most historyExcerpt bytes.
 func (d *historyDoc) excerpt(q query) string {
 	lines := strings.Split(d.text, "\n")
 	want := map[string]bool{}
@@ -299,6 +401,7 @@ func (d *historyDoc) excerpt(q query) string {
 		want[t] = true
 	}
 	show := make([]bool, len(lines))
+	show[0] = true // the header
 	any := false
 	for i, line := range lines {
 		toks := identifierTokens(line, wordTokens(line, nil))
