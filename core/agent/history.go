@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/llm"
@@ -31,8 +29,8 @@ type Archive interface {
 // It is a search engine over the thread's archived messages: a query's
 // words and identifiers match whole tokens (17 finds "batch 17", never
 // "0x17ab" or "170"), a quoted query, or a multi-word header, matches as
-// an exact phrase, and hits are ranked with BM25 (package rank, as memory
-// recall is). A hit in a message of at most WholeHit bytes shows the whole
+// an exact phrase, and hits are ranked with BM25. The tokenizer and the
+// index are package rank's, as memory recall's are. A hit in a message of at most WholeHit bytes shows the whole
 // message; in a longer one, its first line (a result's header) and the
 // lines around every match. Each hit names its reference (msg:1234): that
 // reference as the query returns the whole message, page by page past
@@ -89,10 +87,10 @@ func (h *History) Search(ctx context.Context, call core.ToolCall, query string) 
 	if t == nil {
 		return "", errors.New("agent: history search outside a turn")
 	}
-	q := parseQuery(query)
-	if q.empty() {
+	if strings.TrimSpace(query) == "" {
 		return "", ErrNoQuery
 	}
+	q := parseQuery(query)
 	entries, err := h.archive.Archived(ctx, t.Inbound.Thread)
 	if err != nil {
 		return "", fmt.Errorf("agent: read the archive of %s: %w", t.Inbound.Thread, err)
@@ -102,10 +100,11 @@ func (h *History) Search(ctx context.Context, call core.ToolCall, query string) 
 		return h.open(ix, seq, page), nil
 	}
 	var b strings.Builder
-	for i, d := range ix.search(q, historyHits) {
+	hits := ix.search(q, historyHits)
+	for i, d := range hits {
 		hit := fmt.Sprintf("[%s · %s] %s\n", d.label, ref(d.seq), d.show(q))
 		if i > 0 && b.Len()+len(hit)+1 > h.page {
-			fmt.Fprintf(&b, "\n(%d more hits not shown: search more precisely)", i)
+			fmt.Fprintf(&b, "\n(%d more hits not shown: search more precisely)", len(hits)-i)
 			break
 		}
 		if i > 0 {
@@ -190,7 +189,7 @@ func (h *History) index(key string, entries []core.Entry) *archiveIndex {
 	if ix == nil || ix.covered > len(entries) || ix.covered > 0 && entries[ix.covered-1].Seq != ix.lastSeq {
 		// Sized for the archive at hand: growing the map as it fills
 		// was most of a first search's time.
-		ix = &archiveIndex{postings: make(map[string][]historyPosting, 16*len(entries)), docs: make([]historyDoc, 0, len(entries))}
+		ix = &archiveIndex{terms: rank.NewIndex(len(entries)), docs: make([]historyDoc, 0, len(entries))}
 	}
 	for _, e := range entries[ix.covered:] {
 		ix.add(e)
@@ -204,18 +203,13 @@ func (h *History) index(key string, entries []core.Entry) *archiveIndex {
 	return ix
 }
 
-// archiveIndex is one thread's archived messages as a BM25 inverted index.
+// archiveIndex is one thread's archived messages as a BM25 inverted index
+// (rank.Index): document i is docs[i].
 type archiveIndex struct {
-	covered  int    // entries indexed, from the first
-	lastSeq  uint64 // the last indexed entry's Seq
-	docs     []historyDoc
-	postings map[string][]historyPosting
-	totalLen int
-}
-
-type historyPosting struct {
-	doc int32
-	tf  uint16
+	covered int    // entries indexed, from the first
+	lastSeq uint64 // the last indexed entry's Seq
+	docs    []historyDoc
+	terms   *rank.Index
 }
 
 // historyDoc is one archived message.
@@ -236,19 +230,8 @@ func (ix *archiveIndex) add(e core.Entry) {
 		return
 	}
 	text := messageText(*r.Msg)
-	id := int32(len(ix.docs))
-	d := historyDoc{seq: e.Seq, label: roleLabel(*r.Msg), text: text, words: wordTokens(text, nil)}
-	terms := identifierTokens(text, slices.Clone(d.words))
-	slices.Sort(terms)
-	for i := 0; i < len(terms); {
-		j := i + 1
-		for j < len(terms) && terms[j] == terms[i] {
-			j++
-		}
-		ix.postings[terms[i]] = append(ix.postings[terms[i]], historyPosting{doc: id, tf: uint16(min(j-i, 1<<16-1))})
-		i = j
-	}
-	ix.totalLen += len(terms)
+	d := historyDoc{seq: e.Seq, label: roleLabel(*r.Msg), text: text, words: rank.Words(text, nil)}
+	ix.terms.Add(rank.Identifiers(text, slices.Clone(d.words)))
 	ix.docs = append(ix.docs, d)
 }
 
@@ -259,8 +242,6 @@ type query struct {
 	phrases [][]string // word runs a hit must (quoted) or should contain
 	quoted  int        // phrases[:quoted] are required
 }
-
-func (q query) empty() bool { return len(q.words) == 0 }
 
 // idBoost is how much more an identifier, matched whole, weighs than a
 // word.
@@ -284,22 +265,22 @@ func parseQuery(s string) query {
 	parts := strings.Split(s, `"`)
 	for i, p := range parts {
 		if i%2 == 1 && i < len(parts)-1 { // inside a pair of quotes
-			if ws := wordTokens(p, nil); len(ws) > 0 {
+			if ws := rank.Words(p, nil); len(ws) > 0 {
 				q.phrases = append(q.phrases, ws)
 				distinct(&q.words, ws)
-				distinct(&q.ids, identifierTokens(p, nil))
+				distinct(&q.ids, rank.Identifiers(p, nil))
 			}
 			continue
 		}
 		loose.WriteString(p + " ")
 	}
 	q.quoted = len(q.phrases)
-	ws := wordTokens(loose.String(), nil)
+	ws := rank.Words(loose.String(), nil)
 	if len(ws) > 1 {
 		q.phrases = append(q.phrases, ws)
 	}
 	distinct(&q.words, ws)
-	distinct(&q.ids, identifierTokens(loose.String(), nil))
+	distinct(&q.ids, rank.Identifiers(loose.String(), nil))
 	return q
 }
 
@@ -308,40 +289,28 @@ func parseQuery(s string) query {
 // by BM25 with identifiers weighing more and a phrase's hits first, the
 // newest first among equals.
 func (ix *archiveIndex) search(q query, k int) []*historyDoc {
-	if len(ix.docs) == 0 {
+	if len(ix.docs) == 0 || len(q.words) == 0 {
 		return nil
 	}
-	n := float64(len(ix.docs))
-	avg := float64(ix.totalLen) / n
-	scores := map[int32]float64{}
-	matched := map[int32]int{}
-	score := func(t string, boost float64, count bool) {
-		ps := ix.postings[t]
-		w := rank.IDF(n, float64(len(ps))) * boost
-		for _, p := range ps {
-			scores[p.doc] += rank.Score(w, float64(p.tf), float64(len(ix.docs[p.doc].words)), avg)
-			if count {
-				matched[p.doc]++
-			}
-		}
-	}
+	terms := make([]rank.Term, 0, len(q.words)+len(q.ids))
 	for _, t := range q.words {
-		score(t, 1, true)
+		terms = append(terms, rank.Term{Text: t, Boost: 1})
 	}
 	for _, t := range q.ids {
-		score(t, idBoost, false)
+		terms = append(terms, rank.Term{Text: t, Boost: idBoost})
 	}
-	all := slices.ContainsFunc(slices.Collect(maps.Values(matched)), func(c int) bool { return c == len(q.words) })
+	matches := ix.terms.Match(terms, len(q.words))
+	all := slices.ContainsFunc(matches, func(m rank.Match) bool { return m.Count == len(q.words) })
 	type scored struct {
 		doc   int32
 		score float64
 	}
 	var hits []scored
-	for doc, c := range matched {
-		if all && c < len(q.words) {
+	for _, m := range matches {
+		if all && m.Count < len(q.words) {
 			continue
 		}
-		d, s, ok := &ix.docs[doc], scores[doc], true
+		d, s, ok := &ix.docs[m.Doc], m.Score, true
 		for i, ph := range q.phrases {
 			has := containsPhrase(d.words, ph)
 			if i < q.quoted && !has {
@@ -353,7 +322,7 @@ func (ix *archiveIndex) search(q query, k int) []*historyDoc {
 			}
 		}
 		if ok {
-			hits = append(hits, scored{doc, s})
+			hits = append(hits, scored{m.Doc, s})
 		}
 	}
 	slices.SortFunc(hits, func(a, b scored) int {
@@ -404,10 +373,10 @@ func (d *historyDoc) excerpt(q query) string {
 	show[0] = true // the header
 	any := false
 	for i, line := range lines {
-		toks := identifierTokens(line, wordTokens(line, nil))
-		hit := slices.ContainsFunc(toks, func(t string) bool { return want[t] })
+		ws := rank.Words(line, nil)
+		hit := slices.ContainsFunc(rank.Identifiers(line, slices.Clone(ws)), func(t string) bool { return want[t] })
 		for _, ph := range q.phrases {
-			hit = hit || containsPhrase(wordTokens(line, nil), ph)
+			hit = hit || containsPhrase(ws, ph)
 		}
 		if hit {
 			any = true
@@ -455,62 +424,6 @@ func cutAt(s string, n int) string {
 	}
 	return s[:n]
 }
-
-// wordTokens appends text's words: runs of letters and digits,
-// lower-cased, in order.
-func wordTokens(text string, out []string) []string {
-	start := -1
-	for i, r := range text {
-		alnum := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r > 0x7f && isLetterOrDigit(r)
-		switch {
-		case alnum && start < 0:
-			start = i
-		case !alnum && start >= 0:
-			out = append(out, strings.ToLower(text[start:i]))
-			start = -1
-		}
-	}
-	if start >= 0 {
-		out = append(out, strings.ToLower(text[start:]))
-	}
-	return out
-}
-
-// identifierTokens appends text's identifiers, whole: fields that mix
-// letters and digits or join them with _ - . / : @ # (INC-4821,
-// 0xAbC1…, audit_log.v2), lower-cased and marked with a leading '#' so
-// they never collide with a word.
-func identifierTokens(text string, out []string) []string {
-	for _, f := range strings.Fields(text) {
-		f = strings.Trim(f, ".,;:!?()[]{}<>\"'`*=")
-		if identifierShaped(f) {
-			out = append(out, "#"+strings.ToLower(f))
-		}
-	}
-	return out
-}
-
-func identifierShaped(s string) bool {
-	if len(s) < 3 {
-		return false
-	}
-	var letter, digit, joiner bool
-	for _, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			digit = true
-		case strings.ContainsRune("_-./:@#", r):
-			joiner = true
-		case isLetterOrDigit(r):
-			letter = true
-		default:
-			return false
-		}
-	}
-	return (letter && digit) || (joiner && (letter || digit))
-}
-
-func isLetterOrDigit(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // messageText is what a message said: its content and its tool calls.
 func messageText(m llm.Message) string {
