@@ -64,7 +64,7 @@ func (tr *turn) setAside(ctx context.Context) (bool, error) {
 			continue
 		}
 		m := it.msg
-		m.Content = cutToFit(a, capResult(m.Content, a.opts.ResultCap), (limit-fixed)/2, recs[i].Of)
+		m.Content = cutToFit(a, m.Content, (limit-fixed)/2, recs[i].Of)
 		change(i, m, false)
 		cut++
 	}
@@ -131,10 +131,10 @@ func stubText(m llm.Message, of uint64) string {
 	return fmt.Sprintf("[set aside to make room: %s returned %d bytes here; history_search %q shows it whole]", m.Name, len(m.Content), ref(of))
 }
 
-// cutToFit cuts a result too large for the window to at most most tokens,
-// saying so and where the rest is.
+// cutToFit cuts a result too large for the window to at most most tokens
+// (and ResultCap bytes), saying so and where the rest is.
 func cutToFit(a *Agent, s string, most int, of uint64) string {
-	n := len(s)
+	n := min(len(s), a.opts.ResultCap)
 	for n > 0 && a.opts.Counter(s[:n]) > most {
 		n = n * 3 / 4
 	}

@@ -170,4 +170,23 @@ func TestSetAsideInterrupted(t *testing.T) {
 	if tm := toolMessages(llmtest.Request{Messages: sent}); len(tm) != 1 || !strings.Contains(tm[0].Content, `history_search "msg:3"`) {
 		t.Errorf("tool messages sent = %+v, want the one stub naming msg:3", tm)
 	}
+	// An operator's export shows each message once, the result whole.
+	_, live, _ := h.tr.LoadTranscript(context.Background(), testThread)
+	msgs, err := Messages(append(archived, live...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	for _, m := range msgs {
+		roles = append(roles, m.Role)
+		if m.Role == llm.RoleTool && m.Content != r.Content {
+			t.Errorf("export shows the result as %.80q, want the original", m.Content)
+		}
+	}
+	if got := strings.Join(roles, " "); got != "user assistant tool assistant" {
+		t.Errorf("export roles = %s, want user assistant tool assistant", got)
+	}
+	if q, a, err := TurnText(append(archived, live...), "E1"); q != "read it" || a != "Read it." || err != nil {
+		t.Errorf("TurnText = %q, %q, %v", q, a, err)
+	}
 }

@@ -444,7 +444,9 @@ func roleLabel(m llm.Message) string {
 
 // Messages decodes transcript entries (archived, then live) into the
 // messages they hold, in order, for an operator's export. Entries that
-// hold no message (anchors) are skipped.
+// hold no message (anchors) are skipped, and so are the copies and stubs
+// a set-aside appended: the archive holds their originals, which come
+// first.
 func Messages(entries []core.Entry) ([]llm.Message, error) {
 	out := make([]llm.Message, 0, len(entries))
 	for _, e := range entries {
@@ -452,7 +454,7 @@ func Messages(entries []core.Entry) ([]llm.Message, error) {
 		if err := json.Unmarshal(e.Data, &r); err != nil {
 			return nil, fmt.Errorf("agent: decode entry %d: %w", e.Seq, err)
 		}
-		if r.Msg != nil {
+		if r.Msg != nil && r.Of == 0 {
 			out = append(out, *r.Msg)
 		}
 	}
@@ -470,8 +472,8 @@ func TurnText(entries []core.Entry, eventID string) (question, answer string, er
 		if err := json.Unmarshal(e.Data, &r); err != nil {
 			return "", "", fmt.Errorf("agent: decode entry %d: %w", e.Seq, err)
 		}
-		if r.EventID != eventID || r.Msg == nil {
-			continue
+		if r.EventID != eventID || r.Msg == nil || r.Of > 0 {
+			continue // a set-aside's copy: the original says the same
 		}
 		switch {
 		case r.Msg.Role == llm.RoleUser:
