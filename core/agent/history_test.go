@@ -148,7 +148,8 @@ func TestHistoryOpen(t *testing.T) {
 	}
 	short := llm.ToolResult("c1", "audit__read", "AUDIT BATCH 8\nentry TX-8 settled")
 	big := llm.ToolResult("c2", "audit__read", long.String())
-	tr.seed(testThread, record{Msg: &short}, record{Msg: &big})
+	big2 := llm.ToolResult("c3", "audit__read", strings.Replace(long.String(), "BATCH 9", "BATCH 10", 1))
+	tr.seed(testThread, record{Msg: &short}, record{Msg: &big}, record{Msg: &big2})
 	if err := tr.Compact(context.Background(), testThread, core.Summary{Text: "GOAL: audit", UpTo: 9}); err != nil {
 		t.Fatal(err)
 	}
@@ -187,8 +188,12 @@ func TestHistoryOpen(t *testing.T) {
 	if whole.String() != long.String() {
 		t.Errorf("the pages joined differ from the message:\n%s", whole.String())
 	}
+	// Hits past the page are counted, not shown.
+	if got := search("settled"); len(got) > 2<<10 || !strings.HasSuffix(got, "(2 more hits not shown: search more precisely)") {
+		t.Errorf("Search(settled) = %d bytes ending %q, want at most 2 KB and the hits left out counted", len(got), got[max(0, len(got)-60):])
+	}
 	for q, want := range map[string]string{
-		"msg:3":   "no archived message msg:3 in this conversation",
+		"msg:4":   "no archived message msg:4 in this conversation",
 		"msg:2/4": "msg:2 has 3 pages; there is no page 4",
 	} {
 		if got := search(q); got != want {
