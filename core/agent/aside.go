@@ -18,13 +18,15 @@ const asideMargin = 0.15
 // stub naming the tool, the size and the reference that opens the result
 // again. A result too large for the window on its own is cut instead,
 // saying so. It reports whether the next request now fits under the hard
-// threshold; it changes nothing when no result can go.
+// threshold; it changes nothing when no result can go. refused says the
+// model refused the last request as over its window: however low the
+// estimate, the request is taken to be at least the window.
 //
 // The transcript only grows: the live entries are appended again, stubs
 // in place of the results set aside, after a marker (record.Moved), and
 // then the originals are archived. A load that finds the marker with the
 // originals still live archives them (load).
-func (tr *turn) setAside(ctx context.Context) (bool, error) {
+func (tr *turn) setAside(ctx context.Context, refused bool) (bool, error) {
 	a, st := tr.a, tr.st
 	w := float64(a.opts.ContextWindow)
 	limit, target := int(a.budget.HardPct*w), int((a.budget.SoftPct-asideMargin)*w)
@@ -40,7 +42,11 @@ func (tr *turn) setAside(ctx context.Context) (bool, error) {
 	for _, it := range st.items {
 		used += it.tokens
 	}
-	scale := max(1, float64(tr.used())/float64(max(used, 1)))
+	least := tr.used()
+	if refused {
+		least = max(least, a.opts.ContextWindow)
+	}
+	scale := max(1, float64(least)/float64(max(used, 1)))
 	over := func(goal int) bool { return float64(used)*scale > float64(goal) }
 	recs := make([]record, len(st.items))
 	tokens := make([]int, len(st.items))

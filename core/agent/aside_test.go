@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -188,5 +189,34 @@ func TestSetAsideInterrupted(t *testing.T) {
 	}
 	if q, a, err := TurnText(append(archived, live...), "E1"); q != "read it" || a != "Read it." || err != nil {
 		t.Errorf("TurnText = %q, %q, %v", q, a, err)
+	}
+}
+
+// TestRefusedRequestSetsResultsAside: the model refuses a request as over
+// its window though the estimate says it fits, and nothing is left to
+// compact: the turn's result is set aside and the turn finishes, instead
+// of ending with "the language model kept failing".
+func TestRefusedRequestSetsResultsAside(t *testing.T) {
+	h := newHarness(t, nil)
+	cheap := llmtest.New(t)
+	cheap.Handle(func(llmtest.Request) llmtest.Reply { return llmtest.Text(cheapSummary) })
+	h.rebuild(t, func(o *Options) { o.Cheap = newClient(t, cheap) })
+	h.tools.fn = func(context.Context, string, map[string]any) (string, bool, error) {
+		return "AUDIT BATCH 1\n" + strings.Repeat("row of the audit\n", 200), false, nil
+	}
+	h.srv.Handle(func(r llmtest.Request) llmtest.Reply {
+		switch tm := toolMessages(r); {
+		case len(tm) == 0:
+			return llmtest.Calls(call("c1", "fs__read_file", `{}`))
+		case strings.HasPrefix(tm[0].Content, "[set aside to make room: fs__read_file returned"):
+			return llmtest.Text("Done.")
+		}
+		return llmtest.Error(http.StatusBadRequest, "context_length_exceeded", "This model's maximum context length is 8192 tokens")
+	})
+	if err := h.run(t, inbound("E1", "read it")); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if got := h.rec.Says(); len(got) != 1 || got[0] != "Done." {
+		t.Errorf("Says = %.200q, want the answer", got)
 	}
 }

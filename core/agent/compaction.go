@@ -73,7 +73,7 @@ func (tr *turn) makeRoom(ctx context.Context) (bool, error) {
 		a.log.Info().Str("thread", tr.st.thread.Key()).Str(stopReason, stop).Int("freed", freed).
 			Int("used", after).Int("window", a.opts.ContextWindow).Int("compactions", tr.compactions).
 			Msg("agent: compacting frees no more; setting tool results aside")
-		fits, err := tr.setAside(ctx)
+		fits, err := tr.setAside(ctx, false)
 		if err != nil || fits {
 			return fits, err
 		}
@@ -85,9 +85,14 @@ func (tr *turn) makeRoom(ctx context.Context) (bool, error) {
 	}
 }
 
-// compactNow forces a hard compaction (the model-failure adapt rung).
+// compactNow forces a hard compaction (the model-failure adapt rung): the
+// model refused the request as over its window. When nothing can be
+// compacted, the turn's oldest tool results are set aside instead.
 func (tr *turn) compactNow(ctx context.Context) error {
-	_, _, err := tr.compact(ctx, compact.PressureHard, ReasonRefused)
+	_, done, err := tr.compact(ctx, compact.PressureHard, ReasonRefused)
+	if err == nil && !done {
+		_, err = tr.setAside(ctx, true)
+	}
 	return err
 }
 
