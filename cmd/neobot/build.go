@@ -188,7 +188,7 @@ func (m *Main) buildTools(ctx context.Context, a *app, manifest *mcp.Manifest, a
 		Skills:      a.skills,
 		Recall:      tools.FromContext(a.cortex.RecallTool),
 		Forget:      tools.FromContext(a.cortex.ForgetTool),
-		History:     agent.NewHistory(a.db).Search,
+		History:     agent.NewHistoryPaged(a.db, cfg.ToolResultCap).Search,
 		OnStatus:    m.tel.observeServer,
 		LookupEnv:   m.lookupEnv,
 		Calls:       a.db,

@@ -30,7 +30,7 @@ type telemetry struct {
 	// Each vector's comment names its labels.
 	turns        *prometheus.CounterVec // outcome
 	steps        prometheus.Counter
-	compactions  *prometheus.CounterVec // pressure
+	compactions  *prometheus.CounterVec // reason
 	stalls       prometheus.Counter
 	toolCalls    *prometheus.CounterVec   // server, tool, outcome
 	modelCalls   *prometheus.CounterVec   // model, outcome
@@ -52,7 +52,7 @@ func newTelemetry() *telemetry {
 		steps: prometheus.NewCounter(prometheus.CounterOpts{Name: "neobot_steps_total",
 			Help: "Steps of the tool-calling loop: main-model answers within turns."}),
 		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_compactions_total",
-			Help: "Compactions of a thread's working history, by pressure (soft, hard)."}, []string{"pressure"}),
+			Help: "Compactions of a thread's working history, by reason: soft, hard (thresholds), refused (the model refused a request as too large), set_aside (a turn's oldest tool results archived and stubbed), cut (a result larger than the window cut), no_room (nothing could make the request fit; the turn ended with an honest partial)."}, []string{"reason"}),
 		stalls: prometheus.NewCounter(prometheus.CounterOpts{Name: "neobot_stalls_total",
 			Help: "Turns stopped because they repeated the same tool calls without progress."}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_tool_calls_total",

@@ -33,10 +33,12 @@ const (
 
 // makeRoom compacts as often as the turn needs: at the soft threshold once
 // (at a clean boundary if one qualifies), at the hard threshold again and
-// again while each compaction frees room. It reports false when the next
-// request would still cross the hard threshold and compacting cannot help
-// (a compaction freed (almost) nothing, or MaxCompactionsPerTurn is
-// reached); the log says which.
+// again while each compaction frees room. When compacting can free no
+// more (a compaction freed (almost) nothing, nothing is left to compact,
+// or MaxCompactionsPerTurn is reached), it sets the turn's oldest tool
+// results aside (setAside). It reports false only when the next request
+// still cannot fit: one message is larger than the window. The log says
+// why at each point.
 func (tr *turn) makeRoom(ctx context.Context) (bool, error) {
 	a := tr.a
 	for {
@@ -45,7 +47,7 @@ func (tr *turn) makeRoom(ctx context.Context) (bool, error) {
 		if p == compact.PressureNone {
 			return true, nil
 		}
-		freed, done, err := tr.compact(ctx, p)
+		freed, done, err := tr.compact(ctx, p, p.String())
 		if err != nil {
 			return false, err
 		}
@@ -65,18 +67,32 @@ func (tr *turn) makeRoom(ctx context.Context) (bool, error) {
 		case float64(freed) < minFreedShare*float64(a.opts.ContextWindow):
 			stop = stopFreed
 		}
-		if stop != "" {
-			a.log.Warn().Str("thread", tr.st.thread.Key()).Str(stopReason, stop).Int("freed", freed).
-				Int("used", after).Int("window", a.opts.ContextWindow).Int("compactions", tr.compactions).
-				Msg("agent: no room for the next request")
-			return false, nil
+		if stop == "" {
+			continue
 		}
+		a.log.Info().Str("thread", tr.st.thread.Key()).Str(stopReason, stop).Int("freed", freed).
+			Int("used", after).Int("window", a.opts.ContextWindow).Int("compactions", tr.compactions).
+			Msg("agent: compacting frees no more; setting tool results aside")
+		fits, err := tr.setAside(ctx, false)
+		if err != nil || fits {
+			return fits, err
+		}
+		a.observe(EventCompaction, ReasonNoRoom)
+		a.log.Warn().Str("thread", tr.st.thread.Key()).Str(stopReason, stop).Int("used", tr.used()).
+			Int("window", a.opts.ContextWindow).Int("compactions", tr.compactions).
+			Msg("agent: no room for the next request, even with the tool results set aside")
+		return false, nil
 	}
 }
 
-// compactNow forces a hard compaction (the model-failure adapt rung).
+// compactNow forces a hard compaction (the model-failure adapt rung): the
+// model refused the request as over its window. When nothing can be
+// compacted, the turn's oldest tool results are set aside instead.
 func (tr *turn) compactNow(ctx context.Context) error {
-	_, _, err := tr.compact(ctx, compact.PressureHard)
+	_, done, err := tr.compact(ctx, compact.PressureHard, ReasonRefused)
+	if err == nil && !done {
+		_, err = tr.setAside(ctx, true)
+	}
 	return err
 }
 
@@ -86,8 +102,9 @@ func (tr *turn) compactNow(ctx context.Context) error {
 // keeps the artifacts verbatim. It returns the tokens the compaction freed
 // of the next request (negative when the summary outweighs what it
 // replaced) and whether it compacted at all: not when no clean cut exists
-// or MaxCompactionsPerTurn, if set, is reached.
-func (tr *turn) compact(ctx context.Context, p compact.Pressure) (freed int, done bool, err error) {
+// or MaxCompactionsPerTurn, if set, is reached. reason is counted
+// (EventCompaction) and logged.
+func (tr *turn) compact(ctx context.Context, p compact.Pressure, reason string) (freed int, done bool, err error) {
 	a, st := tr.a, tr.st
 	if a.opts.MaxCompactionsPerTurn > 0 && tr.compactions >= a.opts.MaxCompactionsPerTurn {
 		return 0, false, nil
@@ -135,12 +152,12 @@ func (tr *turn) compact(ctx context.Context, p compact.Pressure) (freed int, don
 		return 0, false, fmt.Errorf("agent: compact %s: %w", st.thread, err)
 	}
 	tr.compactions++
-	a.observe(EventCompaction, p.String())
+	a.observe(EventCompaction, reason)
 	st.setSummary(sum)
 	st.items = append([]item(nil), st.items[split:]...)
 	st.usage, st.usageAt = 0, 0
 	freed = before - tr.used()
-	a.log.Info().Str("thread", st.thread.Key()).Int("entries", split).Str("pressure", p.String()).
+	a.log.Info().Str("thread", st.thread.Key()).Int("entries", split).Str("reason", reason).
 		Int("restored", len(res.Dropped)).Int("freed", freed).Int("compactions", tr.compactions).Msg("agent: compacted")
 	if tr.start < split {
 		// The turn's own message went into the summary: leave an anchor so

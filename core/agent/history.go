@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/llm"
@@ -31,22 +29,42 @@ type Archive interface {
 // It is a search engine over the thread's archived messages: a query's
 // words and identifiers match whole tokens (17 finds "batch 17", never
 // "0x17ab" or "170"), a quoted query, or a multi-word header, matches as
-// an exact phrase, hits are ranked with BM25 (package rank, as memory
-// recall is), and each hit shows the lines around every match. The index
-// of each recently searched thread is kept in memory and grows with its
-// archive; the store stays the only truth.
+// an exact phrase, and hits are ranked with BM25. The tokenizer and the
+// index are package rank's, as memory recall's are. A hit in a message of at most WholeHit bytes shows the whole
+// message; in a longer one, its first line (a result's header) and the
+// lines around every match. Each hit names its reference (msg:1234): that
+// reference as the query returns the whole message, page by page past
+// the page size. The index of each recently searched thread is kept in
+// memory and grows with its archive; the store stays the only truth.
 type History struct {
 	archive Archive
+	page    int // bytes of one answer
 
 	mu     sync.Mutex
 	cached map[string]*archiveIndex
 	order  []string // thread keys, least recently searched first
 }
 
-// NewHistory returns a History over archive.
+// NewHistory returns a History over archive whose answers are at most
+// DefaultResultCap bytes, a tool result's default cap.
 func NewHistory(archive Archive) *History {
-	return &History{archive: archive, cached: map[string]*archiveIndex{}}
+	return NewHistoryPaged(archive, DefaultResultCap)
 }
+
+// NewHistoryPaged returns a History over archive whose answers are at
+// most page bytes (the tool-result cap; DefaultResultCap when 0, at
+// least 1 KiB): a longer message opens page by page.
+func NewHistoryPaged(archive Archive, page int) *History {
+	if page <= 0 {
+		page = DefaultResultCap
+	}
+	return &History{archive: archive, page: max(page, 1<<10), cached: map[string]*archiveIndex{}}
+}
+
+// WholeHit is the size, in bytes, of the longest archived message a hit
+// shows whole; a longer one shows its first line and the lines around
+// the matches.
+const WholeHit = 2 << 10
 
 // Limits of one search's answer, and of the indexes kept.
 const (
@@ -69,23 +87,96 @@ func (h *History) Search(ctx context.Context, call core.ToolCall, query string) 
 	if t == nil {
 		return "", errors.New("agent: history search outside a turn")
 	}
-	q := parseQuery(query)
-	if q.empty() {
+	if strings.TrimSpace(query) == "" {
 		return "", ErrNoQuery
 	}
+	q := parseQuery(query)
 	entries, err := h.archive.Archived(ctx, t.Inbound.Thread)
 	if err != nil {
 		return "", fmt.Errorf("agent: read the archive of %s: %w", t.Inbound.Thread, err)
 	}
 	ix := h.index(t.Inbound.Thread.Key(), entries)
+	if seq, page, ok := parseRef(query); ok {
+		return h.open(ix, seq, page), nil
+	}
 	var b strings.Builder
-	for i, d := range ix.search(q, historyHits) {
+	hits := ix.search(q, historyHits)
+	for i, d := range hits {
+		hit := fmt.Sprintf("[%s · %s] %s\n", d.label, ref(d.seq), d.show(q))
+		if i > 0 && b.Len()+len(hit)+1 > h.page {
+			fmt.Fprintf(&b, "\n(%d more hits not shown: search more precisely)", len(hits)-i)
+			break
+		}
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "[%s] %s\n", d.label, d.excerpt(q))
+		b.WriteString(hit)
 	}
 	return b.String(), nil
+}
+
+// parseRef reads a query that is a reference to one archived message:
+// msg:1234, or msg:1234/2 for its second page.
+func parseRef(query string) (seq uint64, page int, ok bool) {
+	rest, found := strings.CutPrefix(strings.Trim(strings.TrimSpace(query), `"'`), refPrefix)
+	if !found {
+		return 0, 0, false
+	}
+	num, pg, paged := strings.Cut(rest, "/")
+	page = 1
+	if paged {
+		if _, err := fmt.Sscan(pg, &page); err != nil || page < 1 || fmt.Sprint(page) != pg {
+			return 0, 0, false
+		}
+	}
+	if _, err := fmt.Sscan(num, &seq); err != nil || fmt.Sprint(seq) != num {
+		return 0, 0, false
+	}
+	return seq, page, true
+}
+
+// open returns page of the archived message seq, whole when it fits one
+// page, and says how to read the next page.
+func (h *History) open(ix *archiveIndex, seq uint64, page int) string {
+	i, found := slices.BinarySearchFunc(ix.docs, seq, func(d historyDoc, seq uint64) int { return cmp.Compare(d.seq, seq) })
+	if !found {
+		return fmt.Sprintf("no archived message %s in this conversation", ref(seq))
+	}
+	d := &ix.docs[i]
+	label := fmt.Sprintf("[%s · %s]", d.label, ref(d.seq))
+	size := max(h.page-len(label)-200, 512) // room for the label and the note
+	text, from, n := d.text, 0, 1
+	for ; n < page && from < len(text); n++ {
+		from += pageEnd(text[from:], size)
+	}
+	if from >= len(text) {
+		return fmt.Sprintf("%s has %d pages; there is no page %d", ref(seq), n-1, page)
+	}
+	end := from + pageEnd(text[from:], size)
+	if from == 0 && end == len(text) {
+		return label + " " + text
+	}
+	pages := n
+	for at := end; at < len(text); pages++ {
+		at += pageEnd(text[at:], size)
+	}
+	out := fmt.Sprintf("%s page %d of %d:\n%s", label, page, pages, text[from:end])
+	if end < len(text) {
+		out += fmt.Sprintf("\n[page %d of %d: history_search %q shows the next]", page, pages, fmt.Sprintf("%s/%d", ref(seq), page+1))
+	}
+	return out
+}
+
+// pageEnd is where a page of at most size bytes of s ends: after a line
+// when one ends in its second half, else on a rune boundary.
+func pageEnd(s string, size int) int {
+	if len(s) <= size {
+		return len(s)
+	}
+	if nl := strings.LastIndexByte(s[:size], '\n'); nl >= size/2 {
+		return nl + 1
+	}
+	return len(cutAt(s, size))
 }
 
 // index returns the thread's index brought up to entries: the archive
@@ -98,7 +189,7 @@ func (h *History) index(key string, entries []core.Entry) *archiveIndex {
 	if ix == nil || ix.covered > len(entries) || ix.covered > 0 && entries[ix.covered-1].Seq != ix.lastSeq {
 		// Sized for the archive at hand: growing the map as it fills
 		// was most of a first search's time.
-		ix = &archiveIndex{postings: make(map[string][]historyPosting, 16*len(entries)), docs: make([]historyDoc, 0, len(entries))}
+		ix = &archiveIndex{terms: rank.NewIndex(len(entries)), docs: make([]historyDoc, 0, len(entries))}
 	}
 	for _, e := range entries[ix.covered:] {
 		ix.add(e)
@@ -112,22 +203,18 @@ func (h *History) index(key string, entries []core.Entry) *archiveIndex {
 	return ix
 }
 
-// archiveIndex is one thread's archived messages as a BM25 inverted index.
+// archiveIndex is one thread's archived messages as a BM25 inverted index
+// (rank.Index): document i is docs[i].
 type archiveIndex struct {
-	covered  int    // entries indexed, from the first
-	lastSeq  uint64 // the last indexed entry's Seq
-	docs     []historyDoc
-	postings map[string][]historyPosting
-	totalLen int
-}
-
-type historyPosting struct {
-	doc int32
-	tf  uint16
+	covered int    // entries indexed, from the first
+	lastSeq uint64 // the last indexed entry's Seq
+	docs    []historyDoc
+	terms   *rank.Index
 }
 
 // historyDoc is one archived message.
 type historyDoc struct {
+	seq   uint64 // its entry's Seq: its reference
 	label string
 	text  string
 	words []string // its word tokens in order, for phrases
@@ -137,23 +224,14 @@ func (ix *archiveIndex) add(e core.Entry) {
 	ix.covered++
 	ix.lastSeq = e.Seq
 	var r record
-	if err := json.Unmarshal(e.Data, &r); err != nil || r.Msg == nil {
-		return // an entry this version cannot read, or an anchor, is skipped
+	if err := json.Unmarshal(e.Data, &r); err != nil || r.Msg == nil || r.Of > 0 {
+		// An entry this version cannot read, an anchor, and a copy or
+		// stub of an entry archived already (setAside) are skipped.
+		return
 	}
 	text := messageText(*r.Msg)
-	id := int32(len(ix.docs))
-	d := historyDoc{label: roleLabel(*r.Msg), text: text, words: wordTokens(text, nil)}
-	terms := identifierTokens(text, slices.Clone(d.words))
-	slices.Sort(terms)
-	for i := 0; i < len(terms); {
-		j := i + 1
-		for j < len(terms) && terms[j] == terms[i] {
-			j++
-		}
-		ix.postings[terms[i]] = append(ix.postings[terms[i]], historyPosting{doc: id, tf: uint16(min(j-i, 1<<16-1))})
-		i = j
-	}
-	ix.totalLen += len(terms)
+	d := historyDoc{seq: e.Seq, label: roleLabel(*r.Msg), text: text, words: rank.Words(text, nil)}
+	ix.terms.Add(rank.Identifiers(text, slices.Clone(d.words)))
 	ix.docs = append(ix.docs, d)
 }
 
@@ -164,8 +242,6 @@ type query struct {
 	phrases [][]string // word runs a hit must (quoted) or should contain
 	quoted  int        // phrases[:quoted] are required
 }
-
-func (q query) empty() bool { return len(q.words) == 0 }
 
 // idBoost is how much more an identifier, matched whole, weighs than a
 // word.
@@ -189,22 +265,22 @@ func parseQuery(s string) query {
 	parts := strings.Split(s, `"`)
 	for i, p := range parts {
 		if i%2 == 1 && i < len(parts)-1 { // inside a pair of quotes
-			if ws := wordTokens(p, nil); len(ws) > 0 {
+			if ws := rank.Words(p, nil); len(ws) > 0 {
 				q.phrases = append(q.phrases, ws)
 				distinct(&q.words, ws)
-				distinct(&q.ids, identifierTokens(p, nil))
+				distinct(&q.ids, rank.Identifiers(p, nil))
 			}
 			continue
 		}
 		loose.WriteString(p + " ")
 	}
 	q.quoted = len(q.phrases)
-	ws := wordTokens(loose.String(), nil)
+	ws := rank.Words(loose.String(), nil)
 	if len(ws) > 1 {
 		q.phrases = append(q.phrases, ws)
 	}
 	distinct(&q.words, ws)
-	distinct(&q.ids, identifierTokens(loose.String(), nil))
+	distinct(&q.ids, rank.Identifiers(loose.String(), nil))
 	return q
 }
 
@@ -213,40 +289,28 @@ func parseQuery(s string) query {
 // by BM25 with identifiers weighing more and a phrase's hits first, the
 // newest first among equals.
 func (ix *archiveIndex) search(q query, k int) []*historyDoc {
-	if len(ix.docs) == 0 {
+	if len(ix.docs) == 0 || len(q.words) == 0 {
 		return nil
 	}
-	n := float64(len(ix.docs))
-	avg := float64(ix.totalLen) / n
-	scores := map[int32]float64{}
-	matched := map[int32]int{}
-	score := func(t string, boost float64, count bool) {
-		ps := ix.postings[t]
-		w := rank.IDF(n, float64(len(ps))) * boost
-		for _, p := range ps {
-			scores[p.doc] += rank.Score(w, float64(p.tf), float64(len(ix.docs[p.doc].words)), avg)
-			if count {
-				matched[p.doc]++
-			}
-		}
-	}
+	terms := make([]rank.Term, 0, len(q.words)+len(q.ids))
 	for _, t := range q.words {
-		score(t, 1, true)
+		terms = append(terms, rank.Term{Text: t, Boost: 1})
 	}
 	for _, t := range q.ids {
-		score(t, idBoost, false)
+		terms = append(terms, rank.Term{Text: t, Boost: idBoost})
 	}
-	all := slices.ContainsFunc(slices.Collect(maps.Values(matched)), func(c int) bool { return c == len(q.words) })
+	matches := ix.terms.Match(terms, len(q.words))
+	all := slices.ContainsFunc(matches, func(m rank.Match) bool { return m.Count == len(q.words) })
 	type scored struct {
 		doc   int32
 		score float64
 	}
 	var hits []scored
-	for doc, c := range matched {
-		if all && c < len(q.words) {
+	for _, m := range matches {
+		if all && m.Count < len(q.words) {
 			continue
 		}
-		d, s, ok := &ix.docs[doc], scores[doc], true
+		d, s, ok := &ix.docs[m.Doc], m.Score, true
 		for i, ph := range q.phrases {
 			has := containsPhrase(d.words, ph)
 			if i < q.quoted && !has {
@@ -258,7 +322,7 @@ func (ix *archiveIndex) search(q query, k int) []*historyDoc {
 			}
 		}
 		if ok {
-			hits = append(hits, scored{doc, s})
+			hits = append(hits, scored{m.Doc, s})
 		}
 	}
 	slices.SortFunc(hits, func(a, b scored) int {
@@ -287,9 +351,18 @@ func containsPhrase(words, phrase []string) bool {
 	return false
 }
 
-// excerpt shows the lines of d that match q, each with the line before
-// and after it, joined with "…" where lines are left out, at most
-// historyExcerpt bytes.
+// show is what a hit shows of d: the whole message when it is at most
+// WholeHit bytes, else its excerpt and how to open it whole.
+func (d *historyDoc) show(q query) string {
+	if len(d.text) <= WholeHit {
+		return strings.TrimRight(d.text, "\n")
+	}
+	return d.excerpt(q) + fmt.Sprintf("\n(%d bytes in all: history_search %q shows it whole)", len(d.text), ref(d.seq))
+}
+
+// excerpt shows the first line of d (a result's header) and the lines
+// that match q, each with the line before and after it, joined with "…"
+// where lines are left out, at most historyExcerpt bytes.
 func (d *historyDoc) excerpt(q query) string {
 	lines := strings.Split(d.text, "\n")
 	want := map[string]bool{}
@@ -297,12 +370,13 @@ func (d *historyDoc) excerpt(q query) string {
 		want[t] = true
 	}
 	show := make([]bool, len(lines))
+	show[0] = true // the header
 	any := false
 	for i, line := range lines {
-		toks := identifierTokens(line, wordTokens(line, nil))
-		hit := slices.ContainsFunc(toks, func(t string) bool { return want[t] })
+		ws := rank.Words(line, nil)
+		hit := slices.ContainsFunc(rank.Identifiers(line, slices.Clone(ws)), func(t string) bool { return want[t] })
 		for _, ph := range q.phrases {
-			hit = hit || containsPhrase(wordTokens(line, nil), ph)
+			hit = hit || containsPhrase(ws, ph)
 		}
 		if hit {
 			any = true
@@ -351,62 +425,6 @@ func cutAt(s string, n int) string {
 	return s[:n]
 }
 
-// wordTokens appends text's words: runs of letters and digits,
-// lower-cased, in order.
-func wordTokens(text string, out []string) []string {
-	start := -1
-	for i, r := range text {
-		alnum := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r > 0x7f && isLetterOrDigit(r)
-		switch {
-		case alnum && start < 0:
-			start = i
-		case !alnum && start >= 0:
-			out = append(out, strings.ToLower(text[start:i]))
-			start = -1
-		}
-	}
-	if start >= 0 {
-		out = append(out, strings.ToLower(text[start:]))
-	}
-	return out
-}
-
-// identifierTokens appends text's identifiers, whole: fields that mix
-// letters and digits or join them with _ - . / : @ # (INC-4821,
-// 0xAbC1…, audit_log.v2), lower-cased and marked with a leading '#' so
-// they never collide with a word.
-func identifierTokens(text string, out []string) []string {
-	for _, f := range strings.Fields(text) {
-		f = strings.Trim(f, ".,;:!?()[]{}<>\"'`*=")
-		if identifierShaped(f) {
-			out = append(out, "#"+strings.ToLower(f))
-		}
-	}
-	return out
-}
-
-func identifierShaped(s string) bool {
-	if len(s) < 3 {
-		return false
-	}
-	var letter, digit, joiner bool
-	for _, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			digit = true
-		case strings.ContainsRune("_-./:@#", r):
-			joiner = true
-		case isLetterOrDigit(r):
-			letter = true
-		default:
-			return false
-		}
-	}
-	return (letter && digit) || (joiner && (letter || digit))
-}
-
-func isLetterOrDigit(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
-
 // messageText is what a message said: its content and its tool calls.
 func messageText(m llm.Message) string {
 	var b strings.Builder
@@ -426,7 +444,9 @@ func roleLabel(m llm.Message) string {
 
 // Messages decodes transcript entries (archived, then live) into the
 // messages they hold, in order, for an operator's export. Entries that
-// hold no message (anchors) are skipped.
+// hold no message (anchors) are skipped, and so are the copies and stubs
+// a set-aside appended: the archive holds their originals, which come
+// first.
 func Messages(entries []core.Entry) ([]llm.Message, error) {
 	out := make([]llm.Message, 0, len(entries))
 	for _, e := range entries {
@@ -434,7 +454,7 @@ func Messages(entries []core.Entry) ([]llm.Message, error) {
 		if err := json.Unmarshal(e.Data, &r); err != nil {
 			return nil, fmt.Errorf("agent: decode entry %d: %w", e.Seq, err)
 		}
-		if r.Msg != nil {
+		if r.Msg != nil && r.Of == 0 {
 			out = append(out, *r.Msg)
 		}
 	}
@@ -452,8 +472,8 @@ func TurnText(entries []core.Entry, eventID string) (question, answer string, er
 		if err := json.Unmarshal(e.Data, &r); err != nil {
 			return "", "", fmt.Errorf("agent: decode entry %d: %w", e.Seq, err)
 		}
-		if r.EventID != eventID || r.Msg == nil {
-			continue
+		if r.EventID != eventID || r.Msg == nil || r.Of > 0 {
+			continue // a set-aside's copy: the original says the same
 		}
 		switch {
 		case r.Msg.Role == llm.RoleUser:

@@ -40,7 +40,7 @@ func TestHistorySearch(t *testing.T) {
 		want  []string // each must appear, in this order
 		not   []string
 	}{
-		{"0xabc0000000000000000000000000000000000001", []string{"[tool fs__read_file] owner 0xAbC0000000000000000000000000000000000001 of vault-7"}, []string{"other thread"}},
+		{"0xabc0000000000000000000000000000000000001", []string{"[tool fs__read_file · msg:1] owner 0xAbC0000000000000000000000000000000000001 of vault-7"}, []string{"other thread"}},
 		{"vault-7", []string{"owner 0xAbC", "fs__write_file"}, nil},                                 // the whole identifier first, tool calls searched
 		{"ord-20261124-88817733 lisbon", []string{"order ord-20261124-88817733 shipped", "…"}, nil}, // every word, excerpted
 		{"nowhere", nil, []string{"["}},
@@ -83,7 +83,8 @@ func TestHistorySearchTokens(t *testing.T) {
 		m := llm.ToolResult(fmt.Sprintf("c%d", n), "audit__read", fmt.Sprintf("AUDIT BATCH %d\n%s", n, body))
 		recs = append(recs, record{Msg: &m})
 	}
-	batch(17, "checksum 9f3a\nline two\nline three\nline four\nline five\nledger entry TX-5521 settled 40 USDC\nline seven")
+	long := strings.Repeat("padding row of the audit\n", 90) // past WholeHit
+	batch(17, "checksum 9f3a\nline two\nline three\nline four\nline five\nledger entry TX-5521 settled 40 USDC\nline seven\n"+long)
 	for n := 18; n < 200; n++ {
 		batch(n, fmt.Sprintf("hash 0x%x17%x batch 17 of the 17xx series, checksum 17%d", n*7919, n, n))
 	}
@@ -101,7 +102,7 @@ func TestHistorySearchTokens(t *testing.T) {
 		hit, _, _ := strings.Cut(got, "\n[")
 		return hit
 	}
-	if got := first("AUDIT BATCH 17"); !strings.HasPrefix(got, "[tool audit__read] AUDIT BATCH 17\n") {
+	if got := first("AUDIT BATCH 17"); !strings.HasPrefix(got, "[tool audit__read · msg:1] AUDIT BATCH 17\n") {
 		t.Errorf("Search(AUDIT BATCH 17) first hit = %q, want batch 17's result", got)
 	}
 	if got := first(`"batch 170"`); !strings.Contains(got, "AUDIT BATCH 170") {
@@ -122,6 +123,82 @@ func TestHistorySearchTokens(t *testing.T) {
 	}
 	if strings.Contains(got, "line three") {
 		t.Errorf("excerpt shows a line far from every match:\n%s", got)
+	}
+	// A hit in a long message shows its header however far the match,
+	// and the reference that opens it whole.
+	got = first("tx-5521")
+	if !strings.HasPrefix(got, "[tool audit__read · msg:1] AUDIT BATCH 17\n…\nline five") || !strings.Contains(got, `history_search "msg:1" shows it whole`) {
+		t.Errorf("Search(tx-5521) first hit = %q, want the header, the lines around the match and the reference", got)
+	}
+	// A hit in a short message shows all of it.
+	if got := first("AUDIT BATCH 18"); !strings.Contains(got, "AUDIT BATCH 18\nhash 0x") || !strings.HasSuffix(got, fmt.Sprintf("checksum 17%d\n", 18)) {
+		t.Errorf("Search(AUDIT BATCH 18) first hit = %q, want the whole short message", got)
+	}
+}
+
+// TestHistoryOpen: a hit's reference as the query returns that archived
+// message whole, or page by page when it is longer than the page, each
+// page saying how to read the next; a reference to nothing says so.
+func TestHistoryOpen(t *testing.T) {
+	tr := newTranscript()
+	var long strings.Builder
+	long.WriteString("AUDIT BATCH 9\n")
+	for i := 0; long.Len() < 5000; i++ {
+		fmt.Fprintf(&long, "row %d: entry TX-%d settled\n", i, 9000+i)
+	}
+	short := llm.ToolResult("c1", "audit__read", "AUDIT BATCH 8\nentry TX-8 settled")
+	big := llm.ToolResult("c2", "audit__read", long.String())
+	big2 := llm.ToolResult("c3", "audit__read", strings.Replace(long.String(), "BATCH 9", "BATCH 10", 1))
+	tr.seed(testThread, record{Msg: &short}, record{Msg: &big}, record{Msg: &big2})
+	if err := tr.Compact(context.Background(), testThread, core.Summary{Text: "GOAL: audit", UpTo: 9}); err != nil {
+		t.Fatal(err)
+	}
+	h := NewHistoryPaged(tr, 2<<10)
+	ctx := core.WithTurn(context.Background(), &core.Turn{Inbound: inbound("E9", "open it")})
+	search := func(q string) string {
+		got, err := h.Search(ctx, coretest.ToolCall(ctx, "history_search", nil), q)
+		if err != nil {
+			t.Fatalf("Search(%q) = %v", q, err)
+		}
+		return got
+	}
+	if got, want := search("msg:1"), "[tool audit__read · msg:1] AUDIT BATCH 8\nentry TX-8 settled"; got != want {
+		t.Errorf("Search(msg:1) = %q, want %q", got, want)
+	}
+	var whole strings.Builder
+	for page, q := 1, `"msg:2"`; q != ""; page++ {
+		got := search(q)
+		if len(got) > 2<<10 {
+			t.Errorf("page %d is %d bytes, over the 2 KB page", page, len(got))
+		}
+		head, body, _ := strings.Cut(got, "\n")
+		if want := fmt.Sprintf("[tool audit__read · msg:2] page %d of 3:", page); head != want {
+			t.Fatalf("page %d opens %q, want %q", page, head, want)
+		}
+		body, next, more := strings.Cut(body, "\n[page ")
+		whole.WriteString(body)
+		q = ""
+		if more {
+			q = fmt.Sprintf("msg:2/%d", page+1)
+			if !strings.Contains(next, `history_search "`+q+`" shows the next`) {
+				t.Fatalf("page %d ends %q, want the next page's reference", page, next)
+			}
+		}
+	}
+	if whole.String() != long.String() {
+		t.Errorf("the pages joined differ from the message:\n%s", whole.String())
+	}
+	// Hits past the page are counted, not shown.
+	if got := search("settled"); len(got) > 2<<10 || !strings.HasSuffix(got, "(2 more hits not shown: search more precisely)") {
+		t.Errorf("Search(settled) = %d bytes ending %q, want at most 2 KB and the hits left out counted", len(got), got[max(0, len(got)-60):])
+	}
+	for q, want := range map[string]string{
+		"msg:4":   "no archived message msg:4 in this conversation",
+		"msg:2/4": "msg:2 has 3 pages; there is no page 4",
+	} {
+		if got := search(q); got != want {
+			t.Errorf("Search(%q) = %q, want %q", q, got, want)
+		}
 	}
 }
 

@@ -88,25 +88,26 @@ func TestLongTurnCompactsUntilDone(t *testing.T) {
 	}
 }
 
-// TestCompactionFreeingNothingEndsHonestly: when a compaction frees
-// (almost) nothing, or nothing can be compacted, the turn stops with the
-// honest partial instead of sending a request over the window, and the
-// log says which it was.
-func TestCompactionFreeingNothingEndsHonestly(t *testing.T) {
+// TestResultLargerThanWindowIsCut: a tool result larger than the whole
+// window is cut to fit, saying so and how to read the rest, and the turn
+// finishes; only a message that cannot be cut (the user's own, larger
+// than the window) still ends the turn with the honest partial, never a
+// request over the window. The log and the count say which it was.
+func TestResultLargerThanWindowIsCut(t *testing.T) {
+	const window = 16_000
+	huge := "FILE 1\n" + strings.Repeat("0123456789abcdef\n", 3200) // ~18k tokens
 	for _, tc := range []struct {
-		name     string
-		earlier  bool // a short earlier turn precedes this one
-		wantStop string
+		name       string
+		earlier    bool   // a short earlier turn precedes this one
+		ask        string // the user's message
+		wantSay    string // prefix of the one thing said
+		wantReason string // counted and logged
 	}{
-		// The only thing to compact is a short earlier turn: its summary
-		// frees nothing.
-		{"compaction frees nothing", true, "compaction freed too little"},
-		// A fresh thread: only the turn's own message can go, and a
-		// summary outweighs it.
-		{"fresh thread", false, "compaction freed too little"},
+		{"after an earlier turn", true, "read the huge file", "Read it.", ReasonCut},
+		{"fresh thread", false, "read the huge file", "Read it.", ReasonCut},
+		{"the message itself is too large", false, "read this: " + huge, "I couldn't finish this: the next request would still be larger", ReasonNoRoom},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			const window = 16_000
 			logs := &lockedWriter{w: &strings.Builder{}}
 			h := newHarness(t, nil)
 			if tc.earlier {
@@ -115,15 +116,23 @@ func TestCompactionFreeingNothingEndsHonestly(t *testing.T) {
 			}
 			cheap := llmtest.New(t)
 			cheap.Handle(func(llmtest.Request) llmtest.Reply { return llmtest.Text(cheapSummary) })
+			var mu sync.Mutex
+			reasons := map[string]int{}
 			h.rebuild(t, func(o *Options) {
 				o.ContextWindow = window
 				o.Cheap = newClient(t, cheap)
 				o.Logger = zerolog.New(logs)
 				o.ResultCap = 64 << 10
+				o.Observe = func(ev Event) {
+					if ev.Kind == EventCompaction {
+						mu.Lock()
+						reasons[ev.Detail]++
+						mu.Unlock()
+					}
+				}
 			})
-			// One result larger than the window on its own.
 			h.tools.fn = func(ctx context.Context, name string, args map[string]any) (string, bool, error) {
-				return "FILE 1\n" + strings.Repeat("0123456789abcdef\n", 3200), false, nil
+				return huge, false, nil
 			}
 			h.srv.Handle(func(r llmtest.Request) llmtest.Reply {
 				if len(toolMessages(r)) > 0 {
@@ -131,24 +140,27 @@ func TestCompactionFreeingNothingEndsHonestly(t *testing.T) {
 				}
 				return llmtest.Calls(call("r1", "fs__read_file", `{"n":1}`))
 			})
-			if err := h.run(t, inbound("E1", "read the huge file")); err != nil {
+			if err := h.run(t, inbound("E1", tc.ask)); err != nil {
 				t.Fatalf("Run = %v", err)
 			}
 			says := h.rec.Says()
-			if len(says) != 1 || !strings.HasPrefix(says[0], "I couldn't finish this: this conversation grew too large for the model's window") {
-				t.Fatalf("Says = %q, want the honest partial", says)
+			if len(says) != 1 || !strings.HasPrefix(says[0], tc.wantSay) {
+				t.Fatalf("Says = %.200q, want one starting %q", says, tc.wantSay)
 			}
 			for i, r := range h.srv.Requests() {
 				if n := compact.Estimate(h.agent.opts.Counter, r.Messages, r.Tools); n > window {
 					t.Errorf("request %d = ~%d tokens, over the %d-token window", i, n, window)
 				}
+				if tm := toolMessages(r); len(tm) > 0 && !strings.Contains(tm[0].Content, `[cut to fit the model's window: showing the first`) {
+					t.Errorf("request %d shows the result without saying it was cut: ...%s", i, tm[0].Content[max(0, len(tm[0].Content)-200):])
+				}
 			}
-			log := logs.String()
-			if !strings.Contains(log, `"stop":"`+tc.wantStop+`"`) || !strings.Contains(log, `"freed":`) {
-				t.Errorf("log = %s\nwant stop %q with the tokens freed", log, tc.wantStop)
+			if reasons[tc.wantReason] != 1 {
+				t.Errorf("compactions by reason = %v, want one %s", reasons, tc.wantReason)
 			}
-			if !strings.Contains(log, `"message":"agent: honest partial"`) {
-				t.Errorf("log = %s\nwant the honest partial", log)
+			if log := logs.String(); !strings.Contains(log, `"reason":"`+tc.wantReason+`"`) && tc.wantReason != ReasonNoRoom ||
+				tc.wantReason == ReasonNoRoom && !strings.Contains(log, `"message":"agent: honest partial"`) {
+				t.Errorf("log = %s\nwant the reason %s", log, tc.wantReason)
 			}
 		})
 	}

@@ -14,8 +14,10 @@ type EventKind string
 const (
 	// EventStep: the main model answered one step of a turn.
 	EventStep EventKind = "step"
-	// EventCompaction: the working history was compacted; Detail is the
-	// pressure ("soft" or "hard").
+	// EventCompaction: the working history was compacted, or a turn's
+	// tool results set aside or cut to fit, or nothing could make the
+	// next request fit; Detail is the reason (ReasonSoft, ReasonHard,
+	// ReasonRefused, ReasonSetAside, ReasonCut, ReasonNoRoom).
 	EventCompaction EventKind = "compaction"
 	// EventStall: a turn repeated itself without progress and stopped.
 	EventStall EventKind = "stall"

@@ -16,9 +16,11 @@ import (
 
 // BenchmarkHistoryRecall runs a 1,000-step conversation (100 turns of 10
 // reads) in a 16k window, so compaction archives most of it, then asks
-// history_search for 100 archived facts: half by the header phrase of the
-// result that held them ("AUDIT PAGE 412"), half by their full identifier
-// ("LEDGER-0004f3a1"). Each wanted fact must be in the first hit,
+// history_search for 100 archived facts, each two ways: by the header
+// phrase of the result that held it ("AUDIT PAGE 412"), wanting its
+// identifier and the fact; and by its full identifier
+// ("LEDGER-0004f3a1"), wanting the result's header and the fact, which
+// lies a dozen lines below the header. Each must be in the first hit,
 // verbatim; the benchmark fails otherwise. Noise in every result holds
 // the same numbers inside longer tokens, the trap substring matching fell
 // into. Run it with -benchtime=1x.
@@ -85,22 +87,12 @@ func BenchmarkHistoryRecall(b *testing.B) {
 		}
 		hist := NewHistory(h.tr)
 		ctx := core.WithTurn(context.Background(), &core.Turn{Inbound: inbound("E999", "what was it?")})
-		asked, found := 0, 0
+		asked, byHeader, byID := 0, 0, 0
 		var cold, worst time.Duration
-		b.StartTimer()
-		for page := 3; page <= turns*stepsPerTurn && asked < 100; page += 7 {
-			want := fact(page)
-			if !strings.Contains(archived.String(), fmt.Sprintf("LEDGER-%08x", page*7919)) {
-				continue // still live or in the summary: not what this measures
-			}
-			q := fmt.Sprintf("AUDIT PAGE %d", page)
-			if asked%2 == 1 {
-				q = fmt.Sprintf("LEDGER-%08x", page*7919)
-			}
-			asked++
+		search := func(q string) string {
 			start := time.Now()
 			got, err := hist.Search(ctx, coretest.ToolCall(ctx, "history_search", nil), q)
-			if took := time.Since(start); asked == 1 {
+			if took := time.Since(start); cold == 0 {
 				cold = took // the first search indexes the archive
 			} else {
 				worst = max(worst, took)
@@ -109,17 +101,33 @@ func BenchmarkHistoryRecall(b *testing.B) {
 				b.Fatal(err)
 			}
 			first, _, _ := strings.Cut(got, "\n\n[")
-			if strings.Contains(first, want) {
-				found++
+			return first
+		}
+		b.StartTimer()
+		for page := 3; page <= turns*stepsPerTurn && asked < 100; page += 7 {
+			id, header := fmt.Sprintf("LEDGER-%08x", page*7919), fmt.Sprintf("AUDIT PAGE %d\n", page)
+			if !strings.Contains(archived.String(), id) {
+				continue // still live or in the summary: not what this measures
+			}
+			asked++
+			want := fact(page)
+			if first := search(strings.TrimSpace(header)); strings.Contains(first, want) && strings.Contains(first, id) {
+				byHeader++
 			} else {
-				b.Errorf("history_search(%q): the first hit lacks %q:\n%s", q, want, first)
+				b.Errorf("history_search(%q): the first hit lacks %q:\n%s", strings.TrimSpace(header), want, first)
+			}
+			if first := search(id); strings.Contains(first, want) && strings.Contains(first, "] "+header) {
+				byID++
+			} else {
+				b.Errorf("history_search(%q): the first hit lacks the header %q or %q:\n%s", id, strings.TrimSpace(header), want, first)
 			}
 		}
 		b.StopTimer()
 		if asked < 100 {
 			b.Fatalf("only %d facts were archived; the conversation did not compact enough", asked)
 		}
-		b.ReportMetric(float64(found), "found/100")
+		b.ReportMetric(float64(byHeader), "by-header-found-id/100")
+		b.ReportMetric(float64(byID), "by-id-found-header/100")
 		b.ReportMetric(float64(len(entries)), "archived-msgs")
 		b.ReportMetric(float64(cold.Microseconds())/1000, "first-search-ms")
 		b.ReportMetric(float64(worst.Microseconds())/1000, "slowest-other-ms")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/compact"
@@ -34,6 +35,18 @@ type record struct {
 	// pictures tools returned (chat-completions takes images only in user
 	// messages): part of the turn, not a new one.
 	ToolPictures bool `json:"tool_pictures,omitempty"`
+	// Of is set on an entry appended again when the entries before it
+	// were archived to make room (setAside): the Seq of the archived
+	// original it stands for. The archive search skips such entries; the
+	// original is there.
+	Of uint64 `json:"of,omitempty"`
+	// Stub marks a tool result set aside: its Msg is the one-line stub
+	// the model sees in the original's place.
+	Stub bool `json:"stub,omitempty"`
+	// Moved opens a set-aside's appended entries: the entries up to this
+	// Seq are archived. A load that finds them still live (archiving them
+	// was interrupted) archives them.
+	Moved uint64 `json:"moved,omitempty"`
 }
 
 // item is a decoded live entry.
@@ -66,12 +79,26 @@ func (a *Agent) load(ctx context.Context, t core.Thread) (*state, error) {
 	}
 	st := &state{thread: t, items: make([]item, 0, len(entries)+8)}
 	st.setSummary(sum)
+	var moved uint64
 	for _, e := range entries {
 		var r record
 		if err := json.Unmarshal(e.Data, &r); err != nil {
 			return nil, fmt.Errorf("agent: decode entry %d of %s: %w", e.Seq, t, err)
 		}
+		if r.Moved > 0 {
+			moved = max(moved, r.Moved)
+			continue
+		}
 		st.items = append(st.items, a.newItem(e.Seq, r))
+	}
+	if len(st.items) > 0 && st.items[0].seq <= moved {
+		// A set-aside appended its entries but stopped before archiving
+		// the ones they replace: archive them now.
+		st.summary.UpTo = moved
+		if err := a.opts.Transcript.Compact(ctx, t, st.summary); err != nil {
+			return nil, fmt.Errorf("agent: finish setting aside in %s: %w", t, err)
+		}
+		st.items = slices.DeleteFunc(st.items, func(it item) bool { return it.seq <= moved })
 	}
 	return st, nil
 }
@@ -83,6 +110,16 @@ func (a *Agent) newItem(seq uint64, r record) item {
 		it.tokens = compact.MessageTokens(a.opts.Counter, it.msg)
 	}
 	return it
+}
+
+// tokens estimates m as the model is shown it: a tool result capped at
+// ResultCap. (An item's tokens count a result whole, which errs on the
+// side of compacting early.)
+func (a *Agent) tokens(m llm.Message) int {
+	if m.Role == llm.RoleTool {
+		m.Content = capResult(m.Content, a.opts.ResultCap)
+	}
+	return compact.MessageTokens(a.opts.Counter, m)
 }
 
 // appendRecords persists recs, in order, and adds them to the live items.

@@ -177,7 +177,7 @@ func (tr *turn) loop(ctx context.Context) error {
 		} else if !ok {
 			// A request over the window would only be refused: stop
 			// honestly instead.
-			return tr.partial(ctx, "this conversation grew too large for the model's window even after compacting it")
+			return tr.partial(ctx, "the next request would still be larger than the model's window after compacting the conversation and setting tool results aside")
 		}
 		res, err := tr.callModel(ctx)
 		if err != nil {
@@ -273,7 +273,7 @@ func (tr *turn) window() []llm.Message {
 	p := promptInput{in: tr.t.Inbound, summary: tr.st.summary.Text, goal: tr.st.goal, recall: tr.recall, step: tr.steps + 1, spend: tr.offers(core.CoreExecute)}
 	p.used = tr.used()
 	msgs := tr.st.messages(a.system(p), a.opts.ResultCap, tr.hint)
-	if tr.start < len(tr.st.items) && tr.st.items[tr.start].msg.Role == "" {
+	if tr.anchored() {
 		// Compaction archives a prefix: with the turn's message gone, every
 		// live item is this turn's, so the message goes first.
 		msgs = slices.Insert(msgs, 1, userMessage(tr.t.Inbound, a.opts.Vision))
@@ -291,9 +291,20 @@ func (tr *turn) window() []llm.Message {
 	return msgs
 }
 
-// used estimates the next request's tokens.
+// used estimates the next request's tokens: the turn's message counts
+// when an anchor holds its place (window puts it back).
 func (tr *turn) used() int {
-	return tr.st.used(tr.overhead() + tr.a.opts.Counter(tr.st.summary.Text))
+	fixed := tr.overhead() + tr.a.opts.Counter(tr.st.summary.Text)
+	if tr.anchored() {
+		fixed += tr.a.tokens(userMessage(tr.t.Inbound, tr.a.opts.Vision))
+	}
+	return tr.st.used(fixed)
+}
+
+// anchored reports whether compaction archived the turn's own message
+// (an anchor holds its place): every live item is then the turn's.
+func (tr *turn) anchored() bool {
+	return tr.start < len(tr.st.items) && tr.st.items[tr.start].msg.Role == ""
 }
 
 // overhead is what every request carries besides the summary and the live

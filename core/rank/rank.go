@@ -1,6 +1,7 @@
-// Package rank is Okapi BM25, the one ranking function neobot has: memory
-// recall scores records with it, and history_search scores a thread's
-// archived messages with it.
+// Package rank is neobot's one search engine: one tokenizer (Terms: words
+// and whole identifiers), one inverted index (Index) and Okapi BM25, the
+// one ranking function. Memory recall keeps an Index per workspace and
+// history_search one per thread's archive; both tokenize with Terms.
 package rank
 
 import "math"

@@ -63,8 +63,10 @@ func historySearchSchema() llm.Tool {
 			"you were given keeps the most recent and most used identifiers, and this finds the rest "+
 			"(addresses, hashes, IDs, exact numbers, what a tool returned). Words and identifiers match whole, "+
 			"best matches first; a header you remember (AUDIT BATCH 17) or a \"quoted phrase\" matches as a phrase. "+
-			"Each hit shows the lines around its matches.",
-		"Words, a phrase or an identifier to find, such as an address, an order ID, a file name or a result's header.")
+			"A hit in a short message shows all of it; in a long one, its first line and the lines around its matches. "+
+			"Each hit names its reference (msg:1234): that reference as the query shows the whole message "+
+			"(msg:1234/2 its second page, when it is long).",
+		"Words, a phrase or an identifier to find, such as an address, an order ID, a file name or a result's header; or a reference, msg:1234, to show that message whole.")
 }
 
 // queryTool is a function taking one optional "query" string.
