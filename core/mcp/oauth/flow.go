@@ -44,7 +44,15 @@ type Grant struct {
 	// Resource is the RFC 8707 resource the tokens are for ("" for a
 	// 2025-03-26 server that publishes no resource metadata).
 	Resource string `json:"resource,omitempty"`
+	// StepUp is the scope the server asked for in a 403
+	// insufficient_scope that no person was at hand to grant, together
+	// with the scope held: what the next authorization asks for.
+	StepUp string `json:"step_up,omitempty"`
 }
+
+// Wants is the scope the next authorization for g's server asks for at
+// least: the scope held, and any a step-up challenge asked for.
+func (g *Grant) Wants() string { return unionScope(g.Scope, g.StepUp) }
 
 // Pending is an authorization started by [Flow.Begin] and waiting for the
 // redirect back: what [Flow.Finish] needs to exchange its code.

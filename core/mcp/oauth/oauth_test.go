@@ -180,10 +180,28 @@ func TestTransportBoundsAuthorizations(t *testing.T) {
 		t.Errorf("authorizations asked for one request = %d, want at most %d", n, DefaultMaxAuthorizations)
 	}
 
-	tr.Authorize = nil
-	_, err = (&http.Client{Transport: tr}).Post(ts.srv.URL+"/mcp", "application/json", strings.NewReader(`{}`))
-	if !errors.Is(err, ErrLoginRequired) {
-		t.Errorf("a step-up without an Authorizer = %v, want ErrLoginRequired", err)
+}
+
+// TestTransportRemembersStepUp: with no person at hand to authorize, a
+// 403 insufficient_scope keeps the grant, records the wider scope in it
+// for the next authorization, and says which scope is wanted.
+func TestTransportRemembersStepUp(t *testing.T) {
+	ts := newTokenServer(t)
+	ts.forbid.Store(true)
+	store := &MemoryStore{}
+	_ = store.Save(context.Background(), &Grant{AccessToken: "at_0", RefreshToken: "rt_0", Scope: "read", TokenEndpoint: ts.srv.URL + "/token"})
+	tr := &Transport{Flow: &Flow{ServerURL: ts.srv.URL + "/mcp"}, Store: store}
+	_, err := (&http.Client{Transport: tr}).Post(ts.srv.URL+"/mcp", "application/json", strings.NewReader(`{}`))
+	var se *ScopeError
+	if !errors.As(err, &se) || se.Scope != "read admin" {
+		t.Fatalf("a step-up without an Authorizer = %v, want a ScopeError for %q", err, "read admin")
+	}
+	g, _ := store.Load(context.Background())
+	if g.AccessToken != "at_0" || g.RefreshToken != "rt_0" || g.Wants() != "read admin" {
+		t.Errorf("stored grant = %+v, want the same tokens, wanting %q", g, "read admin")
+	}
+	if n := ts.refreshes.Load(); n != 0 {
+		t.Errorf("refreshes = %d, want none: a refresh cannot widen a grant", n)
 	}
 }
 

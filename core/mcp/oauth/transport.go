@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,6 +29,20 @@ type Authorizer func(ctx context.Context, p *Pending) (code, state string, err e
 // person can give (run `neobot mcp login`, or open the connect link).
 var ErrLoginRequired = errors.New("oauth: login required")
 
+// ScopeError means the server refused a request for want of scope (a 403
+// with error="insufficient_scope") and no person was at hand to grant
+// more. The grant is not lost: it still opens what it opened before.
+type ScopeError struct {
+	// Scope is what the next authorization must ask for: the scope held,
+	// the scope asked for before, and the scope the server wants now.
+	Scope string
+}
+
+// Error names the scope the server wants.
+func (e *ScopeError) Error() string {
+	return "oauth: the server needs more permission (scope " + e.Scope + ")"
+}
+
 // DefaultMaxAuthorizations bounds the authorizations one request may start
 // (a first one and a step-up), so a server that keeps refusing tokens
 // cannot loop the client.
@@ -48,7 +63,9 @@ type Transport struct {
 	// Store keeps the grant.
 	Store GrantStore
 	// Authorize completes an authorization; nil means requests that need
-	// one fail with [ErrLoginRequired].
+	// one fail: with a [*ScopeError] after a 403 insufficient_scope (the
+	// wider scope is remembered in the grant, see [Grant.StepUp]), with
+	// [ErrLoginRequired] otherwise.
 	Authorize Authorizer
 	// MaxAuthorizations bounds the authorizations per request (default
 	// [DefaultMaxAuthorizations]).
@@ -175,11 +192,14 @@ func (t *Transport) authorize(ctx context.Context, g *Grant, ch Challenge) (*Gra
 		return cur, nil
 	}
 	if t.Authorize == nil {
+		if ch.Error == "insufficient_scope" {
+			return nil, t.remember(ctx, cmp.Or(cur, g), ch)
+		}
 		return nil, ErrLoginRequired
 	}
 	have := ""
 	if g != nil {
-		have = g.Scope
+		have = g.Wants()
 	}
 	p, err := t.Flow.Begin(ctx, ch, have)
 	if err != nil {
@@ -197,6 +217,24 @@ func (t *Transport) authorize(ctx context.Context, g *Grant, ch Challenge) (*Gra
 		return nil, fmt.Errorf("oauth: save token: %w", err)
 	}
 	return ng, nil
+}
+
+// remember records in the stored grant the scope a step-up challenge asks
+// for, so the next authorization asks for it (with what is held), and
+// returns the *ScopeError that says so. t.mu is held.
+func (t *Transport) remember(ctx context.Context, g *Grant, ch Challenge) error {
+	if g == nil {
+		return &ScopeError{Scope: ch.Scope}
+	}
+	want := unionScope(g.Wants(), ch.Scope)
+	if want != g.Wants() {
+		ng := *g
+		ng.StepUp = want
+		if err := t.Store.Save(ctx, &ng); err != nil {
+			return fmt.Errorf("oauth: save token: %w", err)
+		}
+	}
+	return &ScopeError{Scope: want}
 }
 
 // MemoryStore is a [GrantStore] in memory, for programs that authorize
