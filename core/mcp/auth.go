@@ -106,6 +106,8 @@ func (e *LoginError) Unwrap() error { return e.Err }
 type auth struct {
 	opts   OAuth
 	sealer *oauth.Sealer
+	// clients are the dynamic registrations, per issuer.
+	clients oauth.Registrations
 
 	mu      sync.Mutex
 	pending map[string]pendingLogin // by state
@@ -184,6 +186,7 @@ func (m *Manager) flow(spec ServerSpec) *oauth.Flow {
 		ClientMetadataURL: m.auth.opts.ClientMetadataURL,
 		ClientName:        "neobot",
 		Now:               m.clock.Now,
+		Registrations:     &m.auth.clients,
 	}
 	if o := spec.OAuth; o != nil {
 		f.Scope = o.Scope
@@ -300,10 +303,11 @@ func (m *Manager) probe(ctx context.Context, spec ServerSpec) (oauth.Challenge, 
 var ErrUnknownLogin = errors.New("this login link has expired or was already used; start the login again")
 
 // FinishLogin completes the login whose state the callback carries: it
+// checks the callback's iss (RFC 9207, "" when it carries none),
 // exchanges the code, seals and stores the grant, and starts the server
 // if it was waiting for one. It returns the server's alias and the
 // person the grant is for ("" for the operator).
-func (m *Manager) FinishLogin(ctx context.Context, state, code string) (alias, user string, err error) {
+func (m *Manager) FinishLogin(ctx context.Context, state, code, iss string) (alias, user string, err error) {
 	if m.auth == nil {
 		return "", "", ErrUnknownLogin
 	}
@@ -315,7 +319,7 @@ func (m *Manager) FinishLogin(ctx context.Context, state, code string) (alias, u
 		return "", "", ErrUnknownLogin
 	}
 	s := m.byAlias[pl.alias]
-	g, err := m.flow(s.spec).Finish(ctx, pl.p, code, state)
+	g, err := m.flow(s.spec).Finish(ctx, pl.p, oauth.Redirect{Code: code, State: state, Iss: iss})
 	if err != nil {
 		return pl.alias, pl.user, fmt.Errorf("mcp: login %s: %w", pl.alias, err)
 	}

@@ -88,10 +88,10 @@ func TestOAuthOperatorLogin(t *testing.T) {
 		}
 	}
 	code, state := openLogin(t, u)
-	if _, _, err := m.FinishLogin(ctx, "forged-state", code); !errors.Is(err, ErrUnknownLogin) {
+	if _, _, err := m.FinishLogin(ctx, "forged-state", code, ""); !errors.Is(err, ErrUnknownLogin) {
 		t.Errorf("FinishLogin(forged state) error = %v, want ErrUnknownLogin", err)
 	}
-	alias, user, err := m.FinishLogin(ctx, state, code)
+	alias, user, err := m.FinishLogin(ctx, state, code, "")
 	if err != nil || alias != "notes" || user != "" {
 		t.Fatalf("FinishLogin() = %q, %q, %v; want notes, operator, nil", alias, user, err)
 	}
@@ -100,7 +100,7 @@ func TestOAuthOperatorLogin(t *testing.T) {
 	if err != nil || res.Content[0].Text != "behind oauth" {
 		t.Fatalf("Call(echo) = %+v, %v; want the echo", res, err)
 	}
-	if _, _, err := m.FinishLogin(ctx, state, code); !errors.Is(err, ErrUnknownLogin) {
+	if _, _, err := m.FinishLogin(ctx, state, code, ""); !errors.Is(err, ErrUnknownLogin) {
 		t.Errorf("FinishLogin(used state) error = %v, want ErrUnknownLogin", err)
 	}
 	sealed := tokens.m["op/notes"]
@@ -131,7 +131,7 @@ func TestOAuthOperatorLogin(t *testing.T) {
 	}
 	// A new login brings the server back without waiting for a timer.
 	code, state = openLogin(t, mustLogin(t, m, "notes"))
-	if _, _, err := m.FinishLogin(ctx, state, code); err != nil {
+	if _, _, err := m.FinishLogin(ctx, state, code, ""); err != nil {
 		t.Fatalf("FinishLogin(again) error = %v", err)
 	}
 	feed.wait(t, "notes", StateUp)
@@ -195,7 +195,7 @@ func TestOAuthPerUser(t *testing.T) {
 		return ce.URL
 	}
 	code, state := openLogin(t, connectLink(alice))
-	if _, user, err := m.FinishLogin(ctx, state, code); err != nil || user != alice.UserValue() {
+	if _, user, err := m.FinishLogin(ctx, state, code, ""); err != nil || user != alice.UserValue() {
 		t.Fatalf("FinishLogin() user = %q, %v; want Alice's", user, err)
 	}
 	if res, err := echo(alice); err != nil || res.Content[0].Text != "hi UALICE" {

@@ -44,7 +44,7 @@ func TestOAuthStepUpOperator(t *testing.T) {
 	})
 	ctx := context.Background()
 	code, state := openLogin(t, mustLogin(t, m, "notes"))
-	if _, _, err := m.FinishLogin(ctx, state, code); err != nil {
+	if _, _, err := m.FinishLogin(ctx, state, code, ""); err != nil {
 		t.Fatalf("FinishLogin() error = %v", err)
 	}
 	feed.wait(t, "notes", StateUp)
@@ -69,7 +69,7 @@ func TestOAuthStepUpOperator(t *testing.T) {
 		t.Errorf("the login after a 403 asks for %q, want %q", got, wide)
 	}
 	code, state = openLogin(t, u)
-	if _, _, err := m.FinishLogin(ctx, state, code); err != nil {
+	if _, _, err := m.FinishLogin(ctx, state, code, ""); err != nil {
 		t.Fatalf("FinishLogin(step-up) error = %v", err)
 	}
 	if res, err := m.Call(ctx, "notes", "echo", map[string]any{"text": "wider"}); err != nil || res.Content[0].Text != "wider" {
@@ -99,7 +99,7 @@ func TestOAuthStepUpPerUser(t *testing.T) {
 		t.Fatalf("CallIn(not connected) = %v, want a ConnectError to connect", err)
 	}
 	code, state := openLogin(t, ce.URL)
-	if _, _, err := m.FinishLogin(ctx, state, code); err != nil {
+	if _, _, err := m.FinishLogin(ctx, state, code, ""); err != nil {
 		t.Fatalf("FinishLogin() error = %v", err)
 	}
 
@@ -122,7 +122,7 @@ func TestOAuthStepUpPerUser(t *testing.T) {
 		t.Fatalf("CallIn again before the step-up = %v, want a link for %q", err, wide)
 	}
 	code, state = openLogin(t, ce.URL)
-	if _, _, err := m.FinishLogin(ctx, state, code); err != nil {
+	if _, _, err := m.FinishLogin(ctx, state, code, ""); err != nil {
 		t.Fatalf("FinishLogin(step-up) error = %v", err)
 	}
 	if res, err := echo(); err != nil || res.Content[0].Text != "hi" {

@@ -23,11 +23,11 @@ func (s *Surface) Login(ctx context.Context, alias string) (string, error) {
 
 // FinishLogin completes the login the OAuth callback's state names (see
 // mcp.Manager.FinishLogin).
-func (s *Surface) FinishLogin(ctx context.Context, state, code string) (alias, user string, err error) {
+func (s *Surface) FinishLogin(ctx context.Context, state, code, iss string) (alias, user string, err error) {
 	if s.mgr == nil {
 		return "", "", mcp.ErrUnknownLogin
 	}
-	return s.mgr.FinishLogin(ctx, state, code)
+	return s.mgr.FinishLogin(ctx, state, code, iss)
 }
 
 // Logout deletes the grant held for the server alias, the operator's or

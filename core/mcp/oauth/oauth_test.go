@@ -165,9 +165,9 @@ func TestTransportBoundsAuthorizations(t *testing.T) {
 	_ = store.Save(context.Background(), &Grant{AccessToken: "at_0", TokenEndpoint: ts.srv.URL + "/token"})
 	var asked atomic.Int32
 	tr := &Transport{Flow: &Flow{ServerURL: ts.srv.URL + "/mcp"}, Store: store,
-		Authorize: func(context.Context, *Pending) (string, string, error) {
+		Authorize: func(context.Context, *Pending) (Redirect, error) {
 			asked.Add(1)
-			return "", "", errors.New("stop here")
+			return Redirect{}, errors.New("stop here")
 		}}
 	// Begin fails (the server publishes no metadata, and the fallback
 	// endpoints exist but registration does not), or Authorize does:

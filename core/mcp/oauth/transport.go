@@ -20,10 +20,10 @@ type GrantStore interface {
 }
 
 // Authorizer completes an authorization interactively: it has the user
-// open p.URL and returns the code and state the redirect brought back.
+// open p.URL and returns what the redirect brought back.
 // An Authorizer that cannot reach a person returns an error (typically
 // wrapping [ErrLoginRequired]).
-type Authorizer func(ctx context.Context, p *Pending) (code, state string, err error)
+type Authorizer func(ctx context.Context, p *Pending) (Redirect, error)
 
 // ErrLoginRequired means a request needs an authorization that only a
 // person can give (run `neobot mcp login`, or open the connect link).
@@ -205,11 +205,11 @@ func (t *Transport) authorize(ctx context.Context, g *Grant, ch Challenge) (*Gra
 	if err != nil {
 		return nil, err
 	}
-	code, state, err := t.Authorize(ctx, p)
+	rd, err := t.Authorize(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	ng, err := t.Flow.Finish(ctx, p, code, state)
+	ng, err := t.Flow.Finish(ctx, p, rd)
 	if err != nil {
 		return nil, err
 	}
