@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"regexp"
@@ -460,5 +461,47 @@ func TestMCPOAuthStepUpPerUser(t *testing.T) {
 	w.answerIn(t, "D0DM", dm3.TS, "The launch is on Tuesday.")
 	if got := toolResult(mainRequests(w.model)[5], "c3"); !strings.Contains(got, "the launch is on Tuesday") {
 		t.Errorf("after the step-up the model was told %q, want the note", got)
+	}
+}
+
+// TestMCPOAuthNoLinkPerUser: when no connect link can be made (the
+// server's metadata names another resource), the model hears that and
+// why, not that the server is not running, and no link is sent.
+func TestMCPOAuthNoLinkPerUser(t *testing.T) {
+	var srv *httptest.Server
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"resource":"https://elsewhere.example/mcp","authorization_servers":["`+srv.URL+`"]}`)
+	})
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	})
+	srv = httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	w := newSlackWorld(t)
+	w.env["NEO_MANIFEST"] = writeJSON(t, "manifest.json", map[string]any{
+		"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
+			"alias": "notes", "transport": "http", "url": srv.URL + "/mcp", "auth": "per_user",
+			"version": "1.0.0", "tools": []string{"note"}, "side_effects": "read",
+		}}})
+	w.env["NEO_HEALTH_ADDR"] = freeAddr(t)
+	w.env["NEO_SECRET_KEY"] = strings.Repeat("5e", 32)
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "notes__note", `{}`)),
+		llmtest.Text("I cannot connect to notes; an operator must fix it."),
+	)
+	w.start(t, 1)
+	dm := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "when is the launch?"})
+	w.answerIn(t, "D0DM", dm.TS, "I cannot connect to notes")
+	got := toolResult(mainRequests(w.model)[1], "c1")
+	if !strings.Contains(got, "cannot make a link") || !strings.Contains(got, "elsewhere.example") || strings.Contains(got, "not running") {
+		t.Errorf("the model was told %q, want that no link can be made and why", got)
+	}
+	for _, m := range w.slack.Messages() {
+		if strings.Contains(m.Text, "/authorize") {
+			t.Errorf("a link was sent: %+v", m)
+		}
 	}
 }

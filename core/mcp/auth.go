@@ -220,8 +220,19 @@ func (m *Manager) authClient(ctx context.Context, spec ServerSpec, user string) 
 // Login starts the operator's authorization to the server alias and
 // returns the URL to open; the authorization server's redirect to the
 // callback completes it ([Manager.FinishLogin]).
+// A login that cannot be started leaves its reason with a server waiting
+// for one, so calls say why rather than that no one logged in.
 func (m *Manager) Login(ctx context.Context, alias string) (string, error) {
-	return m.login(ctx, alias, "")
+	u, err := m.login(ctx, alias, "")
+	var le *LoginError
+	if s := m.byAlias[alias]; s != nil && errors.As(err, &le) {
+		s.mu.Lock()
+		if s.authErr != nil {
+			s.authErr, s.problem = le, le.Error()
+		}
+		s.mu.Unlock()
+	}
+	return u, err
 }
 
 func (m *Manager) login(ctx context.Context, alias, user string) (string, error) {
@@ -380,6 +391,18 @@ func authFailure(alias string, err error) error {
 		return &PermissionError{Alias: alias, Scope: se.Scope}
 	}
 	return nil
+}
+
+// waitReason is why a server waits for a login after an attempt to
+// start it failed with why (see authFailure), prev being the reason so
+// far: a failed login's reason outlives the retries that find no grant,
+// until a login succeeds or the server comes up.
+func waitReason(prev, why error) error {
+	var nl *NotLoggedInError
+	if _, failed := prev.(*LoginError); failed && errors.As(why, &nl) && !nl.Lost {
+		return prev
+	}
+	return why
 }
 
 // refused answers a call the server refused for want of a grant, if err

@@ -275,7 +275,9 @@ func (m *Manager) serve(s *entry) {
 // until it comes up (its tools checked against the manifest as at boot),
 // is rejected, or the manager closes.
 func (m *Manager) retryBoot(s *entry) {
+	s.mu.RLock()
 	first := s.problem
+	s.mu.RUnlock()
 	delay := m.backoff
 	for attempt := 1; ; attempt++ {
 		t := time.NewTimer(delay)
@@ -343,13 +345,13 @@ func (m *Manager) boot(ctx context.Context, s *entry, again bool) {
 		return
 	}
 	problem := "not started: " + err.Error()
-	why := authFailure(s.spec.Alias, err)
+	s.mu.Lock()
+	why := waitReason(s.authErr, authFailure(s.spec.Alias, err))
+	s.authErr = why
+	s.mu.Unlock()
 	if why != nil {
 		problem = why.Error()
 	}
-	s.mu.Lock()
-	s.authErr = why
-	s.mu.Unlock()
 	if errors.Is(err, errStartTimeout) {
 		problem = fmt.Sprintf("not started: no answer within %s (start, initialize, tools/list); check the command, or raise servers[%d].start_timeout", t, s.index)
 	}

@@ -176,3 +176,58 @@ func TestOAuthNoLink(t *testing.T) {
 		})
 	}
 }
+
+// TestOAuthNoLoginOperator: an operator's login that cannot be started
+// (the metadata names another resource) leaves its reason with the
+// server, so calls say why instead of that no one has logged in.
+func TestOAuthNoLoginOperator(t *testing.T) {
+	var srv *httptest.Server
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"resource":"https://elsewhere.example/mcp","authorization_servers":["` + srv.URL + `"]}`))
+	})
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	})
+	srv = httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	m := start(t, Options{
+		Manifest: manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: srv.URL + "/mcp", Auth: AuthOAuth, Version: "1.0.0", Tools: testToolNames}),
+		OAuth:    &OAuth{Tokens: &memTokens{m: map[string][]byte{}}, Key: bytes.Repeat([]byte{7}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback"},
+	})
+	ctx := context.Background()
+	if _, err := m.Login(ctx, "notes"); err == nil || !strings.Contains(err.Error(), "is for https://elsewhere.example/mcp") {
+		t.Fatalf("Login() = %v, want a refusal naming the other resource", err)
+	}
+	_, err := m.Call(ctx, "notes", "echo", nil)
+	var le *LoginError
+	if !errors.As(err, &le) || !NotSent(err) {
+		t.Errorf("Call after a failed login = %v, want the LoginError", err)
+	}
+	if st := m.Status()[0]; !strings.Contains(st.Problem, "elsewhere.example") {
+		t.Errorf("Status().Problem = %q, want the reason", st.Problem)
+	}
+}
+
+func TestWaitReason(t *testing.T) {
+	failed := &LoginError{Alias: "a", Err: errors.New("no metadata")}
+	none, lost := &NotLoggedInError{Alias: "a"}, &NotLoggedInError{Alias: "a", Lost: true}
+	narrow := &PermissionError{Alias: "a", Scope: "x"}
+	for _, tt := range []struct {
+		name            string
+		prev, why, want error
+	}{
+		{"a failed login outlives retries that find no grant", failed, none, failed},
+		{"a lost grant replaces it", failed, lost, lost},
+		{"a narrow grant replaces it", failed, narrow, narrow},
+		{"coming up clears it", failed, nil, nil},
+		{"no login yet", nil, none, none},
+		{"lost, then none", lost, none, none},
+	} {
+		if got := waitReason(tt.prev, tt.why); got != tt.want {
+			t.Errorf("%s: waitReason(%v, %v) = %v, want %v", tt.name, tt.prev, tt.why, got, tt.want)
+		}
+	}
+}
