@@ -43,7 +43,11 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	if err := run(ctx, os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Args[1]); err != nil {
+	play := run
+	if os.Getenv("NEOBOT_BINARY") != "" {
+		play = runBinary // through the product binary (binary.go)
+	}
+	if err := play(ctx, os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Args[1]); err != nil {
 		fmt.Fprintln(os.Stderr, "neobot-conformance:", err)
 		os.Exit(1)
 	}
