@@ -373,7 +373,11 @@ func (r *binaryRun) login(ctx context.Context) error {
 	if err := open(ctx, link); err != nil {
 		return err
 	}
-	return poll(ctx, "the server up after the login", func() bool { return r.ready(alias + " up") })
+	// The server comes up, or says why not (a login no longer among the
+	// reasons).
+	return poll(ctx, "the server up after the login", func() bool {
+		return r.ready(alias+" up") || !r.ready("neobot mcp login "+alias)
+	})
 }
 
 // ready reports whether neobot's /readyz mentions want.

@@ -73,10 +73,17 @@ type PermissionError struct {
 	// Scope is what the next login asks for: the scope held and the
 	// scope the server asked for.
 	Scope string
+	// Held is set when the grant already holds all the scope the server
+	// asked for: logging in again cannot help, so no login or link is
+	// offered (Scope is then the scope the server asked for).
+	Held bool
 }
 
 // Error names the scope and what to run.
 func (e *PermissionError) Error() string {
+	if e.Held {
+		return fmt.Sprintf("refuses the call for want of permission (%s) that neobot's grant already holds: logging in again would not help; the server's operator must look at it", e.Scope)
+	}
 	return fmt.Sprintf("needs more permission (%s): run `neobot mcp login %s` and open the link it prints", e.Scope, e.Alias)
 }
 
@@ -388,7 +395,7 @@ func authFailure(alias string, err error) error {
 	case errors.Is(err, oauth.ErrLoginRequired):
 		return &NotLoggedInError{Alias: alias, Lost: true}
 	case errors.As(err, &se):
-		return &PermissionError{Alias: alias, Scope: se.Scope}
+		return &PermissionError{Alias: alias, Scope: se.Scope, Held: se.Held}
 	}
 	return nil
 }
@@ -423,7 +430,7 @@ func (m *Manager) refused(ctx context.Context, s *entry, c *conn, place Place, t
 	if !narrow && c != nil {
 		c.markLost()
 	}
-	if s.spec.Auth != AuthPerUser {
+	if s.spec.Auth != AuthPerUser || narrow && pe.Held {
 		if narrow {
 			return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w)", alias, tool, why, ErrNotSent), true
 		}

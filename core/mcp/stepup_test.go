@@ -231,3 +231,41 @@ func TestWaitReason(t *testing.T) {
 		}
 	}
 }
+
+// TestOAuthStepUpHeld: a server that refuses a call for want of scope
+// the person's grant already holds gets no new link (it would be refused
+// the same way, and the person would loop through links): the call says
+// so, and the grant is kept.
+func TestOAuthStepUpHeld(t *testing.T) {
+	prot := oauthtest.New(t, NewServer("notes", "1.0.0", testTools(0)...).Handler())
+	prot.RefuseCalls()
+	tokens := &memTokens{m: map[string][]byte{}}
+	m := start(t, Options{
+		Manifest: manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: prot.URL(), Auth: AuthPerUser, Version: "1.0.0", Tools: testToolNames}),
+		OAuth:    &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{9}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback"},
+	})
+	ctx := context.Background()
+	alice := Place{Platform: "slack", Workspace: "T1", User: "UALICE"}
+	_, err := m.CallIn(ctx, alice, "notes", "echo", nil)
+	var ce *ConnectError
+	if !errors.As(err, &ce) {
+		t.Fatalf("CallIn(not connected) = %v, want a ConnectError", err)
+	}
+	code, state := openLogin(t, ce.URL)
+	if _, _, err := m.FinishLogin(ctx, state, code, ""); err != nil {
+		t.Fatalf("FinishLogin() error = %v", err)
+	}
+	for range 2 {
+		_, err = m.CallIn(ctx, alice, "notes", "echo", nil)
+		var pe *PermissionError
+		if !errors.As(err, &pe) || !pe.Held || errors.As(err, &ce) {
+			t.Fatalf("CallIn after a 403 for held scope = %v, want a PermissionError with Held and no link", err)
+		}
+	}
+	if n := prot.Authorizations(); n != 1 {
+		t.Errorf("authorizations = %d, want only the first connection", n)
+	}
+	if _, ok := tokens.m["user/notes/"+alice.UserValue()]; !ok {
+		t.Error("the grant was deleted")
+	}
+}

@@ -31,6 +31,9 @@ const (
 	failNoLogin
 	// failNeedsPermission: the server wants a wider grant than neobot's.
 	failNeedsPermission
+	// failScopeHeld: the server refuses for want of a scope the grant
+	// already holds; another login would not help.
+	failScopeHeld
 	// failCannotLogin: no login to the server can be started (its OAuth
 	// setup could not be discovered or used).
 	failCannotLogin
@@ -58,6 +61,9 @@ func classify(err error) failure {
 	case errors.As(err, new(*mcp.LoginError)):
 		return failCannotLogin
 	case errors.Is(err, mcp.ErrNeedsPermission):
+		if pe, ok := errors.AsType[*mcp.PermissionError](err); ok && pe.Held {
+			return failScopeHeld
+		}
 		return failNeedsPermission
 	case errors.Is(err, mcp.ErrUnavailable) && mcp.NotSent(err):
 		return failNotSent
@@ -141,6 +147,10 @@ func explanationOf(f failure) explanation {
 	case failNeedsPermission:
 		return explanation{model: func(f facts) string {
 			return fmt.Sprintf("%s was not run: its server %q needs more permission (%s) than neobot's access to it holds. neobot's access is unchanged; an operator must grant the wider permission with neobot mcp login %s. Tell the user.", f.name, f.alias, f.scope, f.alias)
+		}}
+	case failScopeHeld:
+		return explanation{model: func(f facts) string {
+			return fmt.Sprintf("%s was not run: its server %q refused it for want of permission (%s) that the access it was called with already holds, so logging in or connecting again would not help. Tell the user; whoever runs the server must look at it.", f.name, f.alias, f.scope)
 		}}
 	case failCannotLogin:
 		return explanation{model: func(f facts) string {

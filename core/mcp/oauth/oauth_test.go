@@ -221,3 +221,22 @@ func TestCheckSecure(t *testing.T) {
 		}
 	}
 }
+
+// TestTransportStepUpHeld: a 403 insufficient_scope for scope the grant
+// already holds says so, and asks the next authorization for nothing:
+// another one would be refused the same way.
+func TestTransportStepUpHeld(t *testing.T) {
+	ts := newTokenServer(t)
+	ts.forbid.Store(true) // asks for "admin"
+	store := &MemoryStore{}
+	_ = store.Save(context.Background(), &Grant{AccessToken: "at_0", Scope: "read admin", TokenEndpoint: ts.srv.URL + "/token"})
+	tr := &Transport{Flow: &Flow{ServerURL: ts.srv.URL + "/mcp"}, Store: store}
+	_, err := (&http.Client{Transport: tr}).Post(ts.srv.URL+"/mcp", "application/json", strings.NewReader(`{}`))
+	var se *ScopeError
+	if !errors.As(err, &se) || !se.Held || se.Scope != "admin" {
+		t.Fatalf("a step-up for held scope = %v, want a ScopeError with Held", err)
+	}
+	if g, _ := store.Load(context.Background()); g.StepUp != "" {
+		t.Errorf("stored grant wants %q more, want nothing: the scope is held", g.StepUp)
+	}
+}

@@ -36,10 +36,17 @@ type ScopeError struct {
 	// Scope is what the next authorization must ask for: the scope held,
 	// the scope asked for before, and the scope the server wants now.
 	Scope string
+	// Held is set when the grant already holds all the scope the server
+	// asked for: authorizing again would ask for nothing new, so it
+	// cannot help (and a client that kept trying would loop).
+	Held bool
 }
 
 // Error names the scope the server wants.
 func (e *ScopeError) Error() string {
+	if e.Held {
+		return "oauth: the server refuses the request for want of scope " + e.Scope + ", which the grant already holds"
+	}
 	return "oauth: the server needs more permission (scope " + e.Scope + ")"
 }
 
@@ -225,6 +232,9 @@ func (t *Transport) authorize(ctx context.Context, g *Grant, ch Challenge) (*Gra
 func (t *Transport) remember(ctx context.Context, g *Grant, ch Challenge) error {
 	if g == nil {
 		return &ScopeError{Scope: ch.Scope}
+	}
+	if ch.Scope != "" && unionScope(g.Scope, ch.Scope) == unionScope(g.Scope, "") {
+		return &ScopeError{Scope: ch.Scope, Held: true}
 	}
 	want := unionScope(g.Wants(), ch.Scope)
 	if want != g.Wants() {

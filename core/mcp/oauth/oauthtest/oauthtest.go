@@ -40,6 +40,7 @@ type Server struct {
 	issued    []string
 	asked     []string // the scope of each authorization request
 	callScope string   // what tools/call needs besides Scope
+	refuseAll bool     // tools/call is refused whatever the token holds
 	authorize int
 	refused   int
 	forbidden int
@@ -91,6 +92,15 @@ func (s *Server) RequireForCalls(scope string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.callScope = scope
+}
+
+// RefuseCalls makes every tools/call request answered 403
+// insufficient_scope, asking for [Scope], which every token holds: a
+// step-up that can never succeed.
+func (s *Server) RefuseCalls() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuseAll = true
 }
 
 // Asked returns the scope each authorization request asked for, in order.
@@ -276,7 +286,7 @@ func (s *Server) protected(w http.ResponseWriter, r *http.Request) {
 		s.refused++
 	}
 	need := s.callScope
-	narrow := live && msg.Method == "tools/call" && need != "" && !slices.Contains(strings.Fields(scope), need)
+	narrow := live && msg.Method == "tools/call" && (s.refuseAll || need != "" && !slices.Contains(strings.Fields(scope), need))
 	if narrow {
 		s.forbidden++
 	}
@@ -286,7 +296,7 @@ func (s *Server) protected(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+s.srv.URL+`/.well-known/oauth-protected-resource/mcp", scope="`+Scope+`"`)
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token"})
 	case narrow:
-		w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+Scope+" "+need+`", resource_metadata="`+s.srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+strings.TrimSpace(Scope+" "+need)+`", resource_metadata="`+s.srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
 		writeJSON(w, http.StatusForbidden, map[string]string{"error": "insufficient_scope"})
 	default:
 		s.mcp.ServeHTTP(w, r)
