@@ -43,7 +43,11 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	if err := run(ctx, os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Args[1]); err != nil {
+	play := run
+	if os.Getenv("NEOBOT_BINARY") != "" {
+		play = runBinary // through the product binary (binary.go)
+	}
+	if err := play(ctx, os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Args[1]); err != nil {
 		fmt.Fprintln(os.Stderr, "neobot-conformance:", err)
 		os.Exit(1)
 	}
@@ -137,21 +141,22 @@ func oauthClient(serverURL, rawContext string) (*http.Client, error) {
 }
 
 // followRedirect opens the authorization URL as a browser would, and
-// reads the code and state off the redirect instead of following it.
-func followRedirect(ctx context.Context, p *oauth.Pending) (string, string, error) {
+// reads the code, state and iss off the redirect instead of following it.
+func followRedirect(ctx context.Context, p *oauth.Pending) (oauth.Redirect, error) {
 	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
 	if err != nil {
-		return "", "", err
+		return oauth.Redirect{}, err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return "", "", err
+		return oauth.Redirect{}, err
 	}
 	resp.Body.Close()
 	loc, err := url.Parse(resp.Header.Get("Location"))
 	if err != nil || resp.Header.Get("Location") == "" {
-		return "", "", errors.New("the authorization endpoint did not redirect back")
+		return oauth.Redirect{}, errors.New("the authorization endpoint did not redirect back")
 	}
-	return loc.Query().Get("code"), loc.Query().Get("state"), nil
+	q := loc.Query()
+	return oauth.Redirect{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
 }

@@ -98,6 +98,7 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		problems = append(problems, err)
 	}
 	describeUndeclared(m.Stdout, cfg.Manifest, manifest)
+	describeToolless(m.Stdout, manifest)
 	if w := surface.Warnings(); len(w) > 0 {
 		problems = append(problems, fmt.Errorf("%d tool server warning(s) above: fix the manifest or the server, then run neobot check again", len(w)))
 	}
@@ -139,6 +140,21 @@ func describeUndeclared(w io.Writer, path string, m *mcp.Manifest) {
 	fmt.Fprintf(w, "undeclared side effects: %d server(s); each call of these tools is asked first, and a name that spends stays spend:\n", len(out))
 	for _, s := range out {
 		fmt.Fprintf(w, "  %s, declared at %s: %s\n    declare them there with \"side_effects\": \"none\", \"read\", \"write\" or \"external\" (and tool_side_effects where a tool differs)\n", s.alias, s.at, s.tools)
+	}
+}
+
+// describeToolless lists the servers declared with no tools ("tools":
+// []): they serve prompts or resources only, so the model calls nothing
+// of theirs, and a server listed here by mistake would say so.
+func describeToolless(w io.Writer, m *mcp.Manifest) {
+	var aliases []string
+	for _, spec := range m.Servers {
+		if len(spec.Tools) == 0 {
+			aliases = append(aliases, spec.Alias)
+		}
+	}
+	if len(aliases) > 0 {
+		fmt.Fprintf(w, "servers with no tools (prompts and resources only): %s\n", strings.Join(aliases, ", "))
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -333,5 +335,173 @@ func TestMCPOAuthPerUserWeb(t *testing.T) {
 	}
 	if got := toolResult(mainRequests(w.model)[3], "c2"); !strings.Contains(got, "the launch is on Tuesday") {
 		t.Errorf("with her account connected the model was told %q, want the note", got)
+	}
+}
+
+// openLink opens a login or connect link as a person who approves at
+// once, and checks the callback page says the server is connected.
+func openLink(t *testing.T, link string) {
+	t.Helper()
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatalf("open the link: %v", err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "connected to notes") {
+		t.Fatalf("the callback answered %d:\n%s", resp.StatusCode, page)
+	}
+}
+
+// linkScope returns the scope an authorization link asks for.
+func linkScope(t *testing.T, link string) string {
+	t.Helper()
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatalf("link %q: %v", link, err)
+	}
+	return u.Query().Get("scope")
+}
+
+// TestMCPOAuthStepUpOperator: a server that answers a call 403
+// insufficient_scope: the model hears it needs more permission and the
+// command (not that access was revoked), the server stays up, and the
+// next `neobot mcp login` asks for the wider scope; after it the call
+// goes through.
+func TestMCPOAuthStepUpOperator(t *testing.T) {
+	prot := notesServer(t)
+	prot.RequireForCalls("notes:write")
+	w := oauthWorld(t, prot, "oauth")
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "notes__note", `{}`)),
+		llmtest.Text("An operator must grant more permission."),
+		llmtest.Calls(llmtest.Call("c2", "notes__note", `{}`)),
+		llmtest.Text("The launch is on Tuesday."),
+	)
+	p := w.start(t, 1)
+	ops := "http://" + w.env["NEO_HEALTH_ADDR"]
+	login := func() string {
+		t.Helper()
+		out, stderr, err := run(t, w.env, "", "mcp", "login", "notes")
+		if err != nil {
+			t.Fatalf("neobot mcp login notes: %v\n%s", err, stderr)
+		}
+		return regexp.MustCompile(`https?://\S+/authorize\?\S+`).FindString(out)
+	}
+	openLink(t, login())
+	waitFor(t, p, ops+"/readyz", "the notes server up", func(status int, body string) bool {
+		return status == http.StatusOK && strings.Contains(body, "notes up")
+	})
+
+	m := w.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "CNOTES", Text: "when is the launch?"})
+	w.answerIn(t, "CNOTES", m.TS, "An operator must grant more permission.")
+	got := toolResult(mainRequests(w.model)[1], "c1")
+	if !strings.Contains(got, "needs more permission (notes:read notes:write)") || !strings.Contains(got, "neobot mcp login notes") ||
+		strings.Contains(got, "revoked") || strings.Contains(got, "not running") {
+		t.Errorf("after a 403 the model was told %q, want that it needs more permission and the command", got)
+	}
+	waitFor(t, p, ops+"/readyz", "the notes server still up", func(status int, body string) bool {
+		return status == http.StatusOK && strings.Contains(body, "notes up")
+	})
+
+	link := login()
+	if got := linkScope(t, link); got != "notes:read notes:write" {
+		t.Errorf("the login after a 403 asks for %q, want %q", got, "notes:read notes:write")
+	}
+	openLink(t, link)
+	m2 := w.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "CNOTES", Text: "and now?"})
+	w.answerIn(t, "CNOTES", m2.TS, "The launch is on Tuesday.")
+	if got := toolResult(mainRequests(w.model)[3], "c2"); !strings.Contains(got, "the launch is on Tuesday") {
+		t.Errorf("after the step-up the model was told %q, want the note", got)
+	}
+}
+
+// TestMCPOAuthStepUpPerUser: on a per_user server a 403
+// insufficient_scope keeps the person's connection; they get a private
+// link asking for the wider scope, the model hears they need more
+// permission (not that they have not connected), and after the person
+// opens it the call goes through.
+func TestMCPOAuthStepUpPerUser(t *testing.T) {
+	prot := notesServer(t)
+	prot.RequireForCalls("notes:write")
+	w := oauthWorld(t, prot, "per_user")
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "notes__note", `{}`)),
+		llmtest.Text("Open the link I sent you, then ask again."),
+		llmtest.Calls(llmtest.Call("c2", "notes__note", `{}`)),
+		llmtest.Text("Grant the permission, then ask again."),
+		llmtest.Calls(llmtest.Call("c3", "notes__note", `{}`)),
+		llmtest.Text("The launch is on Tuesday."),
+	)
+	w.start(t, 1)
+
+	dm := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "when is the launch?"})
+	w.answerIn(t, "D0DM", dm.TS, "Open the link I sent you")
+	openLink(t, privateLink(t, w, "UALICE", 0))
+
+	dm2 := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "and now?"})
+	w.answerIn(t, "D0DM", dm2.TS, "Grant the permission")
+	got := toolResult(mainRequests(w.model)[3], "c2")
+	if !strings.Contains(got, "more permission (notes:read notes:write)") || strings.Contains(got, "not connected") || strings.Contains(got, "/authorize") {
+		t.Errorf("after a 403 the model was told %q, want that she needs more permission, without the link", got)
+	}
+	link := privateLink(t, w, "UALICE", 1)
+	if got := linkScope(t, link); got != "notes:read notes:write" {
+		t.Errorf("the link after a 403 asks for %q, want %q", got, "notes:read notes:write")
+	}
+	told := false
+	for _, m := range w.slack.Messages() {
+		told = told || m.Ephemeral && strings.Contains(m.Text, "/authorize") && strings.Contains(m.Text, "more permission")
+	}
+	if !told {
+		t.Errorf("no private message tells Alice the server needs more permission: %+v", w.slack.Messages())
+	}
+	openLink(t, link)
+	dm3 := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "once more?"})
+	w.answerIn(t, "D0DM", dm3.TS, "The launch is on Tuesday.")
+	if got := toolResult(mainRequests(w.model)[5], "c3"); !strings.Contains(got, "the launch is on Tuesday") {
+		t.Errorf("after the step-up the model was told %q, want the note", got)
+	}
+}
+
+// TestMCPOAuthNoLinkPerUser: when no connect link can be made (the
+// server's metadata names another resource), the model hears that and
+// why, not that the server is not running, and no link is sent.
+func TestMCPOAuthNoLinkPerUser(t *testing.T) {
+	var srv *httptest.Server
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"resource":"https://elsewhere.example/mcp","authorization_servers":["`+srv.URL+`"]}`)
+	})
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	})
+	srv = httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	w := newSlackWorld(t)
+	w.env["NEO_MANIFEST"] = writeJSON(t, "manifest.json", map[string]any{
+		"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
+			"alias": "notes", "transport": "http", "url": srv.URL + "/mcp", "auth": "per_user",
+			"version": "1.0.0", "tools": []string{"note"}, "side_effects": "read",
+		}}})
+	w.env["NEO_HEALTH_ADDR"] = freeAddr(t)
+	w.env["NEO_SECRET_KEY"] = strings.Repeat("5e", 32)
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "notes__note", `{}`)),
+		llmtest.Text("I cannot connect to notes; an operator must fix it."),
+	)
+	w.start(t, 1)
+	dm := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "when is the launch?"})
+	w.answerIn(t, "D0DM", dm.TS, "I cannot connect to notes")
+	got := toolResult(mainRequests(w.model)[1], "c1")
+	if !strings.Contains(got, "cannot make a link") || !strings.Contains(got, "elsewhere.example") || strings.Contains(got, "not running") {
+		t.Errorf("the model was told %q, want that no link can be made and why", got)
+	}
+	for _, m := range w.slack.Messages() {
+		if strings.Contains(m.Text, "/authorize") {
+			t.Errorf("a link was sent: %+v", m)
+		}
 	}
 }

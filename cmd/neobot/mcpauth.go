@@ -103,7 +103,7 @@ func oauthOptions(cfg *Config, db database) (*mcp.OAuth, error) {
 // surface.
 type logins interface {
 	Login(ctx context.Context, alias string) (string, error)
-	FinishLogin(ctx context.Context, state, code string) (alias, user string, err error)
+	FinishLogin(ctx context.Context, state, code, iss string) (alias, user string, err error)
 	Logout(ctx context.Context, alias, user string) error
 }
 
@@ -133,7 +133,7 @@ func serveCallback(l logins) http.HandlerFunc {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 		defer cancel()
-		alias, _, err := l.FinishLogin(ctx, q.Get("state"), q.Get("code"))
+		alias, _, err := l.FinishLogin(ctx, q.Get("state"), q.Get("code"), q.Get("iss"))
 		switch {
 		case errors.Is(err, mcp.ErrUnknownLogin):
 			page(http.StatusBadRequest, "Link expired", "This login link has expired or was already used. Start the login again.")

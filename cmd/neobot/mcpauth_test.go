@@ -48,7 +48,7 @@ type fakeLogins struct{}
 
 func (fakeLogins) Login(context.Context, string) (string, error) { return "", nil }
 func (fakeLogins) Logout(context.Context, string, string) error  { return nil }
-func (fakeLogins) FinishLogin(_ context.Context, state, code string) (string, string, error) {
+func (fakeLogins) FinishLogin(_ context.Context, state, code, _ string) (string, string, error) {
 	switch state {
 	case "good":
 		return "notes", "", nil

@@ -38,7 +38,7 @@ func TestAccounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, state := openLogin(t, link)
-	if _, user, err := m.FinishLogin(ctx, state, code); err != nil || user != alice.UserValue() {
+	if _, user, err := m.FinishLogin(ctx, state, code, ""); err != nil || user != alice.UserValue() {
 		t.Fatalf("FinishLogin = %q, %v; want Alice's", user, err)
 	}
 	if !connected(alice) || connected(bob) {

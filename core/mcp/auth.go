@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,18 +47,74 @@ type OAuth struct {
 // loginTTL is how long a started login waits for its callback.
 const loginTTL = 15 * time.Minute
 
-// NotLoggedInError means a server with auth has no grant yet.
-type NotLoggedInError struct{ Alias string }
+// NotLoggedInError means a server with auth has no usable grant: none
+// yet, or (Lost) one the server refused and that could not be refreshed.
+type NotLoggedInError struct {
+	Alias string
+	// Lost is set when neobot held a grant and the server refused it
+	// (revoked, or expired past refreshing).
+	Lost bool
+}
 
-// Error says what to run.
+// Error says what happened and what to run.
 func (e *NotLoggedInError) Error() string {
+	if e.Lost {
+		return fmt.Sprintf("the login was revoked or has expired: run `neobot mcp login %s` and open the link it prints", e.Alias)
+	}
 	return fmt.Sprintf("not logged in: run `neobot mcp login %s` and open the link it prints", e.Alias)
 }
+
+// PermissionError means a server refused a call (HTTP 403
+// insufficient_scope) because the operator's grant lacks a scope. The
+// grant is kept; the next login asks for Scope. It matches
+// [ErrNeedsPermission].
+type PermissionError struct {
+	Alias string
+	// Scope is what the next login asks for: the scope held and the
+	// scope the server asked for.
+	Scope string
+	// Held is set when the grant already holds all the scope the server
+	// asked for: logging in again cannot help, so no login or link is
+	// offered (Scope is then the scope the server asked for).
+	Held bool
+}
+
+// Error names the scope and what to run.
+func (e *PermissionError) Error() string {
+	if e.Held {
+		return fmt.Sprintf("refuses the call for want of permission (%s) that neobot's grant already holds: logging in again would not help; the server's operator must look at it", e.Scope)
+	}
+	return fmt.Sprintf("needs more permission (%s): run `neobot mcp login %s` and open the link it prints", e.Scope, e.Alias)
+}
+
+// Is makes a PermissionError an [ErrNeedsPermission].
+func (e *PermissionError) Is(target error) bool { return target == ErrNeedsPermission }
+
+// LoginError means no login link can be made for a server: its OAuth
+// setup could not be discovered or used. Err says why; trying again
+// does not help until the server or the manifest changes.
+type LoginError struct {
+	Alias string
+	Err   error
+}
+
+// Error says which server and why.
+func (e *LoginError) Error() string {
+	return fmt.Sprintf("no login to %s can be started: %s", e.Alias, e.Reason())
+}
+
+// Reason says why, in a sentence without the package prefix.
+func (e *LoginError) Reason() string { return strings.TrimPrefix(e.Err.Error(), "oauth: ") }
+
+// Unwrap returns the cause.
+func (e *LoginError) Unwrap() error { return e.Err }
 
 // auth is the manager's OAuth state.
 type auth struct {
 	opts   OAuth
 	sealer *oauth.Sealer
+	// clients are the dynamic registrations, per issuer.
+	clients oauth.Registrations
 
 	mu      sync.Mutex
 	pending map[string]pendingLogin // by state
@@ -136,6 +193,7 @@ func (m *Manager) flow(spec ServerSpec) *oauth.Flow {
 		ClientMetadataURL: m.auth.opts.ClientMetadataURL,
 		ClientName:        "neobot",
 		Now:               m.clock.Now,
+		Registrations:     &m.auth.clients,
 	}
 	if o := spec.OAuth; o != nil {
 		f.Scope = o.Scope
@@ -169,8 +227,19 @@ func (m *Manager) authClient(ctx context.Context, spec ServerSpec, user string) 
 // Login starts the operator's authorization to the server alias and
 // returns the URL to open; the authorization server's redirect to the
 // callback completes it ([Manager.FinishLogin]).
+// A login that cannot be started leaves its reason with a server waiting
+// for one, so calls say why rather than that no one logged in.
 func (m *Manager) Login(ctx context.Context, alias string) (string, error) {
-	return m.login(ctx, alias, "")
+	u, err := m.login(ctx, alias, "")
+	var le *LoginError
+	if s := m.byAlias[alias]; s != nil && errors.As(err, &le) {
+		s.mu.Lock()
+		if s.authErr != nil {
+			s.authErr, s.problem = le, le.Error()
+		}
+		s.mu.Unlock()
+	}
+	return u, err
 }
 
 func (m *Manager) login(ctx context.Context, alias, user string) (string, error) {
@@ -188,19 +257,24 @@ func (m *Manager) login(ctx context.Context, alias, user string) (string, error)
 		return "", errors.New("mcp: login: NEO_SECRET_KEY is not set; set it (openssl rand -hex 32) and restart")
 	}
 	if m.auth.opts.RedirectURL == "" {
-		return "", errors.New("mcp: login: no callback URL: set NEO_HEALTH_ADDR (the callback is served there) and NEO_PUBLIC_URL if browsers reach it at another address")
+		return "", fmt.Errorf("mcp: %w", &LoginError{Alias: alias, Err: errors.New("no callback URL: set NEO_HEALTH_ADDR (the callback is served there) and NEO_PUBLIC_URL if browsers reach it at another address")})
 	}
-	ch, err := m.probe(ctx, s.spec)
+	ch, status, err := m.probe(ctx, s.spec)
 	if err != nil {
-		return "", fmt.Errorf("mcp: login %s: %w", alias, err)
+		return "", fmt.Errorf("mcp: %w", &LoginError{Alias: alias, Err: err})
 	}
+	// A step-up the server asked for earlier is asked for now, with the
+	// scope held.
 	have := ""
 	if g, err := (grants{a: m.auth, key: tokenKey(alias, user)}).Load(ctx); err == nil && g != nil {
-		have = g.Scope
+		have = g.Wants()
 	}
 	p, err := m.flow(s.spec).Begin(ctx, ch, have)
 	if err != nil {
-		return "", fmt.Errorf("mcp: login %s: %w", alias, err)
+		if status != http.StatusUnauthorized {
+			err = fmt.Errorf("%w (the server answered HTTP %d without asking for authorization, so it may not use OAuth at all: if so, remove \"auth\" from its manifest entry)", err, status)
+		}
+		return "", fmt.Errorf("mcp: %w", &LoginError{Alias: alias, Err: err})
 	}
 	now := m.clock.Now()
 	m.auth.mu.Lock()
@@ -215,14 +289,14 @@ func (m *Manager) login(ctx context.Context, alias, user string) (string, error)
 }
 
 // probe sends the server an unauthorized initialize to read its
-// challenge (the scope it wants, where its metadata is). A server that
-// does not answer 401 gives the zero challenge: discovery then uses the
-// well-known locations.
-func (m *Manager) probe(ctx context.Context, spec ServerSpec) (oauth.Challenge, error) {
+// challenge (the scope it wants, where its metadata is), and returns it
+// with the HTTP status. A server that does not answer 401 gives the zero
+// challenge: discovery then uses the well-known locations.
+func (m *Manager) probe(ctx context.Context, spec ServerSpec) (oauth.Challenge, int, error) {
 	body := []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + ProtocolVersion + `","capabilities":{},"clientInfo":{"name":"neobot","version":"` + m.clientVersion + `"}}}`)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, spec.URL, bytes.NewReader(body))
 	if err != nil {
-		return oauth.Challenge{}, err
+		return oauth.Challenge{}, 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -232,14 +306,14 @@ func (m *Manager) probe(ctx context.Context, spec ServerSpec) (oauth.Challenge, 
 	}
 	resp, err := base.RoundTrip(req)
 	if err != nil {
-		return oauth.Challenge{}, fmt.Errorf("reach %s: %w", spec.URL, err)
+		return oauth.Challenge{}, 0, fmt.Errorf("reach %s: %w", spec.URL, err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
-		return oauth.Challenge{}, nil
+		return oauth.Challenge{}, resp.StatusCode, nil
 	}
-	return oauth.ParseChallenge(resp.Header), nil
+	return oauth.ParseChallenge(resp.Header), resp.StatusCode, nil
 }
 
 // ErrUnknownLogin means a callback's state matches no login in progress:
@@ -247,10 +321,11 @@ func (m *Manager) probe(ctx context.Context, spec ServerSpec) (oauth.Challenge, 
 var ErrUnknownLogin = errors.New("this login link has expired or was already used; start the login again")
 
 // FinishLogin completes the login whose state the callback carries: it
+// checks the callback's iss (RFC 9207, "" when it carries none),
 // exchanges the code, seals and stores the grant, and starts the server
 // if it was waiting for one. It returns the server's alias and the
 // person the grant is for ("" for the operator).
-func (m *Manager) FinishLogin(ctx context.Context, state, code string) (alias, user string, err error) {
+func (m *Manager) FinishLogin(ctx context.Context, state, code, iss string) (alias, user string, err error) {
 	if m.auth == nil {
 		return "", "", ErrUnknownLogin
 	}
@@ -262,7 +337,7 @@ func (m *Manager) FinishLogin(ctx context.Context, state, code string) (alias, u
 		return "", "", ErrUnknownLogin
 	}
 	s := m.byAlias[pl.alias]
-	g, err := m.flow(s.spec).Finish(ctx, pl.p, code, state)
+	g, err := m.flow(s.spec).Finish(ctx, pl.p, oauth.Redirect{Code: code, State: state, Iss: iss})
 	if err != nil {
 		return pl.alias, pl.user, fmt.Errorf("mcp: login %s: %w", pl.alias, err)
 	}
@@ -308,25 +383,70 @@ func (m *Manager) Logout(ctx context.Context, alias, user string) error {
 	return nil
 }
 
-// notLoggedIn reports whether err means the server needs a login: no
-// grant, or one the server refuses and that cannot be refreshed.
-func notLoggedIn(err error) bool {
+// authFailure is the reason an operator's server cannot start or answer
+// for want of a login, if err is one: no grant, a grant the server
+// refused (lost), or one without the scope it asks for.
+func authFailure(alias string, err error) error {
 	var nl *NotLoggedInError
-	return errors.As(err, &nl) || errors.Is(err, oauth.ErrLoginRequired)
+	var se *oauth.ScopeError
+	switch {
+	case errors.As(err, &nl):
+		return nl
+	case errors.Is(err, oauth.ErrLoginRequired):
+		return &NotLoggedInError{Alias: alias, Lost: true}
+	case errors.As(err, &se):
+		return &PermissionError{Alias: alias, Scope: se.Scope, Held: se.Held}
+	}
+	return nil
 }
 
-// loginLost answers a call the server refused because its grant is dead
-// (revoked, or expired past refreshing). A person's grant is deleted and
-// they are offered the connect link again; the operator's connection is
-// dropped, and the server waits for `neobot mcp login`.
-func (m *Manager) loginLost(ctx context.Context, s *entry, c *conn, place Place, alias, tool string) (Result, error) {
-	if s.spec.Auth == AuthPerUser {
-		_ = m.auth.opts.Tokens.DeleteMCPToken(ctx, tokenKey(alias, place.UserValue()))
-		c.markLost()
-		if err := m.connected(ctx, s, place); err != nil {
-			return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, err)
-		}
+// waitReason is why a server waits for a login after an attempt to
+// start it failed with why (see authFailure), prev being the reason so
+// far: a failed login's reason outlives the retries that find no grant,
+// until a login succeeds or the server comes up.
+func waitReason(prev, why error) error {
+	var nl *NotLoggedInError
+	if _, failed := prev.(*LoginError); failed && errors.As(why, &nl) && !nl.Lost {
+		return prev
 	}
-	c.markLost()
-	return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w): %w", alias, tool, ErrServerDown, ErrNotSent, &NotLoggedInError{Alias: alias})
+	return why
+}
+
+// refused answers a call the server refused for want of a grant, if err
+// says so: a dead grant (revoked, or expired past refreshing) or one
+// without the scope the call needs (403 insufficient_scope). A narrow
+// grant is kept, and the next login asks for the wider scope; a dead one
+// drops the connection, and a person's is deleted. A person is offered
+// their connect link; the operator's server says to run `neobot mcp
+// login`. c is nil when the refusal came while connecting. ok is false
+// for any other err.
+func (m *Manager) refused(ctx context.Context, s *entry, c *conn, place Place, tool string, err error) (_ Result, _ error, ok bool) {
+	why := authFailure(s.spec.Alias, err)
+	if why == nil {
+		return Result{}, nil, false
+	}
+	alias := s.spec.Alias
+	pe, narrow := why.(*PermissionError)
+	if !narrow && c != nil {
+		c.markLost()
+	}
+	if s.spec.Auth != AuthPerUser || narrow && pe.Held {
+		if narrow {
+			return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w)", alias, tool, why, ErrNotSent), true
+		}
+		return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w): %w", alias, tool, ErrServerDown, ErrNotSent, why), true
+	}
+	user := place.UserValue()
+	if !narrow {
+		_ = m.auth.opts.Tokens.DeleteMCPToken(ctx, tokenKey(alias, user))
+	}
+	u, err := m.login(ctx, alias, user)
+	if err != nil {
+		return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w)", alias, tool, err, ErrNotSent), true
+	}
+	ce := &ConnectError{Alias: alias, URL: u, Lost: !narrow}
+	if narrow {
+		ce.Scope = pe.Scope
+	}
+	return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w)", alias, tool, ce, ErrNotSent), true
 }

@@ -74,6 +74,10 @@ func TestOAuthOperatorLogin(t *testing.T) {
 	if st := m.Status()[0]; st.State != StateFailed || !strings.Contains(st.Problem, "neobot mcp login notes") {
 		t.Fatalf("before login Status() = %s %q, want failed saying to run neobot mcp login notes", st.State, st.Problem)
 	}
+	_, err := m.Call(ctx, "notes", "echo", map[string]any{"text": "before login"})
+	if nl := new(NotLoggedInError); !errors.As(err, &nl) || nl.Lost {
+		t.Errorf("Call before any login = %v, want a NotLoggedInError that is not a lost login", err)
+	}
 	u, err := m.Login(ctx, "notes")
 	if err != nil {
 		t.Fatalf("Login() error = %v", err)
@@ -84,10 +88,10 @@ func TestOAuthOperatorLogin(t *testing.T) {
 		}
 	}
 	code, state := openLogin(t, u)
-	if _, _, err := m.FinishLogin(ctx, "forged-state", code); !errors.Is(err, ErrUnknownLogin) {
+	if _, _, err := m.FinishLogin(ctx, "forged-state", code, ""); !errors.Is(err, ErrUnknownLogin) {
 		t.Errorf("FinishLogin(forged state) error = %v, want ErrUnknownLogin", err)
 	}
-	alias, user, err := m.FinishLogin(ctx, state, code)
+	alias, user, err := m.FinishLogin(ctx, state, code, "")
 	if err != nil || alias != "notes" || user != "" {
 		t.Fatalf("FinishLogin() = %q, %q, %v; want notes, operator, nil", alias, user, err)
 	}
@@ -96,7 +100,7 @@ func TestOAuthOperatorLogin(t *testing.T) {
 	if err != nil || res.Content[0].Text != "behind oauth" {
 		t.Fatalf("Call(echo) = %+v, %v; want the echo", res, err)
 	}
-	if _, _, err := m.FinishLogin(ctx, state, code); !errors.Is(err, ErrUnknownLogin) {
+	if _, _, err := m.FinishLogin(ctx, state, code, ""); !errors.Is(err, ErrUnknownLogin) {
 		t.Errorf("FinishLogin(used state) error = %v, want ErrUnknownLogin", err)
 	}
 	sealed := tokens.m["op/notes"]
@@ -120,9 +124,14 @@ func TestOAuthOperatorLogin(t *testing.T) {
 	for !strings.Contains(st.Problem, "neobot mcp login notes") {
 		st = feed.wait(t, "notes", StateRestarting)
 	}
+	// Waiting for the login, the server says so, not that it restarts.
+	_, err = m.Call(ctx, "notes", "echo", map[string]any{"text": "while waiting"})
+	if nl := new(NotLoggedInError); !errors.As(err, &nl) || !nl.Lost || errors.Is(err, ErrUnavailable) {
+		t.Errorf("Call while waiting for a new login = %v, want a lost login", err)
+	}
 	// A new login brings the server back without waiting for a timer.
 	code, state = openLogin(t, mustLogin(t, m, "notes"))
-	if _, _, err := m.FinishLogin(ctx, state, code); err != nil {
+	if _, _, err := m.FinishLogin(ctx, state, code, ""); err != nil {
 		t.Fatalf("FinishLogin(again) error = %v", err)
 	}
 	feed.wait(t, "notes", StateUp)
@@ -186,7 +195,7 @@ func TestOAuthPerUser(t *testing.T) {
 		return ce.URL
 	}
 	code, state := openLogin(t, connectLink(alice))
-	if _, user, err := m.FinishLogin(ctx, state, code); err != nil || user != alice.UserValue() {
+	if _, user, err := m.FinishLogin(ctx, state, code, ""); err != nil || user != alice.UserValue() {
 		t.Fatalf("FinishLogin() user = %q, %v; want Alice's", user, err)
 	}
 	if res, err := echo(alice); err != nil || res.Content[0].Text != "hi UALICE" {
@@ -198,7 +207,10 @@ func TestOAuthPerUser(t *testing.T) {
 	}
 
 	prot.RevokeAll()
-	connectLink(alice)
+	_, err := echo(alice)
+	if ce := new(ConnectError); !errors.As(err, &ce) || !ce.Lost || strings.Contains(err.Error(), "not connected") {
+		t.Errorf("CallIn(Alice, grant revoked) = %v, want a ConnectError saying her connection was refused, not that she never connected", err)
+	}
 	if _, ok := tokens.m["user/notes/"+alice.UserValue()]; ok {
 		t.Errorf("Alice's dead grant is still stored")
 	}

@@ -161,7 +161,7 @@ func BenchmarkCallHTTP(b *testing.B) {
 			b.Fatal(err)
 		}
 		code, state := openLogin(b, u)
-		if _, _, err := m.FinishLogin(ctx, state, code); err != nil {
+		if _, _, err := m.FinishLogin(ctx, state, code, ""); err != nil {
 			b.Fatal(err)
 		}
 		for m.Status()[0].State != StateUp {

@@ -172,7 +172,12 @@ func handshakeErr(ctx context.Context, err error) error {
 
 var errStartTimeout = errors.New("timed out")
 
+// listTools lists the server's tools; a server that declares no tools
+// capability (one with only prompts or resources) has none.
 func listTools(ctx context.Context, c *conn, spec ServerSpec) ([]Tool, error) {
+	if c.client.GetServerCapabilities().Tools == nil {
+		return []Tool{}, nil
+	}
 	res, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		return nil, err

@@ -14,7 +14,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/neobot/neobot/core"
-	"github.com/neobot/neobot/core/mcp/oauth"
 	"github.com/rs/zerolog"
 )
 
@@ -177,6 +176,8 @@ type entry struct {
 	tools    []Tool
 	declared map[string]bool
 	problem  string
+	// authErr is why the server waits for a login, while it does.
+	authErr  error
 	restarts int
 }
 
@@ -274,7 +275,9 @@ func (m *Manager) serve(s *entry) {
 // until it comes up (its tools checked against the manifest as at boot),
 // is rejected, or the manager closes.
 func (m *Manager) retryBoot(s *entry) {
+	s.mu.RLock()
 	first := s.problem
+	s.mu.RUnlock()
 	delay := m.backoff
 	for attempt := 1; ; attempt++ {
 		t := time.NewTimer(delay)
@@ -342,8 +345,12 @@ func (m *Manager) boot(ctx context.Context, s *entry, again bool) {
 		return
 	}
 	problem := "not started: " + err.Error()
-	if notLoggedIn(err) {
-		problem = (&NotLoggedInError{Alias: s.spec.Alias}).Error()
+	s.mu.Lock()
+	why := waitReason(s.authErr, authFailure(s.spec.Alias, err))
+	s.authErr = why
+	s.mu.Unlock()
+	if why != nil {
+		problem = why.Error()
 	}
 	if errors.Is(err, errStartTimeout) {
 		problem = fmt.Sprintf("not started: no answer within %s (start, initialize, tools/list); check the command, or raise servers[%d].start_timeout", t, s.index)
@@ -362,6 +369,9 @@ func (m *Manager) boot(ctx context.Context, s *entry, again bool) {
 func (m *Manager) set(s *entry, st State, c *conn, tools []Tool, problem string) {
 	s.mu.Lock()
 	s.state, s.conn, s.problem = st, c, problem
+	if st == StateUp {
+		s.authErr = nil
+	}
 	if tools != nil || st == StateFailed || st == StateRejected {
 		s.tools = tools
 	}
@@ -469,8 +479,11 @@ func (m *Manager) restart(s *entry, old *conn) bool {
 		if err != nil {
 			m.log.Warn().Str("server", s.spec.Alias).Err(err).Dur("retry_in_ms", min(delay*2, m.maxBackoff)).Msg("mcp server restart failed")
 			delay = min(delay*2, m.maxBackoff)
-			if notLoggedIn(err) {
-				m.set(s, StateRestarting, nil, nil, (&NotLoggedInError{Alias: s.spec.Alias}).Error())
+			if why := authFailure(s.spec.Alias, err); why != nil {
+				s.mu.Lock()
+				s.authErr = why
+				s.mu.Unlock()
+				m.set(s, StateRestarting, nil, nil, why.Error())
 				// Wait for the login, not for the next attempt.
 				select {
 				case <-m.done:
@@ -540,11 +553,13 @@ func (m *Manager) CallIn(ctx context.Context, place Place, alias, tool string, a
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w)", alias, tool, ErrUnknownTool, ErrNotSent)
 	}
 	s.mu.RLock()
-	st, c, problem := s.state, s.conn, s.problem
+	st, c, problem, why := s.state, s.conn, s.problem, s.authErr
 	s.mu.RUnlock()
-	switch st {
-	case StateUp:
-	case StateRestarting:
+	switch {
+	case st == StateUp:
+	case why != nil:
+		return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w): %w", alias, tool, ErrServerDown, ErrNotSent, why)
+	case st == StateRestarting:
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w)", alias, tool, ErrUnavailable, ErrNotSent)
 	default:
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w): %s", alias, tool, ErrServerDown, ErrNotSent, problem)
@@ -559,6 +574,9 @@ func (m *Manager) CallIn(ctx context.Context, place Place, alias, tool string, a
 		if err != nil {
 			if ctx.Err() != nil {
 				return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, err)
+			}
+			if res, err, ok := m.refused(ctx, s, nil, place, tool, err); ok {
+				return res, err
 			}
 			return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w): %w", alias, tool, ErrServerDown, ErrNotSent, err)
 		}
@@ -587,10 +605,9 @@ func (m *Manager) CallIn(ctx context.Context, place Place, alias, tool string, a
 	if ctx.Err() != nil {
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w", alias, tool, ctx.Err())
 	}
-	if errors.Is(err, oauth.ErrLoginRequired) {
-		// The grant was revoked or expired past refreshing; a 401 never
-		// reached the tool.
-		return m.loginLost(ctx, s, c, place, alias, tool)
+	// A 401 or a 403 never reached the tool.
+	if res, err, ok := m.refused(ctx, s, c, place, tool, err); ok {
+		return res, err
 	}
 	var te *transport.Error
 	if errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed) {

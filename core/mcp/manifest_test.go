@@ -87,7 +87,6 @@ func TestParseInvalid(t *testing.T) {
 		{"missing version", server(`"alias": "s", "transport": "stdio", "command": "srv", "tools": ["t"]`), "servers[0].version", "pin the server's version"},
 		{"unpinned version", server(strings.Replace(stdio, `"1.0.0"`, `"latest"`, 1)), "servers[0].version", "semantic version"},
 		{"missing tools", server(`"alias": "s", "transport": "stdio", "command": "srv", "version": "1.0.0"`), "servers[0].tools", "list exactly the tools"},
-		{"empty tools", server(strings.Replace(stdio, `["t"]`, `[]`, 1)), "servers[0].tools", "list exactly the tools"},
 		{"duplicate tool", server(strings.Replace(stdio, `["t"]`, `["t", "t"]`, 1)), "servers[0].tools[1]", "list each tool once"},
 		{"bad tool name", server(strings.Replace(stdio, `["t"]`, `["read file"]`, 1)), "servers[0].tools[0]", "1-128"},
 		{"bad start_timeout", server(stdio + `, "start_timeout": "soon"`), "start_timeout", "30s"},

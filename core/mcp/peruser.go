@@ -12,12 +12,28 @@ import (
 type ConnectError struct {
 	Alias string
 	URL   string
+	// Scope, when set, is the wider scope the server asked for (403
+	// insufficient_scope): the person is connected, but their grant does
+	// not allow the call. The link asks for Scope.
+	Scope string
+	// Lost is set when the person had connected and the server refused
+	// their grant (revoked, or expired past refreshing).
+	Lost bool
 }
 
-// Error names the server; it never carries the link.
+// Error names the server and what is missing; it never carries the link.
 func (e *ConnectError) Error() string {
+	switch {
+	case e.Scope != "":
+		return fmt.Sprintf("the user's account at %q needs more permission (%s)", e.Alias, e.Scope)
+	case e.Lost:
+		return fmt.Sprintf("the user's connection to %q was refused (revoked or expired)", e.Alias)
+	}
 	return fmt.Sprintf("the user has not connected their account to %q", e.Alias)
 }
+
+// Is makes a ConnectError for more scope an [ErrNeedsPermission].
+func (e *ConnectError) Is(target error) bool { return target == ErrNeedsPermission && e.Scope != "" }
 
 // connected checks that the person at place holds a grant for the
 // per_user server s; without one it starts their login and returns a
@@ -39,7 +55,7 @@ func (m *Manager) connected(ctx context.Context, s *entry, place Place) error {
 	}
 	u, err := m.login(ctx, s.spec.Alias, user)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrServerDown, err)
+		return fmt.Errorf("%w (%w)", err, ErrNotSent)
 	}
 	return &ConnectError{Alias: s.spec.Alias, URL: u}
 }

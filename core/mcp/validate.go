@@ -132,9 +132,7 @@ func validateTools(s *ServerSpec, at func(string) string, problems []FieldError)
 	}
 	switch {
 	case s.Tools == nil:
-		return append(problems, FieldError{Field: at("tools"), Problem: "is missing", Fix: "list exactly the tools the server advertises (`neobot check` prints them)"})
-	case len(s.Tools) == 0:
-		return append(problems, FieldError{Field: at("tools"), Problem: "is empty", Fix: "list exactly the tools the server advertises (`neobot check` prints them)"})
+		return append(problems, FieldError{Field: at("tools"), Problem: "is missing", Fix: "list exactly the tools the server advertises (`neobot check` prints them), or [] for a server with only prompts or resources"})
 	}
 	names := map[string]bool{}
 	for j, t := range s.Tools {

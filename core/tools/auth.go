@@ -23,11 +23,11 @@ func (s *Surface) Login(ctx context.Context, alias string) (string, error) {
 
 // FinishLogin completes the login the OAuth callback's state names (see
 // mcp.Manager.FinishLogin).
-func (s *Surface) FinishLogin(ctx context.Context, state, code string) (alias, user string, err error) {
+func (s *Surface) FinishLogin(ctx context.Context, state, code, iss string) (alias, user string, err error) {
 	if s.mgr == nil {
 		return "", "", mcp.ErrUnknownLogin
 	}
-	return s.mgr.FinishLogin(ctx, state, code)
+	return s.mgr.FinishLogin(ctx, state, code, iss)
 }
 
 // Logout deletes the grant held for the server alias, the operator's or
@@ -47,6 +47,16 @@ func (s *Surface) Logout(ctx context.Context, alias, user string) error {
 func (s *Surface) offerConnect(ctx context.Context, call core.ToolCall, ce *mcp.ConnectError) string {
 	name := call.Name()
 	text := fmt.Sprintf("To let Neo use %s on your behalf, connect your account (this link is for you alone; it works once, for 15 minutes): %s", ce.Alias, ce.URL)
+	// what the model is told the person lacks, and is sent a link for
+	what := fmt.Sprintf("the user's own %s account, which they have not connected yet", ce.Alias)
+	switch {
+	case ce.Scope != "":
+		text = fmt.Sprintf("%s needs more permission on your %s account (%s) than you granted. Grant it here (this link is for you alone; it works once, for 15 minutes): %s", name, ce.Alias, ce.Scope, ce.URL)
+		what = fmt.Sprintf("more permission (%s) on the user's own %s account than they granted; their connection is kept", ce.Scope, ce.Alias)
+	case ce.Lost:
+		text = fmt.Sprintf("%s refused your connected account (it was revoked or has expired). Connect it again (this link is for you alone; it works once, for 15 minutes): %s", ce.Alias, ce.URL)
+		what = fmt.Sprintf("the user's own %s account, whose connection the server refused (revoked or expired)", ce.Alias)
+	}
 	sent := false
 	if t := call.Turn(); t != nil && t.Reporter != nil {
 		if p, ok := t.Reporter.(core.PrivateNoticer); ok {
@@ -56,11 +66,11 @@ func (s *Surface) offerConnect(ctx context.Context, call core.ToolCall, ce *mcp.
 		}
 	}
 	if !sent {
-		return fmt.Sprintf("%s needs the user's own %s account, which they have not connected, and no private way to send them the link was available here. "+
-			"Ask them to message Neo directly to connect it.", name, ce.Alias)
+		return fmt.Sprintf("%s needs %s, and no private way to send them the link was available here. "+
+			"Ask them to message Neo directly to get it.", name, what)
 	}
-	return fmt.Sprintf("%s needs the user's own %s account, which they have not connected yet. A private link to connect it was just sent to them (you cannot see it). "+
-		"Tell them to open it, then ask again; do not call %s again until they do.", name, ce.Alias, name)
+	return fmt.Sprintf("%s needs %s. A private link to fix that was just sent to them (you cannot see it). "+
+		"Tell them to open it, then ask again; do not call %s again until they do.", name, what, name)
 }
 
 // Accounts lists the per_user servers and whether the person at place

@@ -27,8 +27,16 @@ const (
 	// failNotLoggedIn: neobot's grant for the server was revoked or has
 	// expired.
 	failNotLoggedIn
+	// failNoLogin: the operator has not logged in to the server yet.
+	failNoLogin
 	// failNeedsPermission: the server wants a wider grant than neobot's.
 	failNeedsPermission
+	// failScopeHeld: the server refuses for want of a scope the grant
+	// already holds; another login would not help.
+	failScopeHeld
+	// failCannotLogin: no login to the server can be started (its OAuth
+	// setup could not be discovered or used).
+	failCannotLogin
 	// failServerDown: the server is not running (failed, rejected, or
 	// the place's process did not start).
 	failServerDown
@@ -46,8 +54,16 @@ const (
 func classify(err error) failure {
 	switch {
 	case errors.As(err, new(*mcp.NotLoggedInError)):
+		if nl, _ := errors.AsType[*mcp.NotLoggedInError](err); !nl.Lost {
+			return failNoLogin
+		}
 		return failNotLoggedIn
+	case errors.As(err, new(*mcp.LoginError)):
+		return failCannotLogin
 	case errors.Is(err, mcp.ErrNeedsPermission):
+		if pe, ok := errors.AsType[*mcp.PermissionError](err); ok && pe.Held {
+			return failScopeHeld
+		}
 		return failNeedsPermission
 	case errors.Is(err, mcp.ErrUnavailable) && mcp.NotSent(err):
 		return failNotSent
@@ -82,6 +98,9 @@ type facts struct {
 	// started is "started", or "approved and started" for an asked call;
 	// again says when the model may call it again.
 	started, again string
+	// scope is the scope a server asked for (failNeedsPermission); why
+	// is the reason no login can be started (failCannotLogin).
+	scope, why string
 }
 
 // explanation is one row of the table: what the model reads, what the
@@ -121,9 +140,21 @@ func explanationOf(f failure) explanation {
 		return explanation{model: func(f facts) string {
 			return fmt.Sprintf("%s is not available: neobot's access to %q was revoked or has expired, and an operator must log in again (neobot mcp login %s). Tell the user.", f.name, f.alias, f.alias)
 		}}
+	case failNoLogin:
+		return explanation{model: func(f facts) string {
+			return fmt.Sprintf("%s is not available: no operator has logged neobot in to %q yet; one must run neobot mcp login %s. Tell the user.", f.name, f.alias, f.alias)
+		}}
 	case failNeedsPermission:
 		return explanation{model: func(f facts) string {
-			return fmt.Sprintf("%s was not run: its server %q needs more permission than neobot's access to it holds, and an operator must grant it (neobot mcp login %s). Tell the user.", f.name, f.alias, f.alias)
+			return fmt.Sprintf("%s was not run: its server %q needs more permission (%s) than neobot's access to it holds. neobot's access is unchanged; an operator must grant the wider permission with neobot mcp login %s. Tell the user.", f.name, f.alias, f.scope, f.alias)
+		}}
+	case failScopeHeld:
+		return explanation{model: func(f facts) string {
+			return fmt.Sprintf("%s was not run: its server %q refused it for want of permission (%s) that the access it was called with already holds, so logging in or connecting again would not help. Tell the user; whoever runs the server must look at it.", f.name, f.alias, f.scope)
+		}}
+	case failCannotLogin:
+		return explanation{model: func(f facts) string {
+			return fmt.Sprintf("%s was not run: neobot cannot make a link to connect an account to %q: %s. Trying again will not help until an operator fixes the server or its manifest entry. Tell the user.", f.name, f.alias, f.why)
 		}}
 	case failServerDown:
 		return explanation{model: func(f facts) string {
@@ -164,7 +195,7 @@ func (s *Surface) explain(ctx context.Context, call core.ToolCall, b binding, as
 	if ctx.Err() != nil {
 		return "", false, fmt.Errorf("tools: %s: %w", call.Name(), ctx.Err())
 	}
-	text, retry := s.tellFailure(ctx, call, b, asked, classify(err))
+	text, retry := s.tellFailure(ctx, call, b, asked, classify(err), err)
 	if retry {
 		return "", false, &RetryableError{Err: err, Text: text}
 	}
@@ -175,16 +206,22 @@ func (s *Surface) explain(ctx context.Context, call core.ToolCall, b binding, as
 // log (failStopped or failRepeated): it may have run, so it is not made
 // again.
 func (s *Surface) foundBegun(ctx context.Context, call core.ToolCall, b binding, asked bool, f failure) string {
-	text, _ := s.tellFailure(ctx, call, b, asked, f)
+	text, _ := s.tellFailure(ctx, call, b, asked, f, nil)
 	return text
 }
 
-// tellFailure looks f up in the table: it shows the person's notice, if
-// any, and returns the model's sentence and whether the call may be made
-// again.
-func (s *Surface) tellFailure(ctx context.Context, call core.ToolCall, b binding, asked bool, f failure) (text string, retry bool) {
+// tellFailure looks f, the failure err (if any) names, up in the table:
+// it shows the person's notice, if any, and returns the model's sentence
+// and whether the call may be made again.
+func (s *Surface) tellFailure(ctx context.Context, call core.ToolCall, b binding, asked bool, f failure, err error) (text string, retry bool) {
 	e := explanationOf(f)
 	fs := facts{name: call.Name(), alias: b.alias, tool: b.tool, timeout: s.callTimeout, started: "started", again: "call it again only if they ask"}
+	if pe, ok := errors.AsType[*mcp.PermissionError](err); ok {
+		fs.scope = pe.Scope
+	}
+	if le, ok := errors.AsType[*mcp.LoginError](err); ok {
+		fs.why = le.Reason()
+	}
 	if asked {
 		fs.started, fs.again = "approved and started", fs.again+", and they will be asked to approve it again"
 	}

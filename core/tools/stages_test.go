@@ -184,8 +184,12 @@ func TestClassifyFailure(t *testing.T) {
 		{"restarting", fmt.Errorf("mcp: call a/b: %w (%w)", mcp.ErrUnavailable, mcp.ErrNotSent), failNotSent},
 		{"died during the call", fmt.Errorf("mcp: call a/b: %w: transport closed", mcp.ErrUnavailable), failDied},
 		{"timed out", fmt.Errorf("mcp: call a/b: %w", context.DeadlineExceeded), failTimedOut},
-		{"not logged in", fmt.Errorf("mcp: %w (%w): %w", mcp.ErrServerDown, mcp.ErrNotSent, &mcp.NotLoggedInError{Alias: "a"}), failNotLoggedIn},
+		{"login lost", fmt.Errorf("mcp: %w (%w): %w", mcp.ErrServerDown, mcp.ErrNotSent, &mcp.NotLoggedInError{Alias: "a", Lost: true}), failNotLoggedIn},
+		{"never logged in", fmt.Errorf("mcp: %w (%w): %w", mcp.ErrServerDown, mcp.ErrNotSent, &mcp.NotLoggedInError{Alias: "a"}), failNoLogin},
 		{"needs more permission", fmt.Errorf("mcp: call a/b: %w", mcp.ErrNeedsPermission), failNeedsPermission},
+		{"needs more scope", fmt.Errorf("mcp: call a/b: %w (%w)", &mcp.PermissionError{Alias: "a", Scope: "x y"}, mcp.ErrNotSent), failNeedsPermission},
+		{"refused for held scope", fmt.Errorf("mcp: call a/b: %w (%w)", &mcp.PermissionError{Alias: "a", Scope: "x", Held: true}, mcp.ErrNotSent), failScopeHeld},
+		{"no login can be made", fmt.Errorf("mcp: call a/b: %w (%w)", &mcp.LoginError{Alias: "a", Err: errors.New("no metadata")}, mcp.ErrNotSent), failCannotLogin},
 		{"server down", fmt.Errorf("mcp: call a/b: %w (%w): failed", mcp.ErrServerDown, mcp.ErrNotSent), failServerDown},
 		{"unknown tool", fmt.Errorf("mcp: call a/b: %w (%w)", mcp.ErrUnknownTool, mcp.ErrNotSent), failUnknownTool},
 		{"anything else", errors.New("boom"), failOther},
@@ -225,9 +229,18 @@ func TestExplanations(t *testing.T) {
 		{"not logged in", failNotLoggedIn,
 			`neobot's access to "files" was revoked or has expired, and an operator must log in again (neobot mcp login files)`,
 			`neobot's access to "files" was revoked or has expired`, false, false, ""},
+		{"never logged in", failNoLogin,
+			`no operator has logged neobot in to "files" yet; one must run neobot mcp login files`,
+			`no operator has logged neobot in to "files" yet`, false, false, ""},
 		{"needs more permission", failNeedsPermission,
-			`files__write_note was not run: its server "files" needs more permission than neobot's access to it holds`,
-			`files__read_note was not run: its server "files" needs more permission`, false, false, ""},
+			`files__write_note was not run: its server "files" needs more permission`,
+			`neobot's access is unchanged; an operator must grant the wider permission with neobot mcp login files`, false, false, ""},
+		{"refused for held scope", failScopeHeld,
+			`files__write_note was not run: its server "files" refused it for want of permission`,
+			`so logging in or connecting again would not help`, false, false, ""},
+		{"no login can be made", failCannotLogin,
+			`files__write_note was not run: neobot cannot make a link to connect an account to "files"`,
+			`Trying again will not help until an operator fixes the server or its manifest entry`, false, false, ""},
 		{"server down", failServerDown,
 			`files__write_note is not available: its server "files" is not running`,
 			`files__read_note is not available: its server "files" is not running`, false, false, ""},
@@ -251,7 +264,7 @@ func TestExplanations(t *testing.T) {
 			}{{write, tc.changing, tc.retryWrite}, {read, tc.harmless, tc.retryRead}} {
 				rec := coretest.NewRecorder()
 				call := turnIn("CWRITE", "E1", nil, rec).Call("call_1", "files__"+c.b.tool, nil)
-				text, retry := s.tellFailure(context.Background(), call, c.b, false, tc.f)
+				text, retry := s.tellFailure(context.Background(), call, c.b, false, tc.f, nil)
 				if !strings.Contains(text, c.want) || retry != c.retry {
 					t.Errorf("%s: %q, retry %v; want %q, retry %v", c.b.tool, text, retry, c.want, c.retry)
 				}
@@ -268,10 +281,10 @@ func TestExplanations(t *testing.T) {
 	// An asked call is never retried unless it never reached its server,
 	// and its approval is asked again when the model calls it again.
 	call := turnIn("CONCE", "E1", nil, nil).Call("call_1", "files__read_note", nil)
-	if _, retry := s.tellFailure(context.Background(), call, read, true, failDied); retry {
+	if _, retry := s.tellFailure(context.Background(), call, read, true, failDied, nil); retry {
 		t.Error("an asked read whose server died during the call is retried")
 	}
-	if text, _ := s.tellFailure(context.Background(), call, read, true, failStopped); !strings.Contains(text, "they will be asked to approve it again") {
+	if text, _ := s.tellFailure(context.Background(), call, read, true, failStopped, nil); !strings.Contains(text, "they will be asked to approve it again") {
 		t.Errorf("an asked call found begun: %q; want the approval asked again", text)
 	}
 }

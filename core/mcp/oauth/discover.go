@@ -52,6 +52,9 @@ type ServerMetadata struct {
 	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported,omitempty"`
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported,omitempty"`
 	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported,omitempty"`
+	// AuthorizationResponseIssParameterSupported says the server adds iss
+	// to its redirects (RFC 9207).
+	AuthorizationResponseIssParameterSupported bool `json:"authorization_response_iss_parameter_supported,omitempty"`
 }
 
 // maxMetadata bounds a metadata document or token response read.
@@ -101,12 +104,15 @@ func resourceMetadataURLs(server *url.URL) []string {
 // discoverResource finds the protected resource metadata: at the
 // challenge's URL, else at the well-known locations. It returns nil and
 // no error when the server publishes none (a 2025-03-26 server).
-func discoverResource(ctx context.Context, hc *http.Client, server *url.URL, ch Challenge) (*ResourceMetadata, error) {
+func discoverResource(ctx context.Context, hc *http.Client, r reach, server *url.URL, ch Challenge) (*ResourceMetadata, error) {
 	urls := resourceMetadataURLs(server)
 	if ch.ResourceMetadata != "" {
 		u, err := server.Parse(ch.ResourceMetadata)
 		if err != nil {
 			return nil, fmt.Errorf("resource_metadata %q is not a URL", ch.ResourceMetadata)
+		}
+		if err := r.check("resource_metadata", u.String()); err != nil {
+			return nil, err
 		}
 		urls = append([]string{u.String()}, urls...)
 	}
@@ -123,6 +129,9 @@ func discoverResource(ctx context.Context, hc *http.Client, server *url.URL, ch 
 			return nil, fmt.Errorf("protected resource metadata at %s names no authorization server", u)
 		}
 		if err := checkSecure("authorization server", md.AuthorizationServers[0]); err != nil {
+			return nil, err
+		}
+		if err := r.check("authorization server", md.AuthorizationServers[0]); err != nil {
 			return nil, err
 		}
 		if md.Resource != "" && !resourceCovers(md.Resource, server) {
@@ -167,10 +176,14 @@ func serverMetadataURLs(issuer *url.URL) []string {
 	}
 }
 
-// discoverServer finds the authorization server's metadata. Without any
-// (a 2025-03-26 server), it falls back to the default endpoints at the
-// issuer's origin: /authorize, /token and /register.
-func discoverServer(ctx context.Context, hc *http.Client, issuer string) (*ServerMetadata, error) {
+// discoverServer finds the authorization server's metadata and checks
+// it: its issuer is the one asked for (RFC 8414 section 3.3), it
+// supports PKCE S256, and its endpoints are https and reachable (see
+// reach). Without any (a 2025-03-26 server), it falls back to the
+// default endpoints at the issuer's origin: /authorize, /token and
+// /register. guessed means no resource metadata named the issuer: it is
+// a 2025-03-26 server's origin, which its metadata's issuer need not be.
+func discoverServer(ctx context.Context, hc *http.Client, r reach, issuer string, guessed bool) (*ServerMetadata, error) {
 	iu, err := url.Parse(issuer)
 	if err != nil || iu.Host == "" {
 		return nil, fmt.Errorf("authorization server %q is not a URL", issuer)
@@ -184,20 +197,12 @@ func discoverServer(ctx context.Context, hc *http.Client, issuer string) (*Serve
 		if err != nil {
 			return nil, fmt.Errorf("authorization server metadata: %w", err)
 		}
-		if md.AuthorizationEndpoint == "" || md.TokenEndpoint == "" {
-			return nil, fmt.Errorf("authorization server metadata at %s lacks authorization_endpoint or token_endpoint", u)
+		named := issuer
+		if guessed {
+			named = ""
 		}
-		for what, e := range map[string]string{"authorization_endpoint": md.AuthorizationEndpoint, "token_endpoint": md.TokenEndpoint,
-			"registration_endpoint": md.RegistrationEndpoint, "revocation_endpoint": md.RevocationEndpoint} {
-			if e == "" {
-				continue
-			}
-			if err := checkSecure(what, e); err != nil {
-				return nil, err
-			}
-		}
-		if len(md.CodeChallengeMethodsSupported) > 0 && !contains(md.CodeChallengeMethodsSupported, "S256") {
-			return nil, fmt.Errorf("authorization server %s does not support PKCE S256; refusing to authorize without it", issuer)
+		if err := checkServerMetadata(&md, u, named, r); err != nil {
+			return nil, err
 		}
 		return &md, nil
 	}
@@ -208,6 +213,35 @@ func discoverServer(ctx context.Context, hc *http.Client, issuer string) (*Serve
 		TokenEndpoint:         origin + "/token",
 		RegistrationEndpoint:  origin + "/register",
 	}, nil
+}
+
+// checkServerMetadata checks the authorization server metadata found at
+// u for issuer ("" when no resource metadata named one).
+func checkServerMetadata(md *ServerMetadata, u, issuer string, r reach) error {
+	if issuer != "" && strings.TrimSuffix(md.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
+		return fmt.Errorf("authorization server metadata at %s names the issuer %q, not %q (RFC 8414 requires them identical); refusing it, as it may be another server's", u, md.Issuer, issuer)
+	}
+	if md.AuthorizationEndpoint == "" || md.TokenEndpoint == "" {
+		return fmt.Errorf("authorization server metadata at %s lacks authorization_endpoint or token_endpoint", u)
+	}
+	if !contains(md.CodeChallengeMethodsSupported, "S256") {
+		return fmt.Errorf("authorization server %s does not list S256 in code_challenge_methods_supported (its metadata at %s lists %q); neobot authorizes only with PKCE S256", issuer, u, md.CodeChallengeMethodsSupported)
+	}
+	for _, e := range []struct{ what, url string }{
+		{"authorization_endpoint", md.AuthorizationEndpoint}, {"token_endpoint", md.TokenEndpoint},
+		{"registration_endpoint", md.RegistrationEndpoint}, {"revocation_endpoint", md.RevocationEndpoint},
+	} {
+		if e.url == "" {
+			continue
+		}
+		if err := checkSecure(e.what, e.url); err != nil {
+			return err
+		}
+		if err := r.check(e.what, e.url); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func contains(list []string, s string) bool {

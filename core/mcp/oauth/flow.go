@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -44,7 +45,18 @@ type Grant struct {
 	// Resource is the RFC 8707 resource the tokens are for ("" for a
 	// 2025-03-26 server that publishes no resource metadata).
 	Resource string `json:"resource,omitempty"`
+	// Issuer is the authorization server that issued the tokens; the
+	// client and the endpoints above are that issuer's alone.
+	Issuer string `json:"issuer,omitempty"`
+	// StepUp is the scope the server asked for in a 403
+	// insufficient_scope that no person was at hand to grant, together
+	// with the scope held: what the next authorization asks for.
+	StepUp string `json:"step_up,omitempty"`
 }
+
+// Wants is the scope the next authorization for g's server asks for at
+// least: the scope held, and any a step-up challenge asked for.
+func (g *Grant) Wants() string { return unionScope(g.Scope, g.StepUp) }
 
 // Pending is an authorization started by [Flow.Begin] and waiting for the
 // redirect back: what [Flow.Finish] needs to exchange its code.
@@ -60,6 +72,17 @@ type Pending struct {
 	TokenEndpoint string `json:"token_endpoint"`
 	// RevocationEndpoint passes on to the grant.
 	RevocationEndpoint string `json:"revocation_endpoint,omitempty"`
+	// Issuer is the authorization server's issuer identifier.
+	Issuer string `json:"issuer,omitempty"`
+	// IssRequired is set when the authorization server says it adds
+	// iss to its redirects (RFC 9207): one without it is refused.
+	IssRequired bool `json:"iss_required,omitempty"`
+}
+
+// Redirect is what the authorization server's redirect back to neobot
+// carries (its query parameters code, state and, RFC 9207, iss).
+type Redirect struct {
+	Code, State, Iss string
 }
 
 // Flow performs authorizations for one MCP server. It is immutable after
@@ -86,6 +109,41 @@ type Flow struct {
 	Scope string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Registrations, when set, keeps dynamic client registrations per
+	// issuer, so logins reuse them.
+	Registrations *Registrations
+}
+
+// Registrations keeps the clients registered dynamically (RFC 7591), by
+// issuer and redirect URI: a login reuses its issuer's registration, and
+// a client registered at one authorization server is never presented to
+// another. It lives in memory; the zero value is ready, and it is safe
+// for concurrent use.
+type Registrations struct {
+	mu sync.Mutex
+	m  map[string]Client
+}
+
+func (r *Registrations) get(key string) (Client, bool) {
+	if r == nil {
+		return Client{}, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.m[key]
+	return c, ok
+}
+
+func (r *Registrations) put(key string, c Client) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]Client{}
+	}
+	r.m[key] = c
 }
 
 // ErrNoRegistration means the authorization server offers no way for
@@ -93,11 +151,19 @@ type Flow struct {
 // metadata documents, and none pre-registered.
 var ErrNoRegistration = errors.New("the authorization server offers no client registration; register a client there and put its client_id in the manifest")
 
-func (f *Flow) http() *http.Client {
-	if f.HTTPClient != nil {
-		return f.HTTPClient
+// http is the client for requests to the authorization server, its
+// dials guarded so they reach only public addresses and those of the MCP
+// server's own class (see reach).
+func (f *Flow) http(ctx context.Context) (*http.Client, reach) {
+	hc := f.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
 	}
-	return http.DefaultClient
+	r := reach{server: classPublic}
+	if su, err := url.Parse(f.ServerURL); err == nil && su.Host != "" {
+		r.server = serverClass(ctx, su)
+	}
+	return r.client(hc), r
 }
 
 func (f *Flow) now() time.Time {
@@ -116,7 +182,8 @@ func (f *Flow) Begin(ctx context.Context, ch Challenge, have string) (*Pending, 
 	if err != nil || su.Host == "" {
 		return nil, fmt.Errorf("oauth: server URL %q is not a URL", f.ServerURL)
 	}
-	prm, err := discoverResource(ctx, f.http(), su, ch)
+	hc, r := f.http(ctx)
+	prm, err := discoverResource(ctx, hc, r, su, ch)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
@@ -129,11 +196,11 @@ func (f *Flow) Begin(ctx context.Context, ch Challenge, have string) (*Pending, 
 			resource = canonical(su)
 		}
 	}
-	asm, err := discoverServer(ctx, f.http(), issuer)
+	asm, err := discoverServer(ctx, hc, r, issuer, prm == nil)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
-	client, err := f.client(ctx, asm)
+	client, err := f.client(ctx, hc, asm)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
@@ -154,6 +221,8 @@ func (f *Flow) Begin(ctx context.Context, ch Challenge, have string) (*Pending, 
 		Resource:      resource,
 		Client:        client,
 		TokenEndpoint: asm.TokenEndpoint,
+		Issuer:        asm.Issuer,
+		IssRequired:   asm.AuthorizationResponseIssParameterSupported,
 
 		RevocationEndpoint: asm.RevocationEndpoint,
 	}
@@ -179,12 +248,21 @@ func (f *Flow) Begin(ctx context.Context, ch Challenge, have string) (*Pending, 
 	return p, nil
 }
 
-// Finish exchanges the code the redirect brought back for a grant. state
-// must be the pending authorization's, or the redirect is refused.
-func (f *Flow) Finish(ctx context.Context, p *Pending, code, state string) (*Grant, error) {
-	if state != p.State {
+// Finish exchanges the code the redirect brought back for a grant. Its
+// state must be the pending authorization's, and its iss the issuer's
+// when present or when the issuer promised it (RFC 9207), or the
+// redirect is refused.
+func (f *Flow) Finish(ctx context.Context, p *Pending, rd Redirect) (*Grant, error) {
+	if rd.State != p.State {
 		return nil, errors.New("oauth: the redirect's state does not match the authorization's; start the login again")
 	}
+	switch {
+	case rd.Iss == "" && p.IssRequired:
+		return nil, fmt.Errorf("oauth: the redirect carries no iss, though the authorization server %s says it sends one (RFC 9207); refusing it, as it may come from another server", p.Issuer)
+	case rd.Iss != "" && p.Issuer != "" && rd.Iss != p.Issuer:
+		return nil, fmt.Errorf("oauth: the redirect's iss %q is not the authorization server's issuer %q (RFC 9207); refusing it, as it may come from another server", rd.Iss, p.Issuer)
+	}
+	code := rd.Code
 	if code == "" {
 		return nil, errors.New("oauth: the redirect carries no authorization code")
 	}
@@ -197,7 +275,7 @@ func (f *Flow) Finish(ctx context.Context, p *Pending, code, state string) (*Gra
 	if p.Resource != "" {
 		form.Set("resource", p.Resource)
 	}
-	g := &Grant{Client: p.Client, TokenEndpoint: p.TokenEndpoint, RevocationEndpoint: p.RevocationEndpoint, Resource: p.Resource, Scope: p.Scope}
+	g := &Grant{Client: p.Client, TokenEndpoint: p.TokenEndpoint, RevocationEndpoint: p.RevocationEndpoint, Resource: p.Resource, Scope: p.Scope, Issuer: p.Issuer}
 	if err := f.token(ctx, g, form); err != nil {
 		return nil, err
 	}
@@ -320,12 +398,14 @@ func (f *Flow) post(ctx context.Context, endpoint string, c Client, form url.Val
 	req.ContentLength = int64(len(body))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	return f.http().Do(req)
+	hc, _ := f.http(ctx)
+	return hc.Do(req)
 }
 
 // client picks the client identity: the pre-registered one, a client ID
-// metadata document, or a dynamic registration.
-func (f *Flow) client(ctx context.Context, asm *ServerMetadata) (Client, error) {
+// metadata document, or a dynamic registration (this issuer's earlier
+// one, if kept).
+func (f *Flow) client(ctx context.Context, hc *http.Client, asm *ServerMetadata) (Client, error) {
 	if f.Client.ID != "" {
 		c := f.Client
 		if c.AuthMethod == "" {
@@ -339,7 +419,15 @@ func (f *Flow) client(ctx context.Context, asm *ServerMetadata) (Client, error) 
 	if asm.RegistrationEndpoint == "" {
 		return Client{}, ErrNoRegistration
 	}
-	return f.register(ctx, asm)
+	key := asm.Issuer + " " + f.RedirectURI
+	if c, ok := f.Registrations.get(key); ok {
+		return c, nil
+	}
+	c, err := f.register(ctx, hc, asm)
+	if err == nil {
+		f.Registrations.put(key, c)
+	}
+	return c, err
 }
 
 // authMethod picks how a client authenticates at the token endpoint from
@@ -359,7 +447,7 @@ func authMethod(asm *ServerMetadata, hasSecret bool) string {
 }
 
 // register registers neobot as a client (RFC 7591).
-func (f *Flow) register(ctx context.Context, asm *ServerMetadata) (Client, error) {
+func (f *Flow) register(ctx context.Context, hc *http.Client, asm *ServerMetadata) (Client, error) {
 	method := "none"
 	if s := asm.TokenEndpointAuthMethodsSupported; len(s) > 0 && !contains(s, "none") {
 		method = authMethod(asm, true)
@@ -384,7 +472,7 @@ func (f *Flow) register(ctx context.Context, asm *ServerMetadata) (Client, error
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	resp, err := f.http().Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return Client{}, fmt.Errorf("client registration: %w", err)
 	}

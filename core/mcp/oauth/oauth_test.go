@@ -165,9 +165,9 @@ func TestTransportBoundsAuthorizations(t *testing.T) {
 	_ = store.Save(context.Background(), &Grant{AccessToken: "at_0", TokenEndpoint: ts.srv.URL + "/token"})
 	var asked atomic.Int32
 	tr := &Transport{Flow: &Flow{ServerURL: ts.srv.URL + "/mcp"}, Store: store,
-		Authorize: func(context.Context, *Pending) (string, string, error) {
+		Authorize: func(context.Context, *Pending) (Redirect, error) {
 			asked.Add(1)
-			return "", "", errors.New("stop here")
+			return Redirect{}, errors.New("stop here")
 		}}
 	// Begin fails (the server publishes no metadata, and the fallback
 	// endpoints exist but registration does not), or Authorize does:
@@ -180,10 +180,28 @@ func TestTransportBoundsAuthorizations(t *testing.T) {
 		t.Errorf("authorizations asked for one request = %d, want at most %d", n, DefaultMaxAuthorizations)
 	}
 
-	tr.Authorize = nil
-	_, err = (&http.Client{Transport: tr}).Post(ts.srv.URL+"/mcp", "application/json", strings.NewReader(`{}`))
-	if !errors.Is(err, ErrLoginRequired) {
-		t.Errorf("a step-up without an Authorizer = %v, want ErrLoginRequired", err)
+}
+
+// TestTransportRemembersStepUp: with no person at hand to authorize, a
+// 403 insufficient_scope keeps the grant, records the wider scope in it
+// for the next authorization, and says which scope is wanted.
+func TestTransportRemembersStepUp(t *testing.T) {
+	ts := newTokenServer(t)
+	ts.forbid.Store(true)
+	store := &MemoryStore{}
+	_ = store.Save(context.Background(), &Grant{AccessToken: "at_0", RefreshToken: "rt_0", Scope: "read", TokenEndpoint: ts.srv.URL + "/token"})
+	tr := &Transport{Flow: &Flow{ServerURL: ts.srv.URL + "/mcp"}, Store: store}
+	_, err := (&http.Client{Transport: tr}).Post(ts.srv.URL+"/mcp", "application/json", strings.NewReader(`{}`))
+	var se *ScopeError
+	if !errors.As(err, &se) || se.Scope != "read admin" {
+		t.Fatalf("a step-up without an Authorizer = %v, want a ScopeError for %q", err, "read admin")
+	}
+	g, _ := store.Load(context.Background())
+	if g.AccessToken != "at_0" || g.RefreshToken != "rt_0" || g.Wants() != "read admin" {
+		t.Errorf("stored grant = %+v, want the same tokens, wanting %q", g, "read admin")
+	}
+	if n := ts.refreshes.Load(); n != 0 {
+		t.Errorf("refreshes = %d, want none: a refresh cannot widen a grant", n)
 	}
 }
 
@@ -201,5 +219,24 @@ func TestCheckSecure(t *testing.T) {
 		if err := checkSecure("token_endpoint", raw); (err == nil) != ok {
 			t.Errorf("checkSecure(%q) = %v, want ok %v", raw, err, ok)
 		}
+	}
+}
+
+// TestTransportStepUpHeld: a 403 insufficient_scope for scope the grant
+// already holds says so, and asks the next authorization for nothing:
+// another one would be refused the same way.
+func TestTransportStepUpHeld(t *testing.T) {
+	ts := newTokenServer(t)
+	ts.forbid.Store(true) // asks for "admin"
+	store := &MemoryStore{}
+	_ = store.Save(context.Background(), &Grant{AccessToken: "at_0", Scope: "read admin", TokenEndpoint: ts.srv.URL + "/token"})
+	tr := &Transport{Flow: &Flow{ServerURL: ts.srv.URL + "/mcp"}, Store: store}
+	_, err := (&http.Client{Transport: tr}).Post(ts.srv.URL+"/mcp", "application/json", strings.NewReader(`{}`))
+	var se *ScopeError
+	if !errors.As(err, &se) || !se.Held || se.Scope != "admin" {
+		t.Fatalf("a step-up for held scope = %v, want a ScopeError with Held", err)
+	}
+	if g, _ := store.Load(context.Background()); g.StepUp != "" {
+		t.Errorf("stored grant wants %q more, want nothing: the scope is held", g.StepUp)
 	}
 }

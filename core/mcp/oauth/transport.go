@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,14 +20,35 @@ type GrantStore interface {
 }
 
 // Authorizer completes an authorization interactively: it has the user
-// open p.URL and returns the code and state the redirect brought back.
+// open p.URL and returns what the redirect brought back.
 // An Authorizer that cannot reach a person returns an error (typically
 // wrapping [ErrLoginRequired]).
-type Authorizer func(ctx context.Context, p *Pending) (code, state string, err error)
+type Authorizer func(ctx context.Context, p *Pending) (Redirect, error)
 
 // ErrLoginRequired means a request needs an authorization that only a
 // person can give (run `neobot mcp login`, or open the connect link).
 var ErrLoginRequired = errors.New("oauth: login required")
+
+// ScopeError means the server refused a request for want of scope (a 403
+// with error="insufficient_scope") and no person was at hand to grant
+// more. The grant is not lost: it still opens what it opened before.
+type ScopeError struct {
+	// Scope is what the next authorization must ask for: the scope held,
+	// the scope asked for before, and the scope the server wants now.
+	Scope string
+	// Held is set when the grant already holds all the scope the server
+	// asked for: authorizing again would ask for nothing new, so it
+	// cannot help (and a client that kept trying would loop).
+	Held bool
+}
+
+// Error names the scope the server wants.
+func (e *ScopeError) Error() string {
+	if e.Held {
+		return "oauth: the server refuses the request for want of scope " + e.Scope + ", which the grant already holds"
+	}
+	return "oauth: the server needs more permission (scope " + e.Scope + ")"
+}
 
 // DefaultMaxAuthorizations bounds the authorizations one request may start
 // (a first one and a step-up), so a server that keeps refusing tokens
@@ -48,7 +70,9 @@ type Transport struct {
 	// Store keeps the grant.
 	Store GrantStore
 	// Authorize completes an authorization; nil means requests that need
-	// one fail with [ErrLoginRequired].
+	// one fail: with a [*ScopeError] after a 403 insufficient_scope (the
+	// wider scope is remembered in the grant, see [Grant.StepUp]), with
+	// [ErrLoginRequired] otherwise.
 	Authorize Authorizer
 	// MaxAuthorizations bounds the authorizations per request (default
 	// [DefaultMaxAuthorizations]).
@@ -175,21 +199,24 @@ func (t *Transport) authorize(ctx context.Context, g *Grant, ch Challenge) (*Gra
 		return cur, nil
 	}
 	if t.Authorize == nil {
+		if ch.Error == "insufficient_scope" {
+			return nil, t.remember(ctx, cmp.Or(cur, g), ch)
+		}
 		return nil, ErrLoginRequired
 	}
 	have := ""
 	if g != nil {
-		have = g.Scope
+		have = g.Wants()
 	}
 	p, err := t.Flow.Begin(ctx, ch, have)
 	if err != nil {
 		return nil, err
 	}
-	code, state, err := t.Authorize(ctx, p)
+	rd, err := t.Authorize(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	ng, err := t.Flow.Finish(ctx, p, code, state)
+	ng, err := t.Flow.Finish(ctx, p, rd)
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +224,27 @@ func (t *Transport) authorize(ctx context.Context, g *Grant, ch Challenge) (*Gra
 		return nil, fmt.Errorf("oauth: save token: %w", err)
 	}
 	return ng, nil
+}
+
+// remember records in the stored grant the scope a step-up challenge asks
+// for, so the next authorization asks for it (with what is held), and
+// returns the *ScopeError that says so. t.mu is held.
+func (t *Transport) remember(ctx context.Context, g *Grant, ch Challenge) error {
+	if g == nil {
+		return &ScopeError{Scope: ch.Scope}
+	}
+	if ch.Scope != "" && unionScope(g.Scope, ch.Scope) == unionScope(g.Scope, "") {
+		return &ScopeError{Scope: ch.Scope, Held: true}
+	}
+	want := unionScope(g.Wants(), ch.Scope)
+	if want != g.Wants() {
+		ng := *g
+		ng.StepUp = want
+		if err := t.Store.Save(ctx, &ng); err != nil {
+			return fmt.Errorf("oauth: save token: %w", err)
+		}
+	}
+	return &ScopeError{Scope: want}
 }
 
 // MemoryStore is a [GrantStore] in memory, for programs that authorize

@@ -8,14 +8,17 @@
 package oauthtest
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,11 +35,15 @@ type Server struct {
 	mu        sync.Mutex
 	clients   map[string]string // client ID -> redirect URI
 	codes     map[string]code
-	access    map[string]bool // live access tokens
-	refresh   map[string]bool // live refresh tokens
+	access    map[string]string // live access tokens -> their scope
+	refresh   map[string]string // live refresh tokens -> their scope
 	issued    []string
+	asked     []string // the scope of each authorization request
+	callScope string   // what tools/call needs besides Scope
+	refuseAll bool     // tools/call is refused whatever the token holds
 	authorize int
 	refused   int
+	forbidden int
 	revoked   int
 }
 
@@ -47,7 +54,7 @@ type code struct {
 // New starts a server whose /mcp endpoint is mcp, behind OAuth. It stops
 // when the test ends.
 func New(t testing.TB, mcp http.Handler) *Server {
-	s := &Server{mcp: mcp, clients: map[string]string{}, codes: map[string]code{}, access: map[string]bool{}, refresh: map[string]bool{}}
+	s := &Server{mcp: mcp, clients: map[string]string{}, codes: map[string]code{}, access: map[string]string{}, refresh: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", s.resourceMetadata)
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.serverMetadata)
@@ -76,6 +83,38 @@ func (s *Server) Authorizations() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.authorize
+}
+
+// RequireForCalls makes tools/call requests need scope as well as
+// [Scope]: a token without it is answered 403 insufficient_scope, asking
+// for both (a step-up, as the MCP authorization specification describes).
+func (s *Server) RequireForCalls(scope string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.callScope = scope
+}
+
+// RefuseCalls makes every tools/call request answered 403
+// insufficient_scope, asking for [Scope], which every token holds: a
+// step-up that can never succeed.
+func (s *Server) RefuseCalls() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuseAll = true
+}
+
+// Asked returns the scope each authorization request asked for, in order.
+func (s *Server) Asked() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.asked...)
+}
+
+// Forbidden counts the MCP requests refused with a 403 insufficient_scope.
+func (s *Server) Forbidden() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.forbidden
 }
 
 // Refused counts the MCP requests refused with a 401 for a token that was
@@ -144,6 +183,7 @@ func (s *Server) authorizeEndpoint(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.authorize++
+	s.asked = append(s.asked, q.Get("scope"))
 	redirect, ok := s.clients[q.Get("client_id")]
 	switch {
 	case !ok || redirect != q.Get("redirect_uri"):
@@ -175,6 +215,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	bad := func() { writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"}) }
+	scope := Scope
 	switch f.Get("grant_type") {
 	case "authorization_code":
 		c, ok := s.codes[f.Get("code")]
@@ -185,20 +226,25 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			bad()
 			return
 		}
+		if c.scope != "" {
+			scope = c.scope
+		}
 	case "refresh_token":
-		if !s.refresh[f.Get("refresh_token")] {
+		rs, ok := s.refresh[f.Get("refresh_token")]
+		if !ok {
 			bad()
 			return
 		}
+		scope = rs
 		delete(s.refresh, f.Get("refresh_token")) // rotated
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
 		return
 	}
 	at, rt := "at_"+random(), "rt_"+random()
-	s.access[at], s.refresh[rt] = true, true
+	s.access[at], s.refresh[rt] = scope, scope
 	s.issued = append(s.issued, at, rt)
-	writeJSON(w, http.StatusOK, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600, "refresh_token": rt, "scope": Scope})
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600, "refresh_token": rt, "scope": scope})
 }
 
 // revoke revokes one token; revoking a refresh token also revokes every
@@ -211,10 +257,12 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := r.PostForm.Get("token")
 	s.mu.Lock()
-	if s.refresh[tok] {
+	_, isRefresh := s.refresh[tok]
+	_, isAccess := s.access[tok]
+	if isRefresh {
 		clear(s.access)
 	}
-	if s.refresh[tok] || s.access[tok] {
+	if isRefresh || isAccess {
 		s.revoked++
 	}
 	delete(s.refresh, tok)
@@ -225,18 +273,34 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) protected(w http.ResponseWriter, r *http.Request) {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var msg struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(body, &msg)
 	s.mu.Lock()
-	live := ok && s.access[tok]
+	scope, live := s.access[tok]
+	live = ok && live
 	if ok && !live {
 		s.refused++
 	}
+	need := s.callScope
+	narrow := live && msg.Method == "tools/call" && (s.refuseAll || need != "" && !slices.Contains(strings.Fields(scope), need))
+	if narrow {
+		s.forbidden++
+	}
 	s.mu.Unlock()
-	if !live {
+	switch {
+	case !live:
 		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+s.srv.URL+`/.well-known/oauth-protected-resource/mcp", scope="`+Scope+`"`)
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token"})
-		return
+	case narrow:
+		w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+strings.TrimSpace(Scope+" "+need)+`", resource_metadata="`+s.srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		writeJSON(w, http.StatusForbidden, map[string]string{"error": "insufficient_scope"})
+	default:
+		s.mcp.ServeHTTP(w, r)
 	}
-	s.mcp.ServeHTTP(w, r)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
