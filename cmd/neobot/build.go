@@ -38,7 +38,8 @@ type app struct {
 	cortex  *memory.Cortex
 	surface *tools.Surface
 	agent   *agent.Agent
-	skills  *skill.Set // nil: the built-in default everywhere
+	skills  *skill.Set   // nil: the built-in default everywhere
+	links   *personLinks // nil without NEO_SECRET_KEY: per_user connect links
 }
 
 // buildOptions says which parts a command needs.
@@ -148,6 +149,10 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	oauthOpts, err := oauthOptions(cfg, db)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	if oauthOpts != nil {
+		a.links = newPersonLinks(cfg, log.With().Str("component", "links").Logger())
+		oauthOpts.Links = a.links
 	}
 	topts := tools.Options{
 		OAuth:       oauthOpts,

@@ -172,6 +172,8 @@ func serveOps(ctx context.Context, addr string, o *ops, tm opsTimeouts) (stop fu
 	mux.HandleFunc("/admin/", o.serveAdmin)
 	mux.HandleFunc("GET "+callbackPath, o.serveOAuth)
 	mux.HandleFunc("GET "+clientDocPath, o.serveOAuth)
+	mux.HandleFunc("GET "+connectPath, o.serveOAuth)
+	mux.HandleFunc("GET "+signinPath, o.serveOAuth)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: tm.readHeader, ReadTimeout: tm.read, WriteTimeout: tm.write, IdleTimeout: tm.idle}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
