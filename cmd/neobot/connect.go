@@ -314,7 +314,7 @@ func (w *webProofs) identify(_ context.Context, state, code, _ string) (identity
 	if !ok || pr.state != state || w.now().After(pr.expires) {
 		return identity{}, errors.New("the web chat's proof of who signed in is unknown or expired")
 	}
-	return identity{user: pr.user, name: pr.user}, nil
+	return identity{user: pr.user, name: pr.user + " (web chat user)"}, nil
 }
 
 func (w *webProofs) is(who identity, place mcp.Place) bool { return who.user == place.User }
