@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -9,6 +11,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/neobot/neobot/adapters/discord/discordtest"
@@ -491,4 +494,66 @@ func TestMCPOAuthPerUserWeb(t *testing.T) {
 		t.Errorf("with her account connected the model was told %q, want the note", got)
 	}
 	noSecretsIn(t, p.output.String(), strings.TrimPrefix(link, link[:strings.LastIndex(link, "/")+1]))
+}
+
+// TestMCPOAuthPerUserSpend: a spend tool on a per_user server, approved,
+// when the person who asked has not connected their account: the call is
+// not made, their own connect link reaches them privately, and the spend
+// is recorded as failed with nothing done, saying why — not as an
+// unknown outcome.
+func TestMCPOAuthPerUserSpend(t *testing.T) {
+	var transfers atomic.Int64
+	prot := oauthtest.New(t, mcp.NewServer("bank", "1.0.0", mcp.ServerTool{
+		Name: "transfer", Description: "Send money from the person's own account.",
+		Handle: func(context.Context, map[string]any) (mcp.Result, error) {
+			transfers.Add(1)
+			return mcp.TextResult("sent"), nil
+		},
+	}).Handler())
+	w, _ := newSpendWorld(t)
+	w.env["NEO_MANIFEST"] = writeJSON(t, "manifest.json", map[string]any{
+		"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
+			"alias": "bank", "transport": "http", "url": prot.URL(), "auth": "per_user",
+			"version": "1.0.0", "tools": []string{"transfer"}, "side_effects": "spend",
+		}}})
+	w.env["NEO_HEALTH_ADDR"] = freeAddr(t)
+	w.env["NEO_SECRET_KEY"] = strings.Repeat("5e", 32)
+	w.env["SLACK_CLIENT_ID"], w.env["SLACK_CLIENT_SECRET"] = "e2e.slack-client", "e2e-slack-client-secret"
+	w.slack.SetOIDCClient("e2e.slack-client", "e2e-slack-client-secret")
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "core_execute", `{"intent":"send 5 USDC to bob"}`)),
+		llmtest.Calls(llmtest.Call("p1", "bank__transfer", `{"amount":5,"recipient":"bob"}`)),
+		llmtest.Text("Connect your bank account first."),
+	)
+	p := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 5 USDC to bob"})
+	gate := w.waitGate(t, p, mention.TS, "bank/transfer")
+	w.slack.Click("UCAROL", gate, 0)
+	w.answerIn(t, "C0GENERAL", mention.TS, "Connect your bank account first.")
+	link := privateLink(t, w, "UALICE", 0)
+	if n := transfers.Load(); n != 0 {
+		t.Fatalf("the transfer ran %d times without Alice's account", n)
+	}
+	calls := mainRequests(w.model)
+	last := calls[len(calls)-1].Messages
+	if res := last[len(last)-1]; !strings.Contains(res.Content, "has not connected their own bank account") || strings.Contains(res.Content, "/mcp/connect/") {
+		t.Errorf("the model was told %q, want that she has not connected her account, without the link", res.Content)
+	}
+	alice := browser(t)
+	w.slack.SignIn(alice.Jar, "UALICE")
+	if status, page, _ := visit(t, alice, link); status != http.StatusOK || !strings.Contains(page, "connected to bank") {
+		t.Errorf("the spend tool's connect link answered %d:\n%s", status, page)
+	}
+	p.stop(t)
+	out, _, err := run(t, w.env, "", "spends", "--format", "json")
+	if err != nil {
+		t.Fatalf("neobot spends: %v\n%s", err, out)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("neobot spends --format json = %s (%v), want one spend", out, err)
+	}
+	if r := rows[0]; r["state"] != "failed" || !strings.Contains(fmt.Sprint(r["reason"]), "not connected") {
+		t.Errorf("spend = %v, want failed because the account is not connected", r)
+	}
 }

@@ -41,27 +41,51 @@ func (s *Surface) Logout(ctx context.Context, alias, user string) error {
 
 // offerConnect sends the person whose turn it is their link to connect
 // their own account to a per_user server, privately, and returns what the
-// model is told. The link goes only where no one else sees it: a private
-// notice, or the thread itself when the place is the person's alone (a
-// direct message, the web). Anywhere else it is not sent at all.
+// model is told.
 func (s *Surface) offerConnect(ctx context.Context, call core.ToolCall, ce *mcp.ConnectError) string {
 	name := call.Name()
-	text := fmt.Sprintf("To let Neo use %s on your behalf, connect your account (this link is for you alone; it works once, for 15 minutes): %s", ce.Alias, ce.URL)
-	sent := false
-	if t := call.Turn(); t != nil && t.Reporter != nil {
-		if p, ok := t.Reporter.(core.PrivateNoticer); ok {
-			sent = p.PrivateNotice(ctx, t.Inbound.User, text) == nil
-		} else if Personal(t.Inbound) {
-			sent = t.Reporter.Notice(ctx, text) == nil
-		}
-	}
-	if !sent {
+	if !sendConnect(ctx, call.Turn(), ce) {
 		return fmt.Sprintf("%s needs the user's own %s account, which they have not connected, and no private way to send them the link was available here. "+
 			"Ask them to message Neo directly to connect it.", name, ce.Alias)
 	}
 	return fmt.Sprintf("%s needs the user's own %s account, which they have not connected yet. A private link to connect it was just sent to them (you cannot see it). "+
 		"Tell them to open it, then ask again; do not call %s again until they do.", name, ce.Alias, name)
 }
+
+// sendConnect sends the person whose turn t is their connect link, where
+// no one else sees it: a private notice, or the thread itself when the
+// place is the person's alone (a direct message, the web). Anywhere else
+// it is not sent at all. It reports whether it was sent.
+func sendConnect(ctx context.Context, t *core.Turn, ce *mcp.ConnectError) bool {
+	if t == nil || t.Reporter == nil {
+		return false
+	}
+	text := fmt.Sprintf("To let Neo use %s on your behalf, connect your account (this link is for you alone; it works once, for 15 minutes): %s", ce.Alias, ce.URL)
+	if p, ok := t.Reporter.(core.PrivateNoticer); ok {
+		return p.PrivateNotice(ctx, t.Inbound.User, text) == nil
+	}
+	return Personal(t.Inbound) && t.Reporter.Notice(ctx, text) == nil
+}
+
+// NotConnectedError is a spend call not made because the person whose
+// turn it is has not connected their own account to the tool's per_user
+// server: nothing left neobot ([mcp.ErrNotSent]). Sent says whether their
+// link to connect it reached them.
+type NotConnectedError struct {
+	Alias string
+	Sent  bool
+}
+
+// Error says what happened, for the person and the model.
+func (e *NotConnectedError) Error() string {
+	if e.Sent {
+		return fmt.Sprintf("the person has not connected their own %s account yet, so the call was not made and nothing was sent; a private link to connect it was sent to them (they open it, then ask again)", e.Alias)
+	}
+	return fmt.Sprintf("the person has not connected their own %s account yet, so the call was not made and nothing was sent; no private way to send them the link was available here (they can message Neo directly to get it)", e.Alias)
+}
+
+// Unwrap is mcp.ErrNotSent: the call never left neobot.
+func (e *NotConnectedError) Unwrap() error { return mcp.ErrNotSent }
 
 // Accounts lists the per_user servers and whether the person at place
 // has connected each (see mcp.Manager.Accounts); none without servers.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -105,6 +106,9 @@ func (s *Surface) CallSpend(ctx context.Context, function string, args, meta map
 	callCtx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
 	res, err := s.mgr.CallIn(callCtx, placeOf(t.Inbound), b.alias, b.tool, args)
+	if ce, ok := errors.AsType[*mcp.ConnectError](err); ok {
+		return SpendResult{}, &NotConnectedError{Alias: ce.Alias, Sent: sendConnect(ctx, t, ce)}
+	}
 	if err != nil {
 		return SpendResult{}, fmt.Errorf("tools: %s: %w", function, err)
 	}
