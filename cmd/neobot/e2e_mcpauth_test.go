@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core/llm/llmtest"
@@ -555,5 +557,48 @@ func TestMCPOAuthPerUserSpend(t *testing.T) {
 	}
 	if r := rows[0]; r["state"] != "failed" || !strings.Contains(fmt.Sprint(r["reason"]), "not connected") {
 		t.Errorf("spend = %v, want failed because the account is not connected", r)
+	}
+}
+
+// TestWebPageConnect: in Chromium, the connect link Neo shows in the chat
+// leads through the chat page, which tells neobot who is signed in, to
+// the authorization server and back to a page naming who was connected
+// to what.
+func TestWebPageConnect(t *testing.T) {
+	prot := notesServer(t)
+	manifest := writeJSON(t, "manifest.json", map[string]any{
+		"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
+			"alias": "notes", "transport": "http", "url": prot.URL(), "auth": "per_user",
+			"version": "1.0.0", "tools": []string{"note"}, "side_effects": "read",
+		}}})
+	pg := openPage(t, desktop, map[string]string{
+		"NEO_MANIFEST": manifest, "NEO_HEALTH_ADDR": freeAddr(t), "NEO_SECRET_KEY": strings.Repeat("5e", 32),
+	})
+	pg.signIn()
+	pg.send("ask for the notes", "read my notes",
+		until(`[...document.querySelectorAll(".msg.notice")].some((m) => m.textContent.includes("/mcp/connect/"))`))
+	notices := eval[string](pg, `[...document.querySelectorAll(".msg.notice")].map((m) => m.textContent).join(" ")`)
+	link := connectLinkRe.FindString(notices)
+	if link == "" {
+		t.Fatalf("no connect link in the notices: %q", notices)
+	}
+	// The browser goes through four pages (the link, the chat page, the
+	// authorization server, the callback): a navigation may cut the
+	// first wait short, and a poll cut short is made again on the next
+	// page.
+	_, err := chromedp.Run(pg.ctx, chromedp.Navigate(link))
+	for range 8 {
+		if _, err = chromedp.Run(pg.ctx, until(`document.body.textContent.includes("is connected to notes")`)); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("the connect link never led to the connected page: %v\n%s", err, pg.p.output.String())
+	}
+	if got := eval[string](pg, `document.body.textContent`); !strings.Contains(got, "me (web chat user) is connected to notes") {
+		t.Errorf("the page after connecting says %q, want who was connected to what", got)
+	}
+	if len(prot.Issued()) == 0 {
+		t.Error("the authorization server issued no token")
 	}
 }
