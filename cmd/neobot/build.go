@@ -153,6 +153,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	if oauthOpts != nil {
 		a.links = newPersonLinks(cfg, log.With().Str("component", "links").Logger())
 		oauthOpts.Links = a.links
+		a.links.warnUnbindable(cfg, manifest)
 	}
 	topts := tools.Options{
 		OAuth:       oauthOpts,

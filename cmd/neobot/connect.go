@@ -114,6 +114,24 @@ func newPersonLinks(cfg *Config, log zerolog.Logger) *personLinks {
 	return p
 }
 
+// warnUnbindable tells the operator, at start, which platforms in use
+// cannot prove who opens a connect link while the manifest has per_user
+// servers: their people will get none.
+func (p *personLinks) warnUnbindable(cfg *Config, m *mcp.Manifest) {
+	perUser := false
+	for _, s := range m.Servers {
+		perUser = perUser || s.Auth == mcp.AuthPerUser
+	}
+	if !perUser {
+		return
+	}
+	for platform, on := range map[string]bool{"slack": cfg.SlackBotToken != "", "discord": cfg.DiscordBotToken != ""} {
+		if why, missing := p.missing[platform]; on && missing {
+			p.log.Warn().Str("platform", platform).Msg("mcp: per_user servers get no connect links here: " + why)
+		}
+	}
+}
+
 // Bind makes l's link, for l.Place's person alone. It refuses when that
 // person's platform has no sign-in set up, saying which setting is
 // missing: an unbound link would connect whoever opened it.
