@@ -36,6 +36,7 @@ type route struct {
 var routes = []route{
 	{"POST", "/v1/login", false, (*Adapter).login},
 	{"GET", "/v1/me", true, (*Adapter).me},
+	{"POST", "/v1/connect", true, (*Adapter).connect},
 	{"POST", "/v1/conversations", true, (*Adapter).create},
 	{"GET", "/v1/conversations", true, (*Adapter).list},
 	{"GET", "/v1/conversations/{id}", true, (*Adapter).get},
@@ -164,6 +165,30 @@ func (a *Adapter) login(w http.ResponseWriter, r *http.Request, _ string) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"token": token, "user": user})
+}
+
+// connect is the chat page, signed in as user, opening a connect link's
+// sign-in (the state the link's page sent it with): the answer is where
+// the browser goes next. Whether user is the person the link was made for
+// is decided there, not here.
+func (a *Adapter) connect(w http.ResponseWriter, r *http.Request, user string) {
+	var body struct {
+		State string `json:"state"`
+	}
+	if err := decode(r, &body); err != nil || body.State == "" {
+		apiError(w, http.StatusBadRequest, `send {"state": "<the connect state from the page's address>"}`)
+		return
+	}
+	if a.opts.Connector == nil {
+		apiError(w, http.StatusNotFound, "connect links are not served here")
+		return
+	}
+	next, err := a.opts.Connector.SignedIn(r.Context(), body.State, user)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"url": next})
 }
 
 func (a *Adapter) me(w http.ResponseWriter, _ *http.Request, user string) {

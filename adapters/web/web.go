@@ -103,9 +103,20 @@ type Options struct {
 	// zero, as on Slack and Discord); MaxImageBytes caps an image upload
 	// (DefaultMaxImageBytes when zero).
 	MaxFileBytes, MaxImageBytes int64
+	// Connector takes the chat page's word on who opened a link to
+	// connect their own account to an MCP server (POST /v1/connect); nil
+	// refuses such links.
+	Connector Connector
 	// Now tells the time (default time.Now).
 	Now    func() time.Time
 	Logger zerolog.Logger
+}
+
+// Connector is where a connect link's sign-in goes on once the chat page
+// knows who opened it: SignedIn returns the URL the browser goes to next,
+// or an error written for the person.
+type Connector interface {
+	SignedIn(ctx context.Context, state, user string) (string, error)
 }
 
 // Adapter serves the web API and chat page. Its Reporter and Approver are

@@ -54,7 +54,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	defer cancel()
 	o := &ops.Server{}
 	if cfg.HealthAddr != "" {
-		stop, err := o.Serve(ctx, cfg.HealthAddr, ops.Production(), callbackPath, clientDocPath)
+		stop, err := o.Serve(ctx, cfg.HealthAddr, ops.Production(), callbackPath, clientDocPath, connectPath, signinPath)
 		if err != nil {
 			return err
 		}
@@ -80,7 +80,11 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 		o.SetAdmin(mux)
 	}
 	oauthMux := http.NewServeMux()
-	oauthMux.Handle("GET "+callbackPath, serveCallback(a.surface))
+	oauthMux.Handle("GET "+callbackPath, serveCallback(a.surface, a.links))
+	if a.links != nil {
+		oauthMux.HandleFunc("GET "+connectPath+"{id}", a.links.serveLink)
+		oauthMux.HandleFunc("GET "+signinPath, a.links.serveSignin)
+	}
 	oauthMux.Handle("GET "+clientDocPath, serveClientDoc(cfg))
 	o.SetOAuth(oauthMux)
 	m.sweep(ctx, a)
@@ -264,6 +268,9 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 		}
 		if a.cluster != nil {
 			wopts.Relay = a.cluster // a browser on any instance sees every turn
+		}
+		if a.links != nil {
+			wopts.Connector = a.links // the chat page proves who opens a connect link
 		}
 		wa, err := web.New(wopts)
 		if err != nil {

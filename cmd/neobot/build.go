@@ -41,7 +41,8 @@ type app struct {
 	cortex  *memory.Cortex
 	surface *tools.Surface
 	agent   *agent.Agent
-	skills  *skill.Set // nil: the built-in default everywhere
+	skills  *skill.Set   // nil: the built-in default everywhere
+	links   *personLinks // nil without NEO_SECRET_KEY: per_user connect links
 }
 
 // buildOptions says which parts a command needs.
@@ -181,6 +182,11 @@ func (m *Main) buildTools(ctx context.Context, a *app, manifest *mcp.Manifest, a
 	oauthOpts, err := oauthOptions(cfg, a.db)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
+	}
+	if oauthOpts != nil {
+		a.links = newPersonLinks(cfg, log.With().Str("component", "links").Logger())
+		oauthOpts.Links = a.links
+		a.links.warnUnbindable(cfg, manifest)
 	}
 	topts := tools.Options{
 		OAuth:       oauthOpts,

@@ -94,6 +94,9 @@ type Config struct {
 	SlackAllowChannels []string
 	SlackAllowUsers    []string
 	SlackMaxFileBytes  int
+	// Sign in with Slack, which proves who opens an MCP connect link.
+	SlackClientID     string
+	SlackClientSecret Secret
 
 	CPUProfile  string
 	HeapProfile string
@@ -113,6 +116,10 @@ type Config struct {
 	DiscordAllowChannels []string
 	DiscordAllowUsers    []string
 	DiscordMaxFileBytes  int
+	// Discord's OAuth2 (identify), which proves who opens an MCP connect
+	// link.
+	DiscordClientID     string
+	DiscordClientSecret Secret
 
 	ConfigFile  string
 	HealthAddr  string
@@ -298,6 +305,8 @@ func settings() []setting {
 		{env: "SLACK_ALLOW_CHANNELS", flag: "slack-allow-channels", usage: "only answer in these channel IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.SlackAllowChannels })},
 		{env: "SLACK_ALLOW_USERS", flag: "slack-allow-users", usage: "only answer these user IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.SlackAllowUsers })},
 		{env: "SLACK_MAX_FILE_BYTES", flag: "slack-max-file-bytes", def: "262144", usage: "largest text attachment offered to Neo", set: count(func(c *Config) *int { return &c.SlackMaxFileBytes })},
+		{env: "SLACK_CLIENT_ID", flag: "slack-client-id", usage: "the Slack app's client ID (Basic Information), for Sign in with Slack: a Slack user's link to connect their own account to a per_user MCP server first proves who opens it; without it and SLACK_CLIENT_SECRET no such link is made for Slack users. Add <NEO_PUBLIC_URL>/mcp/signin as a redirect URL", set: str(func(c *Config) *string { return &c.SlackClientID })},
+		{env: "SLACK_CLIENT_SECRET", secret: true, usage: "the Slack app's client secret, with SLACK_CLIENT_ID", set: secret(func(c *Config) *Secret { return &c.SlackClientSecret })},
 		{env: "DISCORD_BOT_TOKEN", secret: true, usage: "Discord bot token (Developer Portal > Bot); set to run in Discord (with or without Slack)", set: secret(func(c *Config) *Secret { return &c.DiscordBotToken })},
 		{env: "DISCORD_API_URL", flag: "discord-api-url", def: "https://discord.com", usage: "Discord base URL for REST and gateway discovery (a proxy, tests)", set: str(func(c *Config) *string { return &c.DiscordAPIURL })},
 		{env: "DISCORD_APPROVERS", flag: "discord-approvers", usage: "Discord user IDs, and role IDs written role:ID, who may approve spends (comma-separated); required when Neo can spend (NEO_DAEMON_URL, or spend tools in the manifest) unless NEO_SELF_APPROVE", set: list(func(c *Config) *[]string { return &c.DiscordApprovers })},
@@ -307,6 +316,8 @@ func settings() []setting {
 		{env: "DISCORD_ALLOW_CHANNELS", flag: "discord-allow-channels", usage: "only answer in these channel IDs, threads included (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.DiscordAllowChannels })},
 		{env: "DISCORD_ALLOW_USERS", flag: "discord-allow-users", usage: "only answer these Discord user IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.DiscordAllowUsers })},
 		{env: "DISCORD_MAX_FILE_BYTES", flag: "discord-max-file-bytes", def: "262144", usage: "largest text attachment offered to Neo from Discord", set: count(func(c *Config) *int { return &c.DiscordMaxFileBytes })},
+		{env: "DISCORD_CLIENT_ID", flag: "discord-client-id", usage: "the Discord application's client ID (OAuth2 page), for its identify sign-in: a Discord user's link to connect their own account to a per_user MCP server first proves who opens it; without it and DISCORD_CLIENT_SECRET no such link is made for Discord users. Add <NEO_PUBLIC_URL>/mcp/signin as a redirect", set: str(func(c *Config) *string { return &c.DiscordClientID })},
+		{env: "DISCORD_CLIENT_SECRET", secret: true, usage: "the Discord application's client secret, with DISCORD_CLIENT_ID", set: secret(func(c *Config) *Secret { return &c.DiscordClientSecret })},
 		{env: "NEO_CPU_PROFILE", flag: "cpu-profile", usage: "write a Go CPU profile of the whole run to this file, for go tool pprof (development)", set: str(func(c *Config) *string { return &c.CPUProfile })},
 		{env: "NEO_HEAP_PROFILE", flag: "heap-profile", usage: "write a Go heap profile to this file when the bot starts shutting down, for go tool pprof (development)", set: str(func(c *Config) *string { return &c.HeapProfile })},
 		{env: "NEO_WEB_ADDR", flag: "web-addr", usage: "serve the web API and chat page here, such as 127.0.0.1:8080 (neobot web defaults to that); empty disables", set: str(func(c *Config) *string { return &c.WebAddr })},
@@ -507,6 +518,12 @@ func (c *Config) validate() error {
 	}
 	if c.SlackBotToken != "" && !strings.HasPrefix(string(c.SlackBotToken), "xoxb-") {
 		bad("SLACK_BOT_TOKEN", "must start with xoxb- (the Bot User OAuth Token from OAuth & Permissions)")
+	}
+	if (c.SlackClientID == "") != (c.SlackClientSecret == "") {
+		bad("SLACK_CLIENT_ID", "and SLACK_CLIENT_SECRET go together (Sign in with Slack needs both, from the Slack app's Basic Information page); set both or neither")
+	}
+	if (c.DiscordClientID == "") != (c.DiscordClientSecret == "") {
+		bad("DISCORD_CLIENT_ID", "and DISCORD_CLIENT_SECRET go together (Discord's sign-in needs both, from the application's OAuth2 page); set both or neither")
 	}
 	if c.SlackBotToken == "" && (c.SlackAppToken != "" || c.SlackSigningSecret != "") {
 		bad("SLACK_BOT_TOKEN", "is not set, but SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is: Slack is half configured. Set the Bot User OAuth Token (xoxb-..., OAuth & Permissions), or unset the others to run without Slack")

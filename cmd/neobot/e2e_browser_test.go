@@ -102,6 +102,10 @@ func browserModel(t *testing.T, srv *llmtest.Server, dir string) {
 			return llmtest.Text("Here is the MCP logo.")
 		case strings.Contains(asked, "logo"):
 			return llmtest.Calls(llmtest.Call("c1", "every__get-tiny-image", `{}`), llmtest.Call("c2", "every__echo", `{"message":"hello from echo"}`))
+		case strings.Contains(asked, "my notes") && last.Role == "tool":
+			return llmtest.Text("Open the link above, then ask again.")
+		case strings.Contains(asked, "my notes"):
+			return llmtest.Calls(llmtest.Call("n1", "notes__note", `{}`))
 		case len(last.Images) > 0:
 			return llmtest.Text("I see your picture.")
 		case strings.Contains(asked, "wait"):

@@ -2,14 +2,20 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
@@ -42,7 +48,100 @@ func oauthWorld(t *testing.T, prot *oauthtest.Server, auth string) *slackWorld {
 	w.env["NEO_HEALTH_ADDR"] = freeAddr(t)
 	w.env["NEO_ADMIN_TOKEN"] = strings.Repeat("a1", 20)
 	w.env["NEO_SECRET_KEY"] = strings.Repeat("5e", 32)
+	w.env["SLACK_CLIENT_ID"], w.env["SLACK_CLIENT_SECRET"] = "e2e.slack-client", "e2e-slack-client-secret"
+	w.slack.SetOIDCClient("e2e.slack-client", "e2e-slack-client-secret")
 	return w
+}
+
+// connectLinkRe finds a person's connect link.
+var connectLinkRe = regexp.MustCompile(`https?://[^\s>|]+/mcp/connect/[A-Za-z0-9_-]+`)
+
+// browser is a web browser: it keeps cookies and follows redirects.
+func browser(t *testing.T) *http.Client {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar}
+}
+
+// visit opens u in b and returns the status, the page and where b ended
+// up.
+func visit(t *testing.T, b *http.Client, u string) (int, string, *url.URL) {
+	t.Helper()
+	resp, err := b.Get(u)
+	if err != nil {
+		t.Fatalf("open %s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(page), resp.Request.URL
+}
+
+// authorizationURL opens a connect link in b and returns the address it
+// sends b to at the authorization server prot, without going there.
+func authorizationURL(t *testing.T, b *http.Client, link string, prot *oauthtest.Server) string {
+	t.Helper()
+	as, _ := url.Parse(prot.URL())
+	stop := *b
+	stop.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+		if req.URL.Host == as.Host {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}
+	resp, err := stop.Get(link)
+	if err != nil {
+		t.Fatalf("open %s: %v", link, err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if next, err := url.Parse(loc); err != nil || resp.StatusCode != http.StatusSeeOther || next.Host != as.Host {
+		t.Fatalf("the link did not lead to the authorization server: %d %s\n%s", resp.StatusCode, loc, page)
+	}
+	return loc
+}
+
+// forwardedLinkRefused checks that a person other than the link's, signed
+// in as themselves in browser other, is refused and that nothing reached
+// the authorization server; then that the authorization URL the right
+// person's browser is sent to connects nobody when forwarded; then that
+// the right person connects in their own browser. It returns the final
+// page.
+func forwardedLinkRefused(t *testing.T, link string, prot *oauthtest.Server, owner, other *http.Client) string {
+	t.Helper()
+	status, page, _ := visit(t, other, link)
+	if status != http.StatusForbidden || !strings.Contains(page, "made for someone else") || !strings.Contains(page, "ask Neo in the chat") {
+		t.Errorf("a forwarded link opened by someone else answered %d:\n%s\nwant a refusal saying it was made for someone else and how to get one's own", status, page)
+	}
+	if n := len(prot.Issued()); n != 0 {
+		t.Fatalf("the authorization server issued %d tokens on a link opened by someone else", n)
+	}
+	auth := authorizationURL(t, owner, link, prot)
+	status, page, _ = visit(t, other, auth)
+	if status != http.StatusForbidden || !strings.Contains(page, "not started from your link in this browser") {
+		t.Errorf("the owner's authorization URL, forwarded, answered %d:\n%s\nwant a refusal", status, page)
+	}
+	if n := len(prot.Issued()); n != 0 {
+		t.Fatalf("a forwarded authorization URL connected an account (%d tokens issued)", n)
+	}
+	status, page, _ = visit(t, owner, auth)
+	if status != http.StatusOK || !strings.Contains(page, "connected to notes") {
+		t.Fatalf("the right person's callback answered %d:\n%s", status, page)
+	}
+	return page
+}
+
+// noSecretsIn checks that none of secrets is in neobot's output.
+func noSecretsIn(t *testing.T, output string, secrets ...string) {
+	t.Helper()
+	for _, s := range secrets {
+		if s != "" && strings.Contains(output, s) {
+			t.Errorf("a sign-in code, token or link secret is in neobot's output")
+		}
+	}
 }
 
 // TestMCPOAuthOperatorLogin: a remote server behind OAuth waits for the
@@ -141,7 +240,7 @@ func TestMCPOAuthOperatorLogin(t *testing.T) {
 // connect link, and returns the link.
 func privateLink(t *testing.T, w *slackWorld, user string, after int) string {
 	t.Helper()
-	re := regexp.MustCompile(`https?://[^\s>|]+/authorize\?[^\s>|]+`)
+	re := connectLinkRe
 	seen := 0
 	m, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
 		if !m.Ephemeral || m.Recipient != user || !re.MatchString(m.Text) {
@@ -157,9 +256,14 @@ func privateLink(t *testing.T, w *slackWorld, user string, after int) string {
 }
 
 // TestMCPOAuthPerUser: on a per_user server, a person who has not
-// connected gets a private link (not an error, not in the thread); after
-// opening it their calls use their own token; another person is not let
-// in on it; logout --user takes it away again.
+// connected gets a private link (not an error, not in the thread). The
+// link is bound to them: forwarded to someone else, who signs in with
+// Slack as themselves, it is refused before the authorization server is
+// involved, and the authorization URL it leads Alice to connects nobody
+// in another browser. Opened by Alice, signed in with Slack as herself,
+// it connects her account and the page says so; her calls use her own
+// token; another person is not let in on it; logout --user takes it away
+// again. No sign-in code or token is logged.
 func TestMCPOAuthPerUser(t *testing.T) {
 	prot := notesServer(t)
 	w := oauthWorld(t, prot, "per_user")
@@ -182,18 +286,15 @@ func TestMCPOAuthPerUser(t *testing.T) {
 	}
 	link := privateLink(t, w, "UALICE", 0)
 	for _, m := range w.slack.Messages() {
-		if !m.Ephemeral && strings.Contains(m.Text+m.Markdown+string(m.Blocks), "/authorize") {
+		if !m.Ephemeral && strings.Contains(m.Text+m.Markdown+string(m.Blocks), "/mcp/connect/") {
 			t.Errorf("the connect link was posted where others can see it: %+v", m)
 		}
 	}
-	resp, err := http.Get(link)
-	if err != nil {
-		t.Fatalf("open the connect link: %v", err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(page), "connected to notes") {
-		t.Fatalf("the callback answered %d:\n%s", resp.StatusCode, page)
+	alice, mallory := browser(t), browser(t)
+	w.slack.SignIn(alice.Jar, "UALICE")
+	w.slack.SignIn(mallory.Jar, "UMALLORY")
+	if page := forwardedLinkRefused(t, link, prot, alice, mallory); !strings.Contains(page, "UALICE") {
+		t.Errorf("the connected page does not name who was connected:\n%s", page)
 	}
 
 	dm2 := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "and now?"})
@@ -232,12 +333,66 @@ func TestMCPOAuthPerUser(t *testing.T) {
 			t.Errorf("a token issued by the authorization server is in neobot's output or database file")
 		}
 	}
+	noSecretsIn(t, p.output.String(), append(w.slack.SignInSecrets(), strings.TrimPrefix(link, link[:strings.LastIndex(link, "/")+1]))...)
 }
 
 // TestMCPOAuthPerUserDiscord: in a Discord guild channel, a person who has
 // not connected their account gets the connect link in a direct message
-// from Neo, never in the channel, and it works.
+// from Neo, never in the channel. Forwarded to another Discord user, who
+// signs in with Discord as themselves, it is refused; opened by its
+// person, signed in as themselves, it connects their account.
 func TestMCPOAuthPerUserDiscord(t *testing.T) {
+	prot := notesServer(t)
+	w := newDiscordWorld(t)
+	w.env["NEO_MANIFEST"] = writeJSON(t, "manifest.json", map[string]any{
+		"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
+			"alias": "notes", "transport": "http", "url": prot.URL(), "auth": "per_user",
+			"version": "1.0.0", "tools": []string{"note"}, "side_effects": "read",
+		}}})
+	w.env["NEO_HEALTH_ADDR"] = freeAddr(t)
+	w.env["NEO_SECRET_KEY"] = strings.Repeat("5e", 32)
+	w.env["DISCORD_CLIENT_ID"], w.env["DISCORD_CLIENT_SECRET"] = "1100220033", "e2e-discord-client-secret"
+	w.discord.SetOAuthClient("1100220033", "e2e-discord-client-secret")
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "notes__note", `{}`)),
+		llmtest.Text("Open the link I sent you by DM."),
+		llmtest.Calls(llmtest.Call("c2", "notes__note", `{}`)),
+		llmtest.Text("The launch is on Tuesday."),
+	)
+	p := w.start(t, 1)
+
+	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "when is the launch?"})
+	w.answerIn(t, mention.ID, "Open the link I sent you by DM.")
+	dm := w.discord.DMChannel("111")
+	m, err := w.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
+		return m.FromBot() && m.ChannelID == dm && connectLinkRe.MatchString(m.Content)
+	})
+	if err != nil {
+		t.Fatalf("no connect link in user 111's DMs: %v\nmessages: %+v", err, w.discord.Messages())
+	}
+	for _, other := range w.discord.Messages() {
+		if other.ChannelID != dm && strings.Contains(other.Content, "/mcp/connect/") {
+			t.Errorf("the connect link was posted outside the DM: %+v", other)
+		}
+	}
+	owner, other := browser(t), browser(t)
+	w.discord.SignIn(owner.Jar, "111")
+	w.discord.SignIn(other.Jar, "222")
+	if page := forwardedLinkRefused(t, connectLinkRe.FindString(m.Content), prot, owner, other); !strings.Contains(page, "Discord user 111") {
+		t.Errorf("the connected page does not name who was connected:\n%s", page)
+	}
+	w.discord.Message(discordtest.Msg{User: "111", Channel: mention.ID, Text: "and now?"})
+	w.answerIn(t, mention.ID, "The launch is on Tuesday.")
+	if got := toolResult(mainRequests(w.model)[3], "c2"); !strings.Contains(got, "the launch is on Tuesday") {
+		t.Errorf("with the account connected the model was told %q, want the note", got)
+	}
+	noSecretsIn(t, p.output.String(), w.discord.SignInSecrets()...)
+}
+
+// TestMCPOAuthPerUserUnconfigured: with no Discord sign-in set up, a
+// Discord user gets no connect link (it could not be bound to them), and
+// the log tells the operator which settings are missing.
+func TestMCPOAuthPerUserUnconfigured(t *testing.T) {
 	prot := notesServer(t)
 	w := newDiscordWorld(t)
 	w.env["NEO_MANIFEST"] = writeJSON(t, "manifest.json", map[string]any{
@@ -249,46 +404,28 @@ func TestMCPOAuthPerUserDiscord(t *testing.T) {
 	w.env["NEO_SECRET_KEY"] = strings.Repeat("5e", 32)
 	scriptModel(t, w.model,
 		llmtest.Calls(llmtest.Call("c1", "notes__note", `{}`)),
-		llmtest.Text("Open the link I sent you by DM."),
-		llmtest.Calls(llmtest.Call("c2", "notes__note", `{}`)),
-		llmtest.Text("The launch is on Tuesday."),
+		llmtest.Text("I can't reach your notes yet."),
 	)
-	w.start(t, 1)
-
+	p := w.start(t, 1)
 	mention := w.discord.Mention(discordtest.Msg{User: "111", Text: "when is the launch?"})
-	w.answerIn(t, mention.ID, "Open the link I sent you by DM.")
-	dm := w.discord.DMChannel("111")
-	re := regexp.MustCompile(`https?://\S+/authorize\?\S+`)
-	m, err := w.discord.WaitMessage(waitCtx(t), func(m discordtest.Message) bool {
-		return m.FromBot() && m.ChannelID == dm && re.MatchString(m.Content)
-	})
-	if err != nil {
-		t.Fatalf("no connect link in user 111's DMs: %v\nmessages: %+v", err, w.discord.Messages())
-	}
-	for _, other := range w.discord.Messages() {
-		if other.ChannelID != dm && strings.Contains(other.Content, "/authorize") {
-			t.Errorf("the connect link was posted outside the DM: %+v", other)
+	w.answerIn(t, mention.ID, "I can't reach your notes yet.")
+	for _, m := range w.discord.Messages() {
+		if strings.Contains(m.Content, "/mcp/connect/") || strings.Contains(m.Content, "/authorize") {
+			t.Errorf("a link was sent though nothing could check who opens it: %+v", m)
 		}
 	}
-	resp, err := http.Get(re.FindString(m.Content))
-	if err != nil {
-		t.Fatal(err)
+	if got := toolResult(mainRequests(w.model)[1], "c1"); strings.Contains(got, "/authorize") || strings.Contains(got, "/mcp/connect/") {
+		t.Errorf("the model was told %q, want no link", got)
 	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(page), "connected to notes") {
-		t.Fatalf("the callback answered %d:\n%s", resp.StatusCode, page)
-	}
-	w.discord.Message(discordtest.Msg{User: "111", Channel: mention.ID, Text: "and now?"})
-	w.answerIn(t, mention.ID, "The launch is on Tuesday.")
-	if got := toolResult(mainRequests(w.model)[3], "c2"); !strings.Contains(got, "the launch is on Tuesday") {
-		t.Errorf("with the account connected the model was told %q, want the note", got)
+	if !strings.Contains(p.output.String(), "DISCORD_CLIENT_ID and DISCORD_CLIENT_SECRET") {
+		t.Errorf("the log does not name the missing settings:\n%s", p.output.String())
 	}
 }
 
 // TestMCPOAuthPerUserWeb: on the web, whose conversations are their
-// user's alone, the connect link arrives as a notice in the conversation,
-// and it works.
+// user's alone, the connect link arrives as a notice in the conversation.
+// It leads to the chat page, which says who is signed in there: Bob,
+// forwarded Alice's link, is refused; Alice connects her account.
 func TestMCPOAuthPerUserWeb(t *testing.T) {
 	prot := notesServer(t)
 	w := newWebWorld(t)
@@ -305,7 +442,7 @@ func TestMCPOAuthPerUserWeb(t *testing.T) {
 		llmtest.Calls(llmtest.Call("c2", "notes__note", `{}`)),
 		llmtest.Text("The launch is on Tuesday."),
 	)
-	w.start(t)
+	p := w.start(t)
 	var created struct{ ID string }
 	if got := w.call(t, w.alice, "POST", "/v1/conversations", map[string]any{}, &created); got != http.StatusCreated {
 		t.Fatalf("create = %d", got)
@@ -313,21 +450,44 @@ func TestMCPOAuthPerUserWeb(t *testing.T) {
 	events := w.follow(t, w.alice, created.ID, "")
 	w.call(t, w.alice, "POST", "/v1/conversations/"+created.ID+"/messages", map[string]string{"text": "when is the launch?"}, nil)
 	notice, _ := events.next(t, "notice")
-	link := regexp.MustCompile(`https?://\S+/authorize\?\S+`).FindString(text(notice))
+	link := connectLinkRe.FindString(text(notice))
 	if link == "" {
 		t.Fatalf("notice = %q, want the connect link", text(notice))
 	}
 	if e, _ := events.next(t, "answer"); text(e) != "Open the link above, then ask again." {
 		t.Errorf("answer = %q", text(e))
 	}
-	resp, err := http.Get(link)
-	if err != nil {
-		t.Fatal(err)
+	// signedIn opens the link in b, lands on the chat page, and does what
+	// the page does signed in with token: it hands the state over and goes
+	// where neobot says.
+	signedIn := func(b *http.Client, token string) (int, string) {
+		t.Helper()
+		status, page, at := visit(t, b, link)
+		state := ""
+		if q, err := url.ParseQuery(at.Fragment); err == nil {
+			state = q.Get("connect")
+		}
+		if status != http.StatusOK || !strings.HasPrefix(at.String(), w.base+"/") || state == "" {
+			t.Fatalf("the link led to %s (%d), want the chat page with a connect state\n%s", at, status, page)
+		}
+		var next struct{ URL string }
+		if got := w.call(t, token, "POST", "/v1/connect", map[string]string{"state": state}, &next); got != http.StatusOK {
+			t.Fatalf("POST /v1/connect = %d", got)
+		}
+		status, page, _ = visit(t, b, next.URL)
+		return status, page
 	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(page), "connected to notes") {
-		t.Fatalf("the callback answered %d:\n%s", resp.StatusCode, page)
+	bob := browser(t)
+	status, page := signedIn(bob, w.bob)
+	if status != http.StatusForbidden || !strings.Contains(page, "made for someone else") || !strings.Contains(page, "ask Neo in the chat") {
+		t.Errorf("Alice's link opened by Bob answered %d:\n%s\nwant a refusal saying it was made for someone else", status, page)
+	}
+	if n := len(prot.Issued()); n != 0 {
+		t.Fatalf("the authorization server issued %d tokens on a link opened by someone else", n)
+	}
+	status, page = signedIn(browser(t), w.alice)
+	if status != http.StatusOK || !strings.Contains(page, "alice (web chat user) is connected to notes") {
+		t.Fatalf("Alice's link opened by Alice answered %d:\n%s", status, page)
 	}
 	w.call(t, w.alice, "POST", "/v1/conversations/"+created.ID+"/messages", map[string]string{"text": "and now?"}, nil)
 	if e, _ := events.next(t, "answer"); text(e) != "The launch is on Tuesday." {
@@ -335,6 +495,112 @@ func TestMCPOAuthPerUserWeb(t *testing.T) {
 	}
 	if got := toolResult(mainRequests(w.model)[3], "c2"); !strings.Contains(got, "the launch is on Tuesday") {
 		t.Errorf("with her account connected the model was told %q, want the note", got)
+	}
+	noSecretsIn(t, p.output.String(), strings.TrimPrefix(link, link[:strings.LastIndex(link, "/")+1]))
+}
+
+// TestMCPOAuthPerUserSpend: a spend tool on a per_user server, approved,
+// when the person who asked has not connected their account: the call is
+// not made, their own connect link reaches them privately, and the spend
+// is recorded as failed with nothing done, saying why — not as an
+// unknown outcome.
+func TestMCPOAuthPerUserSpend(t *testing.T) {
+	var transfers atomic.Int64
+	prot := oauthtest.New(t, mcp.NewServer("bank", "1.0.0", mcp.ServerTool{
+		Name: "transfer", Description: "Send money from the person's own account.",
+		Handle: func(context.Context, map[string]any) (mcp.Result, error) {
+			transfers.Add(1)
+			return mcp.TextResult("sent"), nil
+		},
+	}).Handler())
+	w, _ := newSpendWorld(t)
+	w.env["NEO_MANIFEST"] = writeJSON(t, "manifest.json", map[string]any{
+		"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
+			"alias": "bank", "transport": "http", "url": prot.URL(), "auth": "per_user",
+			"version": "1.0.0", "tools": []string{"transfer"}, "side_effects": "spend",
+		}}})
+	w.env["NEO_HEALTH_ADDR"] = freeAddr(t)
+	w.env["NEO_SECRET_KEY"] = strings.Repeat("5e", 32)
+	w.env["SLACK_CLIENT_ID"], w.env["SLACK_CLIENT_SECRET"] = "e2e.slack-client", "e2e-slack-client-secret"
+	w.slack.SetOIDCClient("e2e.slack-client", "e2e-slack-client-secret")
+	scriptModel(t, w.model,
+		llmtest.Calls(llmtest.Call("c1", "core_execute", `{"intent":"send 5 USDC to bob"}`)),
+		llmtest.Calls(llmtest.Call("p1", "bank__transfer", `{"amount":5,"recipient":"bob"}`)),
+		llmtest.Text("Connect your bank account first."),
+	)
+	p := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 5 USDC to bob"})
+	gate := w.waitGate(t, p, mention.TS, "bank/transfer")
+	w.slack.Click("UCAROL", gate, 0)
+	w.answerIn(t, "C0GENERAL", mention.TS, "Connect your bank account first.")
+	link := privateLink(t, w, "UALICE", 0)
+	if n := transfers.Load(); n != 0 {
+		t.Fatalf("the transfer ran %d times without Alice's account", n)
+	}
+	calls := mainRequests(w.model)
+	last := calls[len(calls)-1].Messages
+	if res := last[len(last)-1]; !strings.Contains(res.Content, "own bank account, which they have not connected yet") || strings.Contains(res.Content, "/mcp/connect/") {
+		t.Errorf("the model was told %q, want that she has not connected her account, without the link", res.Content)
+	}
+	alice := browser(t)
+	w.slack.SignIn(alice.Jar, "UALICE")
+	if status, page, _ := visit(t, alice, link); status != http.StatusOK || !strings.Contains(page, "connected to bank") {
+		t.Errorf("the spend tool's connect link answered %d:\n%s", status, page)
+	}
+	p.stop(t)
+	out, _, err := run(t, w.env, "", "spends", "--format", "json")
+	if err != nil {
+		t.Fatalf("neobot spends: %v\n%s", err, out)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("neobot spends --format json = %s (%v), want one spend", out, err)
+	}
+	if r := rows[0]; r["state"] != "failed" || !strings.Contains(fmt.Sprint(r["reason"]), "not connected") {
+		t.Errorf("spend = %v, want failed because the account is not connected", r)
+	}
+}
+
+// TestWebPageConnect: in Chromium, the connect link Neo shows in the chat
+// leads through the chat page, which tells neobot who is signed in, to
+// the authorization server and back to a page naming who was connected
+// to what.
+func TestWebPageConnect(t *testing.T) {
+	prot := notesServer(t)
+	manifest := writeJSON(t, "manifest.json", map[string]any{
+		"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
+			"alias": "notes", "transport": "http", "url": prot.URL(), "auth": "per_user",
+			"version": "1.0.0", "tools": []string{"note"}, "side_effects": "read",
+		}}})
+	pg := openPage(t, desktop, map[string]string{
+		"NEO_MANIFEST": manifest, "NEO_HEALTH_ADDR": freeAddr(t), "NEO_SECRET_KEY": strings.Repeat("5e", 32),
+	})
+	pg.signIn()
+	pg.send("ask for the notes", "read my notes",
+		until(`[...document.querySelectorAll(".msg.notice")].some((m) => m.textContent.includes("/mcp/connect/"))`))
+	notices := eval[string](pg, `[...document.querySelectorAll(".msg.notice")].map((m) => m.textContent).join(" ")`)
+	link := connectLinkRe.FindString(notices)
+	if link == "" {
+		t.Fatalf("no connect link in the notices: %q", notices)
+	}
+	// The browser goes through four pages (the link, the chat page, the
+	// authorization server, the callback): a navigation may cut the
+	// first wait short, and a poll cut short is made again on the next
+	// page.
+	_, err := chromedp.Run(pg.ctx, chromedp.Navigate(link))
+	for range 8 {
+		if _, err = chromedp.Run(pg.ctx, until(`document.body.textContent.includes("is connected to notes")`)); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("the connect link never led to the connected page: %v\n%s", err, pg.p.output.String())
+	}
+	if got := eval[string](pg, `document.body.textContent`); !strings.Contains(got, "me (web chat user) is connected to notes") {
+		t.Errorf("the page after connecting says %q, want who was connected to what", got)
+	}
+	if len(prot.Issued()) == 0 {
+		t.Error("the authorization server issued no token")
 	}
 }
 

@@ -318,8 +318,8 @@ func newWebSpendWorld(t *testing.T, settings string) (*webWorld, *wallet, map[st
 	return w, wal, tokens
 }
 
-// approvalsOf lists the tokens of the approvals waiting for token's user.
-func approvalsOf(t *testing.T, w *webWorld, token string) []string {
+// waitingApprovals lists the tokens of the approvals waiting for token's user.
+func waitingApprovals(t *testing.T, w *webWorld, token string) []string {
 	t.Helper()
 	var list struct {
 		Approvals []struct {
@@ -357,7 +357,7 @@ func TestWebQuorum(t *testing.T) {
 		t.Errorf("gate.invoked need = %d, want 2", gate.Need)
 	}
 	for user, want := range map[string]bool{"bob": true, "carol": true, "alice": false, "dave": false} {
-		if got := slices.Contains(approvalsOf(t, w, tok[user]), gate.Token); got != want {
+		if got := slices.Contains(waitingApprovals(t, w, tok[user]), gate.Token); got != want {
 			t.Errorf("%s's approvals list has it: %v, want %v", user, got, want)
 		}
 	}
@@ -390,7 +390,7 @@ func TestWebQuorum(t *testing.T) {
 	if n := total(wal.transfers(t)); n != 1 {
 		t.Errorf("transfers = %d, want 1", n)
 	}
-	if got := approvalsOf(t, w, tok["bob"]); len(got) != 0 {
+	if got := waitingApprovals(t, w, tok["bob"]); len(got) != 0 {
 		t.Errorf("Bob's approvals list after the decision = %v, want empty", got)
 	}
 	p.stop(t)
@@ -409,13 +409,13 @@ func TestWebQuorumEscalatesAndExpires(t *testing.T) {
 	invoked, _ := events.next(t, "gate.invoked")
 	var gate struct{ Token string }
 	_ = json.Unmarshal(invoked.Data, &gate)
-	if slices.Contains(approvalsOf(t, w, tok["dave"]), gate.Token) {
+	if slices.Contains(waitingApprovals(t, w, tok["dave"]), gate.Token) {
 		t.Error("Dave sees the approval before the escalation")
 	}
 	if n, _ := events.next(t, "notice"); !strings.Contains(text(n), "escalated: @dave may now approve") {
 		t.Fatalf("notice = %q, want the escalation", text(n))
 	}
-	if !slices.Contains(approvalsOf(t, w, tok["dave"]), gate.Token) {
+	if !slices.Contains(waitingApprovals(t, w, tok["dave"]), gate.Token) {
 		t.Error("Dave's approvals list lacks the escalated approval")
 	}
 	if d, _ := events.next(t, "gate.decided"); !strings.Contains(string(d.Data), `"expired"`) {

@@ -114,21 +114,28 @@ var callbackPage = template.Must(template.New("callback").Parse(`<!doctype html>
 <h1>{{.Title}}</h1><p>{{.Text}}</p></body></html>
 `))
 
-// serveCallback completes an MCP server login. It never shows the code,
-// the state or a token, and its errors are written for the person in
-// the browser.
-func serveCallback(l logins) http.HandlerFunc {
+// writePage answers a browser with a page written for the person in it.
+func writePage(w http.ResponseWriter, status int, title, text string) {
+	noStore(w)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_ = callbackPage.Execute(w, struct{ Title, Text string }{title, text})
+}
+
+// serveCallback completes an MCP server login. A person's own login
+// completes only back in the browser that proved to be that person (see
+// personLinks). It never shows the code, the state or a token, and its
+// errors are written for the person in the browser.
+func serveCallback(l logins, links *personLinks) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("Referrer-Policy", "no-referrer")
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		q := r.URL.Query()
-		page := func(status int, title, text string) {
-			w.WriteHeader(status)
-			_ = callbackPage.Execute(w, struct{ Title, Text string }{title, text})
-		}
-		if e := q.Get("error"); e != "" {
-			page(http.StatusBadRequest, "Not connected", "The authorization server did not grant access ("+e+"). Start the login again if you meant to.")
+		who, person, refusal := links.admit(r, q.Get("state"))
+		switch {
+		case refusal != "":
+			writePage(w, http.StatusForbidden, "Not connected", refusal)
+			return
+		case q.Get("error") != "":
+			writePage(w, http.StatusBadRequest, "Not connected", "The authorization server did not grant access ("+q.Get("error")+"). Start the login again if you meant to.")
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
@@ -136,11 +143,13 @@ func serveCallback(l logins) http.HandlerFunc {
 		alias, _, err := l.FinishLogin(ctx, q.Get("state"), q.Get("code"), q.Get("iss"))
 		switch {
 		case errors.Is(err, mcp.ErrUnknownLogin):
-			page(http.StatusBadRequest, "Link expired", "This login link has expired or was already used. Start the login again.")
+			writePage(w, http.StatusBadRequest, "Link expired", "This login link has expired or was already used. Start the login again.")
 		case err != nil:
-			page(http.StatusBadGateway, "Not connected", "Connecting "+alias+" failed: the authorization server refused the code. Start the login again.")
+			writePage(w, http.StatusBadGateway, "Not connected", "Connecting "+alias+" failed: the authorization server refused the code. Start the login again.")
+		case person:
+			writePage(w, http.StatusOK, "Connected", who.name+" is connected to "+alias+": Neo uses this account only when they ask. You can close this tab.")
 		default:
-			page(http.StatusOK, "Connected", "neobot is connected to "+alias+". You can close this tab.")
+			writePage(w, http.StatusOK, "Connected", "neobot is connected to "+alias+". You can close this tab.")
 		}
 	}
 }

@@ -71,7 +71,7 @@ func TestCallbackPage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		rec := httptest.NewRecorder()
-		serveCallback(fakeLogins{})(rec, httptest.NewRequest(http.MethodGet, callbackPath+tt.query, nil))
+		serveCallback(fakeLogins{}, nil)(rec, httptest.NewRequest(http.MethodGet, callbackPath+tt.query, nil))
 		body := rec.Body.String()
 		if rec.Code != tt.status || !strings.Contains(body, tt.want) {
 			t.Errorf("callback%s = %d %q, want %d saying %q", tt.query, rec.Code, body, tt.status, tt.want)

@@ -13,6 +13,7 @@ import (
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/skill"
+	"github.com/neobot/neobot/core/tools"
 )
 
 // ErrInterrupted reports that Run's context ended (the turn was stopped,
@@ -258,6 +259,10 @@ func (e *Executor) invoke(ctx context.Context, s core.Spend) (core.Spend, error)
 	// outcome recorded: it may already be moving money.
 	res, err := e.tools.CallSpend(context.WithoutCancel(ctx), s.Function, args, map[string]any{"idempotency_key": key})
 	switch {
+	case errors.As(err, new(*tools.NotConnectedError)):
+		// A per_user tool the person has not connected: their link went
+		// to them privately, and nothing was sent.
+		return e.endNothing(ctx, s, "", err.Error())
 	case mcp.NotSent(err):
 		// Provably never left neobot (the server's process was gone, the
 		// connection refused): nothing moved, and it is not made again.

@@ -45,8 +45,8 @@ func (m *Manager) Accounts(ctx context.Context, place Place) ([]Account, error) 
 
 // Connect starts the login of the person at place to the per_user server
 // alias and returns their link: single use, for 15 minutes, to reach them
-// privately only (whoever opens it connects their account for that
-// person).
+// privately; it connects an account only for the person who proves to be
+// the one at place (see [Binder]).
 func (m *Manager) Connect(ctx context.Context, alias string, place Place) (string, error) {
 	s := m.byAlias[alias]
 	switch {
@@ -57,7 +57,7 @@ func (m *Manager) Connect(ctx context.Context, alias string, place Place) (strin
 	case m.auth == nil:
 		return "", fmt.Errorf("mcp: connect %q: NEO_SECRET_KEY is not set, so no token can be kept", alias)
 	}
-	return m.login(ctx, alias, place.UserValue())
+	return m.personalLink(ctx, alias, place)
 }
 
 // Disconnect revokes and deletes the person at place's grant for the

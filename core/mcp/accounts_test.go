@@ -17,7 +17,7 @@ func TestAccounts(t *testing.T) {
 	tokens := &memTokens{m: map[string][]byte{}}
 	m := start(t, Options{
 		Manifest: manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: prot.URL(), Auth: AuthPerUser, Version: "1.0.0", Tools: testToolNames}),
-		OAuth:    &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{9}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback"},
+		OAuth:    &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{9}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback", Links: directLinks{}},
 	})
 	ctx := context.Background()
 	alice := Place{Platform: "slack", Workspace: "T1", User: "UALICE"}

@@ -42,6 +42,9 @@ type OAuth struct {
 	// Base carries the requests to the servers themselves (default
 	// http.DefaultTransport).
 	Base http.RoundTripper
+	// Links binds each per_user login to the person it is for (see
+	// [Binder]); without it no per_user login starts.
+	Links Binder
 }
 
 // loginTTL is how long a started login waits for its callback.

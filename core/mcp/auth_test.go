@@ -40,6 +40,30 @@ func (s *memTokens) DeleteMCPToken(_ context.Context, key string) error {
 	return nil
 }
 
+// directLinks binds nothing: its link is the authorization URL itself,
+// for tests of the login that follows a proven link.
+type directLinks struct{}
+
+func (directLinks) Bind(_ context.Context, l PersonalLogin) (string, error) { return l.AuthURL, nil }
+
+// TestOAuthPerUserUnbound: without a Binder no per_user link is made, so
+// no link can connect someone other than the person it was made for.
+func TestOAuthPerUserUnbound(t *testing.T) {
+	prot := oauthtest.New(t, NewServer("notes", "1.0.0", testTools(0)...).Handler())
+	m := start(t, Options{
+		Manifest: manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: prot.URL(), Auth: AuthPerUser, Version: "1.0.0", Tools: testToolNames}),
+		OAuth:    &OAuth{Tokens: &memTokens{m: map[string][]byte{}}, Key: bytes.Repeat([]byte{9}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback"},
+	})
+	alice := Place{Platform: "slack", Workspace: "T1", User: "UALICE"}
+	_, err := m.CallIn(context.Background(), alice, "notes", "echo", map[string]any{"text": "hi"})
+	if ce, ok := errors.AsType[*ConnectError](err); ok || err == nil {
+		t.Errorf("CallIn(unbound per_user) = %v (connect error %+v), want a refusal with no link", err, ce)
+	}
+	if link, err := m.Connect(context.Background(), "notes", alice); err == nil {
+		t.Errorf("Connect(unbound per_user) = %q, want a refusal", link)
+	}
+}
+
 // openLogin opens a login URL as a person who approves at once, and
 // returns the code and state the authorization server redirected with.
 func openLogin(t testing.TB, u string) (code, state string) {
@@ -171,7 +195,7 @@ func TestOAuthPerUser(t *testing.T) {
 	tokens := &memTokens{m: map[string][]byte{}}
 	m := start(t, Options{
 		Manifest: manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: prot.URL(), Auth: AuthPerUser, Version: "1.0.0", Tools: testToolNames}),
-		OAuth:    &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{9}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback"},
+		OAuth:    &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{9}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback", Links: directLinks{}},
 	})
 	ctx := context.Background()
 	if st := m.Status()[0]; st.State != StateUp || len(st.Tools) != len(testToolNames) {

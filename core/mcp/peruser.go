@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 )
 
@@ -53,11 +55,52 @@ func (m *Manager) connected(ctx context.Context, s *entry, place Place) error {
 	if g != nil {
 		return nil
 	}
-	u, err := m.login(ctx, s.spec.Alias, user)
+	u, err := m.personalLink(ctx, s.spec.Alias, place)
 	if err != nil {
 		return fmt.Errorf("%w (%w)", err, ErrNotSent)
 	}
 	return &ConnectError{Alias: s.spec.Alias, URL: u}
+}
+
+// Binder binds a person's login to a per_user server to that person: the
+// link it returns proves who opens it (their chat platform's sign-in)
+// before it leads on to AuthURL, and refuses anyone else. The OAuth
+// callback must then come back to the browser that proved it.
+type Binder interface {
+	Bind(ctx context.Context, l PersonalLogin) (string, error)
+}
+
+// PersonalLogin is a per_user login started for one person.
+type PersonalLogin struct {
+	// Alias is the server's manifest alias.
+	Alias string
+	// Place is where the person asked: their platform, workspace and
+	// user ID, which whoever opens the link must prove to be.
+	Place Place
+	// AuthURL is the authorization server's URL that starts the login;
+	// State is its state parameter, which the callback carries back.
+	AuthURL, State string
+}
+
+// errUnbound refuses a per_user login that nothing binds to its person:
+// its link would connect whoever opened it.
+var errUnbound = errors.New("no connect link is made: nothing would check who opens it, so it could connect someone else's account")
+
+// personalLink starts the login of the person at place to the per_user
+// server alias and returns their bound link (see [Binder]).
+func (m *Manager) personalLink(ctx context.Context, alias string, place Place) (string, error) {
+	if m.auth.opts.Links == nil {
+		return "", errUnbound
+	}
+	u, err := m.login(ctx, alias, place.UserValue())
+	if err != nil {
+		return "", err
+	}
+	p, err := url.Parse(u)
+	if err != nil || p.Query().Get("state") == "" {
+		return "", fmt.Errorf("mcp: login %s: the authorization URL carries no state", alias)
+	}
+	return m.auth.opts.Links.Bind(ctx, PersonalLogin{Alias: alias, Place: place, AuthURL: u, State: p.Query().Get("state")})
 }
 
 // perUserTools stands for a per_user server's tools until someone

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -105,6 +106,10 @@ func (s *Surface) CallSpend(ctx context.Context, function string, args, meta map
 	callCtx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
 	res, err := s.mgr.CallIn(callCtx, placeOf(t.Inbound), b.alias, b.tool, args)
+	if ce, ok := errors.AsType[*mcp.ConnectError](err); ok {
+		text, what := connectWords(function, ce)
+		return SpendResult{}, &NotConnectedError{Alias: ce.Alias, What: what, Sent: sendConnect(ctx, t, text)}
+	}
 	if err != nil {
 		return SpendResult{}, fmt.Errorf("tools: %s: %w", function, err)
 	}

@@ -125,6 +125,7 @@ type Server struct {
 	// responseHooks see each first response (OnResponse).
 	responseHooks []func(Response)
 	commands      []Command // global application commands (commands.go)
+	signins       fakeapi.SignIns
 	gw            gateway
 	closed        bool
 	wg            sync.WaitGroup
@@ -173,6 +174,10 @@ func NewServer() *Server {
 		mux.HandleFunc(method+" /api/v9"+path, s.api(route, h))
 	}
 	mux.HandleFunc("GET /attachments/{id}/{name}", s.serveFile)
+	s.signins.Cookie, s.signins.TokenPrefix = signInCookie, "user-token-"
+	mux.HandleFunc("GET /oauth2/authorize", s.serveOAuthAuthorize)
+	mux.HandleFunc("POST /api/oauth2/token", s.serveOAuthToken)
+	mux.HandleFunc("GET /api/users/@me", s.serveOAuthMe)
 	mux.HandleFunc("/gateway/", s.serveGateway)
 	s.srv = httptest.NewServer(mux)
 	return s

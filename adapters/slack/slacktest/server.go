@@ -102,6 +102,8 @@ type Server struct {
 	// admins are the users users.info reports as workspace admins
 	// (SetAdmin).
 	admins map[string]bool
+	// signins is Sign in with Slack (signin.go).
+	signins fakeapi.SignIns
 
 	mu       sync.Mutex
 	rec      *fakeapi.Recorder[Call, Reply] // calls and scripts, under mu
@@ -179,6 +181,7 @@ func newServer(tls bool) *Server {
 		spread:       rand.New(rand.NewPCG(1, 2)),
 		gone:         make(chan struct{}),
 	}
+	s.signins.Cookie, s.signins.TokenPrefix = signInCookie, "xoxp-"
 	s.rec = fakeapi.New(&s.mu, func(c Call) string { return c.Method }, func(d time.Duration) Reply {
 		return Reply{Status: http.StatusTooManyRequests, RetryAfter: d}
 	})
@@ -188,6 +191,7 @@ func newServer(tls bool) *Server {
 	mux.HandleFunc("POST /upload/{id}", s.serveUpload)
 	mux.HandleFunc("/response/{id}", s.serveResponseURL)
 	mux.HandleFunc("/socket", s.serveSocket)
+	mux.HandleFunc("GET /openid/connect/authorize", s.serveOIDCAuthorize)
 	s.srv = httptest.NewUnstartedServer(mux)
 	if tls {
 		s.srv.StartTLS()
@@ -426,6 +430,9 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 	}
 	if s.assistantOff && strings.HasPrefix(method, "assistant.threads.") {
 		return fail("access_denied")
+	}
+	if strings.HasPrefix(method, "openid.connect.") {
+		return s.answerOIDCLocked(method, p, token)
 	}
 	if refusal := checkCall(method, p, token); refusal != "" {
 		return fail(refusal)

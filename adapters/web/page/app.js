@@ -675,6 +675,14 @@
       if (!(e instanceof Gone)) signOut(e.message);
       return;
     }
+    // A link to connect an MCP account brought us here: say who is
+    // signed in, and go where neobot says (it refuses anyone else).
+    const connecting = sessionStorage.getItem("neo-connect");
+    if (connecting) {
+      sessionStorage.removeItem("neo-connect");
+      try { location.assign((await api("POST", "/v1/connect", { state: connecting })).url); return; }
+      catch (e) { report(e); }
+    }
     $("user").textContent = me.user;
     $("signin").hidden = true;
     $("signin-error").textContent = "";
@@ -831,7 +839,13 @@
     start();
   });
 
-  const login = new URLSearchParams(location.hash.slice(1)).get("login");
+  const hash = new URLSearchParams(location.hash.slice(1));
+  const connect = hash.get("connect");
+  if (connect) {
+    sessionStorage.setItem("neo-connect", connect); // kept through signing in
+    history.replaceState(null, "", location.pathname);
+  }
+  const login = hash.get("login");
   if (login) {
     history.replaceState(null, "", location.pathname);
     fetch("/v1/login", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ code: login }) })

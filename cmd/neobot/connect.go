@@ -1,0 +1,484 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/neobot/neobot/core/mcp"
+)
+
+// connectPath prefixes a person's link to connect their own account to a
+// per_user MCP server, on the ops listener: /mcp/connect/<id>.
+const connectPath = "/mcp/connect/"
+
+// signinPath is where a platform's sign-in sends the browser back (the
+// redirect URL of the Slack app and the Discord application), and where
+// the web chat page sends it once it knows who is signed in.
+const signinPath = "/mcp/signin"
+
+// linkTTL is how long a connect link works: as long as the login it
+// starts.
+const linkTTL = 15 * time.Minute
+
+// proofTTL is how long the web chat page's word on who opened a link
+// waits for the browser to bring it back.
+const proofTTL = 2 * time.Minute
+
+// identity is who a platform's sign-in proved a browser's person to be.
+type identity struct {
+	workspace, user string // Slack: team and user ID; Discord and the web: user alone
+	name            string // what the pages call them
+}
+
+// signIn is one platform's way of proving who opens a connect link.
+type signIn interface {
+	// label names the platform for people ("Slack").
+	label() string
+	// authorize is where the browser signs in; it comes back to redirect
+	// with state.
+	authorize(state, redirect string, place mcp.Place) string
+	// identify turns what the sign-in came back with into who signed in.
+	identify(ctx context.Context, state, code, redirect string) (identity, error)
+	// is reports whether who signed in is the person at place.
+	is(who identity, place mcp.Place) bool
+}
+
+// personLinks binds each per_user login to the person it was made for
+// (an [mcp.Binder]): its link first has the browser sign in with the
+// person's own chat platform, leads on to the authorization server only
+// for that person, and the login's callback is accepted only back in that
+// browser (a cookie set when the link was opened). A forwarded link, or
+// a forwarded authorization URL, connects nobody.
+type personLinks struct {
+	base    string            // where browsers reach the ops listener; "" without one
+	signins map[string]signIn // by platform
+	missing map[string]string // by platform: the settings its sign-in lacks
+	web     *webProofs        // nil without the web chat
+	now     func() time.Time
+	log     zerolog.Logger
+
+	mu     sync.Mutex
+	links  map[string]*personLink // by link ID
+	states map[string]string      // MCP login state -> link ID
+	starts map[string]string      // sign-in state -> link ID
+}
+
+type personLink struct {
+	mcp.PersonalLogin
+	id      string
+	expires time.Time
+	browser string    // SHA-256 of the cookie of the browser that opened the link last
+	start   string    // that browser's sign-in state
+	proven  *identity // set once that browser proved to be the person
+}
+
+// newPersonLinks sets up the sign-ins the configuration allows.
+func newPersonLinks(cfg *Config, log zerolog.Logger) *personLinks {
+	client := &http.Client{Timeout: 30 * time.Second}
+	p := &personLinks{
+		base: cfg.publicURL(), signins: map[string]signIn{}, missing: map[string]string{}, now: time.Now,
+		log: log, links: map[string]*personLink{}, states: map[string]string{}, starts: map[string]string{},
+	}
+	if cfg.SlackClientID != "" && cfg.SlackClientSecret != "" {
+		p.signins["slack"] = slackSignIn{api: strings.TrimRight(cmp.Or(cfg.SlackAPIURL, "https://slack.com/api/"), "/") + "/", id: cfg.SlackClientID, secret: cfg.SlackClientSecret.Reveal(), client: client}
+	} else {
+		p.missing["slack"] = "Sign in with Slack is not set up, so neobot cannot check who opens a Slack user's link: the operator must set SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (see docs/mcp-auth.md)"
+	}
+	if cfg.DiscordClientID != "" && cfg.DiscordClientSecret != "" {
+		p.signins["discord"] = discordSignIn{base: strings.TrimRight(cmp.Or(cfg.DiscordAPIURL, "https://discord.com"), "/"), id: cfg.DiscordClientID, secret: cfg.DiscordClientSecret.Reveal(), client: client}
+	} else {
+		p.missing["discord"] = "Discord's sign-in is not set up, so neobot cannot check who opens a Discord user's link: the operator must set DISCORD_CLIENT_ID and DISCORD_CLIENT_SECRET (see docs/mcp-auth.md)"
+	}
+	if cfg.WebAddr != "" {
+		p.web = &webProofs{page: "http://" + cfg.WebAddr, m: map[string]webProof{}, now: p.now}
+		p.signins["web"] = p.web
+	} else {
+		p.missing["web"] = "the web chat is not running (NEO_WEB_ADDR), so neobot cannot check who opens a web user's link"
+	}
+	return p
+}
+
+// warnUnbindable tells the operator, at start, which platforms in use
+// cannot prove who opens a connect link while the manifest has per_user
+// servers: their people will get none.
+func (p *personLinks) warnUnbindable(cfg *Config, m *mcp.Manifest) {
+	perUser := false
+	for _, s := range m.Servers {
+		perUser = perUser || s.Auth == mcp.AuthPerUser
+	}
+	if !perUser {
+		return
+	}
+	for platform, on := range map[string]bool{"slack": cfg.SlackBotToken != "", "discord": cfg.DiscordBotToken != ""} {
+		if why, missing := p.missing[platform]; on && missing {
+			p.log.Warn().Str("platform", platform).Msg("mcp: per_user servers get no connect links here: " + why)
+		}
+	}
+}
+
+// Bind makes l's link, for l.Place's person alone. It refuses when that
+// person's platform has no sign-in set up, saying which setting is
+// missing: an unbound link would connect whoever opened it.
+func (p *personLinks) Bind(_ context.Context, l mcp.PersonalLogin) (string, error) {
+	if p.base == "" {
+		return "", errors.New("no connect link is made: the ops listener that serves it is not set (NEO_HEALTH_ADDR)")
+	}
+	if _, ok := p.signins[l.Place.Platform]; !ok {
+		why, ok := p.missing[l.Place.Platform]
+		if !ok {
+			why = "connect links are made for Slack, Discord and web chat users only"
+		}
+		p.log.Warn().Str("server", l.Alias).Str("platform", l.Place.Platform).Msg("mcp: no connect link made: " + why)
+		return "", errors.New("no connect link is made: " + why)
+	}
+	id := randomID()
+	now := p.now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, old := range p.links {
+		if now.After(old.expires) {
+			p.drop(old)
+			delete(p.links, k)
+		}
+	}
+	p.links[id] = &personLink{PersonalLogin: l, id: id, expires: now.Add(linkTTL)}
+	p.states[l.State] = id
+	return p.base + connectPath + id, nil
+}
+
+// drop forgets l's indexes; p.mu is held.
+func (p *personLinks) drop(l *personLink) {
+	delete(p.states, l.State)
+	delete(p.starts, l.start)
+}
+
+// cookie names the cookie of link id's browser.
+func cookie(id string) string { return "neobot_link_" + id[:12] }
+
+// sameBrowser reports whether r comes from the browser that opened link l
+// last.
+func sameBrowser(r *http.Request, id, browser string) bool {
+	c, err := r.Cookie(cookie(id))
+	return err == nil && browser != "" && subtle.ConstantTimeCompare([]byte(hash(c.Value)), []byte(browser)) == 1
+}
+
+// serveLink is a connect link opened: it marks the browser and sends it
+// to sign in with the person's platform.
+func (p *personLinks) serveLink(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	nonce, start := randomID(), randomID()
+	p.mu.Lock()
+	l := p.links[id]
+	if l == nil || p.now().After(l.expires) {
+		p.mu.Unlock()
+		writePage(w, http.StatusBadRequest, "Link expired", "This link has expired or was already used. Ask Neo in the chat for a new one.")
+		return
+	}
+	delete(p.starts, l.start)
+	l.browser, l.start, l.proven = hash(nonce), start, nil
+	p.starts[start] = id
+	s, place := p.signins[l.Place.Platform], l.Place
+	p.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{
+		Name: cookie(id), Value: nonce, Path: "/mcp/", MaxAge: int(linkTTL / time.Second),
+		HttpOnly: true, Secure: strings.HasPrefix(p.base, "https://"), SameSite: http.SameSiteLaxMode,
+	})
+	noStore(w)
+	http.Redirect(w, r, s.authorize(start, p.base+signinPath, place), http.StatusSeeOther)
+}
+
+// serveSignin is the browser back from signing in: the person it proved
+// to be goes on to the authorization server; anyone else is refused.
+func (p *personLinks) serveSignin(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	state := q.Get("state")
+	p.mu.Lock()
+	id := p.starts[state]
+	delete(p.starts, state) // one sign-in per start, whatever happens next
+	l := p.links[id]
+	var link personLink
+	if l != nil {
+		link = *l
+	}
+	p.mu.Unlock()
+	switch {
+	case l == nil || p.now().After(link.expires):
+		writePage(w, http.StatusBadRequest, "Link expired", "This link has expired or was already used. Ask Neo in the chat for a new one.")
+		return
+	case !sameBrowser(r, id, link.browser):
+		writePage(w, http.StatusForbidden, "Open your link again", "This sign-in was not started in this browser, so nothing was connected. Open the link Neo sent you again, in this browser.")
+		return
+	case q.Get("error") != "":
+		writePage(w, http.StatusBadRequest, "Not signed in", "The sign-in did not complete, so nothing was connected. Open the link Neo sent you again to retry.")
+		return
+	}
+	s := p.signins[link.Place.Platform]
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	who, err := s.identify(ctx, state, q.Get("code"), p.base+signinPath)
+	if err != nil {
+		p.log.Warn().Err(err).Str("server", link.Alias).Str("platform", link.Place.Platform).Msg("mcp: a connect link's sign-in was not confirmed")
+		writePage(w, http.StatusBadGateway, "Not signed in", s.label()+" did not confirm who signed in, so nothing was connected. Open the link Neo sent you again in a moment.")
+		return
+	}
+	if !s.is(who, link.Place) {
+		p.log.Warn().Str("server", link.Alias).Str("platform", link.Place.Platform).Msg("mcp: a connect link was opened by someone other than the person it was made for; refused")
+		writePage(w, http.StatusForbidden, "This link was made for someone else",
+			fmt.Sprintf("This link connects an account for another person, and you signed in to %s as %s, so nothing was connected. "+
+				"To connect your own account, ask Neo in the chat: it sends you a link of your own.", s.label(), who.name))
+		return
+	}
+	p.mu.Lock()
+	if l := p.links[id]; l != nil && l.browser == link.browser {
+		l.proven = &who
+	}
+	p.mu.Unlock()
+	noStore(w)
+	http.Redirect(w, r, link.AuthURL, http.StatusSeeOther)
+}
+
+// admit checks an MCP login's callback before it completes. A per_user
+// login's must come back to the browser that proved to be its person: it
+// then returns who that was, and the link is used up. A state that is no
+// person's (the operator's login) is left to the login itself.
+func (p *personLinks) admit(r *http.Request, state string) (who *identity, person bool, refusal string) {
+	if p == nil {
+		return nil, false, ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	id, ok := p.states[state]
+	if !ok {
+		return nil, false, ""
+	}
+	l := p.links[id]
+	if l == nil || l.proven == nil || !sameBrowser(r, id, l.browser) {
+		return nil, true, "This login was not started from your link in this browser, so nothing was connected. Open the link Neo sent you, in the browser you sign in with."
+	}
+	p.drop(l)
+	delete(p.links, id)
+	return l.proven, true, ""
+}
+
+// SignedIn is the web chat page's word that user opened the link whose
+// sign-in state is state: it returns where the browser goes next.
+func (p *personLinks) SignedIn(_ context.Context, state, user string) (string, error) {
+	p.mu.Lock()
+	_, ok := p.starts[state]
+	p.mu.Unlock()
+	if !ok || p.web == nil {
+		return "", errors.New("this connect link has expired or was already used; ask Neo in the chat for a new one")
+	}
+	code := p.web.add(state, user)
+	return p.base + signinPath + "?" + url.Values{"state": {state}, "code": {code}}.Encode(), nil
+}
+
+// webProofs is the web chat's sign-in: the chat page, signed in with the
+// person's token, says who opened a link.
+type webProofs struct {
+	page string // the chat page
+	now  func() time.Time
+
+	mu sync.Mutex
+	m  map[string]webProof // by code
+}
+
+type webProof struct {
+	state, user string
+	expires     time.Time
+}
+
+func (w *webProofs) add(state, user string) string {
+	code := randomID()
+	now := w.now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, v := range w.m {
+		if now.After(v.expires) {
+			delete(w.m, k)
+		}
+	}
+	w.m[code] = webProof{state: state, user: user, expires: now.Add(proofTTL)}
+	return code
+}
+
+func (w *webProofs) label() string { return "the web chat" }
+
+func (w *webProofs) authorize(state, _ string, _ mcp.Place) string {
+	return w.page + "/#" + url.Values{"connect": {state}}.Encode()
+}
+
+func (w *webProofs) identify(_ context.Context, state, code, _ string) (identity, error) {
+	w.mu.Lock()
+	pr, ok := w.m[code]
+	delete(w.m, code)
+	w.mu.Unlock()
+	if !ok || pr.state != state || w.now().After(pr.expires) {
+		return identity{}, errors.New("the web chat's proof of who signed in is unknown or expired")
+	}
+	return identity{user: pr.user, name: pr.user + " (web chat user)"}, nil
+}
+
+func (w *webProofs) is(who identity, place mcp.Place) bool { return who.user == place.User }
+
+// slackSignIn is Sign in with Slack (OpenID Connect).
+type slackSignIn struct {
+	api        string // the Web API base, ending in "/"
+	id, secret string
+	client     *http.Client
+}
+
+func (s slackSignIn) label() string { return "Slack" }
+
+func (s slackSignIn) authorize(state, redirect string, place mcp.Place) string {
+	v := url.Values{
+		"response_type": {"code"}, "scope": {"openid profile"}, "client_id": {s.id},
+		"state": {state}, "redirect_uri": {redirect}, "team": {place.Workspace},
+	}
+	return strings.TrimSuffix(s.api, "api/") + "openid/connect/authorize?" + v.Encode()
+}
+
+func (s slackSignIn) identify(ctx context.Context, _, code, redirect string) (identity, error) {
+	var tok struct {
+		OK          bool   `json:"ok"`
+		Error       string `json:"error"`
+		AccessToken string `json:"access_token"`
+	}
+	form := url.Values{"client_id": {s.id}, "client_secret": {s.secret}, "code": {code}, "redirect_uri": {redirect}, "grant_type": {"authorization_code"}}
+	if err := fetchJSON(ctx, s.client, s.api+"openid.connect.token", form, nil, &tok); err != nil {
+		return identity{}, fmt.Errorf("slack openid.connect.token: %w", err)
+	}
+	if !tok.OK || tok.AccessToken == "" {
+		return identity{}, fmt.Errorf("slack openid.connect.token: %s", cmp.Or(tok.Error, "no access token"))
+	}
+	var who struct {
+		OK    bool   `json:"ok"`
+		Error string `json:"error"`
+		User  string `json:"https://slack.com/user_id"`
+		Team  string `json:"https://slack.com/team_id"`
+		Name  string `json:"name"`
+	}
+	bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+tok.AccessToken) }
+	if err := fetchJSON(ctx, s.client, s.api+"openid.connect.userInfo", url.Values{}, bearer, &who); err != nil {
+		return identity{}, fmt.Errorf("slack openid.connect.userInfo: %w", err)
+	}
+	if !who.OK || who.User == "" || who.Team == "" {
+		return identity{}, fmt.Errorf("slack openid.connect.userInfo: %s", cmp.Or(who.Error, "no user or team"))
+	}
+	return identity{workspace: who.Team, user: who.User, name: cmp.Or(who.Name, who.User) + " (Slack user " + who.User + ")"}, nil
+}
+
+func (slackSignIn) is(who identity, place mcp.Place) bool {
+	return who.workspace == place.Workspace && who.user == place.User
+}
+
+// discordSignIn is Discord's OAuth2 with the identify scope. A guild is
+// not part of who someone is on Discord: the user ID alone is compared.
+type discordSignIn struct {
+	base       string // such as https://discord.com
+	id, secret string
+	client     *http.Client
+}
+
+func (d discordSignIn) label() string { return "Discord" }
+
+func (d discordSignIn) authorize(state, redirect string, _ mcp.Place) string {
+	v := url.Values{"response_type": {"code"}, "scope": {"identify"}, "client_id": {d.id}, "state": {state}, "redirect_uri": {redirect}}
+	return d.base + "/oauth2/authorize?" + v.Encode()
+}
+
+func (d discordSignIn) identify(ctx context.Context, _, code, redirect string) (identity, error) {
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {redirect}}
+	basic := func(r *http.Request) { r.SetBasicAuth(d.id, d.secret) }
+	if err := fetchJSON(ctx, d.client, d.base+"/api/oauth2/token", form, basic, &tok); err != nil {
+		return identity{}, fmt.Errorf("discord oauth2/token: %w", err)
+	}
+	if tok.AccessToken == "" {
+		return identity{}, errors.New("discord oauth2/token: no access token")
+	}
+	var who struct {
+		ID         string `json:"id"`
+		Username   string `json:"username"`
+		GlobalName string `json:"global_name"`
+	}
+	bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+tok.AccessToken) }
+	if err := fetchJSON(ctx, d.client, d.base+"/api/users/@me", nil, bearer, &who); err != nil {
+		return identity{}, fmt.Errorf("discord users/@me: %w", err)
+	}
+	if who.ID == "" {
+		return identity{}, errors.New("discord users/@me: no user ID")
+	}
+	return identity{user: who.ID, name: cmp.Or(cmp.Or(who.GlobalName, who.Username), who.ID) + " (Discord user " + who.ID + ")"}, nil
+}
+
+func (discordSignIn) is(who identity, place mcp.Place) bool { return who.user == place.User }
+
+// fetchJSON POSTs form (GETs when form is nil) to u, with auth applied,
+// and decodes a 2xx JSON answer into out. Its errors never carry the
+// request's secrets.
+func fetchJSON(ctx context.Context, client *http.Client, u string, form url.Values, auth func(*http.Request), out any) error {
+	method, body := http.MethodGet, io.Reader(nil)
+	if form != nil {
+		method, body = http.MethodPost, strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return err
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("Accept", "application/json")
+	if auth != nil {
+		auth(req)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("reach %s: %w", req.URL.Host, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("answered %s", resp.Status)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out); err != nil {
+		return fmt.Errorf("decode the answer: %w", err)
+	}
+	return nil
+}
+
+// randomID is 32 random bytes, base64url: a link ID, a state, a cookie.
+func randomID() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func hash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// noStore keeps a page and its redirect out of caches and referrers.
+func noStore(w http.ResponseWriter) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+}
