@@ -51,6 +51,7 @@ var (
 	bucketPostures    = []byte("model_postures")
 	bucketRatings     = []byte("ratings")
 	bucketMCPTokens   = []byte("mcp_tokens")
+	bucketShares      = []byte("shares")
 
 	keySchema = []byte("schema")
 )
@@ -59,7 +60,7 @@ var allBuckets = [][]byte{
 	bucketMeta, bucketThreads, bucketInbound, bucketPending, bucketGates,
 	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
 	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls, bucketPostures,
-	bucketRatings, bucketMCPTokens,
+	bucketRatings, bucketMCPTokens, bucketShares,
 }
 
 // ErrLocked reports that another process holds the database file.

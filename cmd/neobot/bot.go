@@ -162,6 +162,9 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	share := quota.New(quota.Limits{
 		PerMinute: orOff(cfg.UserMessagesPerMinute), BytesPerDay: int64(orOff(cfg.UserBytesPerDay)), Streams: orOff(cfg.WebStreamsPerUser),
 	}, nil)
+	if a.cluster != nil {
+		share.Share(a.cluster.db) // one limit for every instance
+	}
 	rater, err := m.newRater(a)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/memory"
+	"github.com/neobot/neobot/core/quota"
 	"github.com/neobot/neobot/core/usage"
 	"github.com/neobot/neobot/store"
 )
@@ -37,6 +38,7 @@ type Backend interface {
 
 	memory.Store
 	usage.Store
+	quota.Store
 
 	// llm.Postures.
 	ModelPosture(ctx context.Context, model, endpoint string) (string, error)
@@ -91,6 +93,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Usage", func(t *testing.T) { testUsage(t, open) })
 	t.Run("Postures", func(t *testing.T) { testPostures(t, open) })
 	t.Run("Ratings", func(t *testing.T) { testRatings(t, open) })
+	RunShares(t, func(t *testing.T) quota.Store { return open(t, epochClock().Now) })
 	RunSpends(t, func(t *testing.T) SpendBackend { return open(t, epochClock().Now) })
 }
 
