@@ -52,6 +52,7 @@ var (
 	bucketRatings     = []byte("ratings")
 	bucketMCPTokens   = []byte("mcp_tokens")
 	bucketShares      = []byte("shares")
+	bucketFiles       = []byte("files")
 
 	keySchema = []byte("schema")
 )
@@ -60,7 +61,7 @@ var allBuckets = [][]byte{
 	bucketMeta, bucketThreads, bucketInbound, bucketPending, bucketGates,
 	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
 	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls, bucketPostures,
-	bucketRatings, bucketMCPTokens, bucketShares,
+	bucketRatings, bucketMCPTokens, bucketShares, bucketFiles,
 }
 
 // ErrLocked reports that another process holds the database file.

@@ -65,7 +65,11 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (store.SweepStats, error
 		// A share holding nothing (its allowance back in full, no bytes
 		// today) reads the same as no row.
 		day := now.UTC().Truncate(24 * time.Hour)
-		_, err := tx.Exec(ctx, `DELETE FROM neo_shares WHERE tat_ns <= $1 AND day_ns < $2`, now.UnixNano(), day.UnixNano())
+		if _, err := tx.Exec(ctx, `DELETE FROM neo_shares WHERE tat_ns <= $1 AND day_ns < $2`, now.UnixNano(), day.UnixNano()); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, sweepFilesSQL, now.UnixNano(), int64(store.UploadTTL), int64(store.FileGrace))
+		st.Files = int(tag.RowsAffected())
 		return err
 	})
 	if err != nil {

@@ -48,6 +48,11 @@ type Backend interface {
 	SaveRating(ctx context.Context, r core.Rating) error
 	Ratings(ctx context.Context, since time.Time) ([]core.Rating, error)
 
+	// The web's uploads and tools' files.
+	PutFile(ctx context.Context, f core.StoredFile) error
+	File(ctx context.Context, id string) (core.StoredFile, error)
+	SendFile(ctx context.Context, id, thread string) error
+
 	// The web's conversations: listed, renamed and deleted by their owner.
 	Threads(ctx context.Context) ([]store.ThreadInfo, error)
 	SetThreadTitle(ctx context.Context, t core.Thread, title string) error
@@ -93,6 +98,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Usage", func(t *testing.T) { testUsage(t, open) })
 	t.Run("Postures", func(t *testing.T) { testPostures(t, open) })
 	t.Run("Ratings", func(t *testing.T) { testRatings(t, open) })
+	t.Run("Files", func(t *testing.T) { testFiles(t, open(t, epochClock().Now)) })
 	RunShares(t, func(t *testing.T) quota.Store { return open(t, epochClock().Now) })
 	RunSpends(t, func(t *testing.T) SpendBackend { return open(t, epochClock().Now) })
 }
