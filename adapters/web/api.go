@@ -349,9 +349,9 @@ func (a *Adapter) send(w http.ResponseWriter, r *http.Request, user string) {
 	}
 	var files []FileRef
 	if len(body.Files) > 0 {
-		var err error
-		if files, err = a.uploads.sent(user, t.ID, body.Files); err != nil {
-			apiError(w, http.StatusBadRequest, err.Error())
+		var no *refusal
+		if files, no = a.sent(r.Context(), user, t, body.Files); no != nil {
+			no.write(w)
 			return
 		}
 	}

@@ -103,6 +103,10 @@ type Options struct {
 	// zero, as on Slack and Discord); MaxImageBytes caps an image upload
 	// (DefaultMaxImageBytes when zero).
 	MaxFileBytes, MaxImageBytes int64
+	// Files keeps uploads and tools' files where every instance reads
+	// them and a restart keeps them (the store); nil keeps them in this
+	// process's memory.
+	Files Files
 	// Now tells the time (default time.Now).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -121,8 +125,8 @@ type Adapter struct {
 	listening atomic.Bool
 	created   createdSet
 	pending   pendingGates
-	files     files // tools' files, for download (Upload)
-	uploads   uploadSet
+	files     Files     // uploads and tools' files: Options.Files, or mem
+	mem       *memFiles // files in memory when Options.Files is nil
 	stopping  sync.Map     // conversation ID -> true: its owner pressed Stop in the running turn
 	notes     chan []byte  // for the other instances (tell), sent by Run
 	dropped   atomic.Int64 // notes the relay could not take (tell)
@@ -143,6 +147,11 @@ func New(opts Options) (*Adapter, error) {
 	}
 	if opts.Relay != nil {
 		a.notes = make(chan []byte, relaying)
+	}
+	a.files = opts.Files
+	if a.files == nil {
+		a.mem = &memFiles{}
+		a.files = a.mem
 	}
 	a.mux = a.routes()
 	return a, nil

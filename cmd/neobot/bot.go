@@ -255,7 +255,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 		}
 		wopts := web.Options{
 			Addr: cfg.WebAddr, Users: users, Hub: hub, History: newWebHistory(a.db), Gates: a.gates, Rater: rater,
-			Approvers: cfg.WebApprovers, CORSOrigins: cfg.WebCORSOrigins, Quota: share,
+			Approvers: cfg.WebApprovers, CORSOrigins: cfg.WebCORSOrigins, Quota: share, Files: a.db,
 			FeedBytes: int64(cfg.WebFeedBytes), FeedConversationBytes: int64(cfg.WebFeedConvBytes),
 			Logger: log.With().Str("component", "web").Logger(),
 		}

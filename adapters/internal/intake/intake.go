@@ -243,11 +243,17 @@ func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Ou
 // quota. A stop has an allowance of its own, so it gets through the
 // author's own flood; stops are still counted, as each is journaled.
 func userKey(in core.Inbound) string {
-	k := in.Thread.Platform + "/" + in.Thread.Workspace + "/" + in.User
+	k := UserKey(in.Thread.Platform, in.Thread.Workspace, in.User)
 	if core.IsStop(in.Text) {
 		k += "#stop"
 	}
 	return k
+}
+
+// UserKey names a person across platforms and workspaces, for the quota:
+// what else they send (a web upload) counts in the same share.
+func UserKey(platform, workspace, user string) string {
+	return platform + "/" + workspace + "/" + user
 }
 
 // mayStop reports whether in's author may stop the turn of in's thread:
