@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	
+
 	"github.com/neobot/neobot/core"
 )
 

@@ -125,8 +125,8 @@ type Adapter struct {
 	listening atomic.Bool
 	created   createdSet
 	pending   pendingGates
-	files     Files     // uploads and tools' files: Options.Files, or mem
-	mem       *memFiles // files in memory when Options.Files is nil
+	files     Files        // uploads and tools' files: Options.Files, or mem
+	mem       *memFiles    // files in memory when Options.Files is nil
 	stopping  sync.Map     // conversation ID -> true: its owner pressed Stop in the running turn
 	notes     chan []byte  // for the other instances (tell), sent by Run
 	dropped   atomic.Int64 // notes the relay could not take (tell)
