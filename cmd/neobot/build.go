@@ -157,6 +157,7 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 		Forget:      tools.FromContext(a.cortex.ForgetTool),
 		History:     agent.NewHistory(db).Search,
 		OnStatus:    m.tel.observeServer,
+		OnProcess:   m.tel.observeProcess,
 		LookupEnv:   m.lookupEnv,
 		Calls:       db,
 		CallTimeout: cfg.ToolTimeout,
