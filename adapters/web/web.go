@@ -52,8 +52,9 @@ type Summary struct {
 // History reads stored conversations; cmd/neobot implements it over the
 // store.
 type History interface {
-	// Conversations lists user's web conversations, most recent first.
-	Conversations(ctx context.Context, user string) ([]Summary, error)
+	// Conversations lists user's web conversations, most recent first:
+	// the first limit, or all of them when limit is 0.
+	Conversations(ctx context.Context, user string, limit int) ([]Summary, error)
 	// Transcript returns what was said in t, oldest first.
 	Transcript(ctx context.Context, t core.Thread) ([]Said, error)
 	// Known reports whether t is stored.

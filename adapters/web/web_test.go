@@ -18,7 +18,7 @@ import (
 // history is a History over nothing stored.
 type history struct{}
 
-func (history) Conversations(context.Context, string) ([]Summary, error) { return nil, nil }
+func (history) Conversations(context.Context, string, int) ([]Summary, error) { return nil, nil }
 func (history) Transcript(context.Context, core.Thread) ([]Said, error)  { return nil, nil }
 func (history) Known(context.Context, core.Thread) (bool, error)         { return false, nil }
 func (history) Rename(context.Context, core.Thread, string) error        { return core.ErrNotFound }
