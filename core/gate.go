@@ -456,21 +456,48 @@ func (gs *Gates) unwaitOn(g Gate) {
 
 // MayStop reports whether user, holding roles, may stop the turn in
 // thread t. Stopping a turn that waits on an approval denies the spend,
-// which is a decision: while a turn of this process waits on a gate in t,
-// only someone who may stop every such gate ([Gate.MayStop]) may; any
-// other turn anyone in the thread may stop. A nil Gates has no gates.
-func (gs *Gates) MayStop(t Thread, user string, roles []string) bool {
+// which is a decision: while a turn waits on a gate in t, only someone who
+// may stop every such gate ([Gate.MayStop]) may; any other turn anyone in
+// the thread may stop. The gates waited on are this process's and, when
+// the store is shared by several instances ([ThreadGates]), the pending
+// ones it holds for t, so the rule holds whichever instance the stop
+// reaches. A store that cannot answer refuses the stop. A nil Gates has
+// no gates.
+func (gs *Gates) MayStop(ctx context.Context, t Thread, user string, roles []string) bool {
 	if gs == nil {
 		return true
 	}
 	gs.mu.Lock()
-	defer gs.mu.Unlock()
 	for _, g := range gs.waitingIn[t.Key()] {
 		if !g.MayStop(user, roles) {
+			gs.mu.Unlock()
+			return false
+		}
+	}
+	gs.mu.Unlock()
+	tg, ok := gs.store.(ThreadGates)
+	if !ok {
+		return true
+	}
+	stored, err := tg.GatesIn(ctx, t)
+	if err != nil {
+		return false
+	}
+	now := gs.clock.Now()
+	for _, g := range stored {
+		if g.State == GatePending && now.Before(g.Expires) && !g.MayStop(user, roles) {
 			return false
 		}
 	}
 	return true
+}
+
+// ThreadGates is what a store shared by several instances adds to
+// [GateStore]: the turn waiting on a gate may run on another instance than
+// the one a stop reaches.
+type ThreadGates interface {
+	// GatesIn returns the pending gates of thread t.
+	GatesIn(ctx context.Context, t Thread) ([]Gate, error)
 }
 
 // Waiting returns the gates that turns of this process wait on in the

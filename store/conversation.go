@@ -60,6 +60,9 @@ func (db *DB) DeleteThread(ctx context.Context, t core.Thread) error {
 		if err := threads.DeleteBucket([]byte(t.Key())); err != nil {
 			return err
 		}
+		if err := deleteThreadFiles(tx, t.Key()); err != nil {
+			return err
+		}
 		return deleteFinished(tx.Bucket(bucketDelegations), delegationPrefix(t), func(delegationRecord) bool { return true })
 	})
 	if err != nil {

@@ -30,6 +30,9 @@ type ThreadDump struct {
 	Summary  []byte
 	Entries  []core.Entry
 	Archived []core.Entry
+	// Title is the title its owner gave it (the web's rename), "" for
+	// none.
+	Title string
 }
 
 // InboundDump is one journaled message, pending or completed (a
@@ -69,6 +72,9 @@ type Sink interface {
 	// PutMCPToken stores an MCP server's OAuth grant, still sealed: the
 	// key that opens it (NEO_SECRET_KEY) goes with the bot, not the copy.
 	PutMCPToken(ctx context.Context, key string, sealed []byte) error
+	// PutFile stores an upload or a tool's file, with its owner and
+	// thread.
+	PutFile(ctx context.Context, f core.StoredFile) error
 }
 
 // Counts is how many records of each kind a store holds: what a copy
@@ -86,6 +92,7 @@ type Counts struct {
 	Ratings     int `json:"ratings"`
 	Postures    int `json:"postures"`
 	MCPTokens   int `json:"mcp_tokens"`
+	Files       int `json:"files"`
 }
 
 // Export writes everything the store holds to sink, from one read
@@ -103,6 +110,7 @@ func (db *DB) Export(ctx context.Context, sink Sink) (Counts, error) {
 			func(tx *bolt.Tx) error { return exportRatings(ctx, tx, sink, &n) },
 			func(tx *bolt.Tx) error { return exportPostures(ctx, tx, sink, &n) },
 			func(tx *bolt.Tx) error { return exportMCPTokens(ctx, tx, sink, &n) },
+			func(tx *bolt.Tx) error { return exportFiles(ctx, tx, sink, &n) },
 		}
 		for _, step := range steps {
 			if err := step(tx); err != nil {
@@ -121,7 +129,7 @@ func exportThreads(ctx context.Context, tx *bolt.Tx, sink Sink, n *Counts) error
 	threads := tx.Bucket(bucketThreads)
 	return threads.ForEachBucket(func(k []byte) error {
 		tb := threads.Bucket(k)
-		d := ThreadDump{Key: string(k), Active: time.Unix(0, getI64(tb.Get(keyActive))).UTC(), Summary: bytes.Clone(tb.Get(keySummary))}
+		d := ThreadDump{Key: string(k), Active: time.Unix(0, getI64(tb.Get(keyActive))).UTC(), Summary: bytes.Clone(tb.Get(keySummary)), Title: string(tb.Get(keyTitle))}
 		var err error
 		if d.Entries, err = readEntries(tb, keyEntries); err != nil {
 			return err
@@ -303,6 +311,24 @@ func exportMCPTokens(ctx context.Context, tx *bolt.Tx, sink Sink, n *Counts) err
 	})
 }
 
+func exportFiles(ctx context.Context, tx *bolt.Tx, sink Sink, n *Counts) error {
+	b := tx.Bucket(bucketFiles)
+	if b == nil { // a file from before files were kept
+		return nil
+	}
+	return b.ForEach(func(k, v []byte) error {
+		f, err := decodeFile(v, true)
+		if err != nil {
+			return fmt.Errorf("file %s: %w", k, err)
+		}
+		n.Files++
+		if err := sink.PutFile(ctx, f); err != nil {
+			return fmt.Errorf("file %s: %w", k, err)
+		}
+		return nil
+	})
+}
+
 // Count returns how many records of each kind the store holds.
 func (db *DB) Count(ctx context.Context) (Counts, error) {
 	var n Counts
@@ -329,6 +355,9 @@ func (db *DB) Count(ctx context.Context) (Counts, error) {
 		n.Ratings = tx.Bucket(bucketRatings).Stats().KeyN
 		n.Postures = tx.Bucket(bucketPostures).Stats().KeyN
 		n.MCPTokens = tx.Bucket(bucketMCPTokens).Stats().KeyN
+		if b := tx.Bucket(bucketFiles); b != nil { // nil in a file from before files were kept
+			n.Files = b.Stats().KeyN
+		}
 		return nil
 	})
 	if err != nil {

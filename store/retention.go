@@ -48,6 +48,8 @@ type SweepStats struct {
 	// Ratings counts ratings dropped with their idle thread: they hold
 	// its question and answer.
 	Ratings int
+	// Files are uploads never sent, and files whose thread went.
+	Files int
 }
 
 // Sweep drops what the retention settings no longer keep, as of now: idle
@@ -74,7 +76,10 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (SweepStats, error) {
 		if st.Delegations, err = db.sweepDelegations(tx, now); err != nil {
 			return err
 		}
-		st.Calls, err = db.sweepCalls(tx, now)
+		if st.Calls, err = db.sweepCalls(tx, now); err != nil {
+			return err
+		}
+		st.Files, err = sweepFiles(tx, now)
 		return err
 	})
 	if err != nil {
@@ -82,7 +87,7 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (SweepStats, error) {
 	}
 	if st != (SweepStats{}) {
 		db.log.Info().Int("threads", st.Threads).Int("event_ids", st.EventIDs).
-			Int("gates", st.Gates).Int("delegations", st.Delegations).Int("calls", st.Calls).Int("ratings", st.Ratings).Msg("store: swept")
+			Int("gates", st.Gates).Int("delegations", st.Delegations).Int("calls", st.Calls).Int("ratings", st.Ratings).Int("files", st.Files).Msg("store: swept")
 	}
 	return st, nil
 }

@@ -58,6 +58,8 @@ var (
 	bucketPostures    = []byte("model_postures")
 	bucketRatings     = []byte("ratings")
 	bucketMCPTokens   = []byte("mcp_tokens")
+	bucketShares      = []byte("shares")
+	bucketFiles       = []byte("files")
 
 	keySchema = []byte("schema")
 )
@@ -66,7 +68,7 @@ var allBuckets = [][]byte{
 	bucketMeta, bucketThreads, bucketInbound, bucketPending, bucketGates,
 	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
 	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls, bucketPostures,
-	bucketRatings, bucketMCPTokens, bucketSpendChain, bucketSpendHeads,
+	bucketRatings, bucketMCPTokens, bucketSpendChain, bucketSpendHeads, bucketShares, bucketFiles,
 }
 
 // ErrLocked reports that another process holds the database file.

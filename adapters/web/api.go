@@ -268,8 +268,17 @@ func (a *Adapter) create(w http.ResponseWriter, r *http.Request, user string) {
 	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
 }
 
+// MaxListed bounds the stored conversations a list shows, and the
+// matches a search shows (a search reads them all).
+const MaxListed = 100
+
 func (a *Adapter) list(w http.ResponseWriter, r *http.Request, user string) {
-	stored, err := a.opts.History.Conversations(r.Context(), user)
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	limit := MaxListed
+	if q != "" {
+		limit = 0 // a search reads every conversation, not the latest only
+	}
+	stored, err := a.opts.History.Conversations(r.Context(), user, limit)
 	if err != nil {
 		a.log.Error().Err(err).Msg("web: list conversations")
 		apiError(w, http.StatusServiceUnavailable, "the conversations could not be read just now; try again")
@@ -289,9 +298,10 @@ func (a *Adapter) list(w http.ResponseWriter, r *http.Request, user string) {
 	a.created.mu.Unlock()
 	slices.SortFunc(fresh, func(x, y Summary) int { return y.Active.Compare(x.Active) })
 	out := append(fresh, stored...)
-	if q := strings.TrimSpace(r.URL.Query().Get("q")); q != "" {
+	if q != "" {
 		out = a.matches(r, user, out, q)
 	}
+	out = out[:min(len(out), MaxListed+len(fresh))]
 	if out == nil {
 		out = []Summary{}
 	}
@@ -374,9 +384,9 @@ func (a *Adapter) send(w http.ResponseWriter, r *http.Request, user string) {
 	}
 	var files []FileRef
 	if len(body.Files) > 0 {
-		var err error
-		if files, err = a.uploads.sent(user, t.ID, body.Files); err != nil {
-			apiError(w, http.StatusBadRequest, err.Error())
+		var no *refusal
+		if files, no = a.sent(r.Context(), user, t, body.Files); no != nil {
+			no.write(w)
 			return
 		}
 	}

@@ -64,7 +64,9 @@ func (a *Adapter) remove(w http.ResponseWriter, r *http.Request, user string) {
 		return
 	}
 	a.created.remove(t.ID, user)
-	a.uploads.dropConversation(user, t.ID)
+	if a.mem != nil {
+		a.mem.dropThread(t.Key()) // a store drops them with the thread
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -251,7 +251,7 @@ func TestRenameBeforeTheFirstMessage(t *testing.T) {
 // bob's, said in words the search finds.
 type searched struct{ history }
 
-func (searched) Conversations(_ context.Context, user string) ([]Summary, error) {
+func (searched) Conversations(_ context.Context, user string, _ int) ([]Summary, error) {
 	if user == "bob" {
 		return []Summary{{ID: strings.Repeat("c", 24), Title: "Bob's deploy keys"}}, nil
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"sync"
 
 	"github.com/neobot/neobot/core"
 )
@@ -14,11 +13,6 @@ import (
 // EventFile announces a file a tool returned, for the conversation's
 // owner to download: {"id", "name", "mime_type", "size", "url"}.
 const EventFile = "file"
-
-// maxFileBytes bounds the files the web keeps for download, all
-// conversations together: past it the oldest go first. Files live in
-// memory, on the instance that ran the turn, like the event stream.
-const maxFileBytes = 64 << 20
 
 // fileData is a file event's data.
 type fileData struct {
@@ -30,56 +24,16 @@ type fileData struct {
 	URL string `json:"url"`
 }
 
-// kept is a file held for download.
-type kept struct {
-	thread string // the conversation's thread key: its owner's alone
-	file   core.ToolFile
-}
-
-// files holds the files tools returned for download, oldest dropped first
-// past maxFileBytes.
-type files struct {
-	mu    sync.Mutex
-	m     map[string]kept
-	order []string
-	bytes int
-}
-
-// put keeps f for thread t and returns its ID.
-func (fs *files) put(t core.Thread, f core.ToolFile) string {
+// Upload keeps a file a tool returned for the conversation's owner, in
+// the store when the adapter has one (any instance serves it, after a
+// restart too), and announces it with a file event carrying its download
+// URL.
+func (r reporter) Upload(ctx context.Context, f core.ToolFile) error {
 	id := rand.Text()[:16]
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if fs.m == nil {
-		fs.m = map[string]kept{}
+	err := r.a.files.PutFile(ctx, core.StoredFile{ID: id, Owner: r.t.Channel, Thread: r.t.Key(), Name: f.Name, MIMEType: f.MIMEType, Data: f.Data, At: r.a.opts.Now()})
+	if err != nil {
+		return fmt.Errorf("web: keep %s for download: %w", f.Name, err)
 	}
-	fs.m[id] = kept{thread: t.Key(), file: f}
-	fs.order = append(fs.order, id)
-	fs.bytes += len(f.Data)
-	for fs.bytes > maxFileBytes && len(fs.order) > 1 {
-		old := fs.order[0]
-		fs.order = fs.order[1:]
-		fs.bytes -= len(fs.m[old].file.Data)
-		delete(fs.m, old)
-	}
-	return id
-}
-
-// get returns the file id kept for thread t.
-func (fs *files) get(t core.Thread, id string) (core.ToolFile, bool) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	k, ok := fs.m[id]
-	if !ok || k.thread != t.Key() {
-		return core.ToolFile{}, false
-	}
-	return k.file, true
-}
-
-// Upload keeps a file a tool returned for the conversation's owner and
-// announces it with a file event carrying its download URL.
-func (r reporter) Upload(_ context.Context, f core.ToolFile) error {
-	id := r.a.files.put(r.t, f)
 	r.a.show(r.t.ID, EventFile, fileData{ID: id, Name: f.Name, MIMEType: f.MIMEType, Size: len(f.Data),
 		URL: fmt.Sprintf("/v1/conversations/%s/files/%s", r.t.ID, id)})
 	return nil
@@ -99,9 +53,14 @@ func (a *Adapter) file(w http.ResponseWriter, r *http.Request, user string) {
 		apiError(w, http.StatusNotFound, "no such file")
 		return
 	}
-	f, ok := a.files.get(t, id)
-	if !ok {
-		apiError(w, http.StatusNotFound, "no such file: files are kept in memory for a while, on the instance that ran the turn")
+	f, ok, err := a.ownFile(r.Context(), user, id)
+	if err != nil {
+		a.log.Error().Err(err).Str("thread", t.Key()).Msg("web: read a tool's file")
+		apiError(w, http.StatusServiceUnavailable, "the file could not be read just now; try again")
+		return
+	}
+	if !ok || f.Thread != t.Key() {
+		apiError(w, http.StatusNotFound, "no such file in this conversation")
 		return
 	}
 	h := w.Header()

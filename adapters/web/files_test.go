@@ -68,20 +68,22 @@ func TestToolFileDownload(t *testing.T) {
 	}
 }
 
-// TestFilesBounded: past maxFileBytes the oldest files go first.
+// TestFilesBounded: without a store, past maxUploadBytes the oldest
+// files go first.
 func TestFilesBounded(t *testing.T) {
-	var fs files
-	th := thread("alice", "0123456789abcdef01234567")
-	big := make([]byte, maxFileBytes/2+1)
-	first := fs.put(th, core.ToolFile{Name: "a.bin", Data: big})
-	second := fs.put(th, core.ToolFile{Name: "b.bin", Data: big})
-	if _, ok := fs.get(th, first); ok {
+	var fs memFiles
+	ctx := t.Context()
+	at := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	big := make([]byte, maxUploadBytes/2+1)
+	for i, id := range []string{"first", "second"} {
+		if err := fs.PutFile(ctx, core.StoredFile{ID: id, Owner: "alice", Data: big, At: at.Add(time.Duration(i) * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := fs.File(ctx, "first"); err == nil {
 		t.Error("the oldest file is still kept past the cap")
 	}
-	if _, ok := fs.get(th, second); !ok {
-		t.Error("the newest file was dropped")
-	}
-	if _, ok := fs.get(thread("bob", "0123456789abcdef01234567"), second); ok {
-		t.Error("another user's thread of the same ID got the file")
+	if _, err := fs.File(ctx, "second"); err != nil {
+		t.Errorf("the newest file was dropped: %v", err)
 	}
 }

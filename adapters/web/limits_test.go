@@ -117,6 +117,32 @@ func TestSendOverTheDailyBytes(t *testing.T) {
 	hub.WaitTurns(t)
 }
 
+// TestUploadsCountInDailyBytes: an upload counts in its owner's bytes of
+// the day, as text does: past them, 429 naming that limit, for uploads
+// and for messages.
+func TestUploadsCountInDailyBytes(t *testing.T) {
+	srv, alice, bob, _ := limitedServer(t, quota.Limits{PerMinute: -1, BytesPerDay: 64 << 10})
+	upload := func(token string) *http.Response {
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/uploads?name=notes.txt", strings.NewReader(strings.Repeat("x", 40<<10)))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "text/plain")
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := upload(alice); res.StatusCode != http.StatusCreated {
+		t.Fatalf("first upload: %d, want 201", res.StatusCode)
+	}
+	checkLimited(t, upload(alice), quota.LimitBytes)
+	id := create(t, srv, alice)
+	checkLimited(t, call(t, srv, alice, "POST", "/v1/conversations/"+id+"/messages", `{"text":"`+strings.Repeat("y", 30<<10)+`"}`), quota.LimitBytes)
+	if res := upload(bob); res.StatusCode != http.StatusCreated {
+		t.Errorf("another user's upload: %d, want 201", res.StatusCode)
+	}
+}
+
 // TestEventStreamsPerUser: a user may hold Streams live event streams;
 // the next is answered 429, and one closing frees its place.
 func TestEventStreamsPerUser(t *testing.T) {

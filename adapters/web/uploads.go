@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/neobot/neobot/adapters/internal/attach"
 	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/quota"
 )
 
 // Upload limits. A text file is read up to Options.MaxFileBytes, as on
@@ -30,12 +30,12 @@ const (
 	DefaultMaxImageBytes = 5 << 20
 	// maxFilesPerMessage bounds the files one message carries.
 	maxFilesPerMessage = 10
-	// maxUploadsPerUser and maxUploadBytes bound what is kept in memory:
-	// past either, the oldest uploads go (a message that named one reads
-	// it as "couldn't download").
+	// maxUploadsPerUser and maxUploadBytes bound what is kept in memory
+	// when the adapter has no store: past either, the oldest files go (a
+	// message that named one reads it as "couldn't download").
 	maxUploadsPerUser = 50
 	maxUploadBytes    = 128 << 20
-	// uploadTTL is how long an upload is kept.
+	// uploadTTL is how long an upload is kept in memory.
 	uploadTTL = 24 * time.Hour
 )
 
@@ -50,100 +50,141 @@ type FileRef struct {
 	Size     int64  `json:"size"`
 }
 
-type upload struct {
-	FileRef
-	user string
-	conv string // the conversation it was sent in, once sent
-	data []byte
-	at   time.Time
+// Files keeps uploads and tools' files (the store: every instance reads
+// them, and they survive a restart). The adapter checks owners; the store
+// drops a file with its thread.
+type Files interface {
+	// PutFile stores f; an ID in use is an error.
+	PutFile(ctx context.Context, f core.StoredFile) error
+	// File returns the file with id, or core.ErrNotFound.
+	File(ctx context.Context, id string) (core.StoredFile, error)
+	// SendFile records that upload id went with a message in thread.
+	SendFile(ctx context.Context, id, thread string) error
 }
 
-// uploadSet is the files users uploaded, in memory: a restart forgets
-// them, as it forgets the event feed.
-type uploadSet struct {
+// memFiles keeps files in this process's memory, for an adapter given no
+// store: a restart forgets them, and other instances never see them.
+// Past maxUploadsPerUser files of one owner or maxUploadBytes in all, the
+// oldest go; an upload goes after uploadTTL.
+type memFiles struct {
 	mu    sync.Mutex
-	m     map[string]*upload
+	m     map[string]core.StoredFile
 	bytes int64
 }
 
-func (u *uploadSet) add(up *upload, now time.Time) {
+func (u *memFiles) PutFile(_ context.Context, f core.StoredFile) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.m == nil {
-		u.m = map[string]*upload{}
+		u.m = map[string]core.StoredFile{}
+	}
+	if _, ok := u.m[f.ID]; ok {
+		return errors.New("web: put file: ID in use")
 	}
 	mine := 0
 	for id, x := range u.m {
-		if now.Sub(x.at) > uploadTTL {
+		if f.At.Sub(x.At) > uploadTTL {
 			u.dropLocked(id)
-		} else if x.user == up.user {
+		} else if x.Owner == f.Owner {
 			mine++
 		}
 	}
 	for ; mine >= maxUploadsPerUser; mine-- {
-		u.dropLocked(u.oldestLocked(up.user))
+		u.dropLocked(u.oldestLocked(f.Owner))
 	}
-	for u.bytes+int64(len(up.data)) > maxUploadBytes && len(u.m) > 0 {
+	for u.bytes+int64(len(f.Data)) > maxUploadBytes && len(u.m) > 0 {
 		u.dropLocked(u.oldestLocked(""))
 	}
-	u.m[up.ID] = up
-	u.bytes += int64(len(up.data))
+	u.m[f.ID] = f
+	u.bytes += int64(len(f.Data))
+	return nil
 }
 
-// oldestLocked is the ID of the oldest upload, of user when not "".
-func (u *uploadSet) oldestLocked(user string) string {
+func (u *memFiles) File(_ context.Context, id string) (core.StoredFile, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	f, ok := u.m[id]
+	if !ok {
+		return core.StoredFile{}, core.ErrNotFound
+	}
+	return f, nil
+}
+
+func (u *memFiles) SendFile(_ context.Context, id, thread string) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	f, ok := u.m[id]
+	if !ok {
+		return core.ErrNotFound
+	}
+	f.Thread = thread
+	u.m[id] = f
+	return nil
+}
+
+// oldestLocked is the ID of the oldest file, of owner when not "".
+func (u *memFiles) oldestLocked(owner string) string {
 	oldest := ""
 	for id, x := range u.m {
-		if (user == "" || x.user == user) && (oldest == "" || x.at.Before(u.m[oldest].at)) {
+		if (owner == "" || x.Owner == owner) && (oldest == "" || x.At.Before(u.m[oldest].At)) {
 			oldest = id
 		}
 	}
 	return oldest
 }
 
-func (u *uploadSet) dropLocked(id string) {
-	u.bytes -= int64(len(u.m[id].data))
+func (u *memFiles) dropLocked(id string) {
+	u.bytes -= int64(len(u.m[id].Data))
 	delete(u.m, id)
 }
 
-// get returns user's upload id, or nil.
-func (u *uploadSet) get(user, id string) *upload {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if x := u.m[id]; x != nil && x.user == user {
-		return x
-	}
-	return nil
-}
-
-// sent records that user's uploads ids went with a message in conv, and
-// returns them, or an error naming one that is not there.
-func (u *uploadSet) sent(user, conv string, ids []string) ([]FileRef, error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	var out []FileRef
-	for _, id := range ids {
-		x := u.m[id]
-		if x == nil || x.user != user {
-			return nil, fmt.Errorf("the file %q is not one of your uploads (uploads are kept for a day, and not across a restart); upload it again", id)
-		}
-		out = append(out, x.FileRef)
-	}
-	for _, id := range ids {
-		u.m[id].conv = conv
-	}
-	return out, nil
-}
-
-// dropConversation forgets the files sent in user's conversation conv.
-func (u *uploadSet) dropConversation(user, conv string) {
+// dropThread forgets the files of thread (a store drops them itself when
+// the thread is deleted).
+func (u *memFiles) dropThread(thread string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for id, x := range u.m {
-		if x.user == user && x.conv == conv {
+		if x.Thread == thread {
 			u.dropLocked(id)
 		}
 	}
+}
+
+// ownFile returns the file id if user owns it; ok is false when there is
+// no such file of theirs, and err says the store could not be read.
+func (a *Adapter) ownFile(ctx context.Context, user, id string) (f core.StoredFile, ok bool, err error) {
+	f, err = a.files.File(ctx, id)
+	if errors.Is(err, core.ErrNotFound) {
+		return core.StoredFile{}, false, nil
+	}
+	if err != nil {
+		return core.StoredFile{}, false, err
+	}
+	return f, f.Owner == user, nil
+}
+
+// sent records that user's uploads ids went with a message in conv, and
+// returns them; a *refusal names one that is not there.
+func (a *Adapter) sent(ctx context.Context, user string, t core.Thread, ids []string) ([]FileRef, *refusal) {
+	var out []FileRef
+	for _, id := range ids {
+		f, ok, err := a.ownFile(ctx, user, id)
+		if err != nil {
+			a.log.Error().Err(err).Str("file", id).Msg("web: read an upload")
+			return nil, &refusal{status: http.StatusServiceUnavailable, message: "your uploads could not be read just now; try again"}
+		}
+		if !ok || (f.Thread != "" && f.Thread != t.Key()) {
+			return nil, &refusal{status: http.StatusBadRequest, message: fmt.Sprintf("the file %q is not one of your uploads (an upload is kept for a day until it is sent); upload it again", id)}
+		}
+		out = append(out, FileRef{ID: f.ID, Name: f.Name, MIMEType: f.MIMEType, Size: int64(len(f.Data))})
+	}
+	for _, id := range ids {
+		if err := a.files.SendFile(ctx, id, t.Key()); err != nil {
+			a.log.Error().Err(err).Str("file", id).Msg("web: send an upload")
+			return nil, &refusal{status: http.StatusServiceUnavailable, message: "your uploads could not be sent just now; try again"}
+		}
+	}
+	return out, nil
 }
 
 // uploadType is the MIME type an upload is kept as, or an error saying
@@ -195,17 +236,34 @@ func (a *Adapter) upload(w http.ResponseWriter, r *http.Request, user string) {
 		apiError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s is larger than the %s Neo reads from a text file", name, sizeWords(a.maxFile())))
 		return
 	}
-	up := &upload{FileRef: FileRef{ID: newID(), Name: name, MIMEType: mt, Size: int64(len(data))}, user: user, data: data, at: a.opts.Now()}
-	a.uploads.add(up, up.at)
-	writeJSON(w, http.StatusCreated, up.FileRef)
+	if a.opts.Quota != nil {
+		// An upload counts in its owner's bytes of the day, as text does.
+		if d := a.opts.Quota.Take(r.Context(), intake.UserKey(Platform, Workspace, user), quota.Charge{Bytes: int64(len(data))}); d.Denied() {
+			limited(d).write(w)
+			return
+		}
+	}
+	ref := FileRef{ID: newID(), Name: name, MIMEType: mt, Size: int64(len(data))}
+	err = a.files.PutFile(r.Context(), core.StoredFile{ID: ref.ID, Owner: user, Name: name, MIMEType: mt, Data: data, At: a.opts.Now()})
+	if err != nil {
+		a.log.Error().Err(err).Str("file", ref.ID).Msg("web: keep an upload")
+		apiError(w, http.StatusServiceUnavailable, name+" could not be kept just now; upload it again")
+		return
+	}
+	writeJSON(w, http.StatusCreated, ref)
 }
 
 // download serves one of the caller's uploads back (the page shows
 // images with it), never run as a page.
 func (a *Adapter) download(w http.ResponseWriter, r *http.Request, user string) {
-	up := a.uploads.get(user, r.PathValue("id"))
-	if up == nil {
-		apiError(w, http.StatusNotFound, "no such upload (uploads are kept for a day, and not across a restart)")
+	up, ok, err := a.ownFile(r.Context(), user, r.PathValue("id"))
+	if err != nil {
+		a.log.Error().Err(err).Msg("web: read an upload")
+		apiError(w, http.StatusServiceUnavailable, "the upload could not be read just now; try again")
+		return
+	}
+	if !ok {
+		apiError(w, http.StatusNotFound, "no such upload (an upload is kept with its conversation, or for a day until it is sent)")
 		return
 	}
 	h := w.Header()
@@ -217,8 +275,8 @@ func (a *Adapter) download(w http.ResponseWriter, r *http.Request, user string) 
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
 	h.Set("Cache-Control", "private, max-age=86400")
-	h.Set("Content-Length", strconv.Itoa(len(up.data)))
-	_, _ = io.Copy(w, bytes.NewReader(up.data))
+	h.Set("Content-Length", strconv.Itoa(len(up.Data)))
+	_, _ = w.Write(up.Data)
 }
 
 func (a *Adapter) maxFile() int64 {
@@ -252,11 +310,14 @@ func (a *Adapter) Prepare(ctx context.Context, in core.Inbound) core.Inbound {
 	return intake.Prepare(ctx, in, func(context.Context, core.Inbound) string { return "" },
 		func(ctx context.Context, files []core.Attachment) ([]core.File, string) {
 			return attach.Read(ctx, files, a.maxFile(), func(_ context.Context, f core.Attachment, w *attach.Buffer) error {
-				up := a.uploads.get(in.Thread.Channel, f.ID)
-				if up == nil {
+				up, ok, err := a.ownFile(ctx, in.Thread.Channel, f.ID)
+				if err != nil {
+					return err
+				}
+				if !ok {
 					return errors.New("the upload is no longer kept")
 				}
-				_, err := w.Write(up.data)
+				_, err = w.Write(up.Data)
 				return err
 			}, func(f core.Attachment, err error) {
 				a.log.Warn().Err(err).Str("file", f.ID).Msg("web: read upload")

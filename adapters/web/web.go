@@ -52,8 +52,9 @@ type Summary struct {
 // History reads stored conversations; cmd/neobot implements it over the
 // store.
 type History interface {
-	// Conversations lists user's web conversations, most recent first.
-	Conversations(ctx context.Context, user string) ([]Summary, error)
+	// Conversations lists user's web conversations, most recent first:
+	// the first limit, or all of them when limit is 0.
+	Conversations(ctx context.Context, user string, limit int) ([]Summary, error)
 	// Transcript returns what was said in t, oldest first.
 	Transcript(ctx context.Context, t core.Thread) ([]Said, error)
 	// Known reports whether t is stored.
@@ -107,6 +108,10 @@ type Options struct {
 	// connect their own account to an MCP server (POST /v1/connect); nil
 	// refuses such links.
 	Connector Connector
+	// Files keeps uploads and tools' files where every instance reads
+	// them and a restart keeps them (the store); nil keeps them in this
+	// process's memory.
+	Files Files
 	// Now tells the time (default time.Now).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -132,8 +137,8 @@ type Adapter struct {
 	listening atomic.Bool
 	created   createdSet
 	pending   pendingGates
-	files     files // tools' files, for download (Upload)
-	uploads   uploadSet
+	files     Files        // uploads and tools' files: Options.Files, or mem
+	mem       *memFiles    // files in memory when Options.Files is nil
 	stopping  sync.Map     // conversation ID -> true: its owner pressed Stop in the running turn
 	notes     chan []byte  // for the other instances (tell), sent by Run
 	dropped   atomic.Int64 // notes the relay could not take (tell)
@@ -154,6 +159,11 @@ func New(opts Options) (*Adapter, error) {
 	}
 	if opts.Relay != nil {
 		a.notes = make(chan []byte, relaying)
+	}
+	a.files = opts.Files
+	if a.files == nil {
+		a.mem = &memFiles{}
+		a.files = a.mem
 	}
 	a.mux = a.routes()
 	return a, nil

@@ -18,11 +18,11 @@ import (
 // history is a History over nothing stored.
 type history struct{}
 
-func (history) Conversations(context.Context, string) ([]Summary, error) { return nil, nil }
-func (history) Transcript(context.Context, core.Thread) ([]Said, error)  { return nil, nil }
-func (history) Known(context.Context, core.Thread) (bool, error)         { return false, nil }
-func (history) Rename(context.Context, core.Thread, string) error        { return core.ErrNotFound }
-func (history) Delete(context.Context, core.Thread) error                { return nil }
+func (history) Conversations(context.Context, string, int) ([]Summary, error) { return nil, nil }
+func (history) Transcript(context.Context, core.Thread) ([]Said, error)       { return nil, nil }
+func (history) Known(context.Context, core.Thread) (bool, error)              { return false, nil }
+func (history) Rename(context.Context, core.Thread, string) error             { return core.ErrNotFound }
+func (history) Delete(context.Context, core.Thread) error                     { return nil }
 
 func newAdapter(t *testing.T) (*Adapter, string) {
 	t.Helper()

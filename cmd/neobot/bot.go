@@ -24,6 +24,7 @@ import (
 	"github.com/neobot/neobot/core/conversation"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/quota"
+	"github.com/neobot/neobot/store/postgres"
 )
 
 // runBot is plain `neobot`: Neo in Slack when SLACK_BOT_TOKEN is set, in
@@ -172,6 +173,9 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	share := quota.New(quota.Limits{
 		PerMinute: orOff(cfg.UserMessagesPerMinute), BytesPerDay: int64(orOff(cfg.UserBytesPerDay)), Streams: orOff(cfg.WebStreamsPerUser),
 	}, nil)
+	if pg, ok := a.db.(*postgres.DB); ok {
+		share.Share(pg) // one limit for every instance
+	}
 	rater, err := m.newRater(a)
 	if err != nil {
 		return nil, err
@@ -262,7 +266,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 		}
 		wopts := web.Options{
 			Addr: cfg.WebAddr, Users: users, Hub: hub, History: newWebHistory(a.db), Gates: a.gates, Rater: rater,
-			Approvers: cfg.WebApprovers, CORSOrigins: cfg.WebCORSOrigins, Quota: share,
+			Approvers: cfg.WebApprovers, CORSOrigins: cfg.WebCORSOrigins, Quota: share, Files: a.db,
 			FeedBytes: int64(cfg.WebFeedBytes), FeedConversationBytes: int64(cfg.WebFeedConvBytes),
 			Logger: log.With().Str("component", "web").Logger(),
 		}

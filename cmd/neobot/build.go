@@ -196,6 +196,7 @@ func (m *Main) buildTools(ctx context.Context, a *app, manifest *mcp.Manifest, a
 		Forget:      tools.FromContext(a.cortex.ForgetTool),
 		History:     agent.NewHistoryPaged(a.db, cfg.ToolResultCap).Search,
 		OnStatus:    m.tel.observeServer,
+		OnProcess:   m.tel.observeProcess,
 		LookupEnv:   m.lookupEnv,
 		Calls:       a.db,
 		CallTimeout: cfg.ToolTimeout,

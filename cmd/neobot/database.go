@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/feedback"
 	"github.com/neobot/neobot/core/llm"
@@ -52,6 +53,8 @@ type database interface {
 	acct.Store
 	llm.Postures
 	feedback.Store
+
+	web.Files
 
 	Sweep(ctx context.Context, now time.Time) (store.SweepStats, error)
 	Ping(ctx context.Context) error

@@ -16,6 +16,7 @@ import (
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/core/llm/llmtest"
+	"github.com/neobot/neobot/store"
 )
 
 // floodMessages is how many 32 KiB messages the flooding web user posts.
@@ -25,7 +26,8 @@ const floodMessages = 5000
 // connections allow, and opens more event streams than it may. Every
 // request past the user's share is answered 429 with Retry-After and a
 // JSON error naming the limit; the process stays under 150 MB (peak RSS)
-// and the database grows by less than 5 MB; meanwhile another web user's
+// and the database grows by less than 5 MB, and refused messages leave no
+// record in it; meanwhile another web user's
 // turns and a Slack user's turns are answered, and a Slack user who
 // floods is told in words, once, to slow down.
 func TestWebFlood(t *testing.T) {
@@ -213,6 +215,22 @@ func TestWebFlood(t *testing.T) {
 		t.Errorf("the database grew %d bytes, want under 5 MB", grown)
 	}
 	p.stop(t)
+
+	// A refused message leaves nothing behind: the journal holds the
+	// messages taken (Alice's, Bob's four, the Slack users' 29 at most)
+	// and no record of the thousands refused.
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := st.Count(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if others := 4 + 4 + 25; c.Inbound > accepted+others || c.Threads > accepted+others+2 {
+		t.Errorf("after %d refused messages the store holds %d journal records and %d threads, want at most %d and %d (the messages taken)", floodMessages-accepted, c.Inbound, c.Threads, accepted+others, accepted+others+2)
+	}
 }
 
 // procMemory reads the resident and peak resident set sizes of pid, in kB.

@@ -38,6 +38,9 @@ type telemetry struct {
 	modelTokens  *prometheus.CounterVec   // model, kind
 	mcpUp        *prometheus.GaugeVec     // server
 	mcpRestarts  *prometheus.CounterVec   // server
+	places       *prometheus.GaugeVec     // server
+	placeStarts  *prometheus.CounterVec   // server
+	placeStops   *prometheus.CounterVec   // server, reason
 	apiCalls     *prometheus.CounterVec   // platform, method, code
 	apiLimited   *prometheus.CounterVec   // platform, method
 	spends       *prometheus.CounterVec   // outcome
@@ -68,6 +71,12 @@ func newTelemetry() *telemetry {
 			Help: "1 while an MCP server is running, else 0."}, []string{"server"}),
 		mcpRestarts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_mcp_server_restarts_total",
 			Help: "Restarts of an MCP server after it failed."}, []string{"server"}),
+		places: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "neobot_place_processes",
+			Help: "Live processes of an MCP server that runs one per place (workspace or user)."}, []string{"server"}),
+		placeStarts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_place_process_starts_total",
+			Help: "Processes started for a place, by server (a start that failed is not counted)."}, []string{"server"}),
+		placeStops: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_place_process_stops_total",
+			Help: "Place processes stopped, by server and reason (idle, evicted: its slot was needed, lost, drift, closed)."}, []string{"server", "reason"}),
 		apiCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_platform_api_calls_total",
 			Help: "Slack and Discord API calls, by platform, method and HTTP status code."}, []string{"platform", "method", "code"}),
 		apiLimited: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_platform_api_rate_limited_total",
@@ -78,7 +87,7 @@ func newTelemetry() *telemetry {
 			Help: "Durable store writes (fsync included), by outcome (ok, error).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"outcome"}),
 	}
 	t.reg.MustRegister(t.turns, t.steps, t.compactions, t.stalls, t.toolCalls, t.modelCalls, t.modelLatency,
-		t.modelTokens, t.mcpUp, t.mcpRestarts, t.apiCalls, t.apiLimited, t.spends, t.storeWrites,
+		t.modelTokens, t.mcpUp, t.mcpRestarts, t.places, t.placeStarts, t.placeStops, t.apiCalls, t.apiLimited, t.spends, t.storeWrites,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return t
 }
@@ -122,6 +131,19 @@ func (t *telemetry) observeServer(s mcp.Status) {
 	t.mcpUp.WithLabelValues(s.Alias).Set(up)
 	if s.State == mcp.StateRestarting {
 		t.mcpRestarts.WithLabelValues(s.Alias).Inc()
+	}
+}
+
+// observeProcess follows a place's process (tools.Options.OnProcess).
+// The place itself (a workspace or a person) is never a label.
+func (t *telemetry) observeProcess(ev mcp.ProcessEvent) {
+	switch ev.Kind {
+	case mcp.ProcessStarted:
+		t.places.WithLabelValues(ev.Alias).Inc()
+		t.placeStarts.WithLabelValues(ev.Alias).Inc()
+	case mcp.ProcessStopped:
+		t.places.WithLabelValues(ev.Alias).Dec()
+		t.placeStops.WithLabelValues(ev.Alias, ev.Reason).Inc()
 	}
 }
 

@@ -96,10 +96,9 @@ func (h *webHistory) title(ctx context.Context, t core.Thread) string {
 	return title
 }
 
-// maxListed bounds how many conversations a list reads titles for.
-const maxListed = 100
-
-func (h *webHistory) Conversations(ctx context.Context, user string) ([]web.Summary, error) {
+// Conversations lists user's web conversations, most recent first: the
+// first limit (0: all, for a search).
+func (h *webHistory) Conversations(ctx context.Context, user string, limit int) ([]web.Summary, error) {
 	threads, err := h.db.Threads(ctx)
 	if err != nil {
 		return nil, err
@@ -115,7 +114,7 @@ func (h *webHistory) Conversations(ctx context.Context, user string) ([]web.Summ
 			title = h.title(ctx, t)
 		}
 		out = append(out, web.Summary{ID: t.ID, Title: title, Active: ti.Active})
-		if len(out) == maxListed {
+		if len(out) == limit {
 			break
 		}
 	}

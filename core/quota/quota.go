@@ -7,6 +7,7 @@
 package quota
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -89,30 +90,103 @@ func roundUp(d time.Duration) string {
 	return (d + time.Minute - 1).Truncate(time.Minute).String()
 }
 
+// Account is one user's standing against the message and byte limits,
+// as a [Store] keeps it.
+type Account struct {
+	// TAT is the theoretical arrival time of GCRA: the user is over the
+	// rate while TAT - now exceeds the bucket's span.
+	TAT time.Time
+	// Day is the UTC day Bytes counts.
+	Day   time.Time
+	Bytes int64
+	// Denied is true when the user was denied since last allowed
+	// (Denial.First).
+	Denied bool
+}
+
+// Charge is what one thing a user sends costs: a message is one message
+// and its bytes, an upload its bytes alone.
+type Charge struct {
+	Messages int // 0 or 1
+	Bytes    int64
+}
+
+// Take applies c to a at now: it returns the account after, and a zero
+// Denial when c fits the limits, or the account unchanged but for Denied
+// and why c does not fit. Every store applies these rules, so an account
+// reads the same in any of them.
+func (l Limits) Take(a Account, now time.Time, c Charge) (Account, Denial) {
+	interval := l.Interval()
+	tat := a.TAT
+	if tat.Before(now) {
+		tat = now
+	}
+	if l.PerMinute > 0 && c.Messages > 0 {
+		// Allowed while the bucket holds a message: tat may run at most
+		// a minute (less one message) ahead of now.
+		if ahead := tat.Sub(now); ahead > time.Minute-interval {
+			return deny(a, Denial{Limit: LimitRate, Max: int64(l.PerMinute), RetryAfter: ahead - (time.Minute - interval)})
+		}
+	}
+	day := now.UTC().Truncate(24 * time.Hour)
+	if !a.Day.Equal(day) {
+		a.Day, a.Bytes = day, 0
+	}
+	if l.BytesPerDay > 0 && a.Bytes+c.Bytes > l.BytesPerDay {
+		return deny(a, Denial{Limit: LimitBytes, Max: l.BytesPerDay, RetryAfter: day.Add(24 * time.Hour).Sub(now)})
+	}
+	if l.PerMinute > 0 && c.Messages > 0 {
+		a.TAT = tat.Add(interval * time.Duration(c.Messages))
+	}
+	a.Bytes += c.Bytes
+	a.Denied = false
+	return a, Denial{}
+}
+
+// Interval is the time one message's allowance takes to come back: a
+// minute over PerMinute (0 when the rate is off). The allowance is a
+// token bucket of PerMinute messages, so a burst of PerMinute passes at
+// once.
+func (l Limits) Interval() time.Duration {
+	if l.PerMinute <= 0 {
+		return 0
+	}
+	return time.Minute / time.Duration(l.PerMinute)
+}
+
+func deny(a Account, d Denial) (Account, Denial) {
+	d.First = !a.Denied
+	a.Denied = true
+	return a, d
+}
+
+// Store keeps every user's account where all of neobot's instances see
+// it, so that N instances give one limit, not N. Take must be atomic: two
+// instances charging one user at once are applied one after the other.
+type Store interface {
+	// TakeShare applies c to user's account at now under limits
+	// ([Limits.Take]) and returns the denial, zero when c was counted.
+	TakeShare(ctx context.Context, user string, now time.Time, limits Limits, c Charge) (Denial, error)
+}
+
 // Limiter counts every user's share. It is safe for concurrent use; the
 // zero value is not usable: make one with [New].
 type Limiter struct {
 	limits Limits
 	clock  core.Clock
-	// interval is the time one message's allowance takes to come back:
-	// a minute over PerMinute. The allowance is a token bucket of
-	// PerMinute messages, so a burst of PerMinute passes at once.
-	interval time.Duration
+	// store, when set, keeps the accounts instead of this process (see
+	// [Limiter.Share]).
+	store Store
 
 	mu    sync.Mutex
 	users map[string]*usage
 	swept time.Time
 }
 
-// usage is one user's account.
+// usage is one user's account in this process.
 type usage struct {
-	// tat is the theoretical arrival time of GCRA: the user is over the
-	// rate while tat - now exceeds the bucket's span.
-	tat     time.Time
-	day     time.Time // the UTC day bytes counts
-	bytes   int64
+	Account
 	streams int
-	denied  bool // denied since last allowed (Denial.First)
 }
 
 // New returns a limiter for limits; a nil clock is the real one.
@@ -129,12 +203,15 @@ func New(limits Limits, clock core.Clock) *Limiter {
 	if clock == nil {
 		clock = realClock{}
 	}
-	l := &Limiter{limits: limits, clock: clock, users: map[string]*usage{}}
-	if limits.PerMinute > 0 {
-		l.interval = time.Minute / time.Duration(limits.PerMinute)
-	}
-	return l
+	return &Limiter{limits: limits, clock: clock, users: map[string]*usage{}}
 }
+
+// Share makes l count messages and bytes in s, which every instance
+// shares, instead of in this process; live streams, which end with the
+// process holding them, stay counted here. Call it before l is used.
+// While s fails (the database is unreachable) l counts in this process,
+// so a user is still held to the limits of each instance.
+func (l *Limiter) Share(s Store) { l.store = s }
 
 // Limits returns the limits in force, defaults filled in.
 func (l *Limiter) Limits() Limits { return l.limits }
@@ -142,36 +219,25 @@ func (l *Limiter) Limits() Limits { return l.limits }
 // Message counts one message of size bytes from user (a key that names
 // the platform and workspace as well as the person), or says why it may
 // not be sent; a denied message is not counted.
-func (l *Limiter) Message(user string, size int) Denial {
+func (l *Limiter) Message(ctx context.Context, user string, size int) Denial {
+	return l.Take(ctx, user, Charge{Messages: 1, Bytes: int64(size)})
+}
+
+// Take counts c against user's share, or says why it does not fit; a
+// denied charge is not counted. Uploads are charged their bytes alone.
+func (l *Limiter) Take(ctx context.Context, user string, c Charge) Denial {
 	now := l.clock.Now()
+	if l.store != nil {
+		if d, err := l.store.TakeShare(ctx, user, now, l.limits, c); err == nil {
+			return d
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	u := l.userLocked(user, now)
-	var tat time.Time
-	if l.limits.PerMinute > 0 {
-		tat = u.tat
-		if tat.Before(now) {
-			tat = now
-		}
-		// Allowed while the bucket holds a message: tat may run at most
-		// a minute (less one message) ahead of now.
-		if ahead := tat.Sub(now); ahead > time.Minute-l.interval {
-			return l.denyLocked(u, Denial{Limit: LimitRate, Max: int64(l.limits.PerMinute), RetryAfter: ahead - (time.Minute - l.interval)})
-		}
-	}
-	day := now.UTC().Truncate(24 * time.Hour)
-	if !u.day.Equal(day) {
-		u.day, u.bytes = day, 0
-	}
-	if l.limits.BytesPerDay > 0 && u.bytes+int64(size) > l.limits.BytesPerDay {
-		return l.denyLocked(u, Denial{Limit: LimitBytes, Max: l.limits.BytesPerDay, RetryAfter: day.Add(24 * time.Hour).Sub(now)})
-	}
-	if l.limits.PerMinute > 0 {
-		u.tat = tat.Add(l.interval)
-	}
-	u.bytes += int64(size)
-	u.denied = false
-	return Denial{}
+	var d Denial
+	u.Account, d = l.limits.Take(u.Account, now, c)
+	return d
 }
 
 // Open takes one of user's live streams; the caller calls release when
@@ -182,7 +248,9 @@ func (l *Limiter) Open(user string) (release func(), d Denial) {
 	defer l.mu.Unlock()
 	u := l.userLocked(user, now)
 	if l.limits.Streams > 0 && u.streams >= l.limits.Streams {
-		return nil, l.denyLocked(u, Denial{Limit: LimitStreams, Max: int64(l.limits.Streams), RetryAfter: streamRetry})
+		var d Denial
+		u.Account, d = deny(u.Account, Denial{Limit: LimitStreams, Max: int64(l.limits.Streams), RetryAfter: streamRetry})
+		return nil, d
 	}
 	u.streams++
 	var once sync.Once
@@ -195,12 +263,6 @@ func (l *Limiter) Open(user string) (release func(), d Denial) {
 	}, Denial{}
 }
 
-func (l *Limiter) denyLocked(u *usage, d Denial) Denial {
-	d.First = !u.denied
-	u.denied = true
-	return d
-}
-
 // userLocked returns user's account, forgetting once a minute the
 // accounts that hold nothing: a user whose allowance is back in full,
 // with no stream open and no bytes counted today.
@@ -209,7 +271,7 @@ func (l *Limiter) userLocked(user string, now time.Time) *usage {
 		l.swept = now
 		day := now.UTC().Truncate(24 * time.Hour)
 		for k, u := range l.users {
-			if u.streams == 0 && !u.tat.After(now) && (u.bytes == 0 || !u.day.Equal(day)) {
+			if u.streams == 0 && !u.TAT.After(now) && (u.Bytes == 0 || !u.Day.Equal(day)) {
 				delete(l.users, k)
 			}
 		}

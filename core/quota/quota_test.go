@@ -13,61 +13,63 @@ import (
 var start = time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC)
 
 func TestMessageRate(t *testing.T) {
+	ctx := t.Context()
 	clock := coretest.NewClock(start)
 	l := quota.New(quota.Limits{PerMinute: 20}, clock)
 	for i := range 20 {
-		if d := l.Message("web/alice", 10); d.Denied() {
+		if d := l.Message(ctx, "web/alice", 10); d.Denied() {
 			t.Fatalf("message %d: Message = %+v, want allowed (a burst of 20 passes)", i+1, d)
 		}
 	}
-	d := l.Message("web/alice", 10)
+	d := l.Message(ctx, "web/alice", 10)
 	if d.Limit != quota.LimitRate || !d.First || d.RetryAfter != 3*time.Second {
 		t.Fatalf("message 21: Message = %+v, want the rate limit, first, retry after 3s", d)
 	}
 	if !strings.Contains(d.Sentence(), "slow down") || !strings.Contains(d.Sentence(), "3 seconds") {
 		t.Errorf("Sentence() = %q, want it to say slow down and when", d.Sentence())
 	}
-	if d := l.Message("web/alice", 10); !d.Denied() || d.First {
+	if d := l.Message(ctx, "web/alice", 10); !d.Denied() || d.First {
 		t.Errorf("message 22: Message = %+v, want denied, not first", d)
 	}
-	if d := l.Message("web/bob", 10); d.Denied() {
+	if d := l.Message(ctx, "web/bob", 10); d.Denied() {
 		t.Errorf("another user: Message = %+v, want allowed", d)
 	}
 	clock.Advance(3 * time.Second)
-	if d := l.Message("web/alice", 10); d.Denied() {
+	if d := l.Message(ctx, "web/alice", 10); d.Denied() {
 		t.Errorf("after Retry-After: Message = %+v, want allowed", d)
 	}
-	if d := l.Message("web/alice", 10); !d.Denied() || !d.First {
+	if d := l.Message(ctx, "web/alice", 10); !d.Denied() || !d.First {
 		t.Errorf("next: Message = %+v, want denied again, first since allowed", d)
 	}
 	clock.Advance(time.Minute)
 	for i := range 20 {
-		if d := l.Message("web/alice", 10); d.Denied() {
+		if d := l.Message(ctx, "web/alice", 10); d.Denied() {
 			t.Fatalf("a minute later, message %d: Message = %+v, want allowed", i+1, d)
 		}
 	}
 }
 
 func TestMessageBytesPerDay(t *testing.T) {
+	ctx := t.Context()
 	clock := coretest.NewClock(start) // 22:00 UTC
 	l := quota.New(quota.Limits{PerMinute: -1, BytesPerDay: 100 << 10}, clock)
 	for i := range 3 {
-		if d := l.Message("web/alice", 32<<10); d.Denied() {
+		if d := l.Message(ctx, "web/alice", 32<<10); d.Denied() {
 			t.Fatalf("message %d: Message = %+v, want allowed", i+1, d)
 		}
 	}
-	d := l.Message("web/alice", 32<<10)
+	d := l.Message(ctx, "web/alice", 32<<10)
 	if d.Limit != quota.LimitBytes || d.RetryAfter != 2*time.Hour {
 		t.Fatalf("fourth 32 KiB message: Message = %+v, want the byte limit, retry after 2h (midnight UTC)", d)
 	}
 	if !strings.Contains(d.Sentence(), "midnight UTC") {
 		t.Errorf("Sentence() = %q, want it to name midnight UTC", d.Sentence())
 	}
-	if d := l.Message("web/alice", 4<<10); d.Denied() {
+	if d := l.Message(ctx, "web/alice", 4<<10); d.Denied() {
 		t.Errorf("a small message that fits: Message = %+v, want allowed", d)
 	}
 	clock.Advance(2 * time.Hour)
-	if d := l.Message("web/alice", 32<<10); d.Denied() {
+	if d := l.Message(ctx, "web/alice", 32<<10); d.Denied() {
 		t.Errorf("the next UTC day: Message = %+v, want allowed", d)
 	}
 }
@@ -105,6 +107,7 @@ func TestDefaults(t *testing.T) {
 }
 
 func BenchmarkMessage(b *testing.B) {
+	ctx := b.Context()
 	l := quota.New(quota.Limits{}, nil)
 	users := make([]string, 1024)
 	for i := range users {
@@ -113,7 +116,7 @@ func BenchmarkMessage(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		l.Message(users[i&1023], 100)
+		l.Message(ctx, users[i&1023], 100)
 		i++
 	}
 }

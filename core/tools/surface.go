@@ -88,6 +88,9 @@ type Options struct {
 	// OnStatus, when set, is told of every change of a server's state
 	// (see mcp.Options.OnStatus); it must not block.
 	OnStatus func(mcp.Status)
+	// OnProcess, when set, is told when a place's process of a server
+	// starts or stops (see mcp.Options.OnProcess); it must not block.
+	OnProcess func(mcp.ProcessEvent)
 	// Logger receives server lifecycle events. The zero value is silent.
 	Logger zerolog.Logger
 }
@@ -232,7 +235,7 @@ func start(ctx context.Context, opts Options) (*Surface, error) {
 	}
 	mgr, err := mcp.Start(ctx, mcp.Options{
 		Manifest: opts.Manifest, StartTimeout: opts.StartTimeout, LookupEnv: opts.LookupEnv,
-		InProcess: opts.InProcess, RestartBackoff: opts.RestartBackoff, OnStatus: opts.OnStatus, Logger: opts.Logger,
+		InProcess: opts.InProcess, RestartBackoff: opts.RestartBackoff, OnStatus: opts.OnStatus, OnProcess: opts.OnProcess, Logger: opts.Logger,
 		OAuth:  opts.OAuth,
 		Elicit: s.elicitFunc(),
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/memory"
+	"github.com/neobot/neobot/core/quota"
 	"github.com/neobot/neobot/store/postgres"
 	"github.com/neobot/neobot/store/postgres/pgtest"
 )
@@ -198,5 +199,64 @@ func TestClaimsLostWatched(t *testing.T) {
 	case again := <-lost:
 		t.Errorf("lost reported again: %q", again)
 	default:
+	}
+}
+
+// TestStopRuleAcrossInstances: a turn on one instance waits on an
+// approval; a stop reaching another instance is checked against that
+// gate as it would be on the turn's own instance.
+func TestStopRuleAcrossInstances(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.Database(t)
+	a, b := openURL(t, url, postgres.Options{}), openURL(t, url, postgres.Options{})
+	ga, gb := core.NewGates(core.GatesOptions{Store: a}), core.NewGates(core.GatesOptions{Store: b})
+	th := thread("stop")
+	g, _, err := ga.Open(ctx, core.GateRequest{Thread: th, IntentID: "i1", NodeID: "n1", Question: "Send 5 USDC?",
+		Options: []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}, Requester: "U1"}, []string{"U2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		thread core.Thread
+		user   string
+		want   bool
+	}{
+		{th, "U3", false}, // neither requester nor approver
+		{th, "U1", true},  // the requester takes their request back
+		{th, "U2", true},  // an approver
+		{thread("other"), "U3", true},
+	} {
+		if got := gb.MayStop(ctx, tt.thread, tt.user, nil); got != tt.want {
+			t.Errorf("another instance's MayStop(%s, %s) = %v, want %v", tt.thread.ID, tt.user, got, tt.want)
+		}
+	}
+	if _, err := ga.Close(ctx, g.Token, core.GateDenied); err != nil {
+		t.Fatal(err)
+	}
+	if !gb.MayStop(ctx, th, "U3", nil) {
+		t.Errorf("MayStop(U3) once the gate is decided = false, want true (no approval waits)")
+	}
+}
+
+// TestShareAcrossInstances: a person's messages, taken by two instances
+// in turn, count against one limit.
+func TestShareAcrossInstances(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.Database(t)
+	var limiters []*quota.Limiter
+	for range 2 {
+		l := quota.New(quota.Limits{PerMinute: 20}, nil)
+		l.Share(openURL(t, url, postgres.Options{}))
+		limiters = append(limiters, l)
+	}
+	for i := range 20 {
+		if d := limiters[i%2].Message(ctx, "web/alice", 10); d.Denied() {
+			t.Fatalf("message %d: Message = %+v, want allowed", i+1, d)
+		}
+	}
+	for i, l := range limiters {
+		if d := l.Message(ctx, "web/alice", 10); d.Limit != quota.LimitRate {
+			t.Errorf("message 21 on instance %d: Message = %+v, want the rate limit", i, d)
+		}
 	}
 }

@@ -45,6 +45,9 @@ func (db *DB) DeleteThread(ctx context.Context, t core.Thread) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM neo_delegations WHERE thread = $1 AND finished_ns IS NOT NULL`, t.Key()); err != nil {
 		return fmt.Errorf("postgres: delete the delegations of %s: %w", t.Key(), err)
 	}
+	if _, err := tx.Exec(ctx, `DELETE FROM neo_files WHERE thread = $1`, t.Key()); err != nil {
+		return fmt.Errorf("postgres: delete the files of %s: %w", t.Key(), err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres: delete %s: %w", t.Key(), err)
 	}

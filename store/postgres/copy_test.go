@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func TestCopyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if read != want || read.Threads != 3 || read.Entries != 6 || read.Pending != 2 || read.Memories != 3 || read.Ratings != 1 || read.Postures != 1 || read.MCPTokens != 1 {
+	if read != want || read.Threads != 3 || read.Entries != 6 || read.Pending != 2 || read.Memories != 3 || read.Ratings != 1 || read.Postures != 1 || read.MCPTokens != 1 || read.Files != 1 {
 		t.Errorf("copied %+v, the file holds %+v", read, want)
 	}
 
@@ -55,6 +56,13 @@ func TestCopyRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(af, at) {
 			t.Errorf("thread %s: copied archive %+v, want %+v", key, at, af)
 		}
+	}
+	// The web's titles and files come along.
+	if infos, err := to.Threads(ctx); err != nil || !slices.ContainsFunc(infos, func(i store.ThreadInfo) bool { return i.Title == "Deploy notes" }) {
+		t.Errorf("copied threads = %+v, %v; want thread b titled \"Deploy notes\"", infos, err)
+	}
+	if f, err := to.File(ctx, "file-1"); err != nil || f.Owner != "alice" || f.Thread != thread("a").Key() || string(f.Data) != "\x89PNG" {
+		t.Errorf("copied file = %+v, %v; want alice's cat.png in thread a", f, err)
 	}
 	// Numbering continues where the file left off.
 	if seq, err := to.AppendEntries(ctx, thread("a"), []byte("next")); err != nil || seq != 5 {
@@ -146,4 +154,6 @@ func fill(t *testing.T, db *store.DB, clock *coretest.Clock) {
 	must(db.AddUsage(ctx, []usage.Row{{Key: usage.Key{Day: "2026-05-01", Platform: "slack", Model: "m"}, Tokens: usage.Tokens{Calls: 2, Prompt: 10, Completion: 5}}}))
 	must(db.SaveRating(ctx, core.Rating{Thread: a, Turn: "Ev-done", User: "U1", At: clock.Now(), Reason: "wrong", Question: "q", Answer: "a"}))
 	must(db.SaveModelPosture(ctx, "m", "http://127.0.0.1:8000/v1/chat/completions", "yes"))
+	must(db.SetThreadTitle(ctx, b, "Deploy notes"))
+	must(db.PutFile(ctx, core.StoredFile{ID: "file-1", Owner: "alice", Thread: a.Key(), Name: "cat.png", MIMEType: "image/png", Data: []byte("\x89PNG"), At: clock.Now()}))
 }

@@ -18,8 +18,8 @@ var _ store.Sink = (*DB)(nil)
 // and archived entries, with their numbers and times.
 func (db *DB) PutThread(ctx context.Context, t store.ThreadDump) error {
 	return db.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO neo_threads (key, active_ns, last_seq, summary) VALUES ($1, $2, $3, $4)`,
-			t.Key, ns(t.Active), int64(t.LastSeq), t.Summary); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO neo_threads (key, active_ns, last_seq, summary, title) VALUES ($1, $2, $3, $4, $5)`,
+			t.Key, ns(t.Active), int64(t.LastSeq), t.Summary, nullText(t.Title)); err != nil {
 			return err
 		}
 		rows := make([][]any, 0, len(t.Entries)+len(t.Archived))
@@ -32,6 +32,14 @@ func (db *DB) PutThread(ctx context.Context, t store.ThreadDump) error {
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"neo_entries"}, []string{"thread", "seq", "at_ns", "archived", "data"}, pgx.CopyFromRows(rows))
 		return err
 	})
+}
+
+// nullText is s, or NULL for "".
+func nullText(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // PutInbound writes one journaled message from a dump; pending ones take
@@ -113,9 +121,10 @@ func (db *DB) Count(ctx context.Context) (store.Counts, error) {
 		(SELECT count(*) FROM neo_usage),
 		(SELECT count(*) FROM neo_ratings),
 		(SELECT count(*) FROM neo_model_postures),
-		(SELECT count(*) FROM neo_mcp_tokens)`).Scan(
+		(SELECT count(*) FROM neo_mcp_tokens),
+		(SELECT count(*) FROM neo_files)`).Scan(
 		&n.Threads, &n.Entries, &n.Inbound, &n.Pending, &n.Gates, &n.GateNodes, &n.Delegations, &n.Memories, &n.Usage,
-		&n.Ratings, &n.Postures, &n.MCPTokens)
+		&n.Ratings, &n.Postures, &n.MCPTokens, &n.Files)
 	if err != nil {
 		return store.Counts{}, fmt.Errorf("postgres: count %s: %w", db.name, err)
 	}

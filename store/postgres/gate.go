@@ -147,3 +147,31 @@ func gateNodeKey(g core.Gate) string {
 	}
 	return g.Binding
 }
+
+var _ core.ThreadGates = (*DB)(nil)
+
+// GatesIn returns the pending gates of thread t, wherever the turns
+// waiting on them run: a stop reaching this instance is checked against
+// them. Pending gates are few (one per waiting turn), so they are read
+// through the pending index and picked here.
+func (db *DB) GatesIn(ctx context.Context, t core.Thread) ([]core.Gate, error) {
+	rows, err := db.pool.Query(ctx, `SELECT body FROM neo_gates WHERE state = 'pending'`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read the pending gates of %s: %w", t.Key(), err)
+	}
+	raws, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read the pending gates of %s: %w", t.Key(), err)
+	}
+	var out []core.Gate
+	for _, raw := range raws {
+		g, err := decodeGate(raw)
+		if err != nil {
+			return nil, err
+		}
+		if g.Thread.Key() == t.Key() && g.State == core.GatePending {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}

@@ -62,7 +62,15 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (store.SweepStats, error
 			}
 			st.Calls = int(tag.RowsAffected())
 		}
-		return nil
+		// A share holding nothing (its allowance back in full, no bytes
+		// today) reads the same as no row.
+		day := now.UTC().Truncate(24 * time.Hour)
+		if _, err := tx.Exec(ctx, `DELETE FROM neo_shares WHERE tat_ns <= $1 AND day_ns < $2`, now.UnixNano(), day.UnixNano()); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, sweepFilesSQL, now.UnixNano(), int64(store.UploadTTL), int64(store.FileGrace))
+		st.Files = int(tag.RowsAffected())
+		return err
 	})
 	if err != nil {
 		return store.SweepStats{}, fmt.Errorf("postgres: sweep: %w", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/memory"
+	"github.com/neobot/neobot/core/quota"
 	"github.com/neobot/neobot/core/usage"
 	"github.com/neobot/neobot/store"
 )
@@ -40,6 +41,7 @@ type Backend interface {
 
 	memory.Store
 	usage.Store
+	quota.Store
 
 	// llm.Postures.
 	ModelPosture(ctx context.Context, model, endpoint string) (string, error)
@@ -48,6 +50,11 @@ type Backend interface {
 	// feedback.Store.
 	SaveRating(ctx context.Context, r core.Rating) error
 	Ratings(ctx context.Context, since time.Time) ([]core.Rating, error)
+
+	// The web's uploads and tools' files.
+	PutFile(ctx context.Context, f core.StoredFile) error
+	File(ctx context.Context, id string) (core.StoredFile, error)
+	SendFile(ctx context.Context, id, thread string) error
 
 	// The web's conversations: listed, renamed and deleted by their owner.
 	Threads(ctx context.Context) ([]store.ThreadInfo, error)
@@ -95,6 +102,8 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Usage", func(t *testing.T) { testUsage(t, open) })
 	t.Run("Postures", func(t *testing.T) { testPostures(t, open) })
 	t.Run("Ratings", func(t *testing.T) { testRatings(t, open) })
+	t.Run("Files", func(t *testing.T) { testFiles(t, open(t, epochClock().Now)) })
+	RunShares(t, func(t *testing.T) quota.Store { return open(t, epochClock().Now) })
 	RunSpends(t, func(t *testing.T) SpendBackend { return open(t, epochClock().Now) })
 	t.Run("SpendChain", func(t *testing.T) { testSpendChain(t, open(t, epochClock().Now)) })
 	t.Run("GatesSince", func(t *testing.T) { testGatesSince(t, open(t, epochClock().Now)) })

@@ -65,17 +65,23 @@ func RunSweep(t *testing.T, open SweepOpener) {
 		must(db.SaveRating(ctx, core.Rating{Thread: th, Turn: "E1", User: "U1", At: t0, Up: true, Question: "q", Answer: "a"}))
 	}
 
-	// Day 2: the dedupe key of the completed message has expired.
+	// A file sent in the old thread, and an upload never sent.
+	must(db.PutFile(ctx, core.StoredFile{ID: "f-old", Owner: "U1", Thread: old.Key(), Name: "a.txt", Data: []byte("a"), At: t0}))
+	must(db.PutFile(ctx, core.StoredFile{ID: "f-unsent", Owner: "U1", Name: "b.txt", Data: []byte("b"), At: t0}))
+
+	// Day 2: the dedupe key of the completed message has expired, and so
+	// has the upload never sent.
 	clock.Advance(2 * day)
 	st, err := db.Sweep(ctx, clock.Now())
-	if err != nil || st != (store.SweepStats{EventIDs: 1}) {
-		t.Fatalf("Sweep(day 2) = %+v, %v; want 1 event ID", st, err)
+	if err != nil || st != (store.SweepStats{EventIDs: 1, Files: 1}) {
+		t.Fatalf("Sweep(day 2) = %+v, %v; want 1 event ID and the upload never sent", st, err)
 	}
 	// Day 20: a fresh thread is active; the gate and the finished
 	// delegation are past the 7-day default.
 	clock.Advance(18 * day)
 	_, err = db.AppendEntries(ctx, fresh, []byte("y"))
 	must(err)
+	must(db.PutFile(ctx, core.StoredFile{ID: "f-fresh", Owner: "U1", Thread: fresh.Key(), Name: "c.txt", Data: []byte("c"), At: clock.Now()}))
 	st, err = db.Sweep(ctx, clock.Now())
 	if err != nil || st != (store.SweepStats{Gates: 1, Delegations: 1, Calls: 1}) {
 		t.Fatalf("Sweep(day 20) = %+v, %v; want 1 gate, 1 delegation, 1 ended call", st, err)
@@ -86,8 +92,13 @@ func RunSweep(t *testing.T, open SweepOpener) {
 	// Day 31: the old thread has been idle 31 days, the fresh one 11.
 	clock.Advance(11 * day)
 	st, err = db.Sweep(ctx, clock.Now())
-	if err != nil || st != (store.SweepStats{Threads: 1, Ratings: 1}) {
-		t.Fatalf("Sweep(day 31) = %+v, %v; want 1 thread and its rating", st, err)
+	if err != nil || st != (store.SweepStats{Threads: 1, Ratings: 1, Files: 1}) {
+		t.Fatalf("Sweep(day 31) = %+v, %v; want 1 thread, its rating and its file", st, err)
+	}
+	for id, want := range map[string]bool{"f-old": false, "f-unsent": false, "f-fresh": true} {
+		if _, err := db.File(ctx, id); (err == nil) != want {
+			t.Errorf("File(%s) after the sweeps = %v, want it kept: %v", id, err, want)
+		}
 	}
 	if rs, err := db.Ratings(ctx, time.Time{}); err != nil || len(rs) != 1 || rs[0].Thread != fresh {
 		t.Errorf("Ratings after the sweep = %+v, %v; want the fresh thread's alone", rs, err)

@@ -42,7 +42,7 @@ type Threads interface {
 // Stops decides who may stop a thread's turn: *core.Gates, which lets only
 // a turn's requester and approvers stop a turn waiting on an approval.
 type Stops interface {
-	MayStop(t core.Thread, user string, roles []string) bool
+	MayStop(ctx context.Context, t core.Thread, user string, roles []string) bool
 }
 
 // Admins is implemented by a Platform whose administrators may stop any
@@ -198,7 +198,7 @@ func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Ou
 		return m, Refused
 	}
 	if k.Quota != nil {
-		if d := k.Quota.Message(userKey(*in), len(in.Text)); d.Denied() {
+		if d := k.Quota.Message(ctx, userKey(*in), len(in.Text)); d.Denied() {
 			m.Denial = d
 			if d.First { // once per run of refusals: a flood must not flood the log or the chat
 				k.Log.Info().Str("thread", in.Thread.Key()).Str("user", in.User).Str("limit", d.Limit).Msg("intake: a user over their share")
@@ -243,17 +243,23 @@ func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Ou
 // quota. A stop has an allowance of its own, so it gets through the
 // author's own flood; stops are still counted, as each is journaled.
 func userKey(in core.Inbound) string {
-	k := in.Thread.Platform + "/" + in.Thread.Workspace + "/" + in.User
+	k := UserKey(in.Thread.Platform, in.Thread.Workspace, in.User)
 	if core.IsStop(in.Text) {
 		k += "#stop"
 	}
 	return k
 }
 
+// UserKey names a person across platforms and workspaces, for the quota:
+// what else they send (a web upload) counts in the same share.
+func UserKey(platform, workspace, user string) string {
+	return platform + "/" + workspace + "/" + user
+}
+
 // mayStop reports whether in's author may stop the turn of in's thread:
 // Stops allows it, or the platform's admins include them.
 func (k *Intake) mayStop(ctx context.Context, in core.Inbound, p Platform) bool {
-	if k.Stops == nil || k.Stops.MayStop(in.Thread, in.User, in.Roles) {
+	if k.Stops == nil || k.Stops.MayStop(ctx, in.Thread, in.User, in.Roles) {
 		return true
 	}
 	a, ok := p.(Admins)
