@@ -51,6 +51,8 @@ var (
 	bucketPostures    = []byte("model_postures")
 	bucketRatings     = []byte("ratings")
 	bucketMCPTokens   = []byte("mcp_tokens")
+	// bucketSlackInstalls holds sealed "Add to Slack" installations.
+	bucketSlackInstalls = []byte("slack_installs")
 
 	keySchema = []byte("schema")
 )
@@ -59,7 +61,7 @@ var allBuckets = [][]byte{
 	bucketMeta, bucketThreads, bucketInbound, bucketPending, bucketGates,
 	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
 	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls, bucketPostures,
-	bucketRatings, bucketMCPTokens,
+	bucketRatings, bucketMCPTokens, bucketSlackInstalls,
 }
 
 // ErrLocked reports that another process holds the database file.

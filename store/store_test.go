@@ -39,6 +39,10 @@ func TestMCPTokens(t *testing.T) {
 	storetest.RunMCPTokens(t, func(t *testing.T) storetest.MCPTokens { return openTemp(t, store.Options{}) })
 }
 
+func TestSlackInstalls(t *testing.T) {
+	storetest.RunSlackInstalls(t, func(t *testing.T) storetest.SlackInstalls { return openTemp(t, store.Options{}) })
+}
+
 // TestLedgerErrorsSayWhich checks that ledger failures are wrapped with the
 // store and the delegation they concern, and still match core.ErrNotFound.
 func TestLedgerErrorsSayWhich(t *testing.T) {

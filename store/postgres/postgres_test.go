@@ -48,6 +48,10 @@ func TestMCPTokens(t *testing.T) {
 	storetest.RunMCPTokens(t, func(t *testing.T) storetest.MCPTokens { return open(t, postgres.Options{}) })
 }
 
+func TestSlackInstalls(t *testing.T) {
+	storetest.RunSlackInstalls(t, func(t *testing.T) storetest.SlackInstalls { return open(t, postgres.Options{}) })
+}
+
 func TestSweep(t *testing.T) {
 	storetest.RunSweep(t, func(t *testing.T, now func() time.Time, ret store.Retention) storetest.Sweeper {
 		return open(t, postgres.Options{Now: now, Retention: ret})
