@@ -137,6 +137,7 @@ type Server struct {
 	via        int               // deliver through this connection (Via), 0: spread
 	spread     *rand.Rand        // picks a connection for each delivery
 	httpMode   *httpTarget
+	oauth      oauthState               // "Add to Slack": codes and bot tokens issued (install.go)
 	stalls     map[string]chan struct{} // Stall: method -> closed when its call arrives
 	gone       chan struct{}            // closed by Close: stalled calls end
 	closed     bool
@@ -186,6 +187,7 @@ func newServer(tls bool) *Server {
 	mux.HandleFunc("POST /upload/{id}", s.serveUpload)
 	mux.HandleFunc("/response/{id}", s.serveResponseURL)
 	mux.HandleFunc("/socket", s.serveSocket)
+	mux.HandleFunc("GET /oauth/v2/authorize", s.serveAuthorize)
 	s.srv = httptest.NewUnstartedServer(mux)
 	if tls {
 		s.srv.StartTLS()
@@ -424,6 +426,12 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 	}
 	if s.assistantOff && strings.HasPrefix(method, "assistant.threads.") {
 		return fail("access_denied")
+	}
+	if method == "oauth.v2.access" {
+		return s.oauthAccessLocked(p, token)
+	}
+	if resp := s.tokenLocked(method, token); resp != nil {
+		return resp
 	}
 	if refusal := checkCall(method, p, token); refusal != "" {
 		return fail(refusal)
