@@ -94,6 +94,13 @@ type Config struct {
 	SlackAllowChannels []string
 	SlackAllowUsers    []string
 	SlackMaxFileBytes  int
+	// SlackClientID, SlackClientSecret and SlackRedirectURL distribute
+	// Neo: "Add to Slack" installs it in any workspace (adapters/slack
+	// Workspaces); SlackAuthorizeURL is Slack's authorize page.
+	SlackClientID     string
+	SlackClientSecret Secret
+	SlackRedirectURL  string
+	SlackAuthorizeURL string
 
 	CPUProfile  string
 	HeapProfile string
@@ -297,6 +304,10 @@ func settings() []setting {
 		{env: "SLACK_SPEND_CHANNELS", flag: "slack-spend-channels", usage: "channel IDs where spends may be asked for (comma-separated); with SLACK_SPEND_USERS, both must match", set: list(func(c *Config) *[]string { return &c.SlackSpendChannels })},
 		{env: "SLACK_ALLOW_CHANNELS", flag: "slack-allow-channels", usage: "only answer in these channel IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.SlackAllowChannels })},
 		{env: "SLACK_ALLOW_USERS", flag: "slack-allow-users", usage: "only answer these user IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.SlackAllowUsers })},
+		{env: "SLACK_CLIENT_ID", flag: "slack-client-id", usage: "the Slack app's Client ID (Basic Information > App Credentials); set, with SLACK_CLIENT_SECRET, SLACK_SIGNING_SECRET, SLACK_REDIRECT_URL and NEO_SECRET_KEY and without SLACK_BOT_TOKEN, to let any workspace add Neo from /slack/install on SLACK_LISTEN_ADDR (events over HTTP; docs/slack.md)", set: str(func(c *Config) *string { return &c.SlackClientID })},
+		{env: "SLACK_CLIENT_SECRET", secret: true, usage: "the Slack app's Client Secret, which exchanges an install's code for the workspace's bot token (with SLACK_CLIENT_ID)", set: secret(func(c *Config) *Secret { return &c.SlackClientSecret })},
+		{env: "SLACK_REDIRECT_URL", flag: "slack-redirect-url", usage: "public https address of the install callback, such as https://neo.example.com/slack/oauth/callback; the same URL goes under OAuth & Permissions > Redirect URLs (with SLACK_CLIENT_ID)", set: str(func(c *Config) *string { return &c.SlackRedirectURL })},
+		{env: "SLACK_AUTHORIZE_URL", flag: "slack-authorize-url", def: "https://slack.com/oauth/v2/authorize", usage: "Slack's authorize page the Add to Slack button opens (GovSlack, tests)", set: str(func(c *Config) *string { return &c.SlackAuthorizeURL })},
 		{env: "SLACK_MAX_FILE_BYTES", flag: "slack-max-file-bytes", def: "262144", usage: "largest text attachment offered to Neo", set: count(func(c *Config) *int { return &c.SlackMaxFileBytes })},
 		{env: "DISCORD_BOT_TOKEN", secret: true, usage: "Discord bot token (Developer Portal > Bot); set to run in Discord (with or without Slack)", set: secret(func(c *Config) *Secret { return &c.DiscordBotToken })},
 		{env: "DISCORD_API_URL", flag: "discord-api-url", def: "https://discord.com", usage: "Discord base URL for REST and gateway discovery (a proxy, tests)", set: str(func(c *Config) *string { return &c.DiscordAPIURL })},
@@ -483,6 +494,7 @@ func (c *Config) validate() error {
 		{"NEO_LLM_BASE_URL", c.LLMBaseURL}, {"NEO_CHEAP_LLM_BASE_URL", c.CheapLLMBaseURL}, {"MATRIX_GATEWAY_URL", c.GatewayURL},
 		{"NEO_DAEMON_URL", c.DaemonURL}, {"SLACK_API_URL", c.SlackAPIURL},
 		{"DISCORD_API_URL", c.DiscordAPIURL}, {"NEO_PUBLIC_URL", c.PublicURL},
+		{"SLACK_REDIRECT_URL", c.SlackRedirectURL}, {"SLACK_AUTHORIZE_URL", c.SlackAuthorizeURL},
 	} {
 		if u.v == "" {
 			continue
@@ -508,7 +520,8 @@ func (c *Config) validate() error {
 	if c.SlackBotToken != "" && !strings.HasPrefix(string(c.SlackBotToken), "xoxb-") {
 		bad("SLACK_BOT_TOKEN", "must start with xoxb- (the Bot User OAuth Token from OAuth & Permissions)")
 	}
-	if c.SlackBotToken == "" && (c.SlackAppToken != "" || c.SlackSigningSecret != "") {
+	c.checkSlackDistribution(bad)
+	if c.SlackBotToken == "" && c.SlackClientID == "" && (c.SlackAppToken != "" || c.SlackSigningSecret != "") {
 		bad("SLACK_BOT_TOKEN", "is not set, but SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is: Slack is half configured. Set the Bot User OAuth Token (xoxb-..., OAuth & Permissions), or unset the others to run without Slack")
 	}
 	switch c.SlackMode {
@@ -592,6 +605,29 @@ func (c *Config) cheapEndpoint() modelEndpoint {
 }
 
 // requireModel is the check for commands that talk to a model.
+// checkSlackDistribution checks the settings of "Add to Slack": all of
+// them, or none.
+func (c *Config) checkSlackDistribution(bad func(env, format string, a ...any)) {
+	if c.SlackClientID == "" {
+		if c.SlackClientSecret != "" || c.SlackRedirectURL != "" {
+			bad("SLACK_CLIENT_ID", "is not set, but SLACK_CLIENT_SECRET or SLACK_REDIRECT_URL is: set the app's Client ID (Basic Information > App Credentials) to let workspaces add Neo, or unset the others")
+		}
+		return
+	}
+	switch {
+	case c.SlackBotToken != "":
+		bad("SLACK_BOT_TOKEN", "is set with SLACK_CLIENT_ID: a bot token serves one workspace, while SLACK_CLIENT_ID lets workspaces add Neo and keeps each one's token in the store; unset one of them")
+	case c.SlackClientSecret == "":
+		bad("SLACK_CLIENT_SECRET", "is required with SLACK_CLIENT_ID (Basic Information > App Credentials > Client Secret)")
+	case c.SlackSigningSecret == "":
+		bad("SLACK_SIGNING_SECRET", "is required with SLACK_CLIENT_ID: installed workspaces send events over HTTP, signed with it (Basic Information > Signing Secret)")
+	case c.SlackRedirectURL == "":
+		bad("SLACK_REDIRECT_URL", "is required with SLACK_CLIENT_ID: the public address of the install callback, such as https://neo.example.com/slack/oauth/callback")
+	case c.SecretKey == "":
+		bad("NEO_SECRET_KEY", "is required with SLACK_CLIENT_ID: it seals each workspace's bot token in the store (openssl rand -hex 32)")
+	}
+}
+
 func (c *Config) requireModel() error {
 	if c.Model == "" {
 		return errors.New("NEO_MODEL: is empty; set the model to talk to, e.g. NEO_MODEL=gpt-4.1 with OPENAI_API_KEY, or NEO_MODEL=llama3.1 with NEO_LLM_BASE_URL=http://localhost:11434/v1")
@@ -602,7 +638,7 @@ func (c *Config) requireModel() error {
 // secrets returns every credential, for the log scrubber.
 func (c *Config) secrets() []Secret {
 	return []Secret{c.LLMAPIKey, c.CheapLLMAPIKey, c.FireworksKey, c.TogetherKey, c.OpenCodeKey, c.OpenAIKey,
-		c.GatewayToken, c.DaemonToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken, c.AdminToken, c.SecretKey}
+		c.GatewayToken, c.DaemonToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.SlackClientSecret, c.DiscordBotToken, c.AdminToken, c.SecretKey}
 }
 
 // printSettings writes the settings table, for `neobot help config`; with

@@ -37,6 +37,10 @@ var (
 	_ conversation.Platform      = (*slack.Adapter)(nil)
 	_ core.Preparer              = (*slack.Adapter)(nil)
 	_ conversation.Tidier        = (*slack.Adapter)(nil)
+	_ conversation.Platform      = (*slack.Workspaces)(nil)
+	_ core.Preparer              = (*slack.Workspaces)(nil)
+	_ conversation.Tidier        = (*slack.Workspaces)(nil)
+	_ conversation.Redeliverer   = (*slack.Workspaces)(nil)
 	_ conversation.Tidier        = (*discord.Adapter)(nil)
 	_ conversation.Platform      = (*discord.Adapter)(nil)
 	_ conversation.Platform      = (*web.Adapter)(nil)
@@ -57,5 +61,7 @@ var (
 var (
 	_ mcp.TokenStore = (*store.DB)(nil)
 	_ mcp.TokenStore = (*postgres.DB)(nil)
+	_ slack.Installs = (*store.DB)(nil)
+	_ slack.Installs = (*postgres.DB)(nil)
 	_ logins         = (*tools.Surface)(nil)
 )
