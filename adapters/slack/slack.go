@@ -139,6 +139,11 @@ type Adapter struct {
 	// ([Workspaces]): its events come through the Workspaces' listener,
 	// and an org-wide installation's serve every workspace of the org.
 	routed bool
+	// serving is held (read) by each request a routed adapter handles, and
+	// taken for good once its Run ends, so no request queues work after
+	// Run has waited for it; retired is set then.
+	serving sync.RWMutex
+	retired bool
 	// silence is how long a Socket Mode connection may stay silent before
 	// it is replaced (socketSilence; tests shorten it).
 	silence time.Duration
@@ -281,6 +286,9 @@ func (a *Adapter) Run(ctx context.Context) error {
 	if a.routed {
 		a.up.Store(true)
 		<-ctx.Done()
+		a.serving.Lock()
+		a.retired = true
+		a.serving.Unlock()
 		return nil
 	}
 	if a.opts.Mode == ModeHTTP {

@@ -175,11 +175,9 @@ func (ws *Workspaces) serveSlack(w http.ResponseWriter, r *http.Request) {
 		if cb.Enterprise != nil {
 			rt.enterprise = cmp.Or(rt.enterprise, cb.Enterprise.ID)
 		}
-		if a := ws.adapter(ctx, rt); a != nil {
-			a.serveInteraction(w, r, body)
-			return
+		if !ws.serve(ctx, rt, func(a *Adapter) { a.serveInteraction(w, r, body) }) {
+			w.WriteHeader(http.StatusOK)
 		}
-		w.WriteHeader(http.StatusOK)
 		return
 	}
 	var cb struct {
@@ -224,11 +222,41 @@ func (ws *Workspaces) serveSlack(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	if a := ws.adapter(ctx, rt); a != nil {
-		a.serveEvent(w, r, body)
-		return
+	if !ws.serve(ctx, rt, func(a *Adapter) { a.serveEvent(w, r, body) }) {
+		w.WriteHeader(http.StatusOK) // acked: Slack would only retry it
 	}
-	w.WriteHeader(http.StatusOK) // acked: Slack would only retry it
+}
+
+// serve hands a request to the adapter of the installation rt names, and
+// reports whether there was one. An adapter stopping (a reinstall
+// replaced its token) gives way to the next.
+func (ws *Workspaces) serve(ctx context.Context, rt route, handle func(a *Adapter)) bool {
+	for range 2 {
+		a := ws.adapter(ctx, rt)
+		if a == nil {
+			return false
+		}
+		a.serving.RLock()
+		if !a.retired {
+			defer a.serving.RUnlock()
+			handle(a)
+			return true
+		}
+		a.serving.RUnlock()
+		ws.dropRetired(a)
+	}
+	return false
+}
+
+// dropRetired removes a, whose Run has ended, from the adapters running.
+func (ws *Workspaces) dropRetired(a *Adapter) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for key, w := range ws.live {
+		if w.a == a {
+			delete(ws.live, key)
+		}
+	}
 }
 
 // adapter returns the running adapter of the installation rt names,
