@@ -108,6 +108,14 @@ func (e *distEnv) install(in slacktest.Installer) (int, string) {
 	e.t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
+	resp, err := c.Get(e.url + InstallPath)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
+		e.t.Errorf("install page Content-Security-Policy = %q, want no framing", csp)
+	}
 	status, page := get(e.t, c, e.url+InstallPath)
 	m := addLink.FindStringSubmatch(page)
 	if status != http.StatusOK || m == nil {
