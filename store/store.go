@@ -53,6 +53,8 @@ var (
 	bucketMCPTokens   = []byte("mcp_tokens")
 	// bucketSlackInstalls holds sealed "Add to Slack" installations.
 	bucketSlackInstalls = []byte("slack_installs")
+	// bucketPlaces holds every version of every place's settings.
+	bucketPlaces = []byte("place_settings")
 
 	keySchema = []byte("schema")
 )
@@ -61,7 +63,7 @@ var allBuckets = [][]byte{
 	bucketMeta, bucketThreads, bucketInbound, bucketPending, bucketGates,
 	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
 	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls, bucketPostures,
-	bucketRatings, bucketMCPTokens, bucketSlackInstalls,
+	bucketRatings, bucketMCPTokens, bucketSlackInstalls, bucketPlaces,
 }
 
 // ErrLocked reports that another process holds the database file.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/governance"
 	"github.com/neobot/neobot/store"
 	"github.com/neobot/neobot/store/storetest"
 )
@@ -41,6 +42,10 @@ func TestMCPTokens(t *testing.T) {
 
 func TestSlackInstalls(t *testing.T) {
 	storetest.RunSlackInstalls(t, func(t *testing.T) storetest.SlackInstalls { return openTemp(t, store.Options{}) })
+}
+
+func TestPlaceSettings(t *testing.T) {
+	storetest.RunPlaceSettings(t, func(t *testing.T) governance.Store { return openTemp(t, store.Options{}) })
 }
 
 // TestLedgerErrorsSayWhich checks that ledger failures are wrapped with the

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/governance"
 	"github.com/neobot/neobot/store"
 	"github.com/neobot/neobot/store/postgres"
 	"github.com/neobot/neobot/store/postgres/pgtest"
@@ -50,6 +51,10 @@ func TestMCPTokens(t *testing.T) {
 
 func TestSlackInstalls(t *testing.T) {
 	storetest.RunSlackInstalls(t, func(t *testing.T) storetest.SlackInstalls { return open(t, postgres.Options{}) })
+}
+
+func TestPlaceSettings(t *testing.T) {
+	storetest.RunPlaceSettings(t, func(t *testing.T) governance.Store { return open(t, postgres.Options{}) })
 }
 
 func TestSweep(t *testing.T) {
