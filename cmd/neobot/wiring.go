@@ -9,6 +9,7 @@ import (
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/conversation"
 	"github.com/neobot/neobot/core/delegate"
+	"github.com/neobot/neobot/core/governance"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/memory"
@@ -61,7 +62,14 @@ var (
 var (
 	_ mcp.TokenStore = (*store.DB)(nil)
 	_ mcp.TokenStore = (*postgres.DB)(nil)
-	_ slack.Installs = (*store.DB)(nil)
-	_ slack.Installs = (*postgres.DB)(nil)
 	_ logins         = (*tools.Surface)(nil)
+)
+
+// Both stores keep Slack installations, sealed, and every version of
+// each place's settings.
+var (
+	_ slack.Installs   = (*store.DB)(nil)
+	_ slack.Installs   = (*postgres.DB)(nil)
+	_ governance.Store = (*store.DB)(nil)
+	_ governance.Store = (*postgres.DB)(nil)
 )
