@@ -53,7 +53,7 @@ func (s *memInstalls) has(key string) bool {
 
 // distEnv is a distributed Neo against one fake Slack of many workspaces.
 type distEnv struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	slack *slacktest.Server
 	ws    *Workspaces
@@ -62,7 +62,7 @@ type distEnv struct {
 	url   string // the listener's base URL
 }
 
-func startWorkspaces(t *testing.T) *distEnv {
+func startWorkspaces(t testing.TB) *distEnv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
@@ -125,7 +125,7 @@ func (e *distEnv) install(in slacktest.Installer) (int, string) {
 	return get(e.t, c, html.UnescapeString(m[1]))
 }
 
-func get(t *testing.T, c *http.Client, u string) (int, string) {
+func get(t testing.TB, c *http.Client, u string) (int, string) {
 	t.Helper()
 	resp, err := c.Get(u)
 	if err != nil {
