@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,7 +64,8 @@ func NewWorkspaces(opts Options) (*Workspaces, error) {
 	switch {
 	case opts.ClientID == "" || opts.ClientSecret == "":
 		return nil, errors.New("slack: SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (Basic Information > App Credentials) must both be set to distribute Neo")
-	case err != nil || redirect.Scheme != "https" && redirect.Scheme != "http" || redirect.Host == "" || redirect.Path == "":
+	case err != nil || redirect.Scheme != "https" && redirect.Scheme != "http" || redirect.Host == "" ||
+		slices.Contains([]string{"", "/", InstallPath, "/slack/events", "/slack/interactive"}, redirect.Path):
 		return nil, errors.New("slack: SLACK_REDIRECT_URL must be the public address of Neo's install callback, such as https://neo.example.com/slack/oauth/callback (the same under OAuth & Permissions > Redirect URLs)")
 	case opts.SigningSecret == "":
 		return nil, errors.New("slack: distributing Neo needs SLACK_SIGNING_SECRET (Basic Information > App Credentials): events come over HTTP")

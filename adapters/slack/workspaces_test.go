@@ -295,3 +295,32 @@ func jarWith(u *url.URL, nonce string) http.CookieJar {
 	jar.SetCookies(u, []*http.Cookie{{Name: stateCookie, Value: nonce, Path: u.Path}})
 	return jar
 }
+
+func TestNewWorkspacesRefuses(t *testing.T) {
+	good := Options{ClientID: "1.2", ClientSecret: "s", RedirectURL: "https://neo.example/slack/oauth/callback", SigningSecret: "s",
+		SecretKey: make([]byte, 32), Installs: &memInstalls{}, Hub: intaketest.NewHub(intaketest.NewThreads())}
+	tests := []struct {
+		name string
+		edit func(*Options)
+		want string
+	}{
+		{"no secret", func(o *Options) { o.ClientSecret = "" }, "SLACK_CLIENT_SECRET"},
+		{"callback on the events path", func(o *Options) { o.RedirectURL = "https://neo.example/slack/events" }, "SLACK_REDIRECT_URL"},
+		{"callback at the root", func(o *Options) { o.RedirectURL = "https://neo.example/" }, "SLACK_REDIRECT_URL"},
+		{"no signing secret", func(o *Options) { o.SigningSecret = "" }, "SLACK_SIGNING_SECRET"},
+		{"no key", func(o *Options) { o.SecretKey = nil }, "NEO_SECRET_KEY"},
+		{"a bot token too", func(o *Options) { o.BotToken = "xoxb-1" }, "SLACK_BOT_TOKEN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := good
+			tt.edit(&o)
+			if _, err := NewWorkspaces(o); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("NewWorkspaces = %v, want an error naming %s", err, tt.want)
+			}
+		})
+	}
+	if _, err := NewWorkspaces(good); err != nil {
+		t.Errorf("NewWorkspaces(good) = %v", err)
+	}
+}
