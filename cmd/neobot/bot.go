@@ -62,6 +62,11 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	if err != nil {
 		return err
 	}
+	stopGovern, err := governPlaces(ctx, a.db, a.skills, log.With().Str("component", "governance").Logger())
+	if err != nil {
+		return err
+	}
+	defer stopGovern()
 	if err := cfg.spendAuthority(cfg.DaemonURL != "" || a.surface.HasSpendTools()); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}

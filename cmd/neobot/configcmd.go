@@ -257,8 +257,18 @@ func setPlace(ctx context.Context, s governance.Store, place, by string, fields 
 	for _, d := range settingsDiff(v.Before, v.Settings) {
 		fmt.Fprintf(w, "  %s\n", d)
 	}
-	fmt.Fprintln(w, "Turns do not use stored place settings yet: the settings file still decides (docs/governance.md).")
+	fmt.Fprintln(w, placeApplies(v.Before, v.Settings))
 	return nil
+}
+
+// placeApplies says when a change takes effect, and what of it does not
+// yet.
+func placeApplies(before, after governance.Settings) string {
+	msg := "Skill, instructions and spend apply from the next turn: at once on every instance sharing NEO_DATABASE_URL, or when neobot next starts on NEO_DB_PATH."
+	if before.Model != after.Model || before.DailyTokens != after.DailyTokens || !slices.Equal(before.Approvers, after.Approvers) {
+		msg += " Model, daily_tokens and approvers are recorded, but turns do not use them yet (docs/governance.md)."
+	}
+	return msg
 }
 
 // fieldEdit reads one FIELD=VALUE argument of config set.

@@ -4,7 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core/llm/llmtest"
 )
 
 // TestConfigPlaces: `neobot config set` records versions of a place's
@@ -30,7 +35,7 @@ func TestConfigPlaces(t *testing.T) {
 				return out
 			}
 			if out := must("set", "--by", "slack:T1/UALICE", "slack:T1/C1", "skill=reader", "approvers=UCAROL"); !strings.Contains(out, "Recorded version 1") ||
-				!strings.Contains(out, `skill: (the file's) → "reader"`) || !strings.Contains(out, "do not use stored place settings yet") {
+				!strings.Contains(out, `skill: (the file's) → "reader"`) || !strings.Contains(out, "apply from the next turn") || !strings.Contains(out, "approvers are recorded, but turns do not use them yet") {
 				t.Errorf("first set said:\n%s", out)
 			}
 			exported := filepath.Join(t.TempDir(), "places.json")
@@ -65,5 +70,79 @@ func TestConfigPlaces(t *testing.T) {
 				t.Errorf("export =\n%s\nwant slack:T1/C1 at version 2 with its approvers", out)
 			}
 		})
+	}
+}
+
+// TestConfigSetAppliesOnEveryInstance: a channel's instructions and skill
+// changed with `neobot config set` against the shared PostgreSQL apply to
+// the next turn on both of two running instances, without a restart.
+func TestConfigSetAppliesOnEveryInstance(t *testing.T) {
+	w := newClusterWorld(t)
+	w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+		"reader": map[string]any{"instructions": "You only read.", "side_effects": map[string]string{"read": "allow"}},
+	}})
+	var mu sync.Mutex
+	systems := map[string][]string{} // model (one per instance) -> system blocks of its turns
+	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		mu.Lock()
+		systems[r.Model] = append(systems[r.Model], r.Messages[0].Content)
+		mu.Unlock()
+		return llmtest.Text("Ahoy.")
+	})
+	w.env["NEO_MODEL"] = "test-main-1"
+	p1 := w.start(t, 1)
+	w.env["NEO_MODEL"] = "test-main-2"
+	p2 := w.start(t, 2)
+
+	w.slack.Via(1)
+	before := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hello"})
+	w.answerIn(t, "C0GENERAL", before.TS, "Ahoy.")
+
+	out, errOut, err := run(t, w.env, "", "config", "set", "--by", "cli:ops", "slack:"+slacktest.TeamID+"/C0GENERAL",
+		"skill=reader", "instructions=Answer like a pirate.")
+	if err != nil {
+		t.Fatalf("config set = %v\n%s%s", err, out, errOut)
+	}
+	for _, p := range []*process{p1, p2} {
+		waitOutput(t, p, "governance: stored place settings changed")
+	}
+	for n := 1; n <= 2; n++ {
+		w.slack.Via(n)
+		d := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hello again"})
+		w.answerIn(t, "C0GENERAL", d.TS, "Ahoy.")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if first := systems["test-main-1"]; len(first) == 0 || strings.Contains(first[0], "pirate") {
+		t.Errorf("the turn before the change was told %q", first)
+	}
+	for _, model := range []string{"test-main-1", "test-main-2"} {
+		turns := systems[model]
+		if len(turns) == 0 {
+			t.Errorf("instance %s ran no turn after the change", model)
+			continue
+		}
+		last := turns[len(turns)-1]
+		if !strings.Contains(last, "You only read.") || !strings.Contains(last, "Answer like a pirate.") {
+			t.Errorf("instance %s's turn after the change was told:\n%s\nwant the reader skill's instructions and the channel's", model, last)
+		}
+	}
+}
+
+// waitOutput waits until p has written want.
+func waitOutput(t *testing.T, p *process, want string) {
+	t.Helper()
+	ctx := waitCtx(t)
+	for !strings.Contains(p.output.String(), want) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("neobot never wrote %q:\n%s", want, p.output.String())
+		case <-p.done:
+			t.Fatalf("neobot stopped before writing %q:\n%s", want, p.output.String())
+		case <-time.After(10 * time.Millisecond): // polling the process's output, not timing it
+		}
 	}
 }

@@ -11,7 +11,9 @@ import (
 )
 
 // memStore is an in-memory governance.Store.
-type memStore struct{ versions map[string][]governance.Version }
+type memStore struct {
+	versions map[string][]governance.Version
+}
 
 func (m *memStore) PlaceSettings(_ context.Context, place string) (governance.Version, error) {
 	vs := m.versions[place]

@@ -12,6 +12,9 @@ import (
 	"github.com/neobot/neobot/core/governance"
 )
 
+// ChannelPlaces carries a place whose settings changed (core/governance).
+const ChannelPlaces = "neo_places"
+
 // PlaceSettings returns place's newest settings; Number 0 when never set.
 func (db *DB) PlaceSettings(ctx context.Context, place string) (governance.Version, error) {
 	var raw []byte
@@ -49,6 +52,12 @@ func (db *DB) SetPlaceSettings(ctx context.Context, v governance.Version) error 
 		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "23505" {
 			return governance.ErrConflict // the same version, written meanwhile
 		}
+		if err != nil {
+			return err
+		}
+		// Sent with the commit: every instance applies the change to its
+		// next turn.
+		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", ChannelPlaces, v.Place)
 		return err
 	})
 	if err != nil {
