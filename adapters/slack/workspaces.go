@@ -41,6 +41,7 @@ type Workspaces struct {
 	callbackPath string
 	now          func() time.Time
 	refusals     logEvery
+	strays       logEvery // events of workspaces without an installation
 	up           atomic.Bool
 
 	mu      sync.Mutex
@@ -103,6 +104,7 @@ func NewWorkspaces(opts Options) (*Workspaces, error) {
 		live: map[string]*workspace{}, teams: map[string]string{},
 	}
 	ws.refusals.interval = 10 * time.Second
+	ws.strays.interval = time.Minute
 	return ws, nil
 }
 
@@ -276,8 +278,9 @@ func (ws *Workspaces) adapter(ctx context.Context, rt route) *Adapter {
 	if err != nil {
 		if !errors.Is(err, errNotInstalled) {
 			ws.log.Warn().Err(err).Str("team", rt.team).Msg("slack: cannot load the workspace's installation")
-		} else {
-			ws.log.Debug().Str("team", rt.team).Msg("slack: an event for a workspace Neo is not installed in")
+		} else if n, ok := ws.strays.Allow(ws.now()); ok {
+			ws.log.Info().Str("team", rt.team).Str("enterprise", rt.enterprise).Int("suppressed", n).
+				Msg("slack: an event for a workspace Neo is not installed in (acknowledged, not answered)")
 		}
 		return nil
 	}
