@@ -75,6 +75,9 @@ type Sink interface {
 	// PutFile stores an upload or a tool's file, with its owner and
 	// thread.
 	PutFile(ctx context.Context, f core.StoredFile) error
+	// PutSlackInstall stores a Slack installation, still sealed, like
+	// PutMCPToken.
+	PutSlackInstall(ctx context.Context, key string, sealed []byte) error
 }
 
 // Counts is how many records of each kind a store holds: what a copy
@@ -93,6 +96,9 @@ type Counts struct {
 	Postures    int `json:"postures"`
 	MCPTokens   int `json:"mcp_tokens"`
 	Files       int `json:"files"`
+	// SlackInstalls counts Slack installations and the links of an
+	// org-wide one to its workspaces.
+	SlackInstalls int `json:"slack_installs"`
 }
 
 // Export writes everything the store holds to sink, from one read
@@ -109,7 +115,12 @@ func (db *DB) Export(ctx context.Context, sink Sink) (Counts, error) {
 			func(tx *bolt.Tx) error { return exportUsage(ctx, tx, sink, &n) },
 			func(tx *bolt.Tx) error { return exportRatings(ctx, tx, sink, &n) },
 			func(tx *bolt.Tx) error { return exportPostures(ctx, tx, sink, &n) },
-			func(tx *bolt.Tx) error { return exportMCPTokens(ctx, tx, sink, &n) },
+			func(tx *bolt.Tx) error {
+				return exportSealed(ctx, tx.Bucket(bucketMCPTokens), sink.PutMCPToken, &n.MCPTokens, "mcp token")
+			},
+			func(tx *bolt.Tx) error {
+				return exportSealed(ctx, tx.Bucket(bucketSlackInstalls), sink.PutSlackInstall, &n.SlackInstalls, "slack install")
+			},
 			func(tx *bolt.Tx) error { return exportFiles(ctx, tx, sink, &n) },
 		}
 		for _, step := range steps {
@@ -301,11 +312,13 @@ func exportPostures(ctx context.Context, tx *bolt.Tx, sink Sink, n *Counts) erro
 	})
 }
 
-func exportMCPTokens(ctx context.Context, tx *bolt.Tx, sink Sink, n *Counts) error {
-	return tx.Bucket(bucketMCPTokens).ForEach(func(k, v []byte) error {
-		n.MCPTokens++
-		if err := sink.PutMCPToken(ctx, string(k), bytes.Clone(v)); err != nil {
-			return fmt.Errorf("mcp token %s: %w", k, err)
+// exportSealed copies every sealed value of b to put, as it is, counting
+// them in n.
+func exportSealed(ctx context.Context, b *bolt.Bucket, put func(ctx context.Context, key string, sealed []byte) error, n *int, what string) error {
+	return b.ForEach(func(k, v []byte) error {
+		*n++
+		if err := put(ctx, string(k), bytes.Clone(v)); err != nil {
+			return fmt.Errorf("%s %s: %w", what, k, err)
 		}
 		return nil
 	})
@@ -358,6 +371,7 @@ func (db *DB) Count(ctx context.Context) (Counts, error) {
 		if b := tx.Bucket(bucketFiles); b != nil { // nil in a file from before files were kept
 			n.Files = b.Stats().KeyN
 		}
+		n.SlackInstalls = tx.Bucket(bucketSlackInstalls).Stats().KeyN
 		return nil
 	})
 	if err != nil {

@@ -60,6 +60,10 @@ var (
 	bucketMCPTokens   = []byte("mcp_tokens")
 	bucketShares      = []byte("shares")
 	bucketFiles       = []byte("files")
+	// bucketSlackInstalls holds sealed "Add to Slack" installations.
+	bucketSlackInstalls = []byte("slack_installs")
+	// bucketPlaces holds every version of every place's settings.
+	bucketPlaces = []byte("place_settings")
 
 	keySchema = []byte("schema")
 )
@@ -69,6 +73,7 @@ var allBuckets = [][]byte{
 	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
 	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls, bucketPostures,
 	bucketRatings, bucketMCPTokens, bucketSpendChain, bucketSpendHeads, bucketShares, bucketFiles,
+	bucketRatings, bucketMCPTokens, bucketSlackInstalls, bucketPlaces,
 }
 
 // ErrLocked reports that another process holds the database file.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/governance"
 	"github.com/neobot/neobot/store"
 	"github.com/neobot/neobot/store/storetest"
 )
@@ -37,6 +38,14 @@ func TestConformance(t *testing.T) {
 
 func TestMCPTokens(t *testing.T) {
 	storetest.RunMCPTokens(t, func(t *testing.T) storetest.MCPTokens { return openTemp(t, store.Options{}) })
+}
+
+func TestSlackInstalls(t *testing.T) {
+	storetest.RunSlackInstalls(t, func(t *testing.T) storetest.SlackInstalls { return openTemp(t, store.Options{}) })
+}
+
+func TestPlaceSettings(t *testing.T) {
+	storetest.RunPlaceSettings(t, func(t *testing.T) governance.Store { return openTemp(t, store.Options{}) })
 }
 
 // TestLedgerErrorsSayWhich checks that ledger failures are wrapped with the

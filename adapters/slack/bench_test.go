@@ -29,6 +29,31 @@ func BenchmarkEventToAck(b *testing.B) {
 	e.idle()
 }
 
+// BenchmarkWorkspacesEventToAck is BenchmarkEventToAck for a distributed
+// Neo over HTTP: each event, alternately from two installed workspaces,
+// verified, routed by team_id to its installation's adapter, journaled and
+// acked (budget: p99 <= 5 ms).
+func BenchmarkWorkspacesEventToAck(b *testing.B) {
+	e := startWorkspaces(b)
+	teams := []string{"T1", "T2"}
+	for _, team := range teams {
+		e.install(slacktest.Installer{Team: team})
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		team := teams[i%2]
+		d := e.slack.Mention(slacktest.Msg{Team: team, User: "UALICE", Channel: fmt.Sprintf("C%s%d", team, i%64), Text: "hi"})
+		a, err := e.slack.WaitAck(e.ctx, d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, a.At.Sub(d.Sent))
+	}
+	b.StopTimer()
+	reportPercentiles(b, lat)
+}
+
 // BenchmarkThreads drives many threads at once through the adapter: a
 // mention each, answered at once by the turn, until every answer is posted
 // to the fake. It reports completed turns per second.
@@ -123,4 +148,19 @@ func BenchmarkParseEnvelope(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkHTTPEventToAck is BenchmarkEventToAck in HTTP mode, one
+// workspace: the baseline of BenchmarkWorkspacesEventToAck.
+func BenchmarkHTTPEventToAck(b *testing.B) {
+	e, _ := startHTTP(b)
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		d := e.slack.Mention(slacktest.Msg{User: "UALICE", Channel: fmt.Sprintf("C%d", i%64), Text: "hi"})
+		lat = append(lat, e.ack(d).At.Sub(d.Sent))
+	}
+	b.StopTimer()
+	reportPercentiles(b, lat)
+	e.idle()
 }

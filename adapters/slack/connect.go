@@ -12,8 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 )
@@ -21,12 +23,17 @@ import (
 // runHTTP serves the Events API and interactivity on ListenAddr until ctx
 // ends.
 func (a *Adapter) runHTTP(ctx context.Context) error {
-	ln, err := net.Listen("tcp", a.opts.ListenAddr)
+	return listen(ctx, a.opts.ListenAddr, a.HTTPHandler(), &a.up, a.log)
+}
+
+// listen serves h on addr until ctx ends, with up true while it listens.
+func listen(ctx context.Context, addr string, h http.Handler, up *atomic.Bool, log zerolog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("slack: listen on %s: %w", a.opts.ListenAddr, err)
+		return fmt.Errorf("slack: listen on %s: %w", addr, err)
 	}
 	srv := &http.Server{
-		Handler: a.HTTPHandler(),
+		Handler: h,
 		// Slack sends small bodies promptly and waits three seconds for an
 		// answer: anything slower is not Slack, and must not hold a socket.
 		ReadHeaderTimeout: 5 * time.Second,
@@ -37,8 +44,9 @@ func (a *Adapter) runHTTP(ctx context.Context) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	a.up.Store(true)
-	a.log.Info().Str("addr", ln.Addr().String()).Msg("slack: listening for events")
+	up.Store(true)
+	defer up.Store(false)
+	log.Info().Str("addr", ln.Addr().String()).Msg("slack: listening for events")
 	select {
 	case err := <-errc:
 		return fmt.Errorf("slack: serve: %w", err)
@@ -67,27 +75,11 @@ func (a *Adapter) HTTPHandler() http.Handler {
 }
 
 func (a *Adapter) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	body, ok := readSigned(w, r, a.opts.SigningSecret, &a.refusals, a.log)
+	if !ok {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
-	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
-		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
-		return
-	}
-	if err != nil {
-		http.Error(w, "bad request", http.StatusBadRequest)
-		return
-	}
-	if err := a.verify(r.Header, body); err != nil {
-		if n, ok := a.refusals.Allow(time.Now()); ok {
-			a.log.Warn().Err(err).Str("remote", r.RemoteAddr).Int("suppressed", n).Msg("slack: refused an unsigned or stale request")
-		}
-		http.Error(w, "invalid signature", http.StatusUnauthorized)
-		return
-	}
-	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+	if isForm(r) {
 		a.serveInteraction(w, r, body)
 		return
 	}
@@ -104,6 +96,44 @@ func (a *Adapter) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, probe.Challenge)
 		return
 	}
+	a.serveEvent(w, r, body)
+}
+
+// isForm reports whether r carries an interaction (a form) rather than an
+// event (JSON).
+func isForm(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded")
+}
+
+// readSigned reads a POSTed body and checks Slack signed it with secret;
+// otherwise it answers the request itself (logging refusals at most as
+// often as refusals allows) and returns false.
+func readSigned(w http.ResponseWriter, r *http.Request, secret string, refusals *logEvery, log zerolog.Logger) ([]byte, bool) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
+		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+		return nil, false
+	}
+	if err != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return nil, false
+	}
+	if err := verify(r.Header, body, secret); err != nil {
+		if n, ok := refusals.Allow(time.Now()); ok {
+			log.Warn().Err(err).Str("remote", r.RemoteAddr).Int("suppressed", n).Msg("slack: refused an unsigned or stale request")
+		}
+		http.Error(w, "invalid signature", http.StatusUnauthorized)
+		return nil, false
+	}
+	return body, true
+}
+
+// serveEvent handles a signed event callback.
+func (a *Adapter) serveEvent(w http.ResponseWriter, r *http.Request, body []byte) {
 	ev, err := parseCallback(body)
 	if err != nil {
 		// Acked anyway: Slack would only retry an event we cannot read.
@@ -176,8 +206,8 @@ func (a *Adapter) waitRecorded(r *http.Request, done <-chan struct{}, what strin
 }
 
 // verify checks the request's signature and timestamp.
-func (a *Adapter) verify(h http.Header, body []byte) error {
-	sv, err := slack.NewSecretsVerifier(h, a.opts.SigningSecret)
+func verify(h http.Header, body []byte, secret string) error {
+	sv, err := slack.NewSecretsVerifier(h, secret)
 	if err != nil {
 		return fmt.Errorf("slack: verify request: %w", err)
 	}

@@ -68,7 +68,7 @@ func (a *Adapter) onEvent(ev event, retry bool, ack func()) {
 	if ev.Type != slackevents.CallbackEvent {
 		return
 	}
-	if me := a.me().TeamID; me != "" && ev.TeamID != "" && ev.TeamID != me {
+	if me := a.me().TeamID; !a.routed && me != "" && ev.TeamID != "" && ev.TeamID != me {
 		a.log.Debug().Str("team", ev.TeamID).Msg("slack: event for a workspace this installation does not serve")
 		return
 	}

@@ -22,7 +22,7 @@ const testSecret = "8f742231b10e8888abcd99yyyzzz85a5"
 
 // startHTTP runs an adapter in HTTP mode, its handler served on loopback,
 // and points slacktest's deliveries at it.
-func startHTTP(t *testing.T) (*env, string) {
+func startHTTP(t testing.TB) (*env, string) {
 	t.Helper()
 	e := start(t, func(o *Options) {
 		o.Mode, o.SigningSecret, o.AppToken, o.ListenAddr = ModeHTTP, testSecret, "", "127.0.0.1:0"

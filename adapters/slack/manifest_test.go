@@ -8,30 +8,17 @@ import (
 )
 
 // What the adapter needs from the Slack app, and why. The manifest must ask
-// for exactly these: a missing scope breaks a feature, an extra one asks
-// workspace admins for access Neo never uses.
+// for exactly these (the scopes are botScopes): a missing scope breaks a
+// feature, an extra one asks workspace admins for access Neo never uses.
 var (
-	neededScopes = []string{
-		"app_mentions:read", // app_mention events
-		"assistant:write",   // assistant.threads.setSuggestedPrompts/setTitle (setStatus takes chat:write too)
-		"channels:history",  // message.channels; conversations.replies in public channels
-		"channels:read",     // conversations.info: is a mentioned channel private?
-		"chat:write",        // chat.postMessage/update/delete/postEphemeral, chat.*Stream
-		"files:read",        // url_private_download of attachments
-		"files:write",       // files.getUploadURLExternal/completeUploadExternal: files tools return
-		"groups:history",    // message.groups; conversations.replies in private channels
-		"groups:read",       // conversations.info in private channels
-		"im:history",        // message.im (the Messages tab)
-		"mpim:history",      // message.mpim
-		"mpim:read",         // conversations.info in group DMs
-		"users:read",        // users.info: is_admin of someone stopping a turn that waits on an approval
-	}
 	// The agent view's events: app_home_opened (tab "messages" replaces
 	// assistant_thread_started; tab "home" publishes the Home tab) and
 	// app_context_changed; mentions and messages as before.
 	neededEvents = []string{
 		"app_context_changed", "app_home_opened", "app_mention",
+		"app_uninstalled", // an installed app forgets its token (and tokens_revoked below)
 		"message.channels", "message.groups", "message.im", "message.mpim",
+		"tokens_revoked",
 	}
 )
 
@@ -70,8 +57,8 @@ func TestManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(raw)
-	if got := yamlList(t, doc, "bot"); !slices.Equal(got, neededScopes) {
-		t.Errorf("manifest bot scopes = %v, want exactly %v", got, neededScopes)
+	if got := yamlList(t, doc, "bot"); !slices.Equal(got, botScopes) {
+		t.Errorf("manifest bot scopes = %v, want exactly %v", got, botScopes)
 	}
 	if got := yamlList(t, doc, "bot_events"); !slices.Equal(got, neededEvents) {
 		t.Errorf("manifest bot events = %v, want exactly %v", got, neededEvents)

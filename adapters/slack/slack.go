@@ -13,6 +13,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -108,6 +109,19 @@ type Options struct {
 	// status message (default 1 s, within chat.update's rate tier).
 	StatusInterval time.Duration
 
+	// ClientID and ClientSecret are the app's OAuth credentials
+	// (SLACK_CLIENT_ID, SLACK_CLIENT_SECRET), and RedirectURL the public
+	// address of the install callback (SLACK_REDIRECT_URL): with them,
+	// anyone may add Neo to their workspace ([NewWorkspaces]).
+	ClientID, ClientSecret, RedirectURL string
+	// AuthorizeURL is Slack's authorize page (DefaultAuthorizeURL), for
+	// tests.
+	AuthorizeURL string
+	// Installs keeps each workspace's installation, sealed with
+	// SecretKey (NEO_SECRET_KEY, 32 bytes); [NewWorkspaces] needs both.
+	Installs  Installs
+	SecretKey []byte
+
 	Logger     zerolog.Logger
 	HTTPClient *http.Client
 }
@@ -121,6 +135,15 @@ type Adapter struct {
 
 	self atomic.Pointer[identity]
 	up   atomic.Bool // connected: socket open, or HTTP mode listening
+	// routed is an adapter serving one installation of a distributed app
+	// ([Workspaces]): its events come through the Workspaces' listener,
+	// and an org-wide installation's serve every workspace of the org.
+	routed bool
+	// serving is held (read) by each request a routed adapter handles, and
+	// taken for good once its Run ends, so no request queues work after
+	// Run has waited for it; retired is set then.
+	serving sync.RWMutex
+	retired bool
 	// silence is how long a Socket Mode connection may stay silent before
 	// it is replaced (socketSilence; tests shorten it).
 	silence time.Duration
@@ -257,9 +280,17 @@ func (a *Adapter) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("slack: check the bot token: %w", err)
 	}
-	a.self.Store(&identity{UserID: auth.UserID, BotID: auth.BotID, TeamID: auth.TeamID, URL: auth.URL})
+	a.self.Store(&identity{UserID: auth.UserID, BotID: auth.BotID, TeamID: cmp.Or(auth.TeamID, a.me().TeamID), URL: auth.URL})
 	a.log.Info().Str("team", auth.TeamID).Str("bot_user", auth.UserID).Str("mode", a.opts.Mode).Msg("slack: connected")
 
+	if a.routed {
+		a.up.Store(true)
+		<-ctx.Done()
+		a.serving.Lock()
+		a.retired = true
+		a.serving.Unlock()
+		return nil
+	}
 	if a.opts.Mode == ModeHTTP {
 		return a.runHTTP(ctx)
 	}

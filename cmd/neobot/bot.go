@@ -41,7 +41,7 @@ func (m *Main) runBot(ctx context.Context, args []string) error {
 // serve runs the bot on every configured platform; with webLogin set, it
 // also prints a one-time link that signs webLogin in on the chat page.
 func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLogin string) error {
-	if cfg.SlackBotToken == "" && cfg.DiscordBotToken == "" && cfg.WebAddr == "" {
+	if cfg.SlackBotToken == "" && !cfg.slackDistributed() && cfg.DiscordBotToken == "" && cfg.WebAddr == "" {
 		if !m.interactive() {
 			// In a container nobody types: a missing token must fail the
 			// deploy, not idle in a terminal mode that exits 0.
@@ -65,6 +65,11 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	if err != nil {
 		return err
 	}
+	stopGovern, err := governPlaces(ctx, a.db, a.skills, log.With().Str("component", "governance").Logger())
+	if err != nil {
+		return err
+	}
+	defer stopGovern()
 	if err := cfg.spendAuthority(cfg.DaemonURL != "" || a.surface.HasSpendTools()); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
@@ -180,8 +185,8 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.SlackBotToken != "" {
-		sl, err := slack.New(slack.Options{
+	if cfg.SlackBotToken != "" || cfg.slackDistributed() {
+		sl, err := slackApp(cfg, a.db, slack.Options{
 			BotToken:      cfg.SlackBotToken.Reveal(),
 			AppToken:      cfg.SlackAppToken.Reveal(),
 			SigningSecret: cfg.SlackSigningSecret.Reveal(),

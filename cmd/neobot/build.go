@@ -72,6 +72,12 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	if a.skills, err = cfg.loadSkills(manifest); err != nil {
 		return nil, err
 	}
+	if a.skills == nil {
+		// Empty, it gives every place the built-in default as nil does,
+		// and can take the places' stored settings (governPlaces).
+		a.skills, _ = skill.Compile(nil, manifest)
+	}
+
 	if opts.model {
 		if err := cfg.requireModel(); err != nil {
 			return nil, err

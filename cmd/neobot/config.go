@@ -94,9 +94,15 @@ type Config struct {
 	SlackAllowChannels []string
 	SlackAllowUsers    []string
 	SlackMaxFileBytes  int
-	// Sign in with Slack, which proves who opens an MCP connect link.
+	// SlackClientID and SlackClientSecret are the Slack app's credentials:
+	// Sign in with Slack (who opens an MCP connect link) and "Add to Slack"
+	// both use them. SlackRedirectURL turns distribution on: any workspace
+	// installs Neo (adapters/slack Workspaces); SlackAuthorizeURL is
+	// Slack's authorize page.
 	SlackClientID     string
 	SlackClientSecret Secret
+	SlackRedirectURL  string
+	SlackAuthorizeURL string
 
 	CPUProfile  string
 	HeapProfile string
@@ -304,9 +310,11 @@ func settings() []setting {
 		{env: "SLACK_SPEND_CHANNELS", flag: "slack-spend-channels", usage: "channel IDs where spends may be asked for (comma-separated); with SLACK_SPEND_USERS, both must match", set: list(func(c *Config) *[]string { return &c.SlackSpendChannels })},
 		{env: "SLACK_ALLOW_CHANNELS", flag: "slack-allow-channels", usage: "only answer in these channel IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.SlackAllowChannels })},
 		{env: "SLACK_ALLOW_USERS", flag: "slack-allow-users", usage: "only answer these user IDs (comma-separated; empty = all)", set: list(func(c *Config) *[]string { return &c.SlackAllowUsers })},
+		{env: "SLACK_CLIENT_ID", flag: "slack-client-id", usage: "the Slack app's Client ID (Basic Information > App Credentials), with SLACK_CLIENT_SECRET: Sign in with Slack, which proves who opens a link to connect their own account to a per_user MCP server (add <NEO_PUBLIC_URL>/mcp/signin as a redirect URL; without it no such link is made for Slack users), and, with SLACK_REDIRECT_URL, \"Add to Slack\"", set: str(func(c *Config) *string { return &c.SlackClientID })},
+		{env: "SLACK_CLIENT_SECRET", secret: true, usage: "the Slack app's Client Secret (with SLACK_CLIENT_ID): it exchanges a sign-in's or an install's code", set: secret(func(c *Config) *Secret { return &c.SlackClientSecret })},
+		{env: "SLACK_REDIRECT_URL", flag: "slack-redirect-url", usage: "public https address of the install callback, such as https://neo.example.com/slack/oauth/callback (the same URL goes under OAuth & Permissions > Redirect URLs); set, with SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_SIGNING_SECRET and NEO_SECRET_KEY and without SLACK_BOT_TOKEN, to let any workspace add Neo from /slack/install on SLACK_LISTEN_ADDR (events over HTTP; docs/slack.md)", set: str(func(c *Config) *string { return &c.SlackRedirectURL })},
+		{env: "SLACK_AUTHORIZE_URL", flag: "slack-authorize-url", def: "https://slack.com/oauth/v2/authorize", usage: "Slack's authorize page the Add to Slack button opens (GovSlack, tests)", set: str(func(c *Config) *string { return &c.SlackAuthorizeURL })},
 		{env: "SLACK_MAX_FILE_BYTES", flag: "slack-max-file-bytes", def: "262144", usage: "largest text attachment offered to Neo", set: count(func(c *Config) *int { return &c.SlackMaxFileBytes })},
-		{env: "SLACK_CLIENT_ID", flag: "slack-client-id", usage: "the Slack app's client ID (Basic Information), for Sign in with Slack: a Slack user's link to connect their own account to a per_user MCP server first proves who opens it; without it and SLACK_CLIENT_SECRET no such link is made for Slack users. Add <NEO_PUBLIC_URL>/mcp/signin as a redirect URL", set: str(func(c *Config) *string { return &c.SlackClientID })},
-		{env: "SLACK_CLIENT_SECRET", secret: true, usage: "the Slack app's client secret, with SLACK_CLIENT_ID", set: secret(func(c *Config) *Secret { return &c.SlackClientSecret })},
 		{env: "DISCORD_BOT_TOKEN", secret: true, usage: "Discord bot token (Developer Portal > Bot); set to run in Discord (with or without Slack)", set: secret(func(c *Config) *Secret { return &c.DiscordBotToken })},
 		{env: "DISCORD_API_URL", flag: "discord-api-url", def: "https://discord.com", usage: "Discord base URL for REST and gateway discovery (a proxy, tests)", set: str(func(c *Config) *string { return &c.DiscordAPIURL })},
 		{env: "DISCORD_APPROVERS", flag: "discord-approvers", usage: "Discord user IDs, and role IDs written role:ID, who may approve spends (comma-separated); required when Neo can spend (NEO_DAEMON_URL, or spend tools in the manifest) unless NEO_SELF_APPROVE", set: list(func(c *Config) *[]string { return &c.DiscordApprovers })},
@@ -494,6 +502,7 @@ func (c *Config) validate() error {
 		{"NEO_LLM_BASE_URL", c.LLMBaseURL}, {"NEO_CHEAP_LLM_BASE_URL", c.CheapLLMBaseURL}, {"MATRIX_GATEWAY_URL", c.GatewayURL},
 		{"NEO_DAEMON_URL", c.DaemonURL}, {"SLACK_API_URL", c.SlackAPIURL},
 		{"DISCORD_API_URL", c.DiscordAPIURL}, {"NEO_PUBLIC_URL", c.PublicURL},
+		{"SLACK_REDIRECT_URL", c.SlackRedirectURL}, {"SLACK_AUTHORIZE_URL", c.SlackAuthorizeURL},
 	} {
 		if u.v == "" {
 			continue
@@ -519,13 +528,11 @@ func (c *Config) validate() error {
 	if c.SlackBotToken != "" && !strings.HasPrefix(string(c.SlackBotToken), "xoxb-") {
 		bad("SLACK_BOT_TOKEN", "must start with xoxb- (the Bot User OAuth Token from OAuth & Permissions)")
 	}
-	if (c.SlackClientID == "") != (c.SlackClientSecret == "") {
-		bad("SLACK_CLIENT_ID", "and SLACK_CLIENT_SECRET go together (Sign in with Slack needs both, from the Slack app's Basic Information page); set both or neither")
-	}
 	if (c.DiscordClientID == "") != (c.DiscordClientSecret == "") {
 		bad("DISCORD_CLIENT_ID", "and DISCORD_CLIENT_SECRET go together (Discord's sign-in needs both, from the application's OAuth2 page); set both or neither")
 	}
-	if c.SlackBotToken == "" && (c.SlackAppToken != "" || c.SlackSigningSecret != "") {
+	c.checkSlackDistribution(bad)
+	if c.SlackBotToken == "" && !c.slackDistributed() && (c.SlackAppToken != "" || c.SlackSigningSecret != "") {
 		bad("SLACK_BOT_TOKEN", "is not set, but SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is: Slack is half configured. Set the Bot User OAuth Token (xoxb-..., OAuth & Permissions), or unset the others to run without Slack")
 	}
 	switch c.SlackMode {
@@ -608,6 +615,31 @@ func (c *Config) cheapEndpoint() modelEndpoint {
 	return ep
 }
 
+// checkSlackDistribution checks the Slack app's credentials (both or
+// neither) and the settings of "Add to Slack": all of them, or none.
+func (c *Config) checkSlackDistribution(bad func(env, format string, a ...any)) {
+	if (c.SlackClientID == "") != (c.SlackClientSecret == "") {
+		bad("SLACK_CLIENT_ID", "and SLACK_CLIENT_SECRET go together (Basic Information > App Credentials; Sign in with Slack and Add to Slack both need both); set both or neither")
+	}
+	if !c.slackDistributed() {
+		return
+	}
+	switch {
+	case c.SlackBotToken != "":
+		bad("SLACK_BOT_TOKEN", "is set with SLACK_REDIRECT_URL: a bot token serves one workspace, while SLACK_REDIRECT_URL lets workspaces add Neo and keeps each one's token in the store; unset one of them")
+	case c.SlackClientID == "":
+		bad("SLACK_CLIENT_ID", "is required with SLACK_REDIRECT_URL, with SLACK_CLIENT_SECRET (Basic Information > App Credentials): they exchange an install's code for the workspace's token")
+	case c.SlackSigningSecret == "":
+		bad("SLACK_SIGNING_SECRET", "is required with SLACK_REDIRECT_URL: installed workspaces send events over HTTP, signed with it (Basic Information > Signing Secret)")
+	case c.SecretKey == "":
+		bad("NEO_SECRET_KEY", "is required with SLACK_REDIRECT_URL: it seals each workspace's bot token in the store (openssl rand -hex 32)")
+	}
+}
+
+// slackDistributed reports whether any workspace may add Neo ("Add to
+// Slack"), each answered with its own token from the store.
+func (c *Config) slackDistributed() bool { return c.SlackRedirectURL != "" }
+
 // requireModel is the check for commands that talk to a model.
 func (c *Config) requireModel() error {
 	if c.Model == "" {
@@ -619,7 +651,7 @@ func (c *Config) requireModel() error {
 // secrets returns every credential, for the log scrubber.
 func (c *Config) secrets() []Secret {
 	return []Secret{c.LLMAPIKey, c.CheapLLMAPIKey, c.FireworksKey, c.TogetherKey, c.OpenCodeKey, c.OpenAIKey,
-		c.GatewayToken, c.DaemonToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken, c.AdminToken, c.SecretKey}
+		c.GatewayToken, c.DaemonToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.SlackClientSecret, c.DiscordBotToken, c.AdminToken, c.SecretKey}
 }
 
 // printSettings writes the settings table, for `neobot help config`; with
@@ -664,7 +696,7 @@ func usage(w io.Writer, name string, fs *flag.FlagSet) {
 		return
 	}
 	fmt.Fprintf(w, "usage: neobot %-41s %s\n", "[flags]", "run Neo in Slack (SLACK_BOT_TOKEN) and/or Discord (DISCORD_BOT_TOKEN), else in this terminal")
-	for _, c := range []string{"chat", "check", "web", "web token", "memory", "usage", "spends", "feedback", "threads", "store", "mcp"} {
+	for _, c := range []string{"chat", "check", "web", "web token", "memory", "usage", "spends", "feedback", "threads", "store", "mcp", "config"} {
 		fmt.Fprintf(w, "       neobot %-41s %s\n", help[c].synopsis, help[c].short)
 	}
 	fmt.Fprintf(w, "       neobot %-41s %s\n", "version", "print the version (also --version)")
@@ -686,7 +718,7 @@ func commandHelp() map[string]struct{ synopsis, short, what string } {
 		"threads": {"threads list|show KEY|export KEY [--format json|markdown]", "list stored conversations, show or export one",
 			"Lists the stored conversations, most recent first (list), prints one transcript as Markdown (show KEY), or exports it as JSON or Markdown (export KEY --format json). Works while the bot runs through its admin API (NEO_ADMIN_TOKEN)."},
 		"store": {"store backup FILE | restore FILE | copy [flags]", "back up or restore the bbolt file (NEO_DB_PATH), or copy it into PostgreSQL",
-			"backup FILE writes a consistent copy of the bbolt file at NEO_DB_PATH, while the bot runs too (through its admin API: set NEO_ADMIN_TOKEN), checks it and renames it into place. restore FILE checks a backup (bbolt's consistency check, the schema version, every bucket read) and puts it in place of NEO_DB_PATH; it refuses while a bot holds the file, and keeps the file it replaces. copy copies everything in the bbolt file at NEO_DB_PATH (transcripts, the message journal, approvals, delegations, memory, usage, ratings of answers, model reasoning postures and MCP OAuth tokens, still encrypted) into the empty PostgreSQL database at NEO_DATABASE_URL, then checks that both hold as many records of each kind: stop the bot first and start it again with NEO_DATABASE_URL set (docs/scaling.md). Backups: docs/deploy.md."},
+			"backup FILE writes a consistent copy of the bbolt file at NEO_DB_PATH, while the bot runs too (through its admin API: set NEO_ADMIN_TOKEN), checks it and renames it into place. restore FILE checks a backup (bbolt's consistency check, the schema version, every bucket read) and puts it in place of NEO_DB_PATH; it refuses while a bot holds the file, and keeps the file it replaces. copy copies everything in the bbolt file at NEO_DB_PATH (transcripts, the message journal, approvals, delegations, memory, usage, ratings of answers, model reasoning postures, and MCP OAuth tokens and Slack installations, still encrypted) into the empty PostgreSQL database at NEO_DATABASE_URL, then checks that both hold as many records of each kind: stop the bot first and start it again with NEO_DATABASE_URL set (docs/scaling.md). Backups: docs/deploy.md."},
 		"mcp": {"mcp login|logout ALIAS [--user ID] [flags]", "log the bot in to a remote MCP server behind OAuth, or remove a stored token",
 			"login ALIAS prints the authorization URL of the manifest's server ALIAS (\"auth\": \"oauth\"); opening it completes the login through the running bot's callback on NEO_HEALTH_ADDR (the bot needs NEO_SECRET_KEY, and this command NEO_ADMIN_TOKEN to reach it). logout ALIAS revokes and deletes the operator's token, or with --user PLATFORM.WORKSPACE.USER one person's token for a \"per_user\" server. docs/mcp-auth.md."},
 		"web": {"web [--user NAME] [flags]", "Neo with the web API and chat page on, and a one-time sign-in link",
@@ -697,6 +729,8 @@ func commandHelp() map[string]struct{ synopsis, short, what string } {
 			"Prints every call neobot's own executor planned since a day (--since 7d, 24h or 2026-11-01; days are UTC): who asked, in which thread, the tool and its arguments, who approved or denied, how it ended (completed, failed, refused, denied, cancelled, unknown) and its receipt; --format json adds each call's chain entries, hashes and records included. verify walks the ledger's hash chain and names the first entry that was edited, removed or inserted, exiting non-zero (--receipt also checks a receipt from a thread). approvals lists every approval asked: who could decide, and who decided what, when and on which platform. Reads NEO_DB_PATH or NEO_DATABASE_URL, or the running bot's admin API when the bot holds the file (NEO_ADMIN_TOKEN). docs/spending.md says what each outcome means and how the chain is built."},
 		"feedback": {"feedback [--since 7d] [--format csv|json]", "what people thought of Neo's answers",
 			"Prints every rating of an answer made since a day (--since 7d, 24h or 2026-11-01; days are UTC), from the chats' feedback buttons and the web API: when, the thread and turn, who, up or down, the reason given for a down, the skill and model, and the question and the answer. Reads NEO_DB_PATH, or the running bot's admin API when the bot holds the file (NEO_ADMIN_TOKEN)."},
+		"config": {"config export | diff FILE | set [--by NAME] PLACE FIELD=VALUE... | history PLACE", "each place's governance, stored and versioned",
+			"export prints every place's stored settings (skill, instructions, model, daily_tokens, spend, approvers), each with its version and who changed it when, as JSON for review as code; diff FILE compares an earlier export with the store and fails when they differ; set records a new version of a place's settings (an empty VALUE returns the field to the settings file's; --by names who made the change); history PLACE lists its versions with what each changed. Places are written as in skills (slack:T0123/C0456). Reads NEO_DB_PATH (stop the bot first) or NEO_DATABASE_URL. docs/governance.md."},
 		"memory": {"memory list|search|forget [flags]", "show, search or delete what Neo remembers",
 			"Shows (list), searches (search QUERY) or deletes (forget [ID...]) what Neo remembers, scoped by --workspace, --user and --channel. Works while the bot runs through its admin API (NEO_ADMIN_TOKEN)."},
 	}

@@ -27,25 +27,30 @@ func notesModel(srv *llmtest.Server) {
 		if r.Model == cheapModel {
 			return llmtest.Text(`{"facts":[]}`)
 		}
-		last := r.Messages[len(r.Messages)-1]
-		if last.Role == llm.RoleTool {
-			if strings.Contains(last.ToolCallID, "write") {
-				return llmtest.Text("write says: " + strings.TrimSpace(last.Content))
-			}
-			return llmtest.Text("notes say: " + strings.TrimSpace(last.Content))
-		}
-		words := strings.Fields(last.Content)
-		for i, w := range words {
-			switch {
-			case w == "write" && i+1 < len(words):
-				args, _ := json.Marshal(map[string]string{"path": "notes.md", "content": words[i+1]})
-				return llmtest.Calls(llmtest.Call("call-write", "fs__write_file", string(args)))
-			case w == "read":
-				return llmtest.Calls(llmtest.Call("call-read", "fs__read_text_file", `{"path":"notes.md"}`))
-			}
-		}
-		return llmtest.Text("say write or read")
+		return notesReply(r)
 	})
+}
+
+// notesReply is notesModel's answer to a main-model request.
+func notesReply(r llmtest.Request) llmtest.Reply {
+	last := r.Messages[len(r.Messages)-1]
+	if last.Role == llm.RoleTool {
+		if strings.Contains(last.ToolCallID, "write") {
+			return llmtest.Text("write says: " + strings.TrimSpace(last.Content))
+		}
+		return llmtest.Text("notes say: " + strings.TrimSpace(last.Content))
+	}
+	words := strings.Fields(last.Content)
+	for i, w := range words {
+		switch {
+		case w == "write" && i+1 < len(words):
+			args, _ := json.Marshal(map[string]string{"path": "notes.md", "content": words[i+1]})
+			return llmtest.Calls(llmtest.Call("call-write", "fs__write_file", string(args)))
+		case w == "read":
+			return llmtest.Calls(llmtest.Call("call-read", "fs__read_text_file", `{"path":"notes.md"}`))
+		}
+	}
+	return llmtest.Text("say write or read")
 }
 
 // placeManifest is the default manifest as shipped, run from the npm

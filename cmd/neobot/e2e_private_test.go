@@ -117,8 +117,14 @@ func TestSlackPrivateFactsStayPrivate(t *testing.T) {
 // its answer.
 func waitMemory(t *testing.T, addr, token, text string) {
 	t.Helper()
+	waitMemoryIn(t, addr, token, slacktest.TeamID, text)
+}
+
+// waitMemoryIn is waitMemory for the Slack workspace team.
+func waitMemoryIn(t *testing.T, addr, token, team, text string) {
+	t.Helper()
 	ctx := waitCtx(t)
-	u := "http://" + addr + "/admin/v1/memory?" + url.Values{"workspace": {slacktest.TeamID}}.Encode()
+	u := "http://" + addr + "/admin/v1/memory?" + url.Values{"workspace": {team}}.Encode()
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {

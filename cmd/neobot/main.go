@@ -120,6 +120,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return m.runStore(ctx, args)
 	case "mcp":
 		return m.runMCP(ctx, args)
+	case "config":
+		return m.runConfig(ctx, args)
 	default:
 		return fmt.Errorf("unknown command %q; run neobot help", cmd)
 	}

@@ -67,7 +67,9 @@ func (m *Main) runStore(ctx context.Context, args []string) error {
 		{"threads", n.Threads}, {"transcript entries", n.Entries}, {"journaled messages", n.Inbound},
 		{"of them pending", n.Pending}, {"approval gates", n.Gates}, {"delegations", n.Delegations},
 		{"memories", n.Memories}, {"usage rows", n.Usage}, {"ratings", n.Ratings}, {"model postures", n.Postures},
-		{"MCP OAuth tokens (still encrypted: keep NEO_SECRET_KEY)", n.MCPTokens}, {"files (web uploads, tools' files)", n.Files},
+		{"MCP OAuth tokens (still encrypted: keep NEO_SECRET_KEY)", n.MCPTokens},
+		{"files (web uploads, tools' files)", n.Files},
+		{"Slack installations (still encrypted: keep NEO_SECRET_KEY)", n.SlackInstalls},
 	} {
 		fmt.Fprintf(tw, "%d\t  %s\n", row.n, row.what)
 	}

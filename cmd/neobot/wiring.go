@@ -9,6 +9,7 @@ import (
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/conversation"
 	"github.com/neobot/neobot/core/delegate"
+	"github.com/neobot/neobot/core/governance"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/memory"
@@ -37,6 +38,10 @@ var (
 	_ conversation.Platform      = (*slack.Adapter)(nil)
 	_ core.Preparer              = (*slack.Adapter)(nil)
 	_ conversation.Tidier        = (*slack.Adapter)(nil)
+	_ conversation.Platform      = (*slack.Workspaces)(nil)
+	_ core.Preparer              = (*slack.Workspaces)(nil)
+	_ conversation.Tidier        = (*slack.Workspaces)(nil)
+	_ conversation.Redeliverer   = (*slack.Workspaces)(nil)
 	_ conversation.Tidier        = (*discord.Adapter)(nil)
 	_ conversation.Platform      = (*discord.Adapter)(nil)
 	_ conversation.Platform      = (*web.Adapter)(nil)
@@ -58,4 +63,13 @@ var (
 	_ mcp.TokenStore = (*store.DB)(nil)
 	_ mcp.TokenStore = (*postgres.DB)(nil)
 	_ logins         = (*tools.Surface)(nil)
+)
+
+// Both stores keep Slack installations, sealed, and every version of
+// each place's settings.
+var (
+	_ slack.Installs   = (*store.DB)(nil)
+	_ slack.Installs   = (*postgres.DB)(nil)
+	_ governance.Store = (*store.DB)(nil)
+	_ governance.Store = (*postgres.DB)(nil)
 )

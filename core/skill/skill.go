@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/mcp"
@@ -202,6 +203,9 @@ type Set struct {
 	def    *Skill
 	byName map[string]*Skill
 	places map[string]*Skill
+	// governed are the places' stored settings (Govern), read before
+	// the file's binding of each place.
+	governed atomic.Pointer[map[string]*Skill]
 }
 
 var builtin = &Skill{Name: DefaultName, Prompts: DefaultPrompts(), Spend: true}
@@ -220,8 +224,18 @@ func (s *Set) For(in core.Inbound) *Skill {
 	} else {
 		keys = [3]string{p + ":" + in.Thread.Workspace + "/" + in.Thread.Channel, p + ":" + in.Thread.Workspace, p}
 	}
+	var governed map[string]*Skill
+	if g := s.governed.Load(); g != nil {
+		governed = *g
+	}
 	for _, k := range keys {
-		if sk, ok := s.places[k]; ok && k != "" {
+		if k == "" {
+			continue
+		}
+		if sk, ok := governed[k]; ok {
+			return sk
+		}
+		if sk, ok := s.places[k]; ok {
 			return sk
 		}
 	}

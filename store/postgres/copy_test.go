@@ -40,7 +40,7 @@ func TestCopyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if read != want || read.Threads != 3 || read.Entries != 6 || read.Pending != 2 || read.Memories != 3 || read.Ratings != 1 || read.Postures != 1 || read.MCPTokens != 1 || read.Files != 1 {
+	if read != want || read.Threads != 3 || read.Entries != 6 || read.Pending != 2 || read.Memories != 3 || read.Ratings != 1 || read.Postures != 1 || read.MCPTokens != 1 || read.Files != 1 || read.SlackInstalls != 1 {
 		t.Errorf("copied %+v, the file holds %+v", read, want)
 	}
 
@@ -86,6 +86,9 @@ func TestCopyRoundTrip(t *testing.T) {
 		"mcp token": func(b storetest.Backend) (any, error) {
 			return b.(storetest.MCPTokens).MCPToken(ctx, "user/notes/slack.T1.U1")
 		},
+		"slack install": func(b storetest.Backend) (any, error) {
+			return b.(storetest.SlackInstalls).SlackInstall(ctx, "team/T1")
+		},
 		"finished delegation": func(b storetest.Backend) (any, error) {
 			return b.DelegationFor(ctx, thread("a"), "call-done")
 		},
@@ -123,6 +126,7 @@ func fill(t *testing.T, db *store.DB, clock *coretest.Clock) {
 		}
 	}
 	must(db.PutMCPToken(ctx, "user/notes/slack.T1.U1", []byte{1, 2, 3}))
+	must(db.PutSlackInstall(ctx, "team/T1", []byte{4, 5, 6}))
 	journal := func(th core.Thread, id string) {
 		t.Helper()
 		_, err := db.JournalInbound(ctx, core.Inbound{Thread: th, EventID: id, User: "U1", Text: "hi " + id})

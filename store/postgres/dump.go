@@ -122,9 +122,10 @@ func (db *DB) Count(ctx context.Context) (store.Counts, error) {
 		(SELECT count(*) FROM neo_ratings),
 		(SELECT count(*) FROM neo_model_postures),
 		(SELECT count(*) FROM neo_mcp_tokens),
-		(SELECT count(*) FROM neo_files)`).Scan(
+		(SELECT count(*) FROM neo_files),
+		(SELECT count(*) FROM neo_slack_installs)`).Scan(
 		&n.Threads, &n.Entries, &n.Inbound, &n.Pending, &n.Gates, &n.GateNodes, &n.Delegations, &n.Memories, &n.Usage,
-		&n.Ratings, &n.Postures, &n.MCPTokens, &n.Files)
+		&n.Ratings, &n.Postures, &n.MCPTokens, &n.Files, &n.SlackInstalls)
 	if err != nil {
 		return store.Counts{}, fmt.Errorf("postgres: count %s: %w", db.name, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/governance"
 	"github.com/neobot/neobot/store"
 	"github.com/neobot/neobot/store/postgres"
 	"github.com/neobot/neobot/store/postgres/pgtest"
@@ -46,6 +47,14 @@ func TestConformance(t *testing.T) {
 
 func TestMCPTokens(t *testing.T) {
 	storetest.RunMCPTokens(t, func(t *testing.T) storetest.MCPTokens { return open(t, postgres.Options{}) })
+}
+
+func TestSlackInstalls(t *testing.T) {
+	storetest.RunSlackInstalls(t, func(t *testing.T) storetest.SlackInstalls { return open(t, postgres.Options{}) })
+}
+
+func TestPlaceSettings(t *testing.T) {
+	storetest.RunPlaceSettings(t, func(t *testing.T) governance.Store { return open(t, postgres.Options{}) })
 }
 
 func TestSweep(t *testing.T) {

@@ -31,6 +31,10 @@ type Msg struct {
 	Subtype string
 	Files   []File
 	EventID string
+	// Team is the workspace the message is in (default the server's
+	// Team): with apps installed through [Server.AuthorizeURL], one fake
+	// serves several workspaces.
+	Team string
 }
 
 // Delivery is one envelope sent to the bot; pass it to [Server.WaitAck] or
@@ -82,6 +86,9 @@ func (s *Server) DM(m Msg) Delivery {
 }
 
 func (s *Server) deliverMessage(typ string, m Msg) Delivery {
+	if m.Team == "" {
+		m.Team = s.team()
+	}
 	if m.Channel == "" {
 		m.Channel = "C0GENERAL"
 	}
@@ -124,7 +131,7 @@ func (s *Server) deliverMessage(typ string, m Msg) Delivery {
 	}
 	ev := map[string]any{
 		"type": typ, "user": m.User, "text": m.Text, "ts": m.TS, "channel": m.Channel,
-		"event_ts": m.TS, "team": s.team(),
+		"event_ts": m.TS, "team": m.Team,
 	}
 	if s.experience == AgentView && typ == "message" && m.ChannelType == "im" && m.BotID == "" {
 		// An agent-view app subscribed to app_context_changed gets the
@@ -148,7 +155,7 @@ func (s *Server) deliverMessage(typ string, m Msg) Delivery {
 	if len(files) > 0 {
 		ev["files"] = files
 	}
-	d := s.deliverEvent(m.EventID, ev, 0)
+	d := s.deliverEventIn(m.Team, m.EventID, ev, 0)
 	d.TS = m.TS
 	return d
 }
@@ -185,13 +192,26 @@ func (s *Server) Event(inner map[string]any) Delivery {
 }
 
 func (s *Server) deliverEvent(eventID string, inner map[string]any, retry int) Delivery {
-	outer, _ := json.Marshal(map[string]any{
-		"token": VerificationToken, "team_id": s.team(), "api_app_id": AppID,
+	return s.deliverEventIn(s.team(), eventID, inner, retry)
+}
+
+// deliverEventIn delivers an event of workspace team, its envelope saying
+// which installation it is for (authorizations) as Slack's does.
+func (s *Server) deliverEventIn(team, eventID string, inner map[string]any, retry int) Delivery {
+	s.mu.Lock()
+	enterprise, auth := s.authorizationLocked(team)
+	s.mu.Unlock()
+	outer := map[string]any{
+		"token": VerificationToken, "team_id": team, "api_app_id": AppID,
 		"type": "event_callback", "event_id": eventID, "event_time": time.Now().Unix(),
 		"event":          inner,
-		"authorizations": []map[string]any{{"team_id": s.team(), "user_id": BotUserID, "is_bot": true}},
-	})
-	d := s.deliver("events_api", outer, retry)
+		"authorizations": []map[string]any{auth},
+	}
+	if enterprise != "" {
+		outer["enterprise_id"] = enterprise
+	}
+	payload, _ := json.Marshal(outer)
+	d := s.deliver("events_api", payload, retry)
 	d.EventID = eventID
 	return d
 }

@@ -140,6 +140,7 @@ type Server struct {
 	via        int                 // deliver through this connection (Via), 0: spread
 	spread     *rand.Rand          // picks a connection for each delivery
 	httpMode   *httpTarget
+	oauth      oauthState               // "Add to Slack": codes and bot tokens issued (install.go)
 	stalls     map[string]chan struct{} // Stall: method -> closed when its call arrives
 	gone       chan struct{}            // closed by Close: stalled calls end
 	closed     bool
@@ -192,6 +193,7 @@ func newServer(tls bool) *Server {
 	mux.HandleFunc("/response/{id}", s.serveResponseURL)
 	mux.HandleFunc("/socket", s.serveSocket)
 	mux.HandleFunc("GET /openid/connect/authorize", s.serveOIDCAuthorize)
+	mux.HandleFunc("GET /oauth/v2/authorize", s.serveAuthorize)
 	s.srv = httptest.NewUnstartedServer(mux)
 	if tls {
 		s.srv.StartTLS()
@@ -433,6 +435,12 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 	}
 	if strings.HasPrefix(method, "openid.connect.") {
 		return s.answerOIDCLocked(method, p, token)
+	}
+	if method == "oauth.v2.access" {
+		return s.oauthAccessLocked(p, token)
+	}
+	if resp := s.tokenLocked(method, token); resp != nil {
+		return resp
 	}
 	if refusal := checkCall(method, p, token); refusal != "" {
 		return fail(refusal)

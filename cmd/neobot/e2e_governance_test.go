@@ -1,0 +1,148 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core/llm/llmtest"
+)
+
+// TestConfigPlaces: `neobot config set` records versions of a place's
+// settings with who made each change; history lists them with what
+// changed; export prints the newest of every place, and diff compares an
+// earlier export with the store; a set with a bad field records nothing.
+func TestConfigPlaces(t *testing.T) {
+	for _, db := range databases {
+		t.Run(db.name, func(t *testing.T) {
+			env := map[string]string{"NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db")}
+			db.use(t, env)
+			neobot := func(args ...string) (string, error) {
+				t.Helper()
+				out, errOut, err := run(t, env, "", append([]string{"config"}, args...)...)
+				return out + errOut, err
+			}
+			must := func(args ...string) string {
+				t.Helper()
+				out, err := neobot(args...)
+				if err != nil {
+					t.Fatalf("neobot config %s = %v\n%s", strings.Join(args, " "), err, out)
+				}
+				return out
+			}
+			if out := must("set", "--by", "slack:T1/UALICE", "slack:T1/C1", "skill=reader", "approvers=UCAROL"); !strings.Contains(out, "Recorded version 1") ||
+				!strings.Contains(out, `skill: (the file's) → "reader"`) || !strings.Contains(out, "apply from the next turn") || !strings.Contains(out, "approvers are recorded, but turns do not use them yet") {
+				t.Errorf("first set said:\n%s", out)
+			}
+			exported := filepath.Join(t.TempDir(), "places.json")
+			if err := os.WriteFile(exported, []byte(must("export")), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			must("set", "--by", "cli:ops", "slack:T1/C1", "instructions=Answer in French.", "spend=false")
+			if out, err := neobot("set", "slack:T1/C1", "skill=finance", "bogus=1"); err == nil || !strings.Contains(out, `"bogus" is not a field`) {
+				t.Errorf("set with a bad field = %v\n%s\nwant a refusal naming it", err, out)
+			}
+			if out, err := neobot("set", "#general", "skill=reader"); err == nil || !strings.Contains(out, "not a place") {
+				t.Errorf("set in a place written wrong = %v\n%s\nwant a refusal", err, out)
+			}
+
+			hist := strings.Split(strings.TrimSpace(must("history", "slack:T1/C1")), "\n")
+			if len(hist) != 2 || !strings.Contains(hist[0], "slack:T1/UALICE") || !strings.Contains(hist[1], "cli:ops") ||
+				!strings.Contains(hist[1], `instructions: (the file's) → "Answer in French."`) || strings.Contains(hist[1], "finance") {
+				t.Errorf("history =\n%s\nwant two versions, by UALICE then ops, the refused set not among them", strings.Join(hist, "\n"))
+			}
+			out, err := neobot("diff", exported)
+			if err == nil || !strings.Contains(out, "slack:T1/C1: version 1 in the file, 2 stored (last changed by cli:ops") ||
+				!strings.Contains(out, "spend: (as the skill says) → false") || strings.Contains(out, "skill:") {
+				t.Errorf("diff against the first export = %v\n%s\nwant the second change listed, and a failure", err, out)
+			}
+			if err := os.WriteFile(exported, []byte(must("export")), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if out := must("diff", exported); !strings.Contains(out, "The stored settings are those of") {
+				t.Errorf("diff against a fresh export said:\n%s", out)
+			}
+			if out := must("export"); !strings.Contains(out, `"slack:T1/C1"`) || !strings.Contains(out, `"version": 2`) || !strings.Contains(out, `"approvers": [`) {
+				t.Errorf("export =\n%s\nwant slack:T1/C1 at version 2 with its approvers", out)
+			}
+		})
+	}
+}
+
+// TestConfigSetAppliesOnEveryInstance: a channel's instructions and skill
+// changed with `neobot config set` against the shared PostgreSQL apply to
+// the next turn on both of two running instances, without a restart.
+func TestConfigSetAppliesOnEveryInstance(t *testing.T) {
+	w := newClusterWorld(t)
+	w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+		"reader": map[string]any{"instructions": "You only read.", "side_effects": map[string]string{"read": "allow"}},
+	}})
+	var mu sync.Mutex
+	systems := map[string][]string{} // model (one per instance) -> system blocks of its turns
+	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		mu.Lock()
+		systems[r.Model] = append(systems[r.Model], r.Messages[0].Content)
+		mu.Unlock()
+		return llmtest.Text("Ahoy.")
+	})
+	w.env["NEO_MODEL"] = "test-main-1"
+	p1 := w.start(t, 1)
+	w.env["NEO_MODEL"] = "test-main-2"
+	p2 := w.start(t, 2)
+
+	w.slack.Via(1)
+	before := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hello"})
+	w.answerIn(t, "C0GENERAL", before.TS, "Ahoy.")
+
+	out, errOut, err := run(t, w.env, "", "config", "set", "--by", "cli:ops", "slack:"+slacktest.TeamID+"/C0GENERAL",
+		"skill=reader", "instructions=Answer like a pirate.")
+	if err != nil {
+		t.Fatalf("config set = %v\n%s%s", err, out, errOut)
+	}
+	for _, p := range []*process{p1, p2} {
+		waitOutput(t, p, "governance: stored place settings changed")
+	}
+	for n := 1; n <= 2; n++ {
+		w.slack.Via(n)
+		d := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hello again"})
+		w.answerIn(t, "C0GENERAL", d.TS, "Ahoy.")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if first := systems["test-main-1"]; len(first) == 0 || strings.Contains(first[0], "pirate") {
+		t.Errorf("the turn before the change was told %q", first)
+	}
+	for _, model := range []string{"test-main-1", "test-main-2"} {
+		turns := systems[model]
+		if len(turns) == 0 {
+			t.Errorf("instance %s ran no turn after the change", model)
+			continue
+		}
+		last := turns[len(turns)-1]
+		if !strings.Contains(last, "You only read.") || !strings.Contains(last, "Answer like a pirate.") {
+			t.Errorf("instance %s's turn after the change was told:\n%s\nwant the reader skill's instructions and the channel's", model, last)
+		}
+	}
+}
+
+// waitOutput waits until p has written want.
+func waitOutput(t *testing.T, p *process, want string) {
+	t.Helper()
+	ctx := waitCtx(t)
+	for !strings.Contains(p.output.String(), want) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("neobot never wrote %q:\n%s", want, p.output.String())
+		case <-p.done:
+			t.Fatalf("neobot stopped before writing %q:\n%s", want, p.output.String())
+		case <-time.After(10 * time.Millisecond): // polling the process's output, not timing it
+		}
+	}
+}

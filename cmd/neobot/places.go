@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/neobot/neobot/core/governance"
+	"github.com/neobot/neobot/core/skill"
+	"github.com/neobot/neobot/store/postgres"
+)
+
+// governPlaces applies every place's stored settings (core/governance:
+// skill, instructions, spend) to the skills, before the first turn; on
+// PostgreSQL again each time a place changes, on any instance or through
+// `neobot config set`, until the returned stop is called. A stored
+// setting the skills refuse (a skill the settings file no longer
+// defines) stops start-up, naming it; later, it is logged and the
+// settings applied before stay.
+func governPlaces(ctx context.Context, db database, skills *skill.Set, log zerolog.Logger) (stop func(), err error) {
+	places, ok := db.(governance.Store)
+	if !ok || skills == nil {
+		return func() {}, nil
+	}
+	apply := func(ctx context.Context) (int, error) {
+		vs, err := places.Places(ctx)
+		if err != nil {
+			return 0, err
+		}
+		placed := make(map[string]skill.Placed, len(vs))
+		for _, v := range vs {
+			placed[v.Place] = skill.Placed{Skill: v.Settings.Skill, Instructions: v.Settings.Instructions, Spend: v.Settings.Spend}
+		}
+		return len(placed), skills.Govern(placed)
+	}
+	n, err := apply(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("stored place settings (neobot config history PLACE shows them, and config set changes them): %w", err)
+	}
+	if n > 0 {
+		log.Info().Int("places", n).Msg("governance: stored place settings apply")
+	}
+	pg, ok := db.(*postgres.DB)
+	if !ok {
+		return func() {}, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = pg.Listen(ctx, time.Second, func(_, place string) {
+			// Any change, or a reconnection that may have missed some:
+			// every place is read again.
+			if n, err := apply(ctx); err != nil {
+				if ctx.Err() == nil {
+					log.Error().Err(err).Str("place", place).Msg("governance: stored place settings not applied; the ones before stay")
+				}
+			} else {
+				log.Info().Str("place", place).Int("places", n).Msg("governance: stored place settings changed")
+			}
+		}, postgres.ChannelPlaces)
+	})
+	return func() { cancel(); wg.Wait() }, nil
+}

@@ -1,0 +1,60 @@
+package skill
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/neobot/neobot/core"
+)
+
+func TestGovern(t *testing.T) {
+	set := compile(t, `{
+		"default": {"instructions": "Be brief."},
+		"finance": {"places": ["slack:T1/CFIN"], "spend": true, "instructions": "Amounts in EUR."},
+		"team": {"places": ["slack:T1"]},
+		"reader": {}}`)
+	at := func(ws, ch string) core.Inbound {
+		return core.Inbound{Thread: core.Thread{Platform: "slack", Workspace: ws, Channel: ch, ID: "1"}}
+	}
+	no := false
+	if err := set.Govern(map[string]Placed{
+		"slack:T1/CGEN": {Skill: "reader"},
+		"slack:T1/CFIN": {Instructions: "Never above 100 EUR.", Spend: &no},
+		"slack:T2":      {Instructions: "Answer in French."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		in                 core.Inbound
+		skill, instruction string
+		spend              bool
+	}{
+		{at("T1", "CGEN"), "reader", "", false},                                         // stored channel binding
+		{at("T1", "CFIN"), "finance", "Amounts in EUR.\n\nNever above 100 EUR.", false}, // the file's skill, changed
+		{at("T1", "COTHER"), "team", "", false},                                         // untouched: the file's workspace binding
+		{at("T2", "C1"), DefaultName, "Be brief.\n\nAnswer in French.", false},          // a stored workspace, no file binding
+	}
+	for _, tt := range tests {
+		sk := set.For(tt.in)
+		if sk.Name != tt.skill || sk.Instructions != tt.instruction || sk.Spend != tt.spend {
+			t.Errorf("For(%s) = %s %q spend=%v, want %s %q spend=%v", tt.in.Thread, sk.Name, sk.Instructions, sk.Spend, tt.skill, tt.instruction, tt.spend)
+		}
+	}
+	if fin := set.byName["finance"]; !fin.Spend || fin.Instructions != "Amounts in EUR." {
+		t.Errorf("Govern changed the file's skill itself: %+v", fin)
+	}
+	for _, bad := range []map[string]Placed{{"slack:T1/CGEN": {Skill: "nope"}}, {"#general": {}}} {
+		if err := set.Govern(bad); err == nil {
+			t.Errorf("Govern(%v) = nil, want an error", bad)
+		}
+	}
+	if got := set.For(at("T1", "CGEN")).Name; got != "reader" {
+		t.Errorf("a refused Govern changed the places: For = %s, want reader still", got)
+	}
+	if err := set.Govern(nil); err != nil || set.For(at("T1", "CGEN")).Name != "team" {
+		t.Errorf("Govern(nil) = %v, For = %s; want every place back to the file's", err, set.For(at("T1", "CGEN")).Name)
+	}
+	if err := set.Govern(map[string]Placed{"slack:T1": {Skill: "nope"}}); err == nil || !strings.Contains(err.Error(), "does not define") {
+		t.Errorf("Govern(unknown skill) = %v", err)
+	}
+}
