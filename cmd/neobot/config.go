@@ -533,7 +533,7 @@ func (c *Config) validate() error {
 	}
 	c.checkSlackDistribution(bad)
 	if c.SlackBotToken == "" && !c.slackDistributed() && (c.SlackAppToken != "" || c.SlackSigningSecret != "") {
-		bad("SLACK_BOT_TOKEN", "is not set, but SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is: Slack is half configured. Set the Bot User OAuth Token (xoxb-..., OAuth & Permissions), or unset the others to run without Slack")
+		bad("SLACK_BOT_TOKEN", "is not set, but SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is: Slack is half configured. Set the Bot User OAuth Token (xoxb-..., OAuth & Permissions) for one workspace, or SLACK_REDIRECT_URL (the install callback, https://<host>/slack/oauth/callback) to let any workspace add Neo, or unset the others to run without Slack")
 	}
 	switch c.SlackMode {
 	case "socket":
