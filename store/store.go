@@ -73,7 +73,7 @@ var allBuckets = [][]byte{
 	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
 	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls, bucketPostures,
 	bucketRatings, bucketMCPTokens, bucketSpendChain, bucketSpendHeads, bucketShares, bucketFiles,
-	bucketRatings, bucketMCPTokens, bucketSlackInstalls, bucketPlaces,
+	bucketSlackInstalls, bucketPlaces,
 }
 
 // ErrLocked reports that another process holds the database file.
