@@ -145,7 +145,7 @@ func (p *personLinks) Bind(_ context.Context, l mcp.PersonalLogin) (string, erro
 		p.log.Warn().Str("server", l.Alias).Str("platform", l.Place.Platform).Msg("mcp: no connect link made: " + why)
 		return "", errors.New("no connect link is made: " + why)
 	}
-	id := randomID()
+	id := linkSecret()
 	now := p.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -166,21 +166,21 @@ func (p *personLinks) drop(l *personLink) {
 	delete(p.starts, l.start)
 }
 
-// cookie names the cookie of link id's browser.
-func cookie(id string) string { return "neobot_link_" + id[:12] }
+// linkCookie names the cookie of link id's browser.
+func linkCookie(id string) string { return "neobot_link_" + id[:12] }
 
 // sameBrowser reports whether r comes from the browser that opened link l
 // last.
 func sameBrowser(r *http.Request, id, browser string) bool {
-	c, err := r.Cookie(cookie(id))
-	return err == nil && browser != "" && subtle.ConstantTimeCompare([]byte(hash(c.Value)), []byte(browser)) == 1
+	c, err := r.Cookie(linkCookie(id))
+	return err == nil && browser != "" && subtle.ConstantTimeCompare([]byte(linkHash(c.Value)), []byte(browser)) == 1
 }
 
 // serveLink is a connect link opened: it marks the browser and sends it
 // to sign in with the person's platform.
 func (p *personLinks) serveLink(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	nonce, start := randomID(), randomID()
+	nonce, start := linkSecret(), linkSecret()
 	p.mu.Lock()
 	l := p.links[id]
 	if l == nil || p.now().After(l.expires) {
@@ -189,12 +189,12 @@ func (p *personLinks) serveLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	delete(p.starts, l.start)
-	l.browser, l.start, l.proven = hash(nonce), start, nil
+	l.browser, l.start, l.proven = linkHash(nonce), start, nil
 	p.starts[start] = id
 	s, place := p.signins[l.Place.Platform], l.Place
 	p.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{
-		Name: cookie(id), Value: nonce, Path: "/mcp/", MaxAge: int(linkTTL / time.Second),
+		Name: linkCookie(id), Value: nonce, Path: "/mcp/", MaxAge: int(linkTTL / time.Second),
 		HttpOnly: true, Secure: strings.HasPrefix(p.base, "https://"), SameSite: http.SameSiteLaxMode,
 	})
 	noStore(w)
@@ -287,14 +287,15 @@ func (p *personLinks) SignedIn(_ context.Context, state, user string) (string, e
 	return p.base + signinPath + "?" + url.Values{"state": {state}, "code": {code}}.Encode(), nil
 }
 
-// randomID is 32 random bytes, base64url: a link ID, a state, a cookie.
-func randomID() string {
+// linkSecret is 32 random bytes, base64url: a link ID, a state, a cookie.
+func linkSecret() string {
 	var b [32]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-func hash(s string) string {
+// linkHash is the hex SHA-256 of s: what is kept of a cookie.
+func linkHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }

@@ -35,7 +35,7 @@ type webProof struct {
 }
 
 func (w *webProofs) add(state, user string) string {
-	code := randomID()
+	code := linkSecret()
 	now := w.now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -194,4 +194,3 @@ func fetchJSON(ctx context.Context, client *http.Client, u string, form url.Valu
 	}
 	return nil
 }
-
