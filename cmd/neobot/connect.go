@@ -75,6 +75,7 @@ type personLinks struct {
 	links  map[string]*personLink // by link ID
 	states map[string]string      // MCP login state -> link ID
 	starts map[string]string      // sign-in state -> link ID
+	proven map[string]time.Time   // MCP login states admitted, until the login asks (Proven) or they expire
 }
 
 type personLink struct {
@@ -91,7 +92,7 @@ func newPersonLinks(cfg *Config, log zerolog.Logger) *personLinks {
 	client := &http.Client{Timeout: 30 * time.Second}
 	p := &personLinks{
 		base: cfg.publicURL(), signins: map[string]signIn{}, missing: map[string]string{}, now: time.Now,
-		log: log, links: map[string]*personLink{}, states: map[string]string{}, starts: map[string]string{},
+		log: log, links: map[string]*personLink{}, states: map[string]string{}, starts: map[string]string{}, proven: map[string]time.Time{},
 	}
 	if cfg.SlackClientID != "" && cfg.SlackClientSecret != "" {
 		p.signins["slack"] = slackSignIn{api: strings.TrimRight(cmp.Or(cfg.SlackAPIURL, "https://slack.com/api/"), "/") + "/", id: cfg.SlackClientID, secret: cfg.SlackClientSecret.Reveal(), client: client}
@@ -153,6 +154,11 @@ func (p *personLinks) Bind(_ context.Context, l mcp.PersonalLogin) (string, erro
 		if now.After(old.expires) {
 			p.drop(old)
 			delete(p.links, k)
+		}
+	}
+	for k, until := range p.proven {
+		if now.After(until) {
+			delete(p.proven, k)
 		}
 	}
 	p.links[id] = &personLink{PersonalLogin: l, id: id, expires: now.Add(linkTTL)}
@@ -271,7 +277,18 @@ func (p *personLinks) admit(r *http.Request, state string) (who *identity, perso
 	}
 	p.drop(l)
 	delete(p.links, id)
+	p.proven[state] = p.now().Add(time.Minute)
 	return l.proven, true, ""
+}
+
+// Proven reports, once, whether admit let the callback carrying state
+// through: the login checks it before it stores a person's grant.
+func (p *personLinks) Proven(state string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	until, ok := p.proven[state]
+	delete(p.proven, state)
+	return ok && !p.now().After(until)
 }
 
 // SignedIn is the web chat page's word that user opened the link whose

@@ -264,6 +264,9 @@ func (m *Manager) FinishLogin(ctx context.Context, state, code string) (alias, u
 	if !ok || m.clock.Now().After(pl.expires) {
 		return "", "", ErrUnknownLogin
 	}
+	if err := m.proven(pl.user, state); err != nil {
+		return pl.alias, pl.user, err
+	}
 	s := m.byAlias[pl.alias]
 	g, err := m.flow(s.spec).Finish(ctx, pl.p, code, state)
 	if err != nil {
