@@ -107,8 +107,8 @@ func authorizationURL(t *testing.T, b *http.Client, link string, prot *oauthtest
 // in as themselves in browser other, is refused and that nothing reached
 // the authorization server; then that the authorization URL the right
 // person's browser is sent to connects nobody when forwarded; then that
-// the right person connects in their own browser. It returns the final
-// page.
+// the right person connects in their own browser, after which the link
+// is used up. It returns the connected page.
 func forwardedLinkRefused(t *testing.T, link string, prot *oauthtest.Server, owner, other *http.Client) string {
 	t.Helper()
 	status, page, _ := visitPage(t, other, link)
@@ -129,6 +129,9 @@ func forwardedLinkRefused(t *testing.T, link string, prot *oauthtest.Server, own
 	status, page, _ = visitPage(t, owner, auth)
 	if status != http.StatusOK || !strings.Contains(page, "connected to notes") {
 		t.Fatalf("the right person's callback answered %d:\n%s", status, page)
+	}
+	if again, used, _ := visitPage(t, owner, link); again != http.StatusBadRequest || !strings.Contains(used, "expired or was already used") {
+		t.Errorf("the link opened again after connecting answered %d:\n%s\nwant it used up", again, used)
 	}
 	return page
 }
