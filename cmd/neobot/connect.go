@@ -8,10 +8,8 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -77,6 +75,7 @@ type personLinks struct {
 	links  map[string]*personLink // by link ID
 	states map[string]string      // MCP login state -> link ID
 	starts map[string]string      // sign-in state -> link ID
+	proven map[string]time.Time   // MCP login states admitted, until the login asks (Proven) or they expire
 }
 
 type personLink struct {
@@ -93,7 +92,7 @@ func newPersonLinks(cfg *Config, log zerolog.Logger) *personLinks {
 	client := &http.Client{Timeout: 30 * time.Second}
 	p := &personLinks{
 		base: cfg.publicURL(), signins: map[string]signIn{}, missing: map[string]string{}, now: time.Now,
-		log: log, links: map[string]*personLink{}, states: map[string]string{}, starts: map[string]string{},
+		log: log, links: map[string]*personLink{}, states: map[string]string{}, starts: map[string]string{}, proven: map[string]time.Time{},
 	}
 	if cfg.SlackClientID != "" && cfg.SlackClientSecret != "" {
 		p.signins["slack"] = slackSignIn{api: strings.TrimRight(cmp.Or(cfg.SlackAPIURL, "https://slack.com/api/"), "/") + "/", id: cfg.SlackClientID, secret: cfg.SlackClientSecret.Reveal(), client: client}
@@ -147,7 +146,7 @@ func (p *personLinks) Bind(_ context.Context, l mcp.PersonalLogin) (string, erro
 		p.log.Warn().Str("server", l.Alias).Str("platform", l.Place.Platform).Msg("mcp: no connect link made: " + why)
 		return "", errors.New("no connect link is made: " + why)
 	}
-	id := randomID()
+	id := linkSecret()
 	now := p.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -155,6 +154,11 @@ func (p *personLinks) Bind(_ context.Context, l mcp.PersonalLogin) (string, erro
 		if now.After(old.expires) {
 			p.drop(old)
 			delete(p.links, k)
+		}
+	}
+	for k, until := range p.proven {
+		if now.After(until) {
+			delete(p.proven, k)
 		}
 	}
 	p.links[id] = &personLink{PersonalLogin: l, id: id, expires: now.Add(linkTTL)}
@@ -168,21 +172,21 @@ func (p *personLinks) drop(l *personLink) {
 	delete(p.starts, l.start)
 }
 
-// cookie names the cookie of link id's browser.
-func cookie(id string) string { return "neobot_link_" + id[:12] }
+// linkCookie names the cookie of link id's browser.
+func linkCookie(id string) string { return "neobot_link_" + id[:12] }
 
 // sameBrowser reports whether r comes from the browser that opened link l
 // last.
 func sameBrowser(r *http.Request, id, browser string) bool {
-	c, err := r.Cookie(cookie(id))
-	return err == nil && browser != "" && subtle.ConstantTimeCompare([]byte(hash(c.Value)), []byte(browser)) == 1
+	c, err := r.Cookie(linkCookie(id))
+	return err == nil && browser != "" && subtle.ConstantTimeCompare([]byte(linkHash(c.Value)), []byte(browser)) == 1
 }
 
 // serveLink is a connect link opened: it marks the browser and sends it
 // to sign in with the person's platform.
 func (p *personLinks) serveLink(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	nonce, start := randomID(), randomID()
+	nonce, start := linkSecret(), linkSecret()
 	p.mu.Lock()
 	l := p.links[id]
 	if l == nil || p.now().After(l.expires) {
@@ -191,12 +195,12 @@ func (p *personLinks) serveLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	delete(p.starts, l.start)
-	l.browser, l.start, l.proven = hash(nonce), start, nil
+	l.browser, l.start, l.proven = linkHash(nonce), start, nil
 	p.starts[start] = id
 	s, place := p.signins[l.Place.Platform], l.Place
 	p.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{
-		Name: cookie(id), Value: nonce, Path: "/mcp/", MaxAge: int(linkTTL / time.Second),
+		Name: linkCookie(id), Value: nonce, Path: "/mcp/", MaxAge: int(linkTTL / time.Second),
 		HttpOnly: true, Secure: strings.HasPrefix(p.base, "https://"), SameSite: http.SameSiteLaxMode,
 	})
 	noStore(w)
@@ -273,7 +277,18 @@ func (p *personLinks) admit(r *http.Request, state string) (who *identity, perso
 	}
 	p.drop(l)
 	delete(p.links, id)
+	p.proven[state] = p.now().Add(time.Minute)
 	return l.proven, true, ""
+}
+
+// Proven reports, once, whether admit let the callback carrying state
+// through: the login checks it before it stores a person's grant.
+func (p *personLinks) Proven(state string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	until, ok := p.proven[state]
+	delete(p.proven, state)
+	return ok && !p.now().After(until)
 }
 
 // SignedIn is the web chat page's word that user opened the link whose
@@ -289,190 +304,15 @@ func (p *personLinks) SignedIn(_ context.Context, state, user string) (string, e
 	return p.base + signinPath + "?" + url.Values{"state": {state}, "code": {code}}.Encode(), nil
 }
 
-// webProofs is the web chat's sign-in: the chat page, signed in with the
-// person's token, says who opened a link.
-type webProofs struct {
-	page string // the chat page
-	now  func() time.Time
-
-	mu sync.Mutex
-	m  map[string]webProof // by code
-}
-
-type webProof struct {
-	state, user string
-	expires     time.Time
-}
-
-func (w *webProofs) add(state, user string) string {
-	code := randomID()
-	now := w.now()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for k, v := range w.m {
-		if now.After(v.expires) {
-			delete(w.m, k)
-		}
-	}
-	w.m[code] = webProof{state: state, user: user, expires: now.Add(proofTTL)}
-	return code
-}
-
-func (w *webProofs) label() string { return "the web chat" }
-
-func (w *webProofs) authorize(state, _ string, _ mcp.Place) string {
-	return w.page + "/#" + url.Values{"connect": {state}}.Encode()
-}
-
-func (w *webProofs) identify(_ context.Context, state, code, _ string) (identity, error) {
-	w.mu.Lock()
-	pr, ok := w.m[code]
-	delete(w.m, code)
-	w.mu.Unlock()
-	if !ok || pr.state != state || w.now().After(pr.expires) {
-		return identity{}, errors.New("the web chat's proof of who signed in is unknown or expired")
-	}
-	return identity{user: pr.user, name: pr.user + " (web chat user)"}, nil
-}
-
-func (w *webProofs) is(who identity, place mcp.Place) bool { return who.user == place.User }
-
-// slackSignIn is Sign in with Slack (OpenID Connect).
-type slackSignIn struct {
-	api        string // the Web API base, ending in "/"
-	id, secret string
-	client     *http.Client
-}
-
-func (s slackSignIn) label() string { return "Slack" }
-
-func (s slackSignIn) authorize(state, redirect string, place mcp.Place) string {
-	v := url.Values{
-		"response_type": {"code"}, "scope": {"openid profile"}, "client_id": {s.id},
-		"state": {state}, "redirect_uri": {redirect}, "team": {place.Workspace},
-	}
-	return strings.TrimSuffix(s.api, "api/") + "openid/connect/authorize?" + v.Encode()
-}
-
-func (s slackSignIn) identify(ctx context.Context, _, code, redirect string) (identity, error) {
-	var tok struct {
-		OK          bool   `json:"ok"`
-		Error       string `json:"error"`
-		AccessToken string `json:"access_token"`
-	}
-	form := url.Values{"client_id": {s.id}, "client_secret": {s.secret}, "code": {code}, "redirect_uri": {redirect}, "grant_type": {"authorization_code"}}
-	if err := fetchJSON(ctx, s.client, s.api+"openid.connect.token", form, nil, &tok); err != nil {
-		return identity{}, fmt.Errorf("slack openid.connect.token: %w", err)
-	}
-	if !tok.OK || tok.AccessToken == "" {
-		return identity{}, fmt.Errorf("slack openid.connect.token: %s", cmp.Or(tok.Error, "no access token"))
-	}
-	var who struct {
-		OK    bool   `json:"ok"`
-		Error string `json:"error"`
-		User  string `json:"https://slack.com/user_id"`
-		Team  string `json:"https://slack.com/team_id"`
-		Name  string `json:"name"`
-	}
-	bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+tok.AccessToken) }
-	if err := fetchJSON(ctx, s.client, s.api+"openid.connect.userInfo", url.Values{}, bearer, &who); err != nil {
-		return identity{}, fmt.Errorf("slack openid.connect.userInfo: %w", err)
-	}
-	if !who.OK || who.User == "" || who.Team == "" {
-		return identity{}, fmt.Errorf("slack openid.connect.userInfo: %s", cmp.Or(who.Error, "no user or team"))
-	}
-	return identity{workspace: who.Team, user: who.User, name: cmp.Or(who.Name, who.User) + " (Slack user " + who.User + ")"}, nil
-}
-
-func (slackSignIn) is(who identity, place mcp.Place) bool {
-	return who.workspace == place.Workspace && who.user == place.User
-}
-
-// discordSignIn is Discord's OAuth2 with the identify scope. A guild is
-// not part of who someone is on Discord: the user ID alone is compared.
-type discordSignIn struct {
-	base       string // such as https://discord.com
-	id, secret string
-	client     *http.Client
-}
-
-func (d discordSignIn) label() string { return "Discord" }
-
-func (d discordSignIn) authorize(state, redirect string, _ mcp.Place) string {
-	v := url.Values{"response_type": {"code"}, "scope": {"identify"}, "client_id": {d.id}, "state": {state}, "redirect_uri": {redirect}}
-	return d.base + "/oauth2/authorize?" + v.Encode()
-}
-
-func (d discordSignIn) identify(ctx context.Context, _, code, redirect string) (identity, error) {
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {redirect}}
-	basic := func(r *http.Request) { r.SetBasicAuth(d.id, d.secret) }
-	if err := fetchJSON(ctx, d.client, d.base+"/api/oauth2/token", form, basic, &tok); err != nil {
-		return identity{}, fmt.Errorf("discord oauth2/token: %w", err)
-	}
-	if tok.AccessToken == "" {
-		return identity{}, errors.New("discord oauth2/token: no access token")
-	}
-	var who struct {
-		ID         string `json:"id"`
-		Username   string `json:"username"`
-		GlobalName string `json:"global_name"`
-	}
-	bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+tok.AccessToken) }
-	if err := fetchJSON(ctx, d.client, d.base+"/api/users/@me", nil, bearer, &who); err != nil {
-		return identity{}, fmt.Errorf("discord users/@me: %w", err)
-	}
-	if who.ID == "" {
-		return identity{}, errors.New("discord users/@me: no user ID")
-	}
-	return identity{user: who.ID, name: cmp.Or(cmp.Or(who.GlobalName, who.Username), who.ID) + " (Discord user " + who.ID + ")"}, nil
-}
-
-func (discordSignIn) is(who identity, place mcp.Place) bool { return who.user == place.User }
-
-// fetchJSON POSTs form (GETs when form is nil) to u, with auth applied,
-// and decodes a 2xx JSON answer into out. Its errors never carry the
-// request's secrets.
-func fetchJSON(ctx context.Context, client *http.Client, u string, form url.Values, auth func(*http.Request), out any) error {
-	method, body := http.MethodGet, io.Reader(nil)
-	if form != nil {
-		method, body = http.MethodPost, strings.NewReader(form.Encode())
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
-	if err != nil {
-		return err
-	}
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	req.Header.Set("Accept", "application/json")
-	if auth != nil {
-		auth(req)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("reach %s: %w", req.URL.Host, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("answered %s", resp.Status)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out); err != nil {
-		return fmt.Errorf("decode the answer: %w", err)
-	}
-	return nil
-}
-
-// randomID is 32 random bytes, base64url: a link ID, a state, a cookie.
-func randomID() string {
+// linkSecret is 32 random bytes, base64url: a link ID, a state, a cookie.
+func linkSecret() string {
 	var b [32]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-func hash(s string) string {
+// linkHash is the hex SHA-256 of s: what is kept of a cookie.
+func linkHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }

@@ -56,8 +56,8 @@ func oauthWorld(t *testing.T, prot *oauthtest.Server, auth string) *slackWorld {
 // connectLinkRe finds a person's connect link.
 var connectLinkRe = regexp.MustCompile(`https?://[^\s>|]+/mcp/connect/[A-Za-z0-9_-]+`)
 
-// browser is a web browser: it keeps cookies and follows redirects.
-func browser(t *testing.T) *http.Client {
+// newBrowser is a web browser: it keeps cookies and follows redirects.
+func newBrowser(t *testing.T) *http.Client {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -66,9 +66,9 @@ func browser(t *testing.T) *http.Client {
 	return &http.Client{Jar: jar}
 }
 
-// visit opens u in b and returns the status, the page and where b ended
+// visitPage opens u in b and returns the status, the page and where b ended
 // up.
-func visit(t *testing.T, b *http.Client, u string) (int, string, *url.URL) {
+func visitPage(t *testing.T, b *http.Client, u string) (int, string, *url.URL) {
 	t.Helper()
 	resp, err := b.Get(u)
 	if err != nil {
@@ -108,11 +108,11 @@ func authorizationURL(t *testing.T, b *http.Client, link string, prot *oauthtest
 // in as themselves in browser other, is refused and that nothing reached
 // the authorization server; then that the authorization URL the right
 // person's browser is sent to connects nobody when forwarded; then that
-// the right person connects in their own browser. It returns the final
-// page.
+// the right person connects in their own browser, after which the link
+// is used up. It returns the connected page.
 func forwardedLinkRefused(t *testing.T, link string, prot *oauthtest.Server, owner, other *http.Client) string {
 	t.Helper()
-	status, page, _ := visit(t, other, link)
+	status, page, _ := visitPage(t, other, link)
 	if status != http.StatusForbidden || !strings.Contains(page, "made for someone else") || !strings.Contains(page, "ask Neo in the chat") {
 		t.Errorf("a forwarded link opened by someone else answered %d:\n%s\nwant a refusal saying it was made for someone else and how to get one's own", status, page)
 	}
@@ -120,16 +120,19 @@ func forwardedLinkRefused(t *testing.T, link string, prot *oauthtest.Server, own
 		t.Fatalf("the authorization server issued %d tokens on a link opened by someone else", n)
 	}
 	auth := authorizationURL(t, owner, link, prot)
-	status, page, _ = visit(t, other, auth)
+	status, page, _ = visitPage(t, other, auth)
 	if status != http.StatusForbidden || !strings.Contains(page, "not started from your link in this browser") {
 		t.Errorf("the owner's authorization URL, forwarded, answered %d:\n%s\nwant a refusal", status, page)
 	}
 	if n := len(prot.Issued()); n != 0 {
 		t.Fatalf("a forwarded authorization URL connected an account (%d tokens issued)", n)
 	}
-	status, page, _ = visit(t, owner, auth)
+	status, page, _ = visitPage(t, owner, auth)
 	if status != http.StatusOK || !strings.Contains(page, "connected to notes") {
 		t.Fatalf("the right person's callback answered %d:\n%s", status, page)
+	}
+	if again, used, _ := visitPage(t, owner, link); again != http.StatusBadRequest || !strings.Contains(used, "expired or was already used") {
+		t.Errorf("the link opened again after connecting answered %d:\n%s\nwant it used up", again, used)
 	}
 	return page
 }
@@ -290,7 +293,7 @@ func TestMCPOAuthPerUser(t *testing.T) {
 			t.Errorf("the connect link was posted where others can see it: %+v", m)
 		}
 	}
-	alice, mallory := browser(t), browser(t)
+	alice, mallory := newBrowser(t), newBrowser(t)
 	w.slack.SignIn(alice.Jar, "UALICE")
 	w.slack.SignIn(mallory.Jar, "UMALLORY")
 	if page := forwardedLinkRefused(t, link, prot, alice, mallory); !strings.Contains(page, "UALICE") {
@@ -375,7 +378,7 @@ func TestMCPOAuthPerUserDiscord(t *testing.T) {
 			t.Errorf("the connect link was posted outside the DM: %+v", other)
 		}
 	}
-	owner, other := browser(t), browser(t)
+	owner, other := newBrowser(t), newBrowser(t)
 	w.discord.SignIn(owner.Jar, "111")
 	w.discord.SignIn(other.Jar, "222")
 	if page := forwardedLinkRefused(t, connectLinkRe.FindString(m.Content), prot, owner, other); !strings.Contains(page, "Discord user 111") {
@@ -462,7 +465,7 @@ func TestMCPOAuthPerUserWeb(t *testing.T) {
 	// where neobot says.
 	signedIn := func(b *http.Client, token string) (int, string) {
 		t.Helper()
-		status, page, at := visit(t, b, link)
+		status, page, at := visitPage(t, b, link)
 		state := ""
 		if q, err := url.ParseQuery(at.Fragment); err == nil {
 			state = q.Get("connect")
@@ -474,10 +477,10 @@ func TestMCPOAuthPerUserWeb(t *testing.T) {
 		if got := w.call(t, token, "POST", "/v1/connect", map[string]string{"state": state}, &next); got != http.StatusOK {
 			t.Fatalf("POST /v1/connect = %d", got)
 		}
-		status, page, _ = visit(t, b, next.URL)
+		status, page, _ = visitPage(t, b, next.URL)
 		return status, page
 	}
-	bob := browser(t)
+	bob := newBrowser(t)
 	status, page := signedIn(bob, w.bob)
 	if status != http.StatusForbidden || !strings.Contains(page, "made for someone else") || !strings.Contains(page, "ask Neo in the chat") {
 		t.Errorf("Alice's link opened by Bob answered %d:\n%s\nwant a refusal saying it was made for someone else", status, page)
@@ -485,7 +488,7 @@ func TestMCPOAuthPerUserWeb(t *testing.T) {
 	if n := len(prot.Issued()); n != 0 {
 		t.Fatalf("the authorization server issued %d tokens on a link opened by someone else", n)
 	}
-	status, page = signedIn(browser(t), w.alice)
+	status, page = signedIn(newBrowser(t), w.alice)
 	if status != http.StatusOK || !strings.Contains(page, "alice (web chat user) is connected to notes") {
 		t.Fatalf("Alice's link opened by Alice answered %d:\n%s", status, page)
 	}
@@ -542,9 +545,9 @@ func TestMCPOAuthPerUserSpend(t *testing.T) {
 	if res := last[len(last)-1]; !strings.Contains(res.Content, "own bank account, which they have not connected yet") || strings.Contains(res.Content, "/mcp/connect/") {
 		t.Errorf("the model was told %q, want that she has not connected her account, without the link", res.Content)
 	}
-	alice := browser(t)
+	alice := newBrowser(t)
 	w.slack.SignIn(alice.Jar, "UALICE")
-	if status, page, _ := visit(t, alice, link); status != http.StatusOK || !strings.Contains(page, "connected to bank") {
+	if status, page, _ := visitPage(t, alice, link); status != http.StatusOK || !strings.Contains(page, "connected to bank") {
 		t.Errorf("the spend tool's connect link answered %d:\n%s", status, page)
 	}
 	p.stop(t)

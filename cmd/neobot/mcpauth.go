@@ -129,19 +129,23 @@ func writePage(w http.ResponseWriter, status int, title, text string) {
 func serveCallback(l logins, links *personLinks) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		who, person, refusal := links.admit(r, q.Get("state"))
-		switch {
-		case refusal != "":
-			writePage(w, http.StatusForbidden, "Not connected", refusal)
-			return
-		case q.Get("error") != "":
+		if q.Get("error") != "" {
 			writePage(w, http.StatusBadRequest, "Not connected", "The authorization server did not grant access ("+q.Get("error")+"). Start the login again if you meant to.")
+			return
+		}
+		// Admitted, a person's login goes straight on to complete: nothing
+		// between admit and FinishLogin may return.
+		who, person, refusal := links.admit(r, q.Get("state"))
+		if refusal != "" {
+			writePage(w, http.StatusForbidden, "Not connected", refusal)
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 		defer cancel()
 		alias, _, err := l.FinishLogin(ctx, q.Get("state"), q.Get("code"), q.Get("iss"))
 		switch {
+		case errors.Is(err, mcp.ErrUnproven):
+			writePage(w, http.StatusForbidden, "Not connected", "This login was not started from your link in this browser, so nothing was connected. Open the link Neo sent you, in the browser you sign in with.")
 		case errors.Is(err, mcp.ErrUnknownLogin):
 			writePage(w, http.StatusBadRequest, "Link expired", "This login link has expired or was already used. Start the login again.")
 		case err != nil:

@@ -339,6 +339,9 @@ func (m *Manager) FinishLogin(ctx context.Context, state, code, iss string) (ali
 	if !ok || m.clock.Now().After(pl.expires) {
 		return "", "", ErrUnknownLogin
 	}
+	if err := m.proven(pl.user, state); err != nil {
+		return pl.alias, pl.user, err
+	}
 	s := m.byAlias[pl.alias]
 	g, err := m.flow(s.spec).Finish(ctx, pl.p, oauth.Redirect{Code: code, State: state, Iss: iss})
 	if err != nil {

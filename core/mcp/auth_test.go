@@ -46,6 +46,8 @@ type directLinks struct{}
 
 func (directLinks) Bind(_ context.Context, l PersonalLogin) (string, error) { return l.AuthURL, nil }
 
+func (directLinks) Proven(string) bool { return true }
+
 // TestOAuthPerUserUnbound: without a Binder no per_user link is made, so
 // no link can connect someone other than the person it was made for.
 func TestOAuthPerUserUnbound(t *testing.T) {
@@ -61,6 +63,33 @@ func TestOAuthPerUserUnbound(t *testing.T) {
 	}
 	if link, err := m.Connect(context.Background(), "notes", alice); err == nil {
 		t.Errorf("Connect(unbound per_user) = %q, want a refusal", link)
+	}
+}
+
+// unprovenLinks makes links whose callbacks never come back proven.
+type unprovenLinks struct{ directLinks }
+
+func (unprovenLinks) Proven(string) bool { return false }
+
+// TestOAuthPerUserUnproven: a person's login whose callback the Binder
+// did not see proven stores no grant, however its link was made.
+func TestOAuthPerUserUnproven(t *testing.T) {
+	prot := oauthtest.New(t, NewServer("notes", "1.0.0", testTools(0)...).Handler())
+	tokens := &memTokens{m: map[string][]byte{}}
+	m := start(t, Options{
+		Manifest: manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: prot.URL(), Auth: AuthPerUser, Version: "1.0.0", Tools: testToolNames}),
+		OAuth:    &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{9}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback", Links: unprovenLinks{}},
+	})
+	link, err := m.Connect(context.Background(), "notes", Place{Platform: "slack", Workspace: "T1", User: "UALICE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, state := openLogin(t, link)
+	if _, _, err := m.FinishLogin(context.Background(), state, code); !errors.Is(err, ErrUnproven) {
+		t.Errorf("FinishLogin(unproven) = %v, want ErrUnproven", err)
+	}
+	if n := len(tokens.m); n != 0 {
+		t.Errorf("an unproven login stored %d grants", n)
 	}
 }
 

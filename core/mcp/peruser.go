@@ -68,6 +68,9 @@ func (m *Manager) connected(ctx context.Context, s *entry, place Place) error {
 // callback must then come back to the browser that proved it.
 type Binder interface {
 	Bind(ctx context.Context, l PersonalLogin) (string, error)
+	// Proven reports, once, whether the callback carrying state came
+	// back to the browser that proved to be its person.
+	Proven(state string) bool
 }
 
 // PersonalLogin is a per_user login started for one person.
@@ -85,6 +88,23 @@ type PersonalLogin struct {
 // errUnbound refuses a per_user login that nothing binds to its person:
 // its link would connect whoever opened it.
 var errUnbound = errors.New("no connect link is made: nothing would check who opens it, so it could connect someone else's account")
+
+// ErrUnproven refuses to complete a person's login whose callback did not
+// come back to the browser that proved to be that person.
+var ErrUnproven = errors.New("this login was not started from the person's own link in this browser")
+
+// proven checks, before a login completes, that a person's login (user
+// set) came back to the browser that proved to be them: whatever made
+// its link, no grant is stored for someone else.
+func (m *Manager) proven(user, state string) error {
+	if user == "" {
+		return nil
+	}
+	if m.auth.opts.Links == nil || !m.auth.opts.Links.Proven(state) {
+		return ErrUnproven
+	}
+	return nil
+}
 
 // personalLink starts the login of the person at place to the per_user
 // server alias and returns their bound link (see [Binder]).
