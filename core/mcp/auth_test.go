@@ -85,7 +85,7 @@ func TestOAuthPerUserUnproven(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, state := openLogin(t, link)
-	if _, _, err := m.FinishLogin(context.Background(), state, code); !errors.Is(err, ErrUnproven) {
+	if _, _, err := m.FinishLogin(context.Background(), state, code, ""); !errors.Is(err, ErrUnproven) {
 		t.Errorf("FinishLogin(unproven) = %v, want ErrUnproven", err)
 	}
 	if n := len(tokens.m); n != 0 {

@@ -39,7 +39,7 @@ func TestOAuthStepUpOperator(t *testing.T) {
 	feed := make(statusFeed, 64)
 	m := start(t, Options{
 		Manifest:       manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: prot.URL(), Auth: AuthOAuth, Version: "1.0.0", Tools: testToolNames}),
-		OAuth:          &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{7}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback"},
+		OAuth:          &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{7}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback", Links: directLinks{}},
 		RestartBackoff: 20e6, OnStatus: feed.on,
 	})
 	ctx := context.Background()
@@ -87,7 +87,7 @@ func TestOAuthStepUpPerUser(t *testing.T) {
 	tokens := &memTokens{m: map[string][]byte{}}
 	m := start(t, Options{
 		Manifest: manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: prot.URL(), Auth: AuthPerUser, Version: "1.0.0", Tools: testToolNames}),
-		OAuth:    &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{9}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback"},
+		OAuth:    &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{9}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback", Links: directLinks{}},
 	})
 	ctx := context.Background()
 	alice := Place{Platform: "slack", Workspace: "T1", User: "UALICE"}
@@ -166,7 +166,7 @@ func TestOAuthNoLink(t *testing.T) {
 			t.Cleanup(srv.Close)
 			m := start(t, Options{
 				Manifest: manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: srv.URL + "/mcp", Auth: AuthPerUser, Version: "1.0.0", Tools: testToolNames}),
-				OAuth:    &OAuth{Tokens: &memTokens{m: map[string][]byte{}}, Key: bytes.Repeat([]byte{9}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback"},
+				OAuth:    &OAuth{Tokens: &memTokens{m: map[string][]byte{}}, Key: bytes.Repeat([]byte{9}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback", Links: directLinks{}},
 			})
 			_, err := m.CallIn(context.Background(), Place{Platform: "web", User: "alice"}, "notes", "echo", nil)
 			var le *LoginError
@@ -195,7 +195,7 @@ func TestOAuthNoLoginOperator(t *testing.T) {
 	t.Cleanup(srv.Close)
 	m := start(t, Options{
 		Manifest: manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: srv.URL + "/mcp", Auth: AuthOAuth, Version: "1.0.0", Tools: testToolNames}),
-		OAuth:    &OAuth{Tokens: &memTokens{m: map[string][]byte{}}, Key: bytes.Repeat([]byte{7}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback"},
+		OAuth:    &OAuth{Tokens: &memTokens{m: map[string][]byte{}}, Key: bytes.Repeat([]byte{7}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback", Links: directLinks{}},
 	})
 	ctx := context.Background()
 	if _, err := m.Login(ctx, "notes"); err == nil || !strings.Contains(err.Error(), "is for https://elsewhere.example/mcp") {
@@ -242,7 +242,7 @@ func TestOAuthStepUpHeld(t *testing.T) {
 	tokens := &memTokens{m: map[string][]byte{}}
 	m := start(t, Options{
 		Manifest: manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: prot.URL(), Auth: AuthPerUser, Version: "1.0.0", Tools: testToolNames}),
-		OAuth:    &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{9}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback"},
+		OAuth:    &OAuth{Tokens: tokens, Key: bytes.Repeat([]byte{9}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback", Links: directLinks{}},
 	})
 	ctx := context.Background()
 	alice := Place{Platform: "slack", Workspace: "T1", User: "UALICE"}
