@@ -226,3 +226,35 @@ func TestWordShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestCommonTermBoundaries: a term is left out only when it is in more
+// than CommonTerm documents and in more than half of them.
+func TestCommonTermBoundaries(t *testing.T) {
+	index := func(docs int, terms map[string]int) *Index {
+		ix := NewIndex(docs)
+		for i := range docs {
+			var ts []string
+			for term, n := range terms {
+				if i < n {
+					ts = append(ts, term)
+				}
+			}
+			ix.Add(append(ts, fmt.Sprintf("d%d", i)))
+		}
+		return ix
+	}
+	for _, tc := range []struct {
+		docs, holding int
+		kept          bool
+	}{
+		{1500, CommonTerm, true},                      // not more than CommonTerm
+		{1500, CommonTerm + 1, false},                 // more than both
+		{2 * (CommonTerm + 1), CommonTerm + 1, true},  // exactly half
+		{2 * (CommonTerm + 1), CommonTerm + 2, false}, // more than half
+	} {
+		ix := index(tc.docs, map[string]int{"x": tc.holding})
+		if got := len(ix.Search([]Term{{"x", 1}}, 1, nil)) == 1; got != tc.kept {
+			t.Errorf("a term in %d of %d documents: kept %v, want %v", tc.holding, tc.docs, got, tc.kept)
+		}
+	}
+}
