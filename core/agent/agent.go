@@ -134,8 +134,10 @@ type Options struct {
 	RefaultEvery      int
 	// MaxCompactionsPerTurn, when positive, caps a turn's compactions.
 	// By default a turn compacts as often as it needs while each
-	// compaction frees room, and ends honestly when one frees (almost)
-	// nothing; StepBudget bounds it either way.
+	// compaction frees room; when one frees (almost) nothing, or the cap
+	// is reached, the turn's oldest tool results are set aside (archived
+	// behind one-line stubs), and only a request that still cannot fit
+	// ends the turn honestly. StepBudget bounds it either way.
 	MaxCompactionsPerTurn int
 	// MaxCallsPerStep caps the tool calls run from one model reply
 	// (default 8); the rest are answered "not run" so the model asks

@@ -67,9 +67,14 @@ func TestEveryTurnFinishes(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		// The provider counts tokens as the agent estimates them, so
+		// "within the window" means the same to both.
+		usage := llm.Usage{PromptTokens: compact.Estimate(h.agent.opts.Counter, r.Messages, r.Tools), CompletionTokens: 20}
 		done := steps[user]
 		if done >= perTurn {
-			return llmtest.Text("Audited this batch.")
+			reply := llmtest.Text("Audited this batch.")
+			reply.Usage = usage
+			return reply
 		}
 		// One to four calls at a time: a step's results arrive together.
 		k := min(1+(done+len(steps))%4, perTurn-done)
@@ -78,13 +83,20 @@ func TestEveryTurnFinishes(t *testing.T) {
 			steps[user]++
 			calls = append(calls, call(fmt.Sprintf("c%d_%d", len(steps), steps[user]), "fs__read_file", `{"path":"batch"}`))
 		}
-		return llmtest.Calls(calls...)
+		reply := llmtest.Calls(calls...)
+		reply.Usage = usage
+		return reply
 	})
-	h.tools.fn = func(context.Context, string, map[string]any) (string, bool, error) {
+	h.tools.fn = func(ctx context.Context, _ string, _ map[string]any) (string, bool, error) {
+		// The result's size follows its call, not the order calls run in.
+		var turn, step int
+		if _, err := fmt.Sscanf(core.ToolCallFrom(ctx), "c%d_%d", &turn, &step); err != nil {
+			return "", false, err
+		}
 		mu.Lock()
-		defer mu.Unlock()
 		n++
-		return mixedResult(n), false, nil
+		mu.Unlock()
+		return mixedResult((turn-1)*perTurn + step), false, nil
 	}
 	for i := range turns {
 		if err := h.run(t, inbound(fmt.Sprintf("E%d", i+1), fmt.Sprintf("audit batch group %d", i+1))); err != nil {
@@ -127,16 +139,21 @@ func TestEveryTurnFinishes(t *testing.T) {
 	if opened == 0 {
 		t.Errorf("no stub reached the archive")
 	}
-	if t.Failed() {
-		t.Logf("log:\n%s", logs)
-	}
 	if n != turns*perTurn {
 		t.Errorf("tool results = %d, want %d", n, turns*perTurn)
 	}
-	for i, r := range append(h.srv.Requests(), cheap.Requests()...) {
-		if got := compact.Estimate(h.agent.opts.Counter, r.Messages, r.Tools); got > window {
-			t.Errorf("request %d = ~%d tokens, over the %d-token window", i, got, window)
+	for name, srv := range map[string]*llmtest.Server{"model": h.srv, "summarizer": cheap} {
+		for i, r := range srv.Requests() {
+			if got := compact.Estimate(h.agent.opts.Counter, r.Messages, r.Tools); got > window {
+				t.Errorf("%s request %d = ~%d tokens, over the %d-token window; its last message: %.100q", name, i, got, window, r.Messages[len(r.Messages)-1].Content)
+				for _, m := range r.Messages {
+					t.Logf("  %s %d: %.60q", m.Role, compact.MessageTokens(h.agent.opts.Counter, m), m.Content)
+				}
+			}
 		}
+	}
+	if t.Failed() {
+		t.Logf("log:\n%s", logs)
 	}
 }
 

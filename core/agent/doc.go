@@ -3,7 +3,8 @@
 //
 // Each step faults memory in (once per turn, again every few steps), builds
 // the system block afresh, checks the context budget and compacts when it
-// must, calls the main model with the tool schemas, dispatches the tool
+// must (setting the turn's oldest tool results aside when compacting frees
+// no more), calls the main model with the tool schemas, dispatches the tool
 // calls it asks for concurrently, persists the step, and loops until the
 // model answers. Failures climb a recovery ladder (retry with backoff, adapt
 // with the error as signal, escalate through core_execute, honest partial);

@@ -79,9 +79,12 @@ const (
 var ErrNoQuery = errors.New("agent: history search needs a query")
 
 // Search returns the archived messages of the thread of call's turn that
-// best match query, best first (the newest first among equals), each as
-// the lines around its matches; "" when none matches. That thread is the
-// only one searched; a call without a turn searches nothing.
+// best match query, best first (the newest first among equals), each
+// shown whole or as its header and the lines around its matches, at most
+// a page in all; "" when none matches. A query that is a reference
+// (msg:1234, msg:1234/2) returns that message, a page at a time. That
+// thread is the only one searched; a call without a turn searches
+// nothing.
 func (h *History) Search(ctx context.Context, call core.ToolCall, query string) (string, error) {
 	t := call.Turn()
 	if t == nil {

@@ -10,7 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/compact"
+	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/llm/llmtest"
 	"github.com/rs/zerolog"
@@ -153,6 +155,18 @@ func TestResultLargerThanWindowIsCut(t *testing.T) {
 				}
 				if tm := toolMessages(r); len(tm) > 0 && !strings.Contains(tm[0].Content, `[cut to fit the model's window: showing the first`) {
 					t.Errorf("request %d shows the result without saying it was cut: ...%s", i, tm[0].Content[max(0, len(tm[0].Content)-200):])
+				}
+			}
+			// The cut names the reference that pages through the whole
+			// result.
+			if reqs := h.srv.Requests(); tc.wantReason == ReasonCut {
+				tm := toolMessages(reqs[len(reqs)-1])
+				_, rest, _ := strings.Cut(tm[0].Content, `history_search "`)
+				q, _, _ := strings.Cut(rest, `"`)
+				ctx := core.WithTurn(context.Background(), &core.Turn{Inbound: inbound("E2", "and the rest?")})
+				got, err := NewHistory(h.tr).Search(ctx, coretest.ToolCall(ctx, "history_search", nil), q)
+				if err != nil || !strings.HasPrefix(got, "[tool fs__read_file · "+q+"] page 1 of 4:\nFILE 1\n") {
+					t.Errorf("history_search(%q) = %.100q, %v; want the first page of the whole result", q, got, err)
 				}
 			}
 			if reasons[tc.wantReason] != 1 {
