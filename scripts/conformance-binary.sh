@@ -10,7 +10,10 @@
 #
 # NEOBOT_BINARY=/path/to/neobot measures another build (an older one, say);
 # unset, the binaries are built from this tree. CONFORMANCE_PKG picks the
-# installed suite under node_modules (default @modelcontextprotocol/conformance).
+# installed suite under node_modules (default @modelcontextprotocol/conformance;
+# @modelcontextprotocol/conformance-next is 0.2.0-alpha.12). CONFORMANCE_SPEC
+# keeps the scenarios tagged with one spec version (such as 2026-07-28), and
+# CONFORMANCE_ONLY those whose name matches an extended regular expression.
 # It prints one line per scenario and a total per mode, and exits non-zero
 # when a scenario fails; expected failures are in docs/mcp-auth.md.
 set -uo pipefail
@@ -31,8 +34,10 @@ if [ -z "$binary" ]; then
 	binary="$work/neobot"
 fi
 
-# The client scenarios, as `conformance list` prints them.
-mapfile -t scenarios < <("$node" "$cli" list | sed -n '/Client scenarios/,$p' | sed -n 's/^ *- \([^ ]*\).*/\1/p')
+# The client scenarios, as `conformance list` prints them ("- NAME [TAGS]"),
+# up to the next section.
+mapfile -t scenarios < <("$node" "$cli" list | sed -n '/Client scenarios/,/^$/p' |
+	grep -E "^ *- .*${CONFORMANCE_SPEC:-}" | sed -n 's/^ *- \([^ ]*\).*/\1/p' | grep -E "${CONFORMANCE_ONLY:-.}")
 [ ${#scenarios[@]} -gt 0 ] || { echo "conformance-binary: the suite lists no client scenarios" >&2; exit 2; }
 
 modes=("$@")

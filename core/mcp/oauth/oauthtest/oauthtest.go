@@ -1,10 +1,12 @@
 // Package oauthtest is an OAuth-protected MCP server on loopback for
 // tests: a protected resource (any MCP handler) and the authorization
 // server that guards it, in one httptest server. The authorization server
-// registers clients dynamically, approves every authorization at once
-// (redirecting with the code), checks PKCE S256, the redirect URI and the
-// resource parameter, issues access and refresh tokens, rotates refresh
-// tokens, revokes tokens (RFC 7009), and can revoke everything it issued.
+// registers clients dynamically (requiring application_type), approves
+// every authorization at once (redirecting with the code), checks PKCE
+// S256, the redirect URI and the resource parameter, issues access and
+// refresh tokens with the scope asked for, rotates refresh tokens,
+// revokes tokens (RFC 7009), and can revoke everything it issued. Its
+// tool calls can be made to need more scope (a step-up).
 package oauthtest
 
 import (
@@ -165,9 +167,11 @@ func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		RedirectURIs []string `json:"redirect_uris"`
+		RedirectURIs    []string `json:"redirect_uris"`
+		ApplicationType string   `json:"application_type"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.RedirectURIs) != 1 {
+	// The MCP specification (SEP-837) requires application_type.
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.RedirectURIs) != 1 || req.ApplicationType != "web" && req.ApplicationType != "native" {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client_metadata"})
 		return
 	}
