@@ -466,3 +466,18 @@ func TestQuorumStartupErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestQuorumCheck: neobot check prints each skill's approval tiers.
+func TestQuorumCheck(t *testing.T) {
+	w, _ := newSpendWorld(t)
+	w.env["NEO_CONFIG"] = quorumSettings(t, "slack", []string{"UANN", "UBEN"}, []string{"UCFO"}, "1h", "")
+	out, stderr, err := run(t, w.env, "", "check")
+	if err != nil {
+		t.Fatalf("neobot check: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"approval tier: up to 100 USDC: any configured approver", "approval tier: over 100 USDC: 2 of group treasury, escalate to cfo after 1h"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("neobot check lacks %q:\n%s", want, out)
+		}
+	}
+}

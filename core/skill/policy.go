@@ -327,3 +327,44 @@ func (s *Skill) Platforms() []string {
 	}
 	return out
 }
+
+// Describe returns one line per tier, smallest first in each currency,
+// for neobot check: "over 1000 USDC: 2 of group treasury, remind after
+// 1h, escalate to cfo after 4h, expire after 24h". A nil Policy has none.
+func (p *Policy) Describe() []string {
+	if p == nil {
+		return nil
+	}
+	var curs []string
+	for _, t := range p.Tiers {
+		if c := NormalizeCurrency(t.Currency); !slices.Contains(curs, c) {
+			curs = append(curs, c)
+		}
+	}
+	slices.Sort(curs)
+	var out []string
+	for _, c := range curs {
+		tiers, below := p.tiersOf(c)
+		for i, t := range tiers {
+			who := "any configured approver"
+			if t.Group != "" {
+				who = "group " + t.Group
+			}
+			if t.Quorum > 1 {
+				who = fmt.Sprintf("%d of %s", t.Quorum, who)
+			}
+			line := t.label(below[i]) + ": " + who
+			if t.RemindAfter != "" {
+				line += ", remind after " + t.RemindAfter
+			}
+			if t.EscalateTo != "" {
+				line += ", escalate to " + t.EscalateTo + " after " + t.EscalateAfter
+			}
+			if t.ExpireAfter != "" {
+				line += ", expire after " + t.ExpireAfter
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
