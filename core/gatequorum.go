@@ -268,7 +268,8 @@ func escalate(ctx context.Context, gs *Gates, g Gate, ui GateUI) (Gate, error) {
 }
 
 // mention writes approvers for a chat message: people as <@id>, roles
-// and groups by what they are.
+// as <@&id>. User groups are left out: their members, added when the
+// gate opened or escalated, are named as people.
 func mention(approvers []string) string {
 	var out []string
 	for _, a := range approvers {
@@ -276,7 +277,6 @@ func mention(approvers []string) string {
 		case strings.HasPrefix(a, "role:"):
 			out = append(out, "<@&"+strings.TrimPrefix(a, "role:")+">")
 		case strings.HasPrefix(a, "group:"):
-			out = append(out, "<!subteam^"+strings.TrimPrefix(a, "group:")+">")
 		default:
 			out = append(out, "<@"+a+">")
 		}
