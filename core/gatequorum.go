@@ -201,13 +201,19 @@ func (gs *Gates) reach(ctx context.Context, g Gate, ui GateUI, text string, peop
 	if len(copies) == 0 {
 		return g
 	}
-	if ng, err := gs.Update(context.WithoutCancel(ctx), g.Token, func(g *Gate) error {
+	ng, err := gs.Update(context.WithoutCancel(ctx), g.Token, func(g *Gate) error {
 		g.Copies = append(g.Copies, copies...)
 		return nil
-	}); err == nil {
-		return ng
+	})
+	if err != nil {
+		return g
 	}
-	return g
+	if len(ng.Votes) != len(g.Votes) || ng.State != g.State {
+		// A click landed while the copies were sent, before they were
+		// recorded: its redraw missed them, so they are redrawn now.
+		ui.ShowGate(ctx, ng)
+	}
+	return ng
 }
 
 // errNotPending stops an update of a gate that was decided meanwhile.
