@@ -136,8 +136,9 @@ func (gs *Gates) Ask(ctx context.Context, req GateRequest, allowed []string, ui 
 		if g, err = gs.Update(context.WithoutCancel(ctx), g.Token, func(g *Gate) error { g.MessageRef = ref; return nil }); err != nil {
 			return GateAnswer{}, fmt.Errorf("gate: record approval message: %w", err)
 		}
-		if fresh {
-			// Each approver named as a person gets a copy where they look.
+		if fresh && g.Need > 0 {
+			// Under a policy's tier, each approver named as a person gets
+			// a copy where they look.
 			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gateUITimeout)
 			g = gs.reach(pctx, g, ui, "", g.People())
 			cancel()

@@ -201,13 +201,19 @@ func (gs *Gates) reach(ctx context.Context, g Gate, ui GateUI, text string, peop
 	if len(copies) == 0 {
 		return g
 	}
-	if ng, err := gs.Update(context.WithoutCancel(ctx), g.Token, func(g *Gate) error {
+	ng, err := gs.Update(context.WithoutCancel(ctx), g.Token, func(g *Gate) error {
 		g.Copies = append(g.Copies, copies...)
 		return nil
-	}); err == nil {
-		return ng
+	})
+	if err != nil {
+		return g
 	}
-	return g
+	if len(ng.Votes) != len(g.Votes) || ng.State != g.State {
+		// A click landed while the copies were sent, before they were
+		// recorded: its redraw missed them, so they are redrawn now.
+		ui.ShowGate(ctx, ng)
+	}
+	return ng
 }
 
 // errNotPending stops an update of a gate that was decided meanwhile.
@@ -268,7 +274,8 @@ func escalate(ctx context.Context, gs *Gates, g Gate, ui GateUI) (Gate, error) {
 }
 
 // mention writes approvers for a chat message: people as <@id>, roles
-// and groups by what they are.
+// as <@&id>. User groups are left out: their members, added when the
+// gate opened or escalated, are named as people.
 func mention(approvers []string) string {
 	var out []string
 	for _, a := range approvers {
@@ -276,7 +283,6 @@ func mention(approvers []string) string {
 		case strings.HasPrefix(a, "role:"):
 			out = append(out, "<@&"+strings.TrimPrefix(a, "role:")+">")
 		case strings.HasPrefix(a, "group:"):
-			out = append(out, "<!subteam^"+strings.TrimPrefix(a, "group:")+">")
 		default:
 			out = append(out, "<@"+a+">")
 		}

@@ -207,3 +207,42 @@ func TestQuorumTimes(t *testing.T) {
 		t.Errorf("shown as %s, want expired", last.State)
 	}
 }
+
+// racingUI is a notifyUI on which an approval lands while the copies are
+// being sent, before they are recorded; shown carries each redraw.
+type racingUI struct {
+	*notifyUI
+	gs    *core.Gates
+	shown chan core.Gate
+}
+
+func (u racingUI) NotifyGate(ctx context.Context, g core.Gate, text string, people []string) []string {
+	if text == "" {
+		if _, err := u.gs.AnswerFrom(ctx, g.Token, 0, "UA", nil, "dm"); err != nil {
+			panic(err)
+		}
+	}
+	return u.notifyUI.NotifyGate(ctx, g, text, people)
+}
+
+func (u racingUI) ShowGate(_ context.Context, g core.Gate) { u.shown <- g }
+
+// TestQuorumVoteWhileCopying: a vote recorded while the copies were
+// being sent (so its click's redraw did not know them) is shown on every
+// copy once they are recorded.
+func TestQuorumVoteWhileCopying(t *testing.T) {
+	gs, _, _ := newGates(t)
+	ui := racingUI{newNotifyUI(), gs, make(chan core.Gate, 4)}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() { _, _ = gs.Ask(ctx, twoOfThree(core.Quorum{}), nil, ui) }()
+	<-ui.posted
+	select {
+	case g := <-ui.shown:
+		if len(g.Votes) != 1 || len(g.Copies) != 3 {
+			t.Errorf("redrawn with %d votes and %d copies, want the vote on the 3 copies", len(g.Votes), len(g.Copies))
+		}
+	case <-t.Context().Done():
+		t.Fatal("the copies were never redrawn with the vote")
+	}
+}

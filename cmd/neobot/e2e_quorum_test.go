@@ -466,3 +466,53 @@ func TestQuorumStartupErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestQuorumCheck: neobot check prints each skill's approval tiers.
+func TestQuorumCheck(t *testing.T) {
+	w, _ := newSpendWorld(t)
+	w.env["NEO_CONFIG"] = quorumSettings(t, "slack", []string{"UANN", "UBEN"}, []string{"UCFO"}, "1h", "")
+	out, stderr, err := run(t, w.env, "", "check")
+	if err != nil {
+		t.Fatalf("neobot check: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"approval tier: up to 100 USDC: any configured approver", "approval tier: over 100 USDC: 2 of group treasury, escalate to cfo after 1h"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("neobot check lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestClusterQuorum: two instances share PostgreSQL; the spend's turn
+// runs on instance 1; the first approval is clicked through instance 1's
+// connection on a DM copy, the second through instance 2's in the
+// thread: each click counts once, instance 2's wakes the turn on
+// instance 1, the transfer is made once, and every copy shows the end.
+func TestClusterQuorum(t *testing.T) {
+	w, wal := newSpendWorld(t)
+	w.env["NEO_DATABASE_URL"] = pgtest.Database(t)
+	delete(w.env, "NEO_DB_PATH")
+	w.env["NEO_CONFIG"] = quorumSettings(t, "slack", []string{"UANN", "UBEN", "UCAT"}, []string{"UCFO"}, "", "")
+	spendModel(t, w.model, "core_execute")
+	p1 := w.start(t, 1)
+	p2 := w.start(t, 2)
+	w.slack.Via(1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "send 500 USDC to alice"})
+	gate := w.waitGate(t, p1, mention.TS, "wallet/transfer")
+	annDM, catDM := copyIn(t, w, "DUANN", gate), copyIn(t, w, "DUCAT", gate)
+	w.slack.Click("UANN", annDM, 0)
+	shows(t, w, gate.Channel, gate.TS, "1 of 2 approvals: <@UANN>")
+	w.slack.Via(2)
+	if ack, err := w.slack.WaitAck(waitCtx(t), w.slack.Click("UBEN", gate, 0)); err != nil || ack.Conn != 2 {
+		t.Fatalf("the second click's ack = %+v, %v; want it from instance 2", ack, err)
+	}
+	w.answerIn(t, "C0GENERAL", mention.TS, "Outcome:")
+	final := "Approved (Approve) by <@UANN> and <@UBEN>"
+	shows(t, w, gate.Channel, gate.TS, final)
+	shows(t, w, "DUANN", annDM.TS, final)
+	shows(t, w, "DUCAT", catDM.TS, final)
+	p1.stop(t)
+	p2.stop(t)
+	if sent := wal.transfers(t); total(sent) != 1 {
+		t.Errorf("transfers = %v, want exactly one", sent)
+	}
+}

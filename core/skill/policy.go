@@ -74,8 +74,8 @@ type Tier struct {
 	ExpireAfter   string `json:"expire_after,omitempty"`
 }
 
-// Platforms are the chat platforms a group can name approvers on.
-var Platforms = []string{"slack", "discord", "web"}
+// platforms are the chat platforms a group can name approvers on.
+func platforms() []string { return []string{"slack", "discord", "web"} }
 
 var (
 	slackIDRe   = regexp.MustCompile(`^(group:)?[A-Z0-9]+$`)
@@ -246,7 +246,7 @@ func checkPolicy(p *Policy, spend bool) []string {
 		case t.Quorum < 0 || t.Quorum > 20:
 			bad("%s.quorum: %d; ask for 1 to 20 distinct approvers", at, t.Quorum)
 		case t.Group != "" && t.Quorum > 1:
-			for _, pl := range Platforms {
+			for _, pl := range platforms() {
 				if people := listed(p.Groups[t.Group].On(pl)); people > 0 && people == len(p.Groups[t.Group].On(pl)) && people < t.Quorum {
 					bad("%s.quorum: %d approvals needed but group %q lists %d %s approver(s); list more people, or a role or user group", at, t.Quorum, t.Group, people, pl)
 				}
@@ -316,13 +316,54 @@ func (s *Skill) Nobody(platform string, configured []string) []string {
 // default skill, which takes every place without a binding, is on all.
 func (s *Skill) Platforms() []string {
 	if s.Name == DefaultName {
-		return Platforms
+		return platforms()
 	}
 	var out []string
 	for _, pl := range s.Places {
 		p, _, _ := strings.Cut(pl, ":")
-		if slices.Contains(Platforms, p) && !slices.Contains(out, p) {
+		if slices.Contains(platforms(), p) && !slices.Contains(out, p) {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Describe returns one line per tier, smallest first in each currency,
+// for neobot check: "over 1000 USDC: 2 of group treasury, remind after
+// 1h, escalate to cfo after 4h, expire after 24h". A nil Policy has none.
+func (p *Policy) Describe() []string {
+	if p == nil {
+		return nil
+	}
+	var curs []string
+	for _, t := range p.Tiers {
+		if c := NormalizeCurrency(t.Currency); !slices.Contains(curs, c) {
+			curs = append(curs, c)
+		}
+	}
+	slices.Sort(curs)
+	var out []string
+	for _, c := range curs {
+		tiers, below := p.tiersOf(c)
+		for i, t := range tiers {
+			who := "any configured approver"
+			if t.Group != "" {
+				who = "group " + t.Group
+			}
+			if t.Quorum > 1 {
+				who = fmt.Sprintf("%d of %s", t.Quorum, who)
+			}
+			line := t.label(below[i]) + ": " + who
+			if t.RemindAfter != "" {
+				line += ", remind after " + t.RemindAfter
+			}
+			if t.EscalateTo != "" {
+				line += ", escalate to " + t.EscalateTo + " after " + t.EscalateAfter
+			}
+			if t.ExpireAfter != "" {
+				line += ", expire after " + t.ExpireAfter
+			}
+			out = append(out, line)
 		}
 	}
 	return out

@@ -77,6 +77,22 @@ func TestPolicyTiers(t *testing.T) {
 	}
 }
 
+// TestPolicyDescribe: neobot check lists the tiers, smallest first.
+func TestPolicyDescribe(t *testing.T) {
+	sk, err := compileOne(t, treasuryPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"up to 100 USDC: any configured approver",
+		"over 100 up to 1000 USDC: group treasury",
+		"over 1000 USDC: 2 of group treasury, remind after 1h, escalate to cfo after 4h, expire after 24h",
+	}
+	if got := sk.Approvals.Describe(); !slices.Equal(got, want) {
+		t.Errorf("Describe = %q, want %q", got, want)
+	}
+}
+
 // TestPolicyChecked: every mistake in a policy stops start-up with an
 // error naming the skill, the field and the fix.
 func TestPolicyChecked(t *testing.T) {

@@ -157,6 +157,9 @@ func (s *Surface) DescribeSkills(w io.Writer) error {
 			spend = "yes, through " + core.CoreExecute
 		}
 		fmt.Fprintf(&b, "    spend: %s\n", spend)
+		for _, tier := range sk.Approvals.Describe() {
+			fmt.Fprintf(&b, "    approval tier: %s\n", tier)
+		}
 		if sk.Instructions != "" {
 			fmt.Fprintf(&b, "    instructions: %d characters\n", len(sk.Instructions))
 		}
