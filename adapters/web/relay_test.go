@@ -16,8 +16,8 @@ import (
 	"github.com/neobot/neobot/core/coretest"
 )
 
-// pipe is a Relay that hands each note to the other instances, as the
-// database's notifications do.
+// pipe is a Relay that hands each note to every instance, the sender's
+// included, as the database's notifications do.
 type pipe struct {
 	mu sync.Mutex
 	to []*Adapter
@@ -73,7 +73,7 @@ func twoInstances(t *testing.T) (x, y instance, token string, gates *core.Gates)
 		})
 		inst = append(inst, instance{a: a, base: "http://" + ln.Addr().String()})
 	}
-	pipes[0].to, pipes[1].to = []*Adapter{inst[1].a}, []*Adapter{inst[0].a}
+	pipes[0].to, pipes[1].to = []*Adapter{inst[0].a, inst[1].a}, []*Adapter{inst[0].a, inst[1].a}
 	return inst[0], inst[1], token, gates
 }
 
@@ -201,4 +201,57 @@ func TestRelayJoinsTheInstances(t *testing.T) {
 
 	_ = rep.Say(t.Context(), strings.Repeat("long ", 3000))
 	s.next(t, EventReset)
+}
+
+// feedHolds waits until a's feed of conv holds n events, and returns them.
+func feedHolds(t *testing.T, a *Adapter, conv string, n int) []Event {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		events, _, wake := a.feed.since(conv, "")
+		if len(events) >= n {
+			return events
+		}
+		select {
+		case <-wake:
+		case <-timeout:
+			t.Fatalf("the feed holds %d events, want %d", len(events), n)
+		}
+	}
+}
+
+// TestRelayResumesOnAnotherInstance: a browser that read a conversation
+// on one instance and reconnects to the other, with the last event ID it
+// saw, gets every event after it, and no reset: the instances give an
+// event the same ID. A piece of an answer only the turn's instance
+// streamed resumes after the event it followed.
+func TestRelayResumesOnAnotherInstance(t *testing.T) {
+	x, y, token, _ := twoInstances(t)
+	var created struct{ ID string }
+	if code := x.call(t, token, "POST", "/v1/conversations", &created); code != http.StatusCreated {
+		t.Fatalf("create = %d", code)
+	}
+	conv := created.ID
+	rep := x.a.Reporter(thread("alice", conv))
+	_ = rep.Status(t.Context(), "one")
+	seen := feedHolds(t, x.a, conv, 1)
+	live, _ := rep.(core.Streamer).StreamAnswer(t.Context())
+	_ = live.Write(t.Context(), "The ans")
+	delta := feedHolds(t, x.a, conv, 2)[1]
+	if delta.Type != EventAnswerDelta {
+		t.Fatalf("x's feed: %+v, want the piece of the answer second", delta)
+	}
+	_ = live.Close(t.Context(), "The answer.")
+	_ = rep.Status(t.Context(), "two")
+	feedHolds(t, y.a, conv, 3) // status, answer, status
+	for _, last := range []string{seen[0].ID, delta.ID} {
+		events, reset, _ := y.a.feed.since(conv, last)
+		var types []string
+		for _, e := range events {
+			types = append(types, e.Type+":"+text(e))
+		}
+		if reset || strings.Join(types, " ") != "answer:The answer. status:two" {
+			t.Errorf("resumed on the other instance after %s: %v, reset %v; want the answer and status two, no reset", last, types, reset)
+		}
+	}
 }

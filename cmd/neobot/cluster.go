@@ -117,12 +117,14 @@ func (c *cluster) run(ctx context.Context, hub *conversation.Hub, gates *core.Ga
 			case postgres.ChannelInbound:
 				handle(func(ctx context.Context) error { return hub.Handed(ctx, payload) }, "cluster: take a handed-over message")
 			case postgres.ChannelWeb:
-				from, note, _ := strings.Cut(payload, " ")
-				if from == c.db.Instance() || webChat == nil {
-					return // shown here already, or no web here
+				_, note, _ := strings.Cut(payload, " ")
+				if webChat == nil {
+					return // no web here
 				}
-				// Here, not on a goroutine of its own: a conversation's
-				// events are shown in the order they were sent.
+				// This instance's own notes too: every instance shows a
+				// conversation's events in the order the database
+				// delivers them, under the same IDs. Here, not on a
+				// goroutine of its own, to keep that order.
 				if err := webChat.Receive(ctx, []byte(note)); err != nil && ctx.Err() == nil {
 					c.log.Warn().Err(err).Msg("cluster: show what another instance's web showed")
 				}
