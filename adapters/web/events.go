@@ -69,6 +69,10 @@ type feed struct {
 	// that ID on any of them.
 	cluster bool
 	minted  atomic.Int64 // IDs this instance gave relayed events
+	// seen is, per instance run (the epoch an ID starts with), the
+	// highest number of its IDs shown here: an ID above it names an
+	// event on its way here (see coming).
+	seen map[string]int64
 	// maxBytes and maxConvBytes cap the bytes kept overall and per
 	// conversation; the newest event of a conversation is always kept.
 	maxBytes, maxConvBytes int64
@@ -97,7 +101,7 @@ func newFeed(now time.Time, maxBytes, maxConvBytes int64) *feed {
 	if maxConvBytes <= 0 {
 		maxConvBytes = DefaultFeedConversationBytes
 	}
-	return &feed{epoch: strconv.FormatInt(now.UnixNano(), 36), convs: map[string]*convFeed{},
+	return &feed{epoch: strconv.FormatInt(now.UnixNano(), 36), convs: map[string]*convFeed{}, seen: map[string]int64{},
 		maxBytes: maxBytes, maxConvBytes: maxConvBytes}
 }
 
@@ -172,6 +176,9 @@ func (f *feed) publishAs(id, eventID, typ string, raw json.RawMessage) {
 	switch {
 	case eventID != "":
 		c.base = eventID
+		if origin, n, ok := mintedID(eventID); ok {
+			f.seen[origin] = max(f.seen[origin], n)
+		}
 	case f.cluster:
 		eventID = c.base + "~" + strconv.FormatInt(c.seq, 10)
 	default:
@@ -259,6 +266,35 @@ func (f *feed) sinceIDLocked(c *convFeed, lastID string) (events []Event, reset 
 		return slices.Clone(c.events), true, c.wake
 	}
 	return slices.Clone(c.events[i+1:]), false, c.wake
+}
+
+// mintedID splits an ID feed.mint made (or a piece of an answer named
+// after one) into its instance run and number.
+func mintedID(id string) (origin string, n int64, ok bool) {
+	id, _, _ = strings.Cut(id, "~")
+	origin, num, ok := strings.Cut(id, "-")
+	if !ok {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	return origin, n, err == nil
+}
+
+// coming reports whether lastID names an event of conversation id that
+// is not here yet but on its way: a page that saw it on the instance
+// that showed it first reconnected here before the database delivered
+// it here. Such a stream waits for it rather than have the page reload.
+func (f *feed) coming(id, lastID string) bool {
+	if !f.cluster {
+		return false
+	}
+	origin, n, ok := mintedID(lastID)
+	if !ok {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.seen[origin] < n
 }
 
 // lastID is the ID of conversation id's latest event, or one that

@@ -98,12 +98,15 @@ type stream struct {
 	events chan Event
 }
 
-func (in instance) follow(t *testing.T, token, id string) *stream {
+func (in instance) follow(t *testing.T, token, id string, lastID ...string) *stream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	req, _ := http.NewRequestWithContext(ctx, "GET", in.base+"/v1/conversations/"+id+"/events", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
+	if len(lastID) > 0 {
+		req.Header.Set("Last-Event-ID", lastID[0])
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -253,5 +256,37 @@ func TestRelayResumesOnAnotherInstance(t *testing.T) {
 		if reset || strings.Join(types, " ") != "answer:The answer. status:two" {
 			t.Errorf("resumed on the other instance after %s: %v, reset %v; want the answer and status two, no reset", last, types, reset)
 		}
+	}
+}
+
+// TestResumeBeforeTheEventArrives: a page that saw an event on the
+// instance that showed it first reconnects to another instance before
+// the database delivered the event there; the stream waits for it and
+// goes on after it, with no reset.
+func TestResumeBeforeTheEventArrives(t *testing.T) {
+	x, y, token, _ := twoInstances(t)
+	var created struct{ ID string }
+	if code := x.call(t, token, "POST", "/v1/conversations", &created); code != http.StatusCreated {
+		t.Fatalf("create = %d", code)
+	}
+	conv := created.ID
+	y.a.created.add(conv, "alice", time.Now()) // as the creation's note does
+	// Shown on x; on its way to y.
+	first := note{Conv: conv, Type: EventStatus, Data: json.RawMessage(`{"text":"one"}`), ID: x.a.feed.mint()}
+	x.a.showHere(first)
+	s := y.follow(t, token, conv, first.ID)
+	for _, n := range []note{first, {Conv: conv, Type: EventStatus, Data: json.RawMessage(`{"text":"two"}`), ID: x.a.feed.mint()}} {
+		raw, _ := json.Marshal(n)
+		if err := y.a.Receive(t.Context(), raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case e := <-s.events:
+		if e.Type != EventStatus || text(e) != "two" {
+			t.Errorf("the resumed stream's first event = %s %s, want status two (after the one the page saw, no reset)", e.Type, e.Data)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no event on the resumed stream")
 	}
 }
