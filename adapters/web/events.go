@@ -90,8 +90,8 @@ type convFeed struct {
 	// an event only this instance shows (a piece of an answer) is named
 	// after it, so a stream resuming from it elsewhere resumes there.
 	base string
-	last   time.Time
-	wake   chan struct{} // closed and replaced on every event
+	last time.Time
+	wake chan struct{} // closed and replaced on every event
 }
 
 func newFeed(now time.Time, maxBytes, maxConvBytes int64) *feed {
