@@ -383,6 +383,7 @@ func (a *Adapter) stop(w http.ResponseWriter, r *http.Request, user string) {
 		return
 	}
 	a.stopping.Store(t.ID, true)
+	a.tellStop(r.Context(), t.ID)
 	if no := a.submit(r, t, "stop", "", nil); no != nil {
 		a.stopping.Delete(t.ID)
 		no.write(w)

@@ -40,6 +40,9 @@ type note struct {
 	// Shown is set on a note its own instance showed before sending (an
 	// event too big to relay, sent as a reset): it skips it on receipt.
 	Shown string `json:"shown,omitempty"`
+	// Stop is set when the conversation's owner pressed Stop: whichever
+	// instance runs the turn keeps the words written so far.
+	Stop bool `json:"stop,omitempty"`
 }
 
 // relayed reports whether the other instances are told of events of typ:
@@ -108,6 +111,23 @@ func (a *Adapter) relay(ctx context.Context) {
 	}
 }
 
+// tellStop tells every instance, before the stop is journaled, that
+// conv's owner pressed Stop: the note is sent now, not queued, so it
+// reaches the instance running the turn before the stop itself does (the
+// database delivers notifications in the order they were committed).
+func (a *Adapter) tellStop(ctx context.Context, conv string) {
+	if a.opts.Relay == nil {
+		return
+	}
+	raw, err := json.Marshal(note{Conv: conv, Stop: true})
+	if err == nil {
+		err = a.opts.Relay.Relay(ctx, raw)
+	}
+	if err != nil {
+		a.log.Warn().Err(err).Str("conversation", conv).Msg("web: tell the other instances of a Stop; a turn running on another may take the words back")
+	}
+}
+
 // showHere publishes n's event in this instance's feed alone.
 func (a *Adapter) showHere(n note) {
 	if n.Type != "" {
@@ -127,6 +147,10 @@ func (a *Adapter) Receive(ctx context.Context, raw []byte) error {
 	}
 	if n.Shown != "" && n.Shown == a.feed.epoch {
 		return nil // shown here before it was sent
+	}
+	if n.Stop {
+		a.stopping.Store(n.Conv, true)
+		return nil
 	}
 	if len(n.Conv) != 24 {
 		return fmt.Errorf("web: a relayed note for conversation %q", n.Conv)

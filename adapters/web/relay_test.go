@@ -290,3 +290,43 @@ func TestResumeBeforeTheEventArrives(t *testing.T) {
 		t.Fatal("no event on the resumed stream")
 	}
 }
+
+// TestStopOnAnotherInstance: the owner presses Stop through one instance
+// while the turn runs on the other: the words written so far stay,
+// marked stopped, on the instance running the turn.
+func TestStopOnAnotherInstance(t *testing.T) {
+	x, y, token, _ := twoInstances(t)
+	var created struct{ ID string }
+	if code := x.call(t, token, "POST", "/v1/conversations", &created); code != http.StatusCreated {
+		t.Fatalf("create = %d", code)
+	}
+	conv := created.ID
+	y.a.created.add(conv, "alice", time.Now()) // as the creation's note does
+	s, _ := y.a.Reporter(thread("alice", conv)).(core.Streamer).StreamAnswer(t.Context())
+	_ = s.Write(t.Context(), "Rotating the key takes")
+	if code := x.call(t, token, "POST", "/v1/conversations/"+conv+"/stop", nil); code != http.StatusAccepted {
+		t.Fatalf("stop through x = %d", code)
+	}
+	_ = s.Abort(t.Context())
+	// Abort's event reaches y's feed through the relay: wait for it.
+	var end Event
+	for end.Type == "" {
+		events, _, wake := y.a.feed.since(conv, "")
+		for _, e := range events {
+			if e.Type == EventAnswerStopped || e.Type == EventAnswerRetract {
+				end = e
+			}
+		}
+		if end.Type != "" {
+			break
+		}
+		select {
+		case <-wake:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the answer never ended on y")
+		}
+	}
+	if end.Type != EventAnswerStopped || text(end) != "Rotating the key takes" {
+		t.Errorf("the turn's instance ended the answer with %s %s, want answer.stopped with the words", end.Type, end.Data)
+	}
+}
