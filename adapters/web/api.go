@@ -408,6 +408,7 @@ func (a *Adapter) stop(w http.ResponseWriter, r *http.Request, user string) {
 		return
 	}
 	a.stopping.Store(t.ID, true)
+	a.tellStop(r.Context(), t.ID)
 	if no := a.submit(r, t, "stop", "", nil); no != nil {
 		a.stopping.Delete(t.ID)
 		no.write(w)
@@ -489,6 +490,10 @@ func (a *Adapter) submit(r *http.Request, t core.Thread, text, key string, files
 	return &refusal{status: http.StatusServiceUnavailable, message: intake.Apology}
 }
 
+// resumeWait bounds how long a stream resuming from an event another
+// instance showed waits for the database to deliver that event here.
+const resumeWait = 5 * time.Second
+
 func (a *Adapter) events(w http.ResponseWriter, r *http.Request, user string) {
 	t, ok := a.owned(w, r, user)
 	if !ok {
@@ -521,10 +526,26 @@ func (a *Adapter) events(w http.ResponseWriter, r *http.Request, user string) {
 	heartbeat := time.NewTicker(15 * time.Second)
 	defer heartbeat.Stop()
 	first := true
+	var coming <-chan time.Time // while the event last names is on its way here
+	if a.feed.coming(t.ID, last) {
+		wait := time.NewTimer(resumeWait)
+		defer wait.Stop()
+		coming = wait.C
+	}
 	for {
 		// Written event by event, straight to the connection: a backlog
 		// of large events is never copied into one buffer.
 		events, reset, wake := a.feed.since(t.ID, last)
+		if reset && first && coming != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-wake:
+			case <-coming:
+				coming = nil // not coming after all: the page reloads
+			}
+			continue
+		}
 		if reset && first {
 			if err := writeSSE(w, Event{ID: last, Type: EventReset, Data: json.RawMessage(`{}`)}); err != nil {
 				return

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -62,6 +64,16 @@ const eventOverhead = 64
 // feed is the live events of every conversation since neobot started.
 type feed struct {
 	epoch string
+	// cluster is set when several instances show the same events
+	// (Options.Relay): a relayed event's ID is given by the instance it
+	// came from, the same on every instance, and a stream resumes at
+	// that ID on any of them.
+	cluster bool
+	minted  atomic.Int64 // IDs this instance gave relayed events
+	// seen is, per instance run (the epoch an ID starts with), the
+	// highest number of its IDs shown here: an ID above it names an
+	// event on its way here (see coming).
+	seen map[string]int64
 	// maxBytes and maxConvBytes cap the bytes kept overall and per
 	// conversation; the newest event of a conversation is always kept.
 	maxBytes, maxConvBytes int64
@@ -75,8 +87,12 @@ type convFeed struct {
 	events []Event
 	bytes  int64
 	seq    int64
-	last   time.Time
-	wake   chan struct{} // closed and replaced on every event
+	// base is the ID of the latest event every instance has (cluster):
+	// an event only this instance shows (a piece of an answer) is named
+	// after it, so a stream resuming from it elsewhere resumes there.
+	base string
+	last time.Time
+	wake chan struct{} // closed and replaced on every event
 }
 
 func newFeed(now time.Time, maxBytes, maxConvBytes int64) *feed {
@@ -86,7 +102,7 @@ func newFeed(now time.Time, maxBytes, maxConvBytes int64) *feed {
 	if maxConvBytes <= 0 {
 		maxConvBytes = DefaultFeedConversationBytes
 	}
-	return &feed{epoch: strconv.FormatInt(now.UnixNano(), 36), convs: map[string]*convFeed{},
+	return &feed{epoch: strconv.FormatInt(now.UnixNano(), 36), convs: map[string]*convFeed{}, seen: map[string]int64{},
 		maxBytes: maxBytes, maxConvBytes: maxConvBytes}
 }
 
@@ -141,11 +157,35 @@ func (f *feed) dropOldestLocked(c *convFeed) {
 // then (overall) the conversations idle longest; a client that resumes
 // from an event no longer kept is told to reload.
 func (f *feed) publish(id, typ string, raw json.RawMessage) {
+	f.publishAs(id, "", typ, raw)
+}
+
+// mint returns the ID of a relayed event shown first here: unique to
+// this run of this instance, and the same on every instance that shows
+// the event.
+func (f *feed) mint() string {
+	return f.epoch + "-" + strconv.FormatInt(f.minted.Add(1), 10)
+}
+
+// publishAs is publish with the event's ID given (eventID, a relayed
+// event's), or made here when "".
+func (f *feed) publishAs(id, eventID, typ string, raw json.RawMessage) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.convLocked(id)
 	c.seq++
-	e := Event{ID: f.epoch + "." + strconv.FormatInt(c.seq, 10), Type: typ, Data: raw}
+	switch {
+	case eventID != "":
+		c.base = eventID
+		if origin, n, ok := mintedID(eventID); ok {
+			f.seen[origin] = max(f.seen[origin], n)
+		}
+	case f.cluster:
+		eventID = c.base + "~" + strconv.FormatInt(c.seq, 10)
+	default:
+		eventID = f.epoch + "." + strconv.FormatInt(c.seq, 10)
+	}
+	e := Event{ID: eventID, Type: typ, Data: raw}
 	c.events = append(c.events, e)
 	n := eventSize(e)
 	c.bytes += n
@@ -174,6 +214,12 @@ func (f *feed) since(id, lastID string) (events []Event, reset bool, wake <-chan
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.convLocked(id)
+	if f.cluster {
+		if lastID == "" {
+			return slices.Clone(c.events), false, c.wake
+		}
+		return f.sinceIDLocked(c, lastID)
+	}
 	after := int64(0)
 	if lastID != "" {
 		epoch, seqText, _ := strings.Cut(lastID, ".")
@@ -195,12 +241,76 @@ func (f *feed) since(id, lastID string) (events []Event, reset bool, wake <-chan
 	return events, reset, c.wake
 }
 
+// sinceIDLocked is since for a feed the instances share: the events
+// after lastID, found by its ID, which every instance gives the same
+// event. An ID this instance does not hold (its events were dropped, or
+// it started after them) resets the client. f.mu must be held.
+func (f *feed) sinceIDLocked(c *convFeed, lastID string) (events []Event, reset bool, wake <-chan struct{}) {
+	at := func(id string) int {
+		for i := len(c.events) - 1; i >= 0; i-- {
+			if c.events[i].ID == id {
+				return i
+			}
+		}
+		return -1
+	}
+	i := at(lastID)
+	if base, _, local := strings.Cut(lastID, "~"); i < 0 && local {
+		// A piece of an answer another instance streamed: resume after
+		// the event it followed (the whole answer comes as "answer").
+		i = at(base)
+		if i < 0 && base == "" { // streamed before any event every instance has
+			return slices.Clone(c.events), false, c.wake
+		}
+	}
+	if i < 0 {
+		return slices.Clone(c.events), true, c.wake
+	}
+	return slices.Clone(c.events[i+1:]), false, c.wake
+}
+
+// mintedID splits an ID feed.mint made (or a piece of an answer named
+// after one) into its instance run and number.
+func mintedID(id string) (origin string, n int64, ok bool) {
+	id, _, _ = strings.Cut(id, "~")
+	origin, num, ok := strings.Cut(id, "-")
+	if !ok {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	return origin, n, err == nil
+}
+
+// coming reports whether lastID names an event of conversation id that
+// is not here yet but on its way: a page that saw it on the instance
+// that showed it first reconnected here before the database delivered
+// it here. Such a stream waits for it rather than have the page reload.
+func (f *feed) coming(id, lastID string) bool {
+	if !f.cluster {
+		return false
+	}
+	origin, n, ok := mintedID(lastID)
+	if !ok {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.seen[origin] < n
+}
+
 // lastID is the ID of conversation id's latest event, or one that
-// resumes from its start when it has none.
+// resumes from its start when it has none ("" when the instances share
+// the feed: every instance reads it as the start).
 func (f *feed) lastID(id string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.convs[id]
+	if f.cluster {
+		if c == nil || len(c.events) == 0 {
+			return ""
+		}
+		return c.events[len(c.events)-1].ID
+	}
 	if c == nil {
 		return f.epoch + ".0"
 	}
@@ -214,10 +324,13 @@ func (a *Adapter) show(conv, typ string, data any) {
 	if err != nil {
 		raw = []byte(`{}`)
 	}
-	a.feed.publish(conv, typ, raw)
-	if relayed(typ) {
-		a.tell(note{Conv: conv, Type: typ, Data: raw})
+	if a.opts.Relay == nil || !relayed(typ) {
+		a.feed.publish(conv, typ, raw)
+		return
 	}
+	// Shown here when its notification comes back, in the order every
+	// instance shows it, under the ID every instance gives it.
+	a.tell(note{Conv: conv, Type: typ, Data: raw, ID: a.feed.mint()})
 }
 
 func seqOf(id string) int64 {

@@ -16,8 +16,8 @@ import (
 	"github.com/neobot/neobot/core/coretest"
 )
 
-// pipe is a Relay that hands each note to the other instances, as the
-// database's notifications do.
+// pipe is a Relay that hands each note to every instance, the sender's
+// included, as the database's notifications do.
 type pipe struct {
 	mu sync.Mutex
 	to []*Adapter
@@ -73,7 +73,7 @@ func twoInstances(t *testing.T) (x, y instance, token string, gates *core.Gates)
 		})
 		inst = append(inst, instance{a: a, base: "http://" + ln.Addr().String()})
 	}
-	pipes[0].to, pipes[1].to = []*Adapter{inst[1].a}, []*Adapter{inst[0].a}
+	pipes[0].to, pipes[1].to = []*Adapter{inst[0].a, inst[1].a}, []*Adapter{inst[0].a, inst[1].a}
 	return inst[0], inst[1], token, gates
 }
 
@@ -98,12 +98,15 @@ type stream struct {
 	events chan Event
 }
 
-func (in instance) follow(t *testing.T, token, id string) *stream {
+func (in instance) follow(t *testing.T, token, id string, lastID ...string) *stream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	req, _ := http.NewRequestWithContext(ctx, "GET", in.base+"/v1/conversations/"+id+"/events", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
+	if len(lastID) > 0 {
+		req.Header.Set("Last-Event-ID", lastID[0])
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -201,4 +204,129 @@ func TestRelayJoinsTheInstances(t *testing.T) {
 
 	_ = rep.Say(t.Context(), strings.Repeat("long ", 3000))
 	s.next(t, EventReset)
+}
+
+// feedHolds waits until a's feed of conv holds n events, and returns them.
+func feedHolds(t *testing.T, a *Adapter, conv string, n int) []Event {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		events, _, wake := a.feed.since(conv, "")
+		if len(events) >= n {
+			return events
+		}
+		select {
+		case <-wake:
+		case <-timeout:
+			t.Fatalf("the feed holds %d events, want %d", len(events), n)
+		}
+	}
+}
+
+// TestRelayResumesOnAnotherInstance: a browser that read a conversation
+// on one instance and reconnects to the other, with the last event ID it
+// saw, gets every event after it, and no reset: the instances give an
+// event the same ID. A piece of an answer only the turn's instance
+// streamed resumes after the event it followed.
+func TestRelayResumesOnAnotherInstance(t *testing.T) {
+	x, y, token, _ := twoInstances(t)
+	var created struct{ ID string }
+	if code := x.call(t, token, "POST", "/v1/conversations", &created); code != http.StatusCreated {
+		t.Fatalf("create = %d", code)
+	}
+	conv := created.ID
+	rep := x.a.Reporter(thread("alice", conv))
+	_ = rep.Status(t.Context(), "one")
+	seen := feedHolds(t, x.a, conv, 1)
+	live, _ := rep.(core.Streamer).StreamAnswer(t.Context())
+	_ = live.Write(t.Context(), "The ans")
+	delta := feedHolds(t, x.a, conv, 2)[1]
+	if delta.Type != EventAnswerDelta {
+		t.Fatalf("x's feed: %+v, want the piece of the answer second", delta)
+	}
+	_ = live.Close(t.Context(), "The answer.")
+	_ = rep.Status(t.Context(), "two")
+	feedHolds(t, y.a, conv, 3) // status, answer, status
+	for _, last := range []string{seen[0].ID, delta.ID} {
+		events, reset, _ := y.a.feed.since(conv, last)
+		var types []string
+		for _, e := range events {
+			types = append(types, e.Type+":"+text(e))
+		}
+		if reset || strings.Join(types, " ") != "answer:The answer. status:two" {
+			t.Errorf("resumed on the other instance after %s: %v, reset %v; want the answer and status two, no reset", last, types, reset)
+		}
+	}
+}
+
+// TestResumeBeforeTheEventArrives: a page that saw an event on the
+// instance that showed it first reconnects to another instance before
+// the database delivered the event there; the stream waits for it and
+// goes on after it, with no reset.
+func TestResumeBeforeTheEventArrives(t *testing.T) {
+	x, y, token, _ := twoInstances(t)
+	var created struct{ ID string }
+	if code := x.call(t, token, "POST", "/v1/conversations", &created); code != http.StatusCreated {
+		t.Fatalf("create = %d", code)
+	}
+	conv := created.ID
+	y.a.created.add(conv, "alice", time.Now()) // as the creation's note does
+	// Shown on x; on its way to y.
+	first := note{Conv: conv, Type: EventStatus, Data: json.RawMessage(`{"text":"one"}`), ID: x.a.feed.mint()}
+	x.a.showHere(first)
+	s := y.follow(t, token, conv, first.ID)
+	for _, n := range []note{first, {Conv: conv, Type: EventStatus, Data: json.RawMessage(`{"text":"two"}`), ID: x.a.feed.mint()}} {
+		raw, _ := json.Marshal(n)
+		if err := y.a.Receive(t.Context(), raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case e := <-s.events:
+		if e.Type != EventStatus || text(e) != "two" {
+			t.Errorf("the resumed stream's first event = %s %s, want status two (after the one the page saw, no reset)", e.Type, e.Data)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no event on the resumed stream")
+	}
+}
+
+// TestStopOnAnotherInstance: the owner presses Stop through one instance
+// while the turn runs on the other: the words written so far stay,
+// marked stopped, on the instance running the turn.
+func TestStopOnAnotherInstance(t *testing.T) {
+	x, y, token, _ := twoInstances(t)
+	var created struct{ ID string }
+	if code := x.call(t, token, "POST", "/v1/conversations", &created); code != http.StatusCreated {
+		t.Fatalf("create = %d", code)
+	}
+	conv := created.ID
+	y.a.created.add(conv, "alice", time.Now()) // as the creation's note does
+	s, _ := y.a.Reporter(thread("alice", conv)).(core.Streamer).StreamAnswer(t.Context())
+	_ = s.Write(t.Context(), "Rotating the key takes")
+	if code := x.call(t, token, "POST", "/v1/conversations/"+conv+"/stop", nil); code != http.StatusAccepted {
+		t.Fatalf("stop through x = %d", code)
+	}
+	_ = s.Abort(t.Context())
+	// Abort's event reaches y's feed through the relay: wait for it.
+	var end Event
+	for end.Type == "" {
+		events, _, wake := y.a.feed.since(conv, "")
+		for _, e := range events {
+			if e.Type == EventAnswerStopped || e.Type == EventAnswerRetract {
+				end = e
+			}
+		}
+		if end.Type != "" {
+			break
+		}
+		select {
+		case <-wake:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the answer never ended on y")
+		}
+	}
+	if end.Type != EventAnswerStopped || text(end) != "Rotating the key takes" {
+		t.Errorf("the turn's instance ended the answer with %s %s, want answer.stopped with the words", end.Type, end.Data)
+	}
 }

@@ -159,6 +159,7 @@ func New(opts Options) (*Adapter, error) {
 	}
 	if opts.Relay != nil {
 		a.notes = make(chan []byte, relaying)
+		a.feed.cluster = true
 	}
 	a.files = opts.Files
 	if a.files == nil {

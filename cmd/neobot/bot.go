@@ -287,7 +287,20 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 		}
 		hub.Attach(web.Platform, wa)
 		b.web = wa
-		b.platforms = append(b.platforms, platform{name: "web", run: wa.Run, adapter: wa, connected: wa.Connected})
+		run := wa.Run
+		if a.cluster != nil {
+			// Served once this instance hears the others: a conversation
+			// another instance announces from then on is known here.
+			run = func(ctx context.Context) error {
+				select {
+				case <-a.cluster.Listening():
+				case <-ctx.Done():
+					return nil
+				}
+				return wa.Run(ctx)
+			}
+		}
+		b.platforms = append(b.platforms, platform{name: "web", run: run, adapter: wa, connected: wa.Connected})
 		log.Info().Str("addr", cfg.WebAddr).Msg("neobot is on the web")
 	}
 	b.hub = hub

@@ -14,7 +14,7 @@ import (
 
 // BenchmarkLoadPostgres is BenchmarkLoad on PostgreSQL (a server of its
 // own, fsync on, over its unix socket), with one instance and with two
-// in this process sharing the database. With two, "sticky" sends each
+// and three in this process sharing the database. With two, "sticky" sends each
 // thread's messages to one instance (what coordination costs when nothing
 // moves), "spread" to either in turn, so every other turn finds its
 // thread held by the other instance and is handed over (Slack spreads an
@@ -32,7 +32,7 @@ func BenchmarkLoadPostgres(b *testing.B) {
 		name      string
 		instances int
 		spread    bool
-	}{{"instances=1", 1, false}, {"instances=2/sticky", 2, false}, {"instances=2/spread", 2, true}} {
+	}{{"instances=1", 1, false}, {"instances=2/sticky", 2, false}, {"instances=2/spread", 2, true}, {"instances=3/sticky", 3, false}} {
 		b.Run(run.name, func(b *testing.B) {
 			url, err := srv.CreateDatabase(ctx)
 			if err != nil {

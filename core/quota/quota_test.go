@@ -1,6 +1,8 @@
 package quota_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -118,5 +120,29 @@ func BenchmarkMessage(b *testing.B) {
 	for b.Loop() {
 		l.Message(ctx, users[i&1023], 100)
 		i++
+	}
+}
+
+// failing is a Store that cannot be reached.
+type failing struct{}
+
+func (failing) TakeShare(context.Context, string, time.Time, quota.Limits, quota.Charge) (quota.Denial, error) {
+	return quota.Denial{}, errors.New("database unreachable")
+}
+
+// TestShareUnreachable: while the shared store fails, the limiter counts
+// in its own process: a user is still held to the limits of each
+// instance, never let through unlimited.
+func TestShareUnreachable(t *testing.T) {
+	ctx := t.Context()
+	l := quota.New(quota.Limits{PerMinute: 20}, coretest.NewClock(start))
+	l.Share(failing{})
+	for i := range 20 {
+		if d := l.Message(ctx, "web/alice", 10); d.Denied() {
+			t.Fatalf("message %d: Message = %+v, want allowed", i+1, d)
+		}
+	}
+	if d := l.Message(ctx, "web/alice", 10); d.Limit != quota.LimitRate {
+		t.Errorf("message 21 with the store down: Message = %+v, want the rate limit", d)
 	}
 }

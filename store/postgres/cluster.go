@@ -286,6 +286,10 @@ func (db *DB) Orphans(ctx context.Context, limit int) ([]string, error) {
 	return threads, nil
 }
 
+// Listening is closed once Listen has first subscribed to its channels:
+// from then on this instance hears what the others announce.
+func (db *DB) Listening() <-chan struct{} { return db.listening }
+
 // Listen delivers the notifications of channels to fn, from one
 // connection, until ctx ends; it returns ctx's error. When the connection
 // breaks it reconnects (waiting at most retry between attempts) and calls
@@ -321,6 +325,7 @@ func (db *DB) listen(ctx context.Context, fn func(channel, payload string), resy
 			return err
 		}
 	}
+	db.listeningOnce.Do(func() { close(db.listening) })
 	if resync {
 		fn("", "")
 	}

@@ -27,6 +27,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -83,7 +84,10 @@ type DB struct {
 	observe  func(time.Duration, error)
 	full     atomic.Bool
 	instance string // random per Open: tells this instance's notifications apart
-	group    *group
+	// listening is closed once Listen first subscribed (Listening).
+	listening     chan struct{}
+	listeningOnce sync.Once
+	group         *group
 }
 
 // Open connects to the database at url (postgres://…), creates or
@@ -101,7 +105,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	db := &DB{name: Describe(url), now: opts.Now, ret: opts.Retention.WithDefaults(), log: opts.Logger, observe: opts.ObserveWrite, instance: newInstanceID()}
+	db := &DB{name: Describe(url), now: opts.Now, ret: opts.Retention.WithDefaults(), log: opts.Logger, observe: opts.ObserveWrite, instance: newInstanceID(), listening: make(chan struct{})}
 	db.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", db.name, err)

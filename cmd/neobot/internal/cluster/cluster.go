@@ -32,6 +32,8 @@ type DB interface {
 	// and with channel "" after reconnecting (notifications may have been
 	// lost meanwhile).
 	Listen(ctx context.Context, retry time.Duration, fn func(channel, payload string), channels ...string) error
+	// Listening is closed once Listen first hears notifications.
+	Listening() <-chan struct{}
 	// Orphans returns up to limit threads with pending messages that no
 	// instance claims.
 	Orphans(ctx context.Context, limit int) ([]string, error)
@@ -156,6 +158,11 @@ func (c *Cluster) Pending(ctx context.Context, thread string) ([]core.Inbound, e
 	return c.db.PendingIn(ctx, thread)
 }
 
+// Listening is closed once this instance hears the others'
+// notifications: a web chat served from then on misses no conversation
+// another instance announces.
+func (c *Cluster) Listening() <-chan struct{} { return c.db.Listening() }
+
 // Close gives every claim up (the claims' connection closes); call it
 // before the database closes.
 func (c *Cluster) Close() { c.claims.Close() }
@@ -182,12 +189,14 @@ func (c *Cluster) Run(ctx context.Context, to Targets) {
 			case postgres.ChannelInbound:
 				handle(func(ctx context.Context) error { return to.Hub.Handed(ctx, payload) }, "cluster: take a handed-over message")
 			case postgres.ChannelWeb:
-				from, note, _ := strings.Cut(payload, " ")
-				if from == c.db.Instance() || to.Web == nil {
-					return // shown here already, or no web here
+				_, note, _ := strings.Cut(payload, " ")
+				if to.Web == nil {
+					return // no web here
 				}
-				// Here, not on a goroutine of its own: a conversation's
-				// events are shown in the order they were sent.
+				// This instance's own notes too: every instance shows a
+				// conversation's events in the order the database
+				// delivers them, under the same IDs. Here, not on a
+				// goroutine of its own, to keep that order.
 				if err := to.Web.Receive(ctx, []byte(note)); err != nil && ctx.Err() == nil {
 					c.log.Warn().Err(err).Msg("cluster: show what another instance's web showed")
 				}
