@@ -20,6 +20,7 @@ import (
 	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/conversation"
+	"github.com/neobot/neobot/core/governance"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/quota"
 )
@@ -62,7 +63,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	if err != nil {
 		return err
 	}
-	stopGovern, err := governPlaces(ctx, a.db, a.skills, log.With().Str("component", "governance").Logger())
+	reapply, stopGovern, err := governPlaces(ctx, a.db, a.skills, log.With().Str("component", "governance").Logger())
 	if err != nil {
 		return err
 	}
@@ -80,6 +81,9 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 		}
 		api.register(mux)
 		api.registerMCP(mux, a.surface)
+		if places, ok := a.db.(governance.Store); ok {
+			api.registerPlaces(mux, places, a.skills, reapply)
+		}
 		o.setAdmin(mux)
 	}
 	oauthMux := http.NewServeMux()
