@@ -158,3 +158,19 @@ func TestCheckMentionsTheWeb(t *testing.T) {
 		t.Errorf("check output:\n%s\nwant the web named, and no terminal", out)
 	}
 }
+
+// TestCheckMentionsSlackInstalls: with SLACK_CLIENT_ID, check says where
+// workspaces add Neo, and does not say neobot will talk in the terminal.
+func TestCheckMentionsSlackInstalls(t *testing.T) {
+	kv := map[string]string{"NEO_MANIFEST": emptyManifest(t), "NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"),
+		"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "client-secret", "SLACK_SIGNING_SECRET": "signing-secret",
+		"SLACK_REDIRECT_URL": "https://neo.example/slack/oauth/callback", "NEO_SECRET_KEY": strings.Repeat("ab", 32)}
+	out, stderr, err := run(t, kv, "", "check")
+	if err != nil {
+		t.Fatalf("check = %v\n%s", err, stderr)
+	}
+	if !strings.Contains(out, "slack: any workspace may add Neo at /slack/install") || strings.Contains(out, "talk in the terminal") ||
+		strings.Contains(out+stderr, "client-secret") {
+		t.Errorf("check output:\n%s\nwant the install page named, no terminal, and no secret", out)
+	}
+}
