@@ -357,3 +357,19 @@ func capitalize(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// CheckClient asks Slack (oauth.v2.access at apiURL) whether it knows the
+// app's client ID and secret, for `neobot check --live`: a code that was
+// never issued is refused as invalid_code only once the credentials pass.
+// It returns nil then, or Slack's refusal (invalid_client_id,
+// bad_client_secret).
+func CheckClient(ctx context.Context, client *http.Client, clientID, clientSecret, apiURL string) error {
+	_, err := slack.GetOAuthV2ResponseContext(ctx, client, clientID, clientSecret, "neobot-check-not-a-code", "", slack.OAuthOptionAPIURL(apiURL))
+	if se, ok := errors.AsType[slack.SlackErrorResponse](err); ok && se.Err == "invalid_code" {
+		return nil
+	}
+	if err == nil {
+		return errors.New("slack: oauth.v2.access took a code that was never issued")
+	}
+	return err
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack/slackevents"
 
+	"github.com/neobot/neobot/adapters/internal/recent"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/mcp/oauth"
 )
@@ -351,6 +352,10 @@ func (ws *Workspaces) start(ctx context.Context, key string) (*Adapter, error) {
 	}
 	a.routed = true
 	a.self.Store(&identity{UserID: in.BotUserID, TeamID: in.Team})
+	// One workspace's share of what a single-workspace adapter keeps:
+	// many installations must not each hold a whole one's worth.
+	a.seen, a.kinds, a.names = recent.New(2048), recent.NewValues[string](1024), recent.NewValues[string](1024)
+	a.viewing, a.homeNotes = recent.NewValues[appContext](1024), recent.NewValues[string](256)
 
 	ws.mu.Lock()
 	defer ws.mu.Unlock()

@@ -22,6 +22,7 @@ import (
 	"github.com/neobot/neobot/cmd/neobot/internal/ops"
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/conversation"
+	"github.com/neobot/neobot/core/governance"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/quota"
 	"github.com/neobot/neobot/store/postgres"
@@ -65,7 +66,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	if err != nil {
 		return err
 	}
-	stopGovern, err := governPlaces(ctx, a.db, a.skills, log.With().Str("component", "governance").Logger())
+	reapply, stopGovern, err := governPlaces(ctx, a.db, a.skills, log.With().Str("component", "governance").Logger())
 	if err != nil {
 		return err
 	}
@@ -83,6 +84,9 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 		}
 		api.register(mux)
 		api.registerMCP(mux, a.surface)
+		if places, ok := a.db.(governance.Store); ok {
+			api.registerPlaces(mux, places, a.skills, reapply)
+		}
 		o.SetAdmin(mux)
 	}
 	oauthMux := http.NewServeMux()

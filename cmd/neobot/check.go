@@ -46,6 +46,10 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	if cfg.SlackBotToken != "" {
 		fmt.Fprintf(m.Stdout, "slack: %s mode, API %s\n", cfg.SlackMode, cfg.SlackAPIURL)
 	}
+	if cfg.SlackClientID != "" {
+		fmt.Fprintf(m.Stdout, "slack: any workspace may add Neo at /slack/install on %s; Slack sends installers back to %s; events over HTTP, API %s\n",
+			cfg.SlackListenAddr, cfg.SlackRedirectURL, cfg.SlackAPIURL)
+	}
 	if cfg.DiscordBotToken != "" {
 		fmt.Fprintf(m.Stdout, "discord: gateway via %s\n", cfg.DiscordAPIURL)
 	}
@@ -56,7 +60,7 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(m.Stdout, "web: API and chat page on http://%s, %d user(s) in NEO_WEB_USERS (neobot web token NAME adds one)\n", cfg.WebAddr, len(users))
 	}
-	if cfg.SlackBotToken == "" && cfg.DiscordBotToken == "" && cfg.WebAddr == "" {
+	if cfg.SlackBotToken == "" && cfg.SlackClientID == "" && cfg.DiscordBotToken == "" && cfg.WebAddr == "" {
 		fmt.Fprintln(m.Stdout, "platforms: neither SLACK_BOT_TOKEN nor DISCORD_BOT_TOKEN nor NEO_WEB_ADDR is set; neobot will talk in the terminal")
 	}
 	if cfg.DaemonURL == "" {

@@ -48,6 +48,13 @@ func (m *Main) checkLive(ctx context.Context, cfg *Config, log zerolog.Logger) [
 			say("live: Slack accepts SLACK_BOT_TOKEN (%s)", who)
 		}
 	}
+	if cfg.SlackClientID != "" {
+		if err := liveSlackClient(ctx, cfg); err != nil {
+			problems = append(problems, err)
+		} else {
+			say("live: Slack accepts SLACK_CLIENT_ID and SLACK_CLIENT_SECRET")
+		}
+	}
 	if cfg.DiscordBotToken != "" {
 		if who, err := liveDiscord(ctx, cfg); err != nil {
 			problems = append(problems, err)
@@ -121,6 +128,22 @@ func liveSlack(ctx context.Context, cfg *Config) (string, error) {
 		return "", fmt.Errorf("live: Slack refused SLACK_BOT_TOKEN (%s): reinstall the app to the workspace (OAuth & Permissions) and copy its Bot User OAuth Token", msg)
 	}
 	return "", fmt.Errorf("live: Slack at SLACK_API_URL=%s could not be asked: %w", cfg.SlackAPIURL, err)
+}
+
+// liveSlackClient checks the app's client ID and secret with
+// oauth.v2.access.
+func liveSlackClient(ctx context.Context, cfg *Config) error {
+	ctx, cancel := context.WithTimeout(ctx, liveTimeout)
+	defer cancel()
+	err := slack.CheckClient(ctx, &http.Client{Timeout: liveTimeout}, cfg.SlackClientID, cfg.SlackClientSecret.Reveal(), cfg.SlackAPIURL)
+	if err == nil {
+		return nil
+	}
+	switch msg := err.Error(); msg {
+	case "invalid_client_id", "bad_client_secret":
+		return fmt.Errorf("live: Slack refused SLACK_CLIENT_ID or SLACK_CLIENT_SECRET (%s): copy both from Basic Information > App Credentials", msg)
+	}
+	return fmt.Errorf("live: Slack at SLACK_API_URL=%s could not be asked: %w", cfg.SlackAPIURL, err)
 }
 
 // liveDiscord fetches the bot's own user with its token.

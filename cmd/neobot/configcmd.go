@@ -22,7 +22,7 @@ import (
 )
 
 // configUsage says what `neobot config` does.
-const configUsage = "config: say export, diff FILE, set PLACE FIELD=VALUE... or history PLACE: " +
+const configUsage = "config: say export, diff FILE, set [--by NAME] PLACE FIELD=VALUE... or history PLACE: " +
 	"export prints every place's stored settings as JSON (for review as code), diff FILE compares an export with the store, " +
 	"set records a new version of a place's settings (fields: skill, instructions, model, daily_tokens, spend, approvers), " +
 	"history lists a place's versions with who changed what (docs/governance.md)"
@@ -72,12 +72,16 @@ func (m *Main) runConfig(ctx context.Context, args []string) error {
 	return errors.New(configUsage)
 }
 
-// openPlaces opens the store for the config commands. A bbolt file held
-// by a running bot cannot be shared: the command says so.
+// openPlaces opens the store for the config commands; when a running bot
+// holds the bbolt file, it goes through that bot's admin API instead.
 func (m *Main) openPlaces(ctx context.Context, cfg *Config) (governance.Store, error) {
 	db, err := openDatabase(ctx, cfg, zerolog.Nop(), dbOptions{lockTimeout: 300 * time.Millisecond})
 	if errors.Is(err, store.ErrLocked) {
-		return nil, fmt.Errorf("NEO_DB_PATH=%s is held by a running neobot; stop it, or run on PostgreSQL (NEO_DATABASE_URL), whose instances share it", cfg.DBPath)
+		r, err := remoteAdmin(cfg, 30*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		return remotePlaces{r: r}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -264,7 +268,7 @@ func setPlace(ctx context.Context, s governance.Store, place, by string, fields 
 // placeApplies says when a change takes effect, and what of it does not
 // yet.
 func placeApplies(before, after governance.Settings) string {
-	msg := "Skill, instructions and spend apply from the next turn: at once on every instance sharing NEO_DATABASE_URL, or when neobot next starts on NEO_DB_PATH."
+	msg := "Skill, instructions and spend apply from the next turn: every running instance applies the change at once, a stopped bot when it starts."
 	if before.Model != after.Model || before.DailyTokens != after.DailyTokens || !slices.Equal(before.Approvers, after.Approvers) {
 		msg += " Model, daily_tokens and approvers are recorded, but turns do not use them yet (docs/governance.md)."
 	}

@@ -158,3 +158,41 @@ func TestCheckMentionsTheWeb(t *testing.T) {
 		t.Errorf("check output:\n%s\nwant the web named, and no terminal", out)
 	}
 }
+
+// TestCheckMentionsSlackInstalls: with SLACK_CLIENT_ID, check says where
+// workspaces add Neo, and does not say neobot will talk in the terminal.
+func TestCheckMentionsSlackInstalls(t *testing.T) {
+	kv := map[string]string{"NEO_MANIFEST": emptyManifest(t), "NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"),
+		"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "client-secret", "SLACK_SIGNING_SECRET": "signing-secret",
+		"SLACK_REDIRECT_URL": "https://neo.example/slack/oauth/callback", "NEO_SECRET_KEY": strings.Repeat("ab", 32)}
+	out, stderr, err := run(t, kv, "", "check")
+	if err != nil {
+		t.Fatalf("check = %v\n%s", err, stderr)
+	}
+	if !strings.Contains(out, "slack: any workspace may add Neo at /slack/install") || strings.Contains(out, "talk in the terminal") ||
+		strings.Contains(out+stderr, "client-secret") {
+		t.Errorf("check output:\n%s\nwant the install page named, no terminal, and no secret", out)
+	}
+}
+
+// TestCheckLiveSlackClient: check --live asks Slack whether it knows the
+// app's client ID and secret, and names them when it does not.
+func TestCheckLiveSlackClient(t *testing.T) {
+	model := llmtest.New(t)
+	model.Handle(func(llmtest.Request) llmtest.Reply { return llmtest.Text("OK") })
+	fake := slacktest.New(t)
+	kv := map[string]string{
+		"NEO_MODEL": "test-main", "NEO_LLM_BASE_URL": model.BaseURL(), "NEO_MANIFEST": emptyManifest(t),
+		"NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"), "SLACK_API_URL": fake.APIURL(),
+		"SLACK_CLIENT_ID": slacktest.ClientID, "SLACK_CLIENT_SECRET": slacktest.ClientSecret, "SLACK_SIGNING_SECRET": "s",
+		"SLACK_REDIRECT_URL": "https://neo.example/slack/oauth/callback", "NEO_SECRET_KEY": strings.Repeat("ab", 32),
+	}
+	if out, stderr, err := run(t, kv, "", "check", "--live"); err != nil || !strings.Contains(out, "live: Slack accepts SLACK_CLIENT_ID and SLACK_CLIENT_SECRET") {
+		t.Errorf("check --live with the app's credentials = %v\n%s\n%s", err, out, stderr)
+	}
+	kv["SLACK_CLIENT_SECRET"] = "wrong-secret"
+	_, stderr, err := run(t, kv, "", "check", "--live")
+	if err == nil || !strings.Contains(stderr, "Slack refused SLACK_CLIENT_ID or SLACK_CLIENT_SECRET (bad_client_secret)") || strings.Contains(stderr, "wrong-secret") {
+		t.Errorf("check --live with a wrong client secret = %v\n%s\nwant it named, never shown", err, stderr)
+	}
+}

@@ -146,3 +146,51 @@ func waitOutput(t *testing.T, p *process, want string) {
 		}
 	}
 }
+
+// TestConfigSetThroughRunningBot: with a bot holding the bbolt file,
+// `neobot config` goes through its admin API, and a change applies to the
+// next turn at once; a skill the settings file does not define is refused
+// and nothing is recorded.
+func TestConfigSetThroughRunningBot(t *testing.T) {
+	w := newSlackWorld(t)
+	w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+		"reader": map[string]any{"instructions": "You only read.", "side_effects": map[string]string{"read": "allow"}},
+	}})
+	w.env["NEO_HEALTH_ADDR"], w.env["NEO_ADMIN_TOKEN"] = freeAddr(t), "admin-e2e-token-0123456789abcdef0123"
+	var mu sync.Mutex
+	var systems []string
+	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		mu.Lock()
+		systems = append(systems, r.Messages[0].Content)
+		mu.Unlock()
+		return llmtest.Text("Ahoy.")
+	})
+	p := w.start(t, 1)
+	waitHTTP(t, "http://"+w.env["NEO_HEALTH_ADDR"]+"/healthz", p)
+	place := "slack:" + slacktest.TeamID + "/C0GENERAL"
+	config := func(args ...string) (string, error) {
+		out, errOut, err := run(t, w.env, "", append([]string{"config"}, args...)...)
+		return out + errOut, err
+	}
+	if out, err := config("set", place, "skill=nope"); err == nil || !strings.Contains(out, `skill "nope" is not one the settings file defines`) {
+		t.Errorf("set to an undefined skill = %v\n%s\nwant a refusal", err, out)
+	}
+	if out, err := config("set", "--by", "cli:ops", place, "skill=reader", "instructions=Answer like a pirate."); err != nil {
+		t.Fatalf("config set through the running bot = %v\n%s", err, out)
+	}
+	d := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hello"})
+	w.answerIn(t, "C0GENERAL", d.TS, "Ahoy.")
+	mu.Lock()
+	last := systems[len(systems)-1]
+	mu.Unlock()
+	if !strings.Contains(last, "You only read.") || !strings.Contains(last, "Answer like a pirate.") {
+		t.Errorf("the turn after the change was told:\n%s\nwant the reader skill's instructions and the channel's", last)
+	}
+	if out, err := config("history", place); err != nil || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.Contains(out, "cli:ops") {
+		t.Errorf("history through the running bot = %v\n%s\nwant the one change, by cli:ops", err, out)
+	}
+	p.stop(t)
+}

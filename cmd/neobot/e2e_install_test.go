@@ -179,6 +179,11 @@ func slackInstallWorkspaces(t *testing.T, useDB func(*testing.T, map[string]stri
 		t.Errorf("the thread after the uninstall holds %d messages, want the person's alone", len(msgs))
 	}
 	p.stop(t)
+	for what, secret := range map[string]string{"the client secret": slacktest.ClientSecret, "T0ONE's token": tokens["T0ONE"], "T0TWO's token": tokens["T0TWO"]} {
+		if strings.Contains(p.output.String(), secret) {
+			t.Errorf("neobot's log holds %s", what)
+		}
+	}
 
 	keys, raw := storedInstalls(t, env)
 	if !slices.Equal(keys, []string{"team/T0TWO"}) {

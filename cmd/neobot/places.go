@@ -16,14 +16,15 @@ import (
 // governPlaces applies every place's stored settings (core/governance:
 // skill, instructions, spend) to the skills, before the first turn; on
 // PostgreSQL again each time a place changes, on any instance or through
-// `neobot config set`, until the returned stop is called. A stored
+// `neobot config set`, until the returned stop is called. reapply applies
+// them again (after a change through this bot's admin API). A stored
 // setting the skills refuse (a skill the settings file no longer
 // defines) stops start-up, naming it; later, it is logged and the
 // settings applied before stay.
-func governPlaces(ctx context.Context, db database, skills *skill.Set, log zerolog.Logger) (stop func(), err error) {
+func governPlaces(ctx context.Context, db database, skills *skill.Set, log zerolog.Logger) (reapply func(context.Context) error, stop func(), err error) {
 	places, ok := db.(governance.Store)
 	if !ok || skills == nil {
-		return func() {}, nil
+		return func(context.Context) error { return nil }, func() {}, nil
 	}
 	apply := func(ctx context.Context) (int, error) {
 		vs, err := places.Places(ctx)
@@ -36,16 +37,17 @@ func governPlaces(ctx context.Context, db database, skills *skill.Set, log zerol
 		}
 		return len(placed), skills.Govern(placed)
 	}
+	reapply = func(ctx context.Context) error { _, err := apply(ctx); return err }
 	n, err := apply(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("stored place settings (neobot config history PLACE shows them, and config set changes them): %w", err)
+		return nil, nil, fmt.Errorf("stored place settings (neobot config history PLACE shows them, and config set changes them): %w", err)
 	}
 	if n > 0 {
 		log.Info().Int("places", n).Msg("governance: stored place settings apply")
 	}
 	pg, ok := db.(*postgres.DB)
 	if !ok {
-		return func() {}, nil
+		return reapply, func() {}, nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -62,5 +64,5 @@ func governPlaces(ctx context.Context, db database, skills *skill.Set, log zerol
 			}
 		}, postgres.ChannelPlaces)
 	})
-	return func() { cancel(); wg.Wait() }, nil
+	return reapply, func() { cancel(); wg.Wait() }, nil
 }

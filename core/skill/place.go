@@ -36,7 +36,9 @@ func (s *Set) Govern(places map[string]Placed) error {
 			return fmt.Errorf("skill: stored settings of %q: not a place", place)
 		}
 		base := s.filed(place)
-		if p.Skill != "" {
+		if p.Skill == DefaultName {
+			base = s.def
+		} else if p.Skill != "" {
 			sk, ok := s.byName[p.Skill]
 			if !ok {
 				return fmt.Errorf("skill: stored settings of %s name skill %q, which the settings file does not define", place, p.Skill)
@@ -72,4 +74,14 @@ func (s *Set) filed(place string) *Skill {
 		}
 	}
 	return s.def
+}
+
+// Defines reports whether the set has a skill called name, one a place's
+// stored settings may name.
+func (s *Set) Defines(name string) bool {
+	if s == nil {
+		return name == DefaultName
+	}
+	_, ok := s.byName[name]
+	return ok || name == DefaultName
 }

@@ -54,6 +54,12 @@ func TestGovern(t *testing.T) {
 	if err := set.Govern(nil); err != nil || set.For(at("T1", "CGEN")).Name != "team" {
 		t.Errorf("Govern(nil) = %v, For = %s; want every place back to the file's", err, set.For(at("T1", "CGEN")).Name)
 	}
+	if err := set.Govern(map[string]Placed{"slack:T1/CFIN": {Skill: DefaultName}}); err != nil || set.For(at("T1", "CFIN")).Instructions != "Be brief." {
+		t.Errorf("Govern(the default skill) = %v, For = %+v", err, set.For(at("T1", "CFIN")))
+	}
+	if !set.Defines("reader") || !set.Defines(DefaultName) || set.Defines("nope") {
+		t.Errorf("Defines answers wrong")
+	}
 	if err := set.Govern(map[string]Placed{"slack:T1": {Skill: "nope"}}); err == nil || !strings.Contains(err.Error(), "does not define") {
 		t.Errorf("Govern(unknown skill) = %v", err)
 	}
