@@ -134,6 +134,21 @@ func (r *Registrations) get(key string) (Client, bool) {
 	return c, ok
 }
 
+// registrationKey is the key of a registration at issuer for a callback.
+func registrationKey(issuer, redirect string) string { return issuer + " " + redirect }
+
+// forget drops the registration under key if it is still the client id.
+func (r *Registrations) forget(key, id string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.m[key]; ok && c.ID == id {
+		delete(r.m, key)
+	}
+}
+
 func (r *Registrations) put(key string, c Client) {
 	if r == nil {
 		return
@@ -277,6 +292,12 @@ func (f *Flow) Finish(ctx context.Context, p *Pending, rd Redirect) (*Grant, err
 	}
 	g := &Grant{Client: p.Client, TokenEndpoint: p.TokenEndpoint, RevocationEndpoint: p.RevocationEndpoint, Resource: p.Resource, Scope: p.Scope, Issuer: p.Issuer}
 	if err := f.token(ctx, g, form); err != nil {
+		var te *TokenError
+		if errors.As(err, &te) && te.Code == "invalid_client" {
+			// The registration kept for this issuer is gone there: the
+			// next login registers anew.
+			f.Registrations.forget(registrationKey(p.Issuer, p.RedirectURI), p.Client.ID)
+		}
 		return nil, err
 	}
 	return g, nil
@@ -419,7 +440,7 @@ func (f *Flow) client(ctx context.Context, hc *http.Client, asm *ServerMetadata)
 	if asm.RegistrationEndpoint == "" {
 		return Client{}, ErrNoRegistration
 	}
-	key := asm.Issuer + " " + f.RedirectURI
+	key := registrationKey(asm.Issuer, f.RedirectURI)
 	if c, ok := f.Registrations.get(key); ok {
 		return c, nil
 	}

@@ -213,7 +213,7 @@ func TestRegistrationsPerIssuer(t *testing.T) {
 		writeTestJSON(w, map[string]any{"client_id": "c" + string(rune('0'+n))})
 	}))
 	t.Cleanup(srv.Close)
-	f := &Flow{RedirectURI: "http://127.0.0.1:9/cb", Registrations: &Registrations{}}
+	f := &Flow{ServerURL: "http://127.0.0.1:9/mcp", RedirectURI: "http://127.0.0.1:9/cb", Registrations: &Registrations{}}
 	get := func(issuer string) string {
 		c, err := f.client(context.Background(), http.DefaultClient, &ServerMetadata{Issuer: issuer, RegistrationEndpoint: srv.URL})
 		if err != nil {
@@ -224,6 +224,20 @@ func TestRegistrationsPerIssuer(t *testing.T) {
 	a1, a2, b := get("https://a.example.com"), get("https://a.example.com"), get("https://b.example.com")
 	if a1 != a2 || a1 == b || n != 2 {
 		t.Errorf("clients = %s, %s, %s after %d registrations; want issuer a's reused, b's its own", a1, a2, b, n)
+	}
+	// A token endpoint that no longer knows the client drops it: the
+	// next login registers anew.
+	tok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		writeTestJSON(w, map[string]any{"error": "invalid_client"})
+	}))
+	t.Cleanup(tok.Close)
+	p := &Pending{State: "s", Issuer: "https://a.example.com", RedirectURI: f.RedirectURI, Client: Client{ID: a1}, TokenEndpoint: tok.URL}
+	if _, err := f.Finish(context.Background(), p, Redirect{Code: "c", State: "s"}); err == nil {
+		t.Fatal("Finish() with an unknown client = nil error")
+	}
+	if a3 := get("https://a.example.com"); a3 == a1 || n != 3 {
+		t.Errorf("client after invalid_client = %s (%d registrations), want a new registration", a3, n)
 	}
 }
 
