@@ -244,18 +244,20 @@ func TestMCPOAuthOperatorLogin(t *testing.T) {
 func privateLink(t *testing.T, w *slackWorld, user string, after int) string {
 	t.Helper()
 	re := connectLinkRe
-	seen := 0
-	m, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
-		if !m.Ephemeral || m.Recipient != user || !re.MatchString(m.Text) {
-			return false
+	var links []string
+	_, err := w.slack.WaitMessages(waitCtx(t), func(ms []slacktest.Message) bool {
+		links = links[:0] // counted afresh each time the fake looks: it looks again on every new message
+		for _, m := range ms {
+			if m.Ephemeral && m.Recipient == user && re.MatchString(m.Text) {
+				links = append(links, re.FindString(m.Text))
+			}
 		}
-		seen++
-		return seen > after
+		return len(links) > after
 	})
 	if err != nil {
-		t.Fatalf("no private connect link for %s: %v\nmessages: %+v", user, err, w.slack.Messages())
+		t.Fatalf("no private connect link %d for %s: %v\nmessages: %+v", after+1, user, err, w.slack.Messages())
 	}
-	return strings.ReplaceAll(re.FindString(m.Text), "&amp;", "&")
+	return strings.ReplaceAll(links[after], "&amp;", "&")
 }
 
 // TestMCPOAuthPerUser: on a per_user server, a person who has not
@@ -622,6 +624,15 @@ func openLink(t *testing.T, link string) {
 	}
 }
 
+// connectIn follows the authorization URL auth in browser b, signed in
+// as the person whose link led there, to the connected page.
+func connectIn(t *testing.T, b *http.Client, auth string) {
+	t.Helper()
+	if status, page, _ := visitPage(t, b, auth); status != http.StatusOK || !strings.Contains(page, "connected to notes") {
+		t.Fatalf("the callback answered %d:\n%s", status, page)
+	}
+}
+
 // linkScope returns the scope an authorization link asks for.
 func linkScope(t *testing.T, link string) string {
 	t.Helper()
@@ -704,9 +715,11 @@ func TestMCPOAuthStepUpPerUser(t *testing.T) {
 	)
 	w.start(t, 1)
 
+	alice := newBrowser(t)
+	w.slack.SignIn(alice.Jar, "UALICE")
 	dm := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "when is the launch?"})
 	w.answerIn(t, "D0DM", dm.TS, "Open the link I sent you")
-	openLink(t, privateLink(t, w, "UALICE", 0))
+	connectIn(t, alice, authorizationURL(t, alice, privateLink(t, w, "UALICE", 0), prot))
 
 	dm2 := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "and now?"})
 	w.answerIn(t, "D0DM", dm2.TS, "Grant the permission")
@@ -714,18 +727,18 @@ func TestMCPOAuthStepUpPerUser(t *testing.T) {
 	if !strings.Contains(got, "more permission (notes:read notes:write)") || strings.Contains(got, "not connected") || strings.Contains(got, "/authorize") {
 		t.Errorf("after a 403 the model was told %q, want that she needs more permission, without the link", got)
 	}
-	link := privateLink(t, w, "UALICE", 1)
-	if got := linkScope(t, link); got != "notes:read notes:write" {
+	auth := authorizationURL(t, alice, privateLink(t, w, "UALICE", 1), prot)
+	if got := linkScope(t, auth); got != "notes:read notes:write" {
 		t.Errorf("the link after a 403 asks for %q, want %q", got, "notes:read notes:write")
 	}
 	told := false
 	for _, m := range w.slack.Messages() {
-		told = told || m.Ephemeral && strings.Contains(m.Text, "/authorize") && strings.Contains(m.Text, "more permission")
+		told = told || m.Ephemeral && strings.Contains(m.Text, "/mcp/connect/") && strings.Contains(m.Text, "more permission")
 	}
 	if !told {
 		t.Errorf("no private message tells Alice the server needs more permission: %+v", w.slack.Messages())
 	}
-	openLink(t, link)
+	connectIn(t, alice, auth)
 	dm3 := w.slack.DM(slacktest.Msg{User: "UALICE", Text: "once more?"})
 	w.answerIn(t, "D0DM", dm3.TS, "The launch is on Tuesday.")
 	if got := toolResult(mainRequests(w.model)[5], "c3"); !strings.Contains(got, "the launch is on Tuesday") {

@@ -457,7 +457,9 @@ func (m *Manager) refused(ctx context.Context, s *entry, c *conn, place Place, t
 	if !narrow {
 		_ = m.auth.opts.Tokens.DeleteMCPToken(ctx, tokenKey(alias, user))
 	}
-	u, err := m.login(ctx, alias, user)
+	// The person's link, bound to them like their first one: a step-up
+	// or a reconnection link forwarded to someone else connects nobody.
+	u, err := m.personalLink(ctx, alias, place)
 	if err != nil {
 		return Result{}, fmt.Errorf("mcp: call %s/%s: %w (%w)", alias, tool, err, ErrNotSent), true
 	}
