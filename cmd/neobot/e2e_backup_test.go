@@ -86,7 +86,7 @@ func TestStoreBackupUnderLoad(t *testing.T) {
 	out, stderr, err := run(t, w.env, "", "store", "backup", backup)
 	close(stop)
 	load.Wait()
-	if err != nil || !strings.Contains(out, "through the running bot's admin API") || !strings.Contains(out, "schema 2") {
+	if err != nil || !strings.Contains(out, "through the running bot's admin API") || !strings.Contains(out, fmt.Sprintf("schema %d", store.SchemaVersion)) {
 		t.Fatalf("store backup while the bot runs = %v\n%s\n%s", err, out, stderr)
 	}
 	if _, err := os.Stat(backup + ".partial"); !os.IsNotExist(err) {
