@@ -59,14 +59,17 @@ func TestChainCheck(t *testing.T) {
 		{name: "one byte of a record", change: func(es []LedgerEntry, _ map[string][]byte) []LedgerEntry {
 			es[1].Record = strings.Replace(es[1].Record, `"5"`, `"9"`, 1)
 			return es
-		}, seq: 2, spend: "x/1", word: "edited"},
+		}, seq: 2, spend: "x/1", word: "entry 2 (spend x/1): edited: its content no longer matches its hash"},
 		{name: "a state", change: func(es []LedgerEntry, _ map[string][]byte) []LedgerEntry {
 			es[2].State = SpendDenied
 			return es
 		}, seq: 3, word: "edited"},
 		{name: "removed", change: func(es []LedgerEntry, _ map[string][]byte) []LedgerEntry {
 			return append(es[:1:1], es[2:]...)
-		}, seq: 2, word: "missing"},
+		}, seq: 2, word: "entry 2: missing: the chain goes from entry 1 to entry 3, so entry 2 was removed"},
+		{name: "two removed", change: func(es []LedgerEntry, _ map[string][]byte) []LedgerEntry {
+			return append(es[:1:1], es[3:]...)
+		}, seq: 2, word: "entry 2: missing: the chain goes from entry 1 to entry 4, so entries 2 to 3 were removed"},
 		{name: "removed and renumbered", change: func(es []LedgerEntry, _ map[string][]byte) []LedgerEntry {
 			es = append(es[:1:1], es[2:]...)
 			for i := range es {
@@ -98,11 +101,16 @@ func TestChainCheck(t *testing.T) {
 		{name: "a current record edited", change: func(es []LedgerEntry, cur map[string][]byte) []LedgerEntry {
 			cur["x/1"] = []byte(strings.Replace(string(cur["x/1"]), "completed", "failed", 1))
 			return es
-		}, spend: "x/1", word: "current record was edited"},
+		}, spend: "x/1", word: "spend x/1: its current record was edited: it differs from its last chain entry, 4"},
 		{name: "a current record removed", change: func(es []LedgerEntry, cur map[string][]byte) []LedgerEntry {
 			delete(cur, "x/2")
 			return es
 		}, seq: 5, spend: "x/2", word: "removed"},
+		{name: "two current records removed", change: func(es []LedgerEntry, cur map[string][]byte) []LedgerEntry {
+			delete(cur, "x/1")
+			delete(cur, "x/2")
+			return es
+		}, seq: 4, spend: "x/1", word: "removed"},
 		{name: "a call inserted", change: func(es []LedgerEntry, cur map[string][]byte) []LedgerEntry {
 			cur["y/1"] = []byte(`{"id":"y/1"}`)
 			return es
