@@ -104,6 +104,9 @@ func TestQuorumAsk(t *testing.T) {
 		done <- ans
 	}()
 	g := <-ui.posted
+	if n := <-ui.notes; n.text != "" || !slices.Equal(n.people, []string{"UA", "UB", "UC"}) {
+		t.Errorf("copies sent to %v (%q), want UA, UB and UC, not the requester", n.people, n.text)
+	}
 	if _, err := gs.AnswerFrom(t.Context(), g.Token, 0, "UA", nil, "thread"); err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +120,6 @@ func TestQuorumAsk(t *testing.T) {
 	}
 	if ans := <-done; !ans.Approved || ans.By != "UA,UB" {
 		t.Errorf("Ask = %+v, want approved by UA,UB", ans)
-	}
-	if n := <-ui.notes; n.text != "" || !slices.Equal(n.people, []string{"UA", "UB", "UC"}) {
-		t.Errorf("copies sent to %v (%q), want UA, UB and UC, not the requester", n.people, n.text)
 	}
 }
 
@@ -190,11 +190,12 @@ func TestQuorumTimes(t *testing.T) {
 	if !strings.Contains(n.text, "escalated: <@UCFO> may now approve") || !slices.Equal(n.people, []string{"UCFO"}) {
 		t.Errorf("escalation = %q to %v, want UCFO told and sent a copy; no second reminder", n.text, n.people)
 	}
-	if gate, _ := store.LoadGate(t.Context(), g.Token); !gate.MayAnswer("UCFO", nil) || !slices.Contains(gate.Copies, "DUCFO") || !gate.Reminded {
-		t.Errorf("after the escalation: UCFO may answer %v, copies %v, reminded %v", gate.MayAnswer("UCFO", nil), gate.Copies, gate.Reminded)
-	}
+	// The expiry's timer is armed once the escalation is done.
 	if err := clk.WaitPending(t.Context(), 1); err != nil {
 		t.Fatal(err)
+	}
+	if gate, _ := store.LoadGate(t.Context(), g.Token); !gate.MayAnswer("UCFO", nil) || !slices.Contains(gate.Copies, "DUCFO") || !gate.Reminded {
+		t.Errorf("after the escalation: UCFO may answer %v, copies %v, reminded %v", gate.MayAnswer("UCFO", nil), gate.Copies, gate.Reminded)
 	}
 	clk.Advance(time.Hour)
 	if ans := <-done; ans.Approved {

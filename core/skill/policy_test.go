@@ -11,7 +11,7 @@ const treasuryPolicy = `{"spend": true, "approvals": {
 	"groups": {"treasury": {"slack": ["UANN", "UBEN", "UCAT"], "discord": ["role:42"], "web": ["ann", "ben"]},
 	           "cfo": {"slack": ["UCFO"]}},
 	"tiers": [
-		{"currency": "USDC", "up_to": "1000", "group": "treasury"},
+		{"currency": "USDC", "up_to": "1000", "group": "treasury", "quorum": 1},
 		{"currency": "USDC", "up_to": "100"},
 		{"currency": "USDC", "group": "treasury", "quorum": 2,
 		 "remind_after": "1h", "escalate_after": "4h", "escalate_to": "cfo", "expire_after": "24h"}]}}`
@@ -111,6 +111,8 @@ func TestPolicyChecked(t *testing.T) {
 		{`{"spend": true, "approvals": {"tiers": [{"currency": "USDC", "quorum": -1}]}}`, "approvals.tiers[0].quorum: -1; ask for 1 to 20"},
 		{`{"spend": true, "approvals": {"tiers": [{"currency": "USDC", "remind_after": "soon"}]}}`, `approvals.tiers[0].remind_after: "soon" is not a positive duration`},
 		{`{"spend": true, "approvals": {"tiers": [{"currency": "USDC", "escalate_after": "1h"}]}}`, "approvals.tiers[0]: set escalate_after and escalate_to together"},
+		{`{"spend": true, "approvals": {"tiers": [{"currency": "USDC", "expire_after": "0s"}]}}`, `approvals.tiers[0].expire_after: "0s" is not a positive duration`},
+		{`{"spend": true, "approvals": {"tiers": [{"currency": "USDC", "remind_after": "1h", "expire_after": "1h"}]}}`, "approvals.tiers[0].remind_after: 1h0m0s is not before expire_after"},
 		{`{"spend": true, "approvals": {"tiers": [{"currency": "USDC", "escalate_after": "1h", "escalate_to": "cfo"}]}}`, `approvals.tiers[0].escalate_to: "cfo" is not among approvals.groups`},
 		{`{"spend": true, "approvals": {"tiers": [{"currency": "USDC", "remind_after": "2h", "expire_after": "1h"}]}}`, "approvals.tiers[0].remind_after: 2h0m0s is not before expire_after"},
 		{`{"spend": true, "approvals": {"groups": {"ops": {}}, "tiers": [{"currency": "USDC"}]}}`, "approvals.groups.ops: lists nobody"},
@@ -123,8 +125,16 @@ func TestPolicyChecked(t *testing.T) {
 			t.Errorf("Compile(%s) = %v, want an error naming the skill with %q", tc.spec, err, tc.want)
 		}
 	}
-	if _, err := compileOne(t, treasuryPolicy); err != nil {
-		t.Errorf("Compile(treasury policy) = %v, want it valid", err)
+	for _, valid := range []string{
+		treasuryPolicy,
+		// One approver on each of two platforms; two people for a quorum
+		// of two on Slack, none on the others.
+		`{"spend": true, "approvals": {"groups": {"ops": {"slack": ["UA"], "discord": ["1"]}, "pair": {"slack": ["UA", "UB"]}, "dw": {"discord": ["1"], "web": ["w"]}},
+			"tiers": [{"currency": "USDC", "up_to": "5", "group": "ops"}, {"currency": "USDC", "up_to": "6", "group": "dw"}, {"currency": "USDC", "group": "pair", "quorum": 2}]}}`,
+	} {
+		if _, err := compileOne(t, valid); err != nil {
+			t.Errorf("Compile(%s) = %v, want it valid", valid, err)
+		}
 	}
 }
 
