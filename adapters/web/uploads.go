@@ -173,8 +173,13 @@ func (a *Adapter) sent(ctx context.Context, user string, t core.Thread, ids []st
 			a.log.Error().Err(err).Str("file", id).Msg("web: read an upload")
 			return nil, &refusal{status: http.StatusServiceUnavailable, message: "your uploads could not be read just now; try again"}
 		}
-		if !ok || (f.Thread != "" && f.Thread != t.Key()) {
+		if !ok {
 			return nil, &refusal{status: http.StatusBadRequest, message: fmt.Sprintf("the file %q is not one of your uploads (an upload is kept for a day until it is sent); upload it again", id)}
+		}
+		if f.Thread != "" && f.Thread != t.Key() {
+			// It goes with that conversation: sent here too, deleting
+			// either would take it from the other.
+			return nil, &refusal{status: http.StatusBadRequest, message: fmt.Sprintf("the file %q was sent in another conversation; upload it again to send it here", f.Name)}
 		}
 		out = append(out, FileRef{ID: f.ID, Name: f.Name, MIMEType: f.MIMEType, Size: int64(len(f.Data))})
 	}
