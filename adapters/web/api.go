@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -424,6 +425,24 @@ type messageData struct {
 	Files []FileRef `json:"files,omitempty"`
 }
 
+// echo shows the author's message eventID on conversation id's stream,
+// once: from the request that took it, or from the first thing its turn
+// shows, whichever comes first. The turn may start before Accept returns,
+// and its status and steps belong below the message that started it.
+func (a *Adapter) echo(id, eventID string) {
+	if m, ok := a.unechoed.LoadAndDelete(eventID); ok {
+		a.show(id, EventMessage, m)
+	}
+}
+
+// echoTurn is echo for the message whose turn ctx carries, if it was
+// taken here and is not shown yet.
+func (a *Adapter) echoTurn(ctx context.Context, id string) {
+	if t, ok := core.TurnFrom(ctx); ok {
+		a.echo(id, t.Inbound.EventID)
+	}
+}
+
 // refusal is why a request was not done: its status, a sentence for the
 // user, and for a limit (429) which one and when to try again.
 type refusal struct {
@@ -466,12 +485,16 @@ func (a *Adapter) submit(r *http.Request, t core.Thread, text, key string, files
 	}
 	in := core.Inbound{Thread: t, User: t.Channel, UserName: t.Channel, Text: text,
 		EventID: t.ID + ":" + event, MessageID: event, At: a.opts.Now(), Attachments: attachments(files)}
+	if !core.IsStop(text) {
+		a.unechoed.Store(in.EventID, messageData{Text: text, User: t.Channel, Files: files})
+		defer a.unechoed.Delete(in.EventID) // not taken: never shown
+	}
 	m, outcome := a.intake.Accept(r.Context(), intake.Message{Inbound: in, Mention: true, Known: true}, intakePlatform{a})
 	switch outcome {
 	case intake.Accepted:
 		if !core.IsStop(text) {
 			a.stopping.Delete(t.ID) // a Stop asked earlier does not cover this turn
-			a.show(t.ID, EventMessage, messageData{Text: text, User: t.Channel, Files: files})
+			a.echo(t.ID, in.EventID)
 		}
 		return nil
 	case intake.Limited:

@@ -31,15 +31,27 @@ func (r reporter) text(typ, text string) error {
 }
 
 func (r reporter) Say(ctx context.Context, text string) error {
+	r.a.echoTurn(ctx, r.t.ID)
 	r.showAnswer(ctx, text)
 	return nil
 }
-func (r reporter) Status(_ context.Context, text string) error { return r.text(EventStatus, text) }
-func (r reporter) Notice(_ context.Context, text string) error { return r.text(EventNotice, text) }
+
+func (r reporter) Status(ctx context.Context, text string) error {
+	r.a.echoTurn(ctx, r.t.ID)
+	return r.text(EventStatus, text)
+}
+
+func (r reporter) Notice(ctx context.Context, text string) error {
+	r.a.echoTurn(ctx, r.t.ID)
+	return r.text(EventNotice, text)
+}
 
 // StreamAnswer streams the answer as answer.delta events, then the final
 // text as one answer event.
-func (r reporter) StreamAnswer(context.Context) (core.AnswerStream, error) { return &answer{r: r}, nil }
+func (r reporter) StreamAnswer(ctx context.Context) (core.AnswerStream, error) {
+	r.a.echoTurn(ctx, r.t.ID)
+	return &answer{r: r}, nil
+}
 
 // answer is one streamed answer; it keeps the words written so far, so a
 // Stop can leave them on the page.

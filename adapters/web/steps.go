@@ -20,7 +20,8 @@ type stepData struct {
 
 // Step publishes a step event: a tool call as it starts and as it ends,
 // for the page to show as a collapsible step.
-func (r reporter) Step(_ context.Context, s core.Step) error {
+func (r reporter) Step(ctx context.Context, s core.Step) error {
+	r.a.echoTurn(ctx, r.t.ID)
 	r.a.show(r.t.ID, EventStep, stepData{ID: s.ID, Plan: s.Plan, Title: s.Title, State: string(s.State), Output: s.Output})
 	return nil
 }

@@ -140,6 +140,7 @@ type Adapter struct {
 	files     Files        // uploads and tools' files: Options.Files, or mem
 	mem       *memFiles    // files in memory when Options.Files is nil
 	stopping  sync.Map     // conversation ID -> true: its owner pressed Stop in the running turn
+	unechoed  sync.Map     // event ID -> messageData: a message taken here, not shown yet (echo)
 	notes     chan []byte  // for the other instances (tell), sent by Run
 	dropped   atomic.Int64 // notes the relay could not take (tell)
 }
