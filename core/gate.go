@@ -461,35 +461,35 @@ func (gs *Gates) unwaitOn(g Gate) {
 // the thread may stop. The gates waited on are this process's and, when
 // the store is shared by several instances ([ThreadGates]), the pending
 // ones it holds for t, so the rule holds whichever instance the stop
-// reaches. A store that cannot answer refuses the stop. A nil Gates has
-// no gates.
-func (gs *Gates) MayStop(ctx context.Context, t Thread, user string, roles []string) bool {
+// reaches. A store that cannot answer refuses the stop, with its error:
+// who may stop could not be checked. A nil Gates has no gates.
+func (gs *Gates) MayStop(ctx context.Context, t Thread, user string, roles []string) (bool, error) {
 	if gs == nil {
-		return true
+		return true, nil
 	}
 	gs.mu.Lock()
 	for _, g := range gs.waitingIn[t.Key()] {
 		if !g.MayStop(user, roles) {
 			gs.mu.Unlock()
-			return false
+			return false, nil
 		}
 	}
 	gs.mu.Unlock()
 	tg, ok := gs.store.(ThreadGates)
 	if !ok {
-		return true
+		return true, nil
 	}
 	stored, err := tg.GatesIn(ctx, t)
 	if err != nil {
-		return false
+		return false, fmt.Errorf("gate: who may stop %s: %w", t.Key(), err)
 	}
 	now := gs.clock.Now()
 	for _, g := range stored {
 		if g.State == GatePending && now.Before(g.Expires) && !g.MayStop(user, roles) {
-			return false
+			return false, nil
 		}
 	}
-	return true
+	return true, nil
 }
 
 // ThreadGates is what a store shared by several instances adds to

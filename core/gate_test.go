@@ -393,7 +393,7 @@ func TestGateMayStop(t *testing.T) {
 			t.Errorf("Gate{Requester: U1}.MayStop(%q, %q) = %v, want %v", tt.user, tt.roles, got, tt.want)
 		}
 	}
-	if !(*core.Gates)(nil).MayStop(t.Context(), core.Thread{}, "U3", nil) {
+	if ok, err := (*core.Gates)(nil).MayStop(t.Context(), core.Thread{}, "U3", nil); !ok || err != nil {
 		t.Errorf("(*Gates)(nil).MayStop = false, want true: no gates, nothing to guard")
 	}
 }

@@ -226,14 +226,14 @@ func TestStopRuleAcrossInstances(t *testing.T) {
 		{th, "U2", true},  // an approver
 		{thread("other"), "U3", true},
 	} {
-		if got := gb.MayStop(ctx, tt.thread, tt.user, nil); got != tt.want {
-			t.Errorf("another instance's MayStop(%s, %s) = %v, want %v", tt.thread.ID, tt.user, got, tt.want)
+		if got, err := gb.MayStop(ctx, tt.thread, tt.user, nil); got != tt.want || err != nil {
+			t.Errorf("another instance's MayStop(%s, %s) = %v, %v; want %v", tt.thread.ID, tt.user, got, err, tt.want)
 		}
 	}
 	if _, err := ga.Close(ctx, g.Token, core.GateDenied); err != nil {
 		t.Fatal(err)
 	}
-	if !gb.MayStop(ctx, th, "U3", nil) {
+	if ok, err := gb.MayStop(ctx, th, "U3", nil); !ok || err != nil {
 		t.Errorf("MayStop(U3) once the gate is decided = false, want true (no approval waits)")
 	}
 }

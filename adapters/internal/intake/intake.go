@@ -42,7 +42,9 @@ type Threads interface {
 // Stops decides who may stop a thread's turn: *core.Gates, which lets only
 // a turn's requester and approvers stop a turn waiting on an approval.
 type Stops interface {
-	MayStop(ctx context.Context, t core.Thread, user string, roles []string) bool
+	// MayStop errs when it could not tell (a shared store that did not
+	// answer): the stop is refused, saying so.
+	MayStop(ctx context.Context, t core.Thread, user string, roles []string) (bool, error)
 }
 
 // Admins is implemented by a Platform whose administrators may stop any
@@ -61,6 +63,8 @@ const (
 		"My operator has to free space first; nothing said before is lost."
 	RefuseStop = "Sorry, I can't stop this: it's waiting on an approval, and only the person who asked, an approver or an admin can stop it. " +
 		"Nothing was stopped."
+	RefuseStopUnchecked = "Sorry, I couldn't check who may stop this turn (my database did not answer), so nothing was stopped. " +
+		"Please try again in a moment."
 )
 
 // DefaultMaxText is the longest message text Neo takes, in characters, when
@@ -215,10 +219,17 @@ func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Ou
 		}
 		return m, Refused
 	}
-	if core.IsStop(in.Text) && !k.mayStop(ctx, *in, p) {
-		k.Log.Info().Str("thread", in.Thread.Key()).Str("user", in.User).Msg("intake: stop refused: the turn waits on an approval")
-		p.Refuse(ctx, m, RefuseStop)
-		return m, Refused
+	if core.IsStop(in.Text) {
+		switch ok, err := k.mayStop(ctx, *in, p); {
+		case err != nil:
+			k.Log.Warn().Err(err).Str("thread", in.Thread.Key()).Str("user", in.User).Msg("intake: stop refused: who may stop could not be checked")
+			p.Refuse(ctx, m, RefuseStopUnchecked)
+			return m, Refused
+		case !ok:
+			k.Log.Info().Str("thread", in.Thread.Key()).Str("user", in.User).Msg("intake: stop refused: the turn waits on an approval")
+			p.Refuse(ctx, m, RefuseStop)
+			return m, Refused
+		}
 	}
 	in.FetchContext = in.FetchContext && !m.Known
 	if _, err := k.Hub.Submit(ctx, *in); err != nil {
@@ -257,13 +268,20 @@ func UserKey(platform, workspace, user string) string {
 }
 
 // mayStop reports whether in's author may stop the turn of in's thread:
-// Stops allows it, or the platform's admins include them.
-func (k *Intake) mayStop(ctx context.Context, in core.Inbound, p Platform) bool {
-	if k.Stops == nil || k.Stops.MayStop(ctx, in.Thread, in.User, in.Roles) {
-		return true
+// Stops allows it, or the platform's admins include them. It errs when
+// Stops could not tell and the author is no admin.
+func (k *Intake) mayStop(ctx context.Context, in core.Inbound, p Platform) (bool, error) {
+	if k.Stops == nil {
+		return true, nil
 	}
-	a, ok := p.(Admins)
-	return ok && a.IsAdmin(ctx, in.User)
+	ok, err := k.Stops.MayStop(ctx, in.Thread, in.User, in.Roles)
+	if ok {
+		return true, nil
+	}
+	if a, isAdmins := p.(Admins); isAdmins && a.IsAdmin(ctx, in.User) {
+		return true, nil
+	}
+	return false, err
 }
 
 // Prepare completes a journaled Inbound when its turn starts, for an

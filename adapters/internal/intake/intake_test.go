@@ -191,3 +191,53 @@ func TestAcceptQueueFull(t *testing.T) {
 		t.Errorf("replied %q, forgot %q, want neither", p.replied, p.forgotten)
 	}
 }
+
+// stops answers MayStop with a fixed verdict.
+type stops struct {
+	ok  bool
+	err error
+}
+
+func (s stops) MayStop(context.Context, core.Thread, string, []string) (bool, error) { return s.ok, s.err }
+
+// adminPlatform is a platform whose administrators may stop any turn.
+type adminPlatform struct {
+	platform
+	admin string
+}
+
+func (p *adminPlatform) IsAdmin(_ context.Context, user string) bool { return user == p.admin }
+
+// TestAcceptStop: a stop that may not stop the turn is refused saying it
+// waits on an approval; one whose right could not be checked (the shared
+// store did not answer) is refused saying that instead, not that it waits
+// on an approval; an admin stops it either way.
+func TestAcceptStop(t *testing.T) {
+	down := errors.New("postgres: gates of T1: connection refused")
+	tests := []struct {
+		name   string
+		stops  stops
+		user   string
+		want   intake.Outcome
+		refuse string
+	}{
+		{"allowed", stops{ok: true}, "U1", intake.Accepted, ""},
+		{"waiting on an approval", stops{}, "U2", intake.Refused, intake.RefuseStop},
+		{"could not be checked", stops{err: down}, "U2", intake.Refused, intake.RefuseStopUnchecked},
+		{"an admin, unchecked", stops{err: down}, "UADMIN", intake.Accepted, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			threads := intaketest.NewThreads()
+			p := &adminPlatform{admin: "UADMIN"}
+			k := &intake.Intake{Hub: intaketest.NewHub(threads), Threads: threads, Stops: tt.stops}
+			in := core.Inbound{Thread: core.Thread{Platform: "test", Workspace: "W", Channel: "C1", ID: "T1"}, User: tt.user, Text: "stop", EventID: "E1"}
+			if _, got := k.Accept(t.Context(), intake.Message{Inbound: in, Mention: true}, p); got != tt.want {
+				t.Fatalf("Accept(stop) = %v, want %v", got, tt.want)
+			}
+			if tt.refuse == "" && len(p.refused) > 0 || tt.refuse != "" && (len(p.refused) != 1 || p.refused[0] != tt.refuse) {
+				t.Errorf("refused %q, want %q", p.refused, tt.refuse)
+			}
+		})
+	}
+}
