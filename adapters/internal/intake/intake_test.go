@@ -198,7 +198,9 @@ type stops struct {
 	err error
 }
 
-func (s stops) MayStop(context.Context, core.Thread, string, []string) (bool, error) { return s.ok, s.err }
+func (s stops) MayStop(context.Context, core.Thread, string, []string) (bool, error) {
+	return s.ok, s.err
+}
 
 // adminPlatform is a platform whose administrators may stop any turn.
 type adminPlatform struct {
