@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -122,23 +121,7 @@ func (a adminAPI) registerApprovals(mux *http.ServeMux) {
 // table|csv|json]`: every approval asked since a day, who could decide,
 // and who decided what, when and where.
 func (m *Main) runSpendsApprovals(ctx context.Context, args []string) error {
-	since, format := "7d", "table"
-	cfg, _, _, err := m.setup("neobot spends approvals", args, func(fs *flag.FlagSet) {
-		fs.StringVar(&since, "since", since, "how far back: 7d, 24h, or a date (2026-11-01); days are UTC")
-		fs.StringVar(&format, "format", format, "table, csv or json")
-	})
-	if err != nil {
-		return err
-	}
-	if format != "table" && format != "csv" && format != "json" {
-		return fmt.Errorf("spends approvals: --format %q: use table, csv or json", format)
-	}
-	day, err := sinceDay(since, time.Now())
-	if err != nil {
-		return fmt.Errorf("spends approvals: %w", err)
-	}
-	from, _ := time.Parse(time.DateOnly, day)
-	src, err := m.openAdmin(ctx, cfg)
+	src, from, format, err := m.openExport(ctx, "spends approvals", args, "table", "csv", "json")
 	if err != nil {
 		return err
 	}
@@ -170,7 +153,7 @@ func (m *Main) runSpendsApprovals(ctx context.Context, args []string) error {
 		return w.Error()
 	}
 	if len(rows) == 0 {
-		fmt.Fprintf(m.Stdout, "no approvals since %s\n", day)
+		fmt.Fprintf(m.Stdout, "no approvals since %s\n", from.Format(time.DateOnly))
 		return nil
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 2, 4, 2, ' ', 0)

@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"time"
 
@@ -34,23 +33,7 @@ type ratingRow struct {
 // people thought of Neo's answers, with the question and the answer, so a
 // team can see what Neo gets wrong.
 func (m *Main) runFeedback(ctx context.Context, args []string) error {
-	since, format := "7d", "csv"
-	cfg, _, _, err := m.setup("neobot feedback", args, func(fs *flag.FlagSet) {
-		fs.StringVar(&since, "since", since, "how far back: 7d, 24h, or a date (2026-11-01); days are UTC")
-		fs.StringVar(&format, "format", format, "csv or json")
-	})
-	if err != nil {
-		return err
-	}
-	if format != "csv" && format != "json" {
-		return fmt.Errorf("feedback: --format %q: use csv or json", format)
-	}
-	day, err := sinceDay(since, time.Now())
-	if err != nil {
-		return fmt.Errorf("feedback: %w", err)
-	}
-	from, _ := time.Parse(time.DateOnly, day)
-	src, err := m.openAdmin(ctx, cfg)
+	src, from, format, err := m.openExport(ctx, "feedback", args, "csv", "json")
 	if err != nil {
 		return err
 	}

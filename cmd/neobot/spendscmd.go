@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -54,6 +55,33 @@ func rowOf(s core.Spend) spendRow {
 	}
 }
 
+// openExport is the set-up every export command shares (`neobot spends`,
+// `spends approvals`, `feedback`): --since and --format read, format
+// checked against formats (the first is the default), the start day, and
+// the admin source it reads from (the running bot, or the store).
+func (m *Main) openExport(ctx context.Context, name string, args []string, formats ...string) (src admin, from time.Time, format string, err error) {
+	since, format := "7d", formats[0]
+	cfg, _, _, err := m.setup("neobot "+name, args, func(fs *flag.FlagSet) {
+		fs.StringVar(&since, "since", since, "how far back: 7d, 24h, or a date (2026-11-01); days are UTC")
+		fs.StringVar(&format, "format", format, strings.Join(formats, ", "))
+	})
+	if err != nil {
+		return nil, time.Time{}, "", err
+	}
+	if !slices.Contains(formats, format) {
+		return nil, time.Time{}, "", fmt.Errorf("%s: --format %q: use %s", name, format, strings.Join(formats, ", "))
+	}
+	day, err := sinceDay(since, time.Now())
+	if err != nil {
+		return nil, time.Time{}, "", fmt.Errorf("%s: %w", name, err)
+	}
+	from, _ = time.Parse(time.DateOnly, day)
+	if src, err = m.openAdmin(ctx, cfg); err != nil {
+		return nil, time.Time{}, "", err
+	}
+	return src, from, format, nil
+}
+
 // runSpends is `neobot spends [--since 7d] [--format table|csv|json]`:
 // every call the built-in executor planned, who asked, who decided and how
 // it ended, the unknown ones included; JSON carries each call's chain
@@ -65,23 +93,7 @@ func (m *Main) runSpends(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "approvals" {
 		return m.runSpendsApprovals(ctx, args[1:])
 	}
-	since, format := "7d", "table"
-	cfg, _, _, err := m.setup("neobot spends", args, func(fs *flag.FlagSet) {
-		fs.StringVar(&since, "since", since, "how far back: 7d, 24h, or a date (2026-11-01); days are UTC")
-		fs.StringVar(&format, "format", format, "table, csv or json")
-	})
-	if err != nil {
-		return err
-	}
-	if format != "table" && format != "csv" && format != "json" {
-		return fmt.Errorf("spends: --format %q: use table, csv or json", format)
-	}
-	day, err := sinceDay(since, time.Now())
-	if err != nil {
-		return fmt.Errorf("spends: %w", err)
-	}
-	from, _ := time.Parse(time.DateOnly, day)
-	src, err := m.openAdmin(ctx, cfg)
+	src, from, format, err := m.openExport(ctx, "spends", args, "table", "csv", "json")
 	if err != nil {
 		return err
 	}
@@ -120,7 +132,7 @@ func (m *Main) runSpends(ctx context.Context, args []string) error {
 		return w.Error()
 	}
 	if len(rows) == 0 {
-		fmt.Fprintf(m.Stdout, "no spends since %s\n", day)
+		fmt.Fprintf(m.Stdout, "no spends since %s\n", from.Format(time.DateOnly))
 		return nil
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 2, 4, 2, ' ', 0)
