@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"slices"
 	"sync"
@@ -148,7 +147,13 @@ func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeVa
 			listChanged()
 		}
 	})
-	if _, err := c.client.Initialize(ctx, initializeRequest("neobot", m.clientVersion, m.elicit != nil)); err != nil {
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = ProtocolVersion
+	init.Params.ClientInfo = mcp.Implementation{Name: "neobot", Version: m.clientVersion}
+	if m.elicit != nil {
+		init.Params.Capabilities.Elicitation = elicitCapability()
+	}
+	if _, err := c.client.Initialize(ctx, init); err != nil {
 		return fail("initialize", handshakeErr(ctx, err))
 	}
 	tools, err := listTools(ctx, c, spec)
@@ -156,24 +161,6 @@ func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeVa
 		return fail("list tools", handshakeErr(ctx, err))
 	}
 	return c, tools, nil
-}
-
-// initializeRequest is the initialize request neobot sends as client
-// name and version, declaring elicitation when elicit is set. It offers
-// ProtocolVersion in the body and in the MCP-Protocol-Version header:
-// mcp-go sends the header only once a version is negotiated, and servers of
-// the 2026-07-28 revision refuse an initialize without it (400), while
-// older ones ignore it. Later requests carry the negotiated version, which
-// mcp-go sets.
-func initializeRequest(name, version string, elicit bool) mcp.InitializeRequest {
-	init := mcp.InitializeRequest{Header: http.Header{}}
-	init.Header.Set(transport.HeaderKeyProtocolVersion, ProtocolVersion)
-	init.Params.ProtocolVersion = ProtocolVersion
-	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: version}
-	if elicit {
-		init.Params.Capabilities.Elicitation = elicitCapability()
-	}
-	return init
 }
 
 func handshakeErr(ctx context.Context, err error) error {

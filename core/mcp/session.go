@@ -56,7 +56,12 @@ func Dial(ctx context.Context, opts DialOptions) (*Session, error) {
 	if err := s.c.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, fmt.Errorf("mcp: dial %s: start: %w", opts.URL, err)
 	}
-	init := initializeRequest(or(opts.ClientName, "neobot"), or(opts.ClientVersion, "dev"), opts.Elicit != nil)
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = ProtocolVersion
+	init.Params.ClientInfo = mcp.Implementation{Name: or(opts.ClientName, "neobot"), Version: or(opts.ClientVersion, "dev")}
+	if opts.Elicit != nil {
+		init.Params.Capabilities.Elicitation = elicitCapability()
+	}
 	if _, err := s.c.Initialize(ctx, init); err != nil {
 		_ = s.c.Close()
 		return nil, fmt.Errorf("mcp: dial %s: initialize: %w", opts.URL, err)

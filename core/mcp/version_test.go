@@ -45,11 +45,14 @@ func (v *versionRecorder) headers(method string) []string {
 	return append([]string(nil), v.seen[method]...)
 }
 
-// TestProtocolVersionHeader: every request over streamable HTTP carries
-// MCP-Protocol-Version, initialize included (the 2026-07-28 revision
-// refuses one without it): the offered version on initialize, the
-// negotiated one after it. Both clients are checked, the Manager's and
-// Dial's.
+// TestProtocolVersionHeader: over streamable HTTP, initialize carries no
+// MCP-Protocol-Version header and every request after it carries the
+// negotiated version, as 2025-11-25 has it ("on all subsequent requests").
+// Sending the offered version on initialize too would not reach the
+// 2026-07-28 servers (they also want _meta keys and no initialize at all)
+// and would lose servers of older revisions that answer 400 to any header
+// naming a version they do not know. Both clients are checked, the
+// Manager's and Dial's.
 func TestProtocolVersionHeader(t *testing.T) {
 	tests := []struct {
 		name string
@@ -82,10 +85,9 @@ func TestProtocolVersionHeader(t *testing.T) {
 			srv := httptest.NewServer(rec.wrap(server.NewStreamableHTTPServer(s)))
 			t.Cleanup(srv.Close)
 			tt.call(t, srv.URL)
-			for _, method := range []string{"initialize", "tools/call"} {
-				got := rec.headers(method)
-				if len(got) != 1 || got[0] != ProtocolVersion {
-					t.Errorf("MCP-Protocol-Version on %s = %q, want [%q]", method, got, ProtocolVersion)
+			for method, want := range map[string]string{"initialize": "", "tools/call": ProtocolVersion} {
+				if got := rec.headers(method); len(got) != 1 || got[0] != want {
+					t.Errorf("MCP-Protocol-Version on %s = %q, want [%q]", method, got, want)
 				}
 			}
 		})
