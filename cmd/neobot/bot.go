@@ -104,7 +104,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 		return err
 	}
 	if webLogin != "" && b.web != nil {
-		link, err := b.web.LoginLink("http://"+cfg.WebAddr, webLogin)
+		link, err := b.web.LoginLink(cfg.webPage(), webLogin)
 		if err != nil {
 			return err
 		}

@@ -60,7 +60,7 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(m.Stdout, "web: API and chat page on http://%s, %d user(s) in NEO_WEB_USERS (neobot web token NAME adds one)\n", cfg.WebAddr, len(users))
 	}
-	if cfg.SlackBotToken == "" && cfg.SlackClientID == "" && cfg.DiscordBotToken == "" && cfg.WebAddr == "" {
+	if cfg.SlackBotToken == "" && !cfg.slackDistributed() && cfg.DiscordBotToken == "" && cfg.WebAddr == "" {
 		fmt.Fprintln(m.Stdout, "platforms: neither SLACK_BOT_TOKEN nor DISCORD_BOT_TOKEN nor NEO_WEB_ADDR is set; neobot will talk in the terminal")
 	}
 	if cfg.DaemonURL == "" {

@@ -105,7 +105,7 @@ func newPersonLinks(cfg *Config, log zerolog.Logger) *personLinks {
 		p.missing["discord"] = "Discord's sign-in is not set up, so neobot cannot check who opens a Discord user's link: the operator must set DISCORD_CLIENT_ID and DISCORD_CLIENT_SECRET (see docs/mcp-auth.md)"
 	}
 	if cfg.WebAddr != "" {
-		p.web = &webProofs{page: "http://" + cfg.WebAddr, m: map[string]webProof{}, now: p.now}
+		p.web = &webProofs{page: cfg.webPage(), m: map[string]webProof{}, now: p.now}
 		p.signins["web"] = p.web
 	} else {
 		p.missing["web"] = "the web chat is not running (NEO_WEB_ADDR), so neobot cannot check who opens a web user's link"

@@ -72,6 +72,20 @@ func (c *Config) publicURL() string {
 	return "http://127.0.0.1:" + port
 }
 
+// webPage is where a browser on this machine opens the web chat:
+// NEO_WEB_ADDR, with loopback for a host left empty or unspecified
+// (":8080", "0.0.0.0:8080"), which a browser cannot open.
+func (c *Config) webPage() string {
+	host, port, err := net.SplitHostPort(c.WebAddr)
+	if err != nil {
+		return "http://" + c.WebAddr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
 // oauthOptions configures the MCP OAuth client, or returns nil without
 // NEO_SECRET_KEY (servers with auth then wait, saying so).
 func oauthOptions(cfg *Config, db database) (*mcp.OAuth, error) {

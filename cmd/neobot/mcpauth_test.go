@@ -84,3 +84,20 @@ func TestCallbackPage(t *testing.T) {
 		}
 	}
 }
+
+// TestWebPageAddress: the links neobot prints and sends for the web chat open in
+// a browser, whatever host NEO_WEB_ADDR binds.
+func TestWebPageAddress(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:8080":    "http://127.0.0.1:8080",
+		":8080":             "http://127.0.0.1:8080",
+		"0.0.0.0:8080":      "http://127.0.0.1:8080",
+		"[::]:8080":         "http://127.0.0.1:8080",
+		"neo.internal:8080": "http://neo.internal:8080",
+		"[::1]:8080":        "http://[::1]:8080",
+	} {
+		if got := (&Config{WebAddr: addr}).webPage(); got != want {
+			t.Errorf("webPage(NEO_WEB_ADDR=%q) = %q, want %q", addr, got, want)
+		}
+	}
+}
