@@ -75,7 +75,9 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 	if a.skills == nil {
 		// Empty, it gives every place the built-in default as nil does,
 		// and can take the places' stored settings (governPlaces).
-		a.skills, _ = skill.Compile(nil, manifest)
+		if a.skills, err = skill.Compile(nil, manifest); err != nil {
+			return nil, fmt.Errorf("skills: the built-in default against the manifest: %w", err)
+		}
 	}
 
 	if opts.model {
