@@ -14,10 +14,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// ProtocolVersion is the MCP protocol version neobot asks for. Pinning a
-// version that uses the initialize handshake skips the server/discover
-// probe, which can stall a start by five seconds on servers that predate
-// it.
+// ProtocolVersion is the MCP protocol version neobot asks for in the
+// initialize handshake: over stdio and in-process always, and over
+// streamable HTTP when the server does not speak
+// [StatelessProtocolVersion]. Pinning a version that uses the handshake
+// skips mcp-go's server/discover probe on stdio, which can stall a start
+// by five seconds on servers that predate it.
 const ProtocolVersion = mcp.ProtocolVersion20251125
 
 // conn is one live connection to one server instance. A restart replaces
@@ -31,6 +33,9 @@ type conn struct {
 	lostOnce sync.Once
 	// calls are the tool calls in flight, for the server's questions.
 	calls calls
+	// stopListen closes the subscriptions/listen stream of a stateless
+	// connection; nil when none is open.
+	stopListen func()
 }
 
 func (c *conn) markLost() { c.lostOnce.Do(func() { close(c.lost) }) }
@@ -38,7 +43,13 @@ func (c *conn) markLost() { c.lostOnce.Do(func() { close(c.lost) }) }
 // close ends the connection and, for stdio, the process group, and waits
 // for both.
 func (c *conn) close(grace time.Duration) error {
-	err := c.client.Close()
+	if c.stopListen != nil {
+		c.stopListen()
+	}
+	var err error
+	if c.client != nil {
+		err = c.client.Close()
+	}
 	if c.proc != nil {
 		c.proc.stop(grace)
 		err = nil // closing stdin of a dead child is not a failure
@@ -70,7 +81,25 @@ func (m *Manager) connect(ctx context.Context, s *entry) (*conn, []Tool, error) 
 func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeValues, listChanged func()) (*conn, []Tool, error) {
 	spec = vals.expandSpec(spec)
 	c := &conn{lost: make(chan struct{})}
-	var tr transport.Interface
+	hs := handshake{opts: m.elicitOptions(spec.Alias, c), notify: func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+			listChanged()
+		}
+	}}
+	hs.init.Params.ClientInfo = mcp.Implementation{Name: "neobot", Version: m.clientVersion}
+	if m.elicit != nil {
+		hs.init.Params.Capabilities.Elicitation = elicitCapability()
+	}
+	fail := func(err error) (*conn, []Tool, error) {
+		_ = c.close(m.grace)
+		if c.proc != nil {
+			if line := c.proc.lastStderr(); line != "" {
+				return nil, nil, fmt.Errorf("%w (server stderr: %s)", err, line)
+			}
+		}
+		return nil, nil, err
+	}
+	var err error
 	switch spec.Transport {
 	case TransportStdio:
 		for _, d := range spec.CreateDirs {
@@ -87,22 +116,20 @@ func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeVa
 			return nil, nil, err
 		}
 		c.proc = p
-		tr = transport.NewIO(newLineCap(p.stdout, DefaultMaxMessage), p.stdin, nil)
 		go func() {
 			<-p.exited
 			c.markLost()
 		}()
+		c.client, err = hs.start(ctx, transport.NewIO(newLineCap(p.stdout, DefaultMaxMessage), p.stdin, nil), ProtocolVersion)
+		if err != nil {
+			return fail(err)
+		}
 	case TransportHTTP:
 		headers, err := serverHeaders(spec, m.lookup)
 		if err != nil {
 			return nil, nil, err
 		}
-		// The standalone GET stream carries tools/list_changed under the
-		// protocol version we pin (ProtocolVersion, 2025-11-25). mcp-go
-		// marks the option deprecated for 2026-07-28, which replaced the
-		// stream with subscriptions/listen; move to Client.Listen together
-		// with the pin.
-		hopts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(headers), transport.WithContinuousListening()}
+		hopts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(headers)}
 		if spec.Auth != "" {
 			hc, err := m.authClient(ctx, spec, vals.user) // "" for the operator's grant
 			if err != nil {
@@ -110,11 +137,10 @@ func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeVa
 			}
 			hopts = append(hopts, transport.WithHTTPBasicClient(hc))
 		}
-		h, err := transport.NewStreamableHTTP(spec.URL, hopts...)
+		c.client, err = dialHTTP(ctx, spec.URL, hopts, hs)
 		if err != nil {
-			return nil, nil, err
+			return fail(err)
 		}
-		tr = h
 	case TransportInProcess:
 		srv := m.inProcess[spec.Alias]
 		if srv == nil {
@@ -124,43 +150,40 @@ func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeVa
 		if m.elicit != nil {
 			opts = append(opts, transport.WithElicitationHandler(elicitHandler{alias: spec.Alias, c: c, fn: m.elicit, same: sameTurn}))
 		}
-		tr = transport.NewInProcessTransportWithOptions(srv.s, opts...)
+		c.client, err = hs.start(ctx, transport.NewInProcessTransportWithOptions(srv.s, opts...), ProtocolVersion)
+		if err != nil {
+			return fail(err)
+		}
 	default:
 		return nil, nil, fmt.Errorf("transport %q is not supported", spec.Transport)
 	}
-	c.client = client.NewClient(tr, append([]client.ClientOption{client.WithProtocolVersion(ProtocolVersion)}, m.elicitOptions(spec.Alias, c)...)...)
-	fail := func(stage string, err error) (*conn, []Tool, error) {
-		_ = c.close(m.grace)
-		if c.proc != nil {
-			if line := c.proc.lastStderr(); line != "" {
-				return nil, nil, fmt.Errorf("%s: %w (server stderr: %s)", stage, err, line)
-			}
-		}
-		return nil, nil, fmt.Errorf("%s: %w", stage, err)
-	}
-	// The client lives until Close; only the handshake is bounded by ctx.
-	if err := c.client.Start(context.WithoutCancel(ctx)); err != nil {
-		return fail("start", err)
-	}
-	c.client.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
-			listChanged()
-		}
-	})
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = ProtocolVersion
-	init.Params.ClientInfo = mcp.Implementation{Name: "neobot", Version: m.clientVersion}
-	if m.elicit != nil {
-		init.Params.Capabilities.Elicitation = elicitCapability()
-	}
-	if _, err := c.client.Initialize(ctx, init); err != nil {
-		return fail("initialize", handshakeErr(ctx, err))
-	}
 	tools, err := listTools(ctx, c, spec)
 	if err != nil {
-		return fail("list tools", handshakeErr(ctx, err))
+		return fail(fmt.Errorf("list tools: %w", handshakeErr(ctx, err)))
 	}
+	m.listen(c, spec.Alias)
 	return c, tools, nil
+}
+
+// listen opens the subscriptions/listen stream of a stateless connection
+// whose server announces tools/list_changed, so a change reaches the
+// same re-list as the GET stream's notifications do on older revisions.
+// A server that refuses the stream is logged, and its tools are listed
+// at each connection only.
+func (m *Manager) listen(c *conn, alias string) {
+	caps := c.client.GetServerCapabilities()
+	if !stateless(c.client) || caps.Tools == nil || !caps.Tools.ListChanged {
+		return
+	}
+	log := m.log.With().Str("server", alias).Logger()
+	stop, err := c.client.ListenAsync(context.Background(), mcp.SubscriptionFilter{ToolsListChanged: true}, func(err error) {
+		log.Warn().Err(err).Msg("mcp server's subscriptions/listen stream ended; tool changes are seen at the next connection")
+	})
+	if err != nil {
+		log.Warn().Err(err).Msg("mcp server refused subscriptions/listen")
+		return
+	}
+	c.stopListen = stop
 }
 
 func handshakeErr(ctx context.Context, err error) error {

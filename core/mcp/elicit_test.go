@@ -29,9 +29,11 @@ func askingServer() *Server {
 // TestElicitReachesTheTurn: a question a server asks during a call, over
 // streamable HTTP on loopback and in process, reaches the ElicitFunc with
 // the context of that call (its turn), and the answer goes back to the
-// server.
+// server. The HTTP server is one of 2025-11-25, where a question is a
+// server-to-client request (elicitation/create); 2026-07-28 replaced
+// those with input_required results.
 func TestElicitReachesTheTurn(t *testing.T) {
-	ts := httptest.NewServer(askingServer().Handler())
+	ts := httptest.NewServer(olderRevision(askingServer().Handler(), "method"))
 	t.Cleanup(ts.Close)
 	specs := map[string]ServerSpec{
 		"http":       {Alias: "a", Transport: TransportHTTP, URL: ts.URL, Version: "1.0.0", Tools: []string{"ask"}},

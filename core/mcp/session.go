@@ -29,43 +29,34 @@ type DialOptions struct {
 	Elicit ElicitFunc
 }
 
-// Session is one client connection to one streamable-HTTP MCP server,
-// outside any manifest: no bijection, no supervision. The conformance
-// client and one-off tools use it; the agent's servers run under a
-// [Manager].
+// Session is one client connection to one streamable-HTTP MCP server, in
+// the newest revision both speak ([StatelessProtocolVersion], else
+// [ProtocolVersion]), outside any manifest: no bijection, no
+// supervision. The conformance client and one-off tools use it; the
+// agent's servers run under a [Manager].
 type Session struct {
 	c *client.Client
 }
 
-// Dial connects to the server at opts.URL and performs the handshake.
+// Dial connects to the server at opts.URL: server/discover, or the
+// handshake for a server of an older revision.
 // ctx bounds the handshake; the session lives until Close.
 func Dial(ctx context.Context, opts DialOptions) (*Session, error) {
 	hc := opts.HTTPClient
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	tr, err := transport.NewStreamableHTTP(opts.URL, transport.WithHTTPBasicClient(hc), transport.WithContinuousListening())
+	var h handshake
+	h.init.Params.ClientInfo = mcp.Implementation{Name: or(opts.ClientName, "neobot"), Version: or(opts.ClientVersion, "dev")}
+	if opts.Elicit != nil {
+		h.opts = append(h.opts, client.WithElicitationHandler(sessionElicit(opts.Elicit)))
+		h.init.Params.Capabilities.Elicitation = elicitCapability()
+	}
+	c, err := dialHTTP(ctx, opts.URL, []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(hc)}, h)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: dial %s: %w", opts.URL, err)
 	}
-	copts := []client.ClientOption{client.WithProtocolVersion(ProtocolVersion)}
-	if opts.Elicit != nil {
-		copts = append(copts, client.WithElicitationHandler(sessionElicit(opts.Elicit)))
-	}
-	s := &Session{c: client.NewClient(tr, copts...)}
-	if err := s.c.Start(context.WithoutCancel(ctx)); err != nil {
-		return nil, fmt.Errorf("mcp: dial %s: start: %w", opts.URL, err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = ProtocolVersion
-	init.Params.ClientInfo = mcp.Implementation{Name: or(opts.ClientName, "neobot"), Version: or(opts.ClientVersion, "dev")}
-	if opts.Elicit != nil {
-		init.Params.Capabilities.Elicitation = elicitCapability()
-	}
-	if _, err := s.c.Initialize(ctx, init); err != nil {
-		_ = s.c.Close()
-		return nil, fmt.Errorf("mcp: dial %s: initialize: %w", opts.URL, err)
-	}
+	s := &Session{c: c}
 	return s, nil
 }
 

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -14,24 +16,42 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// versionRecorder is a loopback streamable-HTTP server that records the
-// MCP-Protocol-Version header of each JSON-RPC request by method.
-type versionRecorder struct {
-	mu   sync.Mutex
-	seen map[string][]string
+// seen is one JSON-RPC POST a wireRecorder saw.
+type seen struct {
+	method, header string // the body's method, the MCP-Protocol-Version header
+	mcpMethod, name string // the Mcp-Method and Mcp-Name headers
+	meta            map[string]any
 }
 
-func (v *versionRecorder) wrap(next http.Handler) http.Handler {
+// wireRecorder is a loopback streamable-HTTP server that records each
+// JSON-RPC request (and each GET, the standalone stream) before passing
+// it on.
+type wireRecorder struct {
+	mu   sync.Mutex
+	post []seen
+	gets int
+}
+
+func (v *wireRecorder) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
+		switch r.Method {
+		case http.MethodGet:
+			v.mu.Lock()
+			v.gets++
+			v.mu.Unlock()
+		case http.MethodPost:
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			var msg struct {
 				Method string `json:"method"`
+				Params struct {
+					Meta map[string]any `json:"_meta"`
+				} `json:"params"`
 			}
 			if json.Unmarshal(body, &msg) == nil && msg.Method != "" {
 				v.mu.Lock()
-				v.seen[msg.Method] = append(v.seen[msg.Method], r.Header.Get("MCP-Protocol-Version"))
+				v.post = append(v.post, seen{method: msg.Method, header: r.Header.Get("MCP-Protocol-Version"),
+					mcpMethod: r.Header.Get("Mcp-Method"), name: r.Header.Get("Mcp-Name"), meta: msg.Params.Meta})
 				v.mu.Unlock()
 			}
 		}
@@ -39,57 +59,220 @@ func (v *versionRecorder) wrap(next http.Handler) http.Handler {
 	})
 }
 
-func (v *versionRecorder) headers(method string) []string {
+func (v *wireRecorder) requests(method string) []seen {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return append([]string(nil), v.seen[method]...)
+	var out []seen
+	for _, s := range v.post {
+		if s.method == method {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
-// TestProtocolVersionHeader: over streamable HTTP, initialize carries no
-// MCP-Protocol-Version header and every request after it carries the
-// negotiated version, as 2025-11-25 has it ("on all subsequent requests").
-// Sending the offered version on initialize too would not reach the
-// 2026-07-28 servers (they also want _meta keys and no initialize at all)
-// and would lose servers of older revisions that answer 400 to any header
-// naming a version they do not know. Both clients are checked, the
-// Manager's and Dial's.
-func TestProtocolVersionHeader(t *testing.T) {
-	tests := []struct {
-		name string
-		call func(t *testing.T, url string)
-	}{
-		{"manager", func(t *testing.T, url string) {
-			m := start(t, Options{Manifest: manifest(ServerSpec{Alias: "echo", Transport: TransportHTTP, URL: url, Version: "1.0.0", Tools: []string{"echo"}})})
-			if res, err := m.Call(context.Background(), "echo", "echo", map[string]any{}); err != nil || res.IsError {
-				t.Fatalf("Call() = %+v, %v; want a result", res, err)
-			}
-		}},
-		{"dial", func(t *testing.T, url string) {
-			s, err := Dial(context.Background(), DialOptions{URL: url})
-			if err != nil {
-				t.Fatalf("Dial() error = %v", err)
-			}
-			defer s.Close()
-			if _, err := s.c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "echo"}}); err != nil {
-				t.Fatalf("CallTool() error = %v", err)
-			}
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := server.NewMCPServer("echo", "1.0.0")
-			s.AddTool(mcp.NewTool("echo"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return mcp.NewToolResultText("ok"), nil
-			})
-			rec := &versionRecorder{seen: map[string][]string{}}
-			srv := httptest.NewServer(rec.wrap(server.NewStreamableHTTPServer(s)))
-			t.Cleanup(srv.Close)
-			tt.call(t, srv.URL)
-			for method, want := range map[string]string{"initialize": "", "tools/call": ProtocolVersion} {
-				if got := rec.headers(method); len(got) != 1 || got[0] != want {
-					t.Errorf("MCP-Protocol-Version on %s = %q, want [%q]", method, got, want)
+func (v *wireRecorder) streams() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.gets
+}
+
+// olderRevision makes next a server of a revision before 2026-07-28 as
+// far as server/discover goes: it answers the probe the way such servers
+// do. "method" is a JSON-RPC "method not found" (an SDK server without
+// sessions); "session" a 400 for the missing session ID (a stateful
+// TypeScript SDK server).
+func olderRevision(next http.Handler, answer string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if strings.Contains(string(body), `"server/discover"`) {
+				w.Header().Set("Content-Type", "application/json")
+				if answer == "session" {
+					w.WriteHeader(http.StatusBadRequest)
+					_, _ = w.Write([]byte(`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`))
+					return
 				}
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + idOf(body) + `,"error":{"code":-32601,"message":"Method not found"}}`))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// idOf is the raw id of a JSON-RPC request body.
+func idOf(body []byte) string {
+	var msg struct {
+		ID json.RawMessage `json:"id"`
+	}
+	_ = json.Unmarshal(body, &msg)
+	return string(msg.ID)
+}
+
+// echoHandler is a streamable-HTTP mcp-go server with one tool, echo;
+// mcp-go's server speaks 2026-07-28 and the older revisions.
+func echoHandler() http.Handler {
+	s := server.NewMCPServer("echo", "1.0.0")
+	s.AddTool(mcp.NewTool("echo"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	})
+	return server.NewStreamableHTTPServer(s)
+}
+
+// callEcho connects to url with a Manager or with Dial, and calls echo.
+var callEcho = map[string]func(t *testing.T, url string){
+	"manager": func(t *testing.T, url string) {
+		m := start(t, Options{Manifest: manifest(ServerSpec{Alias: "echo", Transport: TransportHTTP, URL: url, Version: "1.0.0", Tools: []string{"echo"}})})
+		if res, err := m.Call(context.Background(), "echo", "echo", map[string]any{}); err != nil || res.IsError {
+			t.Fatalf("Call() = %+v, %v; want a result", res, err)
+		}
+	},
+	"dial": func(t *testing.T, url string) {
+		s, err := Dial(context.Background(), DialOptions{URL: url})
+		if err != nil {
+			t.Fatalf("Dial() error = %v", err)
+		}
+		defer s.Close()
+		if _, err := s.Call(context.Background(), "echo", map[string]any{}); err != nil {
+			t.Fatalf("Call() error = %v", err)
+		}
+	},
+}
+
+// TestProtocolVersionHeader: over streamable HTTP, a server that speaks
+// 2026-07-28 is spoken to statelessly: server/discover and no
+// initialize, every POST carrying MCP-Protocol-Version 2026-07-28, the
+// _meta keys io.modelcontextprotocol/protocolVersion (the same version)
+// and clientCapabilities, and the Mcp-Method and Mcp-Name headers; no
+// standalone GET stream (that revision has none). A server of an older
+// revision, whichever way it refuses server/discover, gets what it got
+// before 2026-07-28 existed: initialize without the header (a header
+// naming a version it does not know would be answered 400), 2025-11-25
+// on every request after it, and the GET stream. Both clients are
+// checked, the Manager's and Dial's.
+//
+// Before neobot spoke 2026-07-28 this test asked every server for the
+// handshake; the stateless cases are the change.
+func TestProtocolVersionHeader(t *testing.T) {
+	servers := map[string]func(http.Handler) http.Handler{
+		"2026-07-28":                  func(h http.Handler) http.Handler { return h },
+		"2025-11-25 method not found": func(h http.Handler) http.Handler { return olderRevision(h, "method") },
+		"2025-11-25 session required": func(h http.Handler) http.Handler { return olderRevision(h, "session") },
+	}
+	for client, call := range callEcho {
+		for revision, wrap := range servers {
+			t.Run(client+" "+revision, func(t *testing.T) {
+				rec := &wireRecorder{}
+				srv := httptest.NewServer(rec.wrap(wrap(echoHandler())))
+				t.Cleanup(srv.Close)
+				call(t, srv.URL)
+				calls := rec.requests("tools/call")
+				if len(calls) != 1 {
+					t.Fatalf("tools/call sent %d times, want 1", len(calls))
+				}
+				if revision == "2026-07-28" {
+					if got := rec.requests("initialize"); len(got) != 0 {
+						t.Errorf("initialize sent to a 2026-07-28 server: %+v", got)
+					}
+					if got := rec.requests("server/discover"); len(got) != 1 {
+						t.Errorf("server/discover sent %d times, want 1", len(got))
+					}
+					for _, s := range append(rec.requests("server/discover"), append(rec.requests("tools/list"), calls...)...) {
+						if s.header != StatelessProtocolVersion || s.meta["io.modelcontextprotocol/protocolVersion"] != StatelessProtocolVersion ||
+							s.meta["io.modelcontextprotocol/clientCapabilities"] == nil || s.mcpMethod != s.method {
+							t.Errorf("%s carries header %q, Mcp-Method %q, _meta %v; want %s in both and the client's capabilities",
+								s.method, s.header, s.mcpMethod, s.meta, StatelessProtocolVersion)
+						}
+					}
+					if calls[0].name != "echo" {
+						t.Errorf("Mcp-Name on tools/call = %q, want echo", calls[0].name)
+					}
+					if n := rec.streams(); n != 0 {
+						t.Errorf("%d GET streams opened to a stateless server, want none", n)
+					}
+					return
+				}
+				inits := rec.requests("initialize")
+				if len(inits) != 1 || inits[0].header != "" {
+					t.Errorf("initialize = %+v, want one, without MCP-Protocol-Version", inits)
+				}
+				if calls[0].header != ProtocolVersion || calls[0].meta != nil {
+					t.Errorf("tools/call carries header %q and _meta %v, want %s and no _meta", calls[0].header, calls[0].meta, ProtocolVersion)
+				}
+			})
+		}
+	}
+}
+
+// TestStatelessRetry: a 2026-07-28 server that refuses the first
+// server/discover as an unsupported version (-32022) but lists
+// 2026-07-28 among those it supports is asked once more, and never sent
+// initialize; one that lists only versions neobot does not speak
+// statelessly is met with the handshake.
+func TestStatelessRetry(t *testing.T) {
+	for _, tt := range []struct {
+		supported string
+		stateless bool
+	}{
+		{`["2026-07-28"]`, true},
+		{`["2099-01-01"]`, false},
+	} {
+		t.Run(tt.supported, func(t *testing.T) {
+			rec := &wireRecorder{}
+			var once sync.Once
+			next := echoHandler()
+			srv := httptest.NewServer(rec.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				refused := false
+				if r.Method == http.MethodPost {
+					body, _ := io.ReadAll(r.Body)
+					r.Body = io.NopCloser(bytes.NewReader(body))
+					if strings.Contains(string(body), `"server/discover"`) {
+						once.Do(func() {
+							refused = true
+							w.Header().Set("Content-Type", "application/json")
+							w.WriteHeader(http.StatusBadRequest)
+							_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + idOf(body) + `,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":` + tt.supported + `,"requested":"2026-07-28"}}}`))
+						})
+					}
+				}
+				if !refused {
+					next.ServeHTTP(w, r)
+				}
+			})))
+			t.Cleanup(srv.Close)
+			callEcho["dial"](t, srv.URL)
+			discovers, inits := len(rec.requests("server/discover")), len(rec.requests("initialize"))
+			if tt.stateless && (discovers != 2 || inits != 0) {
+				t.Errorf("server/discover sent %d times and initialize %d, want 2 and 0", discovers, inits)
+			}
+			if !tt.stateless && (discovers != 1 || inits != 1) {
+				t.Errorf("server/discover sent %d times and initialize %d, want 1 and 1", discovers, inits)
 			}
 		})
+	}
+}
+
+// TestStatelessNotReached: a server/discover that never got the
+// server's answer (here the server wants authorization neobot was not
+// given) fails the connection as it is: no initialize follows, which
+// would only be refused the same way.
+func TestStatelessNotReached(t *testing.T) {
+	rec := &wireRecorder{}
+	srv := httptest.NewServer(rec.wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://127.0.0.1:9/.well-known/oauth-protected-resource"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	})))
+	t.Cleanup(srv.Close)
+	_, err := Dial(context.Background(), DialOptions{URL: srv.URL})
+	if err == nil || errors.Is(err, errNotStateless) {
+		t.Fatalf("Dial() error = %v, want the server's refusal", err)
+	}
+	if got := rec.requests("initialize"); len(got) != 0 {
+		t.Errorf("initialize sent after an unauthorized server/discover: %+v", got)
+	}
+	if got := rec.requests("server/discover"); len(got) != 1 {
+		t.Errorf("server/discover sent %d times, want 1", len(got))
 	}
 }
