@@ -18,7 +18,7 @@ import (
 
 // seen is one JSON-RPC POST a wireRecorder saw.
 type seen struct {
-	method, header string // the body's method, the MCP-Protocol-Version header
+	method, header  string // the body's method, the MCP-Protocol-Version header
 	mcpMethod, name string // the Mcp-Method and Mcp-Name headers
 	meta            map[string]any
 }
