@@ -33,6 +33,8 @@ type conn struct {
 	lostOnce sync.Once
 	// calls are the tool calls in flight, for the server's questions.
 	calls calls
+	// schemas are the tools' input schemas as the server sent them.
+	schemas *rawSchemas
 	// stopListen closes the subscriptions/listen stream of a stateless
 	// connection; nil when none is open.
 	stopListen func()
@@ -80,8 +82,8 @@ func (m *Manager) connect(ctx context.Context, s *entry) (*conn, []Tool, error) 
 // vals; listChanged is called when the server says its tools changed.
 func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeValues, listChanged func()) (*conn, []Tool, error) {
 	spec = vals.expandSpec(spec)
-	c := &conn{lost: make(chan struct{})}
-	hs := handshake{opts: m.elicitOptions(spec.Alias, c), notify: func(n mcp.JSONRPCNotification) {
+	c := &conn{lost: make(chan struct{}), schemas: &rawSchemas{}}
+	hs := handshake{opts: m.elicitOptions(spec.Alias, c), schemas: c.schemas, notify: func(n mcp.JSONRPCNotification) {
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
 			listChanged()
 		}
@@ -120,7 +122,7 @@ func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeVa
 			<-p.exited
 			c.markLost()
 		}()
-		c.client, err = hs.start(ctx, transport.NewIO(newLineCap(p.stdout, DefaultMaxMessage), p.stdin, nil), ProtocolVersion)
+		c.client, err = hs.start(ctx, &stdioTap{Stdio: transport.NewIO(newLineCap(p.stdout, DefaultMaxMessage), p.stdin, nil), schemas: c.schemas}, ProtocolVersion)
 		if err != nil {
 			return fail(err)
 		}
@@ -207,7 +209,7 @@ func listTools(ctx context.Context, c *conn, spec ServerSpec) ([]Tool, error) {
 	}
 	tools := make([]Tool, 0, len(res.Tools))
 	for _, t := range res.Tools {
-		tools = append(tools, fromTool(spec.Alias, spec.Version, t))
+		tools = append(tools, fromTool(spec.Alias, spec.Version, t, c.schemas.get(t.Name)))
 	}
 	slices.SortFunc(tools, func(a, b Tool) int {
 		switch {

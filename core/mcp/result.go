@@ -158,11 +158,14 @@ func toCallResult(r Result) *mcp.CallToolResult {
 	return out
 }
 
-// fromTool converts an advertised tool, reading its input schema whichever
-// way the SDK holds it.
-func fromTool(alias, version string, t mcp.Tool) Tool {
+// fromTool converts an advertised tool. Its input schema is sent as the
+// server sent it, else read whichever way the SDK holds it.
+func fromTool(alias, version string, t mcp.Tool, sent json.RawMessage) Tool {
 	out := Tool{Alias: alias, Name: t.Name, Description: t.Description, URI: ToolURI{Alias: alias, Tool: t.Name, Version: version}}
-	raw := t.RawInputSchema
+	raw := sent // as the server sent it, when the transport kept it (rawSchemas)
+	if raw == nil {
+		raw = t.RawInputSchema
+	}
 	if raw == nil {
 		raw, _ = json.Marshal(t.InputSchema)
 	}

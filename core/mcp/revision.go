@@ -34,6 +34,9 @@ type handshake struct {
 	opts   []client.ClientOption
 	init   mcp.InitializeRequest
 	notify func(mcp.JSONRPCNotification)
+	// schemas, when set, keeps the tools' schemas as the server sent
+	// them (HTTP transports made by dialHTTP).
+	schemas *rawSchemas
 }
 
 // start makes a client on tr, starts it and negotiates version with the
@@ -77,7 +80,7 @@ func dialHTTP(ctx context.Context, rawURL string, opts []transport.StreamableHTT
 		if err != nil {
 			return nil, err
 		}
-		probe := &statelessOnly{StreamableHTTP: tr}
+		probe := &httpTap{StreamableHTTP: tr, schemas: h.schemas, stateless: true}
 		c, err := h.start(ctx, probe, StatelessProtocolVersion)
 		if err == nil {
 			return c, nil
@@ -99,7 +102,7 @@ func dialHTTP(ctx context.Context, rawURL string, opts []transport.StreamableHTT
 	if err != nil {
 		return nil, err
 	}
-	return h.start(ctx, tr, ProtocolVersion)
+	return h.start(ctx, &httpTap{StreamableHTTP: tr, schemas: h.schemas}, ProtocolVersion)
 }
 
 // answered reports whether err, what the server/discover probe came back
@@ -122,23 +125,28 @@ func answered(ctx context.Context, err error) bool {
 	return true
 }
 
-// statelessOnly is the streamable-HTTP transport of the stateless
-// attempt. It records how the server answered server/discover, and
-// refuses to send initialize: mcp-go falls back to the handshake on the
-// same connection when the probe fails, and a 2025-11-25 server must get
-// a connection with the GET stream instead (dialHTTP).
-type statelessOnly struct {
+// httpTap is a streamable-HTTP transport that keeps the tools/list
+// schemas as sent. For the stateless attempt it also records how the
+// server answered server/discover, and refuses to send initialize:
+// mcp-go falls back to the handshake on the same connection when the
+// probe fails, and a 2025-11-25 server must get a connection with the
+// GET stream instead (dialHTTP).
+type httpTap struct {
 	*transport.StreamableHTTP
-	mu    sync.Mutex
-	probe error
+	schemas   *rawSchemas
+	stateless bool
+	mu        sync.Mutex
+	probe     error
 }
 
-// SendRequest sends req, unless it is initialize.
-func (t *statelessOnly) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	if req.Method == string(mcp.MethodInitialize) {
+// SendRequest sends req, unless it is the stateless attempt's
+// initialize.
+func (t *httpTap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if t.stateless && req.Method == string(mcp.MethodInitialize) {
 		return nil, errNotStateless
 	}
 	resp, err := t.StreamableHTTP.SendRequest(ctx, req)
+	t.schemas.record(req, resp)
 	if req.Method == string(mcp.MethodServerDiscover) {
 		why := err
 		if err == nil && resp != nil && resp.Error != nil {
@@ -153,7 +161,7 @@ func (t *statelessOnly) SendRequest(ctx context.Context, req transport.JSONRPCRe
 
 // answer is how the last server/discover failed; nil if it did not, or
 // was never sent.
-func (t *statelessOnly) answer() error {
+func (t *httpTap) answer() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.probe

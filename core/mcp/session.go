@@ -35,7 +35,8 @@ type DialOptions struct {
 // supervision. The conformance client and one-off tools use it; the
 // agent's servers run under a [Manager].
 type Session struct {
-	c *client.Client
+	c       *client.Client
+	schemas *rawSchemas
 }
 
 // Dial connects to the server at opts.URL: server/discover, or the
@@ -46,7 +47,7 @@ func Dial(ctx context.Context, opts DialOptions) (*Session, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	var h handshake
+	h := handshake{schemas: &rawSchemas{}}
 	h.init.Params.ClientInfo = mcp.Implementation{Name: or(opts.ClientName, "neobot"), Version: or(opts.ClientVersion, "dev")}
 	if opts.Elicit != nil {
 		h.opts = append(h.opts, client.WithElicitationHandler(sessionElicit(opts.Elicit)))
@@ -56,7 +57,7 @@ func Dial(ctx context.Context, opts DialOptions) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp: dial %s: %w", opts.URL, err)
 	}
-	s := &Session{c: c}
+	s := &Session{c: c, schemas: h.schemas}
 	return s, nil
 }
 
@@ -69,7 +70,7 @@ func or(s, def string) string {
 
 // Tools lists the server's tools, sorted by name.
 func (s *Session) Tools(ctx context.Context) ([]Tool, error) {
-	return listTools(ctx, &conn{client: s.c}, ServerSpec{})
+	return listTools(ctx, &conn{client: s.c, schemas: s.schemas}, ServerSpec{})
 }
 
 // Call calls one tool. A tool failure is a Result with IsError; a
