@@ -58,7 +58,6 @@ type scenario struct {
 
 // Reasons shared by several scenarios of the next suite.
 const (
-	statelessOnly    = "the scenario's server speaks only 2026-07-28, stateless: no initialize, and a request is refused (400) without the MCP-Protocol-Version header, without _meta protocolVersion and clientCapabilities, or for another version; neobot speaks 2025-11-25 (the header alone does not get past it, measured). mcp-go's 2026-07-28 client (server/discover) passes it, but offering 2026-07-28 broke elicitation-sep1034-client-defaults and sse-retry in both suites (measured), so that waits for issue 43's 2026-07-28 work"
 	machineToMachine = "a machine-to-machine OAuth extension neobot does not implement: neobot authorizes on behalf of a person, with the authorization code grant"
 	dpop             = "DPoP sender-constrained tokens (SEP-1932) are not implemented"
 )
@@ -71,7 +70,7 @@ var nextScenarios = []scenario{
 	{name: "tools_call"},
 	{name: "elicitation-sep1034-client-defaults"},
 	{name: "sse-retry"},
-	{name: "request-metadata", failure: "a 2026-07-28 server: it wants request metadata in _meta on every request, and answers initialize with an empty result (no protocolVersion), or 400 unsupported version if the header names 2025-11-25; neobot speaks 2025-11-25"},
+	{name: "request-metadata"},
 	{name: "auth/metadata-default"},
 	{name: "auth/metadata-var1"},
 	{name: "auth/metadata-var2"},
@@ -89,11 +88,11 @@ var nextScenarios = []scenario{
 	{name: "auth/2025-03-26-oauth-metadata-backcompat"},
 	{name: "auth/2025-03-26-oauth-endpoint-fallback"},
 	{name: "auth/resource-mismatch"},
-	{name: "auth/offline-access-scope", failure: statelessOnly},
-	{name: "auth/offline-access-not-supported", failure: statelessOnly},
-	{name: "auth/authorization-server-migration", failure: statelessOnly},
-	{name: "auth/iss-supported", failure: statelessOnly},
-	{name: "auth/iss-not-advertised", failure: statelessOnly},
+	{name: "auth/offline-access-scope"},
+	{name: "auth/offline-access-not-supported"},
+	{name: "auth/authorization-server-migration"},
+	{name: "auth/iss-supported"},
+	{name: "auth/iss-not-advertised"},
 	{name: "auth/iss-supported-missing"},
 	{name: "auth/iss-wrong-issuer"},
 	{name: "auth/iss-unexpected"},
@@ -106,11 +105,11 @@ var nextScenarios = []scenario{
 	{name: "auth/dpop-nonce", failure: dpop},
 	{name: "auth/wif-jwt-bearer", failure: machineToMachine},
 	{name: "sep-2322-client-request-state", failure: "a 2026-07-28 server without initialize (server/discover, multi-round-trip request state): neobot speaks 2025-11-25"},
-	{name: "http-standard-headers", failure: "the 2026-07-28 standard headers (Mcp-Method and the others) are not sent"},
-	{name: "http-custom-headers", failure: "tool parameters annotated x-mcp-header are not mirrored into HTTP headers (2026-07-28)"},
+	{name: "http-standard-headers"},
+	{name: "http-custom-headers"},
 	{name: "http-invalid-tool-headers"},
-	{name: "json-schema-ref-no-deref", failure: "the scenario's 2026-07-28 server answers the client's tools/call with Method not found; not investigated beyond that"},
-	{name: "json-schema-2020-12-preservation", failure: "the scenario wants the tool called with the schema it published echoed back as its argument; this client calls every tool with empty arguments (in the bot, the model fills them)"},
+	{name: "json-schema-ref-no-deref"},
+	{name: "json-schema-2020-12-preservation"},
 	{name: "sep-2640-client-no-prefetch"},
 	{name: "sep-2640-client-verify-digest"},
 	{name: "sep-2640-client-verify-size"},

@@ -74,20 +74,62 @@ func run(ctx context.Context, scenario, serverURL string) error {
 	if err != nil {
 		return err
 	}
-	switch scenario {
-	case "initialize":
-		return nil
-	case "tools_call":
-		return call(ctx, s, "add_numbers", map[string]any{"a": 5, "b": 3})
+	plan, err := calls(scenario, os.Getenv("MCP_CONFORMANCE_CONTEXT"), tools)
+	if err != nil {
+		return err
 	}
-	// Every other scenario's server has one tool worth calling: the
-	// elicitation test, the reconnection test, the auth test tool.
-	for _, t := range tools {
-		if err := call(ctx, s, t.Name, map[string]any{}); err != nil {
+	for _, c := range plan {
+		if err := call(ctx, s, c.Name, c.Arguments); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// toolCall is one call a scenario wants made.
+type toolCall struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
+}
+
+// calls are the calls to make in scenario, given the server's tools and
+// the suite's context (MCP_CONFORMANCE_CONTEXT): the calls the context
+// names (toolCalls, with their arguments), else what the scenario asks
+// for, else every tool once with no arguments (the elicitation test, the
+// reconnection test, the auth test tool, the header tests' tools).
+func calls(scenario, rawContext string, tools []mcp.Tool) ([]toolCall, error) {
+	if rawContext != "" {
+		var c struct {
+			ToolCalls []toolCall `json:"toolCalls"`
+		}
+		if err := json.Unmarshal([]byte(rawContext), &c); err != nil {
+			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+		if len(c.ToolCalls) > 0 {
+			return c.ToolCalls, nil
+		}
+	}
+	switch scenario {
+	case "initialize", "json-schema-ref-no-deref":
+		// Listing is the scenario (the second one's server has no tool
+		// to call: it checks that nothing fetches its schema's $ref).
+		return nil, nil
+	case "tools_call":
+		return []toolCall{{Name: "add_numbers", Arguments: map[string]any{"a": 5, "b": 3}}}, nil
+	case "json-schema-2020-12-preservation":
+		// Echo the focal tool's schema, as this client received it.
+		for _, t := range tools {
+			if t.Name == "json_schema_2020_12_tool" {
+				return []toolCall{{Name: "json_schema_echo", Arguments: map[string]any{"schema": t.InputSchema}}}, nil
+			}
+		}
+		return nil, errors.New("the server did not list json_schema_2020_12_tool")
+	}
+	var out []toolCall
+	for _, t := range tools {
+		out = append(out, toolCall{Name: t.Name, Arguments: map[string]any{}})
+	}
+	return out, nil
 }
 
 func call(ctx context.Context, s *mcp.Session, tool string, args map[string]any) error {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -149,14 +150,38 @@ func (t *httpTap) SendRequest(ctx context.Context, req transport.JSONRPCRequest)
 	t.schemas.record(req, resp)
 	if req.Method == string(mcp.MethodServerDiscover) {
 		why := err
-		if err == nil && resp != nil && resp.Error != nil {
+		switch {
+		case err != nil:
+		case resp == nil:
+			why = errors.New("server/discover: no response")
+		case resp.Error != nil:
 			why = resp.Error.AsError()
+		case !lists(resp.Result, StatelessProtocolVersion):
+			// An answer that does not list the version (a server of an
+			// older revision answering every unknown method with an
+			// empty result) is not 2026-07-28 (its discover result
+			// lists the versions the server supports).
+			why = errNoVersion
+			resp, err = nil, errNoVersion
 		}
 		t.mu.Lock()
 		t.probe = why
 		t.mu.Unlock()
 	}
 	return resp, err
+}
+
+// errNoVersion is a server/discover result that does not list
+// StatelessProtocolVersion among the server's supportedVersions.
+var errNoVersion = errors.New("server/discover: the result does not list " + StatelessProtocolVersion + " among supportedVersions")
+
+// lists reports whether a server/discover result lists version among its
+// supportedVersions.
+func lists(result json.RawMessage, version string) bool {
+	var r struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	return json.Unmarshal(result, &r) == nil && slices.Contains(r.SupportedVersions, version)
 }
 
 // answer is how the last server/discover failed; nil if it did not, or

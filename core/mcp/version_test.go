@@ -81,7 +81,9 @@ func (v *wireRecorder) streams() int {
 // far as server/discover goes: it answers the probe the way such servers
 // do. "method" is a JSON-RPC "method not found" (an SDK server without
 // sessions); "session" a 400 for the missing session ID (a stateful
-// TypeScript SDK server).
+// TypeScript SDK server); "empty" an empty result, as a server that
+// answers every method it does not know with {} does (no
+// supportedVersions, so no 2026-07-28).
 func olderRevision(next http.Handler, answer string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -89,6 +91,10 @@ func olderRevision(next http.Handler, answer string) http.Handler {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if strings.Contains(string(body), `"server/discover"`) {
 				w.Header().Set("Content-Type", "application/json")
+				if answer == "empty" {
+					_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + idOf(body) + `,"result":{}}`))
+					return
+				}
 				if answer == "session" {
 					w.WriteHeader(http.StatusBadRequest)
 					_, _ = w.Write([]byte(`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`))
@@ -160,6 +166,7 @@ func TestProtocolVersionHeader(t *testing.T) {
 		"2026-07-28":                  func(h http.Handler) http.Handler { return h },
 		"2025-11-25 method not found": func(h http.Handler) http.Handler { return olderRevision(h, "method") },
 		"2025-11-25 session required": func(h http.Handler) http.Handler { return olderRevision(h, "session") },
+		"2025-11-25 empty result":     func(h http.Handler) http.Handler { return olderRevision(h, "empty") },
 	}
 	for client, call := range callEcho {
 		for revision, wrap := range servers {
