@@ -48,10 +48,12 @@ const (
 
 // scenarioTools are the tools the suite's server has in each scenario,
 // as the manifest must list them; the auth scenarios' server has
-// test-tool.
+// test-tool. http-invalid-tool-headers' server has ten more, whose
+// x-mcp-header annotations break SEP-2243: neobot leaves them out, so
+// the manifest does not list them.
 func scenarioTools(scenario string) []string {
 	switch scenario {
-	case "initialize":
+	case "initialize", "request-metadata":
 		return []string{}
 	case "tools_call":
 		return []string{"add_numbers"}
@@ -59,8 +61,25 @@ func scenarioTools(scenario string) []string {
 		return []string{"test_client_elicitation_defaults"}
 	case "sse-retry":
 		return []string{"test_reconnection"}
+	case "http-standard-headers":
+		return []string{"my-hyphenated-tool", "test_headers"}
+	case "http-custom-headers":
+		return []string{"test_custom_headers", "test_custom_headers_null"}
+	case "http-invalid-tool-headers":
+		return []string{"valid_tool"}
+	case "json-schema-ref-no-deref":
+		return []string{"lookup_user"}
+	case "json-schema-2020-12-preservation":
+		return []string{"json_schema_2020_12_tool", "json_schema_echo"}
 	}
 	return []string{"test-tool"}
+}
+
+// nothingToCall reports whether the scenario is played by connecting
+// alone: its server has no tools, or (json-schema-ref-no-deref) one that
+// only has to be listed.
+func nothingToCall(scenario string) bool {
+	return len(scenarioTools(scenario)) == 0 || scenario == "json-schema-ref-no-deref"
 }
 
 // binaryRun is one scenario played through the product binary.
@@ -87,7 +106,11 @@ func runBinary(ctx context.Context, scenario, serverURL string) error {
 	r.dir = dir
 	r.model = llmtest.NewServer()
 	defer r.model.Close()
-	r.model.Handle(script)
+	named, err := contextCalls(os.Getenv("MCP_CONFORMANCE_CONTEXT"))
+	if err != nil {
+		return err
+	}
+	r.model.Handle(script(scenario, named))
 	if err := r.configure(); err != nil {
 		return err
 	}
@@ -102,31 +125,72 @@ func runBinary(ctx context.Context, scenario, serverURL string) error {
 	return err
 }
 
-// script is the model: a user's message is answered by calling every
-// tool of the suite's server once, a tool's result by a short answer.
-func script(req llmtest.Request) llmtest.Reply {
-	if req.Model == cheapModel {
-		return llmtest.Text(`{"facts":[]}`)
+// contextCalls are the calls the suite's context names (toolCalls, with
+// their arguments); none when it names none.
+func contextCalls(rawContext string) (map[string]map[string]any, error) {
+	if rawContext == "" {
+		return nil, nil
 	}
-	if n := len(req.Messages); n == 0 || req.Messages[n-1].Role != "user" {
-		return llmtest.Text("done")
+	var c struct {
+		ToolCalls []toolCall `json:"toolCalls"`
 	}
-	var calls []llm.ToolCall
-	for i, t := range req.Tools {
-		name := t.Function.Name
-		if !strings.HasPrefix(name, alias+"__") {
-			continue
+	if err := json.Unmarshal([]byte(rawContext), &c); err != nil {
+		return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+	}
+	named := map[string]map[string]any{}
+	for _, tc := range c.ToolCalls {
+		named[tc.Name] = tc.Arguments
+	}
+	return named, nil
+}
+
+// script is the model: a user's message is answered by calling the
+// suite's server's tools once each (those the suite's context names,
+// with its arguments; else all of them), a tool's result by a short
+// answer. In json-schema-2020-12-preservation it calls the echo tool
+// with the schema neobot gave it for the focal tool, which is what that
+// scenario checks: that the schema reached the model unchanged.
+func script(scenario string, named map[string]map[string]any) func(llmtest.Request) llmtest.Reply {
+	return func(req llmtest.Request) llmtest.Reply {
+		if req.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
 		}
-		args := `{}`
-		if strings.HasSuffix(name, "add_numbers") {
-			args = `{"a":5,"b":3}`
+		if n := len(req.Messages); n == 0 || req.Messages[n-1].Role != "user" {
+			return llmtest.Text("done")
 		}
-		calls = append(calls, llmtest.Call(fmt.Sprintf("call_%d", i), name, args))
+		var calls []llm.ToolCall
+		for i, t := range req.Tools {
+			name := t.Function.Name
+			tool, ok := strings.CutPrefix(name, alias+"__")
+			if !ok {
+				continue
+			}
+			args := map[string]any{}
+			switch {
+			case len(named) > 0:
+				if args, ok = named[tool]; !ok {
+					continue
+				}
+			case tool == "add_numbers":
+				args = map[string]any{"a": 5, "b": 3}
+			case scenario == "json-schema-2020-12-preservation":
+				if tool != "json_schema_echo" {
+					continue
+				}
+				for _, focal := range req.Tools {
+					if focal.Function.Name == alias+"__json_schema_2020_12_tool" {
+						args = map[string]any{"schema": focal.Function.Parameters}
+					}
+				}
+			}
+			raw, _ := json.Marshal(args)
+			calls = append(calls, llmtest.Call(fmt.Sprintf("call_%d", i), name, string(raw)))
+		}
+		if len(calls) == 0 {
+			return llmtest.Text("done")
+		}
+		return llmtest.Calls(calls...)
 	}
-	if len(calls) == 0 {
-		return llmtest.Text("done")
-	}
-	return llmtest.Calls(calls...)
 }
 
 // configure writes the manifest and settings and prepares neobot's
@@ -248,7 +312,7 @@ func (r *binaryRun) play(ctx context.Context) error {
 			return err
 		}
 	}
-	if len(scenarioTools(r.scenario)) == 0 {
+	if nothingToCall(r.scenario) {
 		// Nothing to call: the handshake (and listing nothing) is the
 		// scenario.
 		return poll(ctx, "the server up", func() bool { return r.ready(alias + " up") })

@@ -593,9 +593,7 @@ func (m *Manager) CallIn(ctx context.Context, place Place, alias, tool string, a
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
-	if meta := MetaFrom(ctx); meta != nil {
-		req.Params.Meta = &mcp.Meta{AdditionalFields: meta}
-	}
+	req.Params.Meta = &mcp.Meta{AdditionalFields: callMeta(ctx)}
 	end := c.calls.begin(ctx)
 	res, err := c.client.CallTool(ctx, req)
 	end()

@@ -79,6 +79,7 @@ func (s *Session) Call(ctx context.Context, tool string, args map[string]any) (R
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
+	req.Params.Meta = &mcp.Meta{AdditionalFields: callMeta(ctx)}
 	res, err := s.c.CallTool(ctx, req)
 	if err != nil {
 		return Result{}, fmt.Errorf("mcp: call %s: %w", tool, err)

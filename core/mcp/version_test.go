@@ -205,8 +205,8 @@ func TestProtocolVersionHeader(t *testing.T) {
 				if len(inits) != 1 || inits[0].header != "" {
 					t.Errorf("initialize = %+v, want one, without MCP-Protocol-Version", inits)
 				}
-				if calls[0].header != ProtocolVersion || calls[0].meta != nil {
-					t.Errorf("tools/call carries header %q and _meta %v, want %s and no _meta", calls[0].header, calls[0].meta, ProtocolVersion)
+				if calls[0].header != ProtocolVersion || calls[0].meta["io.modelcontextprotocol/protocolVersion"] != nil {
+					t.Errorf("tools/call carries header %q and _meta %v, want %s and no protocol version in _meta", calls[0].header, calls[0].meta, ProtocolVersion)
 				}
 			})
 		}
