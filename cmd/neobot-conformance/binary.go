@@ -12,6 +12,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -336,7 +338,7 @@ func (r *binaryRun) play(ctx context.Context) error {
 		result := r.lastResult()
 		switch {
 		case link != "":
-			if err := open(ctx, link); err != nil {
+			if err := r.connect(ctx, link); err != nil {
 				return err
 			}
 		case strings.Contains(result, "neobot mcp login "+alias):
@@ -382,7 +384,10 @@ func (r *binaryRun) turn(ctx context.Context, events <-chan web.Event) (string, 
 	}
 }
 
-var linkRe = regexp.MustCompile(`https?://\S+/authorize\?\S+`)
+// linkRe matches a login link: the authorization URL `neobot mcp login`
+// prints, or a person's connect link (neobot's page that first proves
+// who opens it).
+var linkRe = regexp.MustCompile(`https?://\S+(/authorize\?|/mcp/connect/)\S+`)
 
 // answerDefaults submits a question's form with every field's default,
 // as a person who changes nothing would.
@@ -422,26 +427,42 @@ func (r *binaryRun) lastResult() string {
 	return ""
 }
 
-// login runs `neobot mcp login conf` and opens the link it prints.
+// login runs `neobot mcp login conf` and opens the link it prints, and
+// does it again when the server refuses the grant that login brought
+// (auth/authorization-server-migration: the server moves to another
+// authorization server, and says so with a 401, after the first login).
 func (r *binaryRun) login(ctx context.Context) error {
-	cmd := exec.CommandContext(ctx, r.neobot, "mcp", "login", alias)
-	cmd.Env = r.env
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("neobot mcp login: %w\n%s", err, out)
+	for range rounds {
+		lost := r.ready("revoked or has expired")
+		cmd := exec.CommandContext(ctx, r.neobot, "mcp", "login", alias)
+		cmd.Env = r.env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("neobot mcp login: %w\n%s", err, out)
+		}
+		link := linkRe.FindString(string(out))
+		if link == "" {
+			return fmt.Errorf("neobot mcp login printed no link:\n%s", out)
+		}
+		if err := open(ctx, link); err != nil {
+			return err
+		}
+		// The server comes up, or says why not (a login no longer among
+		// the reasons), or refuses the new grant (a first login's grant
+		// said to be revoked: log in again).
+		again := false
+		err = poll(ctx, "the server up after the login", func() bool {
+			if r.ready(alias+" up") || !r.ready("neobot mcp login "+alias) {
+				return true
+			}
+			again = !lost && r.ready("revoked or has expired")
+			return again
+		})
+		if err != nil || !again {
+			return err
+		}
 	}
-	link := linkRe.FindString(string(out))
-	if link == "" {
-		return fmt.Errorf("neobot mcp login printed no link:\n%s", out)
-	}
-	if err := open(ctx, link); err != nil {
-		return err
-	}
-	// The server comes up, or says why not (a login no longer among the
-	// reasons).
-	return poll(ctx, "the server up after the login", func() bool {
-		return r.ready(alias+" up") || !r.ready("neobot mcp login "+alias)
-	})
+	return fmt.Errorf("the server refused %d logins in a row", rounds)
 }
 
 // ready reports whether neobot's /readyz mentions want.
@@ -455,14 +476,59 @@ func (r *binaryRun) ready(want string) bool {
 	return strings.Contains(string(body), want)
 }
 
-// open follows a login link as a browser whose person approves at once:
-// through the authorization server to neobot's callback page.
-func open(ctx context.Context, link string) error {
+// connect opens a person's connect link as the web user's browser: the
+// link sends it to the web chat page (#connect=STATE), where the
+// signed-in page tells neobot who it is (POST /v1/connect); the answer
+// is where the browser goes on, with the link's cookie, through the
+// authorization server to neobot's callback page. An authorization URL
+// is opened directly.
+func (r *binaryRun) connect(ctx context.Context, link string) error {
+	if !strings.Contains(link, "/mcp/connect/") {
+		return open(ctx, link)
+	}
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return err
+	}
+	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := browser.Do(req)
+	if err != nil {
+		return fmt.Errorf("open the connect link: %w", err)
+	}
+	resp.Body.Close()
+	page, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		return fmt.Errorf("the connect link led to %q: %w", resp.Header.Get("Location"), err)
+	}
+	frag, _ := url.ParseQuery(page.Fragment)
+	if frag.Get("connect") == "" {
+		return fmt.Errorf("the connect link led to %q, not the web chat's connect page (HTTP %d)", page, resp.StatusCode)
+	}
+	var next struct{ URL string }
+	if err := r.api(ctx, "POST", "/v1/connect", map[string]string{"state": frag.Get("connect")}, &next); err != nil {
+		return err
+	}
+	browser.CheckRedirect = nil
+	return openWith(ctx, browser, next.URL)
+}
+
+// open follows a login link as a browser whose person approves at once:
+// through the authorization server to neobot's callback page.
+func open(ctx context.Context, link string) error {
+	return openWith(ctx, http.DefaultClient, link)
+}
+
+// openWith is open with browser's cookies.
+func openWith(ctx context.Context, browser *http.Client, link string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := browser.Do(req)
 	if err != nil {
 		return fmt.Errorf("open the login link: %w", err)
 	}
