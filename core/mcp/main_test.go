@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,9 @@ const (
 	// variable and the server's arguments; a value containing "drift"
 	// also adds "zap", which no manifest declares.
 	placeVar = "NEOBOT_MCPTEST_PLACE"
+	// schemaVar, when set, adds the tool "rich", whose input schema is
+	// richSchema with the variable as its network $ref.
+	schemaVar = "NEOBOT_MCPTEST_SCHEMA"
 )
 
 func TestMain(m *testing.M) {
@@ -67,6 +71,14 @@ func serveStdio() int {
 		if strings.Contains(place, "drift") {
 			tools = append(tools, ServerTool{Name: "zap", Description: "Not in the manifest."})
 		}
+	}
+	if ref := os.Getenv(schemaVar); ref != "" {
+		var schema map[string]any
+		if err := json.Unmarshal([]byte(richSchema(ref)), &schema); err != nil {
+			fmt.Fprintln(os.Stderr, "schema:", err)
+			return 1
+		}
+		tools = append(tools, ServerTool{Name: "rich", Description: "A tool with a JSON Schema 2020-12 schema.", InputSchema: schema})
 	}
 	s := NewServer("neobot-test", "1.0.0", tools...)
 	if err := s.ServeStdio(context.Background(), os.Stdin, os.Stdout); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {

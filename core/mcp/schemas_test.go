@@ -92,3 +92,26 @@ func TestSchemasAsSent(t *testing.T) {
 		t.Errorf("the network $ref was fetched %d times, want never", n)
 	}
 }
+
+// TestSchemasAsSentStdio is TestSchemasAsSent over stdio (2025-11-25,
+// the handshake).
+func TestSchemasAsSentStdio(t *testing.T) {
+	const ref = "https://127.0.0.1:9/profile.json" // never fetched: nothing listens there
+	var want map[string]any
+	if err := json.Unmarshal([]byte(richSchema(ref)), &want); err != nil {
+		t.Fatal(err)
+	}
+	spec := goStdio("go")
+	spec.Env = append(spec.Env, schemaVar+"=$env:TEST_SCHEMA")
+	spec.Tools = append(append([]string(nil), testToolNames...), "rich")
+	m := start(t, Options{Manifest: manifest(spec), LookupEnv: testEnv(map[string]string{"TEST_SCHEMA": ref}).lookup})
+	for _, tool := range m.Tools() {
+		if tool.Name == "rich" {
+			if !reflect.DeepEqual(tool.InputSchema, want) {
+				t.Errorf("rich's schema = %v\nwant it as sent: %v", tool.InputSchema, want)
+			}
+			return
+		}
+	}
+	t.Fatalf("Tools() = %+v, want rich among them", m.Tools())
+}
