@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -281,5 +282,68 @@ func TestStatelessNotReached(t *testing.T) {
 	}
 	if got := rec.requests("server/discover"); len(got) != 1 {
 		t.Errorf("server/discover sent %d times, want 1", len(got))
+	}
+}
+
+// ackWriter signals once the server has acknowledged a
+// subscriptions/listen stream (it registers the subscription first).
+type ackWriter struct {
+	http.ResponseWriter
+	once  *sync.Once
+	acked chan struct{}
+}
+
+func (w ackWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	if bytes.Contains(p, []byte("notifications/subscriptions/acknowledged")) {
+		w.once.Do(func() { close(w.acked) })
+	}
+	return n, err
+}
+
+func (w ackWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// TestListChangedStateless: on a 2026-07-28 connection, where there is no
+// GET stream, a server that announces tools.listChanged is listened to
+// with subscriptions/listen, and its tools/list_changed leads to a
+// re-list as it does on older revisions.
+func TestListChangedStateless(t *testing.T) {
+	srv := NewServer("t", "1.0.0", testTools(0)...)
+	acked := make(chan struct{})
+	var once sync.Once
+	next := srv.Handler()
+	rec := &wireRecorder{}
+	ts := httptest.NewServer(rec.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if strings.Contains(string(body), `"subscriptions/listen"`) {
+				w = ackWriter{ResponseWriter: w, once: &once, acked: acked}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})))
+	t.Cleanup(ts.Close)
+	feed := make(statusFeed, 64)
+	start(t, Options{Manifest: manifest(ServerSpec{Alias: "t", Transport: TransportHTTP, URL: ts.URL, Version: "1.0.0", Tools: testToolNames}), OnStatus: feed.on})
+	feed.wait(t, "t", StateUp)
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
+	select {
+	case <-acked:
+	case <-timeout.C:
+		t.Fatal("no subscriptions/listen stream was opened")
+	}
+	if got := rec.requests("initialize"); len(got) != 0 {
+		t.Fatalf("initialize sent: the connection is not stateless")
+	}
+	tools := testTools(0)
+	tools[0].Description = "Echo, renewed."
+	srv.SetTools(tools...)
+	for st := feed.wait(t, "t", StateUp); st.Tools[2].Description != "Echo, renewed."; st = feed.wait(t, "t", StateUp) {
 	}
 }
