@@ -154,7 +154,11 @@ func elicitCapability() *mcp.ElicitationCapability {
 
 // Elicit asks the client of the tool call running in ctx (a [ServerTool]'s
 // handler) the question message, with the requested schema: how a Go
-// server elicits. A client that declared no elicitation is an error.
+// server elicits. A client that declared no elicitation is an error, and
+// so is one that speaks 2026-07-28 over streamable HTTP (neobot's own
+// client, to the handler of [Server.Handler]): that revision has no
+// server-to-client requests, a server asks with an input_required
+// result instead (SEP-2322).
 func (s *Server) Elicit(ctx context.Context, message string, schema map[string]any) (ElicitResult, error) {
 	req := mcp.ElicitationRequest{Params: mcp.ElicitationParams{Message: message, RequestedSchema: schema}}
 	res, err := s.s.RequestElicitation(ctx, req)
