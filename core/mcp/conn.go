@@ -163,6 +163,10 @@ func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeVa
 	if err != nil {
 		return fail(fmt.Errorf("list tools: %w", handshakeErr(ctx, err)))
 	}
+	for _, name := range c.schemas.leftOut(tools) {
+		m.log.Warn().Str("server", spec.Alias).Str("tool", name).
+			Msg("mcp tool left out: its x-mcp-header annotations break the 2026-07-28 rules (empty, not on a primitive, repeated, or not a valid header name); the server must fix the tool's schema")
+	}
 	m.listen(c, spec.Alias)
 	return c, tools, nil
 }

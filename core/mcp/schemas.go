@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -43,10 +44,28 @@ func (r *rawSchemas) record(req transport.JSONRPCRequest, resp *transport.JSONRP
 		r.byName = map[string]json.RawMessage{}
 	}
 	for _, t := range res.Tools {
-		if len(t.InputSchema) > 0 {
-			r.byName[t.Name] = t.InputSchema
+		r.byName[t.Name] = t.InputSchema // nil when the tool has none
+	}
+}
+
+// leftOut are the tools the server listed that are not among tools,
+// sorted: those mcp-go excluded because their x-mcp-header annotations
+// break SEP-2243 (an HTTP client must leave such a tool out, and keep
+// the others).
+func (r *rawSchemas) leftOut(tools []Tool) []string {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for name := range r.byName {
+		if !slices.ContainsFunc(tools, func(t Tool) bool { return t.Name == name }) {
+			out = append(out, name)
 		}
 	}
+	slices.Sort(out)
+	return out
 }
 
 // get is tool's schema as the server sent it; nil when not seen.
@@ -56,7 +75,10 @@ func (r *rawSchemas) get(tool string) json.RawMessage {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.byName[tool]
+	if raw := r.byName[tool]; len(raw) > 0 {
+		return raw
+	}
+	return nil
 }
 
 // stdioTap is a stdio transport that keeps the tools/list schemas.

@@ -3,11 +3,13 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/rs/zerolog"
 )
 
 // seen is one JSON-RPC POST a wireRecorder saw.
@@ -22,6 +25,7 @@ type seen struct {
 	method, header  string // the body's method, the MCP-Protocol-Version header
 	mcpMethod, name string // the Mcp-Method and Mcp-Name headers
 	meta            map[string]any
+	headers         http.Header
 }
 
 // wireRecorder is a loopback streamable-HTTP server that records each
@@ -52,7 +56,7 @@ func (v *wireRecorder) wrap(next http.Handler) http.Handler {
 			if json.Unmarshal(body, &msg) == nil && msg.Method != "" {
 				v.mu.Lock()
 				v.post = append(v.post, seen{method: msg.Method, header: r.Header.Get("MCP-Protocol-Version"),
-					mcpMethod: r.Header.Get("Mcp-Method"), name: r.Header.Get("Mcp-Name"), meta: msg.Params.Meta})
+					mcpMethod: r.Header.Get("Mcp-Method"), name: r.Header.Get("Mcp-Name"), meta: msg.Params.Meta, headers: r.Header.Clone()})
 				v.mu.Unlock()
 			}
 		}
@@ -86,22 +90,30 @@ func (v *wireRecorder) streams() int {
 // answers every method it does not know with {} does (no
 // supportedVersions, so no 2026-07-28).
 func olderRevision(next http.Handler, answer string) http.Handler {
+	return answering(next, "server/discover", func(w http.ResponseWriter, body []byte) bool {
+		w.Header().Set("Content-Type", "application/json")
+		switch answer {
+		case "empty":
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + idOf(body) + `,"result":{}}`))
+		case "session":
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`))
+		default:
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + idOf(body) + `,"error":{"code":-32601,"message":"Method not found"}}`))
+		}
+		return true
+	})
+}
+
+// answering answers the POSTs whose body names method with answer, and
+// passes every other request (and a POST answer declines, returning
+// false) to next.
+func answering(next http.Handler, method string, answer func(w http.ResponseWriter, body []byte) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			if strings.Contains(string(body), `"server/discover"`) {
-				w.Header().Set("Content-Type", "application/json")
-				if answer == "empty" {
-					_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + idOf(body) + `,"result":{}}`))
-					return
-				}
-				if answer == "session" {
-					w.WriteHeader(http.StatusBadRequest)
-					_, _ = w.Write([]byte(`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`))
-					return
-				}
-				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + idOf(body) + `,"error":{"code":-32601,"message":"Method not found"}}`))
+			if strings.Contains(string(body), `"`+method+`"`) && answer(w, body) {
 				return
 			}
 		}
@@ -231,23 +243,15 @@ func TestStatelessRetry(t *testing.T) {
 			rec := &wireRecorder{}
 			var once sync.Once
 			next := echoHandler()
-			srv := httptest.NewServer(rec.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			srv := httptest.NewServer(rec.wrap(answering(next, "server/discover", func(w http.ResponseWriter, body []byte) bool {
 				refused := false
-				if r.Method == http.MethodPost {
-					body, _ := io.ReadAll(r.Body)
-					r.Body = io.NopCloser(bytes.NewReader(body))
-					if strings.Contains(string(body), `"server/discover"`) {
-						once.Do(func() {
-							refused = true
-							w.Header().Set("Content-Type", "application/json")
-							w.WriteHeader(http.StatusBadRequest)
-							_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + idOf(body) + `,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":` + tt.supported + `,"requested":"2026-07-28"}}}`))
-						})
-					}
-				}
-				if !refused {
-					next.ServeHTTP(w, r)
-				}
+				once.Do(func() {
+					refused = true
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusBadRequest)
+					_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + idOf(body) + `,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":` + tt.supported + `,"requested":"2026-07-28"}}}`))
+				})
+				return refused
 			})))
 			t.Cleanup(srv.Close)
 			callEcho["dial"](t, srv.URL)
@@ -345,5 +349,92 @@ func TestListChangedStateless(t *testing.T) {
 	tools[0].Description = "Echo, renewed."
 	srv.SetTools(tools...)
 	for st := feed.wait(t, "t", StateUp); st.Tools[2].Description != "Echo, renewed."; st = feed.wait(t, "t", StateUp) {
+	}
+}
+
+// TestParamHeaders: on a 2026-07-28 connection a tool parameter
+// annotated x-mcp-header is mirrored into its Mcp-Param header (Base64
+// when it is not plain ASCII, left out when null), and a tool whose
+// annotation breaks the rules (here an empty header name) is left out of
+// the server's tools while the others stay usable: the manifest lists
+// only the good one, and the server comes up.
+func TestParamHeaders(t *testing.T) {
+	route := `{"name":"route","description":"Route.","inputSchema":{"type":"object","properties":{
+		"region":{"type":"string","x-mcp-header":"Region"},
+		"greeting":{"type":"string","x-mcp-header":"Greeting"},
+		"verbose":{"type":"boolean","x-mcp-header":"Verbose"},
+		"query":{"type":"string"}}}}`
+	bad := `{"name":"bad","description":"Bad.","inputSchema":{"type":"object","properties":{"v":{"type":"string","x-mcp-header":""}}}}`
+	s := server.NewMCPServer("h", "1.0.0")
+	var tool mcp.Tool
+	if err := json.Unmarshal([]byte(route), &tool); err != nil {
+		t.Fatal(err)
+	}
+	s.AddTool(tool, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	})
+	next := server.NewStreamableHTTPServer(s)
+	// mcp-go's server refuses to serve "bad" at all, so tools/list is
+	// answered here, as a server that does not check its tools would.
+	rec := &wireRecorder{}
+	srv := httptest.NewServer(rec.wrap(answering(next, "tools/list", func(w http.ResponseWriter, body []byte) bool {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + idOf(body) + `,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[` + route + `,` + bad + `]}}`))
+		return true
+	})))
+	t.Cleanup(srv.Close)
+	logs := make(logLines, 64)
+	m := start(t, Options{Manifest: manifest(ServerSpec{Alias: "h", Transport: TransportHTTP, URL: srv.URL, Version: "1.0.0", Tools: []string{"route"}}),
+		Logger: zerolog.New(logs)})
+	if st := m.Status()[0]; st.State != StateUp {
+		t.Fatalf("Status() = %+v, want up with route alone", st)
+	}
+	if !logs.any(`"tool":"bad"`, "x-mcp-header") {
+		t.Error("the log does not say bad was left out and why")
+	}
+	res, err := m.Call(context.Background(), "h", "route", map[string]any{"region": "us-west1", "greeting": "Hello, 世界", "verbose": nil, "query": "x"})
+	if err != nil || res.IsError {
+		t.Fatalf("Call(route) = %+v, %v", res, err)
+	}
+	calls := rec.requests("tools/call")
+	if len(calls) != 1 {
+		t.Fatalf("tools/call sent %d times, want 1", len(calls))
+	}
+	h := calls[0].headers
+	for name, want := range map[string]string{
+		"Mcp-Param-Region":   "us-west1",
+		"Mcp-Param-Greeting": "=?base64?" + base64.StdEncoding.EncodeToString([]byte("Hello, 世界")) + "?=",
+		"Mcp-Param-Verbose":  "",
+		"Mcp-Param-Query":    "",
+	} {
+		if got := h.Get(name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// logLines is a log writer that keeps what is logged, one entry per
+// write, up to its capacity.
+type logLines chan string
+
+func (l logLines) Write(p []byte) (int, error) {
+	select {
+	case l <- string(p):
+	default:
+	}
+	return len(p), nil
+}
+
+// any reports whether an entry logged so far contains every one of want.
+func (l logLines) any(want ...string) bool {
+	for {
+		select {
+		case line := <-l:
+			if !slices.ContainsFunc(want, func(w string) bool { return !strings.Contains(line, w) }) {
+				return true
+			}
+		default:
+			return false
+		}
 	}
 }
