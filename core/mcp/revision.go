@@ -64,8 +64,9 @@ func (h handshake) start(ctx context.Context, tr transport.Interface, version st
 // dialHTTP connects to the streamable-HTTP server at rawURL in the newest
 // revision it speaks. It first asks server/discover at
 // StatelessProtocolVersion, on a transport without the standalone GET
-// stream (that revision has none). A server that answers is spoken to
-// statelessly; one that says the version is unsupported but lists it
+// stream (that revision has none). A server whose answer lists that
+// version among its supportedVersions is spoken to statelessly; one that
+// says the version is unsupported but lists it
 // after all (a server may refuse the first request it sees) is asked once
 // more. A server that answers the probe with anything else (a JSON-RPC
 // error such as "method not found", a 4xx such as "missing session") is a
@@ -99,7 +100,7 @@ func dialHTTP(ctx context.Context, rawURL string, opts []transport.StreamableHTT
 		}
 		break
 	}
-	tr, err := transport.NewStreamableHTTP(rawURL, append(opts, transport.WithContinuousListening())...)
+	tr, err := transport.NewStreamableHTTP(rawURL, append(slices.Clip(opts), transport.WithContinuousListening())...)
 	if err != nil {
 		return nil, err
 	}
