@@ -12,6 +12,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,15 +52,21 @@ const (
 // as the manifest must list them; the auth scenarios' server has
 // test-tool.
 func scenarioTools(scenario string) []string {
-	switch scenario {
-	case "initialize":
+	switch {
+	case scenario == "initialize", strings.HasPrefix(scenario, "sep-2640-"):
+		// No tools: the skills extension's servers (SEP-2640) serve
+		// resources only.
 		return []string{}
-	case "tools_call":
+	case scenario == "tools_call":
 		return []string{"add_numbers"}
-	case "elicitation-sep1034-client-defaults":
+	case scenario == "elicitation-sep1034-client-defaults":
 		return []string{"test_client_elicitation_defaults"}
-	case "sse-retry":
+	case scenario == "sse-retry":
 		return []string{"test_reconnection"}
+	case scenario == "http-invalid-tool-headers":
+		// Besides tools whose x-mcp-header annotations are invalid, which
+		// neobot must leave out.
+		return []string{"valid_tool"}
 	}
 	return []string{"test-tool"}
 }
@@ -272,7 +280,7 @@ func (r *binaryRun) play(ctx context.Context) error {
 		result := r.lastResult()
 		switch {
 		case link != "":
-			if err := open(ctx, link); err != nil {
+			if err := r.open(ctx, link); err != nil {
 				return err
 			}
 		case strings.Contains(result, "neobot mcp login "+alias):
@@ -318,7 +326,9 @@ func (r *binaryRun) turn(ctx context.Context, events <-chan web.Event) (string, 
 	}
 }
 
-var linkRe = regexp.MustCompile(`https?://\S+/authorize\?\S+`)
+// linkRe finds a login link: the authorization server's (operator mode,
+// `neobot mcp login`) or a per-user connect link.
+var linkRe = regexp.MustCompile(`https?://\S+/(authorize\?|mcp/connect/)\S+`)
 
 // answerDefaults submits a question's form with every field's default,
 // as a person who changes nothing would.
@@ -370,7 +380,7 @@ func (r *binaryRun) login(ctx context.Context) error {
 	if link == "" {
 		return fmt.Errorf("neobot mcp login printed no link:\n%s", out)
 	}
-	if err := open(ctx, link); err != nil {
+	if err := r.open(ctx, link); err != nil {
 		return err
 	}
 	// The server comes up, or says why not (a login no longer among the
@@ -392,19 +402,47 @@ func (r *binaryRun) ready(want string) bool {
 }
 
 // open follows a login link as a browser whose person approves at once:
-// through the authorization server to neobot's callback page.
-func open(ctx context.Context, link string) error {
+// through the authorization server to neobot's callback page. A per-user
+// connect link first asks who opens it: it sends the browser to the web
+// chat page (#connect=STATE), whose signed-in person vouches for the
+// browser (POST /v1/connect) and is sent on to the sign-in's end.
+func (r *binaryRun) open(ctx context.Context, link string) error {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return err
+	}
+	state := ""
+	browser := &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+		if v, err := url.ParseQuery(req.URL.Fragment); err == nil && v.Get("connect") != "" {
+			state = v.Get("connect")
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}}
+	if err := visit(ctx, browser, link); err != nil || state == "" {
+		return err
+	}
+	var next struct{ URL string }
+	if err := r.api(ctx, "POST", "/v1/connect", map[string]string{"state": state}, &next); err != nil {
+		return err
+	}
+	return visit(ctx, browser, next.URL)
+}
+
+// visit gets link in browser, following its redirects, and wants a 200
+// or the redirect browser's CheckRedirect stopped at.
+func visit(ctx context.Context, browser *http.Client, link string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := browser.Do(req)
 	if err != nil {
 		return fmt.Errorf("open the login link: %w", err)
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK && resp.StatusCode/100 != 3 {
 		return fmt.Errorf("the login link ended at HTTP %d: %s", resp.StatusCode, page)
 	}
 	return nil
