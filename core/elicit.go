@@ -217,14 +217,27 @@ func (f *Form) Choice() (options []string, ok bool) {
 	return nil, false
 }
 
-// choiceLabels labels each enum value: its title, else the value.
+// choiceLabels labels each enum value: its title, else the value. A
+// click is recorded by its button's label, so each label is unique and
+// none is one of neobot's own buttons: a title already taken (two
+// choices titled "Yes", or one titled "Decline") gets its value added,
+// then a number if that is taken too.
 func (f FormField) choiceLabels() []string {
 	out := make([]string, len(f.Enum))
+	taken := map[string]bool{ElicitOpen: true, ElicitDecline: true, ElicitCancel: true}
 	for i, v := range f.Enum {
-		out[i] = v
+		l := v
 		if i < len(f.EnumTitles) && f.EnumTitles[i] != "" {
-			out[i] = f.EnumTitles[i]
+			l = f.EnumTitles[i]
 		}
+		if taken[l] && l != v {
+			l += " (" + v + ")"
+		}
+		for n, base := 2, l; taken[l]; n++ {
+			l = fmt.Sprintf("%s (%d)", base, n)
+		}
+		taken[l] = true
+		out[i] = l
 	}
 	return out
 }

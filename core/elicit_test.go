@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -101,6 +102,39 @@ func TestParseFormOrderAndChoice(t *testing.T) {
 	nested := map[string]any{"properties": map[string]any{"addr": map[string]any{"type": "object"}}}
 	if _, err := core.ParseForm(nested); !errors.Is(err, core.ErrFormUnsupported) {
 		t.Errorf("ParseForm(nested) = %v, want ErrFormUnsupported", err)
+	}
+}
+
+// TestQuestionChoiceLabelsUnique: a server's choice titles can repeat, or
+// be the name of one of neobot's own buttons. Each button must still
+// answer with its own value.
+func TestQuestionChoiceLabelsUnique(t *testing.T) {
+	ctx := t.Context()
+	gates, _, _ := newGates(t)
+	schema := map[string]any{"properties": map[string]any{"pick": map[string]any{"type": "string",
+		"enum": []any{"a", "b", "c", "d"}, "enumNames": []any{"Yes", "Yes", core.ElicitDecline, "Yes (b)"}}}}
+	req := formReq(t, schema)
+	g, _, err := gates.Open(ctx, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Yes", "Yes (b)", "Decline (c)", "Yes (b) (d)", core.ElicitDecline, core.ElicitCancel}
+	if got := core.Labels(g.Options); !reflect.DeepEqual(got, want) {
+		t.Fatalf("options = %q, want %q", got, want)
+	}
+	for i, value := range []string{"a", "b", "c", "d"} {
+		req.NodeID = fmt.Sprintf("ev1/call1/%d", i+10)
+		g, _, err := gates.Open(ctx, req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := gates.Answer(ctx, g.Token, i, "U1", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := c.Gate.Decision(); d.Action() != core.ElicitAccepted || d.Values != `{"pick":"`+value+`"}` {
+			t.Errorf("button %d (%q) answered %s %s, want accept with %s", i, want[i], d.Action(), d.Values, value)
+		}
 	}
 }
 

@@ -54,6 +54,10 @@ const (
 // x-mcp-header annotations break SEP-2243: neobot leaves them out, so
 // the manifest does not list them.
 func scenarioTools(scenario string) []string {
+	if strings.HasPrefix(scenario, "sep-2640-") {
+		// The skills extension's servers (SEP-2640) serve resources only.
+		return []string{}
+	}
 	switch scenario {
 	case "initialize", "request-metadata":
 		return []string{}
