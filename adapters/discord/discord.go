@@ -19,7 +19,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,8 +29,8 @@ import (
 	"github.com/neobot/neobot/adapters/internal/home"
 	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/adapters/internal/recent"
-	"github.com/neobot/neobot/adapters/internal/serial"
 	"github.com/neobot/neobot/adapters/internal/statusline"
+	"github.com/neobot/neobot/adapters/internal/work"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/quota"
 	"github.com/neobot/neobot/core/skill"
@@ -119,13 +118,9 @@ type Adapter struct {
 	seen       *recent.Keys
 	intake     *intake.Intake
 	channels   *recent.Values[channelInfo] // what kind each guild channel is
-	queues     *serial.Queue
 	lines      *statusline.Lines[struct{}] // per-thread status messages; owns their timers
 	steps      stepBoards                  // per-thread progress messages of a turn's tool calls
-
-	stopping chan struct{} // closed when Run's context ends
-	stopOnce sync.Once
-	wg       sync.WaitGroup // goroutines handling messages and clicks
+	work       *work.Group                 // goroutines handling messages and clicks, the per-channel queues, Run's end
 }
 
 // New validates opts and returns an Adapter; nothing is contacted before Run.
@@ -178,13 +173,12 @@ func New(opts Options) (*Adapter, error) {
 		log:      opts.Logger,
 		seen:     recent.New(8192),
 		channels: recent.NewValues[channelInfo](4096),
-		stopping: make(chan struct{}),
+		work:     work.New(),
 	}
 	a.intake = &intake.Intake{
 		Hub: opts.Hub, Threads: opts.Threads, Stops: opts.Gates, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger,
 		Rules: intake.Rules{AllowUsers: opts.AllowUsers, AllowChannels: opts.AllowChannels},
 	}
-	a.queues = serial.New(&a.wg)
 	a.lines = newStatusLines(a)
 	return a, nil
 }
@@ -214,14 +208,9 @@ func (rt rewriteHost) RoundTrip(r *http.Request) (*http.Response, error) {
 // for the messages it accepted to reach the hub. It returns nil on ctx's
 // end, or the error that stopped it (a revoked token, a missing intent).
 func (a *Adapter) Run(ctx context.Context) error {
-	defer a.queues.Close() // after the work queued has ended (the next line)
-	defer a.wg.Wait()
-	// Turns outlive Run (the hub's shutdown grace): from here on a
+	// Turns outlive Run (the hub's shutdown grace): from its end a
 	// throttled status schedules no flush nobody would wait for.
-	defer a.lines.Close()
-	stop := context.AfterFunc(ctx, a.stop)
-	defer stop()
-	defer a.stop()
+	defer a.work.Run(ctx, a.lines.Close)()
 
 	me, err := a.s.User("@me", discordgo.WithContext(ctx))
 	if err != nil {
@@ -265,8 +254,6 @@ func (a *Adapter) Run(ctx context.Context) error {
 	}
 	return nil
 }
-
-func (a *Adapter) stop() { a.stopOnce.Do(func() { close(a.stopping) }) }
 
 // Connected reports whether the gateway session is open now: false before
 // Run, while discordgo reconnects, and after Run returns.

@@ -158,7 +158,7 @@ func TestApprovalResumedGateNotPostedTwice(t *testing.T) {
 	done := make(chan core.GateAnswer, 1)
 	go func() { done <- core.Ask(first, e.a.Approver(th, "UALICE"), req) }()
 	msg := e.gateMessageIn(th.Channel, th.ID)
-	e.a.stop() // Run's context ended: leave the gate pending for the restart
+	e.a.work.Stop() // Run's context ended: leave the gate pending for the restart
 	cancel()
 	if ans := <-done; ans.Approved {
 		t.Fatalf("cancelled approver = %+v, want a denial", ans)

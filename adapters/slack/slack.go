@@ -29,8 +29,8 @@ import (
 	"github.com/neobot/neobot/adapters/internal/home"
 	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/adapters/internal/recent"
-	"github.com/neobot/neobot/adapters/internal/serial"
 	"github.com/neobot/neobot/adapters/internal/statusline"
+	"github.com/neobot/neobot/adapters/internal/work"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/quota"
 	"github.com/neobot/neobot/core/skill"
@@ -169,13 +169,10 @@ type Adapter struct {
 	// kindFailures rate-limits the log line for a channel whose kind
 	// conversations.info would not tell (a missing scope, most often).
 	kindFailures logEvery
-	queues       *serial.Queue
 	lines        *statusline.Lines[learned] // per-thread status messages; owns their timers
 	steps        stepBoards                 // per-thread task cards of a turn's tool calls
 
-	stopping chan struct{} // closed when Run's context ends
-	stopOnce sync.Once
-	wg       sync.WaitGroup // goroutines handling events and clicks
+	work *work.Group // goroutines handling events and clicks, the per-thread queues, Run's end
 	// inflight holds the events queued for the journal and not acked
 	// yet, each with a channel closed once it is (see onEvent).
 	inflightMu sync.Mutex
@@ -241,7 +238,7 @@ func New(opts Options) (*Adapter, error) {
 		names:     recent.NewValues[string](4096),
 		viewing:   recent.NewValues[appContext](4096),
 		homeNotes: recent.NewValues[string](1024),
-		stopping:  make(chan struct{}),
+		work:      work.New(),
 		inflight:  map[string]chan struct{}{},
 	}
 	a.refusals.interval = 10 * time.Second
@@ -250,7 +247,6 @@ func New(opts Options) (*Adapter, error) {
 		Hub: opts.Hub, Threads: opts.Threads, Stops: opts.Gates, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger,
 		Rules: intake.Rules{AllowUsers: opts.AllowUsers, AllowChannels: opts.AllowChannels},
 	}
-	a.queues = serial.New(&a.wg)
 	a.lines = newStatusLines(a)
 	return a, nil
 }
@@ -259,14 +255,9 @@ func New(opts Options) (*Adapter, error) {
 // the messages it accepted to reach the hub. It returns nil on ctx's end,
 // or the error that stopped it (a revoked token, a port in use).
 func (a *Adapter) Run(ctx context.Context) error {
-	defer a.queues.Close() // after the work queued has ended (the next line)
-	defer a.wg.Wait()
-	// Turns outlive Run (the hub's shutdown grace): from here on a
+	// Turns outlive Run (the hub's shutdown grace): from its end a
 	// throttled status schedules no flush nobody would wait for.
-	defer a.lines.Close()
-	stop := context.AfterFunc(ctx, a.stop)
-	defer stop()
-	defer a.stop()
+	defer a.work.Run(ctx, a.lines.Close)()
 	defer a.up.Store(false)
 
 	var auth *slack.AuthTestResponse
@@ -297,22 +288,10 @@ func (a *Adapter) Run(ctx context.Context) error {
 	return a.runSocket(ctx)
 }
 
-func (a *Adapter) stop() { a.stopOnce.Do(func() { close(a.stopping) }) }
-
 // Connected reports whether Slack can reach Neo now: the Socket Mode
 // connection is open, or HTTP mode is listening. It is false before Run,
 // while reconnecting, and after Run returns.
 func (a *Adapter) Connected() bool { return a.up.Load() }
-
-// isStopping reports whether Run's context has ended.
-func (a *Adapter) isStopping() bool {
-	select {
-	case <-a.stopping:
-		return true
-	default:
-		return false
-	}
-}
 
 // me returns the bot's identity, zero before Run has called auth.test.
 func (a *Adapter) me() identity {
