@@ -32,7 +32,6 @@ import (
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/adapters/internal/work"
 	"github.com/neobot/neobot/core"
-	"github.com/neobot/neobot/core/quota"
 	"github.com/neobot/neobot/core/skill"
 )
 
@@ -50,6 +49,10 @@ const DMWorkspace = "@me"
 // privileged: it must be enabled for the bot in the Developer Portal.
 const Intents = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages |
 	discordgo.IntentsDirectMessages | discordgo.IntentsMessageContent
+
+// Limits are what the operator lets through: the allowlists, the text and
+// attachment caps, and each person's share.
+type Limits = intake.Limits
 
 // Options configures [New].
 type Options struct {
@@ -81,21 +84,10 @@ type Options struct {
 	// Approvers may answer any gate besides the user who started the
 	// turn: user IDs, and role IDs written "role:<id>".
 	Approvers []string
-	// AllowChannels, when set, limits Neo to these channel IDs (a
-	// thread counts as its parent channel; DMs are governed by AllowUsers
-	// only).
-	AllowChannels []string
-	// AllowUsers, when set, limits Neo to these user IDs.
-	AllowUsers []string
-	// MaxText caps a message's text in characters
-	// (intake.DefaultMaxText when zero).
-	MaxText int
-	// Quota is each user's share: messages a minute and bytes a day (nil:
-	// no per-user limits). One limiter may serve every adapter.
-	Quota *quota.Limiter
-	// MaxFileBytes caps the size of a text attachment Neo reads (default
-	// 256 KiB; negative reads none).
-	MaxFileBytes int64
+	// Limits are the allowlists (channel and user IDs; a thread counts as
+	// its parent channel), the text and attachment caps and each person's
+	// share.
+	Limits
 	// StatusInterval is the least time between two edits of a thread's
 	// status message (default 1 s).
 	StatusInterval time.Duration
@@ -140,7 +132,7 @@ func New(opts Options) (*Adapter, error) {
 		return nil, fmt.Errorf("discord: API URL %q is not an http(s) URL", opts.APIURL)
 	}
 	if opts.MaxFileBytes == 0 {
-		opts.MaxFileBytes = 256 << 10
+		opts.MaxFileBytes = intake.DefaultMaxFileBytes
 	}
 	if opts.StatusInterval <= 0 {
 		opts.StatusInterval = time.Second
@@ -175,10 +167,7 @@ func New(opts Options) (*Adapter, error) {
 		channels: recent.NewValues[channelInfo](4096),
 		work:     work.New(),
 	}
-	a.intake = &intake.Intake{
-		Hub: opts.Hub, Threads: opts.Threads, Stops: opts.Gates, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger,
-		Rules: intake.Rules{AllowUsers: opts.AllowUsers, AllowChannels: opts.AllowChannels},
-	}
+	a.intake = &intake.Intake{Hub: opts.Hub, Threads: opts.Threads, Stops: opts.Gates, Limits: opts.Limits, Log: opts.Logger}
 	a.lines = newStatusLines(a)
 	return a, nil
 }

@@ -32,7 +32,6 @@ import (
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/adapters/internal/work"
 	"github.com/neobot/neobot/core"
-	"github.com/neobot/neobot/core/quota"
 	"github.com/neobot/neobot/core/skill"
 )
 
@@ -47,6 +46,10 @@ const (
 
 // DefaultAPIURL is Slack's Web API base URL.
 const DefaultAPIURL = "https://slack.com/api/"
+
+// Limits are what the operator lets through: the allowlists, the text and
+// attachment caps, and each person's share.
+type Limits = intake.Limits
 
 // Options configures [New].
 type Options struct {
@@ -80,20 +83,9 @@ type Options struct {
 	// Skills give the assistant pane its suggested prompts (the skill of
 	// direct messages). Nil offers skill.DefaultPrompts.
 	Skills *skill.Set
-	// AllowChannels, when set, limits Neo to these channel IDs (DMs are
-	// governed by AllowUsers only).
-	AllowChannels []string
-	// AllowUsers, when set, limits Neo to these user IDs.
-	AllowUsers []string
-	// MaxText caps a message's text in characters
-	// (intake.DefaultMaxText when zero).
-	MaxText int
-	// Quota is each user's share: messages a minute and bytes a day (nil:
-	// no per-user limits). One limiter may serve every adapter.
-	Quota *quota.Limiter
-	// MaxFileBytes caps the size of a text attachment Neo reads (default
-	// 256 KiB; negative reads none).
-	MaxFileBytes int64
+	// Limits are the allowlists (channel and user IDs), the text and
+	// attachment caps and each person's share.
+	Limits
 	// AllowBots lets other bots' messages reach Neo (default: ignored).
 	AllowBots bool
 	// Accounts are the per_user MCP servers people connect their own
@@ -215,7 +207,7 @@ func New(opts Options) (*Adapter, error) {
 		opts.ListenAddr = ":3000"
 	}
 	if opts.MaxFileBytes == 0 {
-		opts.MaxFileBytes = 256 << 10
+		opts.MaxFileBytes = intake.DefaultMaxFileBytes
 	}
 	if opts.StatusInterval <= 0 {
 		opts.StatusInterval = time.Second
@@ -243,10 +235,7 @@ func New(opts Options) (*Adapter, error) {
 	}
 	a.refusals.interval = 10 * time.Second
 	a.kindFailures.interval = time.Minute
-	a.intake = &intake.Intake{
-		Hub: opts.Hub, Threads: opts.Threads, Stops: opts.Gates, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger,
-		Rules: intake.Rules{AllowUsers: opts.AllowUsers, AllowChannels: opts.AllowChannels},
-	}
+	a.intake = &intake.Intake{Hub: opts.Hub, Threads: opts.Threads, Stops: opts.Gates, Limits: opts.Limits, Log: opts.Logger}
 	a.lines = newStatusLines(a)
 	return a, nil
 }

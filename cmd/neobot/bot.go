@@ -206,11 +206,9 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			Accounts:      a.surface,
 			Spends:        a.db,
 			Rater:         rater,
-			AllowChannels: cfg.SlackAllowChannels,
-			AllowUsers:    cfg.SlackAllowUsers,
-			MaxFileBytes:  int64(cfg.SlackMaxFileBytes),
-			Quota:         share,
-			Logger:        log.With().Str("component", "slack").Logger(),
+			Limits: slack.Limits{AllowChannels: cfg.SlackAllowChannels, AllowUsers: cfg.SlackAllowUsers,
+				MaxFileBytes: int64(cfg.SlackMaxFileBytes), Quota: share},
+			Logger: log.With().Str("component", "slack").Logger(),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)
@@ -221,22 +219,20 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	}
 	if cfg.DiscordBotToken != "" {
 		dc, err := discord.New(discord.Options{
-			Token:         cfg.DiscordBotToken.Reveal(),
-			APIURL:        cfg.DiscordAPIURL,
-			Hub:           hub,
-			Threads:       a.db,
-			Gates:         a.gates,
-			HTTPClient:    m.tel.apiClient("discord", m.outbound(cfg)),
-			Approvers:     cfg.DiscordApprovers,
-			Rater:         rater,
-			Skills:        a.skills,
-			Accounts:      a.surface,
-			Spends:        a.db,
-			AllowChannels: cfg.DiscordAllowChannels,
-			AllowUsers:    cfg.DiscordAllowUsers,
-			MaxFileBytes:  int64(cfg.DiscordMaxFileBytes),
-			Quota:         share,
-			Logger:        log.With().Str("component", "discord").Logger(),
+			Token:      cfg.DiscordBotToken.Reveal(),
+			APIURL:     cfg.DiscordAPIURL,
+			Hub:        hub,
+			Threads:    a.db,
+			Gates:      a.gates,
+			HTTPClient: m.tel.apiClient("discord", m.outbound(cfg)),
+			Approvers:  cfg.DiscordApprovers,
+			Rater:      rater,
+			Skills:     a.skills,
+			Accounts:   a.surface,
+			Spends:     a.db,
+			Limits: discord.Limits{AllowChannels: cfg.DiscordAllowChannels, AllowUsers: cfg.DiscordAllowUsers,
+				MaxFileBytes: int64(cfg.DiscordMaxFileBytes), Quota: share},
+			Logger: log.With().Str("component", "discord").Logger(),
 		})
 		if err != nil {
 			return nil, err
