@@ -237,6 +237,9 @@ func New(opts Options) (*Adapter, error) {
 	a.kindFailures.interval = time.Minute
 	a.intake = &intake.Intake{Hub: opts.Hub, Threads: opts.Threads, Stops: opts.Gates, Limits: opts.Limits, Log: opts.Logger}
 	a.lines = newStatusLines(a)
+	a.steps = stepBoards{Interval: opts.StatusInterval, Timeout: submitTimeout, Failed: func(thread string, err error) {
+		a.log.Warn().Err(err).Str("thread", thread).Msg("slack: show steps")
+	}}
 	return a, nil
 }
 
