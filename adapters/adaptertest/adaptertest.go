@@ -141,11 +141,16 @@ func notes(c Chat, user string) []string {
 	return out
 }
 
-// waitNote waits for a message to user alone that contains want.
-func waitNote(ctx context.Context, t *testing.T, c Chat, user, want string) {
+// waitNote waits for a message to user alone that contains want, in
+// their DM or, shown to them only, in thread.
+func waitNote(ctx context.Context, t *testing.T, c Chat, user, want, thread string) {
 	t.Helper()
-	if _, err := c.WaitMessage(ctx, func(m Message) bool { return m.To == user && strings.Contains(m.Text, want) }); err != nil {
+	m, err := c.WaitMessage(ctx, func(m Message) bool { return m.To == user && strings.Contains(m.Text, want) })
+	if err != nil {
 		t.Fatalf("no note to %s alone says %q: %v\nnotes: %q", user, want, err, notes(c, user))
+	}
+	if m.Ephemeral && m.Thread != thread {
+		t.Errorf("note %q to %s shows in %s, want it in the thread %s", m.Text, user, m.Thread, thread)
 	}
 }
 
@@ -292,7 +297,7 @@ func testStop(t *testing.T, d Driver) {
 			if tt.stopped {
 				waitVisible(ctx, t, c, thread, "Stopped by "+tt.user+".")
 			} else {
-				waitNote(ctx, t, c, tt.user, intake.RefuseStop)
+				waitNote(ctx, t, c, tt.user, intake.RefuseStop, thread)
 			}
 			if err := c.WaitIdle(ctx); err != nil {
 				t.Fatal(err)
@@ -346,7 +351,7 @@ func testApprovalByRequester(t *testing.T, d Driver) {
 	waitGateShows(ctx, t, c, gate, "Approved (approve) by <@"+req+">")
 
 	click(ctx, t, c, req, gate, 1)
-	waitNote(ctx, t, c, req, "already answered")
+	waitNote(ctx, t, c, req, "already answered", thread)
 	if n := now(c, gate); !strings.Contains(n.Text, "Approved") {
 		t.Errorf("approval message after a stale click = %q, want it still approved", n.Text)
 	}
@@ -364,7 +369,7 @@ func testApprovalByAnother(t *testing.T, d Driver) {
 	gate := waitGate(ctx, t, c, thread)
 
 	click(ctx, t, c, p.Stranger, gate, 0)
-	waitNote(ctx, t, c, p.Stranger, "can't approve this")
+	waitNote(ctx, t, c, p.Stranger, "can't approve this", thread)
 	if n := now(c, gate); n.Edits != gate.Edits || n.Buttons != gate.Buttons || n.Text != gate.Text {
 		t.Errorf("approval message after a refused click: %q, %d edits, %d buttons; want it unchanged", n.Text, n.Edits, n.Buttons)
 	}
