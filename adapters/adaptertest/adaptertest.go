@@ -57,8 +57,8 @@ type Chat interface {
 	// waits for one that satisfies pred and returns it as it is then.
 	Messages() []Message
 	WaitMessage(ctx context.Context, pred func(Message) bool) (Message, error)
-	// Click clicks button i of Neo's message m as user and waits for the
-	// platform's answer to the click.
+	// Click clicks button i of Neo's message m, as m shows it, as user
+	// and waits for the platform's answer to the click.
 	Click(ctx context.Context, user string, m Message, i int) error
 	// WaitIdle waits until every accepted message has reached the hub.
 	WaitIdle(ctx context.Context) error
@@ -91,6 +91,9 @@ type Message struct {
 	Text      string // as rendered
 	Buttons   int
 	Edits     int
+	// Fake is the fake's own message as it was then, for Click: a person
+	// may click a button the message no longer shows.
+	Fake any
 }
 
 // Run runs the suite against the adapter d starts.

@@ -2,15 +2,12 @@ package discord
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/neobot/neobot/adapters/adaptertest"
 	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
-	"github.com/neobot/neobot/core"
 )
 
 // TestConformance runs the chat adapter suite against discordtest.
@@ -34,7 +31,7 @@ func (d driver) Start(t *testing.T) adaptertest.Chat {
 	e := start(t, func(o *Options) { o.Approvers = []string{"222", "role:TREASURY"} })
 	e.discord.SetRoles("555", "TREASURY")
 	hidden := e.discord.AddPrivateChannel("leadership")
-	c := chat{e: e, buttons: &sync.Map{}, dms: map[string]string{}, private: []adaptertest.Place{
+	c := chat{Adapter: e.a, e: e, dms: map[string]string{}, private: []adaptertest.Place{
 		{Name: "channel hidden from @everyone", ID: "text:" + hidden.ID},
 		{Name: "thread in a hidden channel", ID: "thread:" + e.discord.AddThread(hidden.ID, "reorg").ID},
 		{Name: "private thread", ID: "thread:" + e.discord.AddPrivateThread(discordtest.ChannelID, "just us").ID},
@@ -49,18 +46,12 @@ func (d driver) Start(t *testing.T) adaptertest.Chat {
 
 // chat is the suite's view of one adapter and its fake guild.
 type chat struct {
-	e       *env
-	private []adaptertest.Place
-	dms     map[string]string // DM channel: its user
-	// buttons keeps each message as it was when the suite last saw it
-	// with buttons: a person may click a button already gone.
-	buttons *sync.Map
+	*Adapter // Reporter and Approver
+	e        *env
+	private  []adaptertest.Place
+	dms      map[string]string // DM channel: its user
 }
 
-func (c chat) Reporter(t core.Thread) core.Reporter { return c.e.a.Reporter(t) }
-func (c chat) Approver(t core.Thread, requester string) core.Approver {
-	return c.e.a.Approver(t, requester)
-}
 func (c chat) Hub() *intaketest.Hub { return c.e.hub }
 func (c chat) Public() adaptertest.Place {
 	return adaptertest.Place{Name: "public channel", ID: "text:" + discordtest.ChannelID}
@@ -86,7 +77,7 @@ func (c chat) Reply(thread, user, text string) {
 // seen is m as the suite sees it.
 func (c chat) seen(m discordtest.Message) adaptertest.Message {
 	out := adaptertest.Message{Ref: m.ID, Thread: m.ChannelID, To: c.dms[m.ChannelID],
-		Text: m.Content, Buttons: len(m.Buttons()), Edits: m.Edits}
+		Text: m.Content, Buttons: len(m.Buttons()), Edits: m.Edits, Fake: m}
 	if m.Ephemeral {
 		out.To, out.Ephemeral = m.Recipient, true
 	}
@@ -105,18 +96,11 @@ func (c chat) Messages() []adaptertest.Message {
 
 func (c chat) WaitMessage(ctx context.Context, pred func(adaptertest.Message) bool) (adaptertest.Message, error) {
 	m, err := c.e.discord.WaitMessage(ctx, func(m discordtest.Message) bool { return (m.FromBot() || m.Ephemeral) && pred(c.seen(m)) })
-	if len(m.Buttons()) > 0 {
-		c.buttons.Store(m.ID, m)
-	}
 	return c.seen(m), err
 }
 
 func (c chat) Click(ctx context.Context, user string, m adaptertest.Message, i int) error {
-	msg, ok := c.buttons.Load(m.Ref)
-	if !ok {
-		return fmt.Errorf("message %s never seen with buttons", m.Ref)
-	}
-	_, err := c.e.discord.WaitResponse(ctx, c.e.discord.Click(user, msg.(discordtest.Message), i))
+	_, err := c.e.discord.WaitResponse(ctx, c.e.discord.Click(user, m.Fake.(discordtest.Message), i))
 	return err
 }
 

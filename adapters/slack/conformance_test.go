@@ -2,15 +2,12 @@ package slack
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/neobot/neobot/adapters/adaptertest"
 	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
-	"github.com/neobot/neobot/core"
 )
 
 // TestConformance runs the chat adapter suite against slacktest.
@@ -29,21 +26,15 @@ func (driver) Start(t *testing.T) adaptertest.Chat {
 	e.slack.SetAdmin("UADMIN")
 	e.slack.SetChannelType("C0SECRET", "group")
 	e.slack.SetChannelType("C0MPIM", "mpim")
-	return chat{e: e, buttons: &sync.Map{}}
+	return chat{Adapter: e.a, e: e}
 }
 
 // chat is the suite's view of one adapter and its fake workspace.
 type chat struct {
-	e *env
-	// buttons keeps each message as it was when the suite last saw it
-	// with buttons: a person may click a button already gone.
-	buttons *sync.Map
+	*Adapter // Reporter and Approver
+	e        *env
 }
 
-func (c chat) Reporter(t core.Thread) core.Reporter { return c.e.a.Reporter(t) }
-func (c chat) Approver(t core.Thread, requester string) core.Approver {
-	return c.e.a.Approver(t, requester)
-}
 func (c chat) Hub() *intaketest.Hub { return c.e.hub }
 func (c chat) Public() adaptertest.Place {
 	return adaptertest.Place{Name: "public channel", ID: "C0GENERAL"}
@@ -82,7 +73,7 @@ func seen(m slacktest.Message) adaptertest.Message {
 		thread = m.TS
 	}
 	out := adaptertest.Message{Ref: m.Channel + "/" + m.TS, Thread: m.Channel + "/" + thread,
-		Text: m.Rendered(), Buttons: len(m.Buttons()), Edits: m.Edits}
+		Text: m.Rendered(), Buttons: len(m.Buttons()), Edits: m.Edits, Fake: m}
 	if m.Ephemeral {
 		out.To, out.Ephemeral, out.Text = m.Recipient, true, m.Text
 	}
@@ -101,18 +92,11 @@ func (c chat) Messages() []adaptertest.Message {
 
 func (c chat) WaitMessage(ctx context.Context, pred func(adaptertest.Message) bool) (adaptertest.Message, error) {
 	m, err := c.e.slack.WaitMessage(ctx, func(m slacktest.Message) bool { return (m.FromBot() || m.Ephemeral) && pred(seen(m)) })
-	if len(m.Buttons()) > 0 {
-		c.buttons.Store(m.Channel+"/"+m.TS, m)
-	}
 	return seen(m), err
 }
 
 func (c chat) Click(ctx context.Context, user string, m adaptertest.Message, i int) error {
-	msg, ok := c.buttons.Load(m.Ref)
-	if !ok {
-		return fmt.Errorf("message %s never seen with buttons", m.Ref)
-	}
-	_, err := c.e.slack.WaitAck(ctx, c.e.slack.Click(user, msg.(slacktest.Message), i))
+	_, err := c.e.slack.WaitAck(ctx, c.e.slack.Click(user, m.Fake.(slacktest.Message), i))
 	return err
 }
 
