@@ -56,7 +56,12 @@ func (e *env) privateNote(user, want string) discordtest.Message {
 	return m
 }
 
-func TestApprovalByRequester(t *testing.T) {
+// TestApprovalMessage: how an approval shows in Discord: the question and
+// the requester, approve and deny as success and danger buttons whose
+// custom IDs carry an opaque token, the click answered by updating the
+// message, which then says who approved and when. The flow itself is the
+// conformance suite's.
+func TestApprovalMessage(t *testing.T) {
 	t.Parallel()
 	e := start(t, nil)
 	askOnTurn(e)
@@ -86,37 +91,6 @@ func TestApprovalByRequester(t *testing.T) {
 		t.Errorf("gate message after the click = %q with %d buttons, want who approved and when, no buttons", got.Content, len(got.Buttons()))
 	}
 
-	// A second click on the stale button changes nothing and says so privately.
-	e.discord.Click("111", msg, 1)
-	e.privateNote("111", "already answered")
-	if g, _ := e.discord.MessageByID(msg.ID); !strings.Contains(g.Content, "Approved") {
-		t.Errorf("gate message after a stale click = %q, want it still approved", g.Content)
-	}
-}
-
-func TestApprovalClickByAnotherUserRefused(t *testing.T) {
-	t.Parallel()
-	e := start(t, func(o *Options) { o.Approvers = []string{"role:TREASURY"} })
-	askOnTurn(e)
-	e.discord.SetRoles("555", "TREASURY")
-	d := e.discord.Mention(discordtest.Msg{User: "111", Text: "pay bob"})
-	msg := e.gateMessageIn(d.ID)
-
-	r := e.response(e.discord.Click("999", msg, 0))
-	if r.Type != discordtest.ResponseMessage || r.Flags&discordtest.FlagEphemeral == 0 || !strings.Contains(r.Content, "can't approve this") {
-		t.Errorf("response to a stranger's click = %+v, want an ephemeral \"you can't approve this\"", r)
-	}
-	if got, _ := e.discord.MessageByID(msg.ID); got.Edits != 0 || len(got.Buttons()) != 2 {
-		t.Errorf("gate message after a refused click: %d edits, %d buttons; want it unchanged", got.Edits, len(got.Buttons()))
-	}
-
-	// A member holding a configured approver role may answer.
-	e.response(e.discord.Click("555", msg, 1))
-	e.botReply(d.ID, "approved=false by 555")
-	got, _ := e.discord.MessageByID(msg.ID)
-	if !strings.Contains(got.Content, "Denied (deny) by <@555>") || len(got.Buttons()) != 0 {
-		t.Errorf("gate message = %q, want denied by 555 without buttons", got.Content)
-	}
 }
 
 // TestApprovalStoppedTurnDeniesGate: a user's stop denies the pending gate.

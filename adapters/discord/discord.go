@@ -19,7 +19,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,10 +29,9 @@ import (
 	"github.com/neobot/neobot/adapters/internal/home"
 	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/adapters/internal/recent"
-	"github.com/neobot/neobot/adapters/internal/serial"
 	"github.com/neobot/neobot/adapters/internal/statusline"
+	"github.com/neobot/neobot/adapters/internal/work"
 	"github.com/neobot/neobot/core"
-	"github.com/neobot/neobot/core/quota"
 	"github.com/neobot/neobot/core/skill"
 )
 
@@ -51,6 +49,10 @@ const DMWorkspace = "@me"
 // privileged: it must be enabled for the bot in the Developer Portal.
 const Intents = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages |
 	discordgo.IntentsDirectMessages | discordgo.IntentsMessageContent
+
+// Limits are what the operator lets through: the allowlists, the text and
+// attachment caps, and each person's share.
+type Limits = intake.Limits
 
 // Options configures [New].
 type Options struct {
@@ -82,21 +84,10 @@ type Options struct {
 	// Approvers may answer any gate besides the user who started the
 	// turn: user IDs, and role IDs written "role:<id>".
 	Approvers []string
-	// AllowChannels, when set, limits Neo to these channel IDs (a
-	// thread counts as its parent channel; DMs are governed by AllowUsers
-	// only).
-	AllowChannels []string
-	// AllowUsers, when set, limits Neo to these user IDs.
-	AllowUsers []string
-	// MaxText caps a message's text in characters
-	// (intake.DefaultMaxText when zero).
-	MaxText int
-	// Quota is each user's share: messages a minute and bytes a day (nil:
-	// no per-user limits). One limiter may serve every adapter.
-	Quota *quota.Limiter
-	// MaxFileBytes caps the size of a text attachment Neo reads (default
-	// 256 KiB; negative reads none).
-	MaxFileBytes int64
+	// Limits are the allowlists (channel and user IDs; a thread counts as
+	// its parent channel), the text and attachment caps and each person's
+	// share.
+	Limits
 	// StatusInterval is the least time between two edits of a thread's
 	// status message (default 1 s).
 	StatusInterval time.Duration
@@ -119,13 +110,9 @@ type Adapter struct {
 	seen       *recent.Keys
 	intake     *intake.Intake
 	channels   *recent.Values[channelInfo] // what kind each guild channel is
-	queues     *serial.Queue
 	lines      *statusline.Lines[struct{}] // per-thread status messages; owns their timers
 	steps      stepBoards                  // per-thread progress messages of a turn's tool calls
-
-	stopping chan struct{} // closed when Run's context ends
-	stopOnce sync.Once
-	wg       sync.WaitGroup // goroutines handling messages and clicks
+	work       *work.Group                 // goroutines handling messages and clicks, the per-channel queues, Run's end
 }
 
 // New validates opts and returns an Adapter; nothing is contacted before Run.
@@ -145,7 +132,7 @@ func New(opts Options) (*Adapter, error) {
 		return nil, fmt.Errorf("discord: API URL %q is not an http(s) URL", opts.APIURL)
 	}
 	if opts.MaxFileBytes == 0 {
-		opts.MaxFileBytes = 256 << 10
+		opts.MaxFileBytes = intake.DefaultMaxFileBytes
 	}
 	if opts.StatusInterval <= 0 {
 		opts.StatusInterval = time.Second
@@ -178,14 +165,13 @@ func New(opts Options) (*Adapter, error) {
 		log:      opts.Logger,
 		seen:     recent.New(8192),
 		channels: recent.NewValues[channelInfo](4096),
-		stopping: make(chan struct{}),
+		work:     work.New(),
 	}
-	a.intake = &intake.Intake{
-		Hub: opts.Hub, Threads: opts.Threads, Stops: opts.Gates, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger,
-		Rules: intake.Rules{AllowUsers: opts.AllowUsers, AllowChannels: opts.AllowChannels},
-	}
-	a.queues = serial.New(&a.wg)
+	a.intake = &intake.Intake{Hub: opts.Hub, Threads: opts.Threads, Stops: opts.Gates, Limits: opts.Limits, Log: opts.Logger}
 	a.lines = newStatusLines(a)
+	a.steps = stepBoards{Interval: opts.StatusInterval, Timeout: submitTimeout, Failed: func(thread string, err error) {
+		a.log.Warn().Err(err).Str("thread", thread).Msg("discord: show steps")
+	}}
 	return a, nil
 }
 
@@ -214,14 +200,9 @@ func (rt rewriteHost) RoundTrip(r *http.Request) (*http.Response, error) {
 // for the messages it accepted to reach the hub. It returns nil on ctx's
 // end, or the error that stopped it (a revoked token, a missing intent).
 func (a *Adapter) Run(ctx context.Context) error {
-	defer a.queues.Close() // after the work queued has ended (the next line)
-	defer a.wg.Wait()
-	// Turns outlive Run (the hub's shutdown grace): from here on a
+	// Turns outlive Run (the hub's shutdown grace): from its end a
 	// throttled status schedules no flush nobody would wait for.
-	defer a.lines.Close()
-	stop := context.AfterFunc(ctx, a.stop)
-	defer stop()
-	defer a.stop()
+	defer a.work.Run(ctx, a.lines.Close)()
 
 	me, err := a.s.User("@me", discordgo.WithContext(ctx))
 	if err != nil {
@@ -265,8 +246,6 @@ func (a *Adapter) Run(ctx context.Context) error {
 	}
 	return nil
 }
-
-func (a *Adapter) stop() { a.stopOnce.Do(func() { close(a.stopping) }) }
 
 // Connected reports whether the gateway session is open now: false before
 // Run, while discordgo reconnects, and after Run returns.

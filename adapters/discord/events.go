@@ -33,7 +33,7 @@ func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCre
 	if m == nil || !a.wanted(m) || !a.seen.First(m.ID) {
 		return
 	}
-	a.queues.Do(m.ChannelID, func() {
+	a.work.Do(m.ChannelID, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
 		defer intake.Guard(a.log, "discord: message")
@@ -106,7 +106,7 @@ func (a *Adapter) route(ctx context.Context, m *discordgo.Message) {
 			key = m.ID
 		}
 	}
-	a.queues.Do(key, func() {
+	a.work.Do(key, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
 		defer intake.Guard(a.log, "discord: message")
@@ -346,7 +346,7 @@ func (a *Adapter) onInteractionCreate(_ *discordgo.Session, ev *discordgo.Intera
 	}
 	if i != nil && i.Type == discordgo.InteractionApplicationCommand && i.ApplicationCommandData().Name == homeCommand &&
 		a.seen.First("i:"+i.ID) {
-		a.wg.Go(func() {
+		a.work.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 			defer cancel()
 			defer intake.Guard(a.log, "discord: /neo")
@@ -366,12 +366,10 @@ func (a *Adapter) onInteractionCreate(_ *discordgo.Session, ev *discordgo.Intera
 	case !strings.HasPrefix(id, gatePrefix):
 		return
 	}
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
+	a.work.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
 		defer intake.Guard(a.log, "discord: click")
 		click(ctx, i)
-	}()
+	})
 }

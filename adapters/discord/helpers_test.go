@@ -63,7 +63,7 @@ func start(t testing.TB, edit func(*Options)) *env {
 // idle waits until every accepted message has been handled.
 func (e *env) idle() {
 	e.t.Helper()
-	if err := e.a.queues.WaitIdle(e.ctx); err != nil {
+	if err := e.a.work.WaitIdle(e.ctx); err != nil {
 		e.t.Fatalf("adapter never idle: %v", err)
 	}
 }

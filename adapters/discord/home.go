@@ -47,7 +47,7 @@ func (a *Adapter) registerCommands(appID string) {
 	if appID == "" || !a.registered.CompareAndSwap(false, true) {
 		return
 	}
-	a.wg.Go(func() {
+	a.work.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
 		if _, err := a.s.ApplicationCommandBulkOverwrite(appID, "", homeCommands(), call(ctx)); err != nil {

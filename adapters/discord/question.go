@@ -131,12 +131,10 @@ func (a *Adapter) submitForm(ctx context.Context, i *discordgo.Interaction) {
 
 // onFormSubmit runs a modal submission off the reader.
 func (a *Adapter) onFormSubmit(i *discordgo.Interaction) {
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
+	a.work.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
 		defer intake.Guard(a.log, "discord: form")
 		a.submitForm(ctx, i)
-	}()
+	})
 }

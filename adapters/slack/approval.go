@@ -37,7 +37,7 @@ type gateUI struct{ a *Adapter }
 
 // Stopping reports whether Run is stopping: a turn cancelled then is a
 // shutdown (core.Stopper).
-func (u gateUI) Stopping() bool { return u.a.isStopping() }
+func (u gateUI) Stopping() bool { return u.a.work.Stopping() }
 
 // PostGate posts the pending gate and returns its channel:ts.
 func (u gateUI) PostGate(ctx context.Context, g core.Gate) (string, error) {

@@ -47,7 +47,11 @@ func (e *env) edited(msg slacktest.Message) slacktest.Message {
 	return m
 }
 
-func TestApprovalByRequester(t *testing.T) {
+// TestApprovalMessage: how an approval shows in Slack: the question in
+// mrkdwn, approve and deny as primary and danger buttons carrying an
+// opaque token, and once answered who approved and when, in the viewer's
+// time zone. The flow itself is the conformance suite's.
+func TestApprovalMessage(t *testing.T) {
 	e := start(t, nil)
 	askOnTurn(e)
 	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "pay bob"})
@@ -73,46 +77,6 @@ func TestApprovalByRequester(t *testing.T) {
 		t.Errorf("gate message after the click = %q with %d buttons, want who approved and when, no buttons", got.Rendered(), len(got.Buttons()))
 	}
 
-	// A second click on the stale button changes nothing and says so privately.
-	e.ack(e.slack.Click("UALICE", msg, 1))
-	eph, err := e.slack.WaitMessage(e.ctx, func(m slacktest.Message) bool { return m.Ephemeral && m.Recipient == "UALICE" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(eph.Text, "already answered") {
-		t.Errorf("ephemeral on a stale click = %q, want it to say it was already answered", eph.Text)
-	}
-	if g, _ := e.slack.MessageAt(msg.Channel, msg.TS); !strings.Contains(g.Rendered(), "Approved") {
-		t.Errorf("gate message after a stale click = %q, want it still approved", g.Rendered())
-	}
-}
-
-func TestApprovalClickByAnotherUserRefused(t *testing.T) {
-	e := start(t, func(o *Options) { o.Approvers = []string{"UBOSS"} })
-	askOnTurn(e)
-	d := e.slack.Mention(slacktest.Msg{User: "UALICE", Text: "pay bob"})
-	msg := e.gateMessageIn("C0GENERAL", d.TS)
-
-	e.ack(e.slack.Click("UMALLORY", msg, 0))
-	eph, err := e.slack.WaitMessage(e.ctx, func(m slacktest.Message) bool { return m.Ephemeral && m.Recipient == "UMALLORY" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(eph.Text, "can't approve this") || eph.ThreadTS != d.TS {
-		t.Errorf("ephemeral = %+v, want a private \"you can't approve this\" in the thread", eph)
-	}
-	got, _ := e.slack.MessageAt(msg.Channel, msg.TS)
-	if got.Edits != 0 || len(got.Buttons()) != 2 {
-		t.Errorf("gate message after a refused click: %d edits, %d buttons; want it unchanged", got.Edits, len(got.Buttons()))
-	}
-
-	// A configured approver may answer.
-	e.ack(e.slack.Click("UBOSS", msg, 1))
-	e.botReply("C0GENERAL", d.TS, "approved=false by UBOSS")
-	got = e.edited(msg)
-	if !strings.Contains(got.Rendered(), "Denied (deny) by <@UBOSS>") || len(got.Buttons()) != 0 {
-		t.Errorf("gate message = %q, want denied by UBOSS without buttons", got.Rendered())
-	}
 }
 
 func TestApprovalCancelledTurnExpiresGate(t *testing.T) {
@@ -158,7 +122,7 @@ func TestApprovalResumedGateNotPostedTwice(t *testing.T) {
 	done := make(chan core.GateAnswer, 1)
 	go func() { done <- core.Ask(first, e.a.Approver(th, "UALICE"), req) }()
 	msg := e.gateMessageIn(th.Channel, th.ID)
-	e.a.stop() // Run's context ended: leave the gate pending for the restart
+	e.a.work.Stop() // Run's context ended: leave the gate pending for the restart
 	cancel()
 	if ans := <-done; ans.Approved {
 		t.Fatalf("cancelled approver = %+v, want a denial", ans)

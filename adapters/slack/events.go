@@ -77,13 +77,13 @@ func (a *Adapter) onEvent(ev event, retry bool, ack func()) {
 	case ev.assistant != nil:
 		if a.seen.First(ev.EventID) {
 			at := *ev.assistant
-			a.wg.Go(func() { a.greet(team, at) })
+			a.work.Go(func() { a.greet(team, at) })
 		}
 		return
 	case ev.home != nil:
 		if a.seen.First(ev.EventID) {
 			h := *ev.home
-			a.wg.Go(func() { a.onHomeOpened(team, h) })
+			a.work.Go(func() { a.onHomeOpened(team, h) })
 		}
 		return
 	case ev.viewing != nil:
@@ -123,7 +123,7 @@ func (a *Adapter) onEvent(ev event, retry bool, ack func()) {
 		// before that journal commit would lose the message for good.
 		if taking := a.taking(m.eventID); taking != nil {
 			taken = true
-			a.wg.Go(func() {
+			a.work.Go(func() {
 				<-taking
 				ack()
 			})
@@ -132,7 +132,7 @@ func (a *Adapter) onEvent(ev event, retry bool, ack func()) {
 	}
 	taken = true
 	taking := a.take(m.eventID)
-	a.queues.Do(m.thread().Key(), func() {
+	a.work.Do(m.thread().Key(), func() {
 		defer a.took(m.eventID, taking)
 		defer ack()
 		defer intake.Guard(a.log, "slack: message")
@@ -356,16 +356,14 @@ func (a *Adapter) onInteraction(cb slack.InteractionCallback, recorded func()) {
 		recorded()
 		return
 	}
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
+	a.work.Go(func() {
 		done := sync.OnceFunc(recorded)
 		defer done()
 		ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 		defer cancel()
 		defer intake.Guard(a.log, "slack: click")
 		a.click(ctx, cb, done)
-	}()
+	})
 }
 
 // callback is an Events API payload, its inner event left raw.

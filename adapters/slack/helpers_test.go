@@ -80,7 +80,7 @@ func (e *env) ack(d slacktest.Delivery) slacktest.Ack {
 // idle waits until every accepted message has been handled.
 func (e *env) idle() {
 	e.t.Helper()
-	if err := e.a.queues.WaitIdle(e.ctx); err != nil {
+	if err := e.a.work.WaitIdle(e.ctx); err != nil {
 		e.t.Fatalf("adapter never idle: %v", err)
 	}
 }

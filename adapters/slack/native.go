@@ -3,7 +3,6 @@ package slack
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/neobot/neobot/adapters/internal/live"
 	"github.com/neobot/neobot/adapters/internal/statusline"
@@ -47,12 +46,12 @@ func (n *nativeAnswer) Write(ctx context.Context, text string) error {
 	}
 	n.written.WriteString(text)
 	b := n.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.ended {
+	b.Lock()
+	defer b.Unlock()
+	if b.Ended() {
 		return nil
 	}
-	if b.ts != "" && n.sent > 0 && time.Since(b.last) < n.r.a.opts.StatusInterval {
+	if b.ts != "" && n.sent > 0 && !n.r.a.steps.Due(b) {
 		return nil
 	}
 	ready := streamable(n.written.String())
@@ -95,14 +94,14 @@ func (n *nativeAnswer) Close(ctx context.Context, final string) error {
 		return n.fallback.Close(ctx, final)
 	}
 	b := n.b
-	b.mu.Lock()
+	b.Lock()
 	if b.ts == "" || n.sent == 0 {
-		b.mu.Unlock()
+		b.Unlock()
 		return n.r.Say(ctx, final)
 	}
 	n.r.a.steps.Take(n.r.t.Key())
-	defer b.mu.Unlock()
-	b.ended = true
+	defer b.Unlock()
+	b.End()
 	if b.marked {
 		// An answer of its own: its messages are rewritten without the
 		// mark, exactly the final text, the buttons on the last.
@@ -140,8 +139,8 @@ func (n *nativeAnswer) Abort(ctx context.Context) error {
 		return n.fallback.Abort(ctx)
 	}
 	b := n.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.Lock()
+	defer b.Unlock()
 	n.written, n.sent, n.shown = strings.Builder{}, 0, ""
 	if b.ts == "" || !b.marked {
 		return nil // the cards' message keeps the words
@@ -153,8 +152,8 @@ func (n *nativeAnswer) Abort(ctx context.Context) error {
 	return first
 }
 
-// deleteOwn deletes the streamed messages this answer started. b.mu is
-// held.
+// deleteOwn deletes the streamed messages this answer started. b is
+// locked.
 func (n *nativeAnswer) deleteOwn(ctx context.Context, b *stepBoard) error {
 	var first error
 	for _, ts := range b.msgs[min(n.first, len(b.msgs)):] {

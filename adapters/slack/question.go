@@ -131,7 +131,7 @@ func (a *Adapter) submitForm(ctx context.Context, cb slack.InteractionCallback) 
 	}
 	d, problems, err := gates.Submit(ctx, token, cb.User.ID, nil, input)
 	if err == nil {
-		a.wg.Go(func() {
+		a.work.Go(func() {
 			sctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
 			defer cancel()
 			defer intake.Guard(a.log, "slack: show answered question")

@@ -29,10 +29,9 @@ import (
 	"github.com/neobot/neobot/adapters/internal/home"
 	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/adapters/internal/recent"
-	"github.com/neobot/neobot/adapters/internal/serial"
 	"github.com/neobot/neobot/adapters/internal/statusline"
+	"github.com/neobot/neobot/adapters/internal/work"
 	"github.com/neobot/neobot/core"
-	"github.com/neobot/neobot/core/quota"
 	"github.com/neobot/neobot/core/skill"
 )
 
@@ -47,6 +46,10 @@ const (
 
 // DefaultAPIURL is Slack's Web API base URL.
 const DefaultAPIURL = "https://slack.com/api/"
+
+// Limits are what the operator lets through: the allowlists, the text and
+// attachment caps, and each person's share.
+type Limits = intake.Limits
 
 // Options configures [New].
 type Options struct {
@@ -80,20 +83,9 @@ type Options struct {
 	// Skills give the assistant pane its suggested prompts (the skill of
 	// direct messages). Nil offers skill.DefaultPrompts.
 	Skills *skill.Set
-	// AllowChannels, when set, limits Neo to these channel IDs (DMs are
-	// governed by AllowUsers only).
-	AllowChannels []string
-	// AllowUsers, when set, limits Neo to these user IDs.
-	AllowUsers []string
-	// MaxText caps a message's text in characters
-	// (intake.DefaultMaxText when zero).
-	MaxText int
-	// Quota is each user's share: messages a minute and bytes a day (nil:
-	// no per-user limits). One limiter may serve every adapter.
-	Quota *quota.Limiter
-	// MaxFileBytes caps the size of a text attachment Neo reads (default
-	// 256 KiB; negative reads none).
-	MaxFileBytes int64
+	// Limits are the allowlists (channel and user IDs), the text and
+	// attachment caps and each person's share.
+	Limits
 	// AllowBots lets other bots' messages reach Neo (default: ignored).
 	AllowBots bool
 	// Accounts are the per_user MCP servers people connect their own
@@ -169,13 +161,10 @@ type Adapter struct {
 	// kindFailures rate-limits the log line for a channel whose kind
 	// conversations.info would not tell (a missing scope, most often).
 	kindFailures logEvery
-	queues       *serial.Queue
 	lines        *statusline.Lines[learned] // per-thread status messages; owns their timers
 	steps        stepBoards                 // per-thread task cards of a turn's tool calls
 
-	stopping chan struct{} // closed when Run's context ends
-	stopOnce sync.Once
-	wg       sync.WaitGroup // goroutines handling events and clicks
+	work *work.Group // goroutines handling events and clicks, the per-thread queues, Run's end
 	// inflight holds the events queued for the journal and not acked
 	// yet, each with a channel closed once it is (see onEvent).
 	inflightMu sync.Mutex
@@ -218,7 +207,7 @@ func New(opts Options) (*Adapter, error) {
 		opts.ListenAddr = ":3000"
 	}
 	if opts.MaxFileBytes == 0 {
-		opts.MaxFileBytes = 256 << 10
+		opts.MaxFileBytes = intake.DefaultMaxFileBytes
 	}
 	if opts.StatusInterval <= 0 {
 		opts.StatusInterval = time.Second
@@ -241,17 +230,16 @@ func New(opts Options) (*Adapter, error) {
 		names:     recent.NewValues[string](4096),
 		viewing:   recent.NewValues[appContext](4096),
 		homeNotes: recent.NewValues[string](1024),
-		stopping:  make(chan struct{}),
+		work:      work.New(),
 		inflight:  map[string]chan struct{}{},
 	}
 	a.refusals.interval = 10 * time.Second
 	a.kindFailures.interval = time.Minute
-	a.intake = &intake.Intake{
-		Hub: opts.Hub, Threads: opts.Threads, Stops: opts.Gates, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger,
-		Rules: intake.Rules{AllowUsers: opts.AllowUsers, AllowChannels: opts.AllowChannels},
-	}
-	a.queues = serial.New(&a.wg)
+	a.intake = &intake.Intake{Hub: opts.Hub, Threads: opts.Threads, Stops: opts.Gates, Limits: opts.Limits, Log: opts.Logger}
 	a.lines = newStatusLines(a)
+	a.steps = stepBoards{Interval: opts.StatusInterval, Timeout: submitTimeout, Failed: func(thread string, err error) {
+		a.log.Warn().Err(err).Str("thread", thread).Msg("slack: show steps")
+	}}
 	return a, nil
 }
 
@@ -259,14 +247,9 @@ func New(opts Options) (*Adapter, error) {
 // the messages it accepted to reach the hub. It returns nil on ctx's end,
 // or the error that stopped it (a revoked token, a port in use).
 func (a *Adapter) Run(ctx context.Context) error {
-	defer a.queues.Close() // after the work queued has ended (the next line)
-	defer a.wg.Wait()
-	// Turns outlive Run (the hub's shutdown grace): from here on a
+	// Turns outlive Run (the hub's shutdown grace): from its end a
 	// throttled status schedules no flush nobody would wait for.
-	defer a.lines.Close()
-	stop := context.AfterFunc(ctx, a.stop)
-	defer stop()
-	defer a.stop()
+	defer a.work.Run(ctx, a.lines.Close)()
 	defer a.up.Store(false)
 
 	var auth *slack.AuthTestResponse
@@ -297,22 +280,10 @@ func (a *Adapter) Run(ctx context.Context) error {
 	return a.runSocket(ctx)
 }
 
-func (a *Adapter) stop() { a.stopOnce.Do(func() { close(a.stopping) }) }
-
 // Connected reports whether Slack can reach Neo now: the Socket Mode
 // connection is open, or HTTP mode is listening. It is false before Run,
 // while reconnecting, and after Run returns.
 func (a *Adapter) Connected() bool { return a.up.Load() }
-
-// isStopping reports whether Run's context has ended.
-func (a *Adapter) isStopping() bool {
-	select {
-	case <-a.stopping:
-		return true
-	default:
-		return false
-	}
-}
 
 // me returns the bot's identity, zero before Run has called auth.test.
 func (a *Adapter) me() identity {

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/slack-go/slack"
 
-	"github.com/neobot/neobot/adapters/internal/perthread"
+	"github.com/neobot/neobot/adapters/internal/progress"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 )
@@ -21,7 +19,7 @@ var _ core.Stepper = reporter{}
 var errNoRecipient = errors.New("slack: no reader to stream to in this channel")
 
 // stepBoards are the threads' turn messages, one per turn that streams.
-type stepBoards = perthread.Map[stepBoard]
+type stepBoards = progress.Boards[stepBoard, *stepBoard]
 
 // stepBoard is one turn's answer message, streamed with Slack's chunks:
 // the turn's task cards (a plan_update, then task_updates), the answer's
@@ -34,7 +32,7 @@ type stepBoards = perthread.Map[stepBoard]
 // Where Slack refuses the stream, the steps show on the status line and
 // the answer is edited in place (live).
 type stepBoard struct {
-	mu      sync.Mutex
+	progress.Board
 	msgs    []string // the streamed messages, in order; the last is open while ts != ""
 	ts      string   // the open stream; "" when none is
 	length  int      // markdown bytes streamed into the open message
@@ -42,19 +40,15 @@ type stepBoard struct {
 	marked  bool     // the open message is an answer of its own, marked as being written
 	noCards bool     // streaming refused: the status line shows the steps
 	pending []slack.StreamChunk
-	last    time.Time   // the last stream call
-	timer   *time.Timer // a paced append waiting
-	ended   bool
 }
 
 // Step shows a tool call as a task card in the turn's message.
 func (r reporter) Step(ctx context.Context, s core.Step) error {
-	b := r.a.steps.Get(r.t.Key())
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.ended {
+	b := r.a.steps.Open(r.t.Key())
+	if b == nil {
 		return nil
 	}
+	defer b.Unlock()
 	if b.noCards {
 		return r.stepStatus(ctx, s)
 	}
@@ -71,26 +65,12 @@ func (r reporter) Step(ctx context.Context, s core.Step) error {
 	}
 	b.cards = true
 	b.pending = append(b.pending, task)
-	wait := r.a.opts.StatusInterval - time.Since(b.last)
-	if wait <= 0 {
+	return r.a.steps.Show(ctx, r.t.Key(), b, func(ctx context.Context) error {
+		if b.Ended() || b.ts == "" {
+			return nil // the stream ended with the updates still waiting
+		}
 		return r.flushSteps(ctx, b)
-	}
-	if b.timer == nil {
-		b.timer = time.AfterFunc(wait, func() {
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			b.timer = nil
-			if b.ended || b.ts == "" {
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
-			defer cancel()
-			if err := r.flushSteps(ctx, b); err != nil {
-				r.a.log.Warn().Err(err).Str("thread", r.t.Key()).Msg("slack: show steps")
-			}
-		})
-	}
-	return nil
+	})
 }
 
 // stepStatus shows a step on the status line, where task cards are not
@@ -103,7 +83,7 @@ func (r reporter) stepStatus(ctx context.Context, s core.Step) error {
 }
 
 // startStream opens a streamed message in the thread with chunks, for
-// the turn's requester. b.mu is held.
+// the turn's requester. b is locked.
 func (r reporter) startStream(ctx context.Context, b *stepBoard, chunks ...slack.StreamChunk) error {
 	user := ""
 	if turn, ok := core.TurnFrom(ctx); ok {
@@ -125,7 +105,8 @@ func (r reporter) startStream(ctx context.Context, b *stepBoard, chunks ...slack
 	if err != nil {
 		return err
 	}
-	b.ts, b.msgs, b.last, b.cards, b.length = ts, append(b.msgs, ts), time.Now(), false, markdownLen(chunks)
+	b.ts, b.msgs, b.cards, b.length = ts, append(b.msgs, ts), false, markdownLen(chunks)
+	b.Shown()
 	if b.marked { // a long answer of its own goes on, marked too
 		b.length += len(streamMark)
 	}
@@ -149,14 +130,14 @@ func markdownChunk(text string) slack.StreamChunk {
 }
 
 // flushSteps appends the task updates that came since the last call,
-// then chunks. b.mu is held.
+// then chunks. b is locked.
 func (r reporter) flushSteps(ctx context.Context, b *stepBoard, chunks ...slack.StreamChunk) error {
 	chunks = append(b.pending, chunks...)
 	if len(chunks) == 0 {
 		return nil
 	}
 	b.pending = nil
-	b.last = time.Now()
+	b.Shown()
 	err := r.a.retry(ctx, "chat.appendStream", func(ctx context.Context) error {
 		_, _, err := r.a.api.AppendStreamContext(ctx, r.t.Channel, b.ts, slack.MsgOptionChunks(chunks...))
 		return err
@@ -168,12 +149,9 @@ func (r reporter) flushSteps(ctx context.Context, b *stepBoard, chunks ...slack.
 }
 
 // stopStream ends the open stream with the updates still waiting, then
-// chunks, and blocks at the bottom of the finished message. b.mu is held.
+// chunks, and blocks at the bottom of the finished message. b is locked.
 func (r reporter) stopStream(ctx context.Context, b *stepBoard, blocks []slack.Block, chunks ...slack.StreamChunk) error {
-	if b.timer != nil {
-		b.timer.Stop()
-		b.timer = nil
-	}
+	b.Stop()
 	if b.ts == "" {
 		return nil
 	}
@@ -196,7 +174,7 @@ func (r reporter) stopStream(ctx context.Context, b *stepBoard, blocks []slack.B
 // streamMarkdown streams markdown (tables already aligned) into the
 // turn's open message, at once; past a message's limit the answer
 // continues in new streamed messages. With end, the last message is
-// finished too, blocks (the feedback buttons) at its bottom. b.mu is held.
+// finished too, blocks (the feedback buttons) at its bottom. b is locked.
 func (r reporter) streamMarkdown(ctx context.Context, b *stepBoard, markdown string, end bool, blocks []slack.Block) error {
 	for {
 		if room := maxStreamChars - b.length; len(markdown) <= room {
@@ -249,13 +227,11 @@ func (reporter) fitting(markdown string, room int) string {
 // endSteps ends the turn's message, if it has one, without an answer: the
 // cards stay in the thread, and a notice follows.
 func (r reporter) endSteps(ctx context.Context) {
-	b := r.a.steps.Take(r.t.Key())
+	b := r.a.steps.End(r.t.Key())
 	if b == nil {
 		return
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.ended = true
+	defer b.Unlock()
 	if err := r.stopStream(ctx, b, nil); err != nil {
 		r.a.log.Warn().Err(err).Str("thread", r.t.Key()).Msg("slack: end the steps")
 	}
@@ -265,13 +241,11 @@ func (r reporter) endSteps(ctx context.Context) {
 // turn's cards opened one, with the feedback buttons, and reports whether
 // it did. The status line goes once the message is finished.
 func (r reporter) sayInSteps(ctx context.Context, text string) (bool, error) {
-	b := r.a.steps.Take(r.t.Key())
+	b := r.a.steps.End(r.t.Key())
 	if b == nil {
 		return false, nil
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.ended = true
+	defer b.Unlock()
 	if b.ts == "" {
 		return false, nil
 	}

@@ -29,9 +29,9 @@ func (r reporter) StreamAnswer(ctx context.Context) (core.AnswerStream, error) {
 		return nil
 	})
 	b := r.a.steps.Get(r.t.Key())
-	b.mu.Lock()
+	b.Lock()
 	n := &nativeAnswer{r: r, b: b, first: len(b.msgs)}
-	b.mu.Unlock()
+	b.Unlock()
 	user := ""
 	if turn, ok := core.TurnFrom(ctx); ok {
 		user = turn.Inbound.User

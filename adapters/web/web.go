@@ -155,7 +155,7 @@ func New(opts Options) (*Adapter, error) {
 	}
 	a := &Adapter{
 		opts: opts, auth: newAuth(opts.Users, opts.Now), feed: newFeed(opts.Now(), opts.FeedBytes, opts.FeedConversationBytes),
-		intake: intake.Intake{Hub: opts.Hub, Stops: opts.Gates, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger},
+		intake: intake.Intake{Hub: opts.Hub, Stops: opts.Gates, Limits: intake.Limits{MaxText: opts.MaxText, Quota: opts.Quota}, Log: opts.Logger},
 		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}}, pending: pendingGates{m: map[string]pendingGate{}},
 	}
 	if opts.Relay != nil {

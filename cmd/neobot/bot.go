@@ -19,6 +19,7 @@ import (
 	"github.com/neobot/neobot/adapters/slack"
 	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/cmd/neobot/internal/cluster"
+	"github.com/neobot/neobot/cmd/neobot/internal/connect"
 	"github.com/neobot/neobot/cmd/neobot/internal/ops"
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/conversation"
@@ -56,7 +57,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	defer cancel()
 	o := &ops.Server{}
 	if cfg.HealthAddr != "" {
-		stop, err := o.Serve(ctx, cfg.HealthAddr, ops.Production(), callbackPath, clientDocPath, connectPath, signinPath)
+		stop, err := o.Serve(ctx, cfg.HealthAddr, ops.Production(), callbackPath, clientDocPath, connect.Path, connect.SigninPath)
 		if err != nil {
 			return err
 		}
@@ -90,10 +91,10 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 		o.SetAdmin(mux)
 	}
 	oauthMux := http.NewServeMux()
-	oauthMux.Handle("GET "+callbackPath, serveCallback(a.surface, a.links))
+	oauthMux.Handle("GET "+callbackPath, connect.Callback(a.surface, a.links))
 	if a.links != nil {
-		oauthMux.HandleFunc("GET "+connectPath+"{id}", a.links.serveLink)
-		oauthMux.HandleFunc("GET "+signinPath, a.links.serveSignin)
+		oauthMux.HandleFunc("GET "+connect.Path+"{id}", a.links.ServeLink)
+		oauthMux.HandleFunc("GET "+connect.SigninPath, a.links.ServeSignin)
 	}
 	oauthMux.Handle("GET "+clientDocPath, serveClientDoc(cfg))
 	o.SetOAuth(oauthMux)
@@ -206,11 +207,9 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			Accounts:      a.surface,
 			Spends:        a.db,
 			Rater:         rater,
-			AllowChannels: cfg.SlackAllowChannels,
-			AllowUsers:    cfg.SlackAllowUsers,
-			MaxFileBytes:  int64(cfg.SlackMaxFileBytes),
-			Quota:         share,
-			Logger:        log.With().Str("component", "slack").Logger(),
+			Limits: slack.Limits{AllowChannels: cfg.SlackAllowChannels, AllowUsers: cfg.SlackAllowUsers,
+				MaxFileBytes: int64(cfg.SlackMaxFileBytes), Quota: share},
+			Logger: log.With().Str("component", "slack").Logger(),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)
@@ -221,22 +220,20 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	}
 	if cfg.DiscordBotToken != "" {
 		dc, err := discord.New(discord.Options{
-			Token:         cfg.DiscordBotToken.Reveal(),
-			APIURL:        cfg.DiscordAPIURL,
-			Hub:           hub,
-			Threads:       a.db,
-			Gates:         a.gates,
-			HTTPClient:    m.tel.apiClient("discord", m.outbound(cfg)),
-			Approvers:     cfg.DiscordApprovers,
-			Rater:         rater,
-			Skills:        a.skills,
-			Accounts:      a.surface,
-			Spends:        a.db,
-			AllowChannels: cfg.DiscordAllowChannels,
-			AllowUsers:    cfg.DiscordAllowUsers,
-			MaxFileBytes:  int64(cfg.DiscordMaxFileBytes),
-			Quota:         share,
-			Logger:        log.With().Str("component", "discord").Logger(),
+			Token:      cfg.DiscordBotToken.Reveal(),
+			APIURL:     cfg.DiscordAPIURL,
+			Hub:        hub,
+			Threads:    a.db,
+			Gates:      a.gates,
+			HTTPClient: m.tel.apiClient("discord", m.outbound(cfg)),
+			Approvers:  cfg.DiscordApprovers,
+			Rater:      rater,
+			Skills:     a.skills,
+			Accounts:   a.surface,
+			Spends:     a.db,
+			Limits: discord.Limits{AllowChannels: cfg.DiscordAllowChannels, AllowUsers: cfg.DiscordAllowUsers,
+				MaxFileBytes: int64(cfg.DiscordMaxFileBytes), Quota: share},
+			Logger: log.With().Str("component", "discord").Logger(),
 		})
 		if err != nil {
 			return nil, err

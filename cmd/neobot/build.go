@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/neobot/neobot/cmd/neobot/internal/cluster"
+	"github.com/neobot/neobot/cmd/neobot/internal/connect"
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/delegate"
@@ -41,8 +42,8 @@ type app struct {
 	cortex  *memory.Cortex
 	surface *tools.Surface
 	agent   *agent.Agent
-	skills  *skill.Set   // nil: the built-in default everywhere
-	links   *personLinks // nil without NEO_SECRET_KEY: per_user connect links
+	skills  *skill.Set     // nil: the built-in default everywhere
+	links   *connect.Links // nil without NEO_SECRET_KEY: per_user connect links
 }
 
 // buildOptions says which parts a command needs.
@@ -192,9 +193,9 @@ func (m *Main) buildTools(ctx context.Context, a *app, manifest *mcp.Manifest, a
 		return fmt.Errorf("configuration: %w", err)
 	}
 	if oauthOpts != nil {
-		a.links = newPersonLinks(cfg, log.With().Str("component", "links").Logger())
+		a.links = connect.New(linkOptions(cfg, log.With().Str("component", "links").Logger()))
 		oauthOpts.Links = a.links
-		a.links.warnUnbindable(cfg, manifest)
+		a.links.WarnUnbindable(map[string]bool{"slack": cfg.SlackBotToken != "", "discord": cfg.DiscordBotToken != ""}, manifest)
 	}
 	topts := tools.Options{
 		OAuth:       oauthOpts,

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"html/template"
 	"net"
 	"net/http"
 	"net/url"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/neobot/neobot/cmd/neobot/internal/connect"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/mcp/oauth"
 	"github.com/neobot/neobot/store"
@@ -86,6 +86,20 @@ func (c *Config) webPage() string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
+// linkOptions are the settings people's connect links take: where their
+// browsers reach the ops listener and the sign-ins set up.
+func linkOptions(cfg *Config, log zerolog.Logger) connect.Options {
+	o := connect.Options{
+		Base: cfg.publicURL(), Log: log,
+		SlackAPIURL: cfg.SlackAPIURL, SlackClientID: cfg.SlackClientID, SlackClientSecret: cfg.SlackClientSecret.Reveal(),
+		DiscordAPIURL: cfg.DiscordAPIURL, DiscordClientID: cfg.DiscordClientID, DiscordClientSecret: cfg.DiscordClientSecret.Reveal(),
+	}
+	if cfg.WebAddr != "" {
+		o.WebPage = cfg.webPage()
+	}
+	return o
+}
+
 // oauthOptions configures the MCP OAuth client, or returns nil without
 // NEO_SECRET_KEY (servers with auth then wait, saying so).
 func oauthOptions(cfg *Config, db database) (*mcp.OAuth, error) {
@@ -119,57 +133,6 @@ type logins interface {
 	Login(ctx context.Context, alias string) (string, error)
 	FinishLogin(ctx context.Context, state, code, iss string) (alias, user string, err error)
 	Logout(ctx context.Context, alias, user string) error
-}
-
-var callbackPage = template.Must(template.New("callback").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>neobot: {{.Title}}</title></head>
-<body style="font-family: system-ui, sans-serif; max-width: 36rem; margin: 4rem auto; padding: 0 1rem">
-<h1>{{.Title}}</h1><p>{{.Text}}</p></body></html>
-`))
-
-// writePage answers a browser with a page written for the person in it.
-func writePage(w http.ResponseWriter, status int, title, text string) {
-	noStore(w)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_ = callbackPage.Execute(w, struct{ Title, Text string }{title, text})
-}
-
-// serveCallback completes an MCP server login. A person's own login
-// completes only back in the browser that proved to be that person (see
-// personLinks). It never shows the code, the state or a token, and its
-// errors are written for the person in the browser.
-func serveCallback(l logins, links *personLinks) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if q.Get("error") != "" {
-			writePage(w, http.StatusBadRequest, "Not connected", "The authorization server did not grant access ("+q.Get("error")+"). Start the login again if you meant to.")
-			return
-		}
-		// Admitted, a person's login goes straight on to complete: nothing
-		// between admit and FinishLogin may return.
-		who, person, refusal := links.admit(r, q.Get("state"))
-		if refusal != "" {
-			writePage(w, http.StatusForbidden, "Not connected", refusal)
-			return
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
-		defer cancel()
-		alias, _, err := l.FinishLogin(ctx, q.Get("state"), q.Get("code"), q.Get("iss"))
-		switch {
-		case errors.Is(err, mcp.ErrUnproven):
-			writePage(w, http.StatusForbidden, "Not connected", "This login was not started from your link in this browser, so nothing was connected. Open the link Neo sent you, in the browser you sign in with.")
-		case errors.Is(err, mcp.ErrUnknownLogin):
-			writePage(w, http.StatusBadRequest, "Link expired", "This login link has expired or was already used. Start the login again.")
-		case err != nil:
-			writePage(w, http.StatusBadGateway, "Not connected", "Connecting "+alias+" failed: the authorization server refused the code. Start the login again.")
-		case person:
-			writePage(w, http.StatusOK, "Connected", who.name+" is connected to "+alias+": Neo uses this account only when they ask. You can close this tab.")
-		default:
-			writePage(w, http.StatusOK, "Connected", "neobot is connected to "+alias+". You can close this tab.")
-		}
-	}
 }
 
 // registerMCP adds the MCP login routes to the admin API: POST

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
-
-	"github.com/neobot/neobot/core/mcp"
 )
 
 func TestClientDoc(t *testing.T) {
@@ -39,48 +34,6 @@ func TestClientDoc(t *testing.T) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || doc.ClientID != tt.want || cfg.clientMetadataURL() != tt.want ||
 			len(doc.RedirectURIs) != 1 || doc.RedirectURIs[0] != "https://neo.example.com/mcp/oauth/callback" || doc.AuthMethod != "none" {
 			t.Errorf("NEO_PUBLIC_URL=%q: document %s (%v), want client_id %s and the callback", tt.public, rec.Body, err, tt.want)
-		}
-	}
-}
-
-// fakeLogins finishes the login whose state is "good".
-type fakeLogins struct{}
-
-func (fakeLogins) Login(context.Context, string) (string, error) { return "", nil }
-func (fakeLogins) Logout(context.Context, string, string) error  { return nil }
-func (fakeLogins) FinishLogin(_ context.Context, state, code, _ string) (string, string, error) {
-	switch state {
-	case "good":
-		return "notes", "", nil
-	case "refused":
-		return "notes", "", errors.New("oauth: token endpoint answered HTTP 400: invalid_grant")
-	}
-	return "", "", mcp.ErrUnknownLogin
-}
-
-func TestCallbackPage(t *testing.T) {
-	tests := []struct {
-		query  string
-		status int
-		want   string
-	}{
-		{"?state=good&code=c0de-SECRET", http.StatusOK, "connected to notes"},
-		{"?state=stale&code=c0de-SECRET", http.StatusBadRequest, "expired or was already used"},
-		{"?state=refused&code=c0de-SECRET", http.StatusBadGateway, "refused the code"},
-		{"?error=access_denied&state=good", http.StatusBadRequest, "did not grant access (access_denied)"},
-	}
-	for _, tt := range tests {
-		rec := httptest.NewRecorder()
-		serveCallback(fakeLogins{}, nil)(rec, httptest.NewRequest(http.MethodGet, callbackPath+tt.query, nil))
-		body := rec.Body.String()
-		if rec.Code != tt.status || !strings.Contains(body, tt.want) {
-			t.Errorf("callback%s = %d %q, want %d saying %q", tt.query, rec.Code, body, tt.status, tt.want)
-		}
-		if strings.Contains(body, "SECRET") || strings.Contains(body, "invalid_grant") {
-			t.Errorf("callback%s shows the code or the authorization server's error: %q", tt.query, body)
-		}
-		if rec.Header().Get("Cache-Control") != "no-store" {
-			t.Errorf("callback%s Cache-Control = %q, want no-store", tt.query, rec.Header().Get("Cache-Control"))
 		}
 	}
 }

@@ -68,25 +68,43 @@ const (
 )
 
 // DefaultMaxText is the longest message text Neo takes, in characters, when
-// Intake.MaxText is zero: far more than anyone types, far less than a
+// Limits.MaxText is zero: far more than anyone types, far less than a
 // model's window.
 const DefaultMaxText = 32 << 10
+
+// DefaultMaxFileBytes is the largest text attachment Neo reads when
+// Limits.MaxFileBytes is zero.
+const DefaultMaxFileBytes = 256 << 10
 
 // tooLong is the sentence for a message over the cap.
 func tooLong(n, max int) string {
 	return fmt.Sprintf("That message is too long for me: %d characters, and I read at most %d. Please shorten it, or attach the long part as a text file.", n, max)
 }
 
-// Rules are the operator's allowlists; an empty list allows everyone.
-type Rules struct {
-	// AllowUsers limits Neo to these user IDs, in DMs too.
-	AllowUsers []string
-	// AllowChannels limits Neo to these channel IDs outside DMs.
+// Limits are what the operator lets through one chat adapter, set for
+// each platform apart (SLACK_ALLOW_USERS, DISCORD_ALLOW_USERS, ...); each
+// adapter's Options embeds them. An empty list allows everyone.
+type Limits struct {
+	// AllowChannels, when set, limits Neo to these channel IDs (a thread
+	// counts as its parent channel; DMs are governed by AllowUsers only).
 	AllowChannels []string
+	// AllowUsers, when set, limits Neo to these user IDs, in DMs too.
+	AllowUsers []string
+	// MaxText caps a message's text in characters (DefaultMaxText when
+	// zero): over it Neo says so in the thread and no turn starts.
+	MaxText int
+	// Quota is each user's share: messages a minute and bytes a day (nil:
+	// no per-user limits). One limiter may serve every adapter; stops are
+	// counted apart, so one gets through the author's flood.
+	Quota *quota.Limiter
+	// MaxFileBytes caps the size of a text attachment Neo reads
+	// (DefaultMaxFileBytes when zero; negative reads none).
+	MaxFileBytes int64
 }
 
-// Refusal returns the sentence refusing m, or "" when the rules allow it.
-func (r Rules) Refusal(m Message) string {
+// Refusal returns the sentence refusing m, or "" when the allowlists
+// allow it.
+func (r Limits) Refusal(m Message) string {
 	in := m.Inbound
 	if len(r.AllowUsers) > 0 && !slices.Contains(r.AllowUsers, in.User) {
 		return RefuseUser
@@ -142,17 +160,11 @@ type Platform interface {
 type Intake struct {
 	Hub     Submitter
 	Threads Threads // nil: only mentions, DMs and known threads reach Neo
-	Rules   Rules
+	Limits
 	// Stops, when set, decides who may stop a turn; a "stop" from anyone
 	// else is refused privately (Platform.Refuse) and never reaches the
 	// hub. Nil lets anyone in the thread stop its turn.
 	Stops Stops
-	// MaxText caps a message's text in characters (DefaultMaxText when zero):
-	// over it Neo says so in the thread and no turn starts.
-	MaxText int
-	// Quota counts each author's messages (nil: no per-user limits).
-	// Stops are counted apart, so one gets through the author's flood.
-	Quota *quota.Limiter
 	Log   zerolog.Logger
 }
 
@@ -197,7 +209,7 @@ func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Ou
 	if !m.Mention && !in.DM && !m.Known {
 		return m, Ignored
 	}
-	if reason := k.Rules.Refusal(m); reason != "" {
+	if reason := k.Refusal(m); reason != "" {
 		p.Refuse(ctx, m, reason)
 		return m, Refused
 	}

@@ -56,7 +56,7 @@ func TestAccept(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		rules   intake.Rules
+		rules   intake.Limits
 		m       intake.Message
 		fail    error
 		want    intake.Outcome
@@ -67,12 +67,12 @@ func TestAccept(t *testing.T) {
 		{name: "chatter in an unknown thread", m: msg(func(m *intake.Message) { m.Mention = false }), want: intake.Ignored},
 		{name: "reply in a known thread", m: msg(func(m *intake.Message) { m.Mention, m.Inbound.Thread = false, known }), want: intake.Accepted},
 		{name: "DM without a mention", m: msg(func(m *intake.Message) { m.Mention, m.Inbound.DM = false, true }), want: intake.Accepted},
-		{name: "user not allowed", rules: intake.Rules{AllowUsers: []string{"U2"}}, m: msg(nil), want: intake.Refused, refused: "allowlist"},
-		{name: "user not allowed in a DM", rules: intake.Rules{AllowUsers: []string{"U2"}},
+		{name: "user not allowed", rules: intake.Limits{AllowUsers: []string{"U2"}}, m: msg(nil), want: intake.Refused, refused: "allowlist"},
+		{name: "user not allowed in a DM", rules: intake.Limits{AllowUsers: []string{"U2"}},
 			m: msg(func(m *intake.Message) { m.Inbound.DM = true }), want: intake.Refused, refused: "allowlist"},
-		{name: "channel not allowed", rules: intake.Rules{AllowChannels: []string{"C7"}}, m: msg(nil), want: intake.Refused, refused: "not enabled in this channel"},
-		{name: "thread of an allowed parent", rules: intake.Rules{AllowChannels: []string{"P1"}}, m: msg(nil), want: intake.Accepted},
-		{name: "DM outside the channel list", rules: intake.Rules{AllowChannels: []string{"C7"}},
+		{name: "channel not allowed", rules: intake.Limits{AllowChannels: []string{"C7"}}, m: msg(nil), want: intake.Refused, refused: "not enabled in this channel"},
+		{name: "thread of an allowed parent", rules: intake.Limits{AllowChannels: []string{"P1"}}, m: msg(nil), want: intake.Accepted},
+		{name: "DM outside the channel list", rules: intake.Limits{AllowChannels: []string{"C7"}},
 			m: msg(func(m *intake.Message) { m.Inbound.DM = true }), want: intake.Accepted},
 		{name: "text over the cap", m: msg(func(m *intake.Message) { m.Inbound.Text = strings.Repeat("é", intake.DefaultMaxText+1) }),
 			want: intake.Refused, replied: "too long for me"},
@@ -88,7 +88,7 @@ func TestAccept(t *testing.T) {
 				hub.FailNext(tt.fail)
 			}
 			p := &platform{}
-			k := &intake.Intake{Hub: hub, Threads: threads, Rules: tt.rules}
+			k := &intake.Intake{Hub: hub, Threads: threads, Limits: tt.rules}
 			m, got := k.Accept(t.Context(), tt.m, p)
 			if got != tt.want {
 				t.Fatalf("Accept = %v, want %v", got, tt.want)
@@ -144,7 +144,7 @@ func TestAcceptQuota(t *testing.T) {
 	hub := intaketest.NewHub(threads)
 	p := &platform{}
 	clock := coretest.NewClock(time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC))
-	k := &intake.Intake{Hub: hub, Threads: threads, Quota: quota.New(quota.Limits{PerMinute: 2}, clock)}
+	k := &intake.Intake{Hub: hub, Threads: threads, Limits: intake.Limits{Quota: quota.New(quota.Limits{PerMinute: 2}, clock)}}
 	send := func(user, event, text string) (intake.Message, intake.Outcome) {
 		in := core.Inbound{Thread: core.Thread{Platform: "test", Workspace: "W", Channel: "C1", ID: "T1"}, User: user, Text: text, EventID: event}
 		return k.Accept(t.Context(), intake.Message{Inbound: in, Mention: true}, p)

@@ -1,4 +1,4 @@
-package main
+package connect
 
 import (
 	"cmp"
@@ -17,7 +17,7 @@ import (
 )
 
 // The sign-ins that prove who opens a connect link: the web chat's,
-// Sign in with Slack, and Discord's OAuth2 identify (see personLinks).
+// Sign in with Slack, and Discord's OAuth2 identify (see Links).
 
 // webProofs is the web chat's sign-in: the chat page, signed in with the
 // person's token, says who opened a link.

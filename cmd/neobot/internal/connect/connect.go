@@ -1,4 +1,13 @@
-package main
+// Package connect makes each person's link to connect their own account to
+// a per_user MCP server, and proves who opens it: the link has the browser
+// sign in with the person's own chat platform (Sign in with Slack,
+// Discord's OAuth2 identify, or the web chat page), leads on to the
+// authorization server only for that person, and the login's callback
+// completes only back in that browser. A forwarded link, or a forwarded
+// authorization URL, connects nobody. It serves the link, the sign-in's
+// return and the login's callback on the ops listener (cmd/neobot mounts
+// them), each page written for the person in the browser.
+package connect
 
 import (
 	"cmp"
@@ -21,14 +30,14 @@ import (
 	"github.com/neobot/neobot/core/mcp"
 )
 
-// connectPath prefixes a person's link to connect their own account to a
+// Path prefixes a person's link to connect their own account to a
 // per_user MCP server, on the ops listener: /mcp/connect/<id>.
-const connectPath = "/mcp/connect/"
+const Path = "/mcp/connect/"
 
-// signinPath is where a platform's sign-in sends the browser back (the
+// SigninPath is where a platform's sign-in sends the browser back (the
 // redirect URL of the Slack app and the Discord application), and where
 // the web chat page sends it once it knows who is signed in.
-const signinPath = "/mcp/signin"
+const SigninPath = "/mcp/signin"
 
 // linkTTL is how long a connect link works: as long as the login it
 // starts.
@@ -57,13 +66,13 @@ type signIn interface {
 	is(who identity, place mcp.Place) bool
 }
 
-// personLinks binds each per_user login to the person it was made for
+// Links binds each per_user login to the person it was made for
 // (an [mcp.Binder]): its link first has the browser sign in with the
 // person's own chat platform, leads on to the authorization server only
 // for that person, and the login's callback is accepted only back in that
 // browser (a cookie set when the link was opened). A forwarded link, or
 // a forwarded authorization URL, connects nobody.
-type personLinks struct {
+type Links struct {
 	base    string            // where browsers reach the ops listener; "" without one
 	signins map[string]signIn // by platform
 	missing map[string]string // by platform: the settings its sign-in lacks
@@ -87,25 +96,45 @@ type personLink struct {
 	proven  *identity // set once that browser proved to be the person
 }
 
-// newPersonLinks sets up the sign-ins the configuration allows.
-func newPersonLinks(cfg *Config, log zerolog.Logger) *personLinks {
+// Options configures [New]: where browsers reach the ops listener, and
+// the sign-ins the configuration allows.
+type Options struct {
+	// Base is where browsers reach the ops listener (NEO_PUBLIC_URL); ""
+	// without one, and then no link is made.
+	Base string
+	// WebPage is the web chat page (from NEO_WEB_ADDR); "" without the web
+	// chat.
+	WebPage string
+	// SlackAPIURL (default https://slack.com/api/), SlackClientID and
+	// SlackClientSecret are Sign in with Slack's; without the client, no
+	// Slack user gets a link.
+	SlackAPIURL, SlackClientID, SlackClientSecret string
+	// DiscordAPIURL (default https://discord.com), DiscordClientID and
+	// DiscordClientSecret are Discord's OAuth2; without the client, no
+	// Discord user gets a link.
+	DiscordAPIURL, DiscordClientID, DiscordClientSecret string
+	Log                                                 zerolog.Logger
+}
+
+// New sets up the sign-ins o allows.
+func New(o Options) *Links {
 	client := &http.Client{Timeout: 30 * time.Second}
-	p := &personLinks{
-		base: cfg.publicURL(), signins: map[string]signIn{}, missing: map[string]string{}, now: time.Now,
-		log: log, links: map[string]*personLink{}, states: map[string]string{}, starts: map[string]string{}, proven: map[string]time.Time{},
+	p := &Links{
+		base: o.Base, signins: map[string]signIn{}, missing: map[string]string{}, now: time.Now,
+		log: o.Log, links: map[string]*personLink{}, states: map[string]string{}, starts: map[string]string{}, proven: map[string]time.Time{},
 	}
-	if cfg.SlackClientID != "" && cfg.SlackClientSecret != "" {
-		p.signins["slack"] = slackSignIn{api: strings.TrimRight(cmp.Or(cfg.SlackAPIURL, "https://slack.com/api/"), "/") + "/", id: cfg.SlackClientID, secret: cfg.SlackClientSecret.Reveal(), client: client}
+	if o.SlackClientID != "" && o.SlackClientSecret != "" {
+		p.signins["slack"] = slackSignIn{api: strings.TrimRight(cmp.Or(o.SlackAPIURL, "https://slack.com/api/"), "/") + "/", id: o.SlackClientID, secret: o.SlackClientSecret, client: client}
 	} else {
 		p.missing["slack"] = "Sign in with Slack is not set up, so neobot cannot check who opens a Slack user's link: the operator must set SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (see docs/mcp-auth.md)"
 	}
-	if cfg.DiscordClientID != "" && cfg.DiscordClientSecret != "" {
-		p.signins["discord"] = discordSignIn{base: strings.TrimRight(cmp.Or(cfg.DiscordAPIURL, "https://discord.com"), "/"), id: cfg.DiscordClientID, secret: cfg.DiscordClientSecret.Reveal(), client: client}
+	if o.DiscordClientID != "" && o.DiscordClientSecret != "" {
+		p.signins["discord"] = discordSignIn{base: strings.TrimRight(cmp.Or(o.DiscordAPIURL, "https://discord.com"), "/"), id: o.DiscordClientID, secret: o.DiscordClientSecret, client: client}
 	} else {
 		p.missing["discord"] = "Discord's sign-in is not set up, so neobot cannot check who opens a Discord user's link: the operator must set DISCORD_CLIENT_ID and DISCORD_CLIENT_SECRET (see docs/mcp-auth.md)"
 	}
-	if cfg.WebAddr != "" {
-		p.web = &webProofs{page: cfg.webPage(), m: map[string]webProof{}, now: p.now}
+	if o.WebPage != "" {
+		p.web = &webProofs{page: o.WebPage, m: map[string]webProof{}, now: p.now}
 		p.signins["web"] = p.web
 	} else {
 		p.missing["web"] = "the web chat is not running (NEO_WEB_ADDR), so neobot cannot check who opens a web user's link"
@@ -113,10 +142,10 @@ func newPersonLinks(cfg *Config, log zerolog.Logger) *personLinks {
 	return p
 }
 
-// warnUnbindable tells the operator, at start, which platforms in use
-// cannot prove who opens a connect link while the manifest has per_user
-// servers: their people will get none.
-func (p *personLinks) warnUnbindable(cfg *Config, m *mcp.Manifest) {
+// WarnUnbindable tells the operator, at start, which platforms in use (on,
+// by platform) cannot prove who opens a connect link while the manifest
+// has per_user servers: their people will get none.
+func (p *Links) WarnUnbindable(on map[string]bool, m *mcp.Manifest) {
 	perUser := false
 	for _, s := range m.Servers {
 		perUser = perUser || s.Auth == mcp.AuthPerUser
@@ -124,8 +153,8 @@ func (p *personLinks) warnUnbindable(cfg *Config, m *mcp.Manifest) {
 	if !perUser {
 		return
 	}
-	for platform, on := range map[string]bool{"slack": cfg.SlackBotToken != "", "discord": cfg.DiscordBotToken != ""} {
-		if why, missing := p.missing[platform]; on && missing {
+	for platform, used := range on {
+		if why, missing := p.missing[platform]; used && missing {
 			p.log.Warn().Str("platform", platform).Msg("mcp: per_user servers get no connect links here: " + why)
 		}
 	}
@@ -134,7 +163,7 @@ func (p *personLinks) warnUnbindable(cfg *Config, m *mcp.Manifest) {
 // Bind makes l's link, for l.Place's person alone. It refuses when that
 // person's platform has no sign-in set up, saying which setting is
 // missing: an unbound link would connect whoever opened it.
-func (p *personLinks) Bind(_ context.Context, l mcp.PersonalLogin) (string, error) {
+func (p *Links) Bind(_ context.Context, l mcp.PersonalLogin) (string, error) {
 	if p.base == "" {
 		return "", errors.New("no connect link is made: the ops listener that serves it is not set (NEO_HEALTH_ADDR)")
 	}
@@ -163,11 +192,11 @@ func (p *personLinks) Bind(_ context.Context, l mcp.PersonalLogin) (string, erro
 	}
 	p.links[id] = &personLink{PersonalLogin: l, id: id, expires: now.Add(linkTTL)}
 	p.states[l.State] = id
-	return p.base + connectPath + id, nil
+	return p.base + Path + id, nil
 }
 
 // drop forgets l's indexes; p.mu is held.
-func (p *personLinks) drop(l *personLink) {
+func (p *Links) drop(l *personLink) {
 	delete(p.states, l.State)
 	delete(p.starts, l.start)
 }
@@ -182,9 +211,9 @@ func sameBrowser(r *http.Request, id, browser string) bool {
 	return err == nil && browser != "" && subtle.ConstantTimeCompare([]byte(linkHash(c.Value)), []byte(browser)) == 1
 }
 
-// serveLink is a connect link opened: it marks the browser and sends it
+// ServeLink is a connect link opened (GET Path+"{id}"): it marks the browser and sends it
 // to sign in with the person's platform.
-func (p *personLinks) serveLink(w http.ResponseWriter, r *http.Request) {
+func (p *Links) ServeLink(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	nonce, start := linkSecret(), linkSecret()
 	p.mu.Lock()
@@ -204,12 +233,12 @@ func (p *personLinks) serveLink(w http.ResponseWriter, r *http.Request) {
 		HttpOnly: true, Secure: strings.HasPrefix(p.base, "https://"), SameSite: http.SameSiteLaxMode,
 	})
 	noStore(w)
-	http.Redirect(w, r, s.authorize(start, p.base+signinPath, place), http.StatusSeeOther)
+	http.Redirect(w, r, s.authorize(start, p.base+SigninPath, place), http.StatusSeeOther)
 }
 
-// serveSignin is the browser back from signing in: the person it proved
+// ServeSignin is the browser back from signing in (GET SigninPath): the person it proved
 // to be goes on to the authorization server; anyone else is refused.
-func (p *personLinks) serveSignin(w http.ResponseWriter, r *http.Request) {
+func (p *Links) ServeSignin(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	state := q.Get("state")
 	p.mu.Lock()
@@ -235,7 +264,7 @@ func (p *personLinks) serveSignin(w http.ResponseWriter, r *http.Request) {
 	s := p.signins[link.Place.Platform]
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
-	who, err := s.identify(ctx, state, q.Get("code"), p.base+signinPath)
+	who, err := s.identify(ctx, state, q.Get("code"), p.base+SigninPath)
 	if err != nil {
 		p.log.Warn().Err(err).Str("server", link.Alias).Str("platform", link.Place.Platform).Msg("mcp: a connect link's sign-in was not confirmed")
 		writePage(w, http.StatusBadGateway, "Not signed in", s.label()+" did not confirm who signed in, so nothing was connected. Open the link Neo sent you again in a moment.")
@@ -261,7 +290,7 @@ func (p *personLinks) serveSignin(w http.ResponseWriter, r *http.Request) {
 // login's must come back to the browser that proved to be its person: it
 // then returns who that was, and the link is used up. A state that is no
 // person's (the operator's login) is left to the login itself.
-func (p *personLinks) admit(r *http.Request, state string) (who *identity, person bool, refusal string) {
+func (p *Links) admit(r *http.Request, state string) (who *identity, person bool, refusal string) {
 	if p == nil {
 		return nil, false, ""
 	}
@@ -283,7 +312,7 @@ func (p *personLinks) admit(r *http.Request, state string) (who *identity, perso
 
 // Proven reports, once, whether admit let the callback carrying state
 // through: the login checks it before it stores a person's grant.
-func (p *personLinks) Proven(state string) bool {
+func (p *Links) Proven(state string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	until, ok := p.proven[state]
@@ -293,7 +322,7 @@ func (p *personLinks) Proven(state string) bool {
 
 // SignedIn is the web chat page's word that user opened the link whose
 // sign-in state is state: it returns where the browser goes next.
-func (p *personLinks) SignedIn(_ context.Context, state, user string) (string, error) {
+func (p *Links) SignedIn(_ context.Context, state, user string) (string, error) {
 	p.mu.Lock()
 	_, ok := p.starts[state]
 	p.mu.Unlock()
@@ -301,7 +330,7 @@ func (p *personLinks) SignedIn(_ context.Context, state, user string) (string, e
 		return "", errors.New("this connect link has expired or was already used; ask Neo in the chat for a new one")
 	}
 	code := p.web.add(state, user)
-	return p.base + signinPath + "?" + url.Values{"state": {state}, "code": {code}}.Encode(), nil
+	return p.base + SigninPath + "?" + url.Values{"state": {state}, "code": {code}}.Encode(), nil
 }
 
 // linkSecret is 32 random bytes, base64url: a link ID, a state, a cookie.
@@ -315,10 +344,4 @@ func linkSecret() string {
 func linkHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
-}
-
-// noStore keeps a page and its redirect out of caches and referrers.
-func noStore(w http.ResponseWriter) {
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
 }
