@@ -4,10 +4,13 @@
 // the driver (pgx v5 and its pool).
 //
 // Every write commits (and so is durable, with the server's default
-// synchronous_commit) before the call returns. Each write is one
-// statement or one transaction; where exactly-once matters (the inbound
-// journal, gate tokens) a unique key decides, never a read followed by a
-// write.
+// synchronous_commit) before the call returns, but two that nobody waits
+// for and whose loss a restart makes good: a turn's memory write-back
+// (WriteMemoriesLater) and the mark of an answered message
+// (CompleteInboundLater), which commit with the next batch of writes.
+// Each write is one statement or one transaction; where exactly-once
+// matters (the inbound journal, gate tokens) a unique key decides, never
+// a read followed by a write.
 //
 // The schema is created and upgraded by the versioned SQL files embedded
 // from migrations/, under an advisory lock so instances starting together
