@@ -69,7 +69,8 @@ type Options struct {
 	// server's disk, not neobot's logic, that fsync protects.
 	Durable bool
 	// Statements loads pg_stat_statements, so a benchmark can count the
-	// statements it sent (see [Server.Counters]).
+	// statements it sent (see [Server.Counters]), when the server has it
+	// (Debian's postgresql package does); else they count zero.
 	Statements bool
 }
 
@@ -100,7 +101,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if !opts.Durable {
 		conf += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 	}
-	if opts.Statements {
+	if opts.Statements && s.hasLibrary("pg_stat_statements") {
 		conf += " -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
 	}
 	if out, err := s.run(ctx, "pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-o", conf, "-w", "-t", "60", "start"); err != nil {
@@ -108,6 +109,18 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, errors.Join(fmt.Errorf("pgtest: pg_ctl start: %w\n%s\n%s", err, out, log), os.RemoveAll(dir))
 	}
 	return s, nil
+}
+
+// hasLibrary reports whether the server's library directory (next to
+// its binaries, as Debian and the upstream layout put it, symbolic links
+// followed) holds the module name.
+func (s *Server) hasLibrary(name string) bool {
+	bin, err := filepath.EvalSymlinks(filepath.Join(s.bin, "pg_ctl"))
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(filepath.Dir(filepath.Dir(bin)), "lib", name+".so"))
+	return err == nil
 }
 
 // unprivileged returns the user a root test process runs the server as.
