@@ -93,8 +93,10 @@ type completion struct {
 	at                        int64 // when it was answered (unix ns)
 }
 
-// completeAll marks cs done in one statement. A message journaled again
-// since (its event redelivered after the dedupe window) is left pending.
+// completeAll marks cs done in one statement, as CompleteInbound marks
+// one. (No check of the journal time against the mark's: instances'
+// clocks differ, and a mark that never applied would resume the message
+// again and again.)
 func (db *DB) completeAll(ctx context.Context, cs *[]completion) error {
 	var (
 		platforms, events []string
@@ -107,7 +109,7 @@ func (db *DB) completeAll(ctx context.Context, cs *[]completion) error {
 		b.Queue(`
 			UPDATE neo_inbound i SET completed_ns = coalesce(i.completed_ns, c.at), pending = NULL
 			FROM unnest($1::text[], $2::text[], $3::bigint[]) AS c(platform, event_id, at)
-			WHERE i.platform = c.platform AND i.event_id = c.event_id AND i.journaled_ns <= c.at`, platforms, events, ats)
+			WHERE i.platform = c.platform AND i.event_id = c.event_id`, platforms, events, ats)
 	})
 }
 

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -75,5 +76,31 @@ func TestCompleteInboundLater(t *testing.T) {
 	}
 	if ok, err := cb.Claim(ctx, th.Key()); !ok || err != nil {
 		t.Errorf("Claim after Release = %v, %v", ok, err)
+	}
+}
+
+// TestCompleteInboundLaterClockAhead: a message journaled by an instance
+// whose clock runs ahead is still marked done by the one that answered
+// it; else it would resume again and again.
+func TestCompleteInboundLaterClockAhead(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.Database(t)
+	ahead := func() time.Time { return time.Now().Add(time.Hour) }
+	a, b := openURL(t, url, postgres.Options{}), openURL(t, url, postgres.Options{Now: ahead})
+	th := thread("skew")
+	if _, err := b.JournalInbound(ctx, core.Inbound{Thread: th, EventID: "E1"}); err != nil {
+		t.Fatal(err)
+	}
+	ca := a.Claims()
+	defer ca.Close()
+	if ok, err := ca.Claim(ctx, th.Key()); !ok || err != nil {
+		t.Fatalf("Claim = %v, %v", ok, err)
+	}
+	a.CompleteInboundLater(th, "E1")
+	if err := ca.Release(ctx, th.Key()); err != nil {
+		t.Fatal(err)
+	}
+	if in, err := b.PendingIn(ctx, th.Key()); err != nil || len(in) != 0 {
+		t.Errorf("PendingIn after the mark = %d messages, %v; want none", len(in), err)
 	}
 }
