@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -19,11 +20,14 @@ import (
 // moves), "spread" to either in turn, so every other turn finds its
 // thread held by the other instance and is handed over (Slack spreads an
 // app's events across its connections like this). It reports turns/s,
-// p50/p99 turn latency, and the CPU the process (bot and benchmark, not
-// the server) spent per turn.
+// p50/p99 turn latency, the CPU the process (bot and benchmark, not
+// the server) spent per turn, and what the database did per turn:
+// its CPU, statements run, transactions that wrote (each one a WAL flush the
+// turn waits for, unless group commit shares it) and WAL bytes. With -v
+// it logs each statement's runs per turn.
 func BenchmarkLoadPostgres(b *testing.B) {
 	ctx := context.Background()
-	srv, err := pgtest.Start(ctx, pgtest.Options{Durable: true})
+	srv, err := pgtest.Start(ctx, pgtest.Options{Durable: true, Statements: true})
 	if err != nil {
 		b.Skip(err)
 	}
@@ -38,12 +42,12 @@ func BenchmarkLoadPostgres(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			loadPostgres(b, url, run.instances, run.spread)
+			loadPostgres(b, srv, url, run.instances, run.spread)
 		})
 	}
 }
 
-func loadPostgres(b *testing.B, url string, instances int, spread bool) {
+func loadPostgres(b *testing.B, srv *pgtest.Server, url string, instances int, spread bool) {
 	const threads = 1000
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -63,6 +67,10 @@ func loadPostgres(b *testing.B, url string, instances int, spread bool) {
 		stacks = append(stacks, stack)
 	}
 
+	before, err := srv.Counters(ctx, url)
+	if err != nil {
+		b.Fatal(err)
+	}
 	driveLoad(b, plat, threads, func(w, k int, in core.Inbound) error {
 		to := w
 		if spread {
@@ -71,6 +79,32 @@ func loadPostgres(b *testing.B, url string, instances int, spread bool) {
 		_, err := stacks[to%len(stacks)].hub.Submit(ctx, in)
 		return err
 	})
+	after, err := srv.Counters(ctx, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, turns := after.Sub(before), float64(b.N)
+	b.ReportMetric(float64(d.Statements)/turns, "statements/turn")
+	b.ReportMetric(float64(d.Writes)/turns, "writes/turn")
+	b.ReportMetric(float64(d.WALBytes)/1024/turns, "WAL-KB/turn")
+	b.ReportMetric(float64(d.CPU.Microseconds())/1000/turns, "db-cpu-ms/turn")
+	if testing.Verbose() {
+		logStatements(b, srv, url, turns)
+	}
+}
+
+// logStatements logs the statements run in the database at url so far,
+// as runs and server time per turn, most run first.
+func logStatements(b *testing.B, srv *pgtest.Server, url string, turns float64) {
+	statements, err := srv.Statements(context.Background(), url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, st := range statements {
+		if st.Calls > 1 {
+			b.Logf("%6.2f/turn %4.0f µs/turn  %s", float64(st.Calls)/turns, float64(st.Time.Microseconds())/turns, strings.Join(strings.Fields(st.Query), " "))
+		}
+	}
 }
 
 // cpuTime is the CPU this process has used, user and system.

@@ -81,6 +81,10 @@ const claimKey = "hashtextextended($1, 7)"
 type Claims struct {
 	pool *pgxpool.Pool
 	name string
+	// settle waits for this instance's queued marks of answered messages
+	// (CompleteInboundLater): a thread let go must not show the next
+	// instance a message answered here as pending.
+	settle func(context.Context) error
 
 	mu   sync.Mutex
 	conn *pgxpool.Conn   // nil until the first claim, and after a failure
@@ -93,7 +97,7 @@ type Claims struct {
 
 // Claims returns the instance's claims. Close them before the store.
 func (db *DB) Claims() *Claims {
-	return &Claims{pool: db.pool, name: db.name, held: map[string]bool{}, broke: make(chan struct{}, 1)}
+	return &Claims{pool: db.pool, name: db.name, settle: db.completes.flush, held: map[string]bool{}, broke: make(chan struct{}, 1)}
 }
 
 // claimPing bounds the statement Watch checks the claims connection with.
@@ -175,8 +179,10 @@ func (c *Claims) Claim(ctx context.Context, thread string) (bool, error) {
 	return ok, nil
 }
 
-// Release gives a claimed thread up; releasing one not held is a no-op.
+// Release gives a claimed thread up, once the marks of the messages
+// answered here are committed; releasing one not held is a no-op.
 func (c *Claims) Release(ctx context.Context, thread string) error {
+	c.settleMarks(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.held[thread] {
@@ -194,6 +200,15 @@ func (c *Claims) Release(ctx context.Context, thread string) error {
 	return nil
 }
 
+// settleMarks waits, at most claimTimeout, for the marks of the messages
+// answered here. One that fails is logged by its writer, and its
+// message resumes where the thread runs next, finding itself answered.
+func (c *Claims) settleMarks(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
+	_ = c.settle(ctx)
+}
+
 // Held returns how many threads are claimed here.
 func (c *Claims) Held() int {
 	c.mu.Lock()
@@ -201,8 +216,10 @@ func (c *Claims) Held() int {
 	return len(c.held)
 }
 
-// Close releases every claim.
+// Close releases every claim, once the marks of the messages answered
+// here are committed.
 func (c *Claims) Close() {
+	c.settleMarks(context.Background())
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.conn != nil {
@@ -338,13 +355,16 @@ func (db *DB) listen(ctx context.Context, fn func(channel, payload string), resy
 	}
 }
 
-// notifyMemory announces changed memory records to the other instances,
-// inside the transaction that changed them.
-func (db *DB) notifyMemory(ctx context.Context, tx pgx.Tx, ids []string) error {
+// maxNotify is the longest notification payload sent: PostgreSQL stops
+// at 8,000 bytes.
+const maxNotify = 7900
+
+// memoryNote is the payload announcing that the memory records ids
+// changed here: every record ("*") when they do not fit.
+func (db *DB) memoryNote(ids []string) string {
 	payload := db.instance + " " + strings.Join(ids, ",")
-	if len(payload) > 7900 { // NOTIFY payloads stop at 8000 bytes
+	if len(payload) > maxNotify {
 		payload = db.instance + " *"
 	}
-	_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", ChannelMemory, payload)
-	return err
+	return payload
 }

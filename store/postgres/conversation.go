@@ -39,8 +39,13 @@ func (db *DB) DeleteThread(ctx context.Context, t core.Thread) error {
 		return fmt.Errorf("postgres: delete %s: %w", t.Key(), err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, `DELETE FROM neo_threads WHERE key = $1`, t.Key()); err != nil { // entries cascade
+	// The thread's row first: it locks the row, so an append to the
+	// thread waits, and its entries are not among those deleted next.
+	if _, err := tx.Exec(ctx, `DELETE FROM neo_threads WHERE key = $1`, t.Key()); err != nil {
 		return fmt.Errorf("postgres: delete %s: %w", t.Key(), err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM neo_entries WHERE thread = $1`, t.Key()); err != nil {
+		return fmt.Errorf("postgres: delete the transcript of %s: %w", t.Key(), err)
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM neo_delegations WHERE thread = $1 AND finished_ns IS NOT NULL`, t.Key()); err != nil {
 		return fmt.Errorf("postgres: delete the delegations of %s: %w", t.Key(), err)

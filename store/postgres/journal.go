@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -71,17 +72,63 @@ func (db *DB) CompleteInbound(ctx context.Context, t core.Thread, eventID string
 	return nil
 }
 
-// CompleteInboundLater is CompleteInbound, written before it returns:
-// on PostgreSQL another instance may run the thread next, and must not
-// find the message pending. (The bbolt store defers it, to share a
-// commit.)
+// CompleteInboundLater is CompleteInbound without waiting: the hub calls
+// it once the turn's answer is stored. The marks queued while one commits
+// go together, one statement in a batch of other writes, so an answered
+// message costs neither a round trip nor a commit of its own. Until its
+// mark commits, PendingIn here leaves the message out, and Claims.Release
+// waits for the mark, so neither this instance nor the next one to claim
+// the thread runs it again. A crash before the mark commits resumes the
+// message after the restart (or in the instance that adopts the thread),
+// and the turn finds itself answered and says nothing, as with the bbolt
+// store's lazy mark.
 func (db *DB) CompleteInboundLater(t core.Thread, eventID string) {
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	defer cancel()
-	err := db.CompleteInbound(ctx, t, eventID)
-	if err != nil && !errors.Is(err, core.ErrNotFound) {
-		db.log.Error().Err(err).Msg("postgres: complete a message")
+	c := completion{platform: t.Platform, eventID: eventID, thread: t.Key(), at: db.now().UnixNano()}
+	db.completes.queue(func(into *[]completion) { *into = append(*into, c) })
+}
+
+// completion is an answered message to mark done.
+type completion struct {
+	platform, eventID, thread string
+	at                        int64 // when it was answered (unix ns)
+}
+
+// completeAll marks cs done in one statement, as CompleteInbound marks
+// one. (No check of the journal time against the mark's: instances'
+// clocks differ, and a mark that never applied would resume the message
+// again and again.)
+func (db *DB) completeAll(ctx context.Context, cs *[]completion) error {
+	var (
+		platforms, events []string
+		ats               []int64
+	)
+	for _, c := range *cs {
+		platforms, events, ats = append(platforms, c.platform), append(events, c.eventID), append(ats, c.at)
 	}
+	return db.batched(ctx, "inbound", func(b *pgx.Batch) {
+		b.Queue(`
+			UPDATE neo_inbound i SET completed_ns = coalesce(i.completed_ns, c.at), pending = NULL
+			FROM unnest($1::text[], $2::text[], $3::bigint[]) AS c(platform, event_id, at)
+			WHERE i.platform = c.platform AND i.event_id = c.event_id`, platforms, events, ats)
+	})
+}
+
+// completing returns the event keys (platform, event ID) of thread's
+// messages whose marks are queued here and not yet committed.
+func (db *DB) completing(thread string) map[[2]string]bool {
+	var out map[[2]string]bool
+	db.completes.each(func(cs *[]completion) {
+		for _, c := range *cs {
+			if c.thread != thread {
+				continue
+			}
+			if out == nil {
+				out = map[[2]string]bool{}
+			}
+			out[[2]string{c.platform, c.eventID}] = true
+		}
+	})
+	return out
 }
 
 // PendingIn returns the messages of thread (its key) journaled and never
@@ -91,12 +138,19 @@ func (db *DB) PendingIn(ctx context.Context, thread string) ([]core.Inbound, err
 	if err != nil {
 		return nil, fmt.Errorf("postgres: pending inbound of %s: %w", thread, err)
 	}
-	return collectInbound(rows)
+	pending, err := collectInbound(rows)
+	if done := db.completing(thread); done != nil {
+		pending = slices.DeleteFunc(pending, func(in core.Inbound) bool { return done[[2]string{in.Thread.Platform, in.EventID}] })
+	}
+	return pending, err
 }
 
 // PendingInbound returns the messages journaled and never completed,
-// oldest first: the turns to resume.
+// oldest first: the turns to resume. The marks queued here commit first.
 func (db *DB) PendingInbound(ctx context.Context) ([]core.Inbound, error) {
+	if err := db.completes.flush(ctx); err != nil {
+		return nil, fmt.Errorf("postgres: pending inbound: %w", err)
+	}
 	rows, err := db.pool.Query(ctx, `SELECT body FROM neo_inbound WHERE pending IS NOT NULL ORDER BY pending`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: pending inbound: %w", err)

@@ -4,10 +4,13 @@
 // the driver (pgx v5 and its pool).
 //
 // Every write commits (and so is durable, with the server's default
-// synchronous_commit) before the call returns. Each write is one
-// statement or one transaction; where exactly-once matters (the inbound
-// journal, gate tokens) a unique key decides, never a read followed by a
-// write.
+// synchronous_commit) before the call returns, but two that nobody waits
+// for and whose loss a restart makes good: a turn's memory write-back
+// (WriteMemoriesLater) and the mark of an answered message
+// (CompleteInboundLater), which commit with the next batch of writes.
+// Each write is one statement or one transaction; where exactly-once
+// matters (the inbound journal, gate tokens) a unique key decides, never
+// a read followed by a write.
 //
 // The schema is created and upgraded by the versioned SQL files embedded
 // from migrations/, under an advisory lock so instances starting together
@@ -88,6 +91,10 @@ type DB struct {
 	listening     chan struct{}
 	listeningOnce sync.Once
 	group         *group
+	// Writes committed after their call returns: memory write-backs,
+	// and answered messages marked done.
+	memories  later[memoryWrite]
+	completes later[[]completion]
 }
 
 // Open connects to the database at url (postgres://…), creates or
@@ -111,6 +118,12 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", db.name, err)
 	}
 	db.group = newGroup(db.pool, max(int(opts.MaxConns)/4, 1))
+	db.memories = later[memoryWrite]{write: db.writeMemories, failed: func(w *memoryWrite, err error) {
+		db.log.Error().Err(err).Int("records", len(w.ids)).Msg("postgres: write back memories; they are lost")
+	}}
+	db.completes = later[[]completion]{write: db.completeAll, failed: func(w *[]completion, err error) {
+		db.log.Error().Err(err).Int("messages", len(*w)).Msg("postgres: mark answered messages done; they resume after a restart and find themselves answered")
+	}}
 	if err := db.migrate(ctx); err != nil {
 		db.pool.Close()
 		return nil, err
@@ -197,8 +210,14 @@ func (db *DB) migrate(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the pool. Calls after Close fail.
+// Close commits the writes still queued (memory write-backs, messages
+// marked done), then closes the pool. Calls after Close fail.
 func (db *DB) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	// A failure is logged by the writer.
+	_ = db.memories.flush(ctx)
+	_ = db.completes.flush(ctx)
 	db.pool.Close()
 	return nil
 }

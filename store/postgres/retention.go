@@ -27,6 +27,10 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (store.SweepStats, error
 				return err
 			}
 			st.Threads = len(keys)
+			// After the threads' rows, as DeleteThread does.
+			if _, err := tx.Exec(ctx, `DELETE FROM neo_entries WHERE thread = ANY($1)`, keys); err != nil {
+				return err
+			}
 			if _, err := tx.Exec(ctx, `DELETE FROM neo_delegations WHERE thread = ANY($1) AND finished_ns IS NOT NULL`, keys); err != nil {
 				return err
 			}

@@ -29,6 +29,10 @@ func testMemories(t *testing.T, open Opener) {
 			map[string]string{"m1": "a2", "m2": "b2", "m3": "c"}},
 		{"put and delete", []memory.Record{rec("m4", memory.KindTurn, "d")}, []string{"m1", "m3", "missing"},
 			map[string]string{"m2": "b2", "m4": "d"}},
+		// Deletions come first: a record deleted and put in one write
+		// is stored.
+		{"delete and put back", []memory.Record{rec("m2", memory.KindFact, "b3"), rec("m5", memory.KindFact, "e")}, []string{"m2", "m5"},
+			map[string]string{"m2": "b3", "m4": "d", "m5": "e"}},
 	}
 	for _, s := range steps {
 		if err := b.WriteMemories(ctx, s.put, s.del); err != nil {

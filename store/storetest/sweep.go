@@ -111,6 +111,14 @@ func RunSweep(t *testing.T, open SweepOpener) {
 			t.Errorf("ThreadKnown(%s) after sweep = %v, want %v", tc.t.ID, got, tc.want)
 		}
 	}
+	// The swept thread's transcript went with it: a new message starts
+	// it again at entry 1.
+	if _, live, err := db.LoadTranscript(ctx, old); err != nil || len(live) != 0 {
+		t.Errorf("transcript of the swept thread = %d entries, %v; want none", len(live), err)
+	}
+	if seq, err := db.AppendEntries(ctx, old, []byte("again")); err != nil || seq != 1 {
+		t.Errorf("AppendEntries to the swept thread = %d, %v; want entry 1", seq, err)
+	}
 	// Work in flight survives every sweep.
 	if ds, _ := db.Delegations(ctx); len(ds) != 1 || ds[0].CallID != "live" {
 		t.Errorf("Delegations after sweeps = %+v, want the live one", ds)

@@ -18,6 +18,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -67,6 +68,10 @@ type Options struct {
 	// server itself. Tests that only kill clients leave it off: it is the
 	// server's disk, not neobot's logic, that fsync protects.
 	Durable bool
+	// Statements loads pg_stat_statements, so a benchmark can count the
+	// statements it sent (see [Server.Counters]), when the server has it
+	// (Debian's postgresql package does); else they count zero.
+	Statements bool
 }
 
 // Start initializes and starts a server in a new temporary directory.
@@ -96,11 +101,26 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if !opts.Durable {
 		conf += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 	}
+	if opts.Statements && s.hasLibrary("pg_stat_statements") {
+		conf += " -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+	}
 	if out, err := s.run(ctx, "pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-o", conf, "-w", "-t", "60", "start"); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "log"))
 		return nil, errors.Join(fmt.Errorf("pgtest: pg_ctl start: %w\n%s\n%s", err, out, log), os.RemoveAll(dir))
 	}
 	return s, nil
+}
+
+// hasLibrary reports whether the server's library directory (next to
+// its binaries, as Debian and the upstream layout put it, symbolic links
+// followed) holds the module name.
+func (s *Server) hasLibrary(name string) bool {
+	bin, err := filepath.EvalSymlinks(filepath.Join(s.bin, "pg_ctl"))
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(filepath.Dir(filepath.Dir(bin)), "lib", name+".so"))
+	return err == nil
 }
 
 // unprivileged returns the user a root test process runs the server as.
@@ -198,4 +218,150 @@ func Main(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// Counters are the server's activity so far: take them before and after
+// a run and subtract ([Counters.Sub]). They are exact at once (the
+// server's cumulative statistics, like pg_stat_database's commits, are
+// published up to a second late, so they are not used).
+type Counters struct {
+	// Statements is how many statements clients ran in the database
+	// (zero unless the server was started with [Options.Statements]).
+	Statements int64
+	// Writes is how many transactions that wrote something began, in
+	// any database: each committed one is a WAL flush before its client
+	// hears back (with synchronous_commit on).
+	Writes int64
+	// WALBytes is the write-ahead log written, over every database.
+	WALBytes int64
+	// CPU is the processor time the server's processes used (user and
+	// system; Linux only, zero elsewhere), to the clock tick (10 ms).
+	CPU time.Duration
+}
+
+// Sub returns c less earlier.
+func (c Counters) Sub(earlier Counters) Counters {
+	return Counters{
+		Statements: c.Statements - earlier.Statements,
+		Writes:     c.Writes - earlier.Writes,
+		WALBytes:   c.WALBytes - earlier.WALBytes,
+		CPU:        c.CPU - earlier.CPU,
+	}
+}
+
+// Statement is one statement's text, as pg_stat_statements normalizes
+// it, how many times it ran, and the time the server spent running it.
+type Statement struct {
+	Query string
+	Calls int64
+	Time  time.Duration
+}
+
+// Counters reads the server's activity, and the statements run in the
+// database at url.
+func (s *Server) Counters(ctx context.Context, url string) (Counters, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return Counters{}, fmt.Errorf("pgtest: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var c Counters
+	// The next transaction ID counts the transactions that wrote (only
+	// they are given one), and the WAL's insert position its bytes.
+	err = conn.QueryRow(ctx, `
+		SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
+			(pg_current_wal_insert_lsn() - '0/0')::bigint`).Scan(&c.Writes, &c.WALBytes)
+	if err != nil {
+		return Counters{}, fmt.Errorf("pgtest: read counters: %w", err)
+	}
+	c.CPU = s.cpu()
+	statements, err := s.statements(ctx, conn)
+	for _, st := range statements {
+		c.Statements += st.Calls
+	}
+	return c, err
+}
+
+// Statements returns the statements run in the database at url, most
+// run first, when the server was started with [Options.Statements].
+func (s *Server) Statements(ctx context.Context, url string) ([]Statement, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return s.statements(ctx, conn)
+}
+
+// statements reads pg_stat_statements in conn's database, leaving out
+// pgtest's own queries; none when the module is not loaded.
+func (s *Server) statements(ctx context.Context, conn *pgx.Conn) ([]Statement, error) {
+	var loaded bool
+	if err := conn.QueryRow(ctx, `SELECT current_setting('shared_preload_libraries') LIKE '%pg_stat_statements%'`).Scan(&loaded); err != nil || !loaded {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+		return nil, fmt.Errorf("pgtest: create pg_stat_statements: %w", err)
+	}
+	rows, err := conn.Query(ctx, `
+		SELECT query, calls, (total_exec_time * 1000)::bigint FROM pg_stat_statements
+		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+			AND query NOT LIKE '%pg_stat_%' AND query NOT LIKE 'CREATE EXTENSION%'
+		ORDER BY calls DESC, query`)
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: read pg_stat_statements: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Statement, error) {
+		var (
+			st Statement
+			us int64
+		)
+		err := row.Scan(&st.Query, &st.Calls, &us)
+		st.Time = time.Duration(us) * time.Microsecond
+		return st, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: read pg_stat_statements: %w", err)
+	}
+	return out, nil
+}
+
+// cpu is the processor time of the postmaster, its live children, and
+// the children it has reaped, read from /proc; zero when it cannot be.
+func (s *Server) cpu() time.Duration {
+	pidFile, err := os.ReadFile(filepath.Join(s.dir, "data", "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	pm, _ := strconv.Atoi(strings.SplitN(string(pidFile), "\n", 2)[0])
+	ticks := func(pid string, reaped bool) (parent int, used int64) {
+		raw, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return 0, 0
+		}
+		// The fields after the command, which is in parentheses and may
+		// hold spaces: state, ppid, ... utime (14th), stime, cutime, cstime.
+		f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+		if len(f) < 15 {
+			return 0, 0
+		}
+		parent, _ = strconv.Atoi(f[1])
+		n := 2
+		if reaped {
+			n = 4
+		}
+		for _, v := range f[11 : 11+n] {
+			t, _ := strconv.ParseInt(v, 10, 64)
+			used += t
+		}
+		return parent, used
+	}
+	_, total := ticks(strconv.Itoa(pm), true)
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		if parent, used := ticks(p.Name(), false); parent == pm {
+			total += used
+		}
+	}
+	return time.Duration(total) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }

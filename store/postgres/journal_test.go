@@ -1,0 +1,106 @@
+package postgres_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/store/postgres"
+	"github.com/neobot/neobot/store/postgres/pgtest"
+)
+
+// TestCompleteInboundLater: an answered message's mark is not waited
+// for, yet neither this instance nor the next to claim the thread runs
+// the message again: PendingIn here leaves it out while its mark cannot
+// commit (its row is locked), and Release commits the mark before the
+// thread is let go.
+func TestCompleteInboundLater(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.Database(t)
+	a, b := openURL(t, url, postgres.Options{}), openURL(t, url, postgres.Options{})
+	ca, cb := a.Claims(), b.Claims()
+	defer ca.Close()
+	defer cb.Close()
+	th := thread("lazy")
+	if ok, err := ca.Claim(ctx, th.Key()); !ok || err != nil {
+		t.Fatalf("Claim = %v, %v", ok, err)
+	}
+	for _, ev := range []string{"E1", "E2"} {
+		if _, err := a.JournalInbound(ctx, core.Inbound{Thread: th, EventID: ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pending := func(db *postgres.DB) []string {
+		t.Helper()
+		in, err := db.PendingIn(ctx, th.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, m := range in {
+			ids = append(ids, m.EventID)
+		}
+		return ids
+	}
+
+	// Hold E1's row, so that its mark waits.
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	lock, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.Exec(ctx, `SELECT 1 FROM neo_inbound WHERE event_id = 'E1' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	a.CompleteInboundLater(th, "E1")
+	if got := pending(a); len(got) != 1 || got[0] != "E2" {
+		t.Errorf("PendingIn here with E1's mark queued = %q, want [E2]", got)
+	}
+	if got := pending(b); len(got) != 2 {
+		t.Errorf("PendingIn on another instance before the mark commits = %q, want [E1 E2]", got)
+	}
+	if err := lock.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ca.Release(ctx, th.Key()); err != nil {
+		t.Fatal(err)
+	}
+	if got := pending(b); len(got) != 1 || got[0] != "E2" {
+		t.Errorf("PendingIn on the instance claiming next = %q, want [E2]", got)
+	}
+	if ok, err := cb.Claim(ctx, th.Key()); !ok || err != nil {
+		t.Errorf("Claim after Release = %v, %v", ok, err)
+	}
+}
+
+// TestCompleteInboundLaterClockAhead: a message journaled by an instance
+// whose clock runs ahead is still marked done by the one that answered
+// it; else it would resume again and again.
+func TestCompleteInboundLaterClockAhead(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.Database(t)
+	ahead := func() time.Time { return time.Now().Add(time.Hour) }
+	a, b := openURL(t, url, postgres.Options{}), openURL(t, url, postgres.Options{Now: ahead})
+	th := thread("skew")
+	if _, err := b.JournalInbound(ctx, core.Inbound{Thread: th, EventID: "E1"}); err != nil {
+		t.Fatal(err)
+	}
+	ca := a.Claims()
+	defer ca.Close()
+	if ok, err := ca.Claim(ctx, th.Key()); !ok || err != nil {
+		t.Fatalf("Claim = %v, %v", ok, err)
+	}
+	a.CompleteInboundLater(th, "E1")
+	if err := ca.Release(ctx, th.Key()); err != nil {
+		t.Fatal(err)
+	}
+	if in, err := b.PendingIn(ctx, th.Key()); err != nil || len(in) != 0 {
+		t.Errorf("PendingIn after the mark = %d messages, %v; want none", len(in), err)
+	}
+}
