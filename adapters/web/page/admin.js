@@ -58,14 +58,6 @@
     }
   }
 
-  function cell(tr, text, cls) {
-    const td = document.createElement("td");
-    td.textContent = text;
-    if (cls) td.className = cls;
-    tr.append(td);
-    return td;
-  }
-
   const when = (at) => at ? at.replace("T", " ").replace(/\.\d+/, "").replace("Z", "") : "";
 
   async function start() {
@@ -96,24 +88,22 @@
       if (!(e instanceof Refused)) say("error", e.message);
       return;
     }
-    const body = $("places").tBodies[0];
-    body.replaceChildren();
+    const list = $("places");
+    list.replaceChildren();
     for (const v of vs) {
-      const tr = document.createElement("tr");
-      const th = document.createElement("th");
-      th.scope = "row";
-      th.textContent = v.place;
-      tr.append(th);
-      cell(tr, String(v.version));
-      cell(tr, v.settings.skill || "(the file's)");
-      cell(tr, v.by + ", " + when(v.at));
+      const li = document.createElement("li");
+      const name = document.createElement("strong");
+      name.textContent = v.place;
+      const meta = document.createElement("span");
+      meta.className = "hint";
+      meta.textContent = "skill " + (v.settings.skill || "(the file's)") + " · version " + v.version + ", by " + v.by + " at " + when(v.at) + " UTC";
       const b = document.createElement("button");
       b.type = "button";
       b.textContent = "Edit";
       b.setAttribute("aria-label", "Edit " + v.place);
       b.addEventListener("click", () => edit(v.place));
-      cell(tr, "").append(b);
-      body.append(tr);
+      li.append(name, meta, b);
+      list.append(li);
     }
     $("no-places").hidden = vs.length > 0;
   }
@@ -136,15 +126,20 @@
     $("f-daily").value = s.daily_tokens || "";
     $("f-spend").value = s.spend === undefined || s.spend === null ? "" : String(s.spend);
     $("f-approvers").value = (s.approvers || []).join(", ");
-    const body = $("history").tBodies[0];
-    body.replaceChildren();
+    const list = $("history");
+    list.replaceChildren();
     for (const v of h.slice().reverse()) {
-      const tr = document.createElement("tr");
-      cell(tr, String(v.version));
-      cell(tr, when(v.at));
-      cell(tr, v.by);
-      cell(tr, changes(v.before || {}, v.settings).join("\n"), "changes");
-      body.append(tr);
+      const li = document.createElement("li");
+      const head = document.createElement("strong");
+      head.textContent = "Version " + v.version;
+      const meta = document.createElement("span");
+      meta.className = "hint";
+      meta.textContent = "by " + v.by + " at " + when(v.at) + " UTC";
+      const what = document.createElement("span");
+      what.className = "changes";
+      what.textContent = changes(v.before || {}, v.settings).join("\n") || "(nothing changed)";
+      li.append(head, meta, what);
+      list.append(li);
     }
     $("no-history").hidden = h.length > 0;
     $("editor").hidden = false;
