@@ -1,7 +1,10 @@
 package main
 
 import (
+	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -177,6 +180,72 @@ func waitLines(t *testing.T, p *process, n int, want ...string) {
 		case <-p.done:
 			t.Fatalf("neobot stopped before writing %d lines with %q:\n%s", n, want, p.output.String())
 		case <-time.After(10 * time.Millisecond): // polling the process's output, not timing it
+		}
+	}
+}
+
+// TestAdminPageSlackSignIn: a Slack workspace admin (users.info is_admin,
+// as slacktest reports it) who signs in with Slack on the admin page sees
+// and changes their own workspace's places alone, recorded as
+// slack:<team>/<user>; a member who signs in is refused with 403 and told
+// why. No sign-in secret reaches the log.
+func TestAdminPageSlackSignIn(t *testing.T) {
+	w := newSlackWorld(t)
+	addr := freeAddr(t)
+	w.env["NEO_WEB_ADDR"], w.env["SLACK_CLIENT_ID"], w.env["SLACK_CLIENT_SECRET"] = addr, slacktest.ClientID, slacktest.ClientSecret
+	w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+		"reader": map[string]any{"instructions": "You only read.", "side_effects": map[string]string{"read": "allow"}},
+	}})
+	w.slack.SetOIDCClient(slacktest.ClientID, slacktest.ClientSecret)
+	w.slack.SetAdmin("UADA")
+	p := w.start(t, 1)
+	base := "http://" + addr
+	waitHTTP(t, base+"/v1/openapi.json", p)
+
+	signin := func(user string) (*http.Response, string) {
+		jar, _ := cookiejar.New(nil)
+		w.slack.SignIn(jar, user)
+		resp, err := (&http.Client{Jar: jar}).Get(base + "/admin/signin/slack")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, string(body)
+	}
+	resp, body := signin("UMAX")
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "not an admin or owner of workspace "+slacktest.TeamID) {
+		t.Errorf("a member's sign-in ended %d:\n%s\nwant 403 saying why", resp.StatusCode, body)
+	}
+	resp, _ = signin("UADA")
+	session, _ := url.ParseQuery(resp.Request.URL.Fragment)
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/admin" || session.Get("session") == "" {
+		t.Fatalf("the admin's sign-in ended %d at %s; want the admin page with a session", resp.StatusCode, resp.Request.URL.Path)
+	}
+	call := func(method, path, body string) (int, string) {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+session.Get("session"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(data)
+	}
+	own := "slack:" + slacktest.TeamID + "/C0GENERAL"
+	if code, body := call("POST", "/v1/admin/places", `{"place":"`+own+`","version":1,"settings":{"skill":"reader"}}`); code != http.StatusOK || !strings.Contains(body, `"by":"slack:`+slacktest.TeamID+`/UADA"`) {
+		t.Errorf("the admin's change of %s: %d %s", own, code, body)
+	}
+	if code, body := call("POST", "/v1/admin/places", `{"place":"slack:T0OTHER/C1","version":1,"settings":{"skill":"reader"}}`); code != http.StatusForbidden {
+		t.Errorf("the admin's change of another workspace's channel: %d %s; want 403", code, body)
+	}
+	if code, body := call("GET", "/v1/admin/me", ""); code != http.StatusOK || !strings.Contains(body, `"team":"`+slacktest.TeamID+`"`) {
+		t.Errorf("me: %d %s", code, body)
+	}
+	for _, secret := range append(w.slack.SignInSecrets(), session.Get("session"), slacktest.ClientSecret) {
+		if strings.Contains(p.output.String(), secret) {
+			t.Errorf("the log holds a sign-in secret %q", secret)
 		}
 	}
 }
