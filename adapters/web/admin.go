@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -60,6 +61,9 @@ const (
 	adminCallbackPath = "/admin/signin/slack/callback"
 	adminStateCookie  = "neobot_admin_state"
 )
+
+// slackPersonRe is a Slack person as Options.Admins lists them.
+var slackPersonRe = regexp.MustCompile(`^slack:[A-Z0-9]+/[A-Z0-9]+$`)
 
 // governor is who may govern, and where.
 type governor struct {

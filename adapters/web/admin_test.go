@@ -257,3 +257,14 @@ func TestAdminPageServed(t *testing.T) {
 		t.Errorf("GET /admin: %d %q", resp.StatusCode, body)
 	}
 }
+
+// TestAdminsChecked: an admin entry that is neither a web user name nor a
+// Slack person stops the adapter, naming it.
+func TestAdminsChecked(t *testing.T) {
+	for _, bad := range []string{"Alice Smith", "slack:T1", "U0456", "slack:t1/u1"} {
+		_, err := New(Options{Hub: intaketest.NewHub(intaketest.NewThreads()), History: history{}, Admins: []string{"alice", bad}})
+		if err == nil || !strings.Contains(err.Error(), "NEO_WEB_ADMINS") {
+			t.Errorf("admin %q: %v; want a refusal", bad, err)
+		}
+	}
+}

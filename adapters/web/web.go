@@ -169,6 +169,11 @@ func New(opts Options) (*Adapter, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	for _, id := range opts.Admins {
+		if !userRe.MatchString(id) && !slackPersonRe.MatchString(id) {
+			return nil, fmt.Errorf("web: admin %q is neither a web user name nor a Slack person written slack:T0123/U0456 (NEO_WEB_ADMINS)", clip(id))
+		}
+	}
 	a := &Adapter{
 		opts: opts, auth: newAuth(opts.Users, opts.Now), feed: newFeed(opts.Now(), opts.FeedBytes, opts.FeedConversationBytes),
 		intake: intake.Intake{Hub: opts.Hub, Stops: opts.Gates, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger},

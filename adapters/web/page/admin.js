@@ -195,7 +195,11 @@
     start();
   });
 
-  $("signout").addEventListener("click", () => signOut("", !$("slack-signin").hidden));
+  $("signout").addEventListener("click", async () => {
+    sessionStorage.removeItem("neo-token");
+    const probe = await fetch("/v1/admin/me").then((r) => r.json()).catch(() => ({}));
+    signOut("", probe.slack_signin);
+  });
 
   start();
 })();
