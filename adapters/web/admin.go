@@ -2,7 +2,11 @@ package web
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -11,7 +15,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/neobot/neobot/core/governance"
@@ -76,42 +79,47 @@ func (g governor) may(place string) bool {
 	return g.team == "" || place == "slack:"+g.team || strings.HasPrefix(place, "slack:"+g.team+"/")
 }
 
-// adminSessions are the admin page's Slack sign-ins, by token hash.
-type adminSessions struct {
-	mu sync.Mutex
-	m  map[string]adminSession
+// adminSessions are the admin page's Slack sign-ins: a token names who
+// signed in, where they govern and until when, signed with the key, so
+// every instance holding the same key takes it.
+type adminSessions struct{ key []byte }
+
+type sealedSession struct {
+	By      string `json:"by"`
+	Team    string `json:"team,omitempty"`
+	Expires int64  `json:"exp"`
 }
 
-type adminSession struct {
-	governor
-	expires time.Time
+func (s adminSessions) mac(payload string) []byte {
+	m := hmac.New(sha256.New, s.key)
+	m.Write([]byte("neobot admin session\x00" + payload))
+	return m.Sum(nil)
 }
 
-func (s *adminSessions) add(g governor, now time.Time) (string, error) {
-	token, hash, err := NewToken()
+// add returns a token for g, good for adminSessionTTL from now.
+func (s adminSessions) add(g governor, now time.Time) (string, error) {
+	data, err := json.Marshal(sealedSession{By: g.by, Team: g.team, Expires: now.Add(adminSessionTTL).Unix()})
 	if err != nil {
 		return "", err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, v := range s.m {
-		if now.After(v.expires) {
-			delete(s.m, k)
-		}
-	}
-	s.m[hash] = adminSession{governor: g, expires: now.Add(adminSessionTTL)}
-	return token, nil
+	payload := base64.RawURLEncoding.EncodeToString(data)
+	return "neoadm_" + payload + "." + base64.RawURLEncoding.EncodeToString(s.mac(payload)), nil
 }
 
-func (s *adminSessions) get(hash string, now time.Time) (governor, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for h, v := range s.m {
-		if subtle.ConstantTimeCompare([]byte(h), []byte(hash)) == 1 && now.Before(v.expires) {
-			return v.governor, true
-		}
+// get returns who token was given to, when it is one of add's and has
+// not expired.
+func (s adminSessions) get(token string, now time.Time) (governor, bool) {
+	payload, sig, ok := strings.Cut(strings.TrimPrefix(token, "neoadm_"), ".")
+	got, err := base64.RawURLEncoding.DecodeString(sig)
+	if !ok || !strings.HasPrefix(token, "neoadm_") || err != nil || !hmac.Equal(got, s.mac(payload)) {
+		return governor{}, false
 	}
-	return governor{}, false
+	data, err := base64.RawURLEncoding.DecodeString(payload)
+	var ss sealedSession
+	if err != nil || json.Unmarshal(data, &ss) != nil || !now.Before(time.Unix(ss.Expires, 0)) || ss.By == "" {
+		return governor{}, false
+	}
+	return governor{by: ss.By, team: ss.Team}, true
 }
 
 // listed reports whether id ("alice", "slack:T1/U1") is in Options.Admins.
@@ -141,7 +149,7 @@ func (a *Adapter) governor(w http.ResponseWriter, r *http.Request) (governor, bo
 	if !ok || token == "" {
 		return refuse(http.StatusUnauthorized, "Sign in first: with your web chat token, or with Slack.")
 	}
-	if g, ok := a.adminSessions.get(HashToken(strings.TrimSpace(token)), a.opts.Now()); ok {
+	if g, ok := a.adminSessions.get(strings.TrimSpace(token), a.opts.Now()); ok {
 		return g, true
 	}
 	user := a.auth.user(r)

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
 	"github.com/neobot/neobot/core/governance"
@@ -266,5 +268,30 @@ func TestAdminsChecked(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "NEO_WEB_ADMINS") {
 			t.Errorf("admin %q: %v; want a refusal", bad, err)
 		}
+	}
+}
+
+// TestAdminSessions: a Slack sign-in's session is taken wherever the key
+// is the same, and nowhere else; changed, or expired, it opens nothing.
+func TestAdminSessions(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	one, other := adminSessions{key: []byte("key one")}, adminSessions{key: []byte("key two")}
+	token, err := one.add(governor{by: "slack:T1/U1", team: "T1"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := (adminSessions{key: []byte("key one")}).get(token, now.Add(time.Hour)); !ok || g.by != "slack:T1/U1" || g.team != "T1" {
+		t.Errorf("same key: %+v %v", g, ok)
+	}
+	if _, ok := other.get(token, now); ok {
+		t.Error("another key took the session")
+	}
+	if _, ok := one.get(token, now.Add(adminSessionTTL)); ok {
+		t.Error("an expired session was taken")
+	}
+	forged, _ := json.Marshal(sealedSession{By: "slack:T1/U1", Expires: now.Add(time.Hour).Unix()}) // no team: every place
+	_, sig, _ := strings.Cut(strings.TrimPrefix(token, "neoadm_"), ".")
+	if _, ok := one.get("neoadm_"+base64.RawURLEncoding.EncodeToString(forged)+"."+sig, now); ok {
+		t.Error("a session whose payload was changed was taken")
 	}
 }

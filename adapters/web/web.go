@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -127,6 +128,9 @@ type Options struct {
 	// "https://neo.example.com": Slack sends the admin page's sign-in
 	// back there.
 	PageURL string
+	// SessionKey signs the admin page's Slack sign-ins, so every instance
+	// with the same key takes them; nil: a key of this process alone.
+	SessionKey []byte
 	// Now tells the time (default time.Now).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -178,7 +182,11 @@ func New(opts Options) (*Adapter, error) {
 		opts: opts, auth: newAuth(opts.Users, opts.Now), feed: newFeed(opts.Now(), opts.FeedBytes, opts.FeedConversationBytes),
 		intake: intake.Intake{Hub: opts.Hub, Stops: opts.Gates, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger},
 		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}}, pending: pendingGates{m: map[string]pendingGate{}},
-		adminSessions: adminSessions{m: map[string]adminSession{}},
+	}
+	a.adminSessions.key = opts.SessionKey
+	if a.adminSessions.key == nil {
+		a.adminSessions.key = make([]byte, 32)
+		_, _ = rand.Read(a.adminSessions.key) // never fails (crypto/rand)
 	}
 	if opts.Relay != nil {
 		a.notes = make(chan []byte, relaying)

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/core/governance"
 	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/core/mcp/oauth"
 )
 
 // adminPage sets up the web chat's admin page (docs/governance.md): the
@@ -19,6 +21,12 @@ import (
 // NEO_WEB_ADMINS and, with Sign in with Slack, Slack workspace admins.
 func adminPage(cfg *Config, a *app, o *web.Options) {
 	o.Admins, o.PageURL = cfg.WebAdmins, cfg.webPage()
+	if key, err := oauth.ParseKey(cfg.SecretKey.Reveal()); err == nil && cfg.SecretKey != "" {
+		// Every instance with the key takes a Slack sign-in any of them
+		// made; a key of its own, so it opens nothing else.
+		sum := sha256.Sum256(append([]byte("neobot web admin sessions\x00"), key...))
+		o.SessionKey = sum[:]
+	}
 	places, ok := a.db.(governance.Store)
 	if !ok || a.reapply == nil {
 		return

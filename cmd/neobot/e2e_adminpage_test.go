@@ -187,20 +187,28 @@ func waitLines(t *testing.T, p *process, n int, want ...string) {
 // TestAdminPageSlackSignIn: a Slack workspace admin (users.info is_admin,
 // as slacktest reports it) who signs in with Slack on the admin page sees
 // and changes their own workspace's places alone, recorded as
-// slack:<team>/<user>; a member who signs in is refused with 403 and told
-// why. No sign-in secret reaches the log.
+// slack:<team>/<user>, on either of two instances on PostgreSQL sharing
+// NEO_SECRET_KEY; a member who signs in is refused with 403 and told why.
+// No sign-in secret reaches the log.
 func TestAdminPageSlackSignIn(t *testing.T) {
-	w := newSlackWorld(t)
-	addr := freeAddr(t)
-	w.env["NEO_WEB_ADDR"], w.env["SLACK_CLIENT_ID"], w.env["SLACK_CLIENT_SECRET"] = addr, slacktest.ClientID, slacktest.ClientSecret
+	w := newClusterWorld(t)
+	w.env["SLACK_CLIENT_ID"], w.env["SLACK_CLIENT_SECRET"] = slacktest.ClientID, slacktest.ClientSecret
+	w.env["NEO_SECRET_KEY"] = strings.Repeat("5e", 32)
 	w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
 		"reader": map[string]any{"instructions": "You only read.", "side_effects": map[string]string{"read": "allow"}},
 	}})
 	w.slack.SetOIDCClient(slacktest.ClientID, slacktest.ClientSecret)
 	w.slack.SetAdmin("UADA")
-	p := w.start(t, 1)
-	base := "http://" + addr
-	waitHTTP(t, base+"/v1/openapi.json", p)
+	var bases []string
+	var procs []*process
+	for n := 1; n <= 2; n++ {
+		addr := freeAddr(t)
+		w.env["NEO_WEB_ADDR"] = addr
+		p := w.start(t, n)
+		waitHTTP(t, "http://"+addr+"/v1/openapi.json", p)
+		bases, procs = append(bases, "http://"+addr), append(procs, p)
+	}
+	base := bases[0]
 
 	signin := func(user string) (*http.Response, string) {
 		jar, _ := cookiejar.New(nil)
@@ -223,7 +231,7 @@ func TestAdminPageSlackSignIn(t *testing.T) {
 		t.Fatalf("the admin's sign-in ended %d at %s; want the admin page with a session", resp.StatusCode, resp.Request.URL.Path)
 	}
 	call := func(method, path, body string) (int, string) {
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req, _ := http.NewRequest(method, bases[1]+path, strings.NewReader(body)) // the other instance
 		req.Header.Set("Authorization", "Bearer "+session.Get("session"))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -244,8 +252,10 @@ func TestAdminPageSlackSignIn(t *testing.T) {
 		t.Errorf("me: %d %s", code, body)
 	}
 	for _, secret := range append(w.slack.SignInSecrets(), session.Get("session"), slacktest.ClientSecret) {
-		if strings.Contains(p.output.String(), secret) {
-			t.Errorf("the log holds a sign-in secret %q", secret)
+		for _, p := range procs {
+			if strings.Contains(p.output.String(), secret) {
+				t.Errorf("the log holds a sign-in secret %q", secret)
+			}
 		}
 	}
 }
