@@ -255,7 +255,7 @@ func (a *Adapter) setPlace(w http.ResponseWriter, r *http.Request, g governor) {
 	case errors.As(err, &bad):
 		apiError(w, http.StatusBadRequest, bad.Error())
 	case errors.Is(err, governance.ErrConflict):
-		apiError(w, http.StatusConflict, "Someone changed this place's settings since you read them, so your change was not saved. Reload the place, then make your change again.")
+		apiError(w, http.StatusConflict, "Someone changed this place's settings since you read them, so your change was not saved. Read them again (Edit, on the admin page), then make your change again.")
 	case err != nil:
 		a.log.Error().Err(err).Str("place", body.Place).Msg("web: admin: change a place's settings")
 		apiError(w, http.StatusInternalServerError, "The change could not be saved or applied; reload the place to see whether it was, then try again.")

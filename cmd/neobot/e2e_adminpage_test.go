@@ -22,7 +22,9 @@ import (
 // first in Chromium, at a desktop's and then a phone's size, and changes a
 // Slack channel's skill and instructions; the next turn in that channel
 // on either instance is told them, and the change is in the page's audit
-// list, by web:alice. A web user who is not an admin is refused with 403
+// list, by web:alice; a save from a stale read (the place changed
+// meanwhile through the other instance) is refused, the page saying why
+// beside the form. A web user who is not an admin is refused with 403
 // and told why, on the page and through its API. The page passes axe-core
 // signed out, refused and editing, on both screens.
 func TestAdminPageAppliesOnEveryInstance(t *testing.T) {
@@ -112,8 +114,8 @@ func TestAdminPageAppliesOnEveryInstance(t *testing.T) {
 				chromedp.WaitVisible(chromedp.ID("f-skill")))
 			pg.do("change its skill and instructions", chromedp.SetValue(chromedp.ID("f-skill"), "reader"),
 				chromedp.SetValue(chromedp.ID("f-instructions"), s.instructions), chromedp.Click(chromedp.CSS(`#edit-form button[type=submit]`)),
-				chromedp.WaitVisible(chromedp.ID("saved")))
-			if got := eval[string](pg, `document.getElementById("saved").textContent`); !strings.Contains(got, "Saved version "+string(rune('1'+i))) {
+				chromedp.WaitVisible(chromedp.ID("edit-saved")))
+			if got := eval[string](pg, `document.getElementById("edit-saved").textContent`); !strings.Contains(got, "Saved version "+string(rune('1'+i))) {
 				t.Errorf("the page said %q after saving", got)
 			}
 			audit := eval[string](pg, `document.getElementById("history").children[0].textContent`)
@@ -137,6 +139,27 @@ func TestAdminPageAppliesOnEveryInstance(t *testing.T) {
 				w.slack.Via(n)
 				d := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hello"})
 				w.answerIn(t, "C0GENERAL", d.TS, "Ahoy.")
+			}
+			if i == 1 {
+				// Someone else changes the place meanwhile, through the other
+				// instance: the page's next save is refused, saying why.
+				req, _ := http.NewRequest("POST", bases[1]+"/v1/admin/places", strings.NewReader(
+					`{"place":"`+place+`","version":3,"settings":{"skill":"reader","instructions":"Answer like a parrot.","model":"m2"}}`))
+				req.Header.Set("Authorization", "Bearer "+tokens["alice"])
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("alice's change through the other instance: %d", resp.StatusCode)
+				}
+				pg.do("save from a stale read", chromedp.SetValue(chromedp.ID("f-instructions"), "Answer like a cat."),
+					chromedp.Click(chromedp.CSS(`#edit-form button[type=submit]`)), chromedp.WaitVisible(chromedp.ID("edit-error")))
+				if got := eval[string](pg, `document.getElementById("edit-error").textContent`); !strings.Contains(got, "Someone changed this place's settings since you read them") {
+					t.Errorf("a save from a stale read said %q", got)
+				}
+				pg.shot("stale")
 			}
 			mu.Lock()
 			defer mu.Unlock()

@@ -50,8 +50,9 @@
     $("slack-signin").hidden = !slack;
   }
 
+  // say shows text in element id, hiding the messages shown before.
   function say(id, text) {
-    $("error").hidden = $("saved").hidden = true;
+    $("error").hidden = $("edit-error").hidden = $("edit-saved").hidden = true;
     if (id) {
       $(id).textContent = text;
       $(id).hidden = false;
@@ -173,9 +174,9 @@
       const v = await api("POST", "/v1/admin/places", { place: open.place, version: open.version + 1, settings });
       await places();
       await edit(v.place);
-      say("saved", "Saved version " + v.version + " of " + v.place + ". Skill, instructions and spend apply from its next turn, on every instance.");
+      say("edit-saved", "Saved version " + v.version + " of " + v.place + ". Skill, instructions and spend apply from its next turn, on every instance.");
     } catch (e) {
-      if (!(e instanceof Refused)) say("error", e.message);
+      if (!(e instanceof Refused)) say("edit-error", e.message);
     }
   });
 
