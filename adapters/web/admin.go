@@ -34,6 +34,9 @@ type Governor interface {
 	// it returns: a governance.Invalid when v does not check, and
 	// governance.ErrConflict when v.Number is not the newest plus one.
 	SetPlace(ctx context.Context, v governance.Version) (governance.Version, error)
+	// Skills names the skills the settings file defines, for the page to
+	// offer.
+	Skills() []string
 }
 
 // SlackSignIn proves who opens the admin page with Sign in with Slack,
@@ -184,7 +187,7 @@ func (a *Adapter) adminRoutes(mux *http.ServeMux) {
 		http.ServeFileFS(w, r, pageFS(), "admin.html")
 	})
 	mux.HandleFunc("GET /v1/admin/me", a.governed(func(w http.ResponseWriter, r *http.Request, g governor) {
-		writeJSON(w, http.StatusOK, map[string]string{"by": g.by, "team": g.team})
+		writeJSON(w, http.StatusOK, map[string]any{"by": g.by, "team": g.team, "skills": a.opts.Governor.Skills()})
 	}))
 	mux.HandleFunc("GET /v1/admin/places", a.governed(func(w http.ResponseWriter, r *http.Request, g governor) {
 		vs, err := a.opts.Governor.Places(r.Context())

@@ -59,6 +59,8 @@ func (p *places) SetPlace(_ context.Context, v governance.Version) (governance.V
 	return v, nil
 }
 
+func (p *places) Skills() []string { return []string{"default", "reader"} }
+
 // slackPeople is a SlackSignIn whose codes name who signs in.
 type slackPeople map[string]SlackPerson
 

@@ -52,6 +52,15 @@ func (p placeWriter) PlaceHistory(ctx context.Context, place string) ([]governan
 	return p.s.PlaceHistory(ctx, place)
 }
 
+// Skills names the skills the settings file defines.
+func (p placeWriter) Skills() []string {
+	var names []string
+	for _, sk := range p.skills.Skills() {
+		names = append(names, sk.Name)
+	}
+	return names
+}
+
 // slackAdmins is Sign in with Slack for the admin page, and users.info
 // (with the bot's token) for whether who signed in is an admin or owner
 // of their workspace.

@@ -110,6 +110,9 @@ func TestAdminPageAppliesOnEveryInstance(t *testing.T) {
 
 			pg.do("sign in as alice", chromedp.SetValue(chromedp.ID("token"), tokens["alice"]), chromedp.Click(chromedp.CSS(`#token-form button`)),
 				chromedp.WaitVisible(chromedp.ID("open-place")))
+			if got := eval[string](pg, `[...document.querySelectorAll("#skills option")].map((o) => o.value).join(",")`); !strings.Contains(got, "reader") {
+				t.Errorf("the page offers the skills %q; want the settings file's", got)
+			}
 			pg.do("open the channel", chromedp.SetValue(chromedp.ID("open-place"), place), chromedp.Click(chromedp.CSS(`#open-form button`)),
 				chromedp.WaitVisible(chromedp.ID("f-skill")))
 			pg.do("change its skill and instructions", chromedp.SetValue(chromedp.ID("f-skill"), "reader"),

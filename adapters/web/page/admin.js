@@ -75,6 +75,7 @@
       return;
     }
     $("who").textContent = me.by;
+    $("skills").replaceChildren(...(me.skills || []).map((name) => Object.assign(document.createElement("option"), { value: name })));
     $("scope").textContent = me.team ? " (admin of Slack workspace " + me.team + ": its places only)" : "";
     $("signin").hidden = true;
     $("app").hidden = false;
