@@ -86,6 +86,15 @@ func TestAdminPageAppliesOnEveryInstance(t *testing.T) {
 		}
 	}
 
+	t.Cleanup(func() {
+		for _, p := range procs {
+			for name, token := range tokens {
+				if strings.Contains(p.output.String(), token) {
+					t.Errorf("the log holds %s's token", name)
+				}
+			}
+		}
+	})
 	for i, s := range []struct {
 		screen
 		instructions string
