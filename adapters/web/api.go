@@ -87,6 +87,7 @@ func (a *Adapter) routes() *http.ServeMux {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openAPI)
 	})
+	a.adminRoutes(mux)
 	page(mux)
 	return mux
 }

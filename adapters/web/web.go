@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -112,6 +113,24 @@ type Options struct {
 	// them and a restart keeps them (the store); nil keeps them in this
 	// process's memory.
 	Files Files
+	// Governor reads and changes the places' settings for the admin page
+	// (/admin); nil: the page says there is nothing to govern.
+	Governor Governor
+	// Admins may use the admin page for every place: web user names
+	// ("alice") and Slack people ("slack:T0123/U0456"). Nobody else may,
+	// but Slack workspace admins signed in with Slack, for their own
+	// workspace's places (NEO_WEB_ADMINS).
+	Admins []string
+	// SlackSignIn lets Slack people sign in to the admin page; nil: only
+	// web users may.
+	SlackSignIn SlackSignIn
+	// PageURL is where browsers reach this listener, such as
+	// "https://neo.example.com": Slack sends the admin page's sign-in
+	// back there.
+	PageURL string
+	// SessionKey signs the admin page's Slack sign-ins, so every instance
+	// with the same key takes them; nil: a key of this process alone.
+	SessionKey []byte
 	// Now tells the time (default time.Now).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -134,15 +153,16 @@ type Adapter struct {
 	mux    *http.ServeMux
 	log    zerolog.Logger
 
-	listening atomic.Bool
-	created   createdSet
-	pending   pendingGates
-	files     Files        // uploads and tools' files: Options.Files, or mem
-	mem       *memFiles    // files in memory when Options.Files is nil
-	stopping  sync.Map     // conversation ID -> true: its owner pressed Stop in the running turn
-	unechoed  sync.Map     // event ID -> messageData: a message taken here, not shown yet (echo)
-	notes     chan []byte  // for the other instances (tell), sent by Run
-	dropped   atomic.Int64 // notes the relay could not take (tell)
+	listening     atomic.Bool
+	created       createdSet
+	pending       pendingGates
+	files         Files         // uploads and tools' files: Options.Files, or mem
+	mem           *memFiles     // files in memory when Options.Files is nil
+	stopping      sync.Map      // conversation ID -> true: its owner pressed Stop in the running turn
+	unechoed      sync.Map      // event ID -> messageData: a message taken here, not shown yet (echo)
+	adminSessions adminSessions // the admin page's Slack sign-ins
+	notes         chan []byte   // for the other instances (tell), sent by Run
+	dropped       atomic.Int64  // notes the relay could not take (tell)
 }
 
 // New checks opts and builds the adapter.
@@ -153,10 +173,20 @@ func New(opts Options) (*Adapter, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	for _, id := range opts.Admins {
+		if !userRe.MatchString(id) && !slackPersonRe.MatchString(id) {
+			return nil, fmt.Errorf("web: admin %q is neither a web user name nor a Slack person written slack:T0123/U0456 (NEO_WEB_ADMINS)", clip(id))
+		}
+	}
 	a := &Adapter{
 		opts: opts, auth: newAuth(opts.Users, opts.Now), feed: newFeed(opts.Now(), opts.FeedBytes, opts.FeedConversationBytes),
 		intake: intake.Intake{Hub: opts.Hub, Stops: opts.Gates, Limits: intake.Limits{MaxText: opts.MaxText, Quota: opts.Quota}, Log: opts.Logger},
 		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}}, pending: pendingGates{m: map[string]pendingGate{}},
+	}
+	a.adminSessions.key = opts.SessionKey
+	if a.adminSessions.key == nil {
+		a.adminSessions.key = make([]byte, 32)
+		_, _ = rand.Read(a.adminSessions.key) // never fails (crypto/rand)
 	}
 	if opts.Relay != nil {
 		a.notes = make(chan []byte, relaying)

@@ -72,6 +72,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 		return err
 	}
 	defer stopGovern()
+	a.reapply = reapply
 	if err := cfg.spendAuthority(cfg.DaemonURL != "" || a.surface.HasSpendTools()); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
@@ -282,6 +283,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 		if a.links != nil {
 			wopts.Connector = a.links // the chat page proves who opens a connect link
 		}
+		adminPage(cfg, a, &wopts)
 		wa, err := web.New(wopts)
 		if err != nil {
 			return nil, err

@@ -44,6 +44,9 @@ type app struct {
 	agent   *agent.Agent
 	skills  *skill.Set     // nil: the built-in default everywhere
 	links   *connect.Links // nil without NEO_SECRET_KEY: per_user connect links
+	// reapply applies the stored place settings on this instance after a
+	// change (governPlaces); nil for commands that change none.
+	reapply func(context.Context) error
 }
 
 // buildOptions says which parts a command needs.

@@ -110,6 +110,7 @@ type Config struct {
 	WebAddr        string
 	WebUsers       []string
 	WebApprovers   []string
+	WebAdmins      []string
 	WebSpendUsers  []string
 	WebCORSOrigins []string
 
@@ -332,6 +333,7 @@ func settings() []setting {
 		{env: "NEO_WEB_USERS", flag: "web-users", usage: "web users and the SHA-256 of their tokens, name=<hash> (comma-separated); neobot web token NAME makes a pair", set: list(func(c *Config) *[]string { return &c.WebUsers })},
 		{env: "NEO_WEB_SPEND_USERS", flag: "web-spend-users", usage: "web users who may ask Neo for spends (comma-separated); empty, nobody on the web may", set: list(func(c *Config) *[]string { return &c.WebSpendUsers })},
 		{env: "NEO_WEB_APPROVERS", flag: "web-approvers", usage: "web users who may answer approvals besides the requester (comma-separated)", set: list(func(c *Config) *[]string { return &c.WebApprovers })},
+		{env: "NEO_WEB_ADMINS", flag: "web-admins", usage: "who may use the web chat's admin page (/admin) for every place's settings: web user names and Slack people as slack:T0123/U0456 (comma-separated); empty, nobody but Slack workspace admins signed in with Slack (SLACK_CLIENT_ID), for their own workspace. Add <the web page>/admin/signin/slack/callback as a redirect of the Slack app", set: list(func(c *Config) *[]string { return &c.WebAdmins })},
 		{env: "NEO_WEB_CORS_ORIGINS", flag: "web-cors-origins", usage: "origins whose pages may call the web API (comma-separated); empty sends no CORS headers", set: list(func(c *Config) *[]string { return &c.WebCORSOrigins })},
 		{env: "NEO_WEB_STREAMS_PER_USER", flag: "web-streams-per-user", def: "4", usage: "live event streams one web user may hold open; past it the next is answered 429 with Retry-After; 0 is no limit", set: count(func(c *Config) *int { return &c.WebStreamsPerUser })},
 		{env: "NEO_WEB_FEED_BYTES", flag: "web-feed-bytes", def: "33554432", usage: "bytes of events kept in memory for web pages that reconnect, all conversations together; past it the conversations idle longest are forgotten (their pages reload)", set: count(func(c *Config) *int { return &c.WebFeedBytes })},

@@ -149,7 +149,15 @@ func openPage(t *testing.T, s screen, env ...map[string]string) *page {
 	browserModel(t, w.model, w.dir)
 	pg := &page{t: t, w: w}
 	pg.startServer()
+	pg.openBrowser(s, browser)
+	return pg
+}
 
+// openBrowser starts a headless Chromium of size s for pg, on no page
+// yet.
+func (pg *page) openBrowser(s screen, browser string) {
+	t := pg.t
+	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
 		chromedp.WindowSize(s.width, s.height))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -169,7 +177,6 @@ func openPage(t *testing.T, s screen, env ...map[string]string) *page {
 		t.Fatal(err)
 	}
 	t.Logf("screenshots in %s", pg.shots)
-	return pg
 }
 
 // startServer starts neobot web on the world's address.

@@ -34,13 +34,9 @@ func (a adminAPI) registerPlaces(mux *http.ServeMux, s governance.Store, skills 
 			http.Error(w, "body: want a version of a place's settings: {\"place\", \"version\", \"by\", \"settings\"}", http.StatusBadRequest)
 			return
 		}
-		v, status, err := storePlace(r.Context(), s, skills, v)
+		v, err := placeWriter{s: s, skills: skills, applied: applied}.SetPlace(r.Context(), v)
 		if err != nil {
-			http.Error(w, err.Error(), status)
-			return
-		}
-		if err := applied(r.Context()); err != nil {
-			http.Error(w, "stored, but not applied: "+err.Error(), http.StatusInternalServerError)
+			http.Error(w, err.Error(), placeStatus(err))
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -48,33 +44,55 @@ func (a adminAPI) registerPlaces(mux *http.ServeMux, s governance.Store, skills 
 	})
 }
 
-// storePlace checks a version a client made and stores it, stamped now,
-// with the settings it replaces; it returns the HTTP status of a refusal.
-func storePlace(ctx context.Context, s governance.Store, skills *skill.Set, v governance.Version) (governance.Version, int, error) {
+// placeWriter is the one way a client's version of a place's settings is
+// stored and applied: the admin API and the web chat's admin page both
+// go through it.
+type placeWriter struct {
+	s       governance.Store
+	skills  *skill.Set
+	applied func(context.Context) error // applies the stored settings on this instance
+}
+
+// SetPlace checks v, a version a client made, stores it stamped now with
+// the settings it replaces, and applies it before it returns. A refusal
+// for what v says is a governance.Invalid; a stale version,
+// governance.ErrConflict.
+func (p placeWriter) SetPlace(ctx context.Context, v governance.Version) (governance.Version, error) {
 	switch {
 	case !skill.ValidPlace(v.Place):
-		return v, http.StatusBadRequest, fmt.Errorf("%w: %q", governance.ErrPlace, v.Place)
+		return v, governance.Invalid{Err: fmt.Errorf("%w: %q", governance.ErrPlace, v.Place)}
 	case v.By == "":
-		return v, http.StatusBadRequest, errors.New("by: say who makes the change")
-	case v.Settings.Skill != "" && !skills.Defines(v.Settings.Skill):
-		return v, http.StatusBadRequest, fmt.Errorf("skill %q is not one the settings file defines", v.Settings.Skill)
+		return v, governance.Invalid{Err: errors.New("by: say who makes the change")}
+	case v.Settings.Skill != "" && !p.skills.Defines(v.Settings.Skill):
+		return v, governance.Invalid{Err: fmt.Errorf("skill %q is not one the settings file defines", v.Settings.Skill)}
 	}
 	if err := v.Settings.Check(); err != nil {
-		return v, http.StatusBadRequest, err
+		return v, governance.Invalid{Err: err}
 	}
-	cur, err := s.PlaceSettings(ctx, v.Place)
+	cur, err := p.s.PlaceSettings(ctx, v.Place)
 	if err != nil {
-		return v, http.StatusInternalServerError, err
+		return v, err
 	}
 	v.Before, v.At = cur.Settings, time.Now().UTC()
-	err = s.SetPlaceSettings(ctx, v)
-	if errors.Is(err, governance.ErrConflict) {
-		return v, http.StatusConflict, err
+	if err := p.s.SetPlaceSettings(ctx, v); err != nil {
+		return v, err
 	}
-	if err != nil {
-		return v, http.StatusInternalServerError, err
+	if err := p.applied(ctx); err != nil {
+		return v, fmt.Errorf("stored, but not applied: %w", err)
 	}
-	return v, http.StatusOK, nil
+	return v, nil
+}
+
+// placeStatus is the HTTP status of SetPlace's refusal.
+func placeStatus(err error) int {
+	var bad governance.Invalid
+	switch {
+	case errors.As(err, &bad):
+		return http.StatusBadRequest
+	case errors.Is(err, governance.ErrConflict):
+		return http.StatusConflict
+	}
+	return http.StatusInternalServerError
 }
 
 // remotePlaces is governance.Store through a running bot's admin API, for

@@ -148,3 +148,13 @@ func Change(ctx context.Context, s Store, place, by string, now time.Time, edit 
 	}
 	return v, nil
 }
+
+// Invalid is a change refused for what it says (a place written wrong,
+// settings that do not check, a skill the settings file does not
+// define): Err says why, for whoever made it.
+type Invalid struct{ Err error }
+
+func (e Invalid) Error() string { return e.Err.Error() }
+
+// Unwrap returns why the change was refused.
+func (e Invalid) Unwrap() error { return e.Err }

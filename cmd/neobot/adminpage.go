@@ -1,0 +1,70 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/neobot/neobot/adapters/web"
+	"github.com/neobot/neobot/cmd/neobot/internal/connect"
+	"github.com/neobot/neobot/core/governance"
+	"github.com/neobot/neobot/core/mcp/oauth"
+)
+
+// adminPage sets up the web chat's admin page (docs/governance.md): the
+// places' settings through the admin API's own code (placeWriter), for
+// NEO_WEB_ADMINS and, with Sign in with Slack, Slack workspace admins.
+func adminPage(cfg *Config, a *app, o *web.Options) {
+	o.Admins, o.PageURL = cfg.WebAdmins, cfg.webPage()
+	if key, err := oauth.ParseKey(cfg.SecretKey.Reveal()); err == nil && cfg.SecretKey != "" {
+		// Every instance with the key takes a Slack sign-in any of them
+		// made; a key of its own, so it opens nothing else.
+		sum := sha256.Sum256(append([]byte("neobot web admin sessions\x00"), key...))
+		o.SessionKey = sum[:]
+	}
+	places, ok := a.db.(governance.Store)
+	if !ok || a.reapply == nil {
+		return
+	}
+	o.Governor = placeWriter{s: places, skills: a.skills, applied: a.reapply}
+	if cfg.SlackClientID != "" && cfg.SlackClientSecret != "" && cfg.SlackBotToken != "" {
+		api := strings.TrimRight(cmp.Or(cfg.SlackAPIURL, "https://slack.com/api/"), "/") + "/"
+		client := &http.Client{Timeout: 30 * time.Second}
+		o.SlackSignIn = slackAdmins{connect.NewSlackAdmins(api, cfg.SlackClientID, cfg.SlackClientSecret.Reveal(), cfg.SlackBotToken.Reveal(), client)}
+	}
+}
+
+// Places returns every place's newest version.
+func (p placeWriter) Places(ctx context.Context) ([]governance.Version, error) {
+	return p.s.Places(ctx)
+}
+
+// PlaceHistory returns place's versions, oldest first.
+func (p placeWriter) PlaceHistory(ctx context.Context, place string) ([]governance.Version, error) {
+	return p.s.PlaceHistory(ctx, place)
+}
+
+// Skills names the skills the settings file defines.
+func (p placeWriter) Skills() []string {
+	var names []string
+	for _, sk := range p.skills.Skills() {
+		names = append(names, sk.Name)
+	}
+	return names
+}
+
+// slackAdmins is connect.SlackAdmins as the web chat's admin page wants it.
+type slackAdmins struct{ *connect.SlackAdmins }
+
+// Identify is who signed in with Slack, and whether they administer their
+// workspace.
+func (s slackAdmins) Identify(ctx context.Context, code, redirect string) (web.SlackPerson, error) {
+	p, err := s.SlackAdmins.Identify(ctx, code, redirect)
+	if err != nil {
+		return web.SlackPerson{}, err
+	}
+	return web.SlackPerson{Team: p.Team, User: p.User, Name: p.Name, WorkspaceAdmin: p.WorkspaceAdmin}, nil
+}
