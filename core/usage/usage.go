@@ -3,8 +3,10 @@
 // it, and to the model. A [Meter] adds calls up in memory and writes them
 // to its [Store] every few seconds and when it stops, one row per day and
 // attribution, so accounting adds no write to the reply path. It also
-// holds a daily token budget per workspace: [Meter.Guard] declines a turn,
-// politely and with the time it resets, once the budget is spent.
+// holds a daily token budget per workspace, and the budgets places' stored
+// settings set ([Meter.Govern], counted from the shared store so the
+// instances of a cluster keep one): [Meter.Guard] declines a turn,
+// politely and with the time it resets, once a budget over it is spent.
 //
 // Usage of calls made in the last flush interval before a crash is lost;
 // the turns themselves are not.
@@ -14,7 +16,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -92,6 +96,9 @@ type Meter struct {
 	pending map[Key]Tokens
 	day     string
 	spent   map[string]int64 // workspace key -> tokens today, stored and pending
+	// places are the daily token budgets places' stored settings set
+	// (Govern), by place as skills write them.
+	places map[string]int64
 }
 
 // NewMeter returns a Meter, with today's spending read from the store so a
@@ -251,14 +258,81 @@ type Runner interface {
 	Run(ctx context.Context, t core.Turn) error
 }
 
-// Guard returns r behind the daily budget: once the turn's workspace has
-// spent it, the turn is declined in words, with the time the budget
-// resets, and the model is not called. Without a budget it returns r.
+// Guard returns r behind the daily budgets: once the turn's workspace
+// has spent NEO's budget, or a place the turn is in has spent the budget
+// its stored settings set (Govern), the turn is declined in words, with
+// the time the budget resets, and the model is not called.
 func (m *Meter) Guard(r Runner) Runner {
-	if m.opts.DailyBudget <= 0 {
-		return r
-	}
 	return guarded{next: r, m: m}
+}
+
+// Govern sets the places' daily token budgets (core/governance's
+// daily_tokens), by place as skills write them ("slack:T0123/C0456",
+// "slack:T0123", "slack"), replacing the ones before; it applies from the
+// next turn. A place's tokens are counted from the shared store (every
+// instance's flushed usage) and this meter's own unflushed calls, so the
+// instances of a cluster keep one budget.
+func (m *Meter) Govern(budgets map[string]int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.places = maps.Clone(budgets)
+}
+
+// placeBudget is one place's budget that a turn is under.
+type placeBudget struct {
+	place  string
+	budget int64
+}
+
+// budgetsOf returns the stored budgets over thread t: its channel's,
+// its workspace's and its platform's; a direct message only its
+// platform's (usage rows do not say which calls were direct messages).
+func (m *Meter) budgetsOf(in core.Inbound) []placeBudget {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	th := in.Thread
+	keys := []string{th.Platform}
+	if !in.DM {
+		keys = append(keys, th.Platform+":"+th.Workspace, th.Platform+":"+th.Workspace+"/"+th.Channel)
+	}
+	var out []placeBudget
+	for _, k := range keys {
+		if n := m.places[k]; n > 0 {
+			out = append(out, placeBudget{k, n})
+		}
+	}
+	return out
+}
+
+// inPlace reports whether usage attributed to k counts towards place.
+func inPlace(k Key, place string) bool {
+	platform, rest, _ := strings.Cut(place, ":")
+	ws, ch, _ := strings.Cut(rest, "/")
+	return k.Platform == platform && (ws == "" || k.Workspace == ws) && (ch == "" || k.Channel == ch)
+}
+
+// placeSpent returns the tokens each of places has used today: the
+// shared store's rows and this meter's unflushed ones.
+func (m *Meter) placeSpent(ctx context.Context, places []placeBudget) ([]int64, error) {
+	day := Day(m.opts.Now())
+	rows, err := m.opts.Store.Usage(ctx, day)
+	if err != nil {
+		return nil, fmt.Errorf("usage: read today's usage: %w", err)
+	}
+	m.mu.Lock()
+	for k, t := range m.pending {
+		rows = append(rows, Row{Key: k, Tokens: t})
+	}
+	m.mu.Unlock()
+	out := make([]int64, len(places))
+	for _, r := range rows {
+		for i, p := range places {
+			if r.Day == day && inPlace(r.Key, p.place) {
+				out[i] += r.Total()
+			}
+		}
+	}
+	return out, nil
 }
 
 type guarded struct {
@@ -267,18 +341,54 @@ type guarded struct {
 }
 
 func (g guarded) Run(ctx context.Context, t core.Turn) error {
-	spent, over := g.m.Spent(t.Inbound.Thread)
-	if !over {
+	if spent, over := g.m.Spent(t.Inbound.Thread); over {
+		return g.decline(ctx, t, "this workspace", spent, g.m.opts.DailyBudget)
+	}
+	places := g.m.budgetsOf(t.Inbound)
+	if len(places) == 0 {
 		return g.next.Run(ctx, t)
 	}
+	spent, err := g.m.placeSpent(ctx, places)
+	if err != nil {
+		return err // a turn that cannot be counted is not run: the budget holds
+	}
+	for i, p := range places {
+		if spent[i] >= p.budget {
+			return g.decline(ctx, t, scope(p.place), spent[i], p.budget)
+		}
+	}
+	err = g.next.Run(ctx, t)
+	// The other instances count this turn's tokens from the store: they
+	// go there now, not at the next tick.
+	if ferr := g.m.Flush(context.WithoutCancel(ctx)); ferr != nil {
+		g.m.opts.Logger.Warn().Err(ferr).Msg("usage: flush after a turn under a place's budget failed; will retry")
+	}
+	return err
+}
+
+// scope names a place whose budget is spent, for the people there.
+func scope(place string) string {
+	_, rest, _ := strings.Cut(place, ":")
+	switch _, ch, _ := strings.Cut(rest, "/"); {
+	case ch != "":
+		return "this channel"
+	case rest != "":
+		return "this workspace"
+	}
+	return "every conversation on " + place
+}
+
+// decline tells the thread that the budget of where (words: "this
+// channel") is spent, and when it resets; the model is not called.
+func (g guarded) decline(ctx context.Context, t core.Turn, where string, spent, budget int64) error {
 	now := g.m.opts.Now().UTC()
 	resets := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-	g.m.opts.Logger.Info().Str("thread", t.Inbound.Thread.Key()).Int64("spent", spent).Msg("usage: daily budget spent; turn declined")
+	g.m.opts.Logger.Info().Str("thread", t.Inbound.Thread.Key()).Str("budget_of", where).Int64("spent", spent).Msg("usage: daily budget spent; turn declined")
 	if t.Reporter == nil {
 		return nil
 	}
-	text := fmt.Sprintf("I've used today's token budget for this workspace (%d of %d tokens), so I can't answer this now. "+
-		"The budget resets at 00:00 UTC, in %s; ask me again then.", spent, g.m.opts.DailyBudget, until(resets.Sub(now)))
+	text := fmt.Sprintf("I've used today's token budget for %s (%d of %d tokens), so I can't answer this now. "+
+		"The budget resets at 00:00 UTC, in %s; ask me again then.", where, spent, budget, until(resets.Sub(now)))
 	if err := t.Reporter.Say(ctx, text); err != nil {
 		return fmt.Errorf("usage: decline in %s: %w", t.Inbound.Thread, err)
 	}
