@@ -66,7 +66,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	if err != nil {
 		return err
 	}
-	reapply, stopGovern, err := governPlaces(ctx, a.db, a.skills, log.With().Str("component", "governance").Logger())
+	reapply, stopGovern, err := governPlaces(ctx, cfg, a.db, a.skills, a.meter, log.With().Str("component", "governance").Logger())
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 		api.register(mux)
 		api.registerMCP(mux, a.surface)
 		if places, ok := a.db.(governance.Store); ok {
-			api.registerPlaces(mux, places, a.skills, reapply)
+			api.registerPlaces(mux, places, a.skills, cfg.checkPlaceModel, reapply)
 		}
 		o.SetAdmin(mux)
 	}

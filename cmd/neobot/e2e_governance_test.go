@@ -19,7 +19,7 @@ import (
 func TestConfigPlaces(t *testing.T) {
 	for _, db := range databases {
 		t.Run(db.name, func(t *testing.T) {
-			env := map[string]string{"NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db")}
+			env := map[string]string{"NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"), "NEO_MODEL": "test-main", "NEO_MODELS": "test-small"}
 			db.use(t, env)
 			neobot := func(args ...string) (string, error) {
 				t.Helper()
@@ -35,7 +35,7 @@ func TestConfigPlaces(t *testing.T) {
 				return out
 			}
 			if out := must("set", "--by", "slack:T1/UALICE", "slack:T1/C1", "skill=reader", "approvers=UCAROL"); !strings.Contains(out, "Recorded version 1") ||
-				!strings.Contains(out, `skill: (the file's) → "reader"`) || !strings.Contains(out, "apply from the next turn") || !strings.Contains(out, "approvers are recorded, but turns do not use them yet") {
+				!strings.Contains(out, `skill: (the file's) → "reader"`) || !strings.Contains(out, "applies from the next turn there") {
 				t.Errorf("first set said:\n%s", out)
 			}
 			exported := filepath.Join(t.TempDir(), "places.json")
@@ -45,6 +45,13 @@ func TestConfigPlaces(t *testing.T) {
 			must("set", "--by", "cli:ops", "slack:T1/C1", "instructions=Answer in French.", "spend=false")
 			if out, err := neobot("set", "slack:T1/C1", "skill=finance", "bogus=1"); err == nil || !strings.Contains(out, `"bogus" is not a field`) {
 				t.Errorf("set with a bad field = %v\n%s\nwant a refusal naming it", err, out)
+			}
+			if out, err := neobot("set", "slack:T1/C1", "model=gpt-9", "daily_tokens=5000"); err == nil ||
+				!strings.Contains(out, `model "gpt-9" is not one this bot serves; choose one of test-main, test-small`) {
+				t.Errorf("set to a model the bot does not serve = %v\n%s\nwant a refusal listing the ones it does", err, out)
+			}
+			if out, err := neobot("set", "slack:dm", "daily_tokens=5000"); err == nil || !strings.Contains(out, "daily_tokens cannot be set on slack:dm") {
+				t.Errorf("set a budget on direct messages = %v\n%s\nwant a refusal", err, out)
 			}
 			if out, err := neobot("set", "#general", "skill=reader"); err == nil || !strings.Contains(out, "not a place") {
 				t.Errorf("set in a place written wrong = %v\n%s\nwant a refusal", err, out)

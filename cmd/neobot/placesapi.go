@@ -17,8 +17,9 @@ import (
 // registerPlaces adds the routes of the places' settings (docs/governance.md):
 // GET /admin/v1/places (every place's newest version), GET
 // /admin/v1/places/history?place=P, and POST /admin/v1/places, one new
-// version, which applies before the answer (applied).
-func (a adminAPI) registerPlaces(mux *http.ServeMux, s governance.Store, skills *skill.Set, applied func(context.Context) error) {
+// version, which applies before the answer (applied); checkModel refuses
+// a model the bot does not serve.
+func (a adminAPI) registerPlaces(mux *http.ServeMux, s governance.Store, skills *skill.Set, checkModel func(string) error, applied func(context.Context) error) {
 	mux.HandleFunc("GET /admin/v1/places", a.serve(func(r *http.Request) (any, error) {
 		return s.Places(r.Context())
 	}))
@@ -34,7 +35,7 @@ func (a adminAPI) registerPlaces(mux *http.ServeMux, s governance.Store, skills 
 			http.Error(w, "body: want a version of a place's settings: {\"place\", \"version\", \"by\", \"settings\"}", http.StatusBadRequest)
 			return
 		}
-		v, status, err := storePlace(r.Context(), s, skills, v)
+		v, status, err := storePlace(r.Context(), s, skills, checkModel, v)
 		if err != nil {
 			http.Error(w, err.Error(), status)
 			return
@@ -50,7 +51,7 @@ func (a adminAPI) registerPlaces(mux *http.ServeMux, s governance.Store, skills 
 
 // storePlace checks a version a client made and stores it, stamped now,
 // with the settings it replaces; it returns the HTTP status of a refusal.
-func storePlace(ctx context.Context, s governance.Store, skills *skill.Set, v governance.Version) (governance.Version, int, error) {
+func storePlace(ctx context.Context, s governance.Store, skills *skill.Set, checkModel func(string) error, v governance.Version) (governance.Version, int, error) {
 	switch {
 	case !skill.ValidPlace(v.Place):
 		return v, http.StatusBadRequest, fmt.Errorf("%w: %q", governance.ErrPlace, v.Place)
@@ -59,7 +60,10 @@ func storePlace(ctx context.Context, s governance.Store, skills *skill.Set, v go
 	case v.Settings.Skill != "" && !skills.Defines(v.Settings.Skill):
 		return v, http.StatusBadRequest, fmt.Errorf("skill %q is not one the settings file defines", v.Settings.Skill)
 	}
-	if err := v.Settings.Check(); err != nil {
+	if err := v.Settings.CheckIn(v.Place); err != nil {
+		return v, http.StatusBadRequest, err
+	}
+	if err := checkModel(v.Settings.Model); err != nil {
 		return v, http.StatusBadRequest, err
 	}
 	cur, err := s.PlaceSettings(ctx, v.Place)
