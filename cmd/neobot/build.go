@@ -123,8 +123,8 @@ type models struct {
 	// places are the other main models a place may choose (NEO_MODELS),
 	// by name.
 	places map[string]*meteredModel
-	window      int  // the main model's context window, in tokens
-	vision      bool // the main model reads pictures
+	window int  // the main model's context window, in tokens
+	vision bool // the main model reads pictures
 }
 
 // buildStore opens the database, the cluster when it is shared, and the

@@ -27,11 +27,11 @@ import (
 // Config is every setting neobot reads. Environment first, flags override;
 // secrets come only from the environment.
 type Config struct {
-	Model       string
-	CheapModel  string
+	Model      string
+	CheapModel string
 	// Models are the other main models a place's stored settings may
 	// choose (NEO_MODELS).
-	Models []string
+	Models      []string
 	LLMBaseURL  string
 	LLMProvider string
 	LLMAPIKey   Secret

@@ -10,6 +10,7 @@ import (
 
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core/llm/llmtest"
+	"github.com/neobot/neobot/store/postgres/pgtest"
 )
 
 // TestConfigPlaces: `neobot config set` records versions of a place's
@@ -200,4 +201,76 @@ func TestConfigSetThroughRunningBot(t *testing.T) {
 		t.Errorf("history through the running bot = %v\n%s\nwant the one change, by cli:ops", err, out)
 	}
 	p.stop(t)
+}
+
+// TestConfigSetAppliesEveryField: a channel's model, approvers and daily
+// token budget, set with `neobot config set` against the shared
+// PostgreSQL, apply to the next turn on another running instance without
+// a restart: the turn calls the place's model; someone who is not a
+// configured approver but the place's may approve its spend (the
+// requester still may not); and once the channel has used its budget,
+// counted across both instances, a turn on the other instance is
+// declined in words with when it resets. An unknown model is refused.
+func TestConfigSetAppliesEveryField(t *testing.T) {
+	w, wal := newSpendWorld(t)
+	w.env["NEO_DATABASE_URL"] = pgtest.Database(t)
+	delete(w.env, "NEO_DB_PATH")
+	w.env["NEO_MODELS"] = "test-small"
+	spendModel(t, w.model, "core_execute")
+	p1 := w.start(t, 1)
+	p2 := w.start(t, 2)
+	place := "slack:" + slacktest.TeamID + "/C0PAY"
+
+	config := func(args ...string) (string, error) {
+		out, errOut, err := run(t, w.env, "", append([]string{"config", "set", "--by", "cli:ops", place}, args...)...)
+		return out + errOut, err
+	}
+	if out, err := config("model=gpt-9"); err == nil || !strings.Contains(out, "choose one of test-main, test-small") {
+		t.Errorf("config set model=gpt-9 = %v\n%s\nwant a refusal listing the models the bot serves", err, out)
+	}
+	if out, err := config("model=test-small", "approvers=UDAVE,UALICE", "daily_tokens=1"); err != nil {
+		t.Fatalf("config set = %v\n%s", err, out)
+	}
+	for _, p := range []*process{p1, p2} {
+		waitOutput(t, p, "governance: stored place settings changed")
+	}
+
+	// On instance 2: the spend turn runs on the place's model; Dave, whom
+	// only the place lists, approves; Alice, who asked, may not.
+	w.slack.Via(2)
+	before := len(w.model.Requests())
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "C0PAY", Text: "send 5 USDC to alice"})
+	gate := w.waitGate(t, p2, mention.TS, "wallet/transfer")
+	w.slack.Click("UALICE", gate, 0)
+	privately(t, w, "UALICE", "can't")
+	w.slack.Click("UDAVE", gate, 0)
+	w.answerIn(t, "C0PAY", mention.TS, "Outcome:")
+	if sent := wal.transfers(t); total(sent) != 1 {
+		t.Errorf("transfers = %v, want the one Dave approved", sent)
+	}
+	for _, r := range w.model.Requests()[before:] {
+		if r.Model != cheapModel && !onlyTool(r, "wallet__transfer") && r.Model != "test-small" {
+			t.Errorf("a turn in %s called %s, want the place's test-small", place, r.Model)
+		}
+	}
+
+	// On instance 1, which ran nothing there: the channel's budget is
+	// spent by instance 2's turn, so the turn is declined.
+	waitOutput(t, p2, "usage: a turn under a place's budget is counted in the store")
+	w.slack.Via(1)
+	calls := len(w.model.Requests())
+	again := w.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "C0PAY", Text: "hello again"})
+	w.answerIn(t, "C0PAY", again.TS, "I've used today's token budget for this channel (")
+	w.answerIn(t, "C0PAY", again.TS, "The budget resets at 00:00 UTC, in ")
+	if n := len(w.model.Requests()); n != calls {
+		t.Errorf("the declined turn called the model %d times", n-calls)
+	}
+	// Elsewhere nothing changed: the configured model answers.
+	other := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hello there"})
+	w.answerIn(t, "C0GENERAL", other.TS, "")
+	if last := w.model.Requests()[len(w.model.Requests())-1]; last.Model != "test-main" && last.Model != cheapModel {
+		t.Errorf("a turn in C0GENERAL called %s, want test-main", last.Model)
+	}
+	p1.stop(t)
+	p2.stop(t)
 }

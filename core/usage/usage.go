@@ -362,6 +362,8 @@ func (g guarded) Run(ctx context.Context, t core.Turn) error {
 	// go there now, not at the next tick.
 	if ferr := g.m.Flush(context.WithoutCancel(ctx)); ferr != nil {
 		g.m.opts.Logger.Warn().Err(ferr).Msg("usage: flush after a turn under a place's budget failed; will retry")
+	} else {
+		g.m.opts.Logger.Debug().Str("thread", t.Inbound.Thread.Key()).Msg("usage: a turn under a place's budget is counted in the store")
 	}
 	return err
 }
