@@ -304,6 +304,41 @@ func (m *Meter) budgetsOf(in core.Inbound) []placeBudget {
 	return out
 }
 
+// Budget is one daily token budget over a place, and what of it is used
+// today (UTC).
+type Budget struct {
+	// Where names the place for the people there: "this channel", "this
+	// workspace", "every conversation on slack".
+	Where  string
+	Tokens int64
+	Spent  int64
+}
+
+// Left is what remains of the budget today, never below 0.
+func (b Budget) Left() int64 { return max(b.Tokens-b.Spent, 0) }
+
+// Budgets returns the daily budgets over a turn in in's place, the
+// workspace's (NEO_DAILY_TOKEN_BUDGET) first, with what each has used
+// today; none when no budget is set.
+func (m *Meter) Budgets(ctx context.Context, in core.Inbound) ([]Budget, error) {
+	var out []Budget
+	if spent, _ := m.Spent(in.Thread); m.opts.DailyBudget > 0 {
+		out = append(out, Budget{Where: "this workspace", Tokens: m.opts.DailyBudget, Spent: spent})
+	}
+	places := m.budgetsOf(in)
+	if len(places) == 0 {
+		return out, nil
+	}
+	spent, err := m.placeSpent(ctx, places)
+	if err != nil {
+		return out, err
+	}
+	for i, p := range places {
+		out = append(out, Budget{Where: scope(p.place), Tokens: p.budget, Spent: spent[i]})
+	}
+	return out, nil
+}
+
 // inPlace reports whether usage attributed to k counts towards place.
 func inPlace(k Key, place string) bool {
 	platform, rest, _ := strings.Cut(place, ":")
