@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core/llm/llmtest"
 	"github.com/neobot/neobot/store/postgres/pgtest"
@@ -273,4 +274,79 @@ func TestConfigSetAppliesEveryField(t *testing.T) {
 	}
 	p1.stop(t)
 	p2.stop(t)
+}
+
+// TestDiscordGuildsGoverned: with the bot in two Discord servers, each
+// server's (and channel's) stored settings apply only there: a turn in
+// the first server follows its stored skill and instructions, a turn in
+// the second server's channel its own instructions and not the first's;
+// /neo in each channel says in words how Neo is set up there.
+func TestDiscordGuildsGoverned(t *testing.T) {
+	w := newDiscordWorld(t)
+	w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+		"reader": map[string]any{"instructions": "You only read.", "side_effects": map[string]string{"read": "allow"}},
+	}})
+	ops := w.discord.AddGuildChannel("G0SECOND", "ops")
+	for _, set := range [][]string{
+		{"discord:" + discordtest.GuildID, "skill=reader", "instructions=Answer like a pirate."},
+		{"discord:G0SECOND/" + ops.ID, "instructions=Answer in French."},
+	} {
+		if out, errOut, err := run(t, w.env, "", append([]string{"config", "set", "--by", "cli:ops"}, set...)...); err != nil {
+			t.Fatalf("config set %v = %v\n%s%s", set, err, out, errOut)
+		}
+	}
+	var mu sync.Mutex
+	systems := map[string]string{} // the user's words -> the system block of their turn
+	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		mu.Lock()
+		systems[r.Messages[len(r.Messages)-1].Content] = r.Messages[0].Content
+		mu.Unlock()
+		return llmtest.Text("Ahoy.")
+	})
+	p := w.start(t, 1)
+	first := w.discord.Mention(discordtest.Msg{User: "111", Text: "hello first"})
+	w.answerIn(t, first.ID, "Ahoy.")
+	second := w.discord.Mention(discordtest.Msg{User: "111", Channel: ops.ID, Text: "hello second"})
+	w.answerIn(t, second.ID, "Ahoy.")
+	mu.Lock()
+	for words, want := range map[string][]string{
+		"hello first":  {"You only read.", "Answer like a pirate."},
+		"hello second": {"Answer in French."},
+	} {
+		var sys string
+		for k, v := range systems {
+			if strings.Contains(k, words) {
+				sys = v
+			}
+		}
+		for _, w := range want {
+			if !strings.Contains(sys, w) {
+				t.Errorf("the turn %q was told:\n%s\nwant %q", words, sys, w)
+			}
+		}
+		other := map[string]string{"hello first": "Answer in French.", "hello second": "pirate"}[words]
+		if strings.Contains(sys, other) || words == "hello second" && strings.Contains(sys, "You only read.") {
+			t.Errorf("the turn %q was told another server's settings:\n%s", words, sys)
+		}
+	}
+	mu.Unlock()
+
+	for channel, want := range map[string][]string{
+		discordtest.ChannelID: {`In this channel Neo follows the skill "reader".`, `"You only read. Answer like a pirate."`, "Neo may not delegate spends here."},
+		ops.ID:                {"In this channel Neo follows the default skill.", `"Answer in French."`, "with the model test-main."},
+	} {
+		r, err := w.discord.WaitResponse(waitCtx(t), w.discord.SlashCommand("111", channel, "neo"))
+		if err != nil {
+			t.Fatalf("no answer to /neo in %s: %v\n%s", channel, err, p.output.String())
+		}
+		for _, s := range want {
+			if !strings.Contains(r.Content, s) {
+				t.Errorf("/neo in %s lacks %q:\n%s", channel, s, r.Content)
+			}
+		}
+	}
+	p.stop(t)
 }
