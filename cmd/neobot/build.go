@@ -242,9 +242,12 @@ func (m *Main) buildTools(ctx context.Context, a *app, manifest *mcp.Manifest, a
 			PollInterval: cfg.DaemonPoll,
 			MaxWait:      cfg.DaemonWait,
 			Authorize:    cfg.spendPolicy().Authorize,
-			Ledger:       a.db,
-			HTTPClient:   &http.Client{Transport: m.outbound(cfg)},
-			Logger:       log.With().Str("component", "delegate").Logger(),
+			// The daemon's gates, like neobot's own, may be approved by
+			// the people the place's stored settings name.
+			PlaceApprovers: func(in core.Inbound) []string { return a.skills.For(in).Approvers },
+			Ledger:         a.db,
+			HTTPClient:     &http.Client{Transport: m.outbound(cfg)},
+			Logger:         log.With().Str("component", "delegate").Logger(),
 		})
 		if err != nil {
 			return err
