@@ -16,7 +16,9 @@ type fixedBudgets struct {
 	err error
 }
 
-func (b fixedBudgets) Budgets(context.Context, core.Inbound) ([]usage.Budget, error) { return b.all, b.err }
+func (b fixedBudgets) Budgets(context.Context, core.Inbound) ([]usage.Budget, error) {
+	return b.all, b.err
+}
 
 // TestSettings: a place's settings read as sentences: its skill, its
 // instructions abridged, its model, its budgets with what is left,
