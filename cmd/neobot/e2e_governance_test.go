@@ -350,3 +350,30 @@ func TestDiscordGuildsGoverned(t *testing.T) {
 	}
 	p.stop(t)
 }
+
+// TestDiscordPlaceApprovers: a channel's stored approvers may approve a
+// spend the execution daemon asks there on Discord, besides the
+// configured ones; the requester, listed too, may not approve her own
+// while self-approval is off.
+func TestDiscordPlaceApprovers(t *testing.T) {
+	w := newDiscordWorld(t)
+	w.env["NEO_SELF_APPROVE"] = "false"
+	if out, errOut, err := run(t, w.env, "", "config", "set", "discord:"+discordtest.GuildID+"/"+discordtest.ChannelID, "approvers=222,111"); err != nil {
+		t.Fatalf("config set = %v\n%s%s", err, out, errOut)
+	}
+	_, mention, gate := w.askSpend(t)
+	refused, err := w.discord.WaitResponse(waitCtx(t), w.discord.Click("111", gate, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(refused.Content, "can't approve this") || len(w.daemon.Answers()) != 0 {
+		t.Errorf("the requester's click = %+v, daemon answers %+v; want a private refusal and nothing answered", refused, w.daemon.Answers())
+	}
+	if _, err := w.discord.WaitResponse(waitCtx(t), w.discord.Click("222", gate, 0)); err != nil {
+		t.Fatal(err)
+	}
+	w.answerIn(t, mention.ID, "Done: 5 PAX sent (tx 0xfeed).")
+	if answers := w.daemon.Answers(); len(answers) != 1 || !answers[0].Approved {
+		t.Errorf("daemon answers = %+v, want the approval of 222, whom the channel names", answers)
+	}
+}
