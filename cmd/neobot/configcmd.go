@@ -67,7 +67,11 @@ func (m *Main) runConfig(ctx context.Context, args []string) error {
 		if len(rest) < 2 {
 			return errors.New("config set: give a place and at least one FIELD=VALUE, such as: neobot config set slack:T0123/C0456 skill=reader")
 		}
-		return setPlace(ctx, places, cfg.checkPlaceModel, rest[0], *by, rest[1:], m.Stdout)
+		checkModel := cfg.checkPlaceModel
+		if _, ok := places.(remotePlaces); ok {
+			checkModel = func(string) error { return nil } // the running bot checks against its own models
+		}
+		return setPlace(ctx, places, checkModel, rest[0], *by, rest[1:], m.Stdout)
 	}
 	return errors.New(configUsage)
 }

@@ -187,6 +187,9 @@ func TestConfigSetThroughRunningBot(t *testing.T) {
 	if out, err := config("set", place, "skill=nope"); err == nil || !strings.Contains(out, `skill "nope" is not one the settings file defines`) {
 		t.Errorf("set to an undefined skill = %v\n%s\nwant a refusal", err, out)
 	}
+	if out, err := config("set", place, "model=gpt-9"); err == nil || !strings.Contains(out, `model "gpt-9" is not one this bot serves`) {
+		t.Errorf("set to a model the bot does not serve, through its admin API = %v\n%s\nwant the bot's refusal", err, out)
+	}
 	if out, err := config("set", "--by", "cli:ops", place, "skill=reader", "instructions=Answer like a pirate."); err != nil {
 		t.Fatalf("config set through the running bot = %v\n%s", err, out)
 	}
