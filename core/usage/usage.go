@@ -68,6 +68,9 @@ type Store interface {
 	AddUsage(ctx context.Context, rows []Row) error
 	// Usage returns the rows of day since and later, in key order.
 	Usage(ctx context.Context, since string) ([]Row, error)
+	// UsageIn returns the tokens used on day under a place: of platform,
+	// and of workspace and channel unless they are "".
+	UsageIn(ctx context.Context, day, platform, workspace, channel string) (int64, error)
 }
 
 const dayFormat = "2006-01-02"
@@ -346,24 +349,27 @@ func inPlace(k Key, place string) bool {
 	return k.Platform == platform && (ws == "" || k.Workspace == ws) && (ch == "" || k.Channel == ch)
 }
 
-// placeSpent returns the tokens each of places has used today: the
-// shared store's rows and this meter's unflushed ones.
+// placeSpent returns the tokens each of places has used today: what the
+// shared store holds (one read per place, of its own rows) and this
+// meter's unflushed calls.
 func (m *Meter) placeSpent(ctx context.Context, places []placeBudget) ([]int64, error) {
 	day := Day(m.opts.Now())
-	rows, err := m.opts.Store.Usage(ctx, day)
-	if err != nil {
-		return nil, fmt.Errorf("usage: read today's usage: %w", err)
+	out := make([]int64, len(places))
+	for i, p := range places {
+		platform, rest, _ := strings.Cut(p.place, ":")
+		ws, ch, _ := strings.Cut(rest, "/")
+		n, err := m.opts.Store.UsageIn(ctx, day, platform, ws, ch)
+		if err != nil {
+			return nil, fmt.Errorf("usage: read today's usage of %s: %w", p.place, err)
+		}
+		out[i] = n
 	}
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	for k, t := range m.pending {
-		rows = append(rows, Row{Key: k, Tokens: t})
-	}
-	m.mu.Unlock()
-	out := make([]int64, len(places))
-	for _, r := range rows {
 		for i, p := range places {
-			if r.Day == day && inPlace(r.Key, p.place) {
-				out[i] += r.Total()
+			if k.Day == day && inPlace(k, p.place) {
+				out[i] += t.Total()
 			}
 		}
 	}

@@ -46,6 +46,18 @@ func (s *memStore) Usage(ctx context.Context, since string) ([]Row, error) {
 	return out, nil
 }
 
+func (s *memStore) UsageIn(ctx context.Context, day, platform, workspace, channel string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for k, t := range s.rows {
+		if k.Day == day && k.Platform == platform && (workspace == "" || k.Workspace == workspace) && (channel == "" || k.Channel == channel) {
+			n += t.Total()
+		}
+	}
+	return n, nil
+}
+
 var (
 	t1 = core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: "1.1"}
 	t2 = core.Thread{Platform: "slack", Workspace: "T2", Channel: "C9", ID: "2.2"}
