@@ -391,7 +391,16 @@ func (g guarded) Run(ctx context.Context, t core.Turn) error {
 	}
 	spent, err := g.m.placeSpent(ctx, places)
 	if err != nil {
-		return err // a turn that cannot be counted is not run: the budget holds
+		// A turn that cannot be counted is not run: the budget holds.
+		g.m.opts.Logger.Error().Err(err).Str("thread", t.Inbound.Thread.Key()).Msg("usage: a place's budget could not be read; turn declined")
+		if t.Reporter == nil {
+			return nil
+		}
+		text := fmt.Sprintf("I can't tell how much of %s's daily token budget is left just now, so I'm not answering this. Ask me again in a minute.", scope(places[0].place))
+		if err := t.Reporter.Say(ctx, text); err != nil {
+			return fmt.Errorf("usage: decline in %s: %w", t.Inbound.Thread, err)
+		}
+		return nil
 	}
 	for i, p := range places {
 		if spent[i] >= p.budget {

@@ -18,6 +18,8 @@ type memStore struct {
 	mu   sync.Mutex
 	rows map[Key]Tokens
 	fail error
+	// failRead fails UsageIn.
+	failRead error
 }
 
 func (s *memStore) AddUsage(ctx context.Context, rows []Row) error {
@@ -49,6 +51,9 @@ func (s *memStore) Usage(ctx context.Context, since string) ([]Row, error) {
 func (s *memStore) UsageIn(ctx context.Context, day, platform, workspace, channel string) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.failRead != nil {
+		return 0, s.failRead
+	}
 	var n int64
 	for k, t := range s.rows {
 		if k.Day == day && k.Platform == platform && (workspace == "" || k.Workspace == workspace) && (channel == "" || k.Channel == channel) {
@@ -186,6 +191,11 @@ func TestPlaceBudgetShared(t *testing.T) {
 	if says := run(1, c2); turns[1].runs != 3 || len(says) != 1 || !strings.Contains(says[0], "for this workspace (1200 of 1000 tokens)") {
 		t.Errorf("over the workspace's budget: runs %d, said %q; want a decline naming the workspace", turns[1].runs, says)
 	}
+	st.failRead = errors.New("disk gone")
+	if says := run(1, c2); turns[1].runs != 3 || len(says) != 1 || !strings.Contains(says[0], "I can't tell how much of this workspace's daily token budget is left just now") {
+		t.Errorf("budget unreadable: runs %d, said %q; want no run and a sentence saying why", turns[1].runs, says)
+	}
+	st.failRead = nil
 	meters[1].Govern(nil)
 	if says := run(1, t1); turns[1].runs != 4 || len(says) != 0 {
 		t.Errorf("budget removed: runs %d, said %q; want it run", turns[1].runs, says)
