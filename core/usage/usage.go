@@ -262,7 +262,7 @@ type Runner interface {
 }
 
 // Guard returns r behind the daily budgets: once the turn's workspace
-// has spent NEO's budget, or a place the turn is in has spent the budget
+// has spent DailyBudget, or a place the turn is in has spent the budget
 // its stored settings set (Govern), the turn is declined in words, with
 // the time the budget resets, and the model is not called.
 func (m *Meter) Guard(r Runner) Runner {
@@ -287,16 +287,17 @@ type placeBudget struct {
 	budget int64
 }
 
-// budgetsOf returns the stored budgets over thread t: its channel's,
-// its workspace's and its platform's; a direct message only its
-// platform's (usage rows do not say which calls were direct messages).
+// budgetsOf returns the stored budgets over in's place: its channel's,
+// its workspace's and its platform's, in that order; a direct message
+// only its platform's (usage rows do not say which calls were direct
+// messages).
 func (m *Meter) budgetsOf(in core.Inbound) []placeBudget {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	th := in.Thread
 	keys := []string{th.Platform}
 	if !in.DM {
-		keys = append(keys, th.Platform+":"+th.Workspace, th.Platform+":"+th.Workspace+"/"+th.Channel)
+		keys = []string{th.Platform + ":" + th.Workspace + "/" + th.Channel, th.Platform + ":" + th.Workspace, th.Platform}
 	}
 	var out []placeBudget
 	for _, k := range keys {
