@@ -37,14 +37,17 @@ type Governed struct {
 // show; the rest is cut at a word and marked.
 const MaxInstructions = 280
 
-// Settings says in sentences how Neo is governed in place (a channel, or
-// a workspace when Channel is empty): its skill, its instructions
+// Settings says in sentences how Neo is governed in place (a channel, a
+// workspace when Channel is empty, or direct messages): its skill, its instructions
 // (abridged), its model, its daily budgets and what is left, whether Neo
 // may delegate spends there and who approves them. Whoever may see the
 // place may read it; nothing here changes it.
 func Settings(ctx context.Context, g Governed, in core.Inbound) []string {
 	where := "this channel"
-	if in.Thread.Channel == "" {
+	switch {
+	case in.DM:
+		where = "direct messages"
+	case in.Thread.Channel == "":
 		where = "this workspace"
 	}
 	sk := g.Skills.For(in)

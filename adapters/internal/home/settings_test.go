@@ -64,6 +64,8 @@ func TestSettings(t *testing.T) {
 			[]string{"In this workspace Neo follows the default skill.", "none are left today, so Neo declines until it resets at 00:00 UTC", "Nobody is configured to approve them"}, nil},
 		{"budget unreadable", Governed{Skills: set, Budgets: fixedBudgets{err: errors.New("down")}}, at("CRO"), []string{"could not be read just now"}, nil},
 		{"no budget", Governed{Skills: set, Budgets: fixedBudgets{}}, at("CRO"), []string{"No daily token budget is set here."}, nil},
+		{"direct messages", Governed{Skills: set}, core.Inbound{DM: true, Thread: core.Thread{Platform: "slack", Workspace: "T1"}},
+			[]string{"In direct messages Neo follows the default skill."}, []string{"this workspace"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
