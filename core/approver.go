@@ -79,6 +79,12 @@ type GateRequest struct {
 	// sentence its message shows. The approver returns ErrNotFound when
 	// there is none (see [Gates.Ask]).
 	Note string `json:"note,omitempty"`
+	// PlaceApprovers are the people the place's stored settings add to
+	// the platform's configured approvers, for this request alone (the
+	// spend's place; core/governance). A tier of a policy that names its
+	// own approvers is not widened by them, and the requester still may
+	// not approve unless self-approval is on.
+	PlaceApprovers []string `json:"place_approvers,omitempty"`
 	// Quorum, when set, is the approval policy's tier for the request:
 	// who may approve it, how many must, and its reminder, escalation
 	// and expiry. Nil: one of the configured approvers decides.

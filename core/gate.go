@@ -211,6 +211,18 @@ func NewGates(opts GatesOptions) *Gates {
 	return g
 }
 
+// widen returns the configured approvers with the place's own added
+// (GateRequest.PlaceApprovers), each once.
+func widen(configured, place []string) []string {
+	out := slices.Clone(configured)
+	for _, a := range place {
+		if a != "" && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // Open returns the gate for req, creating it unless a gate with the same
 // binding (thread, tool call, intent, node, question and options) is still
 // open or decided. fresh is false when such a gate was found — a turn
@@ -242,7 +254,7 @@ func (gs *Gates) Open(ctx context.Context, req GateRequest, allowed []string) (g
 		Token: token, Thread: req.Thread, IntentID: req.IntentID, NodeID: req.NodeID,
 		CallID: req.CallID, Binding: binding,
 		Question: req.Question, Options: slices.Clone(req.Options),
-		Requester: req.Requester, Allowed: slices.Clone(allowed), SelfApprove: gs.selfApprove,
+		Requester: req.Requester, Allowed: widen(allowed, req.PlaceApprovers), SelfApprove: gs.selfApprove,
 		Created: now, Expires: now.Add(gs.ttl), State: GatePending,
 	}
 	if req.Quorum != nil && req.Form == nil {

@@ -528,3 +528,42 @@ func TestGatesWaiting(t *testing.T) {
 		t.Errorf("Waiting after the decision = %+v, want none", got)
 	}
 }
+
+// TestGatesPlaceApprovers: the approvers a place's stored settings name
+// may approve that place's spends besides the configured ones, and no
+// other: not a request from elsewhere, not a policy tier that names its
+// own approvers; the requester listed among them still may not approve
+// without self-approval.
+func TestGatesPlaceApprovers(t *testing.T) {
+	ctx := t.Context()
+	gates := core.NewGates(core.GatesOptions{Store: coretest.NewGateStore()})
+	open := func(node string, place []string, q *core.Quorum) core.Gate {
+		t.Helper()
+		req := gateReq(node)
+		req.PlaceApprovers, req.Quorum = place, q
+		g, _, err := gates.Open(ctx, req, []string{"U-admin"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	here := open("n1", []string{"UCAROL", "U1"}, nil)
+	for _, who := range []string{"U1", "UBOB"} {
+		if got, err := gates.Decide(ctx, here.Token, who, nil, "approve"); !errors.Is(err, core.ErrGateForbidden) || got.State != core.GatePending {
+			t.Errorf("Decide(by %s) = %s, %v; want ErrGateForbidden and the gate pending", who, got.State, err)
+		}
+	}
+	if got, err := gates.Decide(ctx, here.Token, "UCAROL", nil, "approve"); err != nil || got.State != core.GateApproved {
+		t.Errorf("Decide(by the place's approver) = %s, %v; want approved", got.State, err)
+	}
+	elsewhere := open("n2", nil, nil)
+	tier := open("n3", []string{"UCAROL"}, &core.Quorum{Approvers: []string{"UTREASURY"}})
+	for _, g := range []core.Gate{elsewhere, tier} {
+		if got, err := gates.Decide(ctx, g.Token, "UCAROL", nil, "approve"); !errors.Is(err, core.ErrGateForbidden) || got.State != core.GatePending {
+			t.Errorf("Decide(%s by another place's approver) = %s, %v; want ErrGateForbidden", g.NodeID, got.State, err)
+		}
+	}
+	if got, err := gates.Decide(ctx, elsewhere.Token, "U-admin", nil, "approve"); err != nil || got.State != core.GateApproved {
+		t.Errorf("Decide(by a configured approver) = %s, %v; want approved", got.State, err)
+	}
+}

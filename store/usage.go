@@ -86,3 +86,35 @@ func (db *DB) Usage(ctx context.Context, since string) ([]usage.Row, error) {
 	}
 	return rows, nil
 }
+
+// UsageIn returns the tokens used on day under a place: of platform, and
+// of workspace and channel unless they are "". It reads only the place's
+// rows (the key starts with day, platform, workspace and channel).
+func (db *DB) UsageIn(ctx context.Context, day, platform, workspace, channel string) (int64, error) {
+	prefix := day + "\x00" + platform + "\x00"
+	if workspace != "" {
+		prefix += workspace + "\x00"
+		if channel != "" {
+			prefix += channel + "\x00"
+		}
+	}
+	var n int64
+	err := db.read(ctx, func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketUsage).Cursor()
+		for k, v := c.Seek([]byte(prefix)); k != nil && bytes.HasPrefix(k, []byte(prefix)); k, v = c.Next() {
+			if _, ok := parseUsageKey(k); !ok {
+				continue
+			}
+			var t usage.Tokens
+			if err := json.Unmarshal(v, &t); err != nil {
+				return fmt.Errorf("decode %q: %w", k, err)
+			}
+			n += t.Total()
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: read usage of %s on %s: %w", strings.Join([]string{platform, workspace, channel}, "/"), day, err)
+	}
+	return n, nil
+}

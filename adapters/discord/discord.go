@@ -81,6 +81,12 @@ type Options struct {
 	// Spends is the spend ledger, for each person's recent spends on
 	// /neo; nil leaves them out.
 	Spends home.Spends
+	// Budgets tell the daily token budgets over a channel, for its
+	// settings on /neo (*usage.Meter); nil leaves them out.
+	Budgets home.Budgets
+	// Model is the configured main model, named in a channel's settings
+	// on /neo.
+	Model string
 	// Approvers may answer any gate besides the user who started the
 	// turn: user IDs, and role IDs written "role:<id>".
 	Approvers []string

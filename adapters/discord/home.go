@@ -71,10 +71,31 @@ func (a *Adapter) homeResponse(ctx context.Context, i *discordgo.Interaction, no
 	}
 	page := home.Build(ctx, home.Sources{Skills: a.opts.Skills, Gates: a.opts.Gates, Accounts: a.opts.Accounts, Spends: a.opts.Spends},
 		home.Person{Platform: Platform, Workspace: workspace, User: user, Roles: roles})
+	if i.GuildID != "" {
+		// Asked in a channel: how Neo is governed there, for anyone who
+		// can see the channel (a thread counts as its parent).
+		channel := i.ChannelID
+		if info, err := a.channel(ctx, channel); err == nil && info.thread {
+			channel = info.parent
+		}
+		in := core.Inbound{Thread: core.Thread{Platform: Platform, Workspace: i.GuildID, Channel: channel, ID: i.ChannelID}}
+		page.Settings = home.Settings(ctx, a.governed(), in)
+	}
 	content, components := homePage(page, note, a.opts.Spends != nil)
 	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
 		Data: &discordgo.InteractionResponseData{Content: content, Components: components,
 			Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: &discordgo.MessageAllowedMentions{}}}
+}
+
+// governed is what a channel's settings on /neo are read from.
+func (a *Adapter) governed() home.Governed {
+	return home.Governed{Skills: a.opts.Skills, Budgets: a.opts.Budgets, Model: a.opts.Model, Approvers: a.opts.Approvers,
+		Mention: func(id string) string {
+			if role, ok := strings.CutPrefix(id, "role:"); ok {
+				return "<@&" + role + ">"
+			}
+			return "<@" + id + ">"
+		}}
 }
 
 // homePage renders a page as a message of at most 2,000 characters and
@@ -87,6 +108,9 @@ func homePage(page home.Page, note string, spends bool) (string, []discordgo.Mes
 	}
 	for _, p := range page.Problems {
 		b.WriteString("⚠️ " + p + "\n")
+	}
+	if len(page.Settings) > 0 {
+		b.WriteString("**How Neo is set up in this channel**\n" + strings.Join(page.Settings, " ") + "\n\n")
 	}
 	b.WriteString("**What Neo may do here**\n")
 	for _, sk := range page.Skills {

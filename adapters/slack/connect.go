@@ -79,6 +79,10 @@ func (a *Adapter) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if c, ok := parseCommand(body); ok && isForm(r) {
+		a.serveCommand(w, r, c)
+		return
+	}
 	if isForm(r) {
 		a.serveInteraction(w, r, body)
 		return

@@ -42,6 +42,10 @@ func (a *Adapter) publishHome(ctx context.Context, team, user string) {
 	team = cmpOr(team, a.me().TeamID)
 	page := home.Build(ctx, home.Sources{Skills: a.opts.Skills, Gates: a.opts.Gates, Accounts: a.opts.Accounts,
 		Spends: a.opts.Spends}, home.Person{Platform: Platform, Workspace: team, User: user})
+	// The workspace's settings: the Home tab is not in a channel, and a
+	// channel's own settings are for its members only.
+	page.Settings = home.Settings(ctx, home.Governed{Skills: a.opts.Skills, Budgets: a.opts.Budgets, Model: a.opts.Model,
+		Approvers: a.opts.Approvers, Mention: mentionOf}, core.Inbound{Thread: core.Thread{Platform: Platform, Workspace: team}})
 	note, _ := a.homeNotes.Get(homeKey(team, user))
 	a.homeNotes.Drop(homeKey(team, user))
 	view := slack.HomeTabViewRequest{Type: slack.VTHomeTab, CallbackID: "neobot_home",
@@ -53,6 +57,16 @@ func (a *Adapter) publishHome(ctx context.Context, team, user string) {
 	if err != nil {
 		a.log.Warn().Err(err).Str("user", user).Msg("slack: publish the Home tab")
 	}
+}
+
+// mentionOf writes an approver for Slack: a person as <@U…>, a user
+// group ("group:S…") as <!subteam^S…>, with \x00 and \x01 for the
+// brackets, which homeBlocks puts back after escaping the page's text.
+func mentionOf(id string) string {
+	if g, ok := strings.CutPrefix(id, "group:"); ok {
+		return "\x00!subteam^" + g + "\x01"
+	}
+	return "\x00@" + id + "\x01"
 }
 
 func cmpOr(a, b string) string {
@@ -80,6 +94,10 @@ func (a *Adapter) homeBlocks(page home.Page, note string) []slack.Block {
 		blocks = append(blocks, section(":warning: "+escape(p)))
 	}
 
+	if len(page.Settings) > 0 {
+		text := strings.NewReplacer("\x00", "<", "\x01", ">").Replace(escape(strings.Join(page.Settings, " ")))
+		blocks = append(blocks, header("How Neo is set up in this workspace"), section(text))
+	}
 	blocks = append(blocks, header("What Neo may do here"))
 	for _, sk := range page.Skills {
 		// Slack shows each channel's name to its members.

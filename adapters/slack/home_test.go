@@ -40,7 +40,12 @@ func TestHomeTab(t *testing.T) {
 	if _, err := spends.PlanSpends(context.Background(), "i2", []core.Spend{theirs}); err != nil {
 		t.Fatal(err)
 	}
-	e := start(t, func(o *Options) { o.Skills, o.Accounts, o.Spends = set, accts, spends })
+	if err := set.Govern(map[string]skill.Placed{"slack:" + slacktest.TeamID: {Instructions: "<!channel> Be kind.", Approvers: []string{"UDAVE"}}}); err != nil {
+		t.Fatal(err)
+	}
+	e := start(t, func(o *Options) {
+		o.Skills, o.Accounts, o.Spends, o.Model, o.Approvers = set, accts, spends, "big-model", []string{"UCAROL"}
+	})
 	e.ack(e.slack.AppHomeOpened("UALICE", "D0ALICE", "home"))
 	h, err := e.slack.WaitHome(e.ctx, "UALICE", nil)
 	if err != nil {
@@ -48,6 +53,9 @@ func TestHomeTab(t *testing.T) {
 	}
 	page := h.Rendered()
 	for _, want := range []string{
+		"How Neo is set up in this workspace", "In this workspace Neo follows the default skill.",
+		`Its instructions here: "&lt;!channel&gt; Be kind.".`, "Neo answers here with the model big-model.",
+		"They are approved by <@UCAROL>, and here also by <@UDAVE>, whom this place's settings name.",
 		"In <#C0DOCS>* (skill `reader`)", "May read things.", "Asks in the thread before it may change things",
 		"May not act outside", "May not spend.",
 		"Everywhere else* (skill `default`)", "May spend, each spend approved by a person's click.",

@@ -34,6 +34,7 @@ var botScopes = []string{
 	"channels:history",  // message.channels; conversations.replies in public channels
 	"channels:read",     // conversations.info: is a mentioned channel private?
 	"chat:write",        // chat.postMessage/update/delete/postEphemeral, chat.*Stream
+	"commands",          // the /neo slash command: how Neo is set up in a channel
 	"files:read",        // url_private_download of attachments
 	"files:write",       // files.getUploadURLExternal/completeUploadExternal: files tools return
 	"groups:history",    // message.groups; conversations.replies in private channels

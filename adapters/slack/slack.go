@@ -94,6 +94,12 @@ type Options struct {
 	// Spends is the spend ledger, for each person's recent spends on the
 	// Home tab; nil leaves them out.
 	Spends home.Spends
+	// Budgets tell the daily token budgets over a workspace, for its
+	// settings on the Home tab (*usage.Meter); nil leaves them out.
+	Budgets home.Budgets
+	// Model is the configured main model, named in the workspace's
+	// settings on the Home tab.
+	Model string
 	// Rater records the ratings of the feedback buttons under every
 	// answer; nil shows no buttons.
 	Rater core.Rater

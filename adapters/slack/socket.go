@@ -68,13 +68,14 @@ type envelope struct {
 
 // decodeEnvelope reads a Socket Mode frame. An events_api frame, nearly
 // every frame, is read with its callback in one pass (unionCallback); an
-// interactive one, or one that pass cannot read, is read in two.
+// interactive or slash_commands one, or one that pass cannot read, is
+// read in two.
 func decodeEnvelope(raw []byte) (envelope, error) {
 	var f struct {
 		frame
 		Payload *unionCallback `json:"payload"`
 	}
-	if json.Unmarshal(raw, &f) == nil && f.Type != "interactive" {
+	if json.Unmarshal(raw, &f) == nil && f.Type != "interactive" && f.Type != "slash_commands" {
 		env := envelope{frame: f.frame}
 		if f.Type != "events_api" {
 			return env, nil
@@ -302,7 +303,18 @@ func (a *Adapter) onEnvelope(ctx context.Context, s *socket, env envelope) {
 			return
 		}
 		a.onInteraction(cb, ack)
-	default: // slash commands, and whatever Slack adds: nothing Neo takes
+	case "slash_commands":
+		var c command
+		if err := json.Unmarshal(env.Payload, &c); err != nil {
+			ack()
+			return
+		}
+		once.Do(func() {
+			if err := s.ackWith(env.EnvelopeID, a.commandReply(ctx, c)); err != nil && ctx.Err() == nil {
+				a.log.Warn().Err(err).Msg("slack: ack")
+			}
+		})
+	default: // whatever Slack adds: nothing Neo takes
 		ack()
 	}
 }

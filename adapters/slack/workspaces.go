@@ -160,6 +160,12 @@ func (ws *Workspaces) serveSlack(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	if c, ok := parseCommand(body); ok && isForm(r) {
+		if !ws.serve(ctx, route{team: c.TeamID, enterprise: c.EnterpriseID, orgWide: c.OrgWide}, func(a *Adapter) { a.serveCommand(w, r, c) }) {
+			w.WriteHeader(http.StatusOK)
+		}
+		return
+	}
 	if isForm(r) {
 		form, err := parseForm(body)
 		var cb struct {

@@ -29,7 +29,7 @@ func adminPage(cfg *Config, a *app, o *web.Options) {
 	if !ok || a.reapply == nil {
 		return
 	}
-	o.Governor = placeWriter{s: places, skills: a.skills, applied: a.reapply}
+	o.Governor = placeWriter{s: places, skills: a.skills, checkModel: cfg.checkPlaceModel, applied: a.reapply}
 	if cfg.SlackClientID != "" && cfg.SlackClientSecret != "" && cfg.SlackBotToken != "" {
 		api := strings.TrimRight(cmp.Or(cfg.SlackAPIURL, "https://slack.com/api/"), "/") + "/"
 		client := &http.Client{Timeout: 30 * time.Second}

@@ -67,7 +67,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 	if err != nil {
 		return err
 	}
-	reapply, stopGovern, err := governPlaces(ctx, a.db, a.skills, log.With().Str("component", "governance").Logger())
+	reapply, stopGovern, err := governPlaces(ctx, cfg, a.db, a.skills, a.meter, log.With().Str("component", "governance").Logger())
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, log zerolog.Logger, webLo
 		api.register(mux)
 		api.registerMCP(mux, a.surface)
 		if places, ok := a.db.(governance.Store); ok {
-			api.registerPlaces(mux, places, a.skills, reapply)
+			api.registerPlaces(mux, places, a.skills, cfg.checkPlaceModel, reapply)
 		}
 		o.SetAdmin(mux)
 	}
@@ -207,6 +207,8 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			Skills:        a.skills,
 			Accounts:      a.surface,
 			Spends:        a.db,
+			Budgets:       a.meter,
+			Model:         cfg.Model,
 			Rater:         rater,
 			Limits: slack.Limits{AllowChannels: cfg.SlackAllowChannels, AllowUsers: cfg.SlackAllowUsers,
 				MaxFileBytes: int64(cfg.SlackMaxFileBytes), Quota: share},
@@ -232,6 +234,8 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			Skills:     a.skills,
 			Accounts:   a.surface,
 			Spends:     a.db,
+			Budgets:    a.meter,
+			Model:      cfg.Model,
 			Limits: discord.Limits{AllowChannels: cfg.DiscordAllowChannels, AllowUsers: cfg.DiscordAllowUsers,
 				MaxFileBytes: int64(cfg.DiscordMaxFileBytes), Quota: share},
 			Logger: log.With().Str("component", "discord").Logger(),

@@ -124,8 +124,11 @@ func (m *Main) build(ctx context.Context, cfg *Config, log zerolog.Logger, opts 
 // that does not (a dry run), and cheap is nil without NEO_CHEAP_MODEL.
 type models struct {
 	main, cheap *meteredModel
-	window      int  // the main model's context window, in tokens
-	vision      bool // the main model reads pictures
+	// places are the other main models a place may choose (NEO_MODELS),
+	// by name.
+	places map[string]*meteredModel
+	window int  // the main model's context window, in tokens
+	vision bool // the main model reads pictures
 }
 
 // buildStore opens the database, the cluster when it is shared, and the
@@ -175,6 +178,21 @@ func (m *Main) buildModels(ctx context.Context, a *app, actor string) (models, e
 	ms := models{
 		main:   &meteredModel{Client: client, t: m.tel, record: a.meter.Record},
 		window: client.ContextWindow(), vision: client.SeesImages(),
+	}
+	for _, name := range cfg.placeModels()[1:] {
+		ep := cfg.mainEndpoint()
+		ep.model, ep.modelVar = name, "NEO_MODELS"
+		c, err := m.newLLM(cfg, ep, actor, log)
+		if err != nil {
+			return models{}, fmt.Errorf("NEO_MODELS: %w", err)
+		}
+		if ms.places == nil {
+			ms.places = map[string]*meteredModel{}
+		}
+		// The turn's window and pictures suit every model a place may
+		// choose: the smallest window, pictures only if all see them.
+		ms.places[name] = &meteredModel{Client: c, t: m.tel, record: a.meter.Record}
+		ms.window, ms.vision = min(ms.window, c.ContextWindow()), ms.vision && c.SeesImages()
 	}
 	if cfg.CheapModel != "" {
 		c, err := m.newLLM(cfg, cfg.cheapEndpoint(), actor, log)
@@ -228,9 +246,12 @@ func (m *Main) buildTools(ctx context.Context, a *app, manifest *mcp.Manifest, a
 			PollInterval: cfg.DaemonPoll,
 			MaxWait:      cfg.DaemonWait,
 			Authorize:    cfg.spendPolicy().Authorize,
-			Ledger:       a.db,
-			HTTPClient:   &http.Client{Transport: m.outbound(cfg)},
-			Logger:       log.With().Str("component", "delegate").Logger(),
+			// The daemon's gates, like neobot's own, may be approved by
+			// the people the place's stored settings name.
+			PlaceApprovers: func(in core.Inbound) []string { return a.skills.For(in).Approvers },
+			Ledger:         a.db,
+			HTTPClient:     &http.Client{Transport: m.outbound(cfg)},
+			Logger:         log.With().Str("component", "delegate").Logger(),
 		})
 		if err != nil {
 			return err
@@ -286,6 +307,12 @@ func (m *Main) buildAgent(a *app, actor string, ms models) error {
 	}
 	if ms.main != nil {
 		aopts.Model = ms.main
+	}
+	for name, c := range ms.places {
+		if aopts.Models == nil {
+			aopts.Models = map[string]agent.Model{}
+		}
+		aopts.Models[name] = c
 	}
 	if ms.cheap != nil {
 		aopts.Cheap = ms.cheap

@@ -27,8 +27,11 @@ import (
 // Config is every setting neobot reads. Environment first, flags override;
 // secrets come only from the environment.
 type Config struct {
-	Model       string
-	CheapModel  string
+	Model      string
+	CheapModel string
+	// Models are the other main models a place's stored settings may
+	// choose (NEO_MODELS).
+	Models      []string
 	LLMBaseURL  string
 	LLMProvider string
 	LLMAPIKey   Secret
@@ -258,6 +261,7 @@ func printDefaults(w io.Writer, fs *flag.FlagSet) {
 func settings() []setting {
 	return []setting{
 		{env: "NEO_MODEL", flag: "model", usage: "main model, e.g. accounts/fireworks/models/qwen3-235b-a22b, gpt-4.1, or a local model name with NEO_LLM_BASE_URL (required to talk)", set: str(func(c *Config) *string { return &c.Model })},
+		{env: "NEO_MODELS", flag: "models", usage: "other main models a place may choose with neobot config set PLACE model=NAME (comma-separated), served by NEO_MODEL's endpoint and key; a name not here or NEO_MODEL is refused (docs/governance.md)", set: list(func(c *Config) *[]string { return &c.Models })},
 		{env: "NEO_CHEAP_MODEL", flag: "cheap-model", usage: "model for compaction, validation and memory write-back; NEO_MODEL does the work when it is unset or fails", set: str(func(c *Config) *string { return &c.CheapModel })},
 		{env: "NEO_LLM_BASE_URL", flag: "llm-base-url", usage: "any OpenAI-compatible base URL including /v1 (Ollama, vLLM, LM Studio, a gateway)", set: str(func(c *Config) *string { return &c.LLMBaseURL })},
 		{env: "NEO_LLM_PROVIDER", flag: "llm-provider", usage: "override provider detection: fireworks, together, opencode, openai, openai-compatible", set: str(func(c *Config) *string { return &c.LLMProvider })},
@@ -594,6 +598,31 @@ type modelEndpoint struct {
 func (c *Config) mainEndpoint() modelEndpoint {
 	return modelEndpoint{role: "main", model: c.Model, baseURL: c.LLMBaseURL, provider: c.LLMProvider, key: c.LLMAPIKey,
 		modelVar: "NEO_MODEL", baseVar: "NEO_LLM_BASE_URL", keyVar: "NEO_LLM_API_KEY"}
+}
+
+// placeModels are the main models a place's stored settings may choose:
+// NEO_MODEL and NEO_MODELS, each once.
+func (c *Config) placeModels() []string {
+	var out []string
+	for _, m := range append([]string{c.Model}, c.Models...) {
+		if m != "" && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// checkPlaceModel says why a place may not choose model: it is not one
+// of placeModels. An empty model (the configured one) is always fine.
+func (c *Config) checkPlaceModel(model string) error {
+	known := c.placeModels()
+	if model == "" || slices.Contains(known, model) {
+		return nil
+	}
+	if len(known) == 0 {
+		return fmt.Errorf("model %q: no model is configured (NEO_MODEL), so a place cannot choose one", model)
+	}
+	return fmt.Errorf("model %q is not one this bot serves; choose one of %s (NEO_MODEL and NEO_MODELS), or add it to NEO_MODELS", model, strings.Join(known, ", "))
 }
 
 // cheapEndpoint is the cheap model's endpoint: the main model's, unless

@@ -67,7 +67,11 @@ func (m *Main) runConfig(ctx context.Context, args []string) error {
 		if len(rest) < 2 {
 			return errors.New("config set: give a place and at least one FIELD=VALUE, such as: neobot config set slack:T0123/C0456 skill=reader")
 		}
-		return setPlace(ctx, places, rest[0], *by, rest[1:], m.Stdout)
+		checkModel := cfg.checkPlaceModel
+		if _, ok := places.(remotePlaces); ok {
+			checkModel = func(string) error { return nil } // the running bot checks against its own models
+		}
+		return setPlace(ctx, places, checkModel, rest[0], *by, rest[1:], m.Stdout)
 	}
 	return errors.New(configUsage)
 }
@@ -231,14 +235,20 @@ func placeHistory(ctx context.Context, s governance.Store, place string, w io.Wr
 
 // setPlace records a new version of place's settings from FIELD=VALUE
 // arguments; an empty value returns the field to the settings file's.
-// Nothing is recorded unless every argument reads.
-func setPlace(ctx context.Context, s governance.Store, place, by string, fields []string, w io.Writer) error {
+// Nothing is recorded unless every argument reads, and the model (when
+// one is named) is one checkModel accepts.
+func setPlace(ctx context.Context, s governance.Store, checkModel func(string) error, place, by string, fields []string, w io.Writer) error {
 	var edits []func(*governance.Settings)
 	var bad []error
 	for _, f := range fields {
 		edit, err := fieldEdit(f)
 		if err != nil {
 			bad = append(bad, err)
+		}
+		if model, ok := strings.CutPrefix(f, "model="); ok {
+			if err := checkModel(model); err != nil {
+				bad = append(bad, err)
+			}
 		}
 		edits = append(edits, edit)
 	}
@@ -265,12 +275,11 @@ func setPlace(ctx context.Context, s governance.Store, place, by string, fields 
 	return nil
 }
 
-// placeApplies says when a change takes effect, and what of it does not
-// yet.
+// placeApplies says when a change takes effect.
 func placeApplies(before, after governance.Settings) string {
-	msg := "Skill, instructions and spend apply from the next turn: every running instance applies the change at once, a stopped bot when it starts."
-	if before.Model != after.Model || before.DailyTokens != after.DailyTokens || !slices.Equal(before.Approvers, after.Approvers) {
-		msg += " Model, daily_tokens and approvers are recorded, but turns do not use them yet (docs/governance.md)."
+	msg := "The change applies from the next turn there: every running instance applies it at once, a stopped bot when it starts."
+	if after.DailyTokens > 0 && before.DailyTokens != after.DailyTokens {
+		msg += fmt.Sprintf(" The daily budget of %d tokens counts what the place has used since 00:00 UTC today, on every instance.", after.DailyTokens)
 	}
 	return msg
 }

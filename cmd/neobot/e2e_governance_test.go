@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core/llm/llmtest"
+	"github.com/neobot/neobot/store/postgres/pgtest"
 )
 
 // TestConfigPlaces: `neobot config set` records versions of a place's
@@ -19,7 +21,7 @@ import (
 func TestConfigPlaces(t *testing.T) {
 	for _, db := range databases {
 		t.Run(db.name, func(t *testing.T) {
-			env := map[string]string{"NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db")}
+			env := map[string]string{"NEO_DB_PATH": filepath.Join(t.TempDir(), "neobot.db"), "NEO_MODEL": "test-main", "NEO_MODELS": "test-small"}
 			db.use(t, env)
 			neobot := func(args ...string) (string, error) {
 				t.Helper()
@@ -35,7 +37,7 @@ func TestConfigPlaces(t *testing.T) {
 				return out
 			}
 			if out := must("set", "--by", "slack:T1/UALICE", "slack:T1/C1", "skill=reader", "approvers=UCAROL"); !strings.Contains(out, "Recorded version 1") ||
-				!strings.Contains(out, `skill: (the file's) → "reader"`) || !strings.Contains(out, "apply from the next turn") || !strings.Contains(out, "approvers are recorded, but turns do not use them yet") {
+				!strings.Contains(out, `skill: (the file's) → "reader"`) || !strings.Contains(out, "applies from the next turn there") {
 				t.Errorf("first set said:\n%s", out)
 			}
 			exported := filepath.Join(t.TempDir(), "places.json")
@@ -45,6 +47,13 @@ func TestConfigPlaces(t *testing.T) {
 			must("set", "--by", "cli:ops", "slack:T1/C1", "instructions=Answer in French.", "spend=false")
 			if out, err := neobot("set", "slack:T1/C1", "skill=finance", "bogus=1"); err == nil || !strings.Contains(out, `"bogus" is not a field`) {
 				t.Errorf("set with a bad field = %v\n%s\nwant a refusal naming it", err, out)
+			}
+			if out, err := neobot("set", "slack:T1/C1", "model=gpt-9", "daily_tokens=5000"); err == nil ||
+				!strings.Contains(out, `model "gpt-9" is not one this bot serves; choose one of test-main, test-small`) {
+				t.Errorf("set to a model the bot does not serve = %v\n%s\nwant a refusal listing the ones it does", err, out)
+			}
+			if out, err := neobot("set", "slack:dm", "daily_tokens=5000"); err == nil || !strings.Contains(out, "daily_tokens cannot be set on slack:dm") {
+				t.Errorf("set a budget on direct messages = %v\n%s\nwant a refusal", err, out)
 			}
 			if out, err := neobot("set", "#general", "skill=reader"); err == nil || !strings.Contains(out, "not a place") {
 				t.Errorf("set in a place written wrong = %v\n%s\nwant a refusal", err, out)
@@ -178,6 +187,9 @@ func TestConfigSetThroughRunningBot(t *testing.T) {
 	if out, err := config("set", place, "skill=nope"); err == nil || !strings.Contains(out, `skill "nope" is not one the settings file defines`) {
 		t.Errorf("set to an undefined skill = %v\n%s\nwant a refusal", err, out)
 	}
+	if out, err := config("set", place, "model=gpt-9"); err == nil || !strings.Contains(out, `model "gpt-9" is not one this bot serves`) {
+		t.Errorf("set to a model the bot does not serve, through its admin API = %v\n%s\nwant the bot's refusal", err, out)
+	}
 	if out, err := config("set", "--by", "cli:ops", place, "skill=reader", "instructions=Answer like a pirate."); err != nil {
 		t.Fatalf("config set through the running bot = %v\n%s", err, out)
 	}
@@ -193,4 +205,178 @@ func TestConfigSetThroughRunningBot(t *testing.T) {
 		t.Errorf("history through the running bot = %v\n%s\nwant the one change, by cli:ops", err, out)
 	}
 	p.stop(t)
+}
+
+// TestConfigSetAppliesEveryField: a channel's model, approvers and daily
+// token budget, set with `neobot config set` against the shared
+// PostgreSQL, apply to the next turn on another running instance without
+// a restart: the turn calls the place's model; someone who is not a
+// configured approver but the place's may approve its spend (the
+// requester still may not); and once the channel has used its budget,
+// counted across both instances, a turn on the other instance is
+// declined in words with when it resets. An unknown model is refused.
+func TestConfigSetAppliesEveryField(t *testing.T) {
+	w, wal := newSpendWorld(t)
+	w.env["NEO_DATABASE_URL"] = pgtest.Database(t)
+	delete(w.env, "NEO_DB_PATH")
+	w.env["NEO_MODELS"] = "test-small"
+	spendModel(t, w.model, "core_execute")
+	p1 := w.start(t, 1)
+	p2 := w.start(t, 2)
+	place := "slack:" + slacktest.TeamID + "/C0PAY"
+
+	config := func(args ...string) (string, error) {
+		out, errOut, err := run(t, w.env, "", append([]string{"config", "set", "--by", "cli:ops", place}, args...)...)
+		return out + errOut, err
+	}
+	if out, err := config("model=gpt-9"); err == nil || !strings.Contains(out, "choose one of test-main, test-small") {
+		t.Errorf("config set model=gpt-9 = %v\n%s\nwant a refusal listing the models the bot serves", err, out)
+	}
+	if out, err := config("model=test-small", "approvers=UDAVE,UALICE", "daily_tokens=1"); err != nil {
+		t.Fatalf("config set = %v\n%s", err, out)
+	}
+	for _, p := range []*process{p1, p2} {
+		waitOutput(t, p, "governance: stored place settings changed")
+	}
+
+	// On instance 2: the spend turn runs on the place's model; Dave, whom
+	// only the place lists, approves; Alice, who asked, may not.
+	w.slack.Via(2)
+	before := len(w.model.Requests())
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "C0PAY", Text: "send 5 USDC to alice"})
+	gate := w.waitGate(t, p2, mention.TS, "wallet/transfer")
+	w.slack.Click("UALICE", gate, 0)
+	privately(t, w, "UALICE", "can't")
+	w.slack.Click("UDAVE", gate, 0)
+	w.answerIn(t, "C0PAY", mention.TS, "Outcome:")
+	if sent := wal.transfers(t); total(sent) != 1 {
+		t.Errorf("transfers = %v, want the one Dave approved", sent)
+	}
+	for _, r := range w.model.Requests()[before:] {
+		if r.Model != cheapModel && !onlyTool(r, "wallet__transfer") && r.Model != "test-small" {
+			t.Errorf("a turn in %s called %s, want the place's test-small", place, r.Model)
+		}
+	}
+
+	// On instance 1, which ran nothing there: the channel's budget is
+	// spent by instance 2's turn, so the turn is declined.
+	waitOutput(t, p2, "usage: a turn under a place's budget is counted in the store")
+	w.slack.Via(1)
+	calls := len(w.model.Requests())
+	again := w.slack.Mention(slacktest.Msg{User: "UALICE", Channel: "C0PAY", Text: "hello again"})
+	w.answerIn(t, "C0PAY", again.TS, "I've used today's token budget for this channel (")
+	w.answerIn(t, "C0PAY", again.TS, "The budget resets at 00:00 UTC, in ")
+	if n := len(w.model.Requests()); n != calls {
+		t.Errorf("the declined turn called the model %d times", n-calls)
+	}
+	// Elsewhere nothing changed: the configured model answers.
+	other := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hello there"})
+	w.answerIn(t, "C0GENERAL", other.TS, "")
+	if last := w.model.Requests()[len(w.model.Requests())-1]; last.Model != "test-main" && last.Model != cheapModel {
+		t.Errorf("a turn in C0GENERAL called %s, want test-main", last.Model)
+	}
+	p1.stop(t)
+	p2.stop(t)
+}
+
+// TestDiscordGuildsGoverned: with the bot in two Discord servers, each
+// server's (and channel's) stored settings apply only there: a turn in
+// the first server follows its stored skill and instructions, a turn in
+// the second server's channel its own instructions and not the first's;
+// /neo in each channel says in words how Neo is set up there.
+func TestDiscordGuildsGoverned(t *testing.T) {
+	w := newDiscordWorld(t)
+	w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+		"reader": map[string]any{"instructions": "You only read.", "side_effects": map[string]string{"read": "allow"}},
+	}})
+	ops := w.discord.AddGuildChannel("G0SECOND", "ops")
+	for _, set := range [][]string{
+		{"discord:" + discordtest.GuildID, "skill=reader", "instructions=Answer like a pirate."},
+		{"discord:G0SECOND/" + ops.ID, "instructions=Answer in French."},
+	} {
+		if out, errOut, err := run(t, w.env, "", append([]string{"config", "set", "--by", "cli:ops"}, set...)...); err != nil {
+			t.Fatalf("config set %v = %v\n%s%s", set, err, out, errOut)
+		}
+	}
+	var mu sync.Mutex
+	systems := map[string]string{} // the user's words -> the system block of their turn
+	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		mu.Lock()
+		systems[r.Messages[len(r.Messages)-1].Content] = r.Messages[0].Content
+		mu.Unlock()
+		return llmtest.Text("Ahoy.")
+	})
+	p := w.start(t, 1)
+	first := w.discord.Mention(discordtest.Msg{User: "111", Text: "hello first"})
+	w.answerIn(t, first.ID, "Ahoy.")
+	second := w.discord.Mention(discordtest.Msg{User: "111", Channel: ops.ID, Text: "hello second"})
+	w.answerIn(t, second.ID, "Ahoy.")
+	mu.Lock()
+	for words, want := range map[string][]string{
+		"hello first":  {"You only read.", "Answer like a pirate."},
+		"hello second": {"Answer in French."},
+	} {
+		var sys string
+		for k, v := range systems {
+			if strings.Contains(k, words) {
+				sys = v
+			}
+		}
+		for _, w := range want {
+			if !strings.Contains(sys, w) {
+				t.Errorf("the turn %q was told:\n%s\nwant %q", words, sys, w)
+			}
+		}
+		other := map[string]string{"hello first": "Answer in French.", "hello second": "pirate"}[words]
+		if strings.Contains(sys, other) || words == "hello second" && strings.Contains(sys, "You only read.") {
+			t.Errorf("the turn %q was told another server's settings:\n%s", words, sys)
+		}
+	}
+	mu.Unlock()
+
+	for channel, want := range map[string][]string{
+		discordtest.ChannelID: {`In this channel Neo follows the skill "reader".`, `"You only read. Answer like a pirate."`, "Neo may not delegate spends here."},
+		ops.ID:                {"In this channel Neo follows the default skill.", `"Answer in French."`, "with the model test-main."},
+	} {
+		r, err := w.discord.WaitResponse(waitCtx(t), w.discord.SlashCommand("111", channel, "neo"))
+		if err != nil {
+			t.Fatalf("no answer to /neo in %s: %v\n%s", channel, err, p.output.String())
+		}
+		for _, s := range want {
+			if !strings.Contains(r.Content, s) {
+				t.Errorf("/neo in %s lacks %q:\n%s", channel, s, r.Content)
+			}
+		}
+	}
+	p.stop(t)
+}
+
+// TestDiscordPlaceApprovers: a channel's stored approvers may approve a
+// spend the execution daemon asks there on Discord, besides the
+// configured ones; the requester, listed too, may not approve her own
+// while self-approval is off.
+func TestDiscordPlaceApprovers(t *testing.T) {
+	w := newDiscordWorld(t)
+	w.env["NEO_SELF_APPROVE"] = "false"
+	if out, errOut, err := run(t, w.env, "", "config", "set", "discord:"+discordtest.GuildID+"/"+discordtest.ChannelID, "approvers=222,111"); err != nil {
+		t.Fatalf("config set = %v\n%s%s", err, out, errOut)
+	}
+	_, mention, gate := w.askSpend(t)
+	refused, err := w.discord.WaitResponse(waitCtx(t), w.discord.Click("111", gate, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(refused.Content, "can't approve this") || len(w.daemon.Answers()) != 0 {
+		t.Errorf("the requester's click = %+v, daemon answers %+v; want a private refusal and nothing answered", refused, w.daemon.Answers())
+	}
+	if _, err := w.discord.WaitResponse(waitCtx(t), w.discord.Click("222", gate, 0)); err != nil {
+		t.Fatal(err)
+	}
+	w.answerIn(t, mention.ID, "Done: 5 PAX sent (tx 0xfeed).")
+	if answers := w.daemon.Answers(); len(answers) != 1 || !answers[0].Approved {
+		t.Errorf("daemon answers = %+v, want the approval of 222, whom the channel names", answers)
+	}
 }

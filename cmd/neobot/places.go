@@ -10,18 +10,20 @@ import (
 
 	"github.com/neobot/neobot/core/governance"
 	"github.com/neobot/neobot/core/skill"
+	acct "github.com/neobot/neobot/core/usage"
 	"github.com/neobot/neobot/store/postgres"
 )
 
 // governPlaces applies every place's stored settings (core/governance:
-// skill, instructions, spend) to the skills, before the first turn; on
+// skill, instructions, spend, model and approvers to the skills, daily
+// token budgets to the usage meter), before the first turn; on
 // PostgreSQL again each time a place changes, on any instance or through
 // `neobot config set`, until the returned stop is called. reapply applies
 // them again (after a change through this bot's admin API). A stored
-// setting the skills refuse (a skill the settings file no longer
-// defines) stops start-up, naming it; later, it is logged and the
-// settings applied before stay.
-func governPlaces(ctx context.Context, db database, skills *skill.Set, log zerolog.Logger) (reapply func(context.Context) error, stop func(), err error) {
+// setting the bot refuses (a skill the settings file no longer defines,
+// a model it does not serve) stops start-up, naming it; later, it is
+// logged and the settings applied before stay.
+func governPlaces(ctx context.Context, cfg *Config, db database, skills *skill.Set, meter *acct.Meter, log zerolog.Logger) (reapply func(context.Context) error, stop func(), err error) {
 	places, ok := db.(governance.Store)
 	if !ok || skills == nil {
 		return func(context.Context) error { return nil }, func() {}, nil
@@ -32,10 +34,24 @@ func governPlaces(ctx context.Context, db database, skills *skill.Set, log zerol
 			return 0, err
 		}
 		placed := make(map[string]skill.Placed, len(vs))
+		budgets := map[string]int64{}
 		for _, v := range vs {
-			placed[v.Place] = skill.Placed{Skill: v.Settings.Skill, Instructions: v.Settings.Instructions, Spend: v.Settings.Spend}
+			st := v.Settings
+			if err := cfg.checkPlaceModel(st.Model); err != nil {
+				return 0, fmt.Errorf("stored settings of %s: %w", v.Place, err)
+			}
+			placed[v.Place] = skill.Placed{Skill: st.Skill, Instructions: st.Instructions, Spend: st.Spend, Model: st.Model, Approvers: st.Approvers}
+			if st.DailyTokens > 0 {
+				budgets[v.Place] = st.DailyTokens
+			}
 		}
-		return len(placed), skills.Govern(placed)
+		if err := skills.Govern(placed); err != nil {
+			return 0, err
+		}
+		if meter != nil {
+			meter.Govern(budgets)
+		}
+		return len(placed), nil
 	}
 	reapply = func(ctx context.Context) error { _, err := apply(ctx); return err }
 	n, err := apply(ctx)

@@ -17,8 +17,9 @@ import (
 // registerPlaces adds the routes of the places' settings (docs/governance.md):
 // GET /admin/v1/places (every place's newest version), GET
 // /admin/v1/places/history?place=P, and POST /admin/v1/places, one new
-// version, which applies before the answer (applied).
-func (a adminAPI) registerPlaces(mux *http.ServeMux, s governance.Store, skills *skill.Set, applied func(context.Context) error) {
+// version, which applies before the answer (applied); checkModel refuses
+// a model the bot does not serve.
+func (a adminAPI) registerPlaces(mux *http.ServeMux, s governance.Store, skills *skill.Set, checkModel func(string) error, applied func(context.Context) error) {
 	mux.HandleFunc("GET /admin/v1/places", a.serve(func(r *http.Request) (any, error) {
 		return s.Places(r.Context())
 	}))
@@ -34,7 +35,7 @@ func (a adminAPI) registerPlaces(mux *http.ServeMux, s governance.Store, skills 
 			http.Error(w, "body: want a version of a place's settings: {\"place\", \"version\", \"by\", \"settings\"}", http.StatusBadRequest)
 			return
 		}
-		v, err := placeWriter{s: s, skills: skills, applied: applied}.SetPlace(r.Context(), v)
+		v, err := placeWriter{s: s, skills: skills, checkModel: checkModel, applied: applied}.SetPlace(r.Context(), v)
 		if err != nil {
 			http.Error(w, err.Error(), placeStatus(err))
 			return
@@ -48,9 +49,10 @@ func (a adminAPI) registerPlaces(mux *http.ServeMux, s governance.Store, skills 
 // stored and applied: the admin API and the web chat's admin page both
 // go through it.
 type placeWriter struct {
-	s       governance.Store
-	skills  *skill.Set
-	applied func(context.Context) error // applies the stored settings on this instance
+	s          governance.Store
+	skills     *skill.Set
+	checkModel func(string) error          // refuses a model the bot does not serve
+	applied    func(context.Context) error // applies the stored settings on this instance
 }
 
 // SetPlace checks v, a version a client made, stores it stamped now with
@@ -66,7 +68,10 @@ func (p placeWriter) SetPlace(ctx context.Context, v governance.Version) (govern
 	case v.Settings.Skill != "" && !p.skills.Defines(v.Settings.Skill):
 		return v, governance.Invalid{Err: fmt.Errorf("skill %q is not one the settings file defines", v.Settings.Skill)}
 	}
-	if err := v.Settings.Check(); err != nil {
+	if err := v.Settings.CheckIn(v.Place); err != nil {
+		return v, governance.Invalid{Err: err}
+	}
+	if err := p.checkModel(v.Settings.Model); err != nil {
 		return v, governance.Invalid{Err: err}
 	}
 	cur, err := p.s.PlaceSettings(ctx, v.Place)

@@ -84,6 +84,10 @@ var ErrNoModel = errors.New("agent: no model configured")
 type Options struct {
 	// Model is the main, tool-calling model.
 	Model Model
+	// Models are the other main models a place's stored settings may
+	// choose (skill.Skill.Model), by name; a turn in such a place calls
+	// its model instead of Model. A name not here calls Model.
+	Models map[string]Model
 	// Cheap compacts and summarizes; nil or failing falls back to Model.
 	Cheap Model
 	// Tools is the tool surface; nil offers no tools.

@@ -14,6 +14,16 @@ type StreamModel interface {
 	ChatStream(ctx context.Context, req llm.ChatRequest, onText func(string)) (*llm.ChatResult, error)
 }
 
+// model returns the main model of in's place: the one its stored
+// settings choose (Options.Models), read at each call so a change applies
+// from the next, else Options.Model.
+func (a *Agent) model(in core.Inbound) Model {
+	if m, ok := a.opts.Models[a.opts.Skills.For(in).Model]; ok && m != nil {
+		return m
+	}
+	return a.opts.Model
+}
+
 // holdBack is how much text a step writes before it is shown: a step that
 // says a few words and then calls tools shows nothing.
 const holdBack = 24
@@ -23,10 +33,11 @@ const holdBack = 24
 // turns out to call tools (or fails, or is cut off) takes back what it
 // showed, and the final answer's stream stays open for finish to close.
 func (tr *turn) chat(ctx context.Context, req llm.ChatRequest) (*llm.ChatResult, error) {
-	sm, ok := tr.a.opts.Model.(StreamModel)
+	model := tr.a.model(tr.t.Inbound)
+	sm, ok := model.(StreamModel)
 	streamer, ok2 := tr.rep.(core.Streamer)
 	if !ok || !ok2 {
-		return tr.a.opts.Model.Chat(ctx, req)
+		return model.Chat(ctx, req)
 	}
 	live := &liveAnswer{streamer: streamer, ctx: ctx, log: tr, ready: func() { tr.reporter() }}
 	res, err := sm.ChatStream(ctx, req, live.write)

@@ -49,6 +49,10 @@ type Options struct {
 	// Approver decides gates when ctx carries no core.Turn (or one without
 	// an approver). Nil denies every gate.
 	Approver core.Approver
+	// PlaceApprovers, when set, names the people a turn's place adds to
+	// the configured approvers of its gates (its stored settings,
+	// skill.Skill.Approvers): core.GateRequest.PlaceApprovers.
+	PlaceApprovers func(core.Inbound) []string
 	// Authorize, when set, decides whether the turn's requester may ask
 	// for a spend at all (core.SpendPolicy.Authorize). A refusal is
 	// returned to the model as Run's error and nothing reaches the
@@ -80,6 +84,7 @@ type Client struct {
 	base                      string
 	token, did, wallet, skill string
 	approver                  core.Approver
+	placeApprovers            func(core.Inbound) []string
 	authorize                 func(core.Inbound) error
 	notify                    func(ctx context.Context, text string)
 	poll, maxWait, timeout    time.Duration
@@ -99,21 +104,22 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("delegate: NEO_DAEMON_URL %q is not an http(s) URL", opts.BaseURL)
 	}
 	c := &Client{
-		base:      strings.TrimRight(u.String(), "/"),
-		token:     opts.Token,
-		did:       opts.CallerDID,
-		wallet:    opts.CallerWallet,
-		skill:     opts.Skill,
-		approver:  opts.Approver,
-		authorize: opts.Authorize,
-		notify:    opts.Notify,
-		poll:      opts.PollInterval,
-		maxWait:   opts.MaxWait,
-		timeout:   opts.Timeout,
-		ledger:    opts.Ledger,
-		http:      opts.HTTPClient,
-		log:       opts.Logger,
-		now:       opts.Now,
+		base:           strings.TrimRight(u.String(), "/"),
+		token:          opts.Token,
+		did:            opts.CallerDID,
+		wallet:         opts.CallerWallet,
+		skill:          opts.Skill,
+		approver:       opts.Approver,
+		placeApprovers: opts.PlaceApprovers,
+		authorize:      opts.Authorize,
+		notify:         opts.Notify,
+		poll:           opts.PollInterval,
+		maxWait:        opts.MaxWait,
+		timeout:        opts.Timeout,
+		ledger:         opts.Ledger,
+		http:           opts.HTTPClient,
+		log:            opts.Logger,
+		now:            opts.Now,
 	}
 	if c.poll <= 0 {
 		c.poll = DefaultPollInterval
@@ -154,13 +160,19 @@ type job struct {
 	eventID   string // the turn's message: a call ID is the model's and may repeat
 	keyed     bool   // durable: a turn and a tool call ID are in ctx
 	approver  core.Approver
-	notify    func(ctx context.Context, text string)
+	// placeApprovers are the people the turn's place adds to the
+	// configured approvers.
+	placeApprovers []string
+	notify         func(ctx context.Context, text string)
 }
 
 func (c *Client) jobFor(ctx context.Context) job {
 	j := job{approver: c.approver, notify: c.notify}
 	if t, ok := core.TurnFrom(ctx); ok {
 		j.thread, j.requester = t.Inbound.Thread, t.Inbound.User
+		if c.placeApprovers != nil {
+			j.placeApprovers = c.placeApprovers(t.Inbound)
+		}
 		if t.Approver != nil {
 			j.approver = t.Approver
 		}

@@ -162,12 +162,19 @@ func TestRunGatesInOrder(t *testing.T) {
 	var asked []string
 	a := func(ctx context.Context, req core.GateRequest) (core.GateAnswer, error) {
 		asked = append(asked, req.NodeID+":"+req.Question)
-		if req.IntentID != "i1" || req.Requester != "U1" || req.Thread != thread || !slices.Equal(req.Options, []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}) {
-			t.Errorf("approver request = %+v, want intent i1, requester U1, thread, options yes/no", req)
+		if req.IntentID != "i1" || req.Requester != "U1" || req.Thread != thread || !slices.Equal(req.Options, []core.Option{{Label: "yes", Approves: true}, {Label: "no"}}) ||
+			!slices.Equal(req.PlaceApprovers, []string{"UDAVE"}) {
+			t.Errorf("approver request = %+v, want intent i1, requester U1, thread, options yes/no, the place's approver UDAVE", req)
 		}
 		return core.GateAnswer{Approved: true, Answer: "yes", By: "U1"}, nil
 	}
-	got, err := newClient(t, d, delegate.Options{}).Run(withTurn(ctx, nil, a, ""), "send 5 PAX to bob")
+	placed := func(in core.Inbound) []string {
+		if in.Thread == thread {
+			return []string{"UDAVE"}
+		}
+		return nil
+	}
+	got, err := newClient(t, d, delegate.Options{PlaceApprovers: placed}).Run(withTurn(ctx, nil, a, ""), "send 5 PAX to bob")
 	if err != nil || got != "settled" {
 		t.Fatalf("Run = %q, %v; want settled", got, err)
 	}

@@ -246,6 +246,7 @@ func (gs *gateSet) ask(ctx context.Context, p pendingGate) (ans core.GateAnswer)
 	return core.Ask(ctx, gs.job.approver, core.GateRequest{
 		Thread: gs.job.thread, IntentID: gs.intentID, NodeID: p.NodeID, CallID: gs.job.callID,
 		Question: p.Question, Options: daemonOptions(p.Options), Requester: gs.job.requester,
+		PlaceApprovers: gs.job.placeApprovers,
 	})
 }
 

@@ -122,6 +122,9 @@ type job struct {
 	intent   string
 	limits   skill.Limits
 	policy   *skill.Policy
+	// approvers are the people the place's stored settings add to the
+	// configured approvers (skill.Skill.Approvers).
+	approvers []string
 }
 
 func (j *job) notify(ctx context.Context, text string) {
@@ -154,7 +157,7 @@ func (e *Executor) Run(ctx context.Context, intent string) (string, error) {
 	j := &job{turn: t, callID: core.ToolCallFrom(ctx), intent: intent}
 	j.intentID = IntentID(t.Inbound, j.callID)
 	sk := e.skills.For(t.Inbound)
-	j.limits, j.policy = sk.SpendLimits, sk.Approvals
+	j.limits, j.policy, j.approvers = sk.SpendLimits, sk.Approvals, sk.Approvers
 	log := e.log.With().Str("intent", j.intentID).Str("thread", t.Inbound.Thread.Key()).Logger()
 
 	calls, err := e.ledger.PlanSpends(ctx, j.intentID, nil)

@@ -476,3 +476,42 @@ func TestSpendNotSentDidNothing(t *testing.T) {
 		t.Errorf("ledger = %+v, want one failed spend with nothing done, not counted", spends)
 	}
 }
+
+// TestSpendPlaceApprovers: the approvers a channel's stored settings name
+// may approve its spends, besides the configured ones; in another channel
+// they may not, and the requester listed among them still may not approve
+// her own.
+func TestSpendPlaceApprovers(t *testing.T) {
+	w := newWorld(t)
+	if err := w.skills.Govern(map[string]skill.Placed{"slack:T1/CPAY": {Approvers: []string{"UCAROL", "UALICE"}}}); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(channel, event string) (core.Gate, <-chan result) {
+		t.Helper()
+		w.model.replies = []llm.Message{transferCall(`{"amount": 5, "currency": "USDC", "recipient": "alice"}`)}
+		done := w.execute(w.turn(channel, event), "send 5 USDC to alice")
+		g, r, ok := w.gate(done)
+		if !ok {
+			t.Fatalf("no approval asked in %s; core_execute = %+v", channel, r)
+		}
+		return g, done
+	}
+	g, done := ask("CPAY", "E1")
+	if _, err := w.gates.Decide(context.Background(), g.Token, "UALICE", nil, Approve); !errors.Is(err, core.ErrGateForbidden) {
+		t.Errorf("the requester's own approval, listed by the place = %v, want ErrGateForbidden", err)
+	}
+	if _, err := w.gates.Decide(context.Background(), g.Token, "UCAROL", nil, Approve); err != nil {
+		t.Fatalf("the place's approver = %v, want the approval taken", err)
+	}
+	if r := <-done; r.isError || len(w.sent()) != 1 {
+		t.Fatalf("approved by the place's approver: %+v, %d transfers; want one", r, len(w.sent()))
+	}
+	g, done = ask("COTHER", "E2")
+	if _, err := w.gates.Decide(context.Background(), g.Token, "UCAROL", nil, Approve); !errors.Is(err, core.ErrGateForbidden) {
+		t.Errorf("another channel's approver = %v, want ErrGateForbidden", err)
+	}
+	if _, err := w.gates.Decide(context.Background(), g.Token, "UBOB", nil, Deny); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+}

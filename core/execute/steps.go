@@ -205,6 +205,7 @@ func (e *Executor) ask(ctx context.Context, j *job, s core.Spend) (_ core.Spend,
 	req := core.GateRequest{
 		Thread: j.turn.Inbound.Thread, IntentID: s.IntentID, NodeID: strconv.Itoa(spendNumber(s.ID)), CallID: j.callID,
 		Question: Question(s), Options: []core.Option{{Label: Approve, Approves: true}, {Label: Deny}}, Requester: s.Requester,
+		PlaceApprovers: j.approvers,
 	}
 	q, err := quorum(s, j)
 	if err != nil { // checked when the call was planned; a policy changed since refuses it now

@@ -68,6 +68,17 @@ func (s Settings) Check() error {
 	return errors.Join(errs...)
 }
 
+// CheckIn is Check for settings of place: besides, a daily token budget
+// cannot be set on direct messages ("slack:dm"), whose usage is not told
+// apart from the rest of the platform's.
+func (s Settings) CheckIn(place string) error {
+	err := s.Check()
+	if _, rest, _ := strings.Cut(place, ":"); rest == "dm" && s.DailyTokens > 0 {
+		err = errors.Join(err, fmt.Errorf("daily_tokens cannot be set on %s: direct messages' usage is not counted apart; set it on the platform (%s) instead", place, strings.TrimSuffix(place, ":dm")))
+	}
+	return err
+}
+
 // Equal reports whether s and o say the same.
 func (s Settings) Equal(o Settings) bool {
 	spend := func(b *bool) string {
@@ -136,7 +147,7 @@ func Change(ctx context.Context, s Store, place, by string, now time.Time, edit 
 	next := cur.Settings
 	next.Approvers = slices.Clone(next.Approvers)
 	edit(&next)
-	if err := next.Check(); err != nil {
+	if err := next.CheckIn(place); err != nil {
 		return Version{}, fmt.Errorf("governance: %s: %w", place, err)
 	}
 	if next.Equal(cur.Settings) {

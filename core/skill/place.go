@@ -2,6 +2,7 @@ package skill
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -20,6 +21,11 @@ type Placed struct {
 	Instructions string
 	// Spend, when set, replaces the skill's Spend.
 	Spend *bool
+	// Model, when set, is the main model of the place's turns.
+	Model string
+	// Approvers may approve spends there besides the platform's
+	// configured approvers.
+	Approvers []string
 }
 
 // Govern makes places' stored settings apply from the next call of For
@@ -52,6 +58,7 @@ func (s *Set) Govern(places map[string]Placed) error {
 		if p.Spend != nil {
 			sk.Spend = *p.Spend
 		}
+		sk.Model, sk.Approvers = p.Model, slices.Clone(p.Approvers)
 		out[place] = &sk
 	}
 	s.governed.Store(&out)

@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestGovern(t *testing.T) {
 	}
 	no := false
 	if err := set.Govern(map[string]Placed{
-		"slack:T1/CGEN": {Skill: "reader"},
+		"slack:T1/CGEN": {Skill: "reader", Model: "small-model", Approvers: []string{"UCAROL"}},
 		"slack:T1/CFIN": {Instructions: "Never above 100 EUR.", Spend: &no},
 		"slack:T2":      {Instructions: "Answer in French."},
 	}); err != nil {
@@ -39,6 +40,19 @@ func TestGovern(t *testing.T) {
 		if sk.Name != tt.skill || sk.Instructions != tt.instruction || sk.Spend != tt.spend {
 			t.Errorf("For(%s) = %s %q spend=%v, want %s %q spend=%v", tt.in.Thread, sk.Name, sk.Instructions, sk.Spend, tt.skill, tt.instruction, tt.spend)
 		}
+	}
+	// A place's model and approvers are its own: not its workspace's
+	// other channels', nor the named skill's elsewhere.
+	if sk := set.For(at("T1", "CGEN")); sk.Model != "small-model" || !slices.Equal(sk.Approvers, []string{"UCAROL"}) {
+		t.Errorf("For(T1/CGEN) model %q approvers %v, want small-model [UCAROL]", sk.Model, sk.Approvers)
+	}
+	for _, in := range []core.Inbound{at("T1", "COTHER"), at("T1", "CFIN"), at("T2", "C1")} {
+		if sk := set.For(in); sk.Model != "" || len(sk.Approvers) > 0 {
+			t.Errorf("For(%s) model %q approvers %v, want neither", in.Thread, sk.Model, sk.Approvers)
+		}
+	}
+	if r := set.byName["reader"]; r.Model != "" || len(r.Approvers) > 0 {
+		t.Errorf("Govern changed the file's skill itself: %+v", r)
 	}
 	if fin := set.byName["finance"]; !fin.Spend || fin.Instructions != "Amounts in EUR." {
 		t.Errorf("Govern changed the file's skill itself: %+v", fin)

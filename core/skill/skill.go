@@ -104,6 +104,13 @@ type Skill struct {
 	Approvals *Policy
 	// Places are the places bound to the skill, as written.
 	Places []string
+	// Model is the main model of turns in the place whose stored
+	// settings name one (Set.Govern); "" is the configured main model.
+	Model string
+	// Approvers may approve spends in the place whose stored settings
+	// name them (Set.Govern), besides the platform's configured
+	// approvers; never elsewhere.
+	Approvers []string
 
 	tools []pattern // nil: every tool
 	rules map[mcp.Effect]Rule

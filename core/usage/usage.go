@@ -3,8 +3,10 @@
 // it, and to the model. A [Meter] adds calls up in memory and writes them
 // to its [Store] every few seconds and when it stops, one row per day and
 // attribution, so accounting adds no write to the reply path. It also
-// holds a daily token budget per workspace: [Meter.Guard] declines a turn,
-// politely and with the time it resets, once the budget is spent.
+// holds a daily token budget per workspace, and the budgets places' stored
+// settings set ([Meter.Govern], counted from the shared store so the
+// instances of a cluster keep one): [Meter.Guard] declines a turn,
+// politely and with the time it resets, once a budget over it is spent.
 //
 // Usage of calls made in the last flush interval before a crash is lost;
 // the turns themselves are not.
@@ -14,7 +16,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,6 +68,9 @@ type Store interface {
 	AddUsage(ctx context.Context, rows []Row) error
 	// Usage returns the rows of day since and later, in key order.
 	Usage(ctx context.Context, since string) ([]Row, error)
+	// UsageIn returns the tokens used on day under a place: of platform,
+	// and of workspace and channel unless they are "".
+	UsageIn(ctx context.Context, day, platform, workspace, channel string) (int64, error)
 }
 
 const dayFormat = "2006-01-02"
@@ -92,6 +99,9 @@ type Meter struct {
 	pending map[Key]Tokens
 	day     string
 	spent   map[string]int64 // workspace key -> tokens today, stored and pending
+	// places are the daily token budgets places' stored settings set
+	// (Govern), by place as skills write them.
+	places map[string]int64
 }
 
 // NewMeter returns a Meter, with today's spending read from the store so a
@@ -251,14 +261,120 @@ type Runner interface {
 	Run(ctx context.Context, t core.Turn) error
 }
 
-// Guard returns r behind the daily budget: once the turn's workspace has
-// spent it, the turn is declined in words, with the time the budget
-// resets, and the model is not called. Without a budget it returns r.
+// Guard returns r behind the daily budgets: once the turn's workspace
+// has spent DailyBudget, or a place the turn is in has spent the budget
+// its stored settings set (Govern), the turn is declined in words, with
+// the time the budget resets, and the model is not called.
 func (m *Meter) Guard(r Runner) Runner {
-	if m.opts.DailyBudget <= 0 {
-		return r
-	}
 	return guarded{next: r, m: m}
+}
+
+// Govern sets the places' daily token budgets (core/governance's
+// daily_tokens), by place as skills write them ("slack:T0123/C0456",
+// "slack:T0123", "slack"), replacing the ones before; it applies from the
+// next turn. A place's tokens are counted from the shared store (every
+// instance's flushed usage) and this meter's own unflushed calls, so the
+// instances of a cluster keep one budget.
+func (m *Meter) Govern(budgets map[string]int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.places = maps.Clone(budgets)
+}
+
+// placeBudget is one place's budget that a turn is under.
+type placeBudget struct {
+	place  string
+	budget int64
+}
+
+// budgetsOf returns the stored budgets over in's place: its channel's,
+// its workspace's and its platform's, in that order; a direct message
+// only its platform's (usage rows do not say which calls were direct
+// messages).
+func (m *Meter) budgetsOf(in core.Inbound) []placeBudget {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	th := in.Thread
+	keys := []string{th.Platform}
+	if !in.DM {
+		keys = []string{th.Platform + ":" + th.Workspace + "/" + th.Channel, th.Platform + ":" + th.Workspace, th.Platform}
+	}
+	var out []placeBudget
+	for _, k := range keys {
+		if n := m.places[k]; n > 0 {
+			out = append(out, placeBudget{k, n})
+		}
+	}
+	return out
+}
+
+// Budget is one daily token budget over a place, and what of it is used
+// today (UTC).
+type Budget struct {
+	// Where names the place for the people there: "this channel", "this
+	// workspace", "every conversation on slack".
+	Where  string
+	Tokens int64
+	Spent  int64
+}
+
+// Left is what remains of the budget today, never below 0.
+func (b Budget) Left() int64 { return max(b.Tokens-b.Spent, 0) }
+
+// Budgets returns the daily budgets over a turn in in's place, the
+// workspace's (NEO_DAILY_TOKEN_BUDGET) first, with what each has used
+// today; none when no budget is set.
+func (m *Meter) Budgets(ctx context.Context, in core.Inbound) ([]Budget, error) {
+	var out []Budget
+	if spent, _ := m.Spent(in.Thread); m.opts.DailyBudget > 0 {
+		out = append(out, Budget{Where: "this workspace", Tokens: m.opts.DailyBudget, Spent: spent})
+	}
+	places := m.budgetsOf(in)
+	if len(places) == 0 {
+		return out, nil
+	}
+	spent, err := m.placeSpent(ctx, places)
+	if err != nil {
+		return out, err
+	}
+	for i, p := range places {
+		out = append(out, Budget{Where: scope(p.place), Tokens: p.budget, Spent: spent[i]})
+	}
+	return out, nil
+}
+
+// inPlace reports whether usage attributed to k counts towards place.
+func inPlace(k Key, place string) bool {
+	platform, rest, _ := strings.Cut(place, ":")
+	ws, ch, _ := strings.Cut(rest, "/")
+	return k.Platform == platform && (ws == "" || k.Workspace == ws) && (ch == "" || k.Channel == ch)
+}
+
+// placeSpent returns the tokens each of places has used today: what the
+// shared store holds (one read per place, of its own rows) and this
+// meter's unflushed calls.
+func (m *Meter) placeSpent(ctx context.Context, places []placeBudget) ([]int64, error) {
+	day := Day(m.opts.Now())
+	out := make([]int64, len(places))
+	for i, p := range places {
+		platform, rest, _ := strings.Cut(p.place, ":")
+		ws, ch, _ := strings.Cut(rest, "/")
+		n, err := m.opts.Store.UsageIn(ctx, day, platform, ws, ch)
+		if err != nil {
+			return nil, fmt.Errorf("usage: read today's usage of %s: %w", p.place, err)
+		}
+		out[i] = n
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, t := range m.pending {
+		for i, p := range places {
+			if k.Day == day && inPlace(k, p.place) {
+				out[i] += t.Total()
+			}
+		}
+	}
+	return out, nil
 }
 
 type guarded struct {
@@ -267,18 +383,65 @@ type guarded struct {
 }
 
 func (g guarded) Run(ctx context.Context, t core.Turn) error {
-	spent, over := g.m.Spent(t.Inbound.Thread)
-	if !over {
+	if spent, over := g.m.Spent(t.Inbound.Thread); over {
+		return g.decline(ctx, t, "this workspace", spent, g.m.opts.DailyBudget)
+	}
+	places := g.m.budgetsOf(t.Inbound)
+	if len(places) == 0 {
 		return g.next.Run(ctx, t)
 	}
+	spent, err := g.m.placeSpent(ctx, places)
+	if err != nil {
+		// A turn that cannot be counted is not run: the budget holds.
+		g.m.opts.Logger.Error().Err(err).Str("thread", t.Inbound.Thread.Key()).Msg("usage: a place's budget could not be read; turn declined")
+		if t.Reporter == nil {
+			return nil
+		}
+		text := fmt.Sprintf("I can't tell how much of %s's daily token budget is left just now, so I'm not answering this. Ask me again in a minute.", scope(places[0].place))
+		if err := t.Reporter.Say(ctx, text); err != nil {
+			return fmt.Errorf("usage: decline in %s: %w", t.Inbound.Thread, err)
+		}
+		return nil
+	}
+	for i, p := range places {
+		if spent[i] >= p.budget {
+			return g.decline(ctx, t, scope(p.place), spent[i], p.budget)
+		}
+	}
+	err = g.next.Run(ctx, t)
+	// The other instances count this turn's tokens from the store: they
+	// go there now, not at the next tick.
+	if ferr := g.m.Flush(context.WithoutCancel(ctx)); ferr != nil {
+		g.m.opts.Logger.Warn().Err(ferr).Msg("usage: flush after a turn under a place's budget failed; will retry")
+	} else {
+		g.m.opts.Logger.Debug().Str("thread", t.Inbound.Thread.Key()).Msg("usage: a turn under a place's budget is counted in the store")
+	}
+	return err
+}
+
+// scope names a place whose budget is spent, for the people there.
+func scope(place string) string {
+	_, rest, _ := strings.Cut(place, ":")
+	switch _, ch, _ := strings.Cut(rest, "/"); {
+	case ch != "":
+		return "this channel"
+	case rest != "":
+		return "this workspace"
+	}
+	return "every conversation on " + place
+}
+
+// decline tells the thread that the budget of where (words: "this
+// channel") is spent, and when it resets; the model is not called.
+func (g guarded) decline(ctx context.Context, t core.Turn, where string, spent, budget int64) error {
 	now := g.m.opts.Now().UTC()
 	resets := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-	g.m.opts.Logger.Info().Str("thread", t.Inbound.Thread.Key()).Int64("spent", spent).Msg("usage: daily budget spent; turn declined")
+	g.m.opts.Logger.Info().Str("thread", t.Inbound.Thread.Key()).Str("budget_of", where).Int64("spent", spent).Msg("usage: daily budget spent; turn declined")
 	if t.Reporter == nil {
 		return nil
 	}
-	text := fmt.Sprintf("I've used today's token budget for this workspace (%d of %d tokens), so I can't answer this now. "+
-		"The budget resets at 00:00 UTC, in %s; ask me again then.", spent, g.m.opts.DailyBudget, until(resets.Sub(now)))
+	text := fmt.Sprintf("I've used today's token budget for %s (%d of %d tokens), so I can't answer this now. "+
+		"The budget resets at 00:00 UTC, in %s; ask me again then.", where, spent, budget, until(resets.Sub(now)))
 	if err := t.Reporter.Say(ctx, text); err != nil {
 		return fmt.Errorf("usage: decline in %s: %w", t.Inbound.Thread, err)
 	}

@@ -18,6 +18,8 @@ type memStore struct {
 	mu   sync.Mutex
 	rows map[Key]Tokens
 	fail error
+	// failRead fails UsageIn.
+	failRead error
 }
 
 func (s *memStore) AddUsage(ctx context.Context, rows []Row) error {
@@ -44,6 +46,21 @@ func (s *memStore) Usage(ctx context.Context, since string) ([]Row, error) {
 		}
 	}
 	return out, nil
+}
+
+func (s *memStore) UsageIn(ctx context.Context, day, platform, workspace, channel string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failRead != nil {
+		return 0, s.failRead
+	}
+	var n int64
+	for k, t := range s.rows {
+		if k.Day == day && k.Platform == platform && (workspace == "" || k.Workspace == workspace) && (channel == "" || k.Channel == channel) {
+			n += t.Total()
+		}
+	}
+	return n, nil
 }
 
 var (
@@ -111,8 +128,81 @@ func TestMeterRecordsFlushesAndGuards(t *testing.T) {
 	if spent, over := m2.Spent(t1); spent != 0 || over {
 		t.Errorf("the next day Spent = %d, %v; want a fresh budget", spent, over)
 	}
-	if g := (&Meter{opts: Options{}}).Guard(r); g != Runner(r) {
-		t.Errorf("Guard without a budget wraps the runner")
+}
+
+// spender is a turn that uses tokens, recorded with its meter.
+type spender struct {
+	m      *Meter
+	tokens int
+	runs   int
+}
+
+func (s *spender) Run(ctx context.Context, t core.Turn) error {
+	s.runs++
+	s.m.Record(core.WithTurn(ctx, &t), "gpt", llm.Usage{PromptTokens: s.tokens})
+	return nil
+}
+
+// TestPlaceBudgetShared: a place's stored daily budget is one budget for
+// every instance: two meters over one store (two instances) count each
+// other's turns; once spent, a turn there is declined in words with when
+// the budget resets, and the model is not called; other places run; a
+// workspace's budget covers its channels; removing the budget lifts it.
+func TestPlaceBudgetShared(t *testing.T) {
+	ctx := context.Background()
+	clock := coretest.NewClock(time.Date(2026, 11, 24, 21, 30, 0, 0, time.UTC))
+	st := &memStore{rows: map[Key]Tokens{}}
+	var meters [2]*Meter
+	var turns [2]*spender
+	for i := range meters {
+		m, err := NewMeter(ctx, Options{Store: st, Now: clock.Now, Interval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Govern(map[string]int64{"slack:T1/C1": 500})
+		meters[i], turns[i] = m, &spender{m: m, tokens: 300}
+	}
+	c2 := core.Thread{Platform: "slack", Workspace: "T1", Channel: "C2", ID: "3.3"}
+	run := func(i int, th core.Thread) []string {
+		t.Helper()
+		rec := coretest.NewRecorder()
+		if err := meters[i].Guard(turns[i]).Run(ctx, core.Turn{Inbound: core.Inbound{Thread: th, User: "UA"}, Reporter: rec}); err != nil {
+			t.Fatal(err)
+		}
+		return rec.Says()
+	}
+	run(0, t1) // 300 of 500
+	run(1, t1) // 600 of 500: the second instance saw the first's 300
+	if turns[0].runs != 1 || turns[1].runs != 1 {
+		t.Fatalf("runs %d and %d, want one each while under the budget", turns[0].runs, turns[1].runs)
+	}
+	says := run(0, t1)
+	if turns[0].runs != 1 || len(says) != 1 || !strings.Contains(says[0], "today's token budget for this channel (600 of 500 tokens)") ||
+		!strings.Contains(says[0], "resets at 00:00 UTC, in 2 h 30 min") {
+		t.Errorf("over the channel's budget: runs %d, said %q; want no run and a decline saying when it resets", turns[0].runs, says)
+	}
+	if says := run(1, c2); turns[1].runs != 2 || len(says) != 0 {
+		t.Errorf("another channel: runs %d, said %q; want it run", turns[1].runs, says)
+	}
+	meters[1].Govern(map[string]int64{"slack:T1": 1000})
+	if says := run(1, c2); turns[1].runs != 3 || len(says) != 0 {
+		t.Errorf("900 of the workspace's 1000: runs %d, said %q; want it run", turns[1].runs, says)
+	}
+	if says := run(1, c2); turns[1].runs != 3 || len(says) != 1 || !strings.Contains(says[0], "for this workspace (1200 of 1000 tokens)") {
+		t.Errorf("over the workspace's budget: runs %d, said %q; want a decline naming the workspace", turns[1].runs, says)
+	}
+	st.failRead = errors.New("disk gone")
+	if says := run(1, c2); turns[1].runs != 3 || len(says) != 1 || !strings.Contains(says[0], "I can't tell how much of this workspace's daily token budget is left just now") {
+		t.Errorf("budget unreadable: runs %d, said %q; want no run and a sentence saying why", turns[1].runs, says)
+	}
+	st.failRead = nil
+	meters[1].Govern(nil)
+	if says := run(1, t1); turns[1].runs != 4 || len(says) != 0 {
+		t.Errorf("budget removed: runs %d, said %q; want it run", turns[1].runs, says)
+	}
+	clock.Advance(3 * time.Hour)
+	if says := run(0, t1); turns[0].runs != 2 || len(says) != 0 {
+		t.Errorf("the next day: runs %d, said %q; want a fresh budget", turns[0].runs, says)
 	}
 }
 

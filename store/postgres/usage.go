@@ -61,3 +61,18 @@ func (db *DB) Usage(ctx context.Context, since string) ([]usage.Row, error) {
 	}
 	return out, nil
 }
+
+// UsageIn returns the tokens used on day under a place: of platform, and
+// of workspace and channel unless they are "" (the primary key's first
+// columns serve it).
+func (db *DB) UsageIn(ctx context.Context, day, platform, workspace, channel string) (int64, error) {
+	var n int64
+	err := db.pool.QueryRow(ctx, `
+		SELECT COALESCE(SUM(prompt + completion), 0)::bigint FROM neo_usage
+		WHERE day = $1 AND platform = $2 AND ($3 = '' OR workspace = $3) AND ($4 = '' OR channel = $4)`,
+		day, platform, workspace, channel).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: read usage of %s/%s/%s on %s: %w", platform, workspace, channel, day, err)
+	}
+	return n, nil
+}

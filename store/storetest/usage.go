@@ -47,4 +47,29 @@ func testUsage(t *testing.T, open Opener) {
 	if all, _ := b.Usage(ctx, "2026-01-01"); len(all) != 3 {
 		t.Errorf("Usage(since 2026-01-01) = %d rows, want 3", len(all))
 	}
+
+	// A place's tokens of a day: its own rows only (T10 is not T1, C10
+	// not C1), whatever their user, thread or model.
+	others := []usage.Row{
+		{Key: usage.Key{Day: "2026-11-24", Platform: "slack", Workspace: "T10", Channel: "C1", User: "U1", Model: "gpt"}, Tokens: usage.Tokens{Calls: 1, Prompt: 1000}},
+		{Key: usage.Key{Day: "2026-11-24", Platform: "slack", Workspace: "T1", Channel: "C10", User: "U2", Model: "gpt"}, Tokens: usage.Tokens{Calls: 1, Prompt: 7}},
+		{Key: usage.Key{Day: "2026-11-24", Platform: "discord", Workspace: "T1", Channel: "C1", User: "U1", Model: "gpt"}, Tokens: usage.Tokens{Calls: 1, Prompt: 9000}},
+	}
+	if err := b.AddUsage(ctx, others); err != nil {
+		t.Fatalf("AddUsage = %v", err)
+	}
+	for _, c := range []struct {
+		platform, workspace, channel string
+		want                         int64
+	}{
+		{"slack", "T1", "C1", 280},
+		{"slack", "T1", "", 287},
+		{"slack", "", "", 1287},
+		{"discord", "", "", 9000},
+		{"web", "", "", 0},
+	} {
+		if got, err := b.UsageIn(ctx, "2026-11-24", c.platform, c.workspace, c.channel); err != nil || got != c.want {
+			t.Errorf("UsageIn(2026-11-24, %s/%s/%s) = %d, %v; want %d", c.platform, c.workspace, c.channel, got, err, c.want)
+		}
+	}
 }

@@ -72,6 +72,9 @@ func (s *Server) message(m Msg, guild string) Delivery {
 		m.Channel = ChannelID
 	}
 	s.mu.Lock()
+	if c, ok := s.channels[m.Channel]; ok && guild != "" && c.GuildID != "" {
+		guild = c.GuildID // a channel of another guild (AddGuildChannel)
+	}
 	if m.ID == "" {
 		m.ID = s.nextIDLocked()
 	}

@@ -273,10 +273,15 @@ func (s *Server) AddThread(parent, name string) Channel {
 }
 
 // AddChannel creates a guild text channel and returns it.
-func (s *Server) AddChannel(name string) Channel {
+func (s *Server) AddChannel(name string) Channel { return s.AddGuildChannel(GuildID, name) }
+
+// AddGuildChannel creates a text channel in guild, another server the
+// bot is in besides GuildID, and returns it; messages in it
+// ([Server.Mention]) carry that guild.
+func (s *Server) AddGuildChannel(guild, name string) Channel {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := Channel{ID: s.nextIDLocked(), GuildID: GuildID, Type: ChannelText, Name: name}
+	c := Channel{ID: s.nextIDLocked(), GuildID: guild, Type: ChannelText, Name: name}
 	s.channels[c.ID] = c
 	s.notifyLocked()
 	return c

@@ -66,6 +66,9 @@ type Page struct {
 	Spends []core.Spend
 	// Problems are sentences about parts that could not be read.
 	Problems []string
+	// Settings say how Neo is governed where the page was asked for
+	// (Settings), one sentence each; none outside a place.
+	Settings []string
 }
 
 // Skill is one skill as a person reads it.

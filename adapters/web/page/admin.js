@@ -175,7 +175,7 @@
       const v = await api("POST", "/v1/admin/places", { place: open.place, version: open.version + 1, settings });
       await places();
       await edit(v.place);
-      say("edit-saved", "Saved version " + v.version + " of " + v.place + ". Skill, instructions and spend apply from its next turn, on every instance.");
+      say("edit-saved", "Saved version " + v.version + " of " + v.place + ". It applies from the next turn there, on every instance.");
     } catch (e) {
       if (!(e instanceof Refused)) say("edit-error", e.message);
     }
