@@ -156,7 +156,7 @@ func TestAdminPageAppliesOnEveryInstance(t *testing.T) {
 				// Someone else changes the place meanwhile, through the other
 				// instance: the page's next save is refused, saying why.
 				req, _ := http.NewRequest("POST", bases[1]+"/v1/admin/places", strings.NewReader(
-					`{"place":"`+place+`","version":3,"settings":{"skill":"reader","instructions":"Answer like a parrot.","model":"m2"}}`))
+					`{"place":"`+place+`","version":3,"settings":{"skill":"reader","instructions":"Answer like a parrot."}}`))
 				req.Header.Set("Authorization", "Bearer "+tokens["alice"])
 				resp, err := http.DefaultClient.Do(req)
 				if err != nil {
