@@ -528,7 +528,7 @@ func (a *Adapter) events(w http.ResponseWriter, r *http.Request, user string) {
 		return
 	}
 	if q := a.opts.Quota; q != nil {
-		release, d := q.Open(intake.UserKey(Platform, Workspace, user))
+		release, d := q.Open(r.Context(), intake.UserKey(Platform, Workspace, user))
 		if d.Denied() {
 			limited(d).write(w)
 			return

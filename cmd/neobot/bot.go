@@ -185,6 +185,9 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	if pg, ok := a.db.(*postgres.DB); ok {
 		share.Share(pg) // one limit for every instance
 	}
+	if a.cluster != nil {
+		share.ShareStreams(a.cluster) // live web streams too
+	}
 	rater, err := m.newRater(a)
 	if err != nil {
 		return nil, err
