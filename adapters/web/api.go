@@ -601,8 +601,26 @@ func (a *Adapter) events(w http.ResponseWriter, r *http.Request, user string) {
 // approvals lists the pending web approvals the caller may answer: an
 // approver who is not the requester cannot read the conversation, and
 // finds them here.
-func (a *Adapter) approvals(w http.ResponseWriter, _ *http.Request, user string) {
-	writeJSON(w, http.StatusOK, map[string]any{"approvals": a.pending.forUser(user, a.opts.Now())})
+func (a *Adapter) approvals(w http.ResponseWriter, r *http.Request, user string) {
+	now := a.opts.Now()
+	if a.opts.Pending == nil {
+		writeJSON(w, http.StatusOK, map[string]any{"approvals": a.pending.forUser(user, now)})
+		return
+	}
+	gates, err := a.opts.Pending.GatesOn(r.Context(), Platform)
+	if err != nil {
+		a.log.Error().Err(err).Msg("web: list the pending approvals")
+		apiError(w, http.StatusServiceUnavailable, "the approvals could not be read from the database; try again in a moment")
+		return
+	}
+	out := []gateData{}
+	for _, g := range gates {
+		if g.Form == nil && g.Open(now) && g.MayAnswer(user, nil) { // a question's form is its asker's, in the conversation
+			out = append(out, shownGate(g))
+		}
+	}
+	slices.SortFunc(out, func(a, b gateData) int { return a.Expires.Compare(b.Expires) })
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
 }
 
 func (a *Adapter) answer(w http.ResponseWriter, r *http.Request, user string) {

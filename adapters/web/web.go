@@ -86,6 +86,11 @@ type Options struct {
 	// CORSOrigins may call the API from a browser page of another origin;
 	// empty sends no CORS headers, so browsers refuse such calls.
 	CORSOrigins []string
+	// Pending lists the web's pending approvals from the store every
+	// instance shares, for GET /v1/approvals: an instance started after
+	// an approval was asked lists it too. Nil lists those this process
+	// saw asked.
+	Pending Pending
 	// Relay tells the other instances serving the web from the same
 	// database what this one shows; nil for an instance alone.
 	Relay Relay
@@ -115,6 +120,12 @@ type Options struct {
 	// Now tells the time (default time.Now).
 	Now    func() time.Time
 	Logger zerolog.Logger
+}
+
+// Pending reads the pending approvals of a platform from the shared store.
+type Pending interface {
+	// GatesOn returns the pending gates asked on platform.
+	GatesOn(ctx context.Context, platform string) ([]core.Gate, error)
 }
 
 // Connector is where a connect link's sign-in goes on once the chat page
