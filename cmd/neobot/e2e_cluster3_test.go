@@ -277,6 +277,13 @@ func TestClusterThree(t *testing.T) {
 		}
 	}
 
+	// The stopped turn's answer, given by the model after the stop, is
+	// nowhere.
+	var transcript json.RawMessage
+	if got := webs[3].call(t, alice, "GET", "/v1/conversations/"+stopped, nil, &transcript); got != http.StatusOK || strings.Contains(string(transcript), "The held answer.") {
+		t.Errorf("the stopped conversation = %d %s, want it without the answer given after the stop", got, transcript)
+	}
+
 	p2.stop(t)
 	p3.stop(t)
 	by, total := answersByThread(w.slack.Messages())
@@ -300,6 +307,11 @@ func TestClusterThree(t *testing.T) {
 	for i := range threads {
 		if n := calls[fmt.Sprintf("q-%d-0", i)]; n != 1 {
 			t.Errorf("q-%d-0 reached the model %d times, want once", i, n)
+		}
+	}
+	for _, q := range []string{"q-901-0", "q-902-0"} { // the web's
+		if n := calls[q]; n != 1 {
+			t.Errorf("%s reached the model %d times, want once", q, n)
 		}
 	}
 	t.Logf("%d Slack answers for %d questions; from the kill to every answer of round 1: %s", total, threads*4, takeover)
