@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -76,20 +77,17 @@ func TestClusterThree(t *testing.T) {
 		}
 		return llmtest.Text("ok")
 	})
-	var alice, bob string
+	tokens := map[string]string{}
 	var users []string
-	for _, name := range []string{"alice", "bob"} {
+	for _, name := range []string{"alice", "bob", "carol"} {
 		token, hash, err := web.NewToken()
 		if err != nil {
 			t.Fatal(err)
 		}
 		users = append(users, name+"="+hash)
-		if name == "alice" {
-			alice = token
-		} else {
-			bob = token
-		}
+		tokens[name] = token
 	}
+	alice, bob, carol := tokens["alice"], tokens["bob"], tokens["carol"]
 	w.env["NEO_WEB_USERS"] = strings.Join(users, ",")
 	webs := map[int]*webWorld{}
 	start := func(n, conns int) *process {
@@ -168,11 +166,20 @@ func TestClusterThree(t *testing.T) {
 	}
 	release()
 
-	// The steady load: a round of questions in each of the threads, each
-	// round journaled (acked) before the next.
-	const threads = 24
+	// The steady load: a round of questions in each of the Slack threads,
+	// each round journaled (acked) before the next, and in each of
+	// Carol's web conversations, sent through the instances in turn.
+	const threads, convs = 24, 4
 	roots := make([]string, threads)
+	loads := make([]string, convs)
+	for j := range loads {
+		loads[j] = create(1+j%3, carol)
+	}
 	round := func(k int) {
+		live := slices.Sorted(maps.Keys(webs))
+		for j, conv := range loads {
+			send(live[(j+k)%len(live)], carol, conv, map[string]string{"text": fmt.Sprintf("q-%d-%d", 910+j, k)})
+		}
 		var sent []slacktest.Delivery
 		for i := range threads {
 			d := w.slack.Mention(slacktest.Msg{User: fmt.Sprintf("U%03d", i), Text: fmt.Sprintf("q-%d-%d", i, k), ThreadTS: roots[i]})
@@ -277,6 +284,17 @@ func TestClusterThree(t *testing.T) {
 		}
 	}
 
+	// Each of Carol's questions answered once, in order.
+	for j, conv := range loads {
+		var want []string
+		for k := range 4 {
+			want = append(want, fmt.Sprintf("answer q-%d-%d", 910+j, k))
+		}
+		if got := webAnswers(t, webs[3], carol, conv, len(want), output); !slices.Equal(got, want) {
+			t.Errorf("carol's conversation %d answered %v, want %v", j, got, want)
+		}
+	}
+
 	// The stopped turn's answer, given by the model after the stop, is
 	// nowhere.
 	var transcript json.RawMessage
@@ -314,7 +332,7 @@ func TestClusterThree(t *testing.T) {
 			t.Errorf("%s reached the model %d times, want once", q, n)
 		}
 	}
-	t.Logf("%d Slack answers for %d questions; from the kill to every answer of round 1: %s", total, threads*4, takeover)
+	t.Logf("%d Slack answers for %d questions, %d web questions answered once each; from the kill to every answer of round 1: %s", total, threads*4, convs*4+2, takeover)
 }
 
 // known waits until ww serves conversation id to token's owner: the
@@ -390,4 +408,29 @@ func upload(t *testing.T, ww *webWorld, token, name, content string) string {
 		t.Fatalf("upload through %s = %d", ww.base, res.StatusCode)
 	}
 	return up.ID
+}
+
+// webAnswers waits until conversation id holds n answers, read through
+// ww as token, and returns every answer it holds.
+func webAnswers(t *testing.T, ww *webWorld, token, id string, n int, output func() string) []string {
+	t.Helper()
+	ctx := waitCtx(t)
+	for {
+		var conv struct{ Messages []web.Said }
+		ww.call(t, token, "GET", "/v1/conversations/"+id, nil, &conv)
+		var answers []string
+		for _, m := range conv.Messages {
+			if m.Role == "assistant" {
+				answers = append(answers, m.Text)
+			}
+		}
+		if len(answers) >= n {
+			return answers
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("conversation %s holds %v, want %d answers\n%s", id, answers, n, output())
+		case <-time.After(20 * time.Millisecond): // polling the API, not timing the bot
+		}
+	}
 }
