@@ -167,7 +167,7 @@ func New(opts Options) (*Adapter, error) {
 	a := &Adapter{
 		opts: opts, auth: newAuth(opts.Users, opts.Now), feed: newFeed(opts.Now(), opts.FeedBytes, opts.FeedConversationBytes),
 		intake: intake.Intake{Hub: opts.Hub, Stops: opts.Gates, MaxText: opts.MaxText, Quota: opts.Quota, Log: opts.Logger},
-		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}}, pending: pendingGates{m: map[string]pendingGate{}},
+		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}}, pending: pendingGates{m: map[string]core.Gate{}},
 	}
 	if opts.Relay != nil {
 		a.notes = make(chan []byte, relaying)

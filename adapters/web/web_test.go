@@ -311,7 +311,9 @@ func (s storedGates) GatesOn(_ context.Context, platform string) ([]core.Gate, e
 func TestApprovalsFromTheStore(t *testing.T) {
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	gate := func(token, platform string, expires time.Time, form *core.Form) core.Gate {
-		return core.Gate{Token: token, Thread: core.Thread{Platform: platform, Workspace: Workspace, ID: "0123456789abcdef01234567"},
+		th := thread("alice", "0123456789abcdef01234567")
+		th.Platform = platform
+		return core.Gate{Token: token, Thread: th,
 			Requester: "alice", Allowed: []string{"carol"}, SelfApprove: true, Question: "Send 5?", State: core.GatePending, Expires: expires, Form: form,
 			Options: []core.Option{{Label: "Approve", Approves: true}, {Label: "Deny"}}}
 	}
@@ -356,5 +358,25 @@ func TestApprovalsFromTheStore(t *testing.T) {
 		if !slices.Equal(listed, want) {
 			t.Errorf("%s's approvals = %v, want %v", name, listed, want)
 		}
+	}
+
+	// Alice's page loading the conversation draws its pending approvals
+	// again: the stream resumes after them.
+	a.created.add("0123456789abcdef01234567", "alice", now)
+	r, _ := http.NewRequest("GET", srv.URL+"/v1/conversations/0123456789abcdef01234567", nil)
+	r.Header.Set("Authorization", "Bearer "+tokens["alice"])
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conv struct{ Approvals []gateData }
+	_ = json.NewDecoder(res.Body).Decode(&conv)
+	res.Body.Close()
+	var shown []string
+	for _, g := range conv.Approvals {
+		shown = append(shown, g.Token)
+	}
+	if want := []string{"sooner", "later"}; res.StatusCode != http.StatusOK || !slices.Equal(shown, want) {
+		t.Errorf("alice's conversation = %d with approvals %v, want %v", res.StatusCode, shown, want)
 	}
 }

@@ -248,10 +248,15 @@ func TestClusterThree(t *testing.T) {
 	p2 = start(2, 2)
 
 	// The restarted instance lists the spend asked before it started,
-	// takes its approval, and the turn on instance 3 spends once.
+	// shows it to a page loading its conversation, takes its approval,
+	// and the turn on instance 3 spends once.
 	var listed struct{ Approvals []struct{ Token string } }
 	if got := webs[2].call(t, alice, "GET", "/v1/approvals", nil, &listed); got != http.StatusOK || len(listed.Approvals) != 1 || listed.Approvals[0].Token != gate.Token {
 		t.Errorf("the approvals through the restarted instance = %d %+v, want the spend's %s", got, listed.Approvals, gate.Token)
+	}
+	var reloaded struct{ Approvals []struct{ Token string } }
+	if got := webs[2].call(t, alice, "GET", "/v1/conversations/"+spend, nil, &reloaded); got != http.StatusOK || len(reloaded.Approvals) != 1 || reloaded.Approvals[0].Token != gate.Token {
+		t.Errorf("the spend's conversation loaded through the restarted instance = %d %+v, want its pending approval %s", got, reloaded.Approvals, gate.Token)
 	}
 	if got := webs[2].call(t, alice, "POST", "/v1/gates/"+gate.Token+"/answer", map[string]int{"option": 0}, nil); got != http.StatusOK {
 		t.Errorf("the approval through the restarted instance = %d, want 200", got)

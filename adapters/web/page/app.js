@@ -621,6 +621,7 @@
       const el = add(m.role, m.text, m.files);
       if (m.stopped) { live = el; liveText = m.text; stopped(""); }
     }
+    for (const g of conv.approvals || []) gate(g); // asked before the stream resumes
     stick = true;
     follow_();
     follow(id, conv.last_event_id);
