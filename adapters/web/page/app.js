@@ -297,6 +297,9 @@
   function announce(text) { $("announce").textContent = text; }
 
   function gate(g) {
+    // Drawn once: a conversation read back lists it, and its event may
+    // come again on the stream resumed after the read.
+    if (document.querySelector('.gate[data-token="' + CSS.escape(g.token) + '"]')) return;
     const el = add("assistant gate", "");
     el.dataset.token = g.token;
     render(el, g.question);
