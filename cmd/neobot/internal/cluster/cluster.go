@@ -32,8 +32,8 @@ type DB interface {
 	// and with channel "" after reconnecting (notifications may have been
 	// lost meanwhile).
 	Listen(ctx context.Context, retry time.Duration, fn func(channel, payload string), channels ...string) error
-	// Listening is closed once Listen first hears notifications.
-	Listening() <-chan struct{}
+	// Listening is closed once a Listen subscribed to channel.
+	Listening(channel string) <-chan struct{}
 	// Orphans returns up to limit threads with pending messages that no
 	// instance claims.
 	Orphans(ctx context.Context, limit int) ([]string, error)
@@ -165,8 +165,9 @@ func (c *Cluster) Pending(ctx context.Context, thread string) ([]core.Inbound, e
 
 // Listening is closed once this instance hears the others'
 // notifications: a web chat served from then on misses no conversation
-// another instance announces.
-func (c *Cluster) Listening() <-chan struct{} { return c.db.Listening() }
+// another instance announces. It waits for the cluster's own listener:
+// another of the same database (the places') may subscribe first.
+func (c *Cluster) Listening() <-chan struct{} { return c.db.Listening(postgres.ChannelWeb) }
 
 // Close gives every claim up (the claims' connection closes); call it
 // before the database closes.
