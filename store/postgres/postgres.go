@@ -88,7 +88,7 @@ type DB struct {
 	// Listen subscribed to the channel.
 	listenMu  sync.Mutex
 	listening map[string]*subscribed
-	group         *group
+	group     *group
 }
 
 // Open connects to the database at url (postgres://…), creates or
