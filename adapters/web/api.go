@@ -355,7 +355,15 @@ func (a *Adapter) get(w http.ResponseWriter, r *http.Request, user string) {
 	if said == nil {
 		said = []Said{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": t.ID, "messages": said, "last_event_id": last})
+	// The approvals waiting in the conversation, for a page that loads it
+	// after they were asked (a reload, or a reset on another instance):
+	// the stream resumes after them.
+	approvals, err := a.waiting(r.Context(), func(g core.Gate) bool { return g.Thread.Key() == t.Key() })
+	if err != nil {
+		a.log.Warn().Err(err).Str("thread", t.Key()).Msg("web: read the approvals waiting in a conversation")
+		approvals = []gateData{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": t.ID, "messages": said, "approvals": approvals, "last_event_id": last})
 }
 
 func (a *Adapter) send(w http.ResponseWriter, r *http.Request, user string) {
@@ -529,7 +537,7 @@ func (a *Adapter) events(w http.ResponseWriter, r *http.Request, user string) {
 		return
 	}
 	if q := a.opts.Quota; q != nil {
-		release, d := q.Open(intake.UserKey(Platform, Workspace, user))
+		release, d := q.Open(r.Context(), intake.UserKey(Platform, Workspace, user))
 		if d.Denied() {
 			limited(d).write(w)
 			return
@@ -602,8 +610,39 @@ func (a *Adapter) events(w http.ResponseWriter, r *http.Request, user string) {
 // approvals lists the pending web approvals the caller may answer: an
 // approver who is not the requester cannot read the conversation, and
 // finds them here.
-func (a *Adapter) approvals(w http.ResponseWriter, _ *http.Request, user string) {
-	writeJSON(w, http.StatusOK, map[string]any{"approvals": a.pending.forUser(user, a.opts.Now())})
+func (a *Adapter) approvals(w http.ResponseWriter, r *http.Request, user string) {
+	out, err := a.waiting(r.Context(), func(g core.Gate) bool { return g.MayAnswer(user, nil) })
+	if err != nil {
+		a.log.Error().Err(err).Msg("web: list the pending approvals")
+		apiError(w, http.StatusServiceUnavailable, "the approvals could not be read from the database; try again in a moment")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
+}
+
+// waiting returns the pending web approvals keep keeps, soonest to
+// expire first: from the shared store (Options.Pending), or those this
+// process saw asked. A question's form is not among them: it is its
+// asker's, answered in the conversation.
+func (a *Adapter) waiting(ctx context.Context, keep func(core.Gate) bool) ([]gateData, error) {
+	now := a.opts.Now()
+	var gates []core.Gate
+	if a.opts.Pending != nil {
+		var err error
+		if gates, err = a.opts.Pending.GatesOn(ctx, Platform); err != nil {
+			return nil, err
+		}
+	} else {
+		gates = a.pending.open(now)
+	}
+	out := []gateData{}
+	for _, g := range gates {
+		if g.Form == nil && g.Open(now) && keep(g) {
+			out = append(out, shownGate(g))
+		}
+	}
+	slices.SortFunc(out, func(a, b gateData) int { return a.Expires.Compare(b.Expires) })
+	return out, nil
 }
 
 func (a *Adapter) answer(w http.ResponseWriter, r *http.Request, user string) {

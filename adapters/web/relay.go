@@ -177,7 +177,7 @@ func (a *Adapter) Receive(ctx context.Context, raw []byte) error {
 			if err != nil {
 				return fmt.Errorf("web: a relayed approval: %w", err)
 			}
-			a.pending.add(g, d)
+			a.pending.add(g)
 		}
 	case EventGateDecided:
 		var d decidedData

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -150,7 +149,7 @@ func (u gateUI) PostGate(_ context.Context, g core.Gate) (string, error) {
 		return "", nil
 	}
 	d := shownGate(g)
-	u.a.pending.add(g, d)
+	u.a.pending.add(g)
 	u.a.show(g.Thread.ID, EventGateInvoked, d)
 	return "", nil
 }
@@ -187,15 +186,10 @@ func (a *Adapter) showGate(g core.Gate) {
 // for the approvers who cannot read the conversations they are in.
 type pendingGates struct {
 	mu sync.Mutex
-	m  map[string]pendingGate // token -> gate
+	m  map[string]core.Gate // token -> gate
 }
 
-type pendingGate struct {
-	gate  core.Gate
-	shown gateData
-}
-
-func (p *pendingGates) add(g core.Gate, d gateData) {
+func (p *pendingGates) add(g core.Gate) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.m) >= maxConversations {
@@ -204,7 +198,7 @@ func (p *pendingGates) add(g core.Gate, d gateData) {
 			break
 		}
 	}
-	p.m[g.Token] = pendingGate{g, d}
+	p.m[g.Token] = g
 }
 
 // update replaces a listed gate with g, as stored now.
@@ -212,7 +206,7 @@ func (p *pendingGates) update(g core.Gate) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.m[g.Token]; ok {
-		p.m[g.Token] = pendingGate{g, shownGate(g)}
+		p.m[g.Token] = g
 	}
 }
 
@@ -222,21 +216,18 @@ func (p *pendingGates) remove(token string) {
 	delete(p.m, token)
 }
 
-// forUser returns the pending approvals user may answer, oldest first.
-func (p *pendingGates) forUser(user string, now time.Time) []gateData {
+// open returns the listed gates still open at now, forgetting the others.
+func (p *pendingGates) open(now time.Time) []core.Gate {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := []gateData{}
-	for token, pg := range p.m {
-		if !pg.gate.Open(now) {
+	var out []core.Gate
+	for token, g := range p.m {
+		if !g.Open(now) {
 			delete(p.m, token)
 			continue
 		}
-		if pg.gate.MayAnswer(user, nil) {
-			out = append(out, pg.shown)
-		}
+		out = append(out, g)
 	}
-	slices.SortFunc(out, func(a, b gateData) int { return a.Expires.Compare(b.Expires) })
 	return out
 }
 

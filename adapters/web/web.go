@@ -87,6 +87,11 @@ type Options struct {
 	// CORSOrigins may call the API from a browser page of another origin;
 	// empty sends no CORS headers, so browsers refuse such calls.
 	CORSOrigins []string
+	// Pending lists the web's pending approvals from the store every
+	// instance shares, for GET /v1/approvals: an instance started after
+	// an approval was asked lists it too. Nil lists those this process
+	// saw asked.
+	Pending Pending
 	// Relay tells the other instances serving the web from the same
 	// database what this one shows; nil for an instance alone.
 	Relay Relay
@@ -136,6 +141,12 @@ type Options struct {
 	Logger zerolog.Logger
 }
 
+// Pending reads the pending approvals of a platform from the shared store.
+type Pending interface {
+	// GatesOn returns the pending gates asked on platform.
+	GatesOn(ctx context.Context, platform string) ([]core.Gate, error)
+}
+
 // Connector is where a connect link's sign-in goes on once the chat page
 // knows who opened it: SignedIn returns the URL the browser goes to next,
 // or an error written for the person.
@@ -181,7 +192,7 @@ func New(opts Options) (*Adapter, error) {
 	a := &Adapter{
 		opts: opts, auth: newAuth(opts.Users, opts.Now), feed: newFeed(opts.Now(), opts.FeedBytes, opts.FeedConversationBytes),
 		intake: intake.Intake{Hub: opts.Hub, Stops: opts.Gates, Limits: intake.Limits{MaxText: opts.MaxText, Quota: opts.Quota}, Log: opts.Logger},
-		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}}, pending: pendingGates{m: map[string]pendingGate{}},
+		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}}, pending: pendingGates{m: map[string]core.Gate{}},
 	}
 	a.adminSessions.key = opts.SessionKey
 	if a.adminSessions.key == nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -287,5 +288,95 @@ func waitEvent(t *testing.T, a *Adapter, id, typ string) Event {
 		case <-ctx.Done():
 			t.Fatalf("no %s event on %s", typ, id)
 		}
+	}
+}
+
+// storedGates is the shared store's pending gates, as Pending reads them.
+type storedGates []core.Gate
+
+func (s storedGates) GatesOn(_ context.Context, platform string) ([]core.Gate, error) {
+	var out []core.Gate
+	for _, g := range s {
+		if g.Thread.Platform == platform {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
+
+// TestApprovalsFromTheStore: an instance that never saw an approval asked
+// (it started after) lists it from the shared store, for the requester
+// and the approvers alone; expired ones and a question's form are not
+// listed.
+func TestApprovalsFromTheStore(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	gate := func(token, platform string, expires time.Time, form *core.Form) core.Gate {
+		th := thread("alice", "0123456789abcdef01234567")
+		th.Platform = platform
+		return core.Gate{Token: token, Thread: th,
+			Requester: "alice", Allowed: []string{"carol"}, SelfApprove: true, Question: "Send 5?", State: core.GatePending, Expires: expires, Form: form,
+			Options: []core.Option{{Label: "Approve", Approves: true}, {Label: "Deny"}}}
+	}
+	pending := storedGates{
+		gate("later", Platform, now.Add(time.Hour), nil),
+		gate("sooner", Platform, now.Add(time.Minute), nil),
+		gate("expired", Platform, now.Add(-time.Minute), nil),
+		gate("form", Platform, now.Add(time.Hour), &core.Form{}),
+		gate("slack", "slack", now.Add(time.Hour), nil),
+	}
+	users := map[string]string{}
+	tokens := map[string]string{}
+	for _, name := range []string{"alice", "bob", "carol"} {
+		token, hash, err := NewToken()
+		if err != nil {
+			t.Fatal(err)
+		}
+		users[hash], tokens[name] = name, token
+	}
+	a, err := New(Options{Users: users, Hub: intaketest.NewHub(intaketest.NewThreads()), History: history{},
+		Gates: core.NewGates(core.GatesOptions{Store: coretest.NewGateStore()}), Approvers: []string{"carol"}, Pending: pending,
+		Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.Handler())
+	defer srv.Close()
+	for name, want := range map[string][]string{"alice": {"sooner", "later"}, "carol": {"sooner", "later"}, "bob": nil} {
+		r, _ := http.NewRequest("GET", srv.URL+"/v1/approvals", nil)
+		r.Header.Set("Authorization", "Bearer "+tokens[name])
+		res, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ Approvals []gateData }
+		_ = json.NewDecoder(res.Body).Decode(&got)
+		res.Body.Close()
+		var listed []string
+		for _, g := range got.Approvals {
+			listed = append(listed, g.Token)
+		}
+		if !slices.Equal(listed, want) {
+			t.Errorf("%s's approvals = %v, want %v", name, listed, want)
+		}
+	}
+
+	// Alice's page loading the conversation draws its pending approvals
+	// again: the stream resumes after them.
+	a.created.add("0123456789abcdef01234567", "alice", now)
+	r, _ := http.NewRequest("GET", srv.URL+"/v1/conversations/0123456789abcdef01234567", nil)
+	r.Header.Set("Authorization", "Bearer "+tokens["alice"])
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conv struct{ Approvals []gateData }
+	_ = json.NewDecoder(res.Body).Decode(&conv)
+	res.Body.Close()
+	var shown []string
+	for _, g := range conv.Approvals {
+		shown = append(shown, g.Token)
+	}
+	if want := []string{"sooner", "later"}; res.StatusCode != http.StatusOK || !slices.Equal(shown, want) {
+		t.Errorf("alice's conversation = %d with approvals %v, want %v", res.StatusCode, shown, want)
 	}
 }

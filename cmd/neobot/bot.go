@@ -187,6 +187,9 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	if pg, ok := a.db.(*postgres.DB); ok {
 		share.Share(pg) // one limit for every instance
 	}
+	if a.cluster != nil {
+		share.ShareStreams(a.cluster) // live web streams too
+	}
 	rater, err := m.newRater(a)
 	if err != nil {
 		return nil, err
@@ -283,6 +286,9 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 		}
 		if a.cluster != nil {
 			wopts.Relay = a.cluster // a browser on any instance sees every turn
+		}
+		if pg, ok := a.db.(*postgres.DB); ok {
+			wopts.Pending = pg // any instance lists every approval, asked before it started too
 		}
 		if a.links != nil {
 			wopts.Connector = a.links // the chat page proves who opens a connect link

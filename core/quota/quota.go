@@ -169,6 +169,15 @@ type Store interface {
 	TakeShare(ctx context.Context, user string, now time.Time, limits Limits, c Charge) (Denial, error)
 }
 
+// Streams keeps live event streams where every instance counts them, so
+// that N instances give one limit. A stream ends with the process that
+// holds it: the store must forget a dead process's streams by itself.
+type Streams interface {
+	// OpenStream takes one of user's max live streams and returns its
+	// release; ok is false when user holds max already, on any instance.
+	OpenStream(ctx context.Context, user string, max int) (release func(), ok bool, err error)
+}
+
 // Limiter counts every user's share. It is safe for concurrent use; the
 // zero value is not usable: make one with [New].
 type Limiter struct {
@@ -177,6 +186,9 @@ type Limiter struct {
 	// store, when set, keeps the accounts instead of this process (see
 	// [Limiter.Share]).
 	store Store
+	// streams, when set, counts live streams instead of this process
+	// (see [Limiter.ShareStreams]).
+	streams Streams
 
 	mu    sync.Mutex
 	users map[string]*usage
@@ -207,11 +219,16 @@ func New(limits Limits, clock core.Clock) *Limiter {
 }
 
 // Share makes l count messages and bytes in s, which every instance
-// shares, instead of in this process; live streams, which end with the
-// process holding them, stay counted here. Call it before l is used.
+// shares, instead of in this process; live streams are shared apart
+// ([Limiter.ShareStreams]). Call it before l is used.
 // While s fails (the database is unreachable) l counts in this process,
 // so a user is still held to the limits of each instance.
 func (l *Limiter) Share(s Store) { l.store = s }
+
+// ShareStreams makes l count live streams in s, which every instance
+// shares, instead of in this process. Call it before l is used. While s
+// fails, l counts the streams of this process alone.
+func (l *Limiter) ShareStreams(s Streams) { l.streams = s }
 
 // Limits returns the limits in force, defaults filled in.
 func (l *Limiter) Limits() Limits { return l.limits }
@@ -240,9 +257,22 @@ func (l *Limiter) Take(ctx context.Context, user string, c Charge) Denial {
 	return d
 }
 
-// Open takes one of user's live streams; the caller calls release when
-// the stream ends. A denied Open has nothing to release.
-func (l *Limiter) Open(user string) (release func(), d Denial) {
+// Open takes one of user's live streams, counted in the shared store when
+// there is one (see [Limiter.ShareStreams]); the caller calls release
+// when the stream ends. A denied Open has nothing to release.
+func (l *Limiter) Open(ctx context.Context, user string) (release func(), d Denial) {
+	if l.streams != nil && l.limits.Streams > 0 {
+		if release, ok, err := l.streams.OpenStream(ctx, user, l.limits.Streams); err == nil {
+			if ok {
+				return release, Denial{}
+			}
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			u := l.userLocked(user, l.clock.Now())
+			u.Account, d = deny(u.Account, Denial{Limit: LimitStreams, Max: int64(l.limits.Streams), RetryAfter: streamRetry})
+			return nil, d
+		}
+	}
 	now := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,25 +78,26 @@ func TestMessageBytesPerDay(t *testing.T) {
 }
 
 func TestOpenStreams(t *testing.T) {
+	ctx := t.Context()
 	l := quota.New(quota.Limits{Streams: 2}, coretest.NewClock(start))
-	r1, d1 := l.Open("web/alice")
-	_, d2 := l.Open("web/alice")
+	r1, d1 := l.Open(ctx, "web/alice")
+	_, d2 := l.Open(ctx, "web/alice")
 	if d1.Denied() || d2.Denied() {
 		t.Fatalf("Open twice = %+v, %+v, want both allowed", d1, d2)
 	}
-	_, d := l.Open("web/alice")
+	_, d := l.Open(ctx, "web/alice")
 	if d.Limit != quota.LimitStreams || d.RetryAfter <= 0 {
 		t.Fatalf("third Open = %+v, want the stream limit with a retry", d)
 	}
-	if _, d := l.Open("web/bob"); d.Denied() {
+	if _, d := l.Open(ctx, "web/bob"); d.Denied() {
 		t.Errorf("another user's Open = %+v, want allowed", d)
 	}
 	r1()
 	r1() // twice releases once
-	if _, d := l.Open("web/alice"); d.Denied() {
+	if _, d := l.Open(ctx, "web/alice"); d.Denied() {
 		t.Errorf("Open after a release = %+v, want allowed", d)
 	}
-	if _, d := l.Open("web/alice"); !d.Denied() {
+	if _, d := l.Open(ctx, "web/alice"); !d.Denied() {
 		t.Errorf("Open past the limit again = %+v, want denied (a double release counts once)", d)
 	}
 }
@@ -144,5 +146,60 @@ func TestShareUnreachable(t *testing.T) {
 	}
 	if d := l.Message(ctx, "web/alice", 10); d.Limit != quota.LimitRate {
 		t.Errorf("message 21 with the store down: Message = %+v, want the rate limit", d)
+	}
+}
+
+// sharedStreams is a store of streams two limiters share, as instances
+// share their database; down makes it fail.
+type sharedStreams struct {
+	mu   sync.Mutex
+	held map[string]int
+	down bool
+}
+
+func (s *sharedStreams) OpenStream(_ context.Context, user string, max int) (func(), bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.down {
+		return nil, false, errors.New("database unreachable")
+	}
+	if s.held[user] >= max {
+		return nil, false, nil
+	}
+	s.held[user]++
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.held[user]--
+	}, true, nil
+}
+
+// TestShareStreams: two instances sharing their streams give a user one
+// limit, not one each; while the store fails, each instance counts its
+// own.
+func TestShareStreams(t *testing.T) {
+	ctx := t.Context()
+	s := &sharedStreams{held: map[string]int{}}
+	a := quota.New(quota.Limits{Streams: 2}, coretest.NewClock(start))
+	b := quota.New(quota.Limits{Streams: 2}, coretest.NewClock(start))
+	a.ShareStreams(s)
+	b.ShareStreams(s)
+	release, d1 := a.Open(ctx, "web/alice")
+	_, d2 := b.Open(ctx, "web/alice")
+	if d1.Denied() || d2.Denied() {
+		t.Fatalf("one stream on each instance = %+v, %+v, want both allowed", d1, d2)
+	}
+	for name, l := range map[string]*quota.Limiter{"a": a, "b": b} {
+		if _, d := l.Open(ctx, "web/alice"); d.Limit != quota.LimitStreams || d.Max != 2 {
+			t.Errorf("the third stream, on instance %s = %+v, want the stream limit of 2", name, d)
+		}
+	}
+	release()
+	if _, d := b.Open(ctx, "web/alice"); d.Denied() {
+		t.Errorf("a stream after one ended on the other instance = %+v, want allowed", d)
+	}
+	s.down = true
+	if _, d := a.Open(ctx, "web/alice"); d.Denied() {
+		t.Errorf("the store down, a's first stream of its own = %+v, want allowed", d)
 	}
 }

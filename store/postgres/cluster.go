@@ -303,9 +303,28 @@ func (db *DB) Orphans(ctx context.Context, limit int) ([]string, error) {
 	return threads, nil
 }
 
-// Listening is closed once Listen has first subscribed to its channels:
-// from then on this instance hears what the others announce.
-func (db *DB) Listening() <-chan struct{} { return db.listening }
+// Listening is closed once a Listen has subscribed to channel: from then
+// on this instance hears what the others announce on it. Each channel has
+// its own: another Listen, on other channels, subscribing first says
+// nothing of this one.
+func (db *DB) Listening(channel string) <-chan struct{} { return db.subscription(channel).c }
+
+// subscribed is closed once a Listen subscribed to its channel.
+type subscribed struct {
+	c    chan struct{}
+	once sync.Once
+}
+
+func (db *DB) subscription(channel string) *subscribed {
+	db.listenMu.Lock()
+	defer db.listenMu.Unlock()
+	s := db.listening[channel]
+	if s == nil {
+		s = &subscribed{c: make(chan struct{})}
+		db.listening[channel] = s
+	}
+	return s
+}
 
 // Listen delivers the notifications of channels to fn, from one
 // connection, until ctx ends; it returns ctx's error. When the connection
@@ -342,7 +361,10 @@ func (db *DB) listen(ctx context.Context, fn func(channel, payload string), resy
 			return err
 		}
 	}
-	db.listeningOnce.Do(func() { close(db.listening) })
+	for _, ch := range channels {
+		s := db.subscription(ch)
+		s.once.Do(func() { close(s.c) })
+	}
 	if resync {
 		fn("", "")
 	}

@@ -260,3 +260,29 @@ func TestShareAcrossInstances(t *testing.T) {
 		}
 	}
 }
+
+// TestListeningByChannel: a Listen on some channels says nothing of the
+// others: the web is served once the cluster's listener, not the places',
+// has subscribed.
+func TestListeningByChannel(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	url := pgtest.Database(t)
+	db := openURL(t, url, postgres.Options{})
+	done := make(chan struct{}, 2)
+	defer func() { cancel(); <-done; <-done }()
+	listen := func(channels ...string) {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			_ = db.Listen(ctx, 10*time.Millisecond, func(string, string) {}, channels...)
+		}()
+	}
+	listen(postgres.ChannelPlaces)
+	<-db.Listening(postgres.ChannelPlaces)
+	select {
+	case <-db.Listening(postgres.ChannelWeb):
+		t.Fatal("Listening(web) closed when only the places' channel was subscribed")
+	default:
+	}
+	listen(postgres.ChannelWeb)
+	<-db.Listening(postgres.ChannelWeb)
+}

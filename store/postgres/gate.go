@@ -155,13 +155,33 @@ var _ core.ThreadGates = (*DB)(nil)
 // them. Pending gates are few (one per waiting turn), so they are read
 // through the pending index and picked here.
 func (db *DB) GatesIn(ctx context.Context, t core.Thread) ([]core.Gate, error) {
-	rows, err := db.pool.Query(ctx, `SELECT body FROM neo_gates WHERE state = 'pending'`)
+	out, err := db.pending(ctx, func(g core.Gate) bool { return g.Thread.Key() == t.Key() })
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read the pending gates of %s: %w", t.Key(), err)
 	}
+	return out, nil
+}
+
+// GatesOn returns the pending gates asked on platform, on every
+// instance: the web's approvals list reads them here, so an instance
+// started after a gate was asked lists it too.
+func (db *DB) GatesOn(ctx context.Context, platform string) ([]core.Gate, error) {
+	out, err := db.pending(ctx, func(g core.Gate) bool { return g.Thread.Platform == platform })
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read the pending gates on %s: %w", platform, err)
+	}
+	return out, nil
+}
+
+// pending returns the pending gates keep keeps.
+func (db *DB) pending(ctx context.Context, keep func(core.Gate) bool) ([]core.Gate, error) {
+	rows, err := db.pool.Query(ctx, `SELECT body FROM neo_gates WHERE state = 'pending'`)
+	if err != nil {
+		return nil, err
+	}
 	raws, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
 	if err != nil {
-		return nil, fmt.Errorf("postgres: read the pending gates of %s: %w", t.Key(), err)
+		return nil, err
 	}
 	var out []core.Gate
 	for _, raw := range raws {
@@ -169,7 +189,7 @@ func (db *DB) GatesIn(ctx context.Context, t core.Thread) ([]core.Gate, error) {
 		if err != nil {
 			return nil, err
 		}
-		if g.Thread.Key() == t.Key() && g.State == core.GatePending {
+		if g.State == core.GatePending && keep(g) {
 			out = append(out, g)
 		}
 	}

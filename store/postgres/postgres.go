@@ -87,10 +87,11 @@ type DB struct {
 	observe  func(time.Duration, error)
 	full     atomic.Bool
 	instance string // random per Open: tells this instance's notifications apart
-	// listening is closed once Listen first subscribed (Listening).
-	listening     chan struct{}
-	listeningOnce sync.Once
-	group         *group
+	// listening holds, by channel, what Listening returns: closed once a
+	// Listen subscribed to the channel.
+	listenMu  sync.Mutex
+	listening map[string]*subscribed
+	group     *group
 	// Writes committed after their call returns: memory write-backs,
 	// and answered messages marked done.
 	memories  later[memoryWrite]
@@ -112,7 +113,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	db := &DB{name: Describe(url), now: opts.Now, ret: opts.Retention.WithDefaults(), log: opts.Logger, observe: opts.ObserveWrite, instance: newInstanceID(), listening: make(chan struct{})}
+	db := &DB{name: Describe(url), now: opts.Now, ret: opts.Retention.WithDefaults(), log: opts.Logger, observe: opts.ObserveWrite, instance: newInstanceID(), listening: map[string]*subscribed{}}
 	db.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", db.name, err)

@@ -297,6 +297,9 @@
   function announce(text) { $("announce").textContent = text; }
 
   function gate(g) {
+    // Drawn once: a conversation read back lists it, and its event may
+    // come again on the stream resumed after the read.
+    if (document.querySelector('.gate[data-token="' + CSS.escape(g.token) + '"]')) return;
     const el = add("assistant gate", "");
     el.dataset.token = g.token;
     render(el, g.question);
@@ -621,6 +624,7 @@
       const el = add(m.role, m.text, m.files);
       if (m.stopped) { live = el; liveText = m.text; stopped(""); }
     }
+    for (const g of conv.approvals || []) gate(g); // asked before the stream resumes
     stick = true;
     follow_();
     follow(id, conv.last_event_id);

@@ -32,8 +32,8 @@ type DB interface {
 	// and with channel "" after reconnecting (notifications may have been
 	// lost meanwhile).
 	Listen(ctx context.Context, retry time.Duration, fn func(channel, payload string), channels ...string) error
-	// Listening is closed once Listen first hears notifications.
-	Listening() <-chan struct{}
+	// Listening is closed once a Listen subscribed to channel.
+	Listening(channel string) <-chan struct{}
 	// Orphans returns up to limit threads with pending messages that no
 	// instance claims.
 	Orphans(ctx context.Context, limit int) ([]string, error)
@@ -119,6 +119,11 @@ type Cluster struct {
 	// shards ends the gateway sessions held under a shard's claim, by
 	// the claim's key, when the claim is lost (HoldShard).
 	shards map[string]context.CancelCauseFunc
+
+	// streamsMu orders OpenStream and its releases; streams are the
+	// live-stream claims held here (OpenStream).
+	streamsMu sync.Mutex
+	streams   map[string]bool
 }
 
 // New returns the cluster of db, with claims held on their own
@@ -133,7 +138,7 @@ func New(db DB, claims Claims, every Intervals, log zerolog.Logger) *Cluster {
 	if every.ListenRetry <= 0 {
 		every.ListenRetry = time.Second
 	}
-	return &Cluster{db: db, claims: claims, every: every, log: log, shards: map[string]context.CancelCauseFunc{}}
+	return &Cluster{db: db, claims: claims, every: every, log: log, shards: map[string]context.CancelCauseFunc{}, streams: map[string]bool{}}
 }
 
 // Claim takes thread's claim for this instance (conversation.Cluster).
@@ -160,8 +165,9 @@ func (c *Cluster) Pending(ctx context.Context, thread string) ([]core.Inbound, e
 
 // Listening is closed once this instance hears the others'
 // notifications: a web chat served from then on misses no conversation
-// another instance announces.
-func (c *Cluster) Listening() <-chan struct{} { return c.db.Listening() }
+// another instance announces. It waits for the cluster's own listener:
+// another of the same database (the places') may subscribe first.
+func (c *Cluster) Listening() <-chan struct{} { return c.db.Listening(postgres.ChannelWeb) }
 
 // Close gives every claim up (the claims' connection closes); call it
 // before the database closes.
@@ -312,4 +318,40 @@ func (c *Cluster) Shard(ctx context.Context, n int) bool {
 		case <-t.C:
 		}
 	}
+}
+
+// OpenStream takes one of user's max live web event streams for this
+// instance (quota.Streams): stream k is the claim "streams/<user>/<k>",
+// so a person holds at most max across every instance, and the streams
+// of an instance that dies end with its claims' session. ok is false
+// when all max are held.
+func (c *Cluster) OpenStream(ctx context.Context, user string, max int) (release func(), ok bool, err error) {
+	c.streamsMu.Lock()
+	defer c.streamsMu.Unlock()
+	for k := range max {
+		key := "streams/" + user + "/" + strconv.Itoa(k)
+		if c.streams[key] {
+			continue // a stream of this instance's
+		}
+		ok, err := c.claims.Claim(ctx, key)
+		if err != nil {
+			return nil, false, err
+		}
+		if !ok {
+			continue // another instance's
+		}
+		c.streams[key] = true
+		var once sync.Once
+		return func() {
+			once.Do(func() {
+				c.streamsMu.Lock()
+				defer c.streamsMu.Unlock()
+				delete(c.streams, key)
+				if err := c.claims.Release(context.Background(), key); err != nil {
+					c.log.Warn().Err(err).Msg("cluster: end a live stream's claim")
+				}
+			})
+		}, true, nil
+	}
+	return nil, false, nil
 }

@@ -68,7 +68,7 @@ type fakeDB struct {
 }
 
 func (d *fakeDB) Instance() string { return "me" }
-func (d *fakeDB) Listening() <-chan struct{} {
+func (d *fakeDB) Listening(string) <-chan struct{} {
 	c := make(chan struct{})
 	close(c)
 	return c
