@@ -12,6 +12,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,6 +192,11 @@ func (r *binaryRun) configure() error {
 	} {
 		env[k] = v
 	}
+	// An operator's hosted client ID metadata document (the script sets
+	// the suite's own, as the CIMD scenario wants) passes through.
+	if doc := os.Getenv("NEO_CLIENT_METADATA_URL"); doc != "" {
+		env["NEO_CLIENT_METADATA_URL"] = doc
+	}
 	r.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	for k, v := range env {
 		r.env = append(r.env, k+"="+v)
@@ -272,7 +279,7 @@ func (r *binaryRun) play(ctx context.Context) error {
 		result := r.lastResult()
 		switch {
 		case link != "":
-			if err := open(ctx, link); err != nil {
+			if err := r.connect(ctx, link); err != nil {
 				return err
 			}
 		case strings.Contains(result, "neobot mcp login "+alias):
@@ -318,7 +325,9 @@ func (r *binaryRun) turn(ctx context.Context, events <-chan web.Event) (string, 
 	}
 }
 
-var linkRe = regexp.MustCompile(`https?://\S+/authorize\?\S+`)
+// linkRe matches an authorization link (`neobot mcp login`) and a
+// person's connect link (the web chat's notice).
+var linkRe = regexp.MustCompile(`https?://\S+/authorize\?\S+|https?://[^\s>|)]+/mcp/connect/[A-Za-z0-9_-]+`)
 
 // answerDefaults submits a question's form with every field's default,
 // as a person who changes nothing would.
@@ -370,7 +379,7 @@ func (r *binaryRun) login(ctx context.Context) error {
 	if link == "" {
 		return fmt.Errorf("neobot mcp login printed no link:\n%s", out)
 	}
-	if err := open(ctx, link); err != nil {
+	if err := open(ctx, http.DefaultClient, link); err != nil {
 		return err
 	}
 	// The server comes up, or says why not (a login no longer among the
@@ -391,14 +400,47 @@ func (r *binaryRun) ready(want string) bool {
 	return strings.Contains(string(body), want)
 }
 
-// open follows a login link as a browser whose person approves at once:
-// through the authorization server to neobot's callback page.
-func open(ctx context.Context, link string) error {
+// connect opens a person's connect link as the driver's web user would:
+// the link leads to the chat page with a connect state (in its fragment),
+// the page hands the state over (POST /v1/connect) and goes where neobot
+// says, on to the authorization server and back, in the same browser.
+func (r *binaryRun) connect(ctx context.Context, link string) error {
+	if !strings.Contains(link, "/mcp/connect/") {
+		return open(ctx, http.DefaultClient, link)
+	}
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return err
+	}
+	b := &http.Client{Jar: jar}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.Do(req)
+	if err != nil {
+		return fmt.Errorf("open the connect link: %w", err)
+	}
+	resp.Body.Close()
+	q, _ := url.ParseQuery(resp.Request.URL.Fragment)
+	if q.Get("connect") == "" {
+		return fmt.Errorf("the connect link led to %s (HTTP %d), not the chat page with a connect state", resp.Request.URL, resp.StatusCode)
+	}
+	var next struct{ URL string }
+	if err := r.api(ctx, "POST", "/v1/connect", map[string]string{"state": q.Get("connect")}, &next); err != nil {
+		return err
+	}
+	return open(ctx, b, next.URL)
+}
+
+// open follows a login link as a browser whose person approves at once:
+// through the authorization server to neobot's callback page.
+func open(ctx context.Context, b *http.Client, link string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := b.Do(req)
 	if err != nil {
 		return fmt.Errorf("open the login link: %w", err)
 	}
