@@ -128,6 +128,7 @@ func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeVa
 	default:
 		return nil, nil, fmt.Errorf("transport %q is not supported", spec.Transport)
 	}
+	tr = tasksTransport(tr) // a call answered with a task is polled to its end (tasks.go)
 	c.client = client.NewClient(tr, append([]client.ClientOption{client.WithProtocolVersion(ProtocolVersion)}, m.elicitOptions(spec.Alias, c)...)...)
 	fail := func(stage string, err error) (*conn, []Tool, error) {
 		_ = c.close(m.grace)
@@ -150,6 +151,7 @@ func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeVa
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = ProtocolVersion
 	init.Params.ClientInfo = mcp.Implementation{Name: "neobot", Version: m.clientVersion}
+	init.Params.Capabilities.Extensions = tasksCapability()
 	if m.elicit != nil {
 		init.Params.Capabilities.Elicitation = elicitCapability()
 	}

@@ -52,13 +52,14 @@ func Dial(ctx context.Context, opts DialOptions) (*Session, error) {
 	if opts.Elicit != nil {
 		copts = append(copts, client.WithElicitationHandler(sessionElicit(opts.Elicit)))
 	}
-	s := &Session{c: client.NewClient(tr, copts...)}
+	s := &Session{c: client.NewClient(tasksTransport(tr), copts...)}
 	if err := s.c.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, fmt.Errorf("mcp: dial %s: start: %w", opts.URL, err)
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = ProtocolVersion
 	init.Params.ClientInfo = mcp.Implementation{Name: or(opts.ClientName, "neobot"), Version: or(opts.ClientVersion, "dev")}
+	init.Params.Capabilities.Extensions = tasksCapability()
 	if opts.Elicit != nil {
 		init.Params.Capabilities.Elicitation = elicitCapability()
 	}
