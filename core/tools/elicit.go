@@ -219,12 +219,10 @@ func (c *deadlineCtx) Err() error {
 
 func (c *deadlineCtx) Value(key any) any { return c.Context.Value(key) }
 
-// callContext bounds a call to b by the call timeout; where servers may
-// ask questions, the timeout pauses while one waits for its answer.
+// callContext bounds a call to b by the call timeout, which pauses while
+// a server's question waits for its answer, and stops once the call
+// became a task (task.go).
 func (s *Surface) callContext(ctx context.Context, call core.ToolCall, b binding) (context.Context, context.CancelFunc) {
-	if !s.questions {
-		return context.WithTimeout(ctx, s.callTimeout)
-	}
 	cctx, timer, cancel := withPausableTimeout(ctx, s.callTimeout)
 	return withCall(cctx, &callOf{call: call, b: b, timer: timer}), cancel
 }

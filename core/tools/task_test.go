@@ -1,0 +1,74 @@
+package tools
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/neobot/neobot/core"
+	"github.com/neobot/neobot/core/coretest"
+	"github.com/neobot/neobot/core/mcp"
+	"github.com/neobot/neobot/core/mcp/tasktest"
+)
+
+// TestTaskSurvivesRestart: a call its server answers with a task has the
+// task recorded with the call before it is followed, shows the task's
+// progress on its step, and, cut off by neobot stopping, is followed
+// again by the resumed turn, which reports the task's result without
+// calling the tool a second time.
+func TestTaskSurvivesRestart(t *testing.T) {
+	srv := tasktest.New(t, "build")
+	m := &mcp.Manifest{DID: "did:key:z6MkNeo", Servers: []mcp.ServerSpec{{
+		Alias: "ci", Transport: mcp.TransportHTTP, URL: srv.URL, Version: "1.0.0", Tools: []string{"build"}, SideEffects: "write",
+	}}}
+	calls := coretest.NewSpends()
+	th := core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: "1.1"}
+	in := core.Inbound{Thread: th, User: "UALICE", EventID: "E1"}
+
+	first := spawn(t, Options{Manifest: m, Calls: calls, Run: "run1"})
+	var mu sync.Mutex
+	var shown []string
+	progress := func(_ context.Context, out string) { mu.Lock(); shown = append(shown, out); mu.Unlock() }
+	stop, cancel := context.WithCancel(core.WithStepProgress(context.Background(), progress))
+	done := make(chan string, 1)
+	go func() {
+		tr := &core.Turn{Inbound: in, Reporter: coretest.NewRecorder()}
+		got, _, _ := first.Dispatch(stop, tr.Call("call_1", "ci__build", nil))
+		done <- got
+	}()
+	id := <-srv.Created()
+	srv.Say(id, "compiling")
+	for p := range srv.Polled() {
+		mu.Lock()
+		n := len(shown)
+		mu.Unlock()
+		if p == id && n > 1 {
+			break
+		}
+	}
+	if task, err := calls.CallTask(context.Background(), in.Thread.Key()+"\x1fE1\x1fcall_1"); err != nil || task != id {
+		t.Fatalf("CallTask() = %q, %v; want %q recorded before the task is followed", task, err, id)
+	}
+	cancel() // neobot stops; the task goes on at the server
+	<-done
+	mu.Lock()
+	if !strings.Contains(strings.Join(shown, "\n"), "Task "+id+": working — compiling") {
+		t.Errorf("the step showed %q, want the task's status", shown)
+	}
+	mu.Unlock()
+
+	srv.Complete(id, "build 42 passed")
+	second := spawn(t, Options{Manifest: m, Calls: calls, Run: "run2"})
+	tr := &core.Turn{Inbound: in, Reporter: coretest.NewRecorder(), Resumed: true}
+	got, isErr, err := second.Dispatch(context.Background(), tr.Call("call_1", "ci__build", nil))
+	if err != nil || isErr || got != "build 42 passed" {
+		t.Errorf("the resumed call = %q, %v, %v; want the task's result", got, isErr, err)
+	}
+	if n := srv.Calls(); n != 1 {
+		t.Errorf("the tool was called %d times, want once: the resumed turn must follow the task", n)
+	}
+	if c := calls.Calling(); len(c) != 0 {
+		t.Errorf("calls left calling: %q, want the task's call ended", c)
+	}
+}
