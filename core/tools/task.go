@@ -17,6 +17,12 @@ import (
 // task (neobot stopped before the server's answer was recorded) is
 // reported as before: its outcome is unknown.
 
+// Holder keeps a thread's turn from being stopped by anyone but
+// requester until release is called ([core.Gates.Hold]).
+type Holder interface {
+	Hold(t core.Thread, requester string) (release func())
+}
+
 // taskFollow is one call's part in the task it may become.
 type taskFollow struct {
 	s    *Surface
@@ -26,9 +32,14 @@ type taskFollow struct {
 	// resumed is set when an earlier attempt's task is followed.
 	resumed bool
 
-	mu     sync.Mutex
-	task   string
-	paused bool
+	// thread and requester are whose turn may stop the task.
+	thread    core.Thread
+	requester string
+
+	mu      sync.Mutex
+	task    string
+	paused  bool
+	release func() // the hold on the turn while the task runs
 }
 
 // followTasks prepares ctx for call to become a task, or to follow the one
@@ -38,7 +49,8 @@ func (s *Surface) followTasks(ctx context.Context, call core.ToolCall) (context.
 	if !ok || call.Turn() == nil {
 		return ctx, nil
 	}
-	f := &taskFollow{s: s, log: tl, key: call.Key(), tool: call.Name()}
+	in := call.Turn().Inbound
+	f := &taskFollow{s: s, log: tl, key: call.Key(), tool: call.Name(), thread: in.Thread, requester: in.User}
 	task, err := tl.CallTask(ctx, f.key)
 	if err != nil {
 		// The call goes on as any other: the calls log still keeps a
@@ -72,7 +84,8 @@ func (f *taskFollow) progress(ctx context.Context, st mcp.TaskStatus) {
 	core.StepProgress(ctx, text)
 }
 
-// pause stops the call's timeout, once.
+// pause stops the call's timeout, once, and from then until the call
+// ends only the turn's person may stop the turn (which cancels the task).
 func (f *taskFollow) pause(ctx context.Context) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -82,6 +95,9 @@ func (f *taskFollow) pause(ctx context.Context) {
 	f.paused = true
 	if c := callFrom(ctx); c != nil && c.timer != nil {
 		c.timer.pause() // never resumed: the call ends with the task
+	}
+	if f.s.holds != nil {
+		f.release = f.s.holds.Hold(f.thread, f.requester)
 	}
 }
 
@@ -102,17 +118,21 @@ func taskWords(status string) string {
 	return status
 }
 
-// end records that a call the calls log did not begin on its own (one
-// that changes nothing, or one whose task an earlier attempt started)
-// returned, once its task is known; tk's own end covers the rest.
+// end lets anyone stop the turn again, and records that a call the calls
+// log did not begin on its own (one that changes nothing, or one whose
+// task an earlier attempt started) returned, once its task is known; tk's
+// own end covers the rest.
 func (f *taskFollow) end(ctx context.Context, tk *ticket, err error) {
-	if f == nil || tk != nil || err != nil {
+	if f == nil {
 		return
 	}
 	f.mu.Lock()
-	task := f.task
+	task, release := f.task, f.release
 	f.mu.Unlock()
-	if task == "" {
+	if release != nil {
+		release()
+	}
+	if tk != nil || err != nil || task == "" {
 		return
 	}
 	if err := f.s.calls.EndCall(context.WithoutCancel(ctx), f.key); err != nil {

@@ -14,7 +14,8 @@ import (
 
 // TestTaskSurvivesRestart: a call its server answers with a task has the
 // task recorded with the call before it is followed, shows the task's
-// progress on its step, and, cut off by neobot stopping, is followed
+// progress on its step, may be stopped (and its task so cancelled) only
+// by the turn's person while it runs, and, cut off by neobot stopping, is followed
 // again by the resumed turn, which reports the task's result without
 // calling the tool a second time.
 func TestTaskSurvivesRestart(t *testing.T) {
@@ -26,7 +27,8 @@ func TestTaskSurvivesRestart(t *testing.T) {
 	th := core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: "1.1"}
 	in := core.Inbound{Thread: th, User: "UALICE", EventID: "E1"}
 
-	first := spawn(t, Options{Manifest: m, Calls: calls, Run: "run1"})
+	gates := core.NewGates(core.GatesOptions{Store: coretest.NewGateStore()})
+	first := spawn(t, Options{Manifest: m, Calls: calls, Run: "run1", Holds: gates})
 	var mu sync.Mutex
 	var shown []string
 	progress := func(_ context.Context, out string) { mu.Lock(); shown = append(shown, out); mu.Unlock() }
@@ -50,8 +52,17 @@ func TestTaskSurvivesRestart(t *testing.T) {
 	if task, err := calls.CallTask(context.Background(), in.Thread.Key()+"\x1fE1\x1fcall_1"); err != nil || task != id {
 		t.Fatalf("CallTask() = %q, %v; want %q recorded before the task is followed", task, err, id)
 	}
+	if ok, _ := gates.MayStop(context.Background(), th, "UMALLORY", nil); ok {
+		t.Error("while the task runs, someone else may stop Alice's turn (and so cancel her task)")
+	}
+	if ok, _ := gates.MayStop(context.Background(), th, "UALICE", nil); !ok {
+		t.Error("while the task runs, Alice may not stop her own turn")
+	}
 	cancel() // neobot stops; the task goes on at the server
 	<-done
+	if ok, _ := gates.MayStop(context.Background(), th, "UMALLORY", nil); !ok {
+		t.Error("once the call ended, the turn is still held")
+	}
 	mu.Lock()
 	if !strings.Contains(strings.Join(shown, "\n"), "Task "+id+": working — compiling") {
 		t.Errorf("the step showed %q, want the task's status", shown)
