@@ -110,9 +110,16 @@ func (h elicitHandler) Elicit(tctx context.Context, req mcp.ElicitationRequest) 
 	if req.Params.Mode != "" && req.Params.Mode != mcp.ElicitationModeForm {
 		return cancel, nil
 	}
-	ctx, err := h.c.calls.owner(h.same)
-	if err != nil {
-		return cancel, nil
+	// A question that came back as a call's result (input_required,
+	// rounds.go) is asked with that call's own context; one the server
+	// sent as a request of its own belongs to the call in flight.
+	ctx := tctx
+	if _, ok := core.TurnFrom(tctx); !ok {
+		owner, err := h.c.calls.owner(h.same)
+		if err != nil {
+			return cancel, nil
+		}
+		ctx = owner
 	}
 	// The question ends with the call, or with the connection.
 	ctx, stop := context.WithCancel(ctx)
