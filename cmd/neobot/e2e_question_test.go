@@ -92,6 +92,36 @@ func TestSlackQuestionButton(t *testing.T) {
 	p.stop(t)
 }
 
+// TestSlackQuestionLink: a URL-mode question shows its link (made inert)
+// with Done, Decline and Cancel; only the person whose turn it is may
+// answer, and Done tells the server accept.
+func TestSlackQuestionLink(t *testing.T) {
+	w, a := newQuestionWorld(t)
+	scriptModel(t, w.model, askScript("link_account", "Your account is linked.")...)
+	p := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "link my Example account"})
+	q := w.waitGate(t, p, mention.TS, "Sign in to Example to link your account.")
+	if got := strings.Join(buttonLabels(q), "|"); got != "Done|Decline|Cancel" {
+		t.Errorf("question buttons = %s, want Done|Decline|Cancel", got)
+	}
+	if r := q.Rendered(); !strings.Contains(r, "asker/link_account asks you to open a link") ||
+		!strings.Contains(r, "https://example.com/link?session=s1") || !strings.Contains(r, "who=%3C!here%3E") || strings.Contains(r, "<!here>") {
+		t.Errorf("question message = %q, want the tool, and the link with its markup made inert", r)
+	}
+	w.slack.Click("UBOB", q, 0)
+	if _, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		return m.Ephemeral && m.Recipient == "UBOB" && strings.Contains(m.Text, "only <@UALICE> can answer")
+	}); err != nil {
+		t.Fatalf("someone else's click got no private refusal: %v", err)
+	}
+	w.slack.Click("UALICE", q, 0)
+	w.answerIn(t, "C0GENERAL", mention.TS, "Your account is linked.")
+	if got := a.answers(t); len(got) != 1 || got[0].Action != "accept" {
+		t.Errorf("the server heard %+v, want accept", got)
+	}
+	p.stop(t)
+}
+
 // TestSlackQuestionDecline: Decline sends decline; the tool carries on
 // without an answer.
 func TestSlackQuestionDecline(t *testing.T) {

@@ -61,7 +61,7 @@ func Dial(ctx context.Context, opts DialOptions) (*Session, error) {
 	init.Params.ClientInfo = mcp.Implementation{Name: or(opts.ClientName, "neobot"), Version: or(opts.ClientVersion, "dev")}
 	init.Params.Capabilities.Extensions = tasksCapability()
 	if opts.Elicit != nil {
-		init.Params.Capabilities.Elicitation = elicitCapability()
+		init.Params.Capabilities.Elicitation = formCapability()
 	}
 	if _, err := s.c.Initialize(ctx, init); err != nil {
 		_ = s.c.Close()
