@@ -71,6 +71,10 @@ type TaskHooks struct {
 	// Progress, when set, is told each status the task reports while it
 	// runs, the first one included. It must not block for long.
 	Progress func(ctx context.Context, st TaskStatus)
+	// Input, when set, answers the questions a task waiting for input
+	// asks (elicitation/create); the answers go back with tasks/update.
+	// Without it such a task is polled until it gives up.
+	Input ElicitFunc
 }
 
 type taskHooksKey struct{}
@@ -146,6 +150,12 @@ type taskWire struct {
 	PollIntervalMs int64                    `json:"pollIntervalMs"`
 	Result         json.RawMessage          `json:"result"`
 	Error          *mcp.JSONRPCErrorDetails `json:"error"`
+	// InputRequests are the questions a task waiting for input asks, by
+	// the server's key.
+	InputRequests map[string]struct {
+		Method string                `json:"method"`
+		Params mcp.ElicitationParams `json:"params"`
+	} `json:"inputRequests"`
 }
 
 func (w taskWire) status() TaskStatus {
@@ -191,6 +201,7 @@ func sendTasks(ctx context.Context, tr transport.Interface, req transport.JSONRP
 // turn to pick up.
 func pollTask(ctx context.Context, tr transport.Interface, call transport.JSONRPCRequest, w taskWire, h *TaskHooks) (*transport.JSONRPCResponse, error) {
 	id, meta := call.ID, requestMeta(call)
+	answered := map[string]bool{}
 	for {
 		if h != nil && h.Progress != nil {
 			h.Progress(ctx, w.status())
@@ -213,6 +224,14 @@ func pollTask(ctx context.Context, tr transport.Interface, call transport.JSONRP
 				text += " The server said: " + w.StatusMessage
 			}
 			return errorResponse(id, text), nil
+		}
+		if w.Status == TaskInputRequired && h != nil && h.Input != nil {
+			if err := answerTask(ctx, tr, w, meta, h.Input, answered); err != nil {
+				if ctx.Err() != nil {
+					return nil, leaveTask(ctx, tr, w.TaskID, meta)
+				}
+				return nil, err
+			}
 		}
 		wait := defaultTaskPoll
 		if w.PollIntervalMs > 0 {
@@ -238,6 +257,43 @@ func pollTask(ctx context.Context, tr transport.Interface, call transport.JSONRP
 		}
 		w = next
 	}
+}
+
+// answerTask asks the questions the task w waits on that were not
+// answered yet, through input, and sends the answers with tasks/update.
+// A request neobot cannot answer (sampling, roots) is left unanswered.
+func answerTask(ctx context.Context, tr transport.Interface, w taskWire, meta json.RawMessage, input ElicitFunc, answered map[string]bool) error {
+	responses := map[string]any{}
+	for key, r := range w.InputRequests {
+		if answered[key] || r.Method != string(mcp.MethodElicitationCreate) {
+			continue
+		}
+		e := Elicitation{Message: r.Params.Message}
+		if r.Params.Mode == mcp.ElicitationModeURL {
+			e.URL = r.Params.URL
+		} else if raw, err := json.Marshal(r.Params.RequestedSchema); err == nil {
+			e.Schema = raw
+		}
+		res, err := input(ctx, e)
+		if err != nil {
+			return fmt.Errorf("task %s: answer %s: %w", w.TaskID, key, err)
+		}
+		responses[key] = answer(res).ElicitationResponse
+		answered[key] = true
+	}
+	if len(responses) == 0 {
+		return nil
+	}
+	req := taskRequest("tasks/update", w.TaskID, meta)
+	req.Params.(map[string]any)["inputResponses"] = responses
+	resp, err := tr.SendRequest(ctx, req)
+	if err != nil {
+		return fmt.Errorf("tasks/update %s: %w", w.TaskID, err)
+	}
+	if resp.Error != nil {
+		return fmt.Errorf("tasks/update %s: %s", w.TaskID, resp.Error.Message)
+	}
+	return nil
 }
 
 // leaveTask stops following the task with id as ctx ended, and returns

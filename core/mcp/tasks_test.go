@@ -132,3 +132,35 @@ func TestTaskRecordFails(t *testing.T) {
 		t.Fatalf("Call() = %+v, %v; want the outcome unknown, saying why", res, err)
 	}
 }
+
+// TestTaskInput: a task waiting for input has its question asked through
+// the Input hook, the answer goes back with tasks/update, and the task
+// goes on to its result.
+func TestTaskInput(t *testing.T) {
+	m, srv := startTasks(t)
+	asked := make(chan mcp.Elicitation, 1)
+	ctx := mcp.WithTaskHooks(t.Context(), mcp.TaskHooks{Input: func(_ context.Context, e mcp.Elicitation) (mcp.ElicitResult, error) {
+		asked <- e
+		return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"ok": true}}, nil
+	}})
+	done := make(chan mcp.Result, 1)
+	go func() { res, _ := m.Call(ctx, "ci", "build", nil); done <- res }()
+	id := <-srv.Created()
+	srv.Ask(id, "confirm", "Deploy to production?")
+	if e := <-asked; e.Message != "Deploy to production?" || !strings.Contains(string(e.Schema), `"ok"`) {
+		t.Errorf("asked %+v, want the task's question and form", e)
+	}
+	got := <-srv.Answers()
+	if a, _ := got["confirm"].(map[string]any); a["action"] != "accept" || a["content"].(map[string]any)["ok"] != true {
+		t.Errorf("tasks/update carried %v, want confirm accepted with ok true", got)
+	}
+	srv.Complete(id, "deployed")
+	if res := <-done; len(res.Content) != 1 || res.Content[0].Text != "deployed" {
+		t.Errorf("Call() = %+v, want the task's result", res)
+	}
+	select {
+	case e := <-asked:
+		t.Errorf("the question was asked again: %+v", e)
+	default:
+	}
+}

@@ -57,7 +57,7 @@ func (s *Surface) Dispatch(ctx context.Context, call core.ToolCall) (content str
 	if err != nil || refusal != "" {
 		return refusal, refusal != "", err
 	}
-	ctx, task := s.followTasks(ctx, call)
+	ctx, task := s.followTasks(ctx, call, r.b)
 	var tk *ticket
 	if task == nil || !task.resumed {
 		// A call whose task an earlier attempt started follows that

@@ -44,7 +44,7 @@ type taskFollow struct {
 
 // followTasks prepares ctx for call to become a task, or to follow the one
 // an earlier attempt became. Without a task log it changes nothing (nil).
-func (s *Surface) followTasks(ctx context.Context, call core.ToolCall) (context.Context, *taskFollow) {
+func (s *Surface) followTasks(ctx context.Context, call core.ToolCall, b binding) (context.Context, *taskFollow) {
 	tl, ok := s.calls.(core.TaskLog)
 	if !ok || call.Turn() == nil {
 		return ctx, nil
@@ -58,7 +58,15 @@ func (s *Surface) followTasks(ctx context.Context, call core.ToolCall) (context.
 		s.gate.log.Warn().Err(err).Str("tool", call.Name()).Msg("tools: could not look up the task of a call")
 	}
 	f.task, f.resumed = task, task != ""
-	return mcp.WithTaskHooks(ctx, mcp.TaskHooks{Resume: task, Created: f.created, Progress: f.progress}), f
+	h := mcp.TaskHooks{Resume: task, Created: f.created, Progress: f.progress}
+	if ask := s.elicitFunc(); ask != nil {
+		// A task waiting for input asks its questions as a call does.
+		h.Input = func(ctx context.Context, e mcp.Elicitation) (mcp.ElicitResult, error) {
+			e.Server = b.alias
+			return ask(ctx, e)
+		}
+	}
+	return mcp.WithTaskHooks(ctx, h), f
 }
 
 // created records the task the call became before it is followed, and

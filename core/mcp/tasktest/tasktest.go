@@ -26,18 +26,22 @@ type Server struct {
 	created chan string
 	polled  chan string
 	cancels chan string
+	answers chan map[string]any
 }
 
 type task struct {
 	status, message, result string
 	isError                 bool
+	// asks are the questions the task waits on, by key.
+	asks map[string]any
 }
 
 // New starts a server whose tool named tool answers with a task; it stops
 // when the test ends.
 func New(t testing.TB, tool string) *Server {
 	s := &Server{tool: tool, tasks: map[string]*task{},
-		created: make(chan string, 16), polled: make(chan string, 1024), cancels: make(chan string, 16)}
+		created: make(chan string, 16), polled: make(chan string, 1024), cancels: make(chan string, 16),
+		answers: make(chan map[string]any, 16)}
 	hs := httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(hs.Close)
 	s.URL = hs.URL + "/mcp"
@@ -80,6 +84,22 @@ func (s *Server) Complete(id, text string) {
 	}
 }
 
+// Ask makes the task with id wait on a yes-or-no question (a form with
+// one boolean field "ok") under key, until tasks/update answers it.
+func (s *Server) Ask(id, key, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tk := s.tasks[id]; tk != nil {
+		tk.status = "input_required"
+		tk.asks = map[string]any{key: map[string]any{"method": "elicitation/create", "params": map[string]any{
+			"message": message, "requestedSchema": map[string]any{"type": "object",
+				"properties": map[string]any{"ok": map[string]any{"type": "boolean"}}, "required": []string{"ok"}}}}}
+	}
+}
+
+// Answers delivers the inputResponses of each tasks/update.
+func (s *Server) Answers() <-chan map[string]any { return s.answers }
+
 // Forget drops the task with id, as a server whose TTL passed.
 func (s *Server) Forget(id string) {
 	s.mu.Lock()
@@ -91,8 +111,9 @@ type request struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
-		Name   string `json:"name"`
-		TaskID string `json:"taskId"`
+		Name           string         `json:"name"`
+		TaskID         string         `json:"taskId"`
+		InputResponses map[string]any `json:"inputResponses"`
 	} `json:"params"`
 }
 
@@ -153,6 +174,19 @@ func (s *Server) answer(req request) (any, map[string]any) {
 		default:
 		}
 		return s.wire(req.Params.TaskID, "complete"), nil
+	case "tasks/update":
+		tk := s.tasks[req.Params.TaskID]
+		if tk == nil {
+			return nil, map[string]any{"code": -32602, "message": "unknown task " + req.Params.TaskID}
+		}
+		for k := range req.Params.InputResponses {
+			delete(tk.asks, k)
+		}
+		if tk.status == "input_required" && len(tk.asks) == 0 {
+			tk.status = "working"
+		}
+		s.answers <- req.Params.InputResponses
+		return map[string]any{"resultType": "complete"}, nil
 	case "tasks/cancel":
 		tk := s.tasks[req.Params.TaskID]
 		if tk == nil {
@@ -174,6 +208,9 @@ func (s *Server) wire(id, rt string) map[string]any {
 		"createdAt": "2026-11-28T12:00:00Z", "lastUpdatedAt": "2026-11-28T12:00:00Z"}
 	if tk.message != "" {
 		out["statusMessage"] = tk.message
+	}
+	if tk.status == "input_required" {
+		out["inputRequests"] = tk.asks
 	}
 	if tk.status == "completed" {
 		out["result"] = map[string]any{"content": []any{map[string]any{"type": "text", "text": tk.result}}, "isError": tk.isError}
