@@ -10,6 +10,7 @@ import (
 	"github.com/neobot/neobot/core/coretest"
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/mcp/tasktest"
+	"github.com/neobot/neobot/core/skill"
 )
 
 // TestTaskSurvivesRestart: a call its server answers with a task has the
@@ -81,5 +82,56 @@ func TestTaskSurvivesRestart(t *testing.T) {
 	}
 	if c := calls.Calling(); len(c) != 0 {
 		t.Errorf("calls left calling: %q, want the task's call ended", c)
+	}
+}
+
+// TestSpendTaskCutOff: a spend tool whose server answers with a task,
+// cut off by a shutdown or stopped by its person, is an error to the
+// executor (its outcome unknown), never a result; the tool was called
+// once, and its task is not kept for a resumed turn to follow: a spend's
+// outcome after a crash is the spend ledger's to report as unknown.
+func TestSpendTaskCutOff(t *testing.T) {
+	srv := tasktest.New(t, "transfer")
+	m := &mcp.Manifest{DID: "did:key:z6MkNeo", Servers: []mcp.ServerSpec{{
+		Alias: "bank", Transport: mcp.TransportHTTP, URL: srv.URL, Version: "1.0.0", Tools: []string{"transfer"}, SideEffects: "spend",
+	}}}
+	specs, err := skill.Parse([]byte(`{"payer": {"side_effects": {"read": "allow"}, "spend": true, "places": ["slack:T1/CPAY"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := skill.Compile(specs, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := coretest.NewSpends()
+	s := spawn(t, Options{Manifest: m, Skills: set, Calls: calls})
+	for i, cause := range []error{context.Canceled, core.ErrStopped} {
+		ctx, cancel := context.WithCancelCause(in("CPAY", nil))
+		done := make(chan error, 1)
+		go func() { _, err := s.CallSpend(ctx, "bank__transfer", map[string]any{"to": "bob"}, nil); done <- err }()
+		id := <-srv.Created()
+		for p := range srv.Polled() {
+			if p == id {
+				break
+			}
+		}
+		cancel(cause)
+		if err := <-done; err == nil {
+			t.Errorf("%v: CallSpend() = nil error, want an error: the spend's outcome is unknown", cause)
+		}
+		if n := srv.Calls(); n != i+1 {
+			t.Errorf("%v: the tool was called %d times in all, want %d", cause, n, i+1)
+		}
+		if c := calls.Calling(); len(c) != 0 {
+			t.Errorf("%v: a spend's task was kept for a resumed turn to follow: %q", cause, c)
+		}
+	}
+	select {
+	case id := <-srv.Cancels():
+		if id != "task-2" {
+			t.Errorf("cancelled %s, want task-2 (the stopped one) only", id)
+		}
+	default:
+		t.Error("the stopped spend's task was not cancelled at the server")
 	}
 }
