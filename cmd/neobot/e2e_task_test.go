@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core/llm/llmtest"
 	"github.com/neobot/neobot/core/mcp/tasktest"
 )
@@ -75,4 +76,50 @@ func TestTaskSurvivesKill(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSlackTaskStop: while a tool's task runs, only the person whose turn
+// it is may stop the turn. Bob's "stop" is refused privately, saying why,
+// and cancels nothing; Alice's cancels the task at the server.
+func TestSlackTaskStop(t *testing.T) {
+	srv := tasktest.New(t, "build")
+	w := newSlackWorld(t)
+	w.env["NEO_MANIFEST"] = writeJSON(t, "manifest.json", map[string]any{"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
+		"alias": "ci", "transport": "http", "url": srv.URL, "version": "1.0.0", "tools": []string{"build"}, "side_effects": "write",
+	}}})
+	w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+		"default": map[string]any{"side_effects": map[string]string{"write": "allow"}}}})
+	scriptModel(t, w.model, llmtest.Calls(llmtest.Call("c1", "ci__build", `{}`)), llmtest.Text("Stopped."))
+	p := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "build it"})
+	id := <-srv.Created()
+	for got := range srv.Polled() {
+		if got == id {
+			break // neobot follows the task: the turn is held for Alice
+		}
+	}
+	w.slack.Message(slacktest.Msg{User: "UBOB", Text: "stop", ThreadTS: mention.TS})
+	if _, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		return m.Ephemeral && m.Recipient == "UBOB" && strings.Contains(m.Text, "running a long task, and only the person who asked")
+	}); err != nil {
+		t.Fatalf("Bob's stop got no private refusal: %v\n%s", err, p.output.String())
+	}
+	select {
+	case got := <-srv.Cancels():
+		t.Fatalf("Bob's stop cancelled task %s", got)
+	default:
+	}
+	w.slack.Message(slacktest.Msg{User: "UALICE", Text: "stop", ThreadTS: mention.TS})
+	select {
+	case got := <-srv.Cancels():
+		if got != id {
+			t.Errorf("cancelled %s, want %s", got, id)
+		}
+	case <-waitCtx(t).Done():
+		t.Fatalf("Alice's stop did not cancel her task\n%s", p.output.String())
+	}
+	if n := srv.Calls(); n != 1 {
+		t.Errorf("the tool was called %d times, want once", n)
+	}
+	p.stop(t)
 }
