@@ -99,6 +99,9 @@ const (
 	defaultTaskPoll = time.Second
 	minTaskPoll     = 20 * time.Millisecond
 	maxTaskPoll     = 30 * time.Second
+	// maxTaskPollFailures is how many tasks/get in a row may fail before
+	// the call ends, its outcome unknown.
+	maxTaskPollFailures = 5
 )
 
 // taskIDs numbers the requests neobot makes of tasks, in an ID space of
@@ -202,6 +205,7 @@ func sendTasks(ctx context.Context, tr transport.Interface, req transport.JSONRP
 func pollTask(ctx context.Context, tr transport.Interface, call transport.JSONRPCRequest, w taskWire, h *TaskHooks) (*transport.JSONRPCResponse, error) {
 	id, meta := call.ID, requestMeta(call)
 	answered := map[string]bool{}
+	failures := 0
 	for {
 		if h != nil && h.Progress != nil {
 			h.Progress(ctx, w.status())
@@ -230,7 +234,7 @@ func pollTask(ctx context.Context, tr transport.Interface, call transport.JSONRP
 				if ctx.Err() != nil {
 					return nil, leaveTask(ctx, tr, w.TaskID, meta)
 				}
-				return nil, err
+				return nil, fmt.Errorf("following task %s: %v", w.TaskID, err)
 			}
 		}
 		wait := defaultTaskPoll
@@ -248,12 +252,20 @@ func pollTask(ctx context.Context, tr transport.Interface, call transport.JSONRP
 		if ctx.Err() != nil {
 			return nil, leaveTask(ctx, tr, w.TaskID, meta)
 		}
-		if errors.Is(err, ErrTaskUnknown) {
+		if err != nil && !errors.Is(err, ErrTaskUnknown) {
+			// The server may be restarting: ask again a few times. The
+			// call was sent and its task runs, so the error that ends it
+			// must never read as a call that never left (%v, not %w): a
+			// retry would start the task twice.
+			if failures++; failures < maxTaskPollFailures {
+				continue
+			}
+			return nil, fmt.Errorf("following task %s: %v", w.TaskID, err)
+		}
+		failures = 0
+		if err != nil { // ErrTaskUnknown
 			text := fmt.Sprintf("The server no longer knows task %s, so what became of it is unknown. Do not call the tool again unless the user asks.", w.TaskID)
 			return errorResponse(id, text), nil
-		}
-		if err != nil {
-			return nil, err
 		}
 		w = next
 	}

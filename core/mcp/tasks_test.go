@@ -164,3 +164,26 @@ func TestTaskInput(t *testing.T) {
 	default:
 	}
 }
+
+// TestTaskServerGone: a server that goes away while its task runs ends
+// the call with an error that never reads as a call that was not sent
+// (which the calls log would forget, and a retry make again).
+func TestTaskServerGone(t *testing.T) {
+	m, srv := startTasks(t)
+	done := make(chan error, 1)
+	go func() { _, err := m.Call(t.Context(), "ci", "build", nil); done <- err }()
+	id := <-srv.Created()
+	for got := range srv.Polled() {
+		if got == id {
+			break
+		}
+	}
+	srv.Down()
+	err := <-done
+	if err == nil || mcp.NotSent(err) {
+		t.Fatalf("Call() with its server gone mid-task = %v (not sent: %v); want an error, sent", err, mcp.NotSent(err))
+	}
+	if srv.Calls() != 1 {
+		t.Errorf("the server got %d calls, want 1", srv.Calls())
+	}
+}

@@ -18,6 +18,7 @@ type Server struct {
 	// URL is the MCP endpoint.
 	URL  string
 	tool string
+	hs   *httptest.Server
 
 	mu      sync.Mutex
 	calls   int
@@ -44,7 +45,7 @@ func New(t testing.TB, tool string) *Server {
 		answers: make(chan map[string]any, 16)}
 	hs := httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(hs.Close)
-	s.URL = hs.URL + "/mcp"
+	s.hs, s.URL = hs, hs.URL+"/mcp"
 	return s
 }
 
@@ -99,6 +100,12 @@ func (s *Server) Ask(id, key, message string) {
 
 // Answers delivers the inputResponses of each tasks/update.
 func (s *Server) Answers() <-chan map[string]any { return s.answers }
+
+// Down stops the server: every later request finds nobody listening.
+func (s *Server) Down() {
+	s.hs.CloseClientConnections()
+	s.hs.Listener.Close()
+}
 
 // Forget drops the task with id, as a server whose TTL passed.
 func (s *Server) Forget(id string) {
