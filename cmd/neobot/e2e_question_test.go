@@ -101,20 +101,23 @@ func TestSlackQuestionLink(t *testing.T) {
 	p := w.start(t, 1)
 	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "link my Example account"})
 	q := w.waitGate(t, p, mention.TS, "Sign in to Example to link your account.")
-	if got := strings.Join(buttonLabels(q), "|"); got != "Done|Decline|Cancel" {
-		t.Errorf("question buttons = %s, want Done|Decline|Cancel", got)
+	if got := strings.Join(buttonLabels(q), "|"); got != "Open link|Done|Decline|Cancel" {
+		t.Errorf("question buttons = %s, want Open link|Done|Decline|Cancel", got)
+	}
+	if !strings.Contains(string(q.Blocks), `"url":"https://example.com/link?session=s1`) {
+		t.Errorf("question blocks = %s, want the link button opening the page", q.Blocks)
 	}
 	if r := q.Rendered(); !strings.Contains(r, "asker/link_account asks you to open a link") ||
 		!strings.Contains(r, "https://example.com/link?session=s1") || !strings.Contains(r, "who=%3C!here%3E") || strings.Contains(r, "<!here>") {
 		t.Errorf("question message = %q, want the tool, and the link with its markup made inert", r)
 	}
-	w.slack.Click("UBOB", q, 0)
+	w.slack.Click("UBOB", q, 1)
 	if _, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
 		return m.Ephemeral && m.Recipient == "UBOB" && strings.Contains(m.Text, "only <@UALICE> can answer")
 	}); err != nil {
 		t.Fatalf("someone else's click got no private refusal: %v", err)
 	}
-	w.slack.Click("UALICE", q, 0)
+	w.slack.Click("UALICE", q, 1)
 	w.answerIn(t, "C0GENERAL", mention.TS, "Your account is linked.")
 	if got := a.answers(t); len(got) != 1 || got[0].Action != "accept" {
 		t.Errorf("the server heard %+v, want accept", got)
