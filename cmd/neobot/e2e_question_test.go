@@ -468,3 +468,36 @@ func TestWebQuestionForm(t *testing.T) {
 	}
 	p.stop(t)
 }
+
+// TestWebQuestionLink: on the web a URL-mode question carries its page
+// (url) and Done, Decline and Cancel; Done answers accept.
+func TestWebQuestionLink(t *testing.T) {
+	w := newWebWorld(t)
+	a := newAsker(t)
+	w.env["NEO_MANIFEST"], w.env["NEOBOT_ASKER_LOG"] = a.manifest(t), a.log
+	scriptModel(t, w.model, llmtest.Calls(llmtest.Call("c1", "asker__link_account", `{}`)), llmtest.Text("Linked."))
+	p := w.start(t)
+	var created struct{ ID string }
+	w.call(t, w.alice, "POST", "/v1/conversations", map[string]any{}, &created)
+	events := w.follow(t, w.alice, created.ID, "")
+	w.call(t, w.alice, "POST", "/v1/conversations/"+created.ID+"/messages", map[string]string{"text": "link my account"}, nil)
+	asked, _ := events.next(t, "question.asked")
+	var q struct {
+		Token, URL string
+		Options    []string
+	}
+	if err := json.Unmarshal(asked.Data, &q); err != nil || !strings.HasPrefix(q.URL, "https://example.com/link?session=s1") || strings.Contains(q.URL, "<") ||
+		strings.Join(q.Options, "|") != "Done|Decline|Cancel" {
+		t.Fatalf("question.asked = %s (%v), want the page's inert URL and Done|Decline|Cancel", asked.Data, err)
+	}
+	if got := w.call(t, w.alice, "POST", "/v1/gates/"+q.Token+"/answer", map[string]int{"option": 0}, nil); got != http.StatusOK {
+		t.Fatalf("Done = %d, want 200", got)
+	}
+	if final, _ := events.next(t, "answer"); !strings.Contains(text(final), "Linked.") {
+		t.Errorf("answer = %q", text(final))
+	}
+	if got := a.answers(t); len(got) != 1 || got[0].Action != "accept" {
+		t.Errorf("the server heard %+v, want accept", got)
+	}
+	p.stop(t)
+}
