@@ -25,6 +25,9 @@ const (
 	ElicitDecline = "Decline"
 	// ElicitCancel dismisses the question: the server hears "cancel".
 	ElicitCancel = "Cancel"
+	// ElicitDone answers a URL-mode question: the person opened the link
+	// and did what it asks. The server hears "accept".
+	ElicitDone = "Done"
 )
 
 // Elicitation actions, as the MCP specification names them.
@@ -39,6 +42,9 @@ const (
 // requested schema restricts them.
 type Form struct {
 	Fields []FormField `json:"fields"`
+	// URL, for a URL-mode question, is the page the person is asked to
+	// open; such a form has no fields.
+	URL string `json:"url,omitempty"`
 }
 
 // FormField is one field of a [Form].
@@ -242,13 +248,17 @@ func (f FormField) choiceLabels() []string {
 	return out
 }
 
-// Options returns a gate's options for the form: a button per choice, or
-// one that opens the form, then Decline and Cancel. The choices and the
+// Options returns a gate's options for the form: a button per choice, one
+// that opens the form, or Done for a URL-mode question, then Decline and
+// Cancel. The choices and the
 // button that opens the form are marked Approves (they answer the
 // question); Decline and Cancel are not. See [Option].
 func (f *Form) Options() []Option {
 	labels, ok := f.Choice()
-	if !ok {
+	switch {
+	case f != nil && f.URL != "":
+		labels = []string{ElicitDone}
+	case !ok:
 		labels = []string{ElicitOpen}
 	}
 	opts := make([]Option, 0, len(labels)+2)
@@ -260,6 +270,9 @@ func (f *Form) Options() []Option {
 
 // chose returns the values answered by the choice option.
 func (f *Form) chose(option string) (map[string]any, bool) {
+	if f.URL != "" {
+		return map[string]any{}, option == ElicitDone
+	}
 	opts, ok := f.Choice()
 	if !ok {
 		return nil, false

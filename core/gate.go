@@ -197,6 +197,7 @@ type Gates struct {
 	// waitingIn holds the pending gates a turn of this process waits on,
 	// by thread key and token, for MayStop.
 	waitingIn map[string]map[string]Gate
+	holds     uint64 // numbers the holds in waitingIn
 }
 
 // NewGates returns a Gates over the store.
@@ -453,6 +454,24 @@ func (gs *Gates) waitOn(g Gate) {
 		gs.waitingIn[k] = map[string]Gate{}
 	}
 	gs.waitingIn[k][g.Token] = g
+}
+
+// Hold records that a turn in thread t runs something only requester may
+// stop, such as a tool's long-running task (stopping the turn cancels
+// it): until release is called, [Gates.MayStop] lets requester stop the
+// turn and refuses anyone else. Like the gates a turn waits on, a hold is
+// this process's own. A nil Gates holds nothing.
+func (gs *Gates) Hold(t Thread, requester string) (release func()) {
+	if gs == nil {
+		return func() {}
+	}
+	gs.mu.Lock()
+	gs.holds++
+	g := Gate{Token: fmt.Sprintf("hold:%d", gs.holds), Thread: t, Requester: requester, State: GatePending}
+	gs.mu.Unlock()
+	gs.waitOn(g)
+	var once sync.Once
+	return func() { once.Do(func() { gs.unwaitOn(g) }) }
 }
 
 // unwaitOn undoes waitOn.

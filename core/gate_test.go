@@ -398,6 +398,33 @@ func TestGateMayStop(t *testing.T) {
 	}
 }
 
+// TestGatesHold: while a turn holds its thread (a tool's task runs),
+// only its person may stop it, approvers and self-approval included; the
+// release lets anyone again, and a hold elsewhere changes nothing here.
+func TestGatesHold(t *testing.T) {
+	gates := core.NewGates(core.GatesOptions{Store: coretest.NewGateStore(), SelfApprove: true})
+	th := core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: "1.1"}
+	other := core.Thread{Platform: "slack", Workspace: "T1", Channel: "C1", ID: "2.2"}
+	may := func(th core.Thread, user string) bool {
+		t.Helper()
+		ok, err := gates.MayStop(t.Context(), th, user, []string{"admin"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	release := gates.Hold(th, "UALICE")
+	if !may(th, "UALICE") || may(th, "UMALLORY") || !may(other, "UMALLORY") {
+		t.Errorf("held: alice %v, mallory %v, mallory elsewhere %v; want true, false, true", may(th, "UALICE"), may(th, "UMALLORY"), may(other, "UMALLORY"))
+	}
+	release()
+	release() // twice is once
+	if !may(th, "UMALLORY") {
+		t.Error("after the release Mallory still may not stop the turn")
+	}
+	(*core.Gates)(nil).Hold(th, "UALICE")()
+}
+
 // TestGatesNoSelfApproval: without SelfApprove the requester's own click
 // is refused and changes nothing; an approver's counts.
 func TestGatesNoSelfApproval(t *testing.T) {

@@ -219,6 +219,20 @@ type CallLog interface {
 	DropCall(ctx context.Context, key string) error
 }
 
+// TaskLog is what a calls log adds for long-running tools (MCP tasks): a
+// call the server answered with a task has the task's ID kept with its
+// entry before the task is followed, so a turn resumed after a restart
+// follows the same task instead of calling the tool again. Both stores
+// implement it.
+type TaskLog interface {
+	// SetCallTask records that the call with key became task, beginning
+	// the call's entry, by run, when it had none (a call that changes
+	// nothing is not recorded before it is made).
+	SetCallTask(ctx context.Context, key, run, task string) error
+	// CallTask returns the task recorded for key, "" when none.
+	CallTask(ctx context.Context, key string) (string, error)
+}
+
 // Begun is what [CallLog.BeginCall] found under a key.
 type Begun struct {
 	// Fresh reports that key was not recorded: the call is begun now.

@@ -40,3 +40,21 @@ type Step struct {
 
 // MaxStepOutput bounds a step's Output in characters.
 const MaxStepOutput = 160
+
+type stepProgressKey struct{}
+
+// WithStepProgress returns a context whose tool call can show how far it
+// got on its step while it runs: show shows the running step again with
+// output. The agent sets it where the thread shows steps.
+func WithStepProgress(ctx context.Context, show func(ctx context.Context, output string)) context.Context {
+	return context.WithValue(ctx, stepProgressKey{}, show)
+}
+
+// StepProgress shows output (one line, such as a long-running task's
+// status) on the running step of ctx's tool call; where the thread shows
+// no steps it does nothing.
+func StepProgress(ctx context.Context, output string) {
+	if show, ok := ctx.Value(stepProgressKey{}).(func(context.Context, string)); ok && show != nil {
+		show(ctx, output)
+	}
+}

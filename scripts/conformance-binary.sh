@@ -40,6 +40,11 @@ mapfile -t scenarios < <("$node" "$cli" list | sed -n '/Client scenarios/,/^$/p'
 	grep -E "^ *- .*${CONFORMANCE_SPEC:-}" | sed -n 's/^ *- \([^ ]*\).*/\1/p' | grep -E "${CONFORMANCE_ONLY:-.}")
 [ ${#scenarios[@]} -gt 0 ] || { echo "conformance-binary: the suite lists no client scenarios" >&2; exit 2; }
 
+# The suite's authorization servers accept its own client ID metadata
+# document URL (auth/basic-cimd wants it); neobot takes it as an operator's
+# hosted document (NEO_CLIENT_METADATA_URL).
+export NEO_CLIENT_METADATA_URL=${NEO_CLIENT_METADATA_URL:-https://conformance-test.local/client-metadata.json}
+
 modes=("$@")
 [ ${#modes[@]} -gt 0 ] || modes=(oauth per_user)
 failed=0

@@ -160,6 +160,8 @@ type callRecord struct {
 	Ended time.Time `json:"ended,omitzero"`
 	// Run is the run of neobot that began the call.
 	Run string `json:"run,omitempty"`
+	// Task is the MCP task the call became, if it did.
+	Task string `json:"task,omitempty"`
 }
 
 // BeginCall records key as calling, begun by run; when key was begun
@@ -188,6 +190,46 @@ func (db *DB) BeginCall(ctx context.Context, key, run string) (core.Begun, error
 		return core.Begun{}, fmt.Errorf("store: begin call %s: %w", key, err)
 	}
 	return found, nil
+}
+
+// SetCallTask records that the call with key became task, beginning its
+// entry by run when it had none.
+func (db *DB) SetCallTask(ctx context.Context, key, run, task string) error {
+	err := db.write(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCalls)
+		rec := callRecord{Begun: db.now(), Run: run}
+		if v := b.Get([]byte(key)); v != nil {
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("decode call: %w", err)
+			}
+		}
+		rec.Task = task
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(key), raw)
+	})
+	if err != nil {
+		return fmt.Errorf("store: record the task of call %s: %w", key, err)
+	}
+	return nil
+}
+
+// CallTask returns the task recorded for the call with key, "" when none.
+func (db *DB) CallTask(ctx context.Context, key string) (string, error) {
+	var rec callRecord
+	err := db.read(ctx, func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketCalls).Get([]byte(key))
+		if v == nil {
+			return nil
+		}
+		return json.Unmarshal(v, &rec)
+	})
+	if err != nil {
+		return "", fmt.Errorf("store: the task of call %s: %w", key, err)
+	}
+	return rec.Task, nil
 }
 
 // DropCall removes key's entry: the call never reached its tool.

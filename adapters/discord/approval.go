@@ -275,8 +275,15 @@ func gateButtons(g core.Gate) []discordgo.MessageComponent {
 		return rows
 	}
 	var row discordgo.ActionsRow
+	most := 25
+	if g.Form != nil && g.Form.URL != "" {
+		// A URL-mode question: a link button opens the page (Discord
+		// sends no interaction for it).
+		row.Components = append(row.Components, discordgo.Button{Label: "Open link", Style: discordgo.LinkButton, URL: g.Form.URL})
+		most--
+	}
 	for i, opt := range g.Options {
-		if i == 25 {
+		if i == most {
 			break
 		}
 		label := gatetext.Label(opt.Label, i, 80)

@@ -19,6 +19,9 @@ import (
 const (
 	gateBlockID      = "neobot_gate"
 	gateActionPrefix = "neobot_gate_"
+	// linkActionID is a URL-mode question's link button: Slack opens the
+	// page and tells neobot of the click, which decides nothing.
+	linkActionID = "neobot_link"
 )
 
 // Approver returns the approver for turns in thread t started by
@@ -277,7 +280,14 @@ func gateBlocks(g core.Gate) (fallback string, blocks []slack.Block) {
 		note := gatetext.Who(g)
 		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, note, false, false)))
 		var buttons []slack.BlockElement
-		for i, opt := range g.Options[:min(len(g.Options), maxButtons)] {
+		if g.Form != nil && g.Form.URL != "" {
+			// A URL-mode question: a link button opens the page (its
+			// click is Slack's, not a decision).
+			link := slack.NewButtonBlockElement(linkActionID, "", slack.NewTextBlockObject(slack.PlainTextType, "Open link", false, false))
+			link.URL = g.Form.URL
+			buttons = append(buttons, link)
+		}
+		for i, opt := range g.Options[:min(len(g.Options), maxButtons-len(buttons))] {
 			b := slack.NewButtonBlockElement(gateActionPrefix+strconv.Itoa(i), gatetext.Value(g.Token, i),
 				slack.NewTextBlockObject(slack.PlainTextType, gatetext.Label(opt.Label, i, 75), false, false))
 			switch {

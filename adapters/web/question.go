@@ -26,11 +26,13 @@ type questionData struct {
 	Question string `json:"question"`
 	// Options are the buttons: the choices of a one-choice form, or
 	// "Answer…" (open the form), then Decline and Cancel.
-	Options      []string    `json:"options"`
-	Form         []formField `json:"form"`
-	Requester    string      `json:"requester"`
-	Expires      time.Time   `json:"expires"`
-	Conversation string      `json:"conversation"`
+	Options []string    `json:"options"`
+	Form    []formField `json:"form"`
+	// URL is a URL-mode question's page, opened with a link.
+	URL          string    `json:"url,omitempty"`
+	Requester    string    `json:"requester"`
+	Expires      time.Time `json:"expires"`
+	Conversation string    `json:"conversation"`
 }
 
 // formField is one field of a question's form.
@@ -51,7 +53,7 @@ type formField struct {
 // postQuestion shows the question g on its conversation's stream.
 func (a *Adapter) postQuestion(g core.Gate) {
 	d := questionData{Token: g.Token, Question: mention.ReplaceAllString(g.Question, "@$1"), Options: core.Labels(g.Options),
-		Requester: g.Requester, Expires: g.Expires, Conversation: g.Thread.ID}
+		Requester: g.Requester, Expires: g.Expires, Conversation: g.Thread.ID, URL: g.Form.URL}
 	for _, f := range g.Form.Fields {
 		d.Form = append(d.Form, formField{Name: f.Name, Label: f.Label(), Description: f.Description, Type: f.Type,
 			Format: f.Format, Enum: f.Enum, EnumTitles: f.EnumTitles, Min: f.Min, Max: f.Max, Default: f.Prefill(), Required: f.Required})

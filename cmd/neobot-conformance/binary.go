@@ -260,6 +260,12 @@ func (r *binaryRun) configure() error {
 	} {
 		env[k] = v
 	}
+	// An operator's hosted client ID metadata document (the suite's own, as
+	// auth/basic-cimd wants: scripts/conformance-binary.sh and
+	// TestConformanceBinary set it) passes through.
+	if doc := os.Getenv("NEO_CLIENT_METADATA_URL"); doc != "" {
+		env["NEO_CLIENT_METADATA_URL"] = doc
+	}
 	r.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	for k, v := range env {
 		r.env = append(r.env, k+"="+v)

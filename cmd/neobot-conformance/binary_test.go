@@ -19,14 +19,12 @@ import (
 // directly, per suite; a scenario not named here must pass in both
 // modes. A scenario the library client cannot pass fails the same way
 // through the binary, so the library's reasons are not repeated.
-var viaBinary = map[string]map[string]string{
-	"conformance": {
-		"auth/basic-cimd": "the driver's neobot serves its client ID metadata document on loopback, and the suite wants its own fixed https client ID",
-	},
-	"conformance-next": {
-		"auth/basic-cimd": "the driver's neobot serves its client ID metadata document on loopback, and the suite wants its own fixed https client ID",
-	},
-}
+var viaBinary = map[string]map[string]string{}
+
+// suiteClientDoc is the client ID metadata document URL the suite's
+// authorization servers accept (auth/basic-cimd): neobot takes it as an
+// operator's hosted document (NEO_CLIENT_METADATA_URL).
+const suiteClientDoc = "https://conformance-test.local/client-metadata.json"
 
 // TestConformanceBinary plays every client scenario of both suites through
 // the product binary, in both authorization modes: operator (`neobot mcp
@@ -124,7 +122,8 @@ func playBinary(t *testing.T, node, cli, client, neobot, mode, name, failure str
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, cli, "client", "--command", client, "--scenario", name, "-o", t.TempDir())
-	cmd.Env = append(os.Environ(), "NEOBOT_BINARY="+neobot, "NEOBOT_MODE="+mode, "NEOBOT_CONFORMANCE_LOG=1")
+	cmd.Env = append(os.Environ(), "NEOBOT_BINARY="+neobot, "NEOBOT_MODE="+mode, "NEOBOT_CONFORMANCE_LOG=1",
+		"NEO_CLIENT_METADATA_URL="+suiteClientDoc)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

@@ -19,6 +19,7 @@ import (
 //   - pick_size (read): one enum field, answered with a button.
 //   - book (write): a name with a default, a bounded number of guests and
 //     an email, answered in a form.
+//   - link_account (read): a URL-mode question, a page to open.
 
 // askerEntry is one line of the asker's log.
 type askerEntry struct {
@@ -75,6 +76,15 @@ func serveAsker(logPath string) int {
 			}
 			return mcp.TextResult(fmt.Sprintf("booked for %v, %v guests", res.Content["name"], res.Content["guests"])), nil
 		}},
+		mcp.ServerTool{Name: "link_account", Description: "Link the user's Example account, through a page of Example's.", Handle: func(ctx context.Context, _ map[string]any) (mcp.Result, error) {
+			write(askerEntry{Event: "ask", Tool: "link_account"})
+			res, err := srv.ElicitURL(ctx, "Sign in to Example to link your account.", "https://example.com/link?session=s1&who=<!here>")
+			if err != nil {
+				return mcp.ErrorResult(err.Error()), nil
+			}
+			write(askerEntry{Event: "answer", Tool: "link_account", Action: res.Action})
+			return mcp.TextResult("linking: " + res.Action), nil
+		}},
 	)
 	if err := srv.ServeStdio(context.Background(), os.Stdin, os.Stdout); err != nil {
 		return 1
@@ -94,7 +104,7 @@ func (a *asker) manifest(t *testing.T) string {
 	return writeJSON(t, "manifest.json", map[string]any{"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
 		"alias": "asker", "transport": "stdio", "command": exe, "version": "1.0.0",
 		"env":   []string{"NEOBOT_ASKER_LOG=$env:NEOBOT_ASKER_LOG"},
-		"tools": []string{"book", "pick_size"}, "side_effects": "read",
+		"tools": []string{"book", "link_account", "pick_size"}, "side_effects": "read",
 		"tool_side_effects": map[string]string{"book": "write"},
 	}}})
 }

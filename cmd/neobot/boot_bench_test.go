@@ -27,7 +27,7 @@ func BenchmarkBootBinary(b *testing.B) {
 	dir := b.TempDir()
 	spec := fmt.Sprintf(`{"did":"did:web:neobot.test:agents:bench","servers":[
 		{"alias":"fs","transport":"stdio","command":%q,"args":[%q],"version":"2026.8.31","side_effects":"read","tool_side_effects":{"write_file":"write","edit_file":"write","create_directory":"write","move_file":"write"},"tools":["create_directory","directory_tree","edit_file","get_file_info","list_allowed_directories","list_directory","list_directory_with_sizes","move_file","read_file","read_media_file","read_multiple_files","read_text_file","search_files","write_file"]},
-		{"alias":"every","transport":"stdio","command":%q,"args":["stdio"],"version":"2026.8.31","side_effects":"read","tools":["echo","get-annotated-message","get-env","get-resource-links","get-resource-reference","get-structured-content","get-sum","get-tiny-image","gzip-file-as-resource","toggle-simulated-logging","toggle-subscriber-updates","trigger-long-running-operation","simulate-research-query","trigger-elicitation-request"]}]}`, fs, dir, every)
+		{"alias":"every","transport":"stdio","command":%q,"args":["stdio"],"version":"2026.8.31","side_effects":"read","tools":["echo","get-annotated-message","get-env","get-resource-links","get-resource-reference","get-structured-content","get-sum","get-tiny-image","gzip-file-as-resource","toggle-simulated-logging","toggle-subscriber-updates","trigger-long-running-operation","simulate-research-query","trigger-elicitation-request","trigger-url-elicitation"]}]}`, fs, dir, every)
 	manifest := filepath.Join(b.TempDir(), "manifest.json")
 	if err := os.WriteFile(manifest, []byte(spec), 0o644); err != nil {
 		b.Fatal(err)

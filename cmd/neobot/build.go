@@ -229,6 +229,7 @@ func (m *Main) buildTools(ctx context.Context, a *app, manifest *mcp.Manifest, a
 		OnProcess:   m.tel.observeProcess,
 		LookupEnv:   m.lookupEnv,
 		Calls:       a.db,
+		Holds:       a.gates,
 		CallTimeout: cfg.ToolTimeout,
 		Logger:      log.With().Str("component", "tools").Logger(),
 		// Servers ask their questions through the turn's approver, as a

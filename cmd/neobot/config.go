@@ -140,8 +140,11 @@ type Config struct {
 	// where browsers reach the ops listener (the OAuth callback).
 	SecretKey Secret
 	PublicURL string
-	LogLevel  string
-	LogFormat string
+	// ClientDocURL is where neobot's OAuth client ID metadata document is
+	// hosted, when not at <PublicURL>/mcp/oauth/client.json.
+	ClientDocURL string
+	LogLevel     string
+	LogFormat    string
 }
 
 // setting describes one configuration variable: where it is read, its
@@ -349,6 +352,7 @@ func settings() []setting {
 		{env: "NEO_ADMIN_REMOTE", flag: "admin-remote", def: "false", usage: "serve the admin API to other machines too; off, only loopback callers are served (behind a reverse proxy on the same host every caller is loopback: see docs/deploy.md)", set: boolean(func(c *Config) *bool { return &c.AdminRemote })},
 		{env: "NEO_SECRET_KEY", secret: true, usage: "key that encrypts MCP servers' OAuth tokens in the store (AES-256-GCM): 32 random bytes as 64 hex digits (openssl rand -hex 32) or base64; required for manifest servers with auth; a new key logs every server out", set: secret(func(c *Config) *Secret { return &c.SecretKey })},
 		{env: "NEO_PUBLIC_URL", flag: "public-url", usage: "where people's browsers reach NEO_HEALTH_ADDR, such as https://neo.example.com; MCP OAuth logins come back to <url>/mcp/oauth/callback, and people's connect links are <url>/mcp/connect/... with their sign-in back at <url>/mcp/signin (default http://127.0.0.1 on NEO_HEALTH_ADDR's port)", set: str(func(c *Config) *string { return &c.PublicURL })},
+		{env: "NEO_CLIENT_METADATA_URL", flag: "client-metadata-url", usage: "the https URL of neobot's OAuth client ID metadata document when an operator hosts it elsewhere (a copy of <NEO_PUBLIC_URL>/mcp/oauth/client.json whose client_id is this URL); it is neobot's client ID at MCP authorization servers that support such documents (client_id_metadata_document_supported). Default <NEO_PUBLIC_URL>/mcp/oauth/client.json when NEO_PUBLIC_URL is https, else none (neobot registers itself)", set: str(func(c *Config) *string { return &c.ClientDocURL })},
 		{env: "NEO_LOG_LEVEL", flag: "log-level", def: "info", usage: "trace, debug, info, warn or error", set: str(func(c *Config) *string { return &c.LogLevel })},
 		{env: "NEO_LOG_FORMAT", flag: "log-format", def: "auto", usage: "json, console, or auto (console on a terminal, else JSON)", set: str(func(c *Config) *string { return &c.LogFormat })},
 	}
@@ -558,6 +562,9 @@ func (c *Config) validate() error {
 	}
 	if n := utf8.RuneCountInString(c.AdminToken.Reveal()); n > 0 && n < minAdminToken {
 		bad("NEO_ADMIN_TOKEN", "is %d characters; it guards the admin API (transcripts, memory), so use at least %d, such as the output of `openssl rand -hex 32`, and set the same value for the bot and the memory, usage and threads commands", n, minAdminToken)
+	}
+	if p, err := url.Parse(c.ClientDocURL); c.ClientDocURL != "" && (err != nil || p.Scheme != "https" || p.Host == "" || strings.Trim(p.Path, "/") == "") {
+		bad("NEO_CLIENT_METADATA_URL", "%q is not an https URL with a path; an authorization server fetches the document there, and a client ID must be such a URL (like https://neo.example.com/oauth/client.json)", c.ClientDocURL)
 	}
 	if c.SecretKey != "" {
 		if _, err := oauth.ParseKey(c.SecretKey.Reveal()); err != nil {

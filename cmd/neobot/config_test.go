@@ -66,6 +66,8 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		{"install without a key", map[string]string{"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s", "SLACK_SIGNING_SECRET": "s", "SLACK_REDIRECT_URL": "https://neo.example/slack/oauth/callback"}, nil, []string{"NEO_SECRET_KEY", "seals"}},
 		{"install without a redirect", map[string]string{"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s", "SLACK_SIGNING_SECRET": "s"}, nil, []string{"SLACK_REDIRECT_URL", "/slack/oauth/callback"}},
 		{"client secret alone", map[string]string{"SLACK_CLIENT_SECRET": "s"}, nil, []string{"SLACK_CLIENT_ID"}},
+		{"client document over http", map[string]string{"NEO_CLIENT_METADATA_URL": "http://neo.example/client.json"}, nil, []string{"NEO_CLIENT_METADATA_URL", "https URL with a path"}},
+		{"client document without a path", map[string]string{"NEO_CLIENT_METADATA_URL": "https://neo.example/"}, nil, []string{"NEO_CLIENT_METADATA_URL", "https URL with a path"}},
 		{"daemon over plain http", map[string]string{"NEO_DAEMON_URL": "http://10.0.0.5:8080"}, nil, []string{"NEO_DAEMON_URL", "https", "loopback"}},
 		{"short admin token", map[string]string{"NEO_ADMIN_TOKEN": "admin-e2e-token"}, nil, []string{"NEO_ADMIN_TOKEN", "15 characters", "at least 32", "openssl rand -hex 32"}},
 		{"admin token one short", map[string]string{"NEO_ADMIN_TOKEN": strings.Repeat("a", 31)}, nil, []string{"NEO_ADMIN_TOKEN", "at least 32"}},

@@ -92,6 +92,39 @@ func TestSlackQuestionButton(t *testing.T) {
 	p.stop(t)
 }
 
+// TestSlackQuestionLink: a URL-mode question shows its link (made inert)
+// with Done, Decline and Cancel; only the person whose turn it is may
+// answer, and Done tells the server accept.
+func TestSlackQuestionLink(t *testing.T) {
+	w, a := newQuestionWorld(t)
+	scriptModel(t, w.model, askScript("link_account", "Your account is linked.")...)
+	p := w.start(t, 1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "link my Example account"})
+	q := w.waitGate(t, p, mention.TS, "Sign in to Example to link your account.")
+	if got := strings.Join(buttonLabels(q), "|"); got != "Open link|Done|Decline|Cancel" {
+		t.Errorf("question buttons = %s, want Open link|Done|Decline|Cancel", got)
+	}
+	if !strings.Contains(string(q.Blocks), `"url":"https://example.com/link?session=s1`) {
+		t.Errorf("question blocks = %s, want the link button opening the page", q.Blocks)
+	}
+	if r := q.Rendered(); !strings.Contains(r, "asker/link_account asks you to open a link") ||
+		!strings.Contains(r, "https://example.com/link?session=s1") || !strings.Contains(r, "who=%3C!here%3E") || strings.Contains(r, "<!here>") {
+		t.Errorf("question message = %q, want the tool, and the link with its markup made inert", r)
+	}
+	w.slack.Click("UBOB", q, 1)
+	if _, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		return m.Ephemeral && m.Recipient == "UBOB" && strings.Contains(m.Text, "only <@UALICE> can answer")
+	}); err != nil {
+		t.Fatalf("someone else's click got no private refusal: %v", err)
+	}
+	w.slack.Click("UALICE", q, 1)
+	w.answerIn(t, "C0GENERAL", mention.TS, "Your account is linked.")
+	if got := a.answers(t); len(got) != 1 || got[0].Action != "accept" {
+		t.Errorf("the server heard %+v, want accept", got)
+	}
+	p.stop(t)
+}
+
 // TestSlackQuestionDecline: Decline sends decline; the tool carries on
 // without an answer.
 func TestSlackQuestionDecline(t *testing.T) {
@@ -432,6 +465,39 @@ func TestWebQuestionForm(t *testing.T) {
 	got := a.answers(t)
 	if len(got) != 1 || got[0].Content["name"] != "Ada" || got[0].Content["guests"] != float64(2) {
 		t.Errorf("the server heard %+v, want name Ada (the default) and 2 guests", got)
+	}
+	p.stop(t)
+}
+
+// TestWebQuestionLink: on the web a URL-mode question carries its page
+// (url) and Done, Decline and Cancel; Done answers accept.
+func TestWebQuestionLink(t *testing.T) {
+	w := newWebWorld(t)
+	a := newAsker(t)
+	w.env["NEO_MANIFEST"], w.env["NEOBOT_ASKER_LOG"] = a.manifest(t), a.log
+	scriptModel(t, w.model, llmtest.Calls(llmtest.Call("c1", "asker__link_account", `{}`)), llmtest.Text("Linked."))
+	p := w.start(t)
+	var created struct{ ID string }
+	w.call(t, w.alice, "POST", "/v1/conversations", map[string]any{}, &created)
+	events := w.follow(t, w.alice, created.ID, "")
+	w.call(t, w.alice, "POST", "/v1/conversations/"+created.ID+"/messages", map[string]string{"text": "link my account"}, nil)
+	asked, _ := events.next(t, "question.asked")
+	var q struct {
+		Token, URL string
+		Options    []string
+	}
+	if err := json.Unmarshal(asked.Data, &q); err != nil || !strings.HasPrefix(q.URL, "https://example.com/link?session=s1") || strings.Contains(q.URL, "<") ||
+		strings.Join(q.Options, "|") != "Done|Decline|Cancel" {
+		t.Fatalf("question.asked = %s (%v), want the page's inert URL and Done|Decline|Cancel", asked.Data, err)
+	}
+	if got := w.call(t, w.alice, "POST", "/v1/gates/"+q.Token+"/answer", map[string]int{"option": 0}, nil); got != http.StatusOK {
+		t.Fatalf("Done = %d, want 200", got)
+	}
+	if final, _ := events.next(t, "answer"); !strings.Contains(text(final), "Linked.") {
+		t.Errorf("answer = %q", text(final))
+	}
+	if got := a.answers(t); len(got) != 1 || got[0].Action != "accept" {
+		t.Errorf("the server heard %+v, want accept", got)
 	}
 	p.stop(t)
 }

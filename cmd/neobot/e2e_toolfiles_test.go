@@ -15,11 +15,12 @@ import (
 )
 
 // everyTools are the tools @modelcontextprotocol/server-everything
-// 2026.8.31 advertises over stdio to a client that declares elicitation.
+// 2026.8.31 advertises over stdio to a client that declares elicitation
+// (form and URL mode, as neobot does).
 var everyTools = []string{"echo", "get-annotated-message", "get-env", "get-resource-links", "get-resource-reference",
 	"get-structured-content", "get-sum", "get-tiny-image", "gzip-file-as-resource", "toggle-simulated-logging",
 	"toggle-subscriber-updates", "trigger-long-running-operation", "simulate-research-query",
-	"trigger-elicitation-request"}
+	"trigger-elicitation-request", "trigger-url-elicitation"}
 
 // everyManifest writes a manifest declaring the npm "everything" reference
 // server as alias every, and returns its path and the PNG its

@@ -29,10 +29,14 @@ const callbackPath = "/mcp/oauth/callback"
 // authorization servers that support such documents.
 const clientDocPath = "/mcp/oauth/client.json"
 
-// clientMetadataURL is the URL of neobot's client ID metadata document,
-// or "" when NEO_PUBLIC_URL is not https (an authorization server must
-// fetch the document, and a client ID is an https URL).
+// clientMetadataURL is the URL of neobot's client ID metadata document:
+// NEO_CLIENT_METADATA_URL, else the one served on the ops listener, or ""
+// when NEO_PUBLIC_URL is not https (an authorization server must fetch the
+// document, and a client ID is an https URL).
 func (c *Config) clientMetadataURL() string {
+	if c.ClientDocURL != "" {
+		return c.ClientDocURL
+	}
 	if !strings.HasPrefix(c.PublicURL, "https://") {
 		return ""
 	}
@@ -40,7 +44,8 @@ func (c *Config) clientMetadataURL() string {
 }
 
 // serveClientDoc answers the client ID metadata document: who neobot is
-// and where its logins come back to.
+// and where its logins come back to. With NEO_CLIENT_METADATA_URL it is
+// the document to host there (its client_id is that URL).
 func serveClientDoc(cfg *Config) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		id := cfg.clientMetadataURL()
@@ -50,12 +55,16 @@ func serveClientDoc(cfg *Config) http.HandlerFunc {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "max-age=3600")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"client_id": id, "client_name": "neobot", "client_uri": strings.TrimRight(cfg.PublicURL, "/"),
+		doc := map[string]any{
+			"client_id": id, "client_name": "neobot",
 			"redirect_uris":  []string{cfg.publicURL() + callbackPath},
 			"grant_types":    []string{"authorization_code", "refresh_token"},
 			"response_types": []string{"code"}, "token_endpoint_auth_method": "none",
-		})
+		}
+		if cfg.PublicURL != "" {
+			doc["client_uri"] = strings.TrimRight(cfg.PublicURL, "/")
+		}
+		_ = json.NewEncoder(w).Encode(doc)
 	}
 }
 

@@ -4,20 +4,23 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
 func TestClientDoc(t *testing.T) {
 	tests := []struct {
-		public string
-		want   string // the client ID; "" means no document
+		public, doc string
+		want        string // the client ID; "" means no document
 	}{
-		{"", ""},
-		{"http://neo.example.com", ""},
-		{"https://neo.example.com/", "https://neo.example.com/mcp/oauth/client.json"},
+		{"", "", ""},
+		{"http://neo.example.com", "", ""},
+		{"https://neo.example.com/", "", "https://neo.example.com/mcp/oauth/client.json"},
+		{"https://neo.example.com/", "https://ids.example.org/neo.json", "https://ids.example.org/neo.json"},
+		{"http://neo.example.com", "https://ids.example.org/neo.json", "https://ids.example.org/neo.json"},
 	}
 	for _, tt := range tests {
-		cfg := &Config{PublicURL: tt.public, HealthAddr: ":8081"}
+		cfg := &Config{PublicURL: tt.public, ClientDocURL: tt.doc, HealthAddr: ":8081"}
 		rec := httptest.NewRecorder()
 		serveClientDoc(cfg)(rec, httptest.NewRequest(http.MethodGet, clientDocPath, nil))
 		if tt.want == "" {
@@ -32,7 +35,7 @@ func TestClientDoc(t *testing.T) {
 			AuthMethod   string   `json:"token_endpoint_auth_method"`
 		}
 		if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || doc.ClientID != tt.want || cfg.clientMetadataURL() != tt.want ||
-			len(doc.RedirectURIs) != 1 || doc.RedirectURIs[0] != "https://neo.example.com/mcp/oauth/callback" || doc.AuthMethod != "none" {
+			len(doc.RedirectURIs) != 1 || doc.RedirectURIs[0] != strings.TrimRight(tt.public, "/")+callbackPath || doc.AuthMethod != "none" {
 			t.Errorf("NEO_PUBLIC_URL=%q: document %s (%v), want client_id %s and the callback", tt.public, rec.Body, err, tt.want)
 		}
 	}

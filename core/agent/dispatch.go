@@ -136,6 +136,10 @@ func (tr *turn) runAll(ctx context.Context, calls []llm.ToolCall) []outcome {
 func (tr *turn) dispatchSafe(ctx context.Context, c llm.ToolCall) (out outcome) {
 	if s, ok := tr.stepper(); ok {
 		tr.step(ctx, s, c, core.StepRunning, outcome{})
+		// A long-running call (an MCP task) shows its progress on its step.
+		ctx = core.WithStepProgress(ctx, func(pctx context.Context, output string) {
+			tr.step(pctx, s, c, core.StepRunning, outcome{content: output})
+		})
 		defer func() {
 			state := core.StepDone
 			if out.failed {

@@ -18,10 +18,7 @@ func (tr *turn) stepper() (core.Stepper, bool) {
 // step shows one step of a call; a step that cannot be shown never stops
 // the turn. Steps of concurrent calls go out one at a time.
 func (tr *turn) step(ctx context.Context, s core.Stepper, c llm.ToolCall, state core.StepState, out outcome) {
-	st := core.Step{ID: c.ID, Plan: tr.plan(), Title: StepTitle(c.Function.Name), State: state}
-	if state != core.StepRunning {
-		st.Output = stepOutput(out.content)
-	}
+	st := core.Step{ID: c.ID, Plan: tr.plan(), Title: StepTitle(c.Function.Name), State: state, Output: stepOutput(out.content)}
 	tr.stepMu.Lock()
 	defer tr.stepMu.Unlock()
 	if err := s.Step(ctx, st); err != nil {

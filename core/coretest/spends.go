@@ -137,6 +137,33 @@ func (l *Spends) EndCall(ctx context.Context, key string) error {
 	return nil
 }
 
+// SetCallTask records that the call with key became task, beginning it
+// by run when it had no entry.
+func (l *Spends) SetCallTask(ctx context.Context, key, run, task string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.calls[key]
+	if !ok {
+		c = callEntry{run: run}
+	}
+	c.task = task
+	l.calls[key] = c
+	return nil
+}
+
+// CallTask returns the task recorded for key, "" when none.
+func (l *Spends) CallTask(ctx context.Context, key string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls[key].task, nil
+}
+
 // Calling returns the keys of the calls begun and not ended.
 func (l *Spends) Calling() []string {
 	l.mu.Lock()
@@ -160,4 +187,5 @@ func clone(s core.Spend) core.Spend {
 type callEntry struct {
 	run   string
 	ended bool
+	task  string
 }

@@ -89,6 +89,7 @@ func (m *Manager) connectSpec(ctx context.Context, spec ServerSpec, vals placeVa
 		}
 	}}
 	hs.init.Params.ClientInfo = mcp.Implementation{Name: "neobot", Version: m.clientVersion}
+	hs.init.Params.Capabilities.Extensions = tasksCapability()
 	if m.elicit != nil {
 		hs.init.Params.Capabilities.Elicitation = elicitCapability()
 	}

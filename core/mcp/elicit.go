@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,10 @@ type Elicitation struct {
 	Server  string
 	Message string
 	Schema  json.RawMessage
+	// URL, for a URL-mode question, is the page the person is asked to
+	// open (where the server takes what it needs out of band); Schema is
+	// then empty.
+	URL string
 }
 
 // Elicitation actions, as the specification names them.
@@ -103,26 +108,44 @@ type elicitHandler struct {
 }
 
 // Elicit answers elicitation/create on behalf of the call in flight: a
-// question no call can own is cancelled, as is a URL-mode question (not
-// declared) and a schema neobot cannot show.
+// question no call can own is cancelled, as is one in a mode neobot does
+// not know and a schema neobot cannot show. A URL-mode question goes on
+// with its URL and no schema.
 func (h elicitHandler) Elicit(tctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	cancel := &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionCancel}}
-	if req.Params.Mode != "" && req.Params.Mode != mcp.ElicitationModeForm {
+	urlMode := req.Params.Mode == mcp.ElicitationModeURL
+	if req.Params.Mode != "" && req.Params.Mode != mcp.ElicitationModeForm && !urlMode {
 		return cancel, nil
 	}
-	ctx, err := h.c.calls.owner(h.same)
-	if err != nil {
-		return cancel, nil
+	// A question that came back as a call's result (input_required,
+	// rounds.go) is asked with that call's own context; one the server
+	// sent as a request of its own belongs to the call in flight.
+	ctx := tctx
+	if _, ok := core.TurnFrom(tctx); !ok {
+		owner, err := h.c.calls.owner(h.same)
+		if err != nil {
+			return cancel, nil
+		}
+		ctx = owner
 	}
 	// The question ends with the call, or with the connection.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	defer context.AfterFunc(tctx, stop)()
-	raw, err := json.Marshal(req.Params.RequestedSchema)
-	if err != nil {
-		return nil, fmt.Errorf("elicitation schema: %w", err)
+	e := Elicitation{Server: h.alias, Message: req.Params.Message}
+	if urlMode {
+		if req.Params.URL == "" {
+			return cancel, nil
+		}
+		e.URL = req.Params.URL
+	} else {
+		raw, err := json.Marshal(req.Params.RequestedSchema)
+		if err != nil {
+			return nil, fmt.Errorf("elicitation schema: %w", err)
+		}
+		e.Schema = raw
 	}
-	res, err := h.fn(ctx, Elicitation{Server: h.alias, Message: req.Params.Message, Schema: raw})
+	res, err := h.fn(ctx, e)
 	if err != nil {
 		return nil, err
 	}
@@ -147,8 +170,14 @@ func answer(res ElicitResult) *mcp.ElicitationResult {
 	return out
 }
 
-// elicitCapability is what neobot declares: form mode only.
+// elicitCapability is what neobot declares to its servers: form mode,
+// and URL mode (a link for the person whose turn it is).
 func elicitCapability() *mcp.ElicitationCapability {
+	return &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
+}
+
+// formCapability is what a [Session] declares: form mode only.
+func formCapability() *mcp.ElicitationCapability {
 	return &mcp.ElicitationCapability{Form: &struct{}{}}
 }
 
@@ -170,6 +199,19 @@ func (s *Server) Elicit(ctx context.Context, message string, schema map[string]a
 		out.Content = m
 	}
 	return out, nil
+}
+
+// ElicitURL asks the client of the tool call running in ctx to have its
+// person open link (a URL-mode elicitation), saying message: how a Go
+// server sends someone to a page of its own.
+func (s *Server) ElicitURL(ctx context.Context, message, link string) (ElicitResult, error) {
+	req := mcp.ElicitationRequest{Params: mcp.ElicitationParams{Mode: mcp.ElicitationModeURL, Message: message, URL: link,
+		ElicitationID: fmt.Sprintf("%x", sha256.Sum256([]byte(link)))[:16]}}
+	res, err := s.s.RequestElicitation(ctx, req)
+	if err != nil {
+		return ElicitResult{}, fmt.Errorf("mcp: elicit: %w", err)
+	}
+	return ElicitResult{Action: string(res.Action)}, nil
 }
 
 // sameTurn reports whether two calls' contexts carry the same turn.

@@ -44,7 +44,8 @@ type handshake struct {
 // server; the client is closed on failure. ctx bounds the negotiation;
 // the client lives until Close.
 func (h handshake) start(ctx context.Context, tr transport.Interface, version string) (*client.Client, error) {
-	c := client.NewClient(tr, append([]client.ClientOption{client.WithProtocolVersion(version)}, h.opts...)...)
+	// A call answered with a task is polled to its end (tasks.go).
+	c := client.NewClient(tasksTransport(tr), append([]client.ClientOption{client.WithProtocolVersion(version)}, h.opts...)...)
 	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("start: %w", handshakeErr(ctx, err))

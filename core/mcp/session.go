@@ -49,9 +49,10 @@ func Dial(ctx context.Context, opts DialOptions) (*Session, error) {
 	}
 	h := handshake{schemas: &rawSchemas{}}
 	h.init.Params.ClientInfo = mcp.Implementation{Name: or(opts.ClientName, "neobot"), Version: or(opts.ClientVersion, "dev")}
+	h.init.Params.Capabilities.Extensions = tasksCapability()
 	if opts.Elicit != nil {
 		h.opts = append(h.opts, client.WithElicitationHandler(sessionElicit(opts.Elicit)))
-		h.init.Params.Capabilities.Elicitation = elicitCapability()
+		h.init.Params.Capabilities.Elicitation = formCapability()
 	}
 	c, err := dialHTTP(ctx, opts.URL, []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(hc)}, h)
 	if err != nil {

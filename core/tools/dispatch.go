@@ -16,7 +16,8 @@ import (
 //     it, refuse it, or ask a person through the turn's approver;
 //   - once (once.go): a call that changes something, or was asked about,
 //     is recorded in the calls log before it is made; one found recorded
-//     is not made again;
+//     is not made again, and one whose server answered with a task
+//     follows that task instead (task.go);
 //   - call (call.go): the MCP call, at the turn's place, under the call
 //     timeout;
 //   - explain (explain.go): one table from what went wrong to what the
@@ -56,12 +57,19 @@ func (s *Surface) Dispatch(ctx context.Context, call core.ToolCall) (content str
 	if err != nil || refusal != "" {
 		return refusal, refusal != "", err
 	}
-	tk, found := s.once(ctx, call, r.b, asked)
-	if found != "" {
-		return found, true, nil
+	ctx, task := s.followTasks(ctx, call, r.b)
+	var tk *ticket
+	if task == nil || !task.resumed {
+		// A call whose task an earlier attempt started follows that
+		// task: the tool is not called again (task.go).
+		var found string
+		if tk, found = s.once(ctx, call, r.b, asked); found != "" {
+			return found, true, nil
+		}
 	}
 	res, err := s.callTool(ctx, call, r.b)
 	tk.end(ctx, err)
+	task.end(ctx, tk, err)
 	if err == nil {
 		if !res.IsError {
 			sendFiles(ctx, call.Name(), res)

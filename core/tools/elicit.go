@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,14 +87,25 @@ func (s *Surface) elicit(ctx context.Context, e mcp.Elicitation) (mcp.ElicitResu
 		return cancel, nil // nobody to ask
 	}
 	t := c.call.Turn()
-	form, err := core.ParseForm(e.Schema)
-	if err != nil {
-		s.gate.log.Warn().Err(err).Str("server", e.Server).Msg("tools: a server's question was cancelled: its form cannot be shown")
-		return cancel, nil
+	var form *core.Form
+	question := fmt.Sprintf("%s/%s asks:\n>%s", c.b.alias, c.b.tool, inertQuote(e.Message))
+	if e.URL != "" {
+		link, ok := questionLink(e.URL)
+		if !ok {
+			s.gate.log.Warn().Str("server", e.Server).Msg("tools: a server's question was cancelled: its link is not https (plain http only on loopback)")
+			return cancel, nil
+		}
+		form = &core.Form{URL: link}
+		question = fmt.Sprintf("%s/%s asks you to open a link:\n>%s\n%s\nOpen it and do what it asks, then choose %s.", c.b.alias, c.b.tool, inertQuote(e.Message), link, core.ElicitDone)
+	} else {
+		var err error
+		if form, err = core.ParseForm(e.Schema); err != nil {
+			s.gate.log.Warn().Err(err).Str("server", e.Server).Msg("tools: a server's question was cancelled: its form cannot be shown")
+			return cancel, nil
+		}
 	}
 	req := questionReq(c.call, c.b, c.asked.Add(1))
-	req.Form, req.TTL = form, s.questionTimeout
-	req.Question = fmt.Sprintf("%s/%s asks:\n>%s", c.b.alias, c.b.tool, inertQuote(e.Message))
+	req.Form, req.TTL, req.Question = form, s.questionTimeout, question
 	if c.timer != nil {
 		c.timer.pause()
 		defer c.timer.resume()
@@ -109,6 +121,18 @@ func (s *Surface) elicit(ctx context.Context, e mcp.Elicitation) (mcp.ElicitResu
 		}
 	}
 	return out, nil
+}
+
+// questionLink is a URL-mode question's link as shown: https, or plain
+// http on loopback only, with nothing in it that a chat platform would
+// read as markup (angle brackets, pipes, spaces are escaped). ok is false
+// for any other link, which is not shown.
+func questionLink(raw string) (link string, ok bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.User != nil || !(u.Scheme == "https" || u.Scheme == "http" && mcp.Loopback(u.Hostname())) {
+		return "", false
+	}
+	return strings.NewReplacer("<", "%3C", ">", "%3E", "|", "%7C", " ", "%20", "*", "%2A", "_", "%5F", "`", "%60").Replace(u.String()), true
 }
 
 // inertQuote keeps a server's words from pinging anyone or closing the
@@ -219,12 +243,10 @@ func (c *deadlineCtx) Err() error {
 
 func (c *deadlineCtx) Value(key any) any { return c.Context.Value(key) }
 
-// callContext bounds a call to b by the call timeout; where servers may
-// ask questions, the timeout pauses while one waits for its answer.
+// callContext bounds a call to b by the call timeout, which pauses while
+// a server's question waits for its answer, and stops once the call
+// became a task (task.go).
 func (s *Surface) callContext(ctx context.Context, call core.ToolCall, b binding) (context.Context, context.CancelFunc) {
-	if !s.questions {
-		return context.WithTimeout(ctx, s.callTimeout)
-	}
 	cctx, timer, cancel := withPausableTimeout(ctx, s.callTimeout)
 	return withCall(cctx, &callOf{call: call, b: b, timer: timer}), cancel
 }

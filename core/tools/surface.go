@@ -49,6 +49,10 @@ type Options struct {
 	// Calls records approved calls before they are made, so none is made
 	// twice under one approval (see core.CallLog). Nil keeps no record.
 	Calls core.CallLog
+	// Holds, when set, keeps a turn whose tool runs as a task from being
+	// stopped by anyone but its person while the task runs (a stop
+	// cancels the task): core.Gates.
+	Holds Holder
 	// Run names this run of neobot in the calls log, so that a call found
 	// begun by an earlier run is known to have been cut off by a stop
 	// (default: a random name, new for each Spawn; one surface lives as
@@ -113,6 +117,7 @@ type Surface struct {
 	delegate    Synthetic
 	execute     Synthetic
 	calls       core.CallLog
+	holds       Holder
 	run         string // names this run in the calls log
 	recall      Synthetic
 	forget      Synthetic
@@ -166,7 +171,7 @@ func Spawn(ctx context.Context, opts Options) (*Surface, error) {
 // start is Spawn but for Options.NewExecute.
 func start(ctx context.Context, opts Options) (*Surface, error) {
 	s := &Surface{
-		delegate: opts.Delegate, execute: opts.Execute, calls: opts.Calls, recall: opts.Recall, forget: opts.Forget, history: opts.History, callTimeout: opts.CallTimeout,
+		delegate: opts.Delegate, execute: opts.Execute, calls: opts.Calls, holds: opts.Holds, recall: opts.Recall, forget: opts.Forget, history: opts.History, callTimeout: opts.CallTimeout,
 		byFunc: map[string]binding{}, funcOf: map[toolRef]string{},
 		manifest: opts.Manifest, skills: opts.Skills, gate: newGate(opts.Logger),
 		cache: map[*skill.Skill]schemaCache{},

@@ -144,6 +144,30 @@ func (db *DB) BeginCall(ctx context.Context, key, run string) (core.Begun, error
 	return core.Begun{}, fmt.Errorf("postgres: begin call %s: its entry kept changing", key)
 }
 
+// SetCallTask records that the call with key became task, beginning its
+// entry by run when it had none.
+func (db *DB) SetCallTask(ctx context.Context, key, run, task string) error {
+	_, err := db.pool.Exec(ctx, `INSERT INTO neo_calls (key, begun_ns, run, task) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (key) DO UPDATE SET task = EXCLUDED.task`, key, ns(db.now()), run, task)
+	if err != nil {
+		return fmt.Errorf("postgres: record the task of call %s: %w", key, err)
+	}
+	return nil
+}
+
+// CallTask returns the task recorded for the call with key, "" when none.
+func (db *DB) CallTask(ctx context.Context, key string) (string, error) {
+	var task string
+	err := db.pool.QueryRow(ctx, `SELECT task FROM neo_calls WHERE key = $1`, key).Scan(&task)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("postgres: the task of call %s: %w", key, err)
+	}
+	return task, nil
+}
+
 // DropCall removes key's entry: the call never reached its tool.
 func (db *DB) DropCall(ctx context.Context, key string) error {
 	if _, err := db.pool.Exec(ctx, `DELETE FROM neo_calls WHERE key = $1`, key); err != nil {

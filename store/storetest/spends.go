@@ -260,6 +260,44 @@ func testCallLog(t *testing.T, b SpendBackend) {
 	if err := b.DropCall(ctx, "unknown"); err != nil {
 		t.Errorf("DropCall(unknown) = %v, want nil", err)
 	}
+	testCallTasks(t, b)
+}
+
+// testCallTasks: the task a call became is kept with its entry, for a
+// call begun before (one that changes things) and for one that was not
+// (it changes nothing), and the entry stays begun by its run.
+func testCallTasks(t *testing.T, b SpendBackend) {
+	ctx := context.Background()
+	tl, ok := b.(core.TaskLog)
+	if !ok {
+		t.Fatalf("%T keeps no tasks (core.TaskLog)", b)
+	}
+	task := func(key, want string) {
+		t.Helper()
+		if got, err := tl.CallTask(ctx, key); err != nil || got != want {
+			t.Errorf("CallTask(%s) = %q, %v; want %q", key, got, err, want)
+		}
+	}
+	task("t1", "")
+	if _, err := b.BeginCall(ctx, "t1", "run1"); err != nil {
+		t.Fatal(err)
+	}
+	task("t1", "")
+	if err := tl.SetCallTask(ctx, "t1", "run1", "task-1"); err != nil {
+		t.Fatalf("SetCallTask(t1) = %v", err)
+	}
+	task("t1", "task-1")
+	if err := tl.SetCallTask(ctx, "t2", "run1", "task-2"); err != nil {
+		t.Fatalf("SetCallTask(t2, not begun) = %v", err)
+	}
+	task("t2", "task-2")
+	if got, err := b.BeginCall(ctx, "t2", "run2"); err != nil || got != (core.Begun{Run: "run1"}) {
+		t.Errorf("BeginCall(t2) after its task = %+v, %v; want begun by run1", got, err)
+	}
+	if err := b.EndCall(ctx, "t2"); err != nil {
+		t.Errorf("EndCall(t2) = %v", err)
+	}
+	task("t2", "task-2")
 }
 
 // ChainBackend is a spend ledger with its hash chain.

@@ -61,7 +61,7 @@ const (
 	Apology       = "Sorry, I couldn't take that message just now. Please send it again in a moment."
 	DiskFull      = "Sorry, I can't take new messages right now: my server's disk is full, so nothing new can be saved. " +
 		"My operator has to free space first; nothing said before is lost."
-	RefuseStop = "Sorry, I can't stop this: it's waiting on an approval, and only the person who asked, an approver or an admin can stop it. " +
+	RefuseStop = "Sorry, I can't stop this: it's waiting on an approval or running a long task, and only the person who asked (or, for an approval, an approver or an admin) can stop it. " +
 		"Nothing was stopped."
 	RefuseStopUnchecked = "Sorry, I couldn't check who may stop this turn (my database did not answer), so nothing was stopped. " +
 		"Please try again in a moment."

@@ -343,6 +343,15 @@
     const opts = document.createElement("div");
     opts.className = "options";
     const all = () => el.querySelectorAll(".options button, form button[type=submit]");
+    if (q.url) { // a URL-mode question: its page opens in a new tab
+      const a = document.createElement("a");
+      a.className = "link-button";
+      a.href = q.url;
+      a.target = "_blank";
+      a.rel = "noopener noreferrer";
+      a.textContent = "Open link";
+      opts.appendChild(a);
+    }
     q.options.forEach((o, i) => {
       if (form && i === 0) return; // the form's own Send stands for "Answer…"
       const b = document.createElement("button");
