@@ -71,6 +71,8 @@ func scenarioTools(scenario string) []string {
 		return []string{"my-hyphenated-tool", "test_headers"}
 	case "http-custom-headers":
 		return []string{"test_custom_headers", "test_custom_headers_null"}
+	case "sep-2322-client-request-state":
+		return []string{"test_mrtr_echo_state", "test_mrtr_no_result_type", "test_mrtr_no_state", "test_mrtr_unrelated"}
 	case "http-invalid-tool-headers":
 		return []string{"valid_tool"}
 	case "json-schema-ref-no-deref":

@@ -56,7 +56,9 @@ func main() {
 func run(ctx context.Context, scenario, serverURL string) error {
 	opts := mcp.DialOptions{URL: serverURL, ClientName: "neobot-conformance", ClientVersion: "1.0.0"}
 	switch {
-	case scenario == "elicitation-sep1034-client-defaults":
+	case scenario == "elicitation-sep1034-client-defaults", scenario == "sep-2322-client-request-state":
+		// Questions, asked by the server (2025-11-25) or in a call's
+		// input_required result (2026-07-28), answered with the defaults.
 		opts.Elicit = acceptDefaults
 	case strings.HasPrefix(scenario, "auth/"):
 		hc, err := oauthClient(serverURL, os.Getenv("MCP_CONFORMANCE_CONTEXT"))
