@@ -2,12 +2,11 @@ package mcp
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -103,10 +102,6 @@ const (
 	// the call ends, its outcome unknown.
 	maxTaskPollFailures = 5
 )
-
-// taskIDs numbers the requests neobot makes of tasks, in an ID space of
-// their own (strings), apart from mcp-go's numbers.
-var taskIDs atomic.Uint64
 
 // tasksTransport wraps a connection's transport so that tools/call
 // answered with a task is polled to its end. It is made for the concrete
@@ -323,13 +318,15 @@ func leaveTask(ctx context.Context, tr transport.Interface, id string, meta json
 // headers 2026-07-28 servers route on, and meta (the _meta of the call
 // the task came from: on 2026-07-28 it carries the protocol version and
 // the client's capabilities, which the extension's methods need too).
+// Its ID is a random string, apart from the numbers mcp-go gives its own
+// requests on the same connection.
 func taskRequest(method, id string, meta json.RawMessage) transport.JSONRPCRequest {
 	params := map[string]any{"taskId": id}
 	if len(meta) > 0 {
 		params["_meta"] = meta
 	}
 	return transport.JSONRPCRequest{
-		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId("neobot-task-" + strconv.FormatUint(taskIDs.Add(1), 10)),
+		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId("neobot-task-" + rand.Text()),
 		Method: method, Params: params,
 		Header: http.Header{"Mcp-Method": {method}, "Mcp-Name": {id}},
 	}
