@@ -108,6 +108,11 @@ type Spend struct {
 	// tool said so in its result ({"done": false}), or neobot never
 	// made it. Only such a failure does not count toward the day.
 	NothingDone bool `json:"nothing_done,omitempty"`
+	// Task is the ID of the task the call became at its server (the MCP
+	// tasks extension), recorded before the task is followed: a turn
+	// resumed after a crash follows that task for the call's outcome and
+	// never makes the call again.
+	Task string `json:"task,omitempty"`
 
 	Created  time.Time `json:"created"`
 	Decided  time.Time `json:"decided,omitzero"`

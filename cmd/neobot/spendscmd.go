@@ -33,9 +33,11 @@ type spendRow struct {
 	DecidedBy string          `json:"decided_by,omitempty"`
 	Reason    string          `json:"reason,omitempty"`
 	Result    string          `json:"result,omitempty"`
-	Decided   time.Time       `json:"decided,omitzero"`
-	Called    time.Time       `json:"called,omitzero"`
-	Finished  time.Time       `json:"finished,omitzero"`
+	// Task is the task the call became at its server, if any.
+	Task     string    `json:"task,omitempty"`
+	Decided  time.Time `json:"decided,omitzero"`
+	Called   time.Time `json:"called,omitzero"`
+	Finished time.Time `json:"finished,omitzero"`
 	// Receipt, Seq and Hash name the call's last chain entry; Entries
 	// (JSON only) are all of its entries, records included, so an
 	// auditor can recompute every hash.
@@ -49,7 +51,7 @@ func rowOf(s core.Spend) spendRow {
 	return spendRow{
 		ID: s.ID, Created: s.Created, Thread: s.Thread.Key(), Requester: s.Requester, Intent: s.Intent,
 		Tool: s.Server + "/" + s.Name, URI: s.Tool, Args: s.Args, Amount: s.Amount, Currency: s.Currency,
-		State: string(s.State), DecidedBy: s.DecidedBy, Reason: s.Reason, Result: s.Result,
+		State: string(s.State), DecidedBy: s.DecidedBy, Reason: s.Reason, Result: s.Result, Task: s.Task,
 		Decided: s.Decided, Called: s.Called, Finished: s.Finished,
 		Receipt: s.Receipt(), Seq: s.Seq, Hash: s.Hash,
 	}

@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/neobot/neobot/core"
@@ -46,6 +47,13 @@ func (e *Executor) advance(ctx context.Context, j *job, s core.Spend) (core.Spen
 				s, err = e.invoke(ctx, s) // recorded approved and calling in one write, by this Run
 			}
 		case core.SpendCalling:
+			if s.Task != "" {
+				// The call became a task, recorded before it was followed:
+				// the task goes on at its server, and its outcome is read
+				// there.
+				s, err = e.follow(ctx, s)
+				break
+			}
 			// Recorded as being made, never recorded as done, by an
 			// earlier run of this turn: neobot stopped during the call, or
 			// (on PostgreSQL) another instance that held the conversation
@@ -249,17 +257,56 @@ func (e *Executor) ask(ctx context.Context, j *job, s core.Spend) (_ core.Spend,
 }
 
 // invoke makes the call s, which this Run has just recorded as "calling",
-// and records how it ended.
+// and records how it ended. A call its server answers with a task has
+// the task's ID recorded before the task is followed.
 func (e *Executor) invoke(ctx context.Context, s core.Spend) (core.Spend, error) {
 	args, err := parseArgs(string(s.Args))
 	if err != nil {
 		return e.endNothing(ctx, s, "", fmt.Sprintf("its recorded arguments could not be read (%v); it was not made", err))
 	}
+	tw := &taskWatch{}
+	tw.created = func(ctx context.Context, id string) error {
+		_, _, err := e.transition(ctx, s.ID, core.SpendCalling, func(s *core.Spend, _ []core.Spend) { s.Task = id })
+		tw.mu.Lock()
+		defer tw.mu.Unlock()
+		tw.task, tw.lost = id, err
+		return err
+	}
+	return e.settle(ctx, s, tw, args)
+}
+
+// follow takes a call an earlier run recorded as "calling" with its task
+// to the task's end, reading it at the server: the call is not made
+// again.
+func (e *Executor) follow(ctx context.Context, s core.Spend) (core.Spend, error) {
+	e.log.Info().Str("spend", s.ID).Str("task", s.Task).Msg("execute: following the task of a call made before a restart")
+	args, err := parseArgs(string(s.Args))
+	if err != nil {
+		args = map[string]any{} // not sent: the task is only read
+	}
+	return e.settle(ctx, s, &taskWatch{task: s.Task, resume: true}, args)
+}
+
+// settle makes (or, with tw.resume, follows) the call s and records how
+// it ended.
+func (e *Executor) settle(ctx context.Context, s core.Spend, tw *taskWatch, args map[string]any) (core.Spend, error) {
 	key := IdempotencyKey(s)
 	// A call that outlives the turn (a stop) is left to finish and its
 	// outcome recorded: it may already be moving money.
-	res, err := e.tools.CallSpend(context.WithoutCancel(ctx), s.Function, args, map[string]any{"idempotency_key": key})
+	res, err := e.tools.CallSpend(tw.hooks(context.WithoutCancel(ctx)), s.Function, args, map[string]any{"idempotency_key": key})
+	task, status, lost := tw.state()
 	switch {
+	case lost != nil:
+		return e.end(ctx, s, core.SpendUnknown, "", fmt.Sprintf("the tool started task %s, but the spend ledger could not record it (%v), so neobot did not follow it and whether it took effect is unknown", task, lost))
+	case task != "" && err != nil && status == mcp.TaskFailed:
+		return e.end(ctx, s, core.SpendFailed, "", fmt.Sprintf("its task %s failed (%v) without saying that nothing was done, so it counts toward today's limit", task, err))
+	case task != "" && err != nil:
+		e.log.Warn().Err(err).Str("spend", s.ID).Str("task", task).Msg("execute: a spend's task could not be followed to its end")
+		return e.end(ctx, s, core.SpendUnknown, "", fmt.Sprintf("neobot stopped following its task %s before the task ended (%v), so whether it took effect is unknown", task, err))
+	case task != "" && res.IsError && !finished(status):
+		// neobot's own words, not the tool's: the server no longer knows
+		// the task.
+		return e.end(ctx, s, core.SpendUnknown, "", fmt.Sprintf("its task %s could not be followed to its end (%s), so whether it took effect is unknown", task, res.Text))
 	case errors.As(err, new(*tools.NotConnectedError)):
 		// A per_user tool the person has not connected: their link went
 		// to them privately, and nothing was sent.
@@ -278,6 +325,45 @@ func (e *Executor) invoke(ctx context.Context, s core.Spend) (core.Spend, error)
 		return e.end(ctx, s, core.SpendFailed, res.Text, "the tool reported an error without saying that nothing was done, so it counts toward today's limit")
 	}
 	return e.end(ctx, s, core.SpendCompleted, res.Text, "")
+}
+
+// taskWatch is what a spend call learns of the task it may become: its
+// ID (recorded by created, or resumed from the ledger), the last status
+// its server reported, and an error recording it.
+type taskWatch struct {
+	resume  bool
+	created func(ctx context.Context, id string) error
+
+	mu     sync.Mutex
+	task   string
+	status string
+	lost   error
+}
+
+// hooks returns ctx carrying tw's task hooks.
+func (tw *taskWatch) hooks(ctx context.Context) context.Context {
+	h := mcp.TaskHooks{Created: tw.created, Progress: func(_ context.Context, st mcp.TaskStatus) {
+		tw.mu.Lock()
+		defer tw.mu.Unlock()
+		tw.task, tw.status = st.ID, st.Status
+	}}
+	if tw.resume {
+		h.Resume = tw.task
+	}
+	return mcp.WithTaskHooks(ctx, h)
+}
+
+// state returns the task's ID, its last status and the error recording
+// it.
+func (tw *taskWatch) state() (task, status string, lost error) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	return tw.task, tw.status, tw.lost
+}
+
+// finished reports whether a task's status is one it ends in.
+func finished(status string) bool {
+	return status == mcp.TaskCompleted || status == mcp.TaskFailed || status == mcp.TaskCancelled
 }
 
 // nothingDone reports whether a tool's structured result says that the

@@ -28,7 +28,28 @@ type Server struct {
 	polled  chan string
 	cancels chan string
 	answers chan map[string]any
+
+	// hold is where tools/call waits (HoldCalls); held is told when a
+	// call waits; stop ends every wait when the test ends.
+	hold Hold
+	held chan struct{}
+	stop chan struct{}
 }
+
+// Hold is where a tools/call waits for the client to go away.
+type Hold int
+
+// Where a call may be held.
+const (
+	// HoldNone answers every call at once.
+	HoldNone Hold = iota
+	// HoldBefore holds a call before the server does anything with it: a
+	// call whose client goes away meanwhile starts no task.
+	HoldBefore
+	// HoldAfter holds a call after its task is created, before the
+	// answer naming the task is sent: the client never learns the ID.
+	HoldAfter
+)
 
 type task struct {
 	status, message, result string
@@ -42,9 +63,10 @@ type task struct {
 func New(t testing.TB, tool string) *Server {
 	s := &Server{tool: tool, tasks: map[string]*task{},
 		created: make(chan string, 16), polled: make(chan string, 1024), cancels: make(chan string, 16),
-		answers: make(chan map[string]any, 16)}
+		answers: make(chan map[string]any, 16), held: make(chan struct{}, 16), stop: make(chan struct{})}
 	hs := httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(hs.Close)
+	t.Cleanup(func() { close(s.stop) }) // runs first: no held call keeps Close waiting
 	s.hs, s.URL = hs, hs.URL+"/mcp"
 	return s
 }
@@ -107,6 +129,17 @@ func (s *Server) Down() {
 	s.hs.Listener.Close()
 }
 
+// HoldCalls makes every later tools/call wait at h until its client
+// goes away (or the test ends); the call is then never answered.
+func (s *Server) HoldCalls(h Hold) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold = h
+}
+
+// Held is told each time a call starts waiting where HoldCalls said.
+func (s *Server) Held() <-chan struct{} { return s.held }
+
 // Forget drops the task with id, as a server whose TTL passed.
 func (s *Server) Forget(id string) {
 	s.mu.Lock()
@@ -138,7 +171,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	s.mu.Lock()
+	hold := s.hold
+	s.mu.Unlock()
+	if req.Method == "tools/call" && hold == HoldBefore {
+		s.wait(r)
+		return // the client went away: the call does nothing
+	}
 	result, rpcErr := s.answer(req)
+	if req.Method == "tools/call" && hold == HoldAfter {
+		s.wait(r)
+		return // the task runs, and nobody learns its ID
+	}
 	out := map[string]any{"jsonrpc": "2.0", "id": req.ID}
 	if rpcErr != nil {
 		out["error"] = rpcErr
@@ -147,6 +191,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)
+}
+
+// wait tells Held that r waits, and returns when its client goes away or
+// the test ends.
+func (s *Server) wait(r *http.Request) {
+	s.held <- struct{}{}
+	select {
+	case <-r.Context().Done():
+	case <-s.stop:
+	}
 }
 
 func (s *Server) answer(req request) (any, map[string]any) {
