@@ -63,6 +63,11 @@ type Inbound struct {
 	// no process acknowledged an earlier delivery: one that died may have
 	// started its turn, and left a status line in the thread.
 	Redelivered bool `json:"redelivered,omitempty"`
+	// AdminStop marks a stop let through because its author administers
+	// the workspace (Slack admins and owners may stop any turn): the
+	// instance running the turn, which checks a stop another instance
+	// received once more, lets it through too.
+	AdminStop bool `json:"admin_stop,omitempty"`
 }
 
 // File is an attachment whose content is offered to the agent: the text

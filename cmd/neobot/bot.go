@@ -173,6 +173,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	hub := conversation.New(conversation.Options{
 		Cluster:       cl,
 		Linger:        cluster.Linger,
+		Stops:         a.gates,
 		Runner:        a.meter.Guard(a.agent),
 		Journal:       a.db,
 		MaxConcurrent: cfg.MaxConcurrentTurns,

@@ -123,3 +123,68 @@ func TestSlackTaskStop(t *testing.T) {
 	}
 	p.stop(t)
 }
+
+// TestClusterTaskStop: two instances on PostgreSQL. Alice's turn runs on
+// instance 1 and follows its tool's task; the stops come in through
+// instance 2, which cannot see what instance 1 holds. Bob's stop is
+// refused (privately, saying why) and cancels nothing; Alice's reaches
+// instance 1, cancels the task at the server (tasks/cancel) and the
+// thread is told the turn stopped.
+func TestClusterTaskStop(t *testing.T) {
+	srv := tasktest.New(t, "build")
+	w := newClusterWorld(t)
+	w.env["NEO_MANIFEST"] = writeJSON(t, "manifest.json", map[string]any{"did": "did:web:neobot.test:agents:e2e", "servers": []any{map[string]any{
+		"alias": "ci", "transport": "http", "url": srv.URL, "version": "1.0.0", "tools": []string{"build"}, "side_effects": "write",
+	}}})
+	w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+		"default": map[string]any{"side_effects": map[string]string{"write": "allow"}}}})
+	scriptModel(t, w.model, llmtest.Calls(llmtest.Call("c1", "ci__build", `{}`)), llmtest.Text("Stopped."))
+	p1 := w.start(t, 1)
+	p2 := w.start(t, 2)
+	w.slack.Via(1)
+	mention := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "build it"})
+	if ack, err := w.slack.WaitAck(waitCtx(t), mention); err != nil || ack.Conn != 1 {
+		t.Fatalf("the mention's ack = %+v, %v; want it from instance 1's connection", ack, err)
+	}
+	id := <-srv.Created()
+	for got := range srv.Polled() {
+		if got == id {
+			break // instance 1 follows the task: the turn is held for Alice
+		}
+	}
+
+	w.slack.Via(2)
+	stop := w.slack.Message(slacktest.Msg{User: "UBOB", Text: "stop", ThreadTS: mention.TS})
+	if ack, err := w.slack.WaitAck(waitCtx(t), stop); err != nil || ack.Conn != 2 {
+		t.Fatalf("Bob's stop's ack = %+v, %v; want it from instance 2's connection", ack, err)
+	}
+	told, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		refused := m.Ephemeral && m.Recipient == "UBOB" && strings.Contains(m.Text, "running a long task, and only the person who asked")
+		stopped := m.FromBot() && !m.Ephemeral && m.ThreadTS == mention.TS && strings.Contains(m.Rendered(), "Stopped")
+		return refused || stopped
+	})
+	if err != nil || !told.Ephemeral {
+		t.Fatalf("Bob's stop through instance 2 got %q (%v), want a private refusal\n1: %s\n2: %s", told.Text, err, p1.output.String(), p2.output.String())
+	}
+	select {
+	case got := <-srv.Cancels():
+		t.Fatalf("Bob's stop cancelled task %s", got)
+	default:
+	}
+
+	w.slack.Message(slacktest.Msg{User: "UALICE", Text: "stop", ThreadTS: mention.TS})
+	select {
+	case got := <-srv.Cancels():
+		if got != id {
+			t.Errorf("cancelled %s, want %s", got, id)
+		}
+	case <-waitCtx(t).Done():
+		t.Fatalf("Alice's stop through instance 2 did not cancel her task\n1: %s\n2: %s", p1.output.String(), p2.output.String())
+	}
+	w.answerIn(t, "C0GENERAL", mention.TS, "Stopped.")
+	if n := srv.Calls(); n != 1 {
+		t.Errorf("the tool was called %d times, want once", n)
+	}
+	p1.stop(t)
+	p2.stop(t)
+}

@@ -180,9 +180,45 @@ func (h *Hub) stopsLocked(pending []core.Inbound) []core.Inbound {
 			return false
 		}
 		h.inflight[eventKey(in)] = true
-		h.stopLocked(p, mb, in)
+		if h.stops == nil || in.AdminStop {
+			h.stopLocked(p, mb, in)
+			return true
+		}
+		h.choreLocked(func(ctx context.Context) { h.stopChecked(ctx, p, in) })
 		return true
 	})
+}
+
+// stopChecked carries out a stop another process received if its author
+// may stop the turn running here, and otherwise tells them why not (in
+// private where the platform can) and settles the stop: the other
+// process checked only what the database holds, not what this process
+// holds for the turn.
+func (h *Hub) stopChecked(ctx context.Context, p Platform, stop core.Inbound) {
+	ok, err := h.stops.MayStop(ctx, stop.Thread, stop.User, stop.Roles)
+	if ok {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.stopLocked(p, h.threads[stop.Thread.Key()], stop)
+		return
+	}
+	defer h.forgetEvents([]*item{{in: stop}})
+	text := textStopRefused
+	if err != nil {
+		h.log.Warn().Err(err).Str("thread", stop.Thread.Key()).Str("user", stop.User).Msg("stop refused: who may stop could not be checked")
+		text = textStopUnchecked
+	} else {
+		h.log.Info().Str("thread", stop.Thread.Key()).Str("user", stop.User).Msg("stop refused: only the turn's person may stop it")
+	}
+	rep := p.Reporter(stop.Thread)
+	if pn, private := rep.(core.PrivateNoticer); private && stop.User != "" {
+		if err := pn.PrivateNotice(core.WithTurn(ctx, &core.Turn{Inbound: stop, Reporter: rep}), stop.User, text); err != nil {
+			h.log.Warn().Err(err).Str("thread", stop.Thread.Key()).Msg("tell a person their stop was refused")
+		}
+	} else {
+		h.notice(ctx, rep, stop, text)
+	}
+	h.complete(ctx, stop)
 }
 
 // journalOrder maps each pending message to its place in the journal.

@@ -64,6 +64,12 @@ type Platform interface {
 	Approver(t core.Thread, requester string) core.Approver
 }
 
+// Stops decides who may stop a thread's turn; *core.Gates satisfies it.
+type Stops interface {
+	// MayStop errs when it could not tell: the stop is refused.
+	MayStop(ctx context.Context, t core.Thread, user string, roles []string) (bool, error)
+}
+
 // Defaults for [Options].
 const (
 	// DefaultMaxConcurrent is the number of turns run at once when
@@ -117,6 +123,12 @@ type Options struct {
 	// Cluster shares the journal with other processes' hubs (nil: this
 	// process is alone).
 	Cluster Cluster
+	// Stops decides who may stop a thread's turn (*core.Gates). With a
+	// Cluster, a stop another process received is checked again here,
+	// where the turn runs, before it is carried out: that process could
+	// not see what a turn here holds (a long-running task only its
+	// person may stop). Nil lets every such stop through.
+	Stops Stops
 	// Linger is how long a thread's claim is kept once the thread is idle
 	// (with a Cluster): a conversation that goes on is not claimed again
 	// for every turn. Zero releases it at once.
@@ -150,6 +162,7 @@ type Hub struct {
 	now           func() time.Time
 	log           zerolog.Logger
 	err           error // misconfiguration, returned by Start and Submit
+	stops         Stops
 
 	mu        sync.Mutex
 	state     hubState
@@ -202,7 +215,7 @@ func New(opts Options) *Hub {
 		closing: make(chan struct{}),
 		cluster: opts.Cluster, owned: map[string]bool{}, releasing: map[string]chan struct{}{},
 		linger: opts.Linger, lingering: map[string]*time.Timer{}, idleGen: map[string]int{}, settling: map[string]bool{},
-		pool: warm.New(parkedWorkers),
+		pool: warm.New(parkedWorkers), stops: opts.Stops,
 	}
 	switch {
 	case opts.Runner == nil:

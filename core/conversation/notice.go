@@ -13,6 +13,15 @@ func queueFullText(max int) string {
 	return fmt.Sprintf("I already have %d messages waiting in this thread, so I set this one aside. Send it again once I've answered the others, or say \"stop\" to clear the queue.", max)
 }
 
+// textStopRefused and textStopUnchecked answer a stop, received by
+// another process, that the process running the turn refused.
+const (
+	textStopRefused = "Sorry, I can't stop this: it's waiting on an approval or running a long task, and only the person who asked (or, for an approval, an approver or an admin) can stop it. " +
+		"Nothing was stopped."
+	textStopUnchecked = "Sorry, I couldn't check who may stop this turn (my database did not answer), so nothing was stopped. " +
+		"Please try again in a moment."
+)
+
 // textQueued tells a user their message waits behind the running turn.
 const textQueued = "Got it, I'll get to this as soon as I finish what I'm working on here."
 

@@ -232,7 +232,7 @@ func (k *Intake) Accept(ctx context.Context, m Message, p Platform) (Message, Ou
 		return m, Refused
 	}
 	if core.IsStop(in.Text) {
-		switch ok, err := k.mayStop(ctx, *in, p); {
+		switch ok, err := k.mayStop(ctx, in, p); {
 		case err != nil:
 			k.Log.Warn().Err(err).Str("thread", in.Thread.Key()).Str("user", in.User).Msg("intake: stop refused: who may stop could not be checked")
 			p.Refuse(ctx, m, RefuseStopUnchecked)
@@ -280,9 +280,10 @@ func UserKey(platform, workspace, user string) string {
 }
 
 // mayStop reports whether in's author may stop the turn of in's thread:
-// Stops allows it, or the platform's admins include them. It errs when
-// Stops could not tell and the author is no admin.
-func (k *Intake) mayStop(ctx context.Context, in core.Inbound, p Platform) (bool, error) {
+// Stops allows it, or the platform's admins include them (marked on in,
+// for the instance running the turn). It errs when Stops could not tell
+// and the author is no admin.
+func (k *Intake) mayStop(ctx context.Context, in *core.Inbound, p Platform) (bool, error) {
 	if k.Stops == nil {
 		return true, nil
 	}
@@ -291,6 +292,7 @@ func (k *Intake) mayStop(ctx context.Context, in core.Inbound, p Platform) (bool
 		return true, nil
 	}
 	if a, isAdmins := p.(Admins); isAdmins && a.IsAdmin(ctx, in.User) {
+		in.AdminStop = true
 		return true, nil
 	}
 	return false, err
