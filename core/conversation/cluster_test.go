@@ -236,6 +236,75 @@ func TestClusterStopReachesTheOwner(t *testing.T) {
 	}
 }
 
+// stopRule lets everyone stop a turn but bob (refused) and carol (whose
+// check fails), as a turn holding a task only its person may stop.
+type stopRule struct{}
+
+func (stopRule) MayStop(_ context.Context, _ core.Thread, user string, _ []string) (bool, error) {
+	switch user {
+	case "bob":
+		return false, nil
+	case "carol":
+		return false, errors.New("the database did not answer")
+	}
+	return true, nil
+}
+
+// TestClusterStopCheckedByTheOwner: a stop delivered to the process that
+// does not run the thread is checked again by the one that does, which
+// alone knows what its turn holds. Bob's is refused and carol's cannot be
+// checked: each is settled, its author told why, and the turn runs on. A
+// stop let through as an admin's where it arrived stops it.
+func TestClusterStopCheckedByTheOwner(t *testing.T) {
+	j := newMemJournal()
+	c := &fakeCluster{journal: j, owner: map[string]*clusterMember{}}
+	started := make(chan struct{}, 1)
+	runner := runFunc(func(ctx context.Context, turn core.Turn) error {
+		started <- struct{}{}
+		<-ctx.Done() // a long turn, until stopped
+		return ctx.Err()
+	})
+	plats := []*fakePlatform{newFakePlatform(), newFakePlatform()}
+	hubs := clusterHubs(t, c, Options{Runner: runner, Journal: j, Stops: stopRule{}, Linger: time.Hour, Now: func() time.Time { return epoch.Add(time.Minute) }}, plats...)
+	startHubs(t, hubs)
+	ask := msg("t1", "ask", "do the long thing")
+	if _, err := hubs[0].Submit(t.Context(), ask); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	stops := []struct {
+		user   string
+		admin  bool
+		notice string
+	}{
+		{"bob", false, textStopRefused},
+		{"carol", false, textStopUnchecked},
+		{"bob", true, stopText(true, 0)},
+	}
+	for i, tc := range stops {
+		stop := msg("t1", fmt.Sprintf("stop%d", i), "stop")
+		stop.User, stop.AdminStop = tc.user, tc.admin
+		if _, err := hubs[1].Submit(t.Context(), stop); err != nil {
+			t.Fatal(err)
+		}
+		notices, err := plats[0].rec(ask.Thread).WaitNotices(waitCtx(t), i+1)
+		if err != nil || notices[i] != tc.notice {
+			t.Fatalf("stop %d (%s, admin %v): the owner's notices = %q, %v; want %q last", i, tc.user, tc.admin, notices, err, tc.notice)
+		}
+		settled := i + 1 // the refused stops before, and this one
+		if tc.admin {
+			settled++ // and the stopped turn
+		}
+		j.waitCompleted(t, settled)
+		if !j.completed(stop) {
+			t.Errorf("stop %d (%s) was not settled", i, tc.user)
+		}
+		if done := j.completed(ask); done != tc.admin {
+			t.Errorf("after stop %d (%s, admin %v) the turn ended: %v", i, tc.user, tc.admin, done)
+		}
+	}
+}
+
 // TestClusterSettlesOnce: two processes start at once over a journal that
 // holds a message too old to resume. Only the one that claims its thread
 // settles it: one notice, not two. The other then adopts nothing.
