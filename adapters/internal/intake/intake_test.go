@@ -213,7 +213,8 @@ func (p *adminPlatform) IsAdmin(_ context.Context, user string) bool { return us
 // TestAcceptStop: a stop that may not stop the turn is refused saying it
 // waits on an approval; one whose right could not be checked (the shared
 // store did not answer) is refused saying that instead, not that it waits
-// on an approval; an admin stops it either way.
+// on an approval; an admin stops it either way, and their stop is marked
+// as an admin's.
 func TestAcceptStop(t *testing.T) {
 	down := errors.New("postgres: gates of T1: connection refused")
 	tests := []struct {
@@ -232,13 +233,21 @@ func TestAcceptStop(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			threads := intaketest.NewThreads()
 			p := &adminPlatform{admin: "UADMIN"}
-			k := &intake.Intake{Hub: intaketest.NewHub(threads), Threads: threads, Stops: tt.stops}
+			hub := intaketest.NewHub(threads)
+			k := &intake.Intake{Hub: hub, Threads: threads, Stops: tt.stops}
 			in := core.Inbound{Thread: core.Thread{Platform: "test", Workspace: "W", Channel: "C1", ID: "T1"}, User: tt.user, Text: "stop", EventID: "E1"}
 			if _, got := k.Accept(t.Context(), intake.Message{Inbound: in, Mention: true}, p); got != tt.want {
 				t.Fatalf("Accept(stop) = %v, want %v", got, tt.want)
 			}
 			if tt.refuse == "" && len(p.refused) > 0 || tt.refuse != "" && (len(p.refused) != 1 || p.refused[0] != tt.refuse) {
 				t.Errorf("refused %q, want %q", p.refused, tt.refuse)
+			}
+			// An admin's stop is marked so: the instance running the turn
+			// checks it again, and lets it through as well.
+			for _, got := range hub.Journaled() {
+				if got.AdminStop != (tt.user == "UADMIN") {
+					t.Errorf("journaled stop by %s marked admin %v", tt.user, got.AdminStop)
+				}
 			}
 		})
 	}
