@@ -266,7 +266,16 @@ func (e *Executor) invoke(ctx context.Context, s core.Spend) (core.Spend, error)
 	}
 	tw := &taskWatch{}
 	tw.created = func(ctx context.Context, id string) error {
-		_, _, err := e.transition(ctx, s.ID, core.SpendCalling, func(s *core.Spend, _ []core.Spend) { s.Task = id })
+		_, err := e.ledger.UpdateSpend(context.WithoutCancel(ctx), s.ID, func(s *core.Spend, _ []core.Spend) error {
+			if s.State != core.SpendCalling {
+				return errMoved // recorded unknown by another run: this one still follows the task, and records its end
+			}
+			s.Task = id
+			return nil
+		})
+		if errors.Is(err, errMoved) {
+			err = nil
+		}
 		tw.mu.Lock()
 		defer tw.mu.Unlock()
 		tw.task, tw.lost = id, err

@@ -129,6 +129,16 @@ func (s *Server) Down() {
 	s.hs.Listener.Close()
 }
 
+// Begin starts a task as a call of the tool would, without counting a
+// call, and returns its ID: the task an earlier process's call started.
+func (s *Server) Begin() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := fmt.Sprintf("task-begun-%d", len(s.tasks)+1)
+	s.tasks[id] = &task{status: "working"}
+	return id
+}
+
 // HoldCalls makes every later tools/call wait at h until its client
 // goes away (or the test ends); the call is then never answered.
 func (s *Server) HoldCalls(h Hold) {
