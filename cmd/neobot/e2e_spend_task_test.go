@@ -16,8 +16,8 @@ import (
 // the task and before neobot learnt (and stored) its ID, the worst moment;
 // and while neobot polls the stored task. After the restart the thread
 // is told the truth and the tool is never called again: the outcome is
-// unknown in the first two cases, and in the third the task's own result,
-// read from the server, which the resumed turn follows.
+// unknown in the first two cases, and in the third the task's own result:
+// the resumed turn follows the task it recorded until the task ends.
 func TestSpendTaskKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills neobot six times")
@@ -67,12 +67,20 @@ func TestSpendTaskKill(t *testing.T) {
 					}
 				}
 				p.kill()
-				if task != "" {
-					srv.Complete(task, "sent 5 USDC, receipt r-77")
-				}
 				srv.HoldCalls(tasktest.HoldNone)
+				for len(srv.Polled()) > 0 {
+					<-srv.Polled() // the killed process's polls
+				}
 
 				p = w.start(t, 2)
+				if task != "" {
+					for polled := range srv.Polled() {
+						if polled == task {
+							break // the restarted neobot follows the task it recorded
+						}
+					}
+					srv.Complete(task, "sent 5 USDC, receipt r-77")
+				}
 				answer := driveToAnswer(t, w, p, mention.TS, 0)
 				p.stop(t)
 				for _, want := range tc.want {
