@@ -39,20 +39,7 @@ func outcome(intentID string, calls []core.Spend) (string, error) {
 	status := "completed"
 	rank := map[string]int{"completed": 0, "cancelled": 1, "timeout": 2, "failed": 3, "unknown": 4}
 	for _, s := range calls {
-		fmt.Fprintf(&b, "- %s/%s (%s): %s", s.Server, s.Name, s.ID, s.State)
-		if r := s.Receipt(); r != "" {
-			fmt.Fprintf(&b, ", receipt %s", r) // its ledger entry's hash: neobot spends verify checks it
-		}
-		switch s.State {
-		case core.SpendCompleted:
-			if r := strings.TrimSpace(s.Result); r != "" {
-				fmt.Fprintf(&b, ": %s", r)
-			}
-		default:
-			if s.Reason != "" {
-				fmt.Fprintf(&b, ": %s", s.Reason)
-			}
-		}
+		b.WriteString(line(s))
 		b.WriteByte('\n')
 		word := statusOf(s)
 		if rank[word] > rank[status] {
@@ -64,6 +51,27 @@ func outcome(intentID string, calls []core.Spend) (string, error) {
 		return fmt.Sprintf("completed (request %s):\n%s", intentID, text), nil
 	}
 	return "", &OutcomeError{IntentID: intentID, Status: status, Calls: text}
+}
+
+// line says what became of the call s, on one line: its tool, ID, state
+// and receipt, and its result or the reason it did not complete.
+func line(s core.Spend) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "- %s/%s (%s): %s", s.Server, s.Name, s.ID, s.State)
+	if r := s.Receipt(); r != "" {
+		fmt.Fprintf(&b, ", receipt %s", r) // its ledger entry's hash: neobot spends verify checks it
+	}
+	switch s.State {
+	case core.SpendCompleted:
+		if r := strings.TrimSpace(s.Result); r != "" {
+			fmt.Fprintf(&b, ": %s", r)
+		}
+	default:
+		if s.Reason != "" {
+			fmt.Fprintf(&b, ": %s", s.Reason)
+		}
+	}
+	return b.String()
 }
 
 // statusOf maps a call's final state to the daemon contract's status.

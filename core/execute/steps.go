@@ -45,6 +45,7 @@ func (e *Executor) advance(ctx context.Context, j *job, s core.Spend) (core.Spen
 					return s, e.callingElsewhere(s)
 				}
 				s, err = e.invoke(ctx, s) // recorded approved and calling in one write, by this Run
+				e.tellIfCutOff(ctx, j, s)
 			}
 		case core.SpendCalling:
 			if s.Task != "" {
@@ -52,6 +53,7 @@ func (e *Executor) advance(ctx context.Context, j *job, s core.Spend) (core.Spen
 				// the task goes on at its server, and its outcome is read
 				// there.
 				s, err = e.follow(ctx, s)
+				e.tellIfCutOff(ctx, j, s)
 				break
 			}
 			// Recorded as being made, never recorded as done, by an
@@ -282,6 +284,21 @@ func (e *Executor) invoke(ctx context.Context, s core.Spend) (core.Spend, error)
 		return err
 	}
 	return e.settle(ctx, s, tw, args)
+}
+
+// tellIfCutOff tells the thread how the call s ended when its turn was
+// stopped (or neobot began to shut down) while the call was made: the
+// call went on, since it may already have been moving money, and the
+// model, whose turn ended, will not say how it ended.
+func (e *Executor) tellIfCutOff(ctx context.Context, j *job, s core.Spend) {
+	if ctx.Err() == nil || !s.State.Final() {
+		return
+	}
+	why := "neobot began to shut down"
+	if errors.Is(context.Cause(ctx), core.ErrStopped) {
+		why = "this turn was stopped"
+	}
+	j.notify(context.WithoutCancel(ctx), fmt.Sprintf("The spend %s (%s/%s) was already being made when %s, so it went on to its end:\n%s", s.ID, s.Server, s.Name, why, line(s)))
 }
 
 // follow takes a call an earlier run recorded as "calling" with its task

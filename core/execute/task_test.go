@@ -136,3 +136,49 @@ func TestSpendTaskNotRecorded(t *testing.T) {
 		t.Errorf("the tool was called %d times, want once", n)
 	}
 }
+
+// TestSpendTaskStoppedGoesOn: a turn stopped while its approved spend's
+// task runs leaves the task to finish (no tasks/cancel: it may already
+// be moving money), records how it ended, and tells the thread, since
+// the model whose turn ended will not.
+func TestSpendTaskStoppedGoesOn(t *testing.T) {
+	ledger := coretest.NewSpends()
+	w, srv := newTaskWorld(t, ledger)
+	w.model.replies = []llm.Message{transferCall(`{"to": "alice"}`)}
+	ctx, stop := context.WithCancelCause(w.turn("CPAY", "E1"))
+	defer stop(nil)
+	done := w.execute(ctx, "send 5 USDC to alice")
+	g, r, ok := w.gate(done)
+	if !ok {
+		t.Fatalf("no approval asked; core_execute = %+v", r)
+	}
+	if _, err := w.gates.Decide(context.Background(), g.Token, "UBOB", nil, Approve); err != nil {
+		t.Fatal(err)
+	}
+	task := <-srv.Created()
+	for polled := range srv.Polled() {
+		if polled == task {
+			break
+		}
+	}
+	stop(core.ErrStopped)
+	srv.Complete(task, "sent, tx 0xcafe")
+	<-done
+	spends, _ := ledger.SpendsSince(context.Background(), time.Time{})
+	if len(spends) != 1 || spends[0].State != core.SpendCompleted {
+		t.Errorf("ledger = %+v, want the call completed", spends)
+	}
+	n := w.rec.Notices()
+	if len(n) == 0 || !strings.Contains(n[len(n)-1], "was already being made when this turn was stopped") || !strings.Contains(n[len(n)-1], "completed") ||
+		!strings.Contains(n[len(n)-1], "sent, tx 0xcafe") {
+		t.Errorf("notices = %q, want the thread told the spend went on and completed", n)
+	}
+	select {
+	case id := <-srv.Cancels():
+		t.Errorf("the stop cancelled task %s of an approved spend", id)
+	default:
+	}
+	if c := srv.Calls(); c != 1 {
+		t.Errorf("the tool was called %d times, want once", c)
+	}
+}
