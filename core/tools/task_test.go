@@ -88,8 +88,8 @@ func TestTaskSurvivesRestart(t *testing.T) {
 // TestSpendTaskCutOff: a spend tool whose server answers with a task,
 // cut off by a shutdown or stopped by its person, is an error to the
 // executor (its outcome unknown), never a result; the tool was called
-// once, and its task is not kept for a resumed turn to follow: a spend's
-// outcome after a crash is the spend ledger's to report as unknown.
+// once, and its task is not kept in the calls log: the spend ledger
+// keeps a spend's task, for a resumed turn to follow (core/execute).
 func TestSpendTaskCutOff(t *testing.T) {
 	srv := tasktest.New(t, "transfer")
 	m := &mcp.Manifest{DID: "did:key:z6MkNeo", Servers: []mcp.ServerSpec{{
