@@ -22,8 +22,8 @@ const (
 
 // feedbackTurn returns the turn whose answer the feedback buttons rate
 // (feedback.Rated).
-func (r reporter) feedbackTurn(ctx context.Context) (string, bool) {
-	return feedback.Rated(ctx, r.a.opts.Rater)
+func (a *Adapter) feedbackTurn(ctx context.Context) (string, bool) {
+	return feedback.Rated(ctx, a.opts.Rater)
 }
 
 // feedbackBlock is the feedback buttons for turn id: Slack's
