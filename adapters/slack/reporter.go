@@ -218,7 +218,12 @@ func (a *Adapter) update(ctx context.Context, channel, ts string, m message) err
 
 // ephemeral tells user something only they see, in the thread when there is one.
 func (a *Adapter) ephemeral(ctx context.Context, channel, user, threadTS, text string) {
-	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
+	a.postEphemeral(ctx, channel, user, threadTS, "ephemeral reply", slack.MsgOptionText(text, false))
+}
+
+// postEphemeral posts a message of opts only user sees, in the thread
+// when there is one; a failure is logged as what failed.
+func (a *Adapter) postEphemeral(ctx context.Context, channel, user, threadTS, what string, opts ...slack.MsgOption) {
 	if threadTS != "" {
 		opts = append(opts, slack.MsgOptionTS(threadTS))
 	}
@@ -227,7 +232,7 @@ func (a *Adapter) ephemeral(ctx context.Context, channel, user, threadTS, text s
 		return err
 	})
 	if err != nil {
-		a.log.Warn().Err(err).Str("channel", channel).Msg("slack: ephemeral reply")
+		a.log.Warn().Err(err).Str("channel", channel).Msg("slack: " + what)
 	}
 }
 
