@@ -2,9 +2,12 @@ package core_test
 
 import (
 	"flag"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -209,4 +212,47 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// TestPackageDocsStandardLibrary keeps the package comments that speak of
+// the standard library true (core's says it depends on the standard
+// library and one Unicode normalizer): every module outside the standard
+// library such a package imports is named in its comment, so a new
+// dependency fails here until the comment says so.
+func TestPackageDocsStandardLibrary(t *testing.T) {
+	for _, p := range modulePackages(t) {
+		doc := packageDoc(t, p.path)
+		if !strings.Contains(doc, "standard library") {
+			continue
+		}
+		for _, imp := range p.imports {
+			if !standard(imp) && !strings.HasPrefix(imp, mod) && !strings.Contains(doc, imp) {
+				t.Errorf("%s's package comment speaks of the standard library, but the package imports %s, which it does not name", p.path, imp)
+			}
+		}
+	}
+}
+
+// packageDoc returns the package comment of the module's package at dir
+// (relative to the module), its lines joined by spaces.
+func packageDoc(t *testing.T, dir string) string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Doc != nil {
+			doc = append(doc, strings.Join(strings.Fields(f.Doc.Text()), " "))
+		}
+	}
+	return strings.Join(doc, " ")
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/adapters/adaptertest"
 	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/internal/intake/intaketest"
 	"github.com/neobot/neobot/adapters/internal/statusline"
@@ -248,7 +249,7 @@ func TestLongAnswerSplitsUnderLimit(t *testing.T) {
 	e := start(t, nil)
 	th := e.discord.AddThread(discordtest.ChannelID, "long")
 	thread := core.Thread{Platform: Platform, Workspace: discordtest.GuildID, Channel: discordtest.ChannelID, ID: th.ID}
-	if err := e.a.Reporter(thread).Say(e.ctx, longAnswer()); err != nil {
+	if err := e.a.Reporter(thread).Say(e.ctx, adaptertest.LongAnswer()); err != nil {
 		t.Fatalf("Say(long answer) = %v (the fake refuses content over 2,000 characters)", err)
 	}
 	msgs := e.botMessages(th.ID)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/adapters/adaptertest"
 	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/core"
 )
@@ -41,7 +42,7 @@ func BenchmarkEventToSubmit(b *testing.B) {
 		lat = append(lat, at.Sub(sent[id]))
 	}
 	mu.Unlock()
-	reportPercentiles(b, lat)
+	adaptertest.ReportPercentiles(b, lat)
 }
 
 // BenchmarkClickToResponse measures a button click from the fake's
@@ -77,38 +78,14 @@ func BenchmarkClickToResponse(b *testing.B) {
 		b.StartTimer()
 	}
 	b.StopTimer()
-	reportPercentiles(b, lat)
+	adaptertest.ReportPercentiles(b, lat)
 }
 
 // BenchmarkSplit measures splitting a long answer under 2,000 characters.
 func BenchmarkSplit(b *testing.B) {
-	src := longAnswer()
+	src := adaptertest.LongAnswer()
 	b.SetBytes(int64(len(src)))
 	for b.Loop() {
 		_ = split(src, sayLimit)
 	}
-}
-
-func longAnswer() string {
-	s := ""
-	for i := range 40 {
-		s += fmt.Sprintf("Paragraph %d with **bold**, *italics* and [a link](https://example.com/%d).\n\n", i, i)
-	}
-	s += "```go\n"
-	for i := range 300 {
-		s += fmt.Sprintf("x%d := a < b && c > d // %d\n", i, i)
-	}
-	return s + "```\n"
-}
-
-func reportPercentiles(b *testing.B, lat []time.Duration) {
-	if len(lat) == 0 {
-		return
-	}
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(float64(len(lat))*p))].Microseconds()) / 1000
-	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
 }

@@ -26,13 +26,11 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
 
-	"github.com/neobot/neobot/adapters/internal/home"
 	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/adapters/internal/recent"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/adapters/internal/work"
 	"github.com/neobot/neobot/core"
-	"github.com/neobot/neobot/core/skill"
 )
 
 // Platform is the core.Thread platform of every Discord thread.
@@ -72,21 +70,8 @@ type Options struct {
 	// Rater records the ratings of the feedback buttons under every
 	// answer; nil shows no buttons.
 	Rater core.Rater
-	// Skills are what Neo may do where, shown on each person's /neo
-	// page; nil is the built-in default skill.
-	Skills *skill.Set
-	// Accounts are the per_user MCP servers people connect their own
-	// account to from /neo (core/mcp.Manager); nil shows none.
-	Accounts home.Accounts
-	// Spends is the spend ledger, for each person's recent spends on
-	// /neo; nil leaves them out.
-	Spends home.Spends
-	// Budgets tell the daily token budgets over a channel, for its
-	// settings on /neo (*usage.Meter); nil leaves them out.
-	Budgets home.Budgets
-	// Model is the configured main model, named in a channel's settings
-	// on /neo.
-	Model string
+	// Home is what each person's /neo page is read from.
+	Home
 	// Approvers may answer any gate besides the user who started the
 	// turn: user IDs, and role IDs written "role:<id>".
 	Approvers []string

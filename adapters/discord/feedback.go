@@ -18,8 +18,8 @@ const feedbackPrefix = "neo_fb:"
 
 // feedbackTurn returns the turn whose answer the feedback buttons rate
 // (feedback.Rated).
-func (r reporter) feedbackTurn(ctx context.Context) (string, bool) {
-	return feedback.Rated(ctx, r.a.opts.Rater)
+func (a *Adapter) feedbackTurn(ctx context.Context) (string, bool) {
+	return feedback.Rated(ctx, a.opts.Rater)
 }
 
 // feedbackRow is the 👍/👎 buttons for turn id, under the answer in its

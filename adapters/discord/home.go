@@ -19,6 +19,11 @@ import (
 // their accounts on per-user MCP servers with Connect and Disconnect, and
 // their recent spends. It is Slack's Home tab for Discord.
 
+// Home is what each person's /neo page is read from: the skills, the
+// per_user MCP servers, the spend ledger, the daily budgets and the main
+// model ([Options] embeds it).
+type Home = home.Parts
+
 // homeCommand is the slash command's name.
 const homeCommand = "neo"
 
@@ -69,8 +74,7 @@ func (a *Adapter) homeResponse(ctx context.Context, i *discordgo.Interaction, no
 	if workspace == "" {
 		workspace = DMWorkspace
 	}
-	page := home.Build(ctx, home.Sources{Skills: a.opts.Skills, Gates: a.opts.Gates, Accounts: a.opts.Accounts, Spends: a.opts.Spends},
-		home.Person{Platform: Platform, Workspace: workspace, User: user, Roles: roles})
+	page := home.Build(ctx, a.opts.Home.Sources(a.opts.Gates), home.Person{Platform: Platform, Workspace: workspace, User: user, Roles: roles})
 	if i.GuildID != "" {
 		// Asked in a channel: how Neo is governed there, for anyone who
 		// can see the channel (a thread counts as its parent).
@@ -89,13 +93,12 @@ func (a *Adapter) homeResponse(ctx context.Context, i *discordgo.Interaction, no
 
 // governed is what a channel's settings on /neo are read from.
 func (a *Adapter) governed() home.Governed {
-	return home.Governed{Skills: a.opts.Skills, Budgets: a.opts.Budgets, Model: a.opts.Model, Approvers: a.opts.Approvers,
-		Mention: func(id string) string {
-			if role, ok := strings.CutPrefix(id, "role:"); ok {
-				return "<@&" + role + ">"
-			}
-			return "<@" + id + ">"
-		}}
+	return a.opts.Home.Governed(a.opts.Approvers, func(id string) string {
+		if role, ok := strings.CutPrefix(id, "role:"); ok {
+			return "<@&" + role + ">"
+		}
+		return "<@" + id + ">"
+	})
 }
 
 // homePage renders a page as a message of at most 2,000 characters and

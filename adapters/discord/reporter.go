@@ -12,6 +12,7 @@ import (
 
 	"github.com/neobot/neobot/adapters/internal/live"
 	"github.com/neobot/neobot/adapters/internal/mdsplit"
+	"github.com/neobot/neobot/adapters/internal/speak"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 )
 
@@ -21,28 +22,25 @@ import (
 // messages split under 2,000 characters without breaking a code block, the
 // first replacing the status message; Notice as subtext ("-# …").
 func (a *Adapter) Reporter(t core.Thread) core.Reporter {
-	return reporter{a: a, t: t}
+	return speak.Reporter[*Adapter]{P: a, T: t}
 }
 
-type reporter struct {
-	a *Adapter
-	t core.Thread
-}
-
-// Say says a whole answer: the status message, or the turn's progress
-// message, becomes its first message, and the last carries the feedback
-// buttons.
-func (r reporter) Say(ctx context.Context, text string) error {
-	r.handOver(ctx)
-	m := r.messages(ctx)
-	return r.a.lines.Finish(r.t.Key(), func(st *statusline.Line[struct{}]) error {
+// Say says a whole answer in thread t: the status message, or the turn's
+// progress message, becomes its first message, and the last carries the
+// feedback buttons.
+func (a *Adapter) Say(ctx context.Context, t core.Thread, text string) error {
+	a.handOver(ctx, t)
+	m := a.messages(ctx, t)
+	return a.lines.Finish(t.Key(), func(st *statusline.Line[struct{}]) error {
 		return live.Say(ctx, m, answerRender, st.Clear(), text)
 	})
 }
-func (r reporter) Status(ctx context.Context, text string) error { return r.a.status(ctx, r.t, text) }
-func (r reporter) Notice(ctx context.Context, text string) error {
-	r.endSteps(ctx)
-	return r.a.notice(ctx, r.t, text)
+
+// Notice ends the turn's progress message in thread t, then posts text
+// below it as subtext.
+func (a *Adapter) Notice(ctx context.Context, t core.Thread, text string) error {
+	a.endSteps(ctx, t)
+	return a.notice(ctx, t, text)
 }
 
 // answerMentions lets an answer ping the people it names, never @everyone
@@ -72,7 +70,10 @@ func statusContent(text string) string {
 	return "-# ⏳ " + line
 }
 
-func (a *Adapter) status(ctx context.Context, t core.Thread, text string) error {
+// Status shows text in thread t: the typing indicator, and the status
+// message, posted or edited at the pace, unless the turn's progress
+// message shows the turn is working.
+func (a *Adapter) Status(ctx context.Context, t core.Thread, text string) error {
 	if showsSteps(&a.steps, t.Key()) {
 		a.typing(ctx, t.ID)
 		return nil // the progress message shows the turn is working
@@ -229,9 +230,9 @@ func (*Adapter) Before(a, b string) bool {
 	return a < b
 }
 
-// PrivateNotice tells user text in their direct messages with Neo
-// (core.PrivateNoticer): outside a button click Discord has no reply only
-// one person sees.
-func (r reporter) PrivateNotice(ctx context.Context, user, text string) error {
-	return r.a.direct(ctx, user, text)
+// PrivateNotice tells user text in their direct messages with Neo, not in
+// thread t (core.PrivateNoticer): outside a button click Discord has no
+// reply only one person sees.
+func (a *Adapter) PrivateNotice(ctx context.Context, _ core.Thread, user, text string) error {
+	return a.direct(ctx, user, text)
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/neobot/neobot/core"
 )
 
-var _ core.Stepper = reporter{}
-
 // stepBoards are the threads' progress messages, one per turn while it
 // calls tools.
 type stepBoards = progress.Boards[stepBoard, *stepBoard]
@@ -62,9 +60,10 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// Step shows a tool call as a line of the turn's progress message.
-func (r reporter) Step(ctx context.Context, s core.Step) error {
-	b := r.a.steps.Open(r.t.Key())
+// Step shows a tool call as a line of the progress message of thread t's
+// turn.
+func (a *Adapter) Step(ctx context.Context, t core.Thread, s core.Step) error {
+	b := a.steps.Open(t.Key())
 	if b == nil {
 		return nil
 	}
@@ -75,26 +74,26 @@ func (r reporter) Step(ctx context.Context, s core.Step) error {
 	if b.steps == nil {
 		b.steps = map[string]core.Step{}
 	}
-	b.steps[s.ID], b.plan, b.channel = s, s.Plan, r.t.ID
+	b.steps[s.ID], b.plan, b.channel = s, s.Plan, t.ID
 	if b.id == "" {
-		return r.startSteps(ctx, b)
+		return a.startSteps(ctx, t, b)
 	}
-	return r.a.steps.Show(ctx, r.t.Key(), b, func(ctx context.Context) error { return r.showSteps(ctx, b) })
+	return a.steps.Show(ctx, t.Key(), b, func(ctx context.Context) error { return a.showSteps(ctx, t, b) })
 }
 
 // startSteps makes the turn's status message the progress message, or
 // posts one. b is locked.
-func (r reporter) startSteps(ctx context.Context, b *stepBoard) error {
+func (a *Adapter) startSteps(ctx context.Context, t core.Thread, b *stepBoard) error {
 	content := b.render()
-	return r.a.lines.With(r.t.Key(), func(st *statusline.Line[struct{}]) error {
+	return a.lines.With(t.Key(), func(st *statusline.Line[struct{}]) error {
 		if placeholder := st.Clear(); placeholder != "" {
-			if err := r.a.edit(ctx, &discordgo.MessageEdit{Channel: r.t.ID, ID: placeholder, Content: &content}); err == nil {
+			if err := a.edit(ctx, &discordgo.MessageEdit{Channel: t.ID, ID: placeholder, Content: &content}); err == nil {
 				b.id, b.shown = placeholder, content
 				b.Shown()
 				return nil
 			}
 		}
-		m, err := r.a.send(ctx, r.t.ID, &discordgo.MessageSend{Content: content, AllowedMentions: &discordgo.MessageAllowedMentions{}})
+		m, err := a.send(ctx, t.ID, &discordgo.MessageSend{Content: content, AllowedMentions: &discordgo.MessageAllowedMentions{}})
 		if err != nil {
 			return err
 		}
@@ -106,20 +105,20 @@ func (r reporter) startSteps(ctx context.Context, b *stepBoard) error {
 
 // showSteps edits the progress message, if it changed and is still the
 // steps'. b is locked.
-func (r reporter) showSteps(ctx context.Context, b *stepBoard) error {
+func (a *Adapter) showSteps(ctx context.Context, t core.Thread, b *stepBoard) error {
 	content := b.render()
 	if b.handed || content == b.shown {
 		return nil
 	}
 	b.shown = content
 	b.Shown()
-	return r.a.edit(ctx, &discordgo.MessageEdit{Channel: b.channel, ID: b.id, Content: &content})
+	return a.edit(ctx, &discordgo.MessageEdit{Channel: b.channel, ID: b.id, Content: &content})
 }
 
 // endSteps ends the turn's progress message: its last state shows now,
 // or as soon as the pace allows.
-func (r reporter) endSteps(ctx context.Context) {
-	b := r.a.steps.End(r.t.Key())
+func (a *Adapter) endSteps(ctx context.Context, t core.Thread) {
+	b := a.steps.End(t.Key())
 	if b == nil {
 		return
 	}
@@ -127,16 +126,16 @@ func (r reporter) endSteps(ctx context.Context) {
 	if b.id == "" {
 		return
 	}
-	if err := r.a.steps.Show(ctx, r.t.Key(), b, func(ctx context.Context) error { return r.showSteps(ctx, b) }); err != nil {
-		r.a.log.Warn().Err(err).Str("thread", r.t.Key()).Msg("discord: show steps")
+	if err := a.steps.Show(ctx, t.Key(), b, func(ctx context.Context) error { return a.showSteps(ctx, t, b) }); err != nil {
+		a.log.Warn().Err(err).Str("thread", t.Key()).Msg("discord: show steps")
 	}
 }
 
 // handOver gives the turn's progress message, if it has one, to the
 // thread's status line when the answer starts: the answer replaces the
 // progress lines in that message, one message for the whole turn.
-func (r reporter) handOver(ctx context.Context) {
-	b := r.a.steps.End(r.t.Key())
+func (a *Adapter) handOver(ctx context.Context, t core.Thread) {
+	b := a.steps.End(t.Key())
 	if b == nil {
 		return
 	}
@@ -146,10 +145,10 @@ func (r reporter) handOver(ctx context.Context) {
 	if b.id == "" {
 		return
 	}
-	_ = r.a.lines.With(r.t.Key(), func(st *statusline.Line[struct{}]) error {
+	_ = a.lines.With(t.Key(), func(st *statusline.Line[struct{}]) error {
 		if placeholder := st.Clear(); placeholder != "" && placeholder != b.id {
-			if err := r.a.s.ChannelMessageDelete(r.t.ID, placeholder, call(ctx)); err != nil {
-				r.a.log.Warn().Err(err).Str("thread", r.t.Key()).Msg("discord: delete status message")
+			if err := a.s.ChannelMessageDelete(t.ID, placeholder, call(ctx)); err != nil {
+				a.log.Warn().Err(err).Str("thread", t.Key()).Msg("discord: delete status message")
 			}
 		}
 		st.Posted(b.id)

@@ -21,21 +21,21 @@ const writingMark = "\n-# ✍️ writing…"
 // Discord's limit.
 var streamLimit = sayLimit - utf8.RuneCountInString(writingMark) - len("\n```")
 
-// StreamAnswer shows an answer while it is written: the status message,
-// or the turn's progress message, becomes the answer's first message,
-// edited in place at most once per StatusInterval; past 2,000 characters
-// it continues in a new message, with code blocks closed and reopened
-// across messages. The last message, once final, carries the feedback
-// buttons.
-func (r reporter) StreamAnswer(ctx context.Context) (core.AnswerStream, error) {
-	r.handOver(ctx)
-	return live.New(r.a.lines, r.t.Key(), r.messages(ctx), answerRender), nil
+// StreamAnswer shows an answer in thread t while it is written: the
+// status message, or the turn's progress message, becomes the answer's
+// first message, edited in place at most once per StatusInterval; past
+// 2,000 characters it continues in a new message, with code blocks closed
+// and reopened across messages. The last message, once final, carries the
+// feedback buttons.
+func (a *Adapter) StreamAnswer(ctx context.Context, t core.Thread) (core.AnswerStream, error) {
+	a.handOver(ctx, t)
+	return live.New(a.lines, t.Key(), a.messages(ctx, t), answerRender), nil
 }
 
 // messages are the thread's answer messages for the turn in ctx.
-func (r reporter) messages(ctx context.Context) messages {
-	rate, _ := r.feedbackTurn(ctx)
-	return messages{a: r.a, channel: r.t.ID, rate: rate}
+func (a *Adapter) messages(ctx context.Context, t core.Thread) messages {
+	rate, _ := a.feedbackTurn(ctx)
+	return messages{a: a, channel: t.ID, rate: rate}
 }
 
 // answerRender renders answers made inert, split under Discord's limit,

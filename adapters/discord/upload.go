@@ -10,13 +10,9 @@ import (
 	"github.com/neobot/neobot/core"
 )
 
-// Upload posts a file a tool returned in the thread as a message
+// Upload posts a file a tool returned in thread t as a message
 // attachment (a multipart message: payload_json and files[0]).
-func (r reporter) Upload(ctx context.Context, f core.ToolFile) error { return r.a.upload(ctx, r.t, f) }
-
-var _ core.Uploader = reporter{}
-
-func (a *Adapter) upload(ctx context.Context, t core.Thread, f core.ToolFile) error {
+func (a *Adapter) Upload(ctx context.Context, t core.Thread, f core.ToolFile) error {
 	_, err := a.s.ChannelMessageSendComplex(t.ID, &discordgo.MessageSend{
 		Files:           []*discordgo.File{{Name: f.Name, ContentType: f.MIMEType, Reader: bytes.NewReader(f.Data)}},
 		AllowedMentions: &discordgo.MessageAllowedMentions{},

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/neobot/neobot/adapters/adaptertest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
 	"github.com/neobot/neobot/core"
 )
@@ -25,7 +25,7 @@ func BenchmarkEventToAck(b *testing.B) {
 		lat = append(lat, a.At.Sub(d.Sent))
 	}
 	b.StopTimer()
-	reportPercentiles(b, lat)
+	adaptertest.ReportPercentiles(b, lat)
 	e.idle()
 }
 
@@ -51,7 +51,7 @@ func BenchmarkWorkspacesEventToAck(b *testing.B) {
 		lat = append(lat, a.At.Sub(d.Sent))
 	}
 	b.StopTimer()
-	reportPercentiles(b, lat)
+	adaptertest.ReportPercentiles(b, lat)
 }
 
 // BenchmarkThreads drives many threads at once through the adapter: a
@@ -80,35 +80,11 @@ func BenchmarkThreads(b *testing.B) {
 
 // BenchmarkRender measures converting and splitting a long answer.
 func BenchmarkRender(b *testing.B) {
-	src := longAnswer()
+	src := adaptertest.LongAnswer()
 	b.SetBytes(int64(len(src)))
 	for b.Loop() {
 		_ = split(mrkdwn(src), maxMessageChars)
 	}
-}
-
-func longAnswer() string {
-	s := ""
-	for i := range 40 {
-		s += fmt.Sprintf("Paragraph %d with **bold**, *italics* and [a link](https://example.com/%d).\n\n", i, i)
-	}
-	s += "```go\n"
-	for i := range 300 {
-		s += fmt.Sprintf("x%d := a < b && c > d // %d\n", i, i)
-	}
-	return s + "```\n"
-}
-
-func reportPercentiles(b *testing.B, lat []time.Duration) {
-	if len(lat) == 0 {
-		return
-	}
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(float64(len(lat))*p))].Microseconds()) / 1000
-	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
 }
 
 // BenchmarkParseEnvelope reads a Socket Mode envelope the way the socket
@@ -161,6 +137,6 @@ func BenchmarkHTTPEventToAck(b *testing.B) {
 		lat = append(lat, e.ack(d).At.Sub(d.Sent))
 	}
 	b.StopTimer()
-	reportPercentiles(b, lat)
+	adaptertest.ReportPercentiles(b, lat)
 	e.idle()
 }

@@ -49,8 +49,7 @@ func (a *Adapter) commandReply(ctx context.Context, c command) json.RawMessage {
 		if strings.HasPrefix(c.ChannelID, "D") {
 			in.Thread.Channel, in.DM = "", true // a direct message: the platform's dm settings
 		}
-		settings := home.Settings(ctx, home.Governed{Skills: a.opts.Skills, Budgets: a.opts.Budgets, Model: a.opts.Model,
-			Approvers: a.opts.Approvers, Mention: mentionOf}, in)
+		settings := home.Settings(ctx, a.opts.Home.Governed(a.opts.Approvers, mentionOf), in)
 		text = "*How Neo is set up here*\n" + strings.NewReplacer("\x00", "<", "\x01", ">").Replace(escape(strings.Join(settings, " ")))
 	}
 	out, _ := json.Marshal(map[string]string{"response_type": "ephemeral", "text": text})

@@ -22,8 +22,8 @@ const (
 
 // feedbackTurn returns the turn whose answer the feedback buttons rate
 // (feedback.Rated).
-func (r reporter) feedbackTurn(ctx context.Context) (string, bool) {
-	return feedback.Rated(ctx, r.a.opts.Rater)
+func (a *Adapter) feedbackTurn(ctx context.Context) (string, bool) {
+	return feedback.Rated(ctx, a.opts.Rater)
 }
 
 // feedbackBlock is the feedback buttons for turn id: Slack's
@@ -113,15 +113,6 @@ func (a *Adapter) askReason(ctx context.Context, channel, user, threadTS, turn s
 		slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, "Thanks. What was wrong with the answer?", false, false), nil, nil),
 		slack.NewActionBlock("feedback_reason", buttons...),
 	}
-	opts := []slack.MsgOption{slack.MsgOptionText("Thanks. What was wrong with the answer?", false), slack.MsgOptionBlocks(blocks...)}
-	if threadTS != "" {
-		opts = append(opts, slack.MsgOptionTS(threadTS))
-	}
-	err := a.retry(ctx, "chat.postEphemeral", func(ctx context.Context) error {
-		_, err := a.api.PostEphemeralContext(ctx, channel, user, opts...)
-		return err
-	})
-	if err != nil {
-		a.log.Warn().Err(err).Str("channel", channel).Msg("slack: ask why an answer was bad")
-	}
+	a.postEphemeral(ctx, channel, user, threadTS, "ask why an answer was bad",
+		slack.MsgOptionText("Thanks. What was wrong with the answer?", false), slack.MsgOptionBlocks(blocks...))
 }

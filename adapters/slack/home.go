@@ -19,6 +19,11 @@ import (
 // as in the thread, answered by the same gate), their accounts on
 // per-user MCP servers, and their recent spends. Only they see it.
 
+// Home is what each person's Home tab is read from: the skills, the
+// per_user MCP servers, the spend ledger, the daily budgets and the main
+// model ([Options] embeds it).
+type Home = home.Parts
+
 // Action IDs of the Home tab's own buttons.
 const (
 	homeConnect    = "neobot_home_connect"
@@ -40,12 +45,10 @@ func (a *Adapter) publishHome(ctx context.Context, team, user string) {
 		return
 	}
 	team = cmpOr(team, a.me().TeamID)
-	page := home.Build(ctx, home.Sources{Skills: a.opts.Skills, Gates: a.opts.Gates, Accounts: a.opts.Accounts,
-		Spends: a.opts.Spends}, home.Person{Platform: Platform, Workspace: team, User: user})
+	page := home.Build(ctx, a.opts.Home.Sources(a.opts.Gates), home.Person{Platform: Platform, Workspace: team, User: user})
 	// The workspace's settings: the Home tab is not in a channel, and a
 	// channel's own settings are for its members only.
-	page.Settings = home.Settings(ctx, home.Governed{Skills: a.opts.Skills, Budgets: a.opts.Budgets, Model: a.opts.Model,
-		Approvers: a.opts.Approvers, Mention: mentionOf}, core.Inbound{Thread: core.Thread{Platform: Platform, Workspace: team}})
+	page.Settings = home.Settings(ctx, a.opts.Home.Governed(a.opts.Approvers, mentionOf), core.Inbound{Thread: core.Thread{Platform: Platform, Workspace: team}})
 	note, _ := a.homeNotes.Get(homeKey(team, user))
 	a.homeNotes.Drop(homeKey(team, user))
 	view := slack.HomeTabViewRequest{Type: slack.VTHomeTab, CallbackID: "neobot_home",

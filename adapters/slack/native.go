@@ -28,7 +28,8 @@ const streamMark = "_:writing_hand: writing…_\n\n"
 // Where the workspace or channel refuses streaming, the answer is edited
 // in place instead (live), and the thread remembers not to try again.
 type nativeAnswer struct {
-	r reporter
+	a *Adapter
+	t core.Thread
 	b *stepBoard
 
 	written  strings.Builder
@@ -51,7 +52,7 @@ func (n *nativeAnswer) Write(ctx context.Context, text string) error {
 	if b.Ended() {
 		return nil
 	}
-	if b.ts != "" && n.sent > 0 && !n.r.a.steps.Due(b) {
+	if b.ts != "" && n.sent > 0 && !n.a.steps.Due(b) {
 		return nil
 	}
 	ready := streamable(n.written.String())
@@ -62,22 +63,22 @@ func (n *nativeAnswer) Write(ctx context.Context, text string) error {
 	md := strings.TrimPrefix(full, n.shown)
 	if b.ts == "" {
 		head := cutRunes(md, maxStreamChars-len(streamMark))
-		if err := n.r.startStream(ctx, b, markdownChunk(streamMark+head)); err != nil {
-			n.r.a.log.Debug().Err(err).Str("thread", n.r.t.Key()).Msg("slack: streaming not available here; editing the answer in place")
-			_ = n.r.a.lines.With(n.r.t.Key(), func(st *statusline.Line[learned]) error {
+		if err := n.a.startStream(ctx, n.t, b, markdownChunk(streamMark+head)); err != nil {
+			n.a.log.Debug().Err(err).Str("thread", n.t.Key()).Msg("slack: streaming not available here; editing the answer in place")
+			_ = n.a.lines.With(n.t.Key(), func(st *statusline.Line[learned]) error {
 				st.Ext.noStream = true
 				return nil
 			})
-			n.fallback = n.r.editedAnswer(ctx)
+			n.fallback = n.a.editedAnswer(ctx, n.t)
 			return n.fallback.Write(ctx, n.written.String())
 		}
 		b.marked = true
 		md = md[len(head):]
-		if err := n.r.clearStatus(ctx, false); err != nil {
+		if err := n.a.clearStatus(ctx, n.t, false); err != nil {
 			return err
 		}
 	}
-	if err := n.r.streamMarkdown(ctx, b, md, false, nil); err != nil {
+	if err := n.a.streamMarkdown(ctx, n.t, b, md, false, nil); err != nil {
 		return err
 	}
 	n.sent, n.shown = ready, full
@@ -90,45 +91,45 @@ func (n *nativeAnswer) Write(ctx context.Context, text string) error {
 // becomes it in one edit.
 func (n *nativeAnswer) Close(ctx context.Context, final string) error {
 	if n.fallback != nil {
-		n.r.a.steps.Take(n.r.t.Key())
+		n.a.steps.Take(n.t.Key())
 		return n.fallback.Close(ctx, final)
 	}
 	b := n.b
 	b.Lock()
 	if b.ts == "" || n.sent == 0 {
 		b.Unlock()
-		return n.r.Say(ctx, final)
+		return n.a.Say(ctx, n.t, final)
 	}
-	n.r.a.steps.Take(n.r.t.Key())
+	n.a.steps.Take(n.t.Key())
 	defer b.Unlock()
 	b.End()
 	if b.marked {
 		// An answer of its own: its messages are rewritten without the
 		// mark, exactly the final text, the buttons on the last.
-		if err := n.r.stopStream(ctx, b, nil); err != nil {
+		if err := n.a.stopStream(ctx, n.t, b, nil); err != nil {
 			return err
 		}
-		rate, _ := n.r.feedbackTurn(ctx)
+		rate, _ := n.a.feedbackTurn(ctx)
 		own := b.msgs[min(n.first, len(b.msgs)):]
-		if err := live.Replace(ctx, threadMessages{a: n.r.a, t: n.r.t, rate: rate}, own, answerRender.Final(final)); err != nil {
+		if err := live.Replace(ctx, threadMessages{a: n.a, t: n.t, rate: rate}, own, answerRender.Final(final)); err != nil {
 			return err
 		}
-		return n.r.clearStatus(ctx, true)
+		return n.a.clearStatus(ctx, n.t, true)
 	}
 	target := tables(final)
 	rest, ok := strings.CutPrefix(target, n.shown)
 	if !ok && strings.TrimSpace(target) != strings.TrimSpace(n.shown) {
 		// The stored answer differs from the words streamed after the
 		// cards: the cards' message ends, and the answer is said whole.
-		if err := n.r.stopStream(ctx, b, nil); err != nil {
+		if err := n.a.stopStream(ctx, n.t, b, nil); err != nil {
 			return err
 		}
-		return n.r.say(ctx, final)
+		return n.a.say(ctx, n.t, final)
 	}
-	if err := n.r.streamMarkdown(ctx, b, rest, true, n.r.feedbackBlocks(ctx)); err != nil {
+	if err := n.a.streamMarkdown(ctx, n.t, b, rest, true, n.a.feedbackBlocks(ctx)); err != nil {
 		return err
 	}
-	return n.r.clearStatus(ctx, true)
+	return n.a.clearStatus(ctx, n.t, true)
 }
 
 // Abort takes the answer back: its streamed messages are deleted, unless
@@ -145,7 +146,7 @@ func (n *nativeAnswer) Abort(ctx context.Context) error {
 	if b.ts == "" || !b.marked {
 		return nil // the cards' message keeps the words
 	}
-	first := n.r.stopStream(ctx, b, nil)
+	first := n.a.stopStream(ctx, n.t, b, nil)
 	if err := n.deleteOwn(ctx, b); err != nil && first == nil {
 		first = err
 	}
@@ -157,7 +158,7 @@ func (n *nativeAnswer) Abort(ctx context.Context) error {
 func (n *nativeAnswer) deleteOwn(ctx context.Context, b *stepBoard) error {
 	var first error
 	for _, ts := range b.msgs[min(n.first, len(b.msgs)):] {
-		if err := n.r.a.deleteMessage(ctx, n.r.t.Channel, ts); err != nil && first == nil {
+		if err := n.a.deleteMessage(ctx, n.t.Channel, ts); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/slack-go/slack"
 
 	"github.com/neobot/neobot/adapters/internal/gatetext"
@@ -163,12 +162,7 @@ func (s *socket) ackWith(id string, payload json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.ws.SetWriteDeadline(time.Now().Add(socketWriteTimeout)); err != nil {
-		return err
-	}
-	return s.ws.WriteMessage(websocket.TextMessage, raw)
+	return s.write(raw)
 }
 
 // isFormSubmission reports whether cb submits one of neobot's question

@@ -9,6 +9,7 @@ import (
 
 	"github.com/neobot/neobot/adapters/internal/live"
 	"github.com/neobot/neobot/adapters/internal/mdsplit"
+	"github.com/neobot/neobot/adapters/internal/speak"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/core"
 )
@@ -24,28 +25,25 @@ const maxStreamChars = 10000
 // limits, streamed in DMs where the workspace supports it, replacing the
 // placeholder; Notice as a context block, which retires the placeholder.
 func (a *Adapter) Reporter(t core.Thread) core.Reporter {
-	return reporter{a: a, t: t}
+	return speak.Reporter[*Adapter]{P: a, T: t}
 }
 
-type reporter struct {
-	a *Adapter
-	t core.Thread
-}
-
-// Say says a whole answer in one message with the feedback buttons under
-// it: the turn's streamed message when its task cards opened one, else the
-// status message edited into it (or, in an assistant thread, one stream
-// started and stopped).
-func (r reporter) Say(ctx context.Context, text string) error {
-	if said, err := r.sayInSteps(ctx, text); said {
+// Say says a whole answer in thread t in one message with the feedback
+// buttons under it: the turn's streamed message when its task cards opened
+// one, else the status message edited into it (or, in an assistant thread,
+// one stream started and stopped).
+func (a *Adapter) Say(ctx context.Context, t core.Thread, text string) error {
+	if said, err := a.sayInSteps(ctx, t, text); said {
 		return err
 	}
-	return r.say(ctx, text)
+	return a.say(ctx, t, text)
 }
-func (r reporter) Status(ctx context.Context, text string) error { return r.a.status(ctx, r.t, text) }
-func (r reporter) Notice(ctx context.Context, text string) error {
-	r.endSteps(ctx)
-	return r.a.notice(ctx, r.t, text)
+
+// Notice ends the turn's message in thread t, if its task cards opened
+// one, then posts text as a context block below it.
+func (a *Adapter) Notice(ctx context.Context, t core.Thread, text string) error {
+	a.endSteps(ctx, t)
+	return a.notice(ctx, t, text)
 }
 
 // learned is what Slack taught the reporter about a thread: a feature
@@ -75,7 +73,10 @@ func newStatusLines(a *Adapter) *statusline.Lines[learned] {
 // DMs can be.
 func assistantThread(t core.Thread) bool { return strings.HasPrefix(t.Channel, "D") }
 
-func (a *Adapter) status(ctx context.Context, t core.Thread, text string) error {
+// Status shows text in thread t: on the assistant pane's status line in
+// a DM where Slack offers one, else in the status message, posted or
+// edited at the pace.
+func (a *Adapter) Status(ctx context.Context, t core.Thread, text string) error {
 	return a.lines.With(t.Key(), func(st *statusline.Line[learned]) error {
 		if assistantThread(t) && !st.Ext.noAssistant && st.ID() == "" {
 			err := a.retry(ctx, "assistant.threads.setStatus", func(ctx context.Context) error {
@@ -123,9 +124,8 @@ func contextBlocks(id, text string) string {
 }
 
 // say says text, a whole answer, with no stream of the turn open.
-func (r reporter) say(ctx context.Context, text string) error {
-	a, t := r.a, r.t
-	rate, _ := r.feedbackTurn(ctx)
+func (a *Adapter) say(ctx context.Context, t core.Thread, text string) error {
+	rate, _ := a.feedbackTurn(ctx)
 	return a.lines.Finish(t.Key(), func(st *statusline.Line[learned]) error {
 		placeholder := st.Clear()
 		if strings.TrimSpace(text) == "" {
@@ -218,7 +218,12 @@ func (a *Adapter) update(ctx context.Context, channel, ts string, m message) err
 
 // ephemeral tells user something only they see, in the thread when there is one.
 func (a *Adapter) ephemeral(ctx context.Context, channel, user, threadTS, text string) {
-	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
+	a.postEphemeral(ctx, channel, user, threadTS, "ephemeral reply", slack.MsgOptionText(text, false))
+}
+
+// postEphemeral posts a message of opts only user sees, in the thread
+// when there is one; a failure is logged as what failed.
+func (a *Adapter) postEphemeral(ctx context.Context, channel, user, threadTS, what string, opts ...slack.MsgOption) {
 	if threadTS != "" {
 		opts = append(opts, slack.MsgOptionTS(threadTS))
 	}
@@ -227,7 +232,7 @@ func (a *Adapter) ephemeral(ctx context.Context, channel, user, threadTS, text s
 		return err
 	})
 	if err != nil {
-		a.log.Warn().Err(err).Str("channel", channel).Msg("slack: ephemeral reply")
+		a.log.Warn().Err(err).Str("channel", channel).Msg("slack: " + what)
 	}
 }
 
@@ -287,8 +292,8 @@ func isStatusMessage(m slack.Message) bool {
 }
 
 // PrivateNotice tells user text in an ephemeral message only they see, in
-// the thread (core.PrivateNoticer).
-func (r reporter) PrivateNotice(ctx context.Context, user, text string) error {
-	r.a.ephemeral(ctx, r.t.Channel, user, r.t.ID, text)
+// thread t (core.PrivateNoticer).
+func (a *Adapter) PrivateNotice(ctx context.Context, t core.Thread, user, text string) error {
+	a.ephemeral(ctx, t.Channel, user, t.ID, text)
 	return nil
 }

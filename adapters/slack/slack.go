@@ -26,13 +26,11 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
 
-	"github.com/neobot/neobot/adapters/internal/home"
 	"github.com/neobot/neobot/adapters/internal/intake"
 	"github.com/neobot/neobot/adapters/internal/recent"
 	"github.com/neobot/neobot/adapters/internal/statusline"
 	"github.com/neobot/neobot/adapters/internal/work"
 	"github.com/neobot/neobot/core"
-	"github.com/neobot/neobot/core/skill"
 )
 
 // Platform is the core.Thread platform of every Slack thread.
@@ -80,26 +78,15 @@ type Options struct {
 	// Approvers are Slack user IDs who may answer any gate besides the
 	// user who started the turn.
 	Approvers []string
-	// Skills give the assistant pane its suggested prompts (the skill of
-	// direct messages). Nil offers skill.DefaultPrompts.
-	Skills *skill.Set
 	// Limits are the allowlists (channel and user IDs), the text and
 	// attachment caps and each person's share.
 	Limits
 	// AllowBots lets other bots' messages reach Neo (default: ignored).
 	AllowBots bool
-	// Accounts are the per_user MCP servers people connect their own
-	// account to from the Home tab (core/mcp.Manager); nil shows none.
-	Accounts home.Accounts
-	// Spends is the spend ledger, for each person's recent spends on the
-	// Home tab; nil leaves them out.
-	Spends home.Spends
-	// Budgets tell the daily token budgets over a workspace, for its
-	// settings on the Home tab (*usage.Meter); nil leaves them out.
-	Budgets home.Budgets
-	// Model is the configured main model, named in the workspace's
-	// settings on the Home tab.
-	Model string
+	// Home is what each person's Home tab is read from; its Skills also
+	// give the assistant pane its suggested prompts (the skill of direct
+	// messages; nil offers skill.DefaultPrompts).
+	Home
 	// Rater records the ratings of the feedback buttons under every
 	// answer; nil shows no buttons.
 	Rater core.Rater

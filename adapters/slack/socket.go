@@ -125,6 +125,11 @@ func (s *socket) ack(id string) error {
 	if err != nil {
 		return err
 	}
+	return s.write(raw)
+}
+
+// write sends frame raw, one writer at a time, within socketWriteTimeout.
+func (s *socket) write(raw []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.ws.SetWriteDeadline(time.Now().Add(socketWriteTimeout)); err != nil {

@@ -12,8 +12,6 @@ import (
 	"github.com/neobot/neobot/core"
 )
 
-var _ core.Stepper = reporter{}
-
 // errNoRecipient: a stream in a channel must name its reader, and no
 // turn names one.
 var errNoRecipient = errors.New("slack: no reader to stream to in this channel")
@@ -42,64 +40,65 @@ type stepBoard struct {
 	pending []slack.StreamChunk
 }
 
-// Step shows a tool call as a task card in the turn's message.
-func (r reporter) Step(ctx context.Context, s core.Step) error {
-	b := r.a.steps.Open(r.t.Key())
+// Step shows a tool call as a task card in the message of thread t's
+// turn.
+func (a *Adapter) Step(ctx context.Context, t core.Thread, s core.Step) error {
+	b := a.steps.Open(t.Key())
 	if b == nil {
 		return nil
 	}
 	defer b.Unlock()
 	if b.noCards {
-		return r.stepStatus(ctx, s)
+		return a.stepStatus(ctx, t, s)
 	}
 	task := slack.TaskUpdateChunk{Type: slack.StreamChunkTaskUpdate, ID: s.ID, Title: s.Title,
 		Status: slack.TaskCardStatus(s.State), Output: s.Output}
 	if b.ts == "" {
-		if err := r.startStream(ctx, b, slack.NewPlanUpdateChunk(s.Plan), task); err != nil {
-			r.a.log.Debug().Err(err).Str("thread", r.t.Key()).Msg("slack: no task cards here; steps go on the status line")
+		if err := a.startStream(ctx, t, b, slack.NewPlanUpdateChunk(s.Plan), task); err != nil {
+			a.log.Debug().Err(err).Str("thread", t.Key()).Msg("slack: no task cards here; steps go on the status line")
 			b.noCards = true
-			return r.stepStatus(ctx, s)
+			return a.stepStatus(ctx, t, s)
 		}
 		b.cards = true
 		return nil
 	}
 	b.cards = true
 	b.pending = append(b.pending, task)
-	return r.a.steps.Show(ctx, r.t.Key(), b, func(ctx context.Context) error {
+	return a.steps.Show(ctx, t.Key(), b, func(ctx context.Context) error {
 		if b.Ended() || b.ts == "" {
 			return nil // the stream ended with the updates still waiting
 		}
-		return r.flushSteps(ctx, b)
+		return a.flushSteps(ctx, t, b)
 	})
 }
 
 // stepStatus shows a step on the status line, where task cards are not
 // available.
-func (r reporter) stepStatus(ctx context.Context, s core.Step) error {
+func (a *Adapter) stepStatus(ctx context.Context, t core.Thread, s core.Step) error {
 	if s.State != core.StepRunning {
 		return nil
 	}
-	return r.a.status(ctx, r.t, s.Title+"…")
+	return a.Status(ctx, t, s.Title+"…")
 }
 
 // startStream opens a streamed message in the thread with chunks, for
 // the turn's requester. b is locked.
-func (r reporter) startStream(ctx context.Context, b *stepBoard, chunks ...slack.StreamChunk) error {
+func (a *Adapter) startStream(ctx context.Context, t core.Thread, b *stepBoard, chunks ...slack.StreamChunk) error {
 	user := ""
 	if turn, ok := core.TurnFrom(ctx); ok {
 		user = turn.Inbound.User
 	}
-	if user == "" && !assistantThread(r.t) {
+	if user == "" && !assistantThread(t) {
 		return errNoRecipient
 	}
-	opts := []slack.MsgOption{slack.MsgOptionTS(r.t.ID), slack.MsgOptionTaskDisplayMode(slack.TaskDisplayModePlan),
+	opts := []slack.MsgOption{slack.MsgOptionTS(t.ID), slack.MsgOptionTaskDisplayMode(slack.TaskDisplayModePlan),
 		slack.MsgOptionChunks(chunks...)}
 	if user != "" {
-		opts = append(opts, slack.MsgOptionRecipientTeamID(r.t.Workspace), slack.MsgOptionRecipientUserID(user))
+		opts = append(opts, slack.MsgOptionRecipientTeamID(t.Workspace), slack.MsgOptionRecipientUserID(user))
 	}
 	var ts string
-	err := r.a.retry(ctx, "chat.startStream", func(ctx context.Context) (err error) {
-		_, ts, err = r.a.api.StartStreamContext(ctx, r.t.Channel, opts...)
+	err := a.retry(ctx, "chat.startStream", func(ctx context.Context) (err error) {
+		_, ts, err = a.api.StartStreamContext(ctx, t.Channel, opts...)
 		return err
 	})
 	if err != nil {
@@ -131,15 +130,15 @@ func markdownChunk(text string) slack.StreamChunk {
 
 // flushSteps appends the task updates that came since the last call,
 // then chunks. b is locked.
-func (r reporter) flushSteps(ctx context.Context, b *stepBoard, chunks ...slack.StreamChunk) error {
+func (a *Adapter) flushSteps(ctx context.Context, t core.Thread, b *stepBoard, chunks ...slack.StreamChunk) error {
 	chunks = append(b.pending, chunks...)
 	if len(chunks) == 0 {
 		return nil
 	}
 	b.pending = nil
 	b.Shown()
-	err := r.a.retry(ctx, "chat.appendStream", func(ctx context.Context) error {
-		_, _, err := r.a.api.AppendStreamContext(ctx, r.t.Channel, b.ts, slack.MsgOptionChunks(chunks...))
+	err := a.retry(ctx, "chat.appendStream", func(ctx context.Context) error {
+		_, _, err := a.api.AppendStreamContext(ctx, t.Channel, b.ts, slack.MsgOptionChunks(chunks...))
 		return err
 	})
 	if err == nil {
@@ -150,7 +149,7 @@ func (r reporter) flushSteps(ctx context.Context, b *stepBoard, chunks ...slack.
 
 // stopStream ends the open stream with the updates still waiting, then
 // chunks, and blocks at the bottom of the finished message. b is locked.
-func (r reporter) stopStream(ctx context.Context, b *stepBoard, blocks []slack.Block, chunks ...slack.StreamChunk) error {
+func (a *Adapter) stopStream(ctx context.Context, t core.Thread, b *stepBoard, blocks []slack.Block, chunks ...slack.StreamChunk) error {
 	b.Stop()
 	if b.ts == "" {
 		return nil
@@ -165,8 +164,8 @@ func (r reporter) stopStream(ctx context.Context, b *stepBoard, blocks []slack.B
 	if len(blocks) > 0 {
 		opts = append(opts, slack.MsgOptionBlocks(blocks...))
 	}
-	return r.a.retry(ctx, "chat.stopStream", func(ctx context.Context) error {
-		_, _, err := r.a.api.StopStreamContext(ctx, r.t.Channel, ts, opts...)
+	return a.retry(ctx, "chat.stopStream", func(ctx context.Context) error {
+		_, _, err := a.api.StopStreamContext(ctx, t.Channel, ts, opts...)
 		return err
 	})
 }
@@ -175,7 +174,7 @@ func (r reporter) stopStream(ctx context.Context, b *stepBoard, blocks []slack.B
 // turn's open message, at once; past a message's limit the answer
 // continues in new streamed messages. With end, the last message is
 // finished too, blocks (the feedback buttons) at its bottom. b is locked.
-func (r reporter) streamMarkdown(ctx context.Context, b *stepBoard, markdown string, end bool, blocks []slack.Block) error {
+func (a *Adapter) streamMarkdown(ctx context.Context, t core.Thread, b *stepBoard, markdown string, end bool, blocks []slack.Block) error {
 	for {
 		if room := maxStreamChars - b.length; len(markdown) <= room {
 			var chunks []slack.StreamChunk
@@ -183,16 +182,16 @@ func (r reporter) streamMarkdown(ctx context.Context, b *stepBoard, markdown str
 				chunks = append(chunks, markdownChunk(markdown))
 			}
 			if end {
-				return r.stopStream(ctx, b, blocks, chunks...)
+				return a.stopStream(ctx, t, b, blocks, chunks...)
 			}
-			return r.flushSteps(ctx, b, chunks...)
+			return a.flushSteps(ctx, t, b, chunks...)
 		}
-		head := r.fitting(markdown, maxStreamChars-b.length)
+		head := fitting(markdown, maxStreamChars-b.length)
 		var chunks []slack.StreamChunk
 		if strings.TrimSpace(head) != "" {
 			chunks = append(chunks, markdownChunk(head))
 		}
-		if err := r.stopStream(ctx, b, nil, chunks...); err != nil {
+		if err := a.stopStream(ctx, t, b, nil, chunks...); err != nil {
 			return err
 		}
 		rest := strings.TrimLeft(markdown[len(head):], "\n")
@@ -200,11 +199,11 @@ func (r reporter) streamMarkdown(ctx context.Context, b *stepBoard, markdown str
 		if b.marked {
 			mark, room = streamMark, maxStreamChars-len(streamMark)
 		}
-		first := r.fitting(rest, room)
+		first := fitting(rest, room)
 		if first == "" {
 			first = cutRunes(rest, room)
 		}
-		if err := r.startStream(ctx, b, markdownChunk(mark+first)); err != nil {
+		if err := a.startStream(ctx, t, b, markdownChunk(mark+first)); err != nil {
 			return err
 		}
 		markdown = rest[len(first):]
@@ -213,7 +212,7 @@ func (r reporter) streamMarkdown(ctx context.Context, b *stepBoard, markdown str
 
 // fitting returns the longest start of markdown that split would make a
 // message of at most room bytes, "" when none fits.
-func (reporter) fitting(markdown string, room int) string {
+func fitting(markdown string, room int) string {
 	if room <= 0 {
 		return ""
 	}
@@ -226,22 +225,22 @@ func (reporter) fitting(markdown string, room int) string {
 
 // endSteps ends the turn's message, if it has one, without an answer: the
 // cards stay in the thread, and a notice follows.
-func (r reporter) endSteps(ctx context.Context) {
-	b := r.a.steps.End(r.t.Key())
+func (a *Adapter) endSteps(ctx context.Context, t core.Thread) {
+	b := a.steps.End(t.Key())
 	if b == nil {
 		return
 	}
 	defer b.Unlock()
-	if err := r.stopStream(ctx, b, nil); err != nil {
-		r.a.log.Warn().Err(err).Str("thread", r.t.Key()).Msg("slack: end the steps")
+	if err := a.stopStream(ctx, t, b, nil); err != nil {
+		a.log.Warn().Err(err).Str("thread", t.Key()).Msg("slack: end the steps")
 	}
 }
 
 // sayInSteps says text, a whole answer, in the turn's message when the
 // turn's cards opened one, with the feedback buttons, and reports whether
 // it did. The status line goes once the message is finished.
-func (r reporter) sayInSteps(ctx context.Context, text string) (bool, error) {
-	b := r.a.steps.End(r.t.Key())
+func (a *Adapter) sayInSteps(ctx context.Context, t core.Thread, text string) (bool, error) {
+	b := a.steps.End(t.Key())
 	if b == nil {
 		return false, nil
 	}
@@ -249,16 +248,16 @@ func (r reporter) sayInSteps(ctx context.Context, text string) (bool, error) {
 	if b.ts == "" {
 		return false, nil
 	}
-	if err := r.streamMarkdown(ctx, b, tables(text), true, r.feedbackBlocks(ctx)); err != nil {
+	if err := a.streamMarkdown(ctx, t, b, tables(text), true, a.feedbackBlocks(ctx)); err != nil {
 		return true, err
 	}
-	return true, r.clearStatus(ctx, true)
+	return true, a.clearStatus(ctx, t, true)
 }
 
 // feedbackBlocks are the blocks that end the turn's answer: the feedback
 // buttons, when there is a turn to rate.
-func (r reporter) feedbackBlocks(ctx context.Context) []slack.Block {
-	if id, ok := r.feedbackTurn(ctx); ok {
+func (a *Adapter) feedbackBlocks(ctx context.Context) []slack.Block {
+	if id, ok := a.feedbackTurn(ctx); ok {
 		return []slack.Block{feedbackBlock(id)}
 	}
 	return nil
@@ -266,15 +265,15 @@ func (r reporter) feedbackBlocks(ctx context.Context) []slack.Block {
 
 // clearStatus deletes the thread's status message, if one shows; with
 // finish the turn's status line ends too: its message says all now.
-func (r reporter) clearStatus(ctx context.Context, finish bool) error {
+func (a *Adapter) clearStatus(ctx context.Context, t core.Thread, finish bool) error {
 	clear := func(st *statusline.Line[learned]) error {
 		if placeholder := st.Clear(); placeholder != "" {
-			return r.a.deleteMessage(ctx, r.t.Channel, placeholder)
+			return a.deleteMessage(ctx, t.Channel, placeholder)
 		}
 		return nil
 	}
 	if finish {
-		return r.a.lines.Finish(r.t.Key(), clear)
+		return a.lines.Finish(t.Key(), clear)
 	}
-	return r.a.lines.With(r.t.Key(), clear)
+	return a.lines.With(t.Key(), clear)
 }

@@ -19,27 +19,27 @@ const writingMark = "\n_:writing_hand: writing…_"
 // the message limit.
 const streamLimit = maxMessageChars - len(writingMark) - len("\n```")
 
-// StreamAnswer shows an answer while it is written: with Slack's
-// streaming methods wherever the workspace supports them, in the turn's
-// message (nativeAnswer), else edited in place (editedAnswer).
-func (r reporter) StreamAnswer(ctx context.Context) (core.AnswerStream, error) {
+// StreamAnswer shows an answer in thread t while it is written: with
+// Slack's streaming methods wherever the workspace supports them, in the
+// turn's message (nativeAnswer), else edited in place (editedAnswer).
+func (a *Adapter) StreamAnswer(ctx context.Context, t core.Thread) (core.AnswerStream, error) {
 	noStream := false
-	_ = r.a.lines.With(r.t.Key(), func(st *statusline.Line[learned]) error {
+	_ = a.lines.With(t.Key(), func(st *statusline.Line[learned]) error {
 		noStream = st.Ext.noStream
 		return nil
 	})
-	b := r.a.steps.Get(r.t.Key())
+	b := a.steps.Get(t.Key())
 	b.Lock()
-	n := &nativeAnswer{r: r, b: b, first: len(b.msgs)}
+	n := &nativeAnswer{a: a, t: t, b: b, first: len(b.msgs)}
 	b.Unlock()
 	user := ""
 	if turn, ok := core.TurnFrom(ctx); ok {
 		user = turn.Inbound.User
 	}
-	if noStream || user == "" && !assistantThread(r.t) {
+	if noStream || user == "" && !assistantThread(t) {
 		// A stream in a channel must name its reader; without a turn
 		// there is nobody to name.
-		n.fallback = r.editedAnswer(ctx)
+		n.fallback = a.editedAnswer(ctx, t)
 	}
 	return n, nil
 }
@@ -48,9 +48,9 @@ func (r reporter) StreamAnswer(ctx context.Context) (core.AnswerStream, error) {
 // answer at once, then is edited in place at most once per StatusInterval
 // (chat.update's rate limit allows about one a second); a long answer
 // continues in new messages, and the last carries the feedback buttons.
-func (r reporter) editedAnswer(ctx context.Context) core.AnswerStream {
-	rate, _ := r.feedbackTurn(ctx)
-	return live.New(r.a.lines, r.t.Key(), threadMessages{a: r.a, t: r.t, rate: rate}, answerRender)
+func (a *Adapter) editedAnswer(ctx context.Context, t core.Thread) core.AnswerStream {
+	rate, _ := a.feedbackTurn(ctx)
+	return live.New(a.lines, t.Key(), threadMessages{a: a, t: t, rate: rate}, answerRender)
 }
 
 // answerRender renders answers in mrkdwn, split under the message limit.

@@ -10,15 +10,12 @@ import (
 	"github.com/neobot/neobot/core"
 )
 
-// Upload posts a file a tool returned in the thread, through Slack's
+// Upload posts a file a tool returned in thread t, through Slack's
 // external upload flow (files.getUploadURLExternal, the bytes to the
 // upload URL, files.completeUploadExternal with channel_id and
-// thread_ts). It needs the files:write scope.
-func (r reporter) Upload(ctx context.Context, f core.ToolFile) error { return r.a.upload(ctx, r.t, f) }
-
-// upload is not retried: a completed upload whose answer was lost would
-// post the file twice.
-func (a *Adapter) upload(ctx context.Context, t core.Thread, f core.ToolFile) error {
+// thread_ts). It needs the files:write scope. It is not retried: a
+// completed upload whose answer was lost would post the file twice.
+func (a *Adapter) Upload(ctx context.Context, t core.Thread, f core.ToolFile) error {
 	_, err := a.api.UploadFileContext(ctx, slack.UploadFileParameters{
 		Reader: bytes.NewReader(f.Data), FileSize: len(f.Data), Filename: f.Name, Title: f.Name,
 		Channel: t.Channel, ThreadTimestamp: t.ID,
@@ -28,5 +25,3 @@ func (a *Adapter) upload(ctx context.Context, t core.Thread, f core.ToolFile) er
 	}
 	return nil
 }
-
-var _ core.Uploader = reporter{}

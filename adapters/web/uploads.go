@@ -222,7 +222,7 @@ func (a *Adapter) upload(w http.ResponseWriter, r *http.Request, user string) {
 	data, err := io.ReadAll(r.Body)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			apiError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s is too large: images up to %s and text files up to %s can be sent", name, sizeWords(a.maxImage()), sizeWords(a.maxFile())))
+			apiError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s is too large: images up to %s and text files up to %s can be sent", name, attach.SizeWords(a.maxImage()), attach.SizeWords(a.maxFile())))
 			return
 		}
 		apiError(w, http.StatusBadRequest, "the upload was cut short; send it again")
@@ -238,7 +238,7 @@ func (a *Adapter) upload(w http.ResponseWriter, r *http.Request, user string) {
 		return
 	}
 	if !image && int64(len(data)) > a.maxFile() {
-		apiError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s is larger than the %s Neo reads from a text file", name, sizeWords(a.maxFile())))
+		apiError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s is larger than the %s Neo reads from a text file", name, attach.SizeWords(a.maxFile())))
 		return
 	}
 	if a.opts.Quota != nil {
@@ -328,14 +328,4 @@ func (a *Adapter) Prepare(ctx context.Context, in core.Inbound) core.Inbound {
 				a.log.Warn().Err(err).Str("file", f.ID).Msg("web: read upload")
 			})
 		})
-}
-
-func sizeWords(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MB", n>>20)
-	case n >= 1<<10:
-		return fmt.Sprintf("%d KB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -155,14 +155,25 @@ func buildClient(t *testing.T) string {
 // expected failures must still fail (one that starts passing is moved to
 // the passing list).
 func TestConformance(t *testing.T) {
+	skipShort(t)
 	node, cli := suite(t, "conformance")
 	runSuite(t, node, cli, buildClient(t), scenarios)
 }
 
 // TestConformanceNext is TestConformance for the suite's next release.
 func TestConformanceNext(t *testing.T) {
+	skipShort(t)
 	node, cli := suite(t, "conformance-next")
 	runSuite(t, node, cli, buildClient(t), nextScenarios)
+}
+
+// skipShort skips a run of a suite's scenarios under -short: each is a
+// Node process, about a minute for both suites on two cores.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs a Node process per scenario of the suite (-short)")
+	}
 }
 
 func runSuite(t *testing.T, node, cli, bin string, scenarios []scenario) {

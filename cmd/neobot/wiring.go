@@ -54,8 +54,8 @@ var (
 // The adapters' shared intake takes the hub and the store; a person's
 // page (Slack's Home tab, Discord's /neo) the tool surface and the ledger.
 var (
-	_ = slack.Options{Hub: (*conversation.Hub)(nil), Threads: database(nil), Accounts: (*tools.Surface)(nil), Spends: database(nil)}
-	_ = discord.Options{Hub: (*conversation.Hub)(nil), Threads: database(nil), Accounts: (*tools.Surface)(nil), Spends: database(nil)}
+	_ = slack.Options{Hub: (*conversation.Hub)(nil), Threads: database(nil), Home: slack.Home{Accounts: (*tools.Surface)(nil), Spends: database(nil)}}
+	_ = discord.Options{Hub: (*conversation.Hub)(nil), Threads: database(nil), Home: discord.Home{Accounts: (*tools.Surface)(nil), Spends: database(nil)}}
 )
 
 // Both stores keep MCP servers' sealed OAuth grants.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -216,14 +217,9 @@ func listTools(ctx context.Context, c *conn, spec ServerSpec) ([]Tool, error) {
 	for _, t := range res.Tools {
 		tools = append(tools, fromTool(spec.Alias, spec.Version, t, c.schemas.get(t.Name)))
 	}
-	slices.SortFunc(tools, func(a, b Tool) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(tools, byName)
 	return tools, nil
 }
+
+// byName orders tools by name.
+func byName(a, b Tool) int { return strings.Compare(a.Name, b.Name) }

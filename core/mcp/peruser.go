@@ -137,15 +137,7 @@ func perUserTools(spec ServerSpec) []Tool {
 			URI:         ToolURI{Alias: spec.Alias, Tool: name, Version: spec.Version},
 		})
 	}
-	slices.SortFunc(out, func(a, b Tool) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, byName)
 	return out
 }
 

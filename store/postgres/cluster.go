@@ -209,6 +209,17 @@ func (c *Claims) settleMarks(ctx context.Context) {
 	_ = c.settle(ctx)
 }
 
+// endSession ends conn's session and gives it back to the pool, which
+// drops it: the server is told within claimTimeout (pgx's Close writes a
+// Terminate message, which an unanswering server could hold without a
+// deadline), and the connection is closed in any case.
+func endSession(conn *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
+	defer cancel()
+	_ = conn.Conn().Close(ctx)
+	conn.Release()
+}
+
 // Held returns how many threads are claimed here.
 func (c *Claims) Held() int {
 	c.mu.Lock()
@@ -230,8 +241,7 @@ func (c *Claims) Close() {
 		ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
 		_, _ = c.conn.Exec(ctx, "SELECT pg_advisory_unlock_all()")
 		cancel()
-		_ = c.conn.Conn().Close(context.Background())
-		c.conn.Release()
+		endSession(c.conn)
 		c.conn = nil
 	}
 	clear(c.held)
@@ -352,10 +362,7 @@ func (db *DB) listen(ctx context.Context, fn func(channel, payload string), resy
 		return err
 	}
 	// The session's LISTENs must not outlive this loop in the pool.
-	defer func() {
-		_ = conn.Conn().Close(context.Background())
-		conn.Release()
-	}()
+	defer endSession(conn)
 	for _, ch := range channels {
 		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
 			return err

@@ -50,7 +50,7 @@ func Read(ctx context.Context, files []core.Attachment, max int64, download Down
 		case IsImage(f) && images >= MaxImages:
 			declined = append(declined, fmt.Sprintf("%q (I look at %d pictures per message at most)", f.Name, MaxImages))
 		case IsImage(f) && f.Size > MaxImageBytes:
-			declined = append(declined, fmt.Sprintf("%q (a picture larger than the %s I can look at)", f.Name, sizeWords(MaxImageBytes)))
+			declined = append(declined, fmt.Sprintf("%q (a picture larger than the %s I can look at)", f.Name, SizeWords(MaxImageBytes)))
 		case IsImage(f):
 			data, mt, err := fetchImage(ctx, f, download)
 			switch {
@@ -68,7 +68,7 @@ func Read(ctx context.Context, files []core.Attachment, max int64, download Down
 		case !IsText(f):
 			declined = append(declined, fmt.Sprintf("%q (I can only read text files)", f.Name))
 		case f.Size > max:
-			declined = append(declined, fmt.Sprintf("%q (larger than the %s I can read)", f.Name, sizeWords(max)))
+			declined = append(declined, fmt.Sprintf("%q (larger than the %s I can read)", f.Name, SizeWords(max)))
 		default:
 			text, err := fetch(ctx, f, max, download)
 			if err != nil {
@@ -164,7 +164,8 @@ func IsText(f core.Attachment) bool {
 	return strings.HasPrefix(mt, "text/") || textKinds[mt] || textKinds[strings.ToLower(f.Kind)]
 }
 
-func sizeWords(n int64) string {
+// SizeWords says n bytes for people: "2 MB", "512 KB", "100 bytes".
+func SizeWords(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%d MB", n>>20)

@@ -30,6 +30,36 @@ type Spends interface {
 	SpendsSince(ctx context.Context, since time.Time) ([]core.Spend, error)
 }
 
+// Parts are what the operator wires in for people's pages, the same on
+// every platform: each chat adapter's Options embed them (slack.Home,
+// discord.Home). Any may be nil or empty, which leaves its part out.
+type Parts struct {
+	// Skills are what Neo may do where; nil is the built-in default
+	// skill.
+	Skills *skill.Set
+	// Accounts are the per_user MCP servers people connect their own
+	// account to from their page (core/mcp.Manager).
+	Accounts Accounts
+	// Spends is the spend ledger, for each person's recent spends.
+	Spends Spends
+	// Budgets tell the daily token budgets over a place, for its
+	// settings (*usage.Meter).
+	Budgets Budgets
+	// Model is the configured main model, named in a place's settings.
+	Model string
+}
+
+// Sources are p's sources of a page, with the gates waiting for clicks.
+func (p Parts) Sources(gates *core.Gates) Sources {
+	return Sources{Skills: p.Skills, Gates: gates, Accounts: p.Accounts, Spends: p.Spends}
+}
+
+// Governed is what a place's settings are read from: p, with the
+// platform's approvers and how it writes a mention.
+func (p Parts) Governed(approvers []string, mention func(user string) string) Governed {
+	return Governed{Skills: p.Skills, Budgets: p.Budgets, Model: p.Model, Approvers: approvers, Mention: mention}
+}
+
 // Sources are where a page's parts come from; any may be nil, which
 // leaves its part out.
 type Sources struct {

@@ -77,11 +77,7 @@ func New[T any](opts Options[T]) *Lines[T] {
 // With runs fn with the line of key locked, creating the line if needed.
 // The *Line is valid only during fn.
 func (s *Lines[T]) With(key string, fn func(*Line[T]) error) error {
-	l := s.get(key)
-	defer s.release(key, l, false)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return fn(l)
+	return s.with(key, false, fn)
 }
 
 // Finish is With for a call that ends the thread's turn (an answer, a
@@ -91,8 +87,14 @@ func (s *Lines[T]) With(key string, fn func(*Line[T]) error) error {
 // before this Finish forgot it would be lost to the thread's next answer,
 // which would then leave that status message in the thread.
 func (s *Lines[T]) Finish(key string, fn func(*Line[T]) error) error {
+	return s.with(key, true, fn)
+}
+
+// with runs fn with the line of key locked; finish says whether the call
+// ends the turn (Finish).
+func (s *Lines[T]) with(key string, finish bool, fn func(*Line[T]) error) error {
 	l := s.get(key)
-	defer s.release(key, l, true)
+	defer s.release(key, l, finish)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return fn(l)
