@@ -54,6 +54,10 @@ type SlackPerson struct {
 	Team, User, Name string
 	// WorkspaceAdmin: users.info says they are an admin or owner of Team.
 	WorkspaceAdmin bool
+	// Why says, when WorkspaceAdmin is false for a reason other than
+	// their role (Neo is not installed in Team), what it is, written for
+	// the person.
+	Why string
 }
 
 // adminSessionTTL is how long a Slack sign-in opens the admin page.
@@ -319,6 +323,10 @@ func (a *Adapter) adminCallback(w http.ResponseWriter, r *http.Request) {
 	case a.listed(id):
 	case who.WorkspaceAdmin:
 		g.team = who.Team
+	case who.Why != "":
+		a.log.Info().Str("by", id).Msg("web: admin: a Slack sign-in was refused: Neo cannot check the workspace's admins")
+		signinPage(w, http.StatusForbidden, "You are not an admin here", fmt.Sprintf("You signed in to Slack as %s. %s", who.Name, who.Why))
+		return
 	default:
 		a.log.Info().Str("by", id).Msg("web: admin: a Slack sign-in that is no admin was refused")
 		signinPage(w, http.StatusForbidden, "You are not an admin here",

@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/neobot/neobot/adapters/slack"
 	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/cmd/neobot/internal/connect"
 	"github.com/neobot/neobot/core/governance"
@@ -17,7 +19,10 @@ import (
 // adminPage sets up the web chat's admin page (docs/governance.md): the
 // places' settings through the admin API's own code (placeWriter), for
 // NEO_WEB_ADMINS and, with Sign in with Slack, Slack workspace admins.
-func adminPage(cfg *Config, a *app, o *web.Options) {
+//
+// tokens gives the bot token of the installation serving a Slack
+// workspace (the Slack adapter's BotToken); nil without Slack.
+func adminPage(cfg *Config, a *app, o *web.Options, tokens connect.BotTokens) {
 	o.Admins, o.PageURL = cfg.WebAdmins, cfg.webPage()
 	if key, err := oauth.ParseKey(cfg.SecretKey.Reveal()); err == nil && cfg.SecretKey != "" {
 		// Every instance with the key takes a Slack sign-in any of them
@@ -30,10 +35,10 @@ func adminPage(cfg *Config, a *app, o *web.Options) {
 		return
 	}
 	o.Governor = placeWriter{s: places, skills: a.skills, checkModel: cfg.checkPlaceModel, applied: a.reapply}
-	if cfg.SlackClientID != "" && cfg.SlackClientSecret != "" && cfg.SlackBotToken != "" {
+	if cfg.SlackClientID != "" && cfg.SlackClientSecret != "" && tokens != nil {
 		api := strings.TrimRight(cmp.Or(cfg.SlackAPIURL, "https://slack.com/api/"), "/") + "/"
 		client := &http.Client{Timeout: 30 * time.Second}
-		o.SlackSignIn = slackAdmins{connect.NewSlackAdmins(api, cfg.SlackClientID, cfg.SlackClientSecret.Reveal(), cfg.SlackBotToken.Reveal(), client)}
+		o.SlackSignIn = slackAdmins{connect.NewSlackAdmins(api, cfg.SlackClientID, cfg.SlackClientSecret.Reveal(), tokens, client)}
 	}
 }
 
@@ -66,5 +71,17 @@ func (s slackAdmins) Identify(ctx context.Context, code, redirect string) (web.S
 	if err != nil {
 		return web.SlackPerson{}, err
 	}
-	return web.SlackPerson{Team: p.Team, User: p.User, Name: p.Name, WorkspaceAdmin: p.WorkspaceAdmin}, nil
+	return web.SlackPerson{Team: p.Team, User: p.User, Name: p.Name, WorkspaceAdmin: p.WorkspaceAdmin, Why: p.Why}, nil
+}
+
+// botTokens is the Slack adapter's BotToken as the admin page's Slack
+// sign-in asks it: slack.ErrNotInstalled becomes connect's.
+func botTokens(sl slackPlatform) connect.BotTokens {
+	return func(ctx context.Context, team string) (string, error) {
+		token, err := sl.BotToken(ctx, team)
+		if errors.Is(err, slack.ErrNotInstalled) {
+			return "", connect.ErrNotInstalled
+		}
+		return token, err
+	}
 }

@@ -294,3 +294,117 @@ func TestAdminPageSlackSignIn(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminPageInstalledWorkspaces: Neo distributed ("Add to Slack", no
+// SLACK_BOT_TOKEN) to two workspaces, on two instances sharing
+// PostgreSQL. Whether who signs in with Slack administers their
+// workspace is asked with that workspace's own token: A's admin changes
+// A's channel and is refused (403, saying why) B's; B's owner (is_owner,
+// not is_admin) changes B's; a member of A, and an admin of a workspace
+// Neo is not installed in, are refused with a sentence.
+func TestAdminPageInstalledWorkspaces(t *testing.T) {
+	w := newClusterWorld(t)
+	s := w.slack
+	delete(w.env, "SLACK_BOT_TOKEN")
+	delete(w.env, "SLACK_APP_TOKEN")
+	w.env["NEO_SECRET_KEY"] = strings.Repeat("5e", 32)
+	w.env["SLACK_CLIENT_ID"], w.env["SLACK_CLIENT_SECRET"] = slacktest.ClientID, slacktest.ClientSecret
+	w.env["SLACK_SIGNING_SECRET"], w.env["SLACK_AUTHORIZE_URL"] = "signing-secret", s.AuthorizeURL()
+	w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+		"reader": map[string]any{"instructions": "You only read.", "side_effects": map[string]string{"read": "allow"}},
+	}})
+	s.SetOIDCClient(slacktest.ClientID, slacktest.ClientSecret)
+	s.SetPerson("UADA", slacktest.Person{Team: "T0AAA", Admin: true})
+	s.SetPerson("UMAX", slacktest.Person{Team: "T0AAA"})
+	s.SetPerson("UOWEN", slacktest.Person{Team: "T0BBB", Owner: true})
+	s.SetPerson("UCLEO", slacktest.Person{Team: "T0CCC", Admin: true})
+	var bases, slackBases []string
+	var procs []*process
+	for n := 1; n <= 2; n++ {
+		addr, slackAddr := freeAddr(t), freeAddr(t)
+		w.env["NEO_WEB_ADDR"], w.env["SLACK_LISTEN_ADDR"] = addr, slackAddr
+		w.env["SLACK_REDIRECT_URL"] = "http://" + slackAddr + "/slack/oauth/callback"
+		p := start(t, w.env)
+		waitHTTP(t, "http://"+addr+"/v1/openapi.json", p)
+		waitHTTP(t, "http://"+slackAddr+"/slack/install", p)
+		bases, slackBases, procs = append(bases, "http://"+addr), append(slackBases, "http://"+slackAddr), append(procs, p)
+	}
+	s.UseHTTP(slackBases[0]+"/slack/events", slackBases[0]+"/slack/interactive", "signing-secret")
+	for _, team := range []string{"T0AAA", "T0BBB"} {
+		if page := installVia(t, slackBases[0], s, slacktest.Installer{Team: team, User: "UINSTALL"}); !strings.Contains(page, "Neo is in Team "+team) {
+			t.Fatalf("install in %s ended on %s", team, page)
+		}
+	}
+
+	signin := func(user string) (int, string, string) {
+		t.Helper()
+		jar, _ := cookiejar.New(nil)
+		s.SignIn(jar, user)
+		resp, err := (&http.Client{Jar: jar}).Get(bases[0] + "/admin/signin/slack")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		session, _ := url.ParseQuery(resp.Request.URL.Fragment)
+		return resp.StatusCode, string(body), session.Get("session")
+	}
+	call := func(base, session, method, path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+session)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(data)
+	}
+	set := func(place string) string {
+		return `{"place":"` + place + `","version":1,"settings":{"skill":"reader"}}`
+	}
+	for _, c := range []struct{ user, want string }{
+		{"UMAX", "not an admin or owner of workspace T0AAA"},
+		{"UCLEO", "Neo is not installed in Slack workspace T0CCC"},
+	} {
+		if code, body, session := signin(c.user); code != http.StatusForbidden || !strings.Contains(body, c.want) || session != "" {
+			t.Errorf("%s's sign-in ended %d:\n%s\nwant 403 saying %q", c.user, code, body, c.want)
+		}
+	}
+	code, body, ada := signin("UADA")
+	if code != http.StatusOK || ada == "" {
+		t.Fatalf("A's admin's sign-in ended %d without a session:\n%s", code, body)
+	}
+	if code, body := call(bases[1], ada, "POST", "/v1/admin/places", set("slack:T0AAA/C0AAA")); code != http.StatusOK || !strings.Contains(body, `"by":"slack:T0AAA/UADA"`) {
+		t.Errorf("A's admin's change of A's channel: %d %s", code, body)
+	}
+	for _, place := range []string{"slack:T0BBB/C0BBB", "slack:T0BBB", "slack"} {
+		if code, body := call(bases[1], ada, "POST", "/v1/admin/places", set(place)); code != http.StatusForbidden || !strings.Contains(body, "not a place of your workspace") {
+			t.Errorf("A's admin's change of %s: %d %s; want 403 saying why", place, code, body)
+		}
+	}
+	code, body, owen := signin("UOWEN")
+	if code != http.StatusOK || owen == "" {
+		t.Fatalf("B's owner's sign-in ended %d without a session:\n%s", code, body)
+	}
+	if code, body := call(bases[0], owen, "POST", "/v1/admin/places", set("slack:T0BBB/C0BBB")); code != http.StatusOK || !strings.Contains(body, `"by":"slack:T0BBB/UOWEN"`) {
+		t.Errorf("B's owner's change of B's channel: %d %s", code, body)
+	}
+	if code, body := call(bases[0], owen, "GET", "/v1/admin/places", ""); code != http.StatusOK || strings.Contains(body, "T0AAA") || !strings.Contains(body, "T0BBB") {
+		t.Errorf("B's owner lists %d %s; want B's places alone", code, body)
+	}
+	for _, c := range s.Calls("users.info") {
+		in, _ := s.Installed(map[string]string{"UADA": "T0AAA", "UMAX": "T0AAA", "UOWEN": "T0BBB"}[c.Params.Get("user")])
+		if c.Token != in.Token {
+			t.Errorf("users.info about %s carried another token than its workspace's", c.Params.Get("user"))
+		}
+	}
+	for _, p := range procs {
+		for _, secret := range append(s.SignInSecrets(), ada, owen, slacktest.ClientSecret) {
+			if strings.Contains(p.output.String(), secret) {
+				t.Errorf("the log holds a secret %q", secret)
+			}
+		}
+	}
+}
