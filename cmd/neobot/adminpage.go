@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"net/http"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/cmd/neobot/internal/connect"
 	"github.com/neobot/neobot/core/governance"
-	"github.com/neobot/neobot/core/mcp/oauth"
 )
 
 // adminPage sets up the web chat's admin page (docs/governance.md): the
@@ -24,11 +22,8 @@ import (
 // workspace (the Slack adapter's BotToken); nil without Slack.
 func adminPage(cfg *Config, a *app, o *web.Options, tokens connect.BotTokens) {
 	o.Admins, o.PageURL = cfg.WebAdmins, cfg.webPage()
-	if key, err := oauth.ParseKey(cfg.SecretKey.Reveal()); err == nil && cfg.SecretKey != "" {
-		// Every instance with the key takes a Slack sign-in any of them
-		// made; a key of its own, so it opens nothing else.
-		sum := sha256.Sum256(append([]byte("neobot web admin sessions\x00"), key...))
-		o.SessionKey = sum[:]
+	if sessions, ok := a.db.(web.AdminSessions); ok {
+		o.AdminSessions = sessions // a sign-in on any instance, a sign-out on any
 	}
 	places, ok := a.db.(governance.Store)
 	if !ok || a.reapply == nil {
@@ -71,7 +66,20 @@ func (s slackAdmins) Identify(ctx context.Context, code, redirect string) (web.S
 	if err != nil {
 		return web.SlackPerson{}, err
 	}
-	return web.SlackPerson{Team: p.Team, User: p.User, Name: p.Name, WorkspaceAdmin: p.WorkspaceAdmin, Why: p.Why}, nil
+	return webPerson(p), nil
+}
+
+// Check asks Slack again whether team's user administers team.
+func (s slackAdmins) Check(ctx context.Context, team, user string) (web.SlackPerson, error) {
+	p, err := s.SlackAdmins.Check(ctx, team, user)
+	if err != nil {
+		return web.SlackPerson{}, err
+	}
+	return webPerson(p), nil
+}
+
+func webPerson(p connect.SlackPerson) web.SlackPerson {
+	return web.SlackPerson{Team: p.Team, User: p.User, Name: p.Name, WorkspaceAdmin: p.WorkspaceAdmin, Why: p.Why}
 }
 
 // botTokens is the Slack adapter's BotToken as the admin page's Slack

@@ -301,7 +301,10 @@ func TestAdminPageSlackSignIn(t *testing.T) {
 // workspace is asked with that workspace's own token: A's admin changes
 // A's channel and is refused (403, saying why) B's; B's owner (is_owner,
 // not is_admin) changes B's; a member of A, and an admin of a workspace
-// Neo is not installed in, are refused with a sentence.
+// Neo is not installed in, are refused with a sentence. Sessions are
+// shared by the instances: signed out on one, a session opens nothing on
+// the other; once Neo is removed from B, B's owner's session ends at its
+// next request, on either instance.
 func TestAdminPageInstalledWorkspaces(t *testing.T) {
 	w := newClusterWorld(t)
 	s := w.slack
@@ -399,6 +402,34 @@ func TestAdminPageInstalledWorkspaces(t *testing.T) {
 		if c.Token != in.Token {
 			t.Errorf("users.info about %s carried another token than its workspace's", c.Params.Get("user"))
 		}
+	}
+
+	// Signed out through one instance, the session opens nothing on the
+	// other either.
+	if code, body := call(bases[1], ada, "POST", "/v1/admin/signout", ""); code != http.StatusOK {
+		t.Errorf("A's admin's sign-out: %d %s", code, body)
+	}
+	if code, body := call(bases[0], ada, "GET", "/v1/admin/places", ""); code != http.StatusUnauthorized || !strings.Contains(body, "This sign-in has ended") {
+		t.Errorf("a signed-out session on the other instance: %d %s; want 401 saying it ended", code, body)
+	}
+	// Neo removed from B (the event reaches instance 1): B's owner's
+	// session ends on instance 2 at its next request, saying why.
+	if a, err := s.WaitAck(waitCtx(t), s.Uninstall("T0BBB")); err != nil || a.Status != http.StatusOK {
+		t.Fatalf("app_uninstalled acked %+v, %v", a, err)
+	}
+	if code, body := call(bases[1], owen, "GET", "/v1/admin/places", ""); code != http.StatusForbidden || !strings.Contains(body, "Neo is not installed in Slack workspace T0BBB") || !strings.Contains(body, "This sign-in has ended") {
+		t.Errorf("B's owner after B's uninstall: %d %s; want 403 saying why", code, body)
+	}
+	if code, body := call(bases[0], owen, "GET", "/v1/admin/me", ""); code != http.StatusUnauthorized {
+		t.Errorf("B's owner's ended session: %d %s; want 401", code, body)
+	}
+	if code, body, _ := signin("UOWEN"); code != http.StatusForbidden || !strings.Contains(body, "Neo is not installed in Slack workspace T0BBB") {
+		t.Errorf("B's owner signing in again after the uninstall: %d %s; want 403 saying why", code, body)
+	}
+	if code, _, again := signin("UADA"); code != http.StatusOK || again == "" {
+		t.Errorf("A's admin could not sign in again: %d", code)
+	} else if code, body := call(bases[1], again, "POST", "/v1/admin/places", `{"place":"slack:T0AAA/C0AAA","version":2,"settings":{"skill":""}}`); code != http.StatusOK {
+		t.Errorf("A's admin's change after signing in again: %d %s", code, body)
 	}
 	for _, p := range procs {
 		for _, secret := range append(s.SignInSecrets(), ada, owen, slacktest.ClientSecret) {

@@ -71,7 +71,7 @@ func (s *SlackAdmins) Check(ctx context.Context, team, user string) (SlackPerson
 	token, err := s.tokens(ctx, team)
 	switch {
 	case errors.Is(err, ErrNotInstalled):
-		p.Why = fmt.Sprintf("Neo is not installed in Slack workspace %s (or no longer), so it cannot ask Slack who administers it, and nobody there governs its places. An admin of the workspace can add it again with Add to Slack.", team)
+		p.Why = notInstalled(team)
 		return p, nil
 	case err != nil:
 		return SlackPerson{}, fmt.Errorf("the bot token of workspace %s: %w", team, err)
@@ -99,4 +99,22 @@ func (s *SlackAdmins) Check(ctx context.Context, team, user string) (SlackPerson
 		return SlackPerson{}, fmt.Errorf("slack users.info: %s", info.Error)
 	}
 	return p, nil
+}
+
+// Installed says why nobody governs team's places when Neo is not (or no
+// longer) installed there; "" while it is.
+func (s *SlackAdmins) Installed(ctx context.Context, team string) (string, error) {
+	_, err := s.tokens(ctx, team)
+	switch {
+	case errors.Is(err, ErrNotInstalled):
+		return notInstalled(team), nil
+	case err != nil:
+		return "", fmt.Errorf("the bot token of workspace %s: %w", team, err)
+	}
+	return "", nil
+}
+
+// notInstalled says that Neo is not installed in team, for its people.
+func notInstalled(team string) string {
+	return fmt.Sprintf("Neo is not installed in Slack workspace %s (or no longer), so it cannot ask Slack who administers it, and nobody there governs its places. An admin of the workspace can add it again with Add to Slack.", team)
 }
