@@ -364,3 +364,17 @@ func TestWorkspacesBotToken(t *testing.T) {
 	e.slack.WaitAck(e.ctx, e.slack.RevokeToken("T2"))
 	check("T2", "")
 }
+
+// TestAdapterBotToken: a single workspace's adapter gives its token for
+// its own workspace alone once it knows which that is.
+func TestAdapterBotToken(t *testing.T) {
+	e := start(t, nil)
+	if got, err := e.a.BotToken(e.ctx, slacktest.TeamID); err != nil || got != "xoxb-test" {
+		t.Errorf("BotToken(own workspace) = %q, %v; want SLACK_BOT_TOKEN", got, err)
+	}
+	for _, team := range []string{"T0OTHER", ""} {
+		if got, err := e.a.BotToken(e.ctx, team); !errors.Is(err, ErrNotInstalled) || got != "" {
+			t.Errorf("BotToken(%q) = %q, %v; want ErrNotInstalled", team, got, err)
+		}
+	}
+}
