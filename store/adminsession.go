@@ -52,6 +52,27 @@ func (db *DB) PutAdminSession(ctx context.Context, id string, data []byte, expir
 	return nil
 }
 
+// RenewAdminSession replaces the data of the session under id while it
+// is stored: a session ended meanwhile (signed out on another instance)
+// stays ended.
+func (db *DB) RenewAdminSession(ctx context.Context, id string, data []byte) error {
+	if id == "" || len(data) == 0 {
+		return fmt.Errorf("store: renew admin session: %w", errEmptySealed)
+	}
+	err := db.write(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketAdminSessions)
+		v := b.Get([]byte(id))
+		if len(v) < 8 {
+			return nil
+		}
+		return b.Put([]byte(id), append(append([]byte(nil), v[:8]...), data...))
+	})
+	if err != nil {
+		return fmt.Errorf("store: renew admin session: %w", err)
+	}
+	return nil
+}
+
 // DeleteAdminSession ends the session under id; a missing one is fine.
 func (db *DB) DeleteAdminSession(ctx context.Context, id string) error {
 	return db.deleteSealed(ctx, bucketAdminSessions, id, "admin session")

@@ -68,6 +68,7 @@ type slackPeople struct {
 	gone   map[string]bool // workspaces Neo was removed from
 	down   bool            // Slack cannot be reached
 	checks int
+	during func() // called while Check asks, unlocked
 }
 
 func (*slackPeople) AuthURL(state, redirect string) string {
@@ -85,6 +86,12 @@ func (s *slackPeople) Identify(_ context.Context, code, _ string) (SlackPerson, 
 }
 
 func (s *slackPeople) Check(_ context.Context, team, user string) (SlackPerson, error) {
+	s.mu.Lock()
+	during := s.during
+	s.mu.Unlock()
+	if during != nil {
+		during()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.checks++
@@ -401,6 +408,19 @@ func TestAdminSessionEnds(t *testing.T) {
 	refused(ada, http.StatusForbidden, "no longer installed in Slack workspace T1")
 	w.slack.mu.Lock()
 	w.slack.gone["T1"] = false
+	w.slack.mu.Unlock()
+	refused(ada, http.StatusUnauthorized, "This sign-in has ended")
+
+	// Signed out (on another instance) while a re-check asks Slack: the
+	// re-check does not bring the session back.
+	_, _, ada = w.signin(t, "admin-code")
+	w.tick(adminRecheck)
+	w.slack.mu.Lock()
+	w.slack.during = func() { w.call(t, ada, "POST", "/v1/admin/signout", nil) }
+	w.slack.mu.Unlock()
+	w.call(t, ada, "GET", "/v1/admin/me", nil)
+	w.slack.mu.Lock()
+	w.slack.during = nil
 	w.slack.mu.Unlock()
 	refused(ada, http.StatusUnauthorized, "This sign-in has ended")
 

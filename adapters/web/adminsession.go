@@ -20,6 +20,9 @@ type AdminSessions interface {
 	// PutAdminSession stores a session under id until expires,
 	// replacing any.
 	PutAdminSession(ctx context.Context, id string, data []byte, expires time.Time) error
+	// RenewAdminSession replaces the data of the session under id while
+	// it is stored; an ended session stays ended.
+	RenewAdminSession(ctx context.Context, id string, data []byte) error
 	// DeleteAdminSession ends the session under id; a missing one is
 	// fine.
 	DeleteAdminSession(ctx context.Context, id string) error
@@ -52,18 +55,14 @@ func (a *Adapter) openSession(ctx context.Context, s adminSession) (string, erro
 	token = sessionPrefix + strings.TrimPrefix(token, "neo_")
 	now := a.opts.Now()
 	s.Expires, s.Checked = now.Add(adminSessionTTL), now
-	if err := a.putSession(ctx, token, s); err != nil {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return "", err
+	}
+	if err := a.sessions.PutAdminSession(ctx, HashToken(token), data, s.Expires); err != nil {
 		return "", err
 	}
 	return token, nil
-}
-
-func (a *Adapter) putSession(ctx context.Context, token string, s adminSession) error {
-	data, err := json.Marshal(s)
-	if err != nil {
-		return err
-	}
-	return a.sessions.PutAdminSession(ctx, HashToken(token), data, s.Expires)
 }
 
 // slackSession finds who a Slack sign-in's token belongs to, and whether
@@ -122,7 +121,10 @@ func (a *Adapter) slackSession(ctx context.Context, token string) (g governor, s
 			return end(http.StatusForbidden, fmt.Sprintf("Slack says you (%s) are no longer an admin or owner of workspace %s, so its places' settings are no longer yours to see or change.", s.By, s.Team))
 		}
 		s.Checked = now
-		if err := a.putSession(ctx, token, s); err != nil {
+		// Renewed, not put: a sign-out meanwhile on another instance
+		// stays a sign-out.
+		data, _ := json.Marshal(s) // a struct of strings and times
+		if err := a.sessions.RenewAdminSession(ctx, id, data); err != nil {
 			a.log.Warn().Err(err).Msg("web: admin: store a Slack sign-in's re-check") // asked again next time
 		}
 	}
@@ -180,6 +182,16 @@ func (m *memSessions) PutAdminSession(_ context.Context, id string, data []byte,
 		}
 	}
 	m.m[id] = memSession{data: data, expires: expires}
+	return nil
+}
+
+func (m *memSessions) RenewAdminSession(_ context.Context, id string, data []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.m[id]; ok {
+		s.data = data
+		m.m[id] = s
+	}
 	return nil
 }
 

@@ -40,6 +40,19 @@ func (db *DB) PutAdminSession(ctx context.Context, id string, data []byte, expir
 	return nil
 }
 
+// RenewAdminSession replaces the data of the session under id while it
+// is stored: a session ended meanwhile (signed out on another instance)
+// stays ended.
+func (db *DB) RenewAdminSession(ctx context.Context, id string, data []byte) error {
+	if id == "" || len(data) == 0 {
+		return errors.New("postgres: renew admin session: empty key or value")
+	}
+	if _, err := db.pool.Exec(ctx, `UPDATE neo_admin_sessions SET data = $2 WHERE id = $1`, id, data); err != nil {
+		return fmt.Errorf("postgres: renew admin session: %w", err)
+	}
+	return nil
+}
+
 // DeleteAdminSession ends the session under id; a missing one is fine.
 func (db *DB) DeleteAdminSession(ctx context.Context, id string) error {
 	if _, err := db.pool.Exec(ctx, `DELETE FROM neo_admin_sessions WHERE id = $1`, id); err != nil {

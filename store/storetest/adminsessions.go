@@ -11,6 +11,7 @@ import (
 type AdminSessions interface {
 	AdminSession(ctx context.Context, id string) ([]byte, error)
 	PutAdminSession(ctx context.Context, id string, data []byte, expires time.Time) error
+	RenewAdminSession(ctx context.Context, id string, data []byte) error
 	DeleteAdminSession(ctx context.Context, id string) error
 }
 
@@ -50,7 +51,17 @@ func testAdminSessions(t *testing.T, s AdminSessions) {
 	if v, err := s.AdminSession(ctx, "a"); err != nil || v != nil {
 		t.Errorf("AdminSession(signed out) = %q, %v; want nil", v, err)
 	}
-	if v, err := s.AdminSession(ctx, "b"); err != nil || string(v) != "two" {
-		t.Errorf("AdminSession(another) = %q, %v; want it kept", v, err)
+	// A re-check that ends after a sign-out does not bring it back.
+	if err := s.RenewAdminSession(ctx, "a", []byte("checked")); err != nil {
+		t.Fatalf("RenewAdminSession(signed out) = %v, want nil", err)
+	}
+	if v, err := s.AdminSession(ctx, "a"); err != nil || v != nil {
+		t.Errorf("AdminSession after renewing a signed-out session = %q, %v; want nil", v, err)
+	}
+	if err := s.RenewAdminSession(ctx, "b", []byte("two, checked")); err != nil {
+		t.Fatalf("RenewAdminSession = %v", err)
+	}
+	if v, err := s.AdminSession(ctx, "b"); err != nil || string(v) != "two, checked" {
+		t.Errorf("AdminSession(another) = %q, %v; want it kept, renewed", v, err)
 	}
 }
