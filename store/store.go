@@ -64,6 +64,8 @@ var (
 	bucketSlackInstalls = []byte("slack_installs")
 	// bucketPlaces holds every version of every place's settings.
 	bucketPlaces = []byte("place_settings")
+	// bucketAdminSessions holds the admin page's Slack sign-ins.
+	bucketAdminSessions = []byte("admin_sessions")
 
 	keySchema = []byte("schema")
 )
@@ -73,7 +75,7 @@ var allBuckets = [][]byte{
 	bucketGateNodes, bucketDelegations, bucketMemories, bucketProfiles, bucketPatterns,
 	bucketUsage, bucketSpends, bucketSpendDays, bucketCalls, bucketPostures,
 	bucketRatings, bucketMCPTokens, bucketSpendChain, bucketSpendHeads, bucketShares, bucketFiles,
-	bucketSlackInstalls, bucketPlaces,
+	bucketSlackInstalls, bucketPlaces, bucketAdminSessions,
 }
 
 // ErrLocked reports that another process holds the database file.

@@ -40,6 +40,10 @@ func TestMCPTokens(t *testing.T) {
 	storetest.RunMCPTokens(t, func(t *testing.T) storetest.MCPTokens { return openTemp(t, store.Options{}) })
 }
 
+func TestAdminSessions(t *testing.T) {
+	storetest.RunAdminSessions(t, func(t *testing.T) storetest.AdminSessions { return openTemp(t, store.Options{}) })
+}
+
 func TestSlackInstalls(t *testing.T) {
 	storetest.RunSlackInstalls(t, func(t *testing.T) storetest.SlackInstalls { return openTemp(t, store.Options{}) })
 }

@@ -100,17 +100,17 @@ type vault struct {
 	seal sealer
 }
 
-// errNotInstalled means no installation serves a workspace.
-var errNotInstalled = errors.New("slack: Neo is not installed in this workspace")
+// ErrNotInstalled means no installation serves a workspace.
+var ErrNotInstalled = errors.New("slack: Neo is not installed in this workspace")
 
-// get returns the installation under key, or errNotInstalled.
+// get returns the installation under key, or ErrNotInstalled.
 func (v vault) get(ctx context.Context, key string) (installation, error) {
 	sealed, err := v.db.SlackInstall(ctx, key)
 	if err != nil {
 		return installation{}, err
 	}
 	if sealed == nil {
-		return installation{}, errNotInstalled
+		return installation{}, ErrNotInstalled
 	}
 	plain, err := v.seal.Open(sealed, []byte(key))
 	if err != nil {

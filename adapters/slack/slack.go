@@ -173,6 +173,17 @@ type identity struct {
 	URL string
 }
 
+// BotToken returns SLACK_BOT_TOKEN for Web API calls made about
+// workspace team elsewhere (the admin page's users.info): the one
+// workspace's token, [ErrNotInstalled] for another workspace once Run
+// has learned its own (auth.test).
+func (a *Adapter) BotToken(_ context.Context, team string) (string, error) {
+	if self := a.self.Load(); team == "" || self != nil && self.TeamID != team {
+		return "", ErrNotInstalled
+	}
+	return a.opts.BotToken, nil
+}
+
 // New validates opts and returns an Adapter; nothing is contacted before Run.
 func New(opts Options) (*Adapter, error) {
 	if opts.Mode == "" {

@@ -276,14 +276,14 @@ func (ws *Workspaces) dropRetired(a *Adapter) {
 func (ws *Workspaces) adapter(ctx context.Context, rt route) *Adapter {
 	key := rt.key()
 	a, err := ws.start(ctx, key)
-	if errors.Is(err, errNotInstalled) && !rt.orgWide && rt.enterprise != "" {
+	if errors.Is(err, ErrNotInstalled) && !rt.orgWide && rt.enterprise != "" {
 		// Events from an org-wide installation that do not say so.
 		rt.orgWide = true
 		key = rt.key()
 		a, err = ws.start(ctx, key)
 	}
 	if err != nil {
-		if !errors.Is(err, errNotInstalled) {
+		if !errors.Is(err, ErrNotInstalled) {
 			ws.log.Warn().Err(err).Str("team", rt.team).Msg("slack: cannot load the workspace's installation")
 		} else if n, ok := ws.strays.Allow(ws.now()); ok {
 			ws.log.Info().Str("team", rt.team).Str("enterprise", rt.enterprise).Int("suppressed", n).
@@ -309,6 +309,27 @@ func (ws *Workspaces) learn(ctx context.Context, team, key string) {
 			ws.log.Warn().Err(err).Str("team", team).Msg("slack: cannot store which installation serves a workspace")
 		}
 	}
+}
+
+// BotToken returns the bot token of the installation serving workspace
+// team: its own, or its Enterprise Grid org's (an org-wide install Neo
+// has heard from there), read from the store each time, so a token an
+// uninstall deleted on any instance is gone here too. [ErrNotInstalled]
+// when no installation serves team: never another workspace's token.
+func (ws *Workspaces) BotToken(ctx context.Context, team string) (string, error) {
+	if team == "" {
+		return "", ErrNotInstalled
+	}
+	in, err := ws.vault.get(ctx, "team/"+team)
+	if errors.Is(err, ErrNotInstalled) {
+		if key := ws.vault.linked(ctx, team); strings.HasPrefix(key, "enterprise/") {
+			in, err = ws.vault.get(ctx, key)
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	return in.BotToken, nil
 }
 
 // forTeam returns the adapter serving workspace team, for a thread there
@@ -433,7 +454,7 @@ func (ws *Workspaces) Approver(t core.Thread, requester string) core.Approver {
 		return a.Approver(t, requester)
 	}
 	return func(context.Context, core.GateRequest) (core.GateAnswer, error) {
-		return core.GateAnswer{}, errNotInstalled
+		return core.GateAnswer{}, ErrNotInstalled
 	}
 }
 
@@ -464,6 +485,6 @@ func (*Workspaces) Redelivers() bool { return true }
 // gone is the reporter of a thread in a workspace Neo was removed from.
 type gone struct{}
 
-func (gone) Say(context.Context, string) error    { return errNotInstalled }
-func (gone) Status(context.Context, string) error { return errNotInstalled }
-func (gone) Notice(context.Context, string) error { return errNotInstalled }
+func (gone) Say(context.Context, string) error    { return ErrNotInstalled }
+func (gone) Status(context.Context, string) error { return ErrNotInstalled }
+func (gone) Notice(context.Context, string) error { return ErrNotInstalled }

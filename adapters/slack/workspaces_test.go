@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"html"
 	"io"
 	"net/http"
@@ -322,5 +323,58 @@ func TestNewWorkspacesRefuses(t *testing.T) {
 	}
 	if _, err := NewWorkspaces(good); err != nil {
 		t.Errorf("NewWorkspaces(good) = %v", err)
+	}
+}
+
+// TestWorkspacesBotToken: each workspace's token is its own installation's,
+// a Grid workspace Neo heard from gets its org's, and a workspace without
+// an installation (never, or no longer) gets ErrNotInstalled, never
+// another workspace's token.
+func TestWorkspacesBotToken(t *testing.T) {
+	e := startWorkspaces(t)
+	for _, in := range []slacktest.Installer{{Team: "T1"}, {Team: "T2"}, {Team: "TG", Enterprise: "E1", OrgWide: true}} {
+		if status, page := e.install(in); status != http.StatusOK {
+			t.Fatalf("install in %s ended on %d %s", in.Team, status, page)
+		}
+	}
+	e.slack.WaitAck(e.ctx, e.slack.Mention(slacktest.Msg{Team: "TG", Channel: "CG", User: "U1", Text: "hi"}))
+	want := map[string]string{}
+	for _, team := range []string{"T1", "T2", "TG"} {
+		in, _ := e.slack.Installed(team)
+		want[team] = in.Token
+	}
+	check := func(team, want string) {
+		t.Helper()
+		got, err := e.ws.BotToken(e.ctx, team)
+		switch {
+		case want == "" && !errors.Is(err, ErrNotInstalled):
+			t.Errorf("BotToken(%q) = %q, %v; want ErrNotInstalled", team, got, err)
+		case want != "" && (err != nil || got != want):
+			t.Errorf("BotToken(%q) = %q, %v; want its installation's token", team, got, err)
+		}
+	}
+	for team, token := range want {
+		check(team, token)
+	}
+	check("T3", "")
+	check("", "")
+	e.slack.WaitAck(e.ctx, e.slack.Uninstall("T1"))
+	check("T1", "")
+	check("T2", want["T2"])
+	e.slack.WaitAck(e.ctx, e.slack.RevokeToken("T2"))
+	check("T2", "")
+}
+
+// TestAdapterBotToken: a single workspace's adapter gives its token for
+// its own workspace alone once it knows which that is.
+func TestAdapterBotToken(t *testing.T) {
+	e := start(t, nil)
+	if got, err := e.a.BotToken(e.ctx, slacktest.TeamID); err != nil || got != "xoxb-test" {
+		t.Errorf("BotToken(own workspace) = %q, %v; want SLACK_BOT_TOKEN", got, err)
+	}
+	for _, team := range []string{"T0OTHER", ""} {
+		if got, err := e.a.BotToken(e.ctx, team); !errors.Is(err, ErrNotInstalled) || got != "" {
+			t.Errorf("BotToken(%q) = %q, %v; want ErrNotInstalled", team, got, err)
+		}
 	}
 }

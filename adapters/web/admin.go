@@ -2,11 +2,7 @@ package web
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -47,6 +43,12 @@ type SlackSignIn interface {
 	AuthURL(state, redirect string) string
 	// Identify trades the code for who signed in.
 	Identify(ctx context.Context, code, redirect string) (SlackPerson, error)
+	// Check asks Slack again whether team's user administers team (a
+	// session's re-check).
+	Check(ctx context.Context, team, user string) (SlackPerson, error)
+	// Installed says why nobody governs team's places when Neo is not
+	// (or no longer) installed there; "" while it is.
+	Installed(ctx context.Context, team string) (string, error)
 }
 
 // SlackPerson is who signed in with Slack.
@@ -54,10 +56,18 @@ type SlackPerson struct {
 	Team, User, Name string
 	// WorkspaceAdmin: users.info says they are an admin or owner of Team.
 	WorkspaceAdmin bool
+	// Why says, when WorkspaceAdmin is false for a reason other than
+	// their role (Neo is not installed in Team), what it is, written for
+	// the person.
+	Why string
 }
 
 // adminSessionTTL is how long a Slack sign-in opens the admin page.
 const adminSessionTTL = 8 * time.Hour
+
+// adminRecheck is how long Slack's word that someone administers their
+// workspace is taken before it is asked again.
+const adminRecheck = time.Minute
 
 // adminSigninTTL is how long a Slack sign-in may take.
 const adminSigninTTL = 10 * time.Minute
@@ -80,49 +90,6 @@ type governor struct {
 // may reports whether g governs place.
 func (g governor) may(place string) bool {
 	return g.team == "" || place == "slack:"+g.team || strings.HasPrefix(place, "slack:"+g.team+"/")
-}
-
-// adminSessions are the admin page's Slack sign-ins: a token names who
-// signed in, where they govern and until when, signed with the key, so
-// every instance holding the same key takes it.
-type adminSessions struct{ key []byte }
-
-type sealedSession struct {
-	By      string `json:"by"`
-	Team    string `json:"team,omitempty"`
-	Expires int64  `json:"exp"`
-}
-
-func (s adminSessions) mac(payload string) []byte {
-	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte("neobot admin session\x00" + payload))
-	return m.Sum(nil)
-}
-
-// add returns a token for g, good for adminSessionTTL from now.
-func (s adminSessions) add(g governor, now time.Time) (string, error) {
-	data, err := json.Marshal(sealedSession{By: g.by, Team: g.team, Expires: now.Add(adminSessionTTL).Unix()})
-	if err != nil {
-		return "", err
-	}
-	payload := base64.RawURLEncoding.EncodeToString(data)
-	return "neoadm_" + payload + "." + base64.RawURLEncoding.EncodeToString(s.mac(payload)), nil
-}
-
-// get returns who token was given to, when it is one of add's and has
-// not expired.
-func (s adminSessions) get(token string, now time.Time) (governor, bool) {
-	payload, sig, ok := strings.Cut(strings.TrimPrefix(token, "neoadm_"), ".")
-	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if !ok || !strings.HasPrefix(token, "neoadm_") || err != nil || !hmac.Equal(got, s.mac(payload)) {
-		return governor{}, false
-	}
-	data, err := base64.RawURLEncoding.DecodeString(payload)
-	var ss sealedSession
-	if err != nil || json.Unmarshal(data, &ss) != nil || !now.Before(time.Unix(ss.Expires, 0)) || ss.By == "" {
-		return governor{}, false
-	}
-	return governor{by: ss.By, team: ss.Team}, true
 }
 
 // listed reports whether id ("alice", "slack:T1/U1") is in Options.Admins.
@@ -152,7 +119,16 @@ func (a *Adapter) governor(w http.ResponseWriter, r *http.Request) (governor, bo
 	if !ok || token == "" {
 		return refuse(http.StatusUnauthorized, "Sign in first: with your web chat token, or with Slack.")
 	}
-	if g, ok := a.adminSessions.get(strings.TrimSpace(token), a.opts.Now()); ok {
+	if token = strings.TrimSpace(token); strings.HasPrefix(token, sessionPrefix) {
+		g, status, msg := a.slackSession(r.Context(), token)
+		if status == http.StatusUnauthorized || status == http.StatusForbidden {
+			// The session no longer opens anything: the page signs out.
+			writeJSON(w, status, map[string]any{"error": msg, "slack_signin": a.opts.SlackSignIn != nil, "ended": true})
+			return governor{}, false
+		}
+		if status != 0 {
+			return refuse(status, msg)
+		}
 		return g, true
 	}
 	user := a.auth.user(r)
@@ -214,6 +190,7 @@ func (a *Adapter) adminRoutes(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, cmpNonNil(vs))
 	}))
 	mux.HandleFunc("POST /v1/admin/places", a.governed(a.setPlace))
+	mux.HandleFunc("POST /v1/admin/signout", a.signOut)
 	mux.HandleFunc("GET "+adminSigninPath, a.adminSignin)
 	mux.HandleFunc("GET "+adminCallbackPath, a.adminCallback)
 }
@@ -314,23 +291,28 @@ func (a *Adapter) adminCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := "slack:" + who.Team + "/" + who.User
-	g := governor{by: id}
+	s := adminSession{By: id}
 	switch {
 	case a.listed(id):
 	case who.WorkspaceAdmin:
-		g.team = who.Team
+		s.Team, s.User = who.Team, who.User
+	case who.Why != "":
+		a.log.Info().Str("by", id).Msg("web: admin: a Slack sign-in was refused: Neo cannot check the workspace's admins")
+		signinPage(w, http.StatusForbidden, "You are not an admin here", fmt.Sprintf("You signed in to Slack as %s. %s", who.Name, who.Why))
+		return
 	default:
 		a.log.Info().Str("by", id).Msg("web: admin: a Slack sign-in that is no admin was refused")
 		signinPage(w, http.StatusForbidden, "You are not an admin here",
 			fmt.Sprintf("You signed in to Slack as %s, who is not an admin or owner of workspace %s, so the places' settings are not yours to see or change. %s", who.Name, who.Team, notAdmin))
 		return
 	}
-	token, err := a.adminSessions.add(g, a.opts.Now())
+	token, err := a.openSession(ctx, s)
 	if err != nil {
-		signinPage(w, http.StatusInternalServerError, "Not signed in", "No session could be opened. Start again from the admin page.")
+		a.log.Error().Err(err).Msg("web: admin: store a Slack sign-in")
+		signinPage(w, http.StatusInternalServerError, "Not signed in", "No session could be opened (it could not be stored). Start again from the admin page in a moment.")
 		return
 	}
-	a.log.Info().Str("by", id).Str("team", g.team).Msg("web: admin: signed in with Slack")
+	a.log.Info().Str("by", id).Str("team", s.Team).Msg("web: admin: signed in with Slack")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	http.Redirect(w, r, "/admin#"+url.Values{"session": {token}}.Encode(), http.StatusSeeOther)

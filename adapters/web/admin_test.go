@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -61,30 +60,95 @@ func (p *places) SetPlace(_ context.Context, v governance.Version) (governance.V
 
 func (p *places) Skills() []string { return []string{"default", "reader"} }
 
-// slackPeople is a SlackSignIn whose codes name who signs in.
-type slackPeople map[string]SlackPerson
+// slackPeople is a SlackSignIn whose codes name who signs in; Check
+// answers from the same people, as they are now.
+type slackPeople struct {
+	mu     sync.Mutex
+	codes  map[string]SlackPerson
+	gone   map[string]bool // workspaces Neo was removed from
+	down   bool            // Slack cannot be reached
+	checks int
+	during func() // called while Check asks, unlocked
+}
 
-func (slackPeople) AuthURL(state, redirect string) string {
+func (*slackPeople) AuthURL(state, redirect string) string {
 	return "https://slack.example/authorize?" + url.Values{"state": {state}, "redirect_uri": {redirect}}.Encode()
 }
 
-func (s slackPeople) Identify(_ context.Context, code, _ string) (SlackPerson, error) {
-	p, ok := s[code]
+func (s *slackPeople) Identify(_ context.Context, code, _ string) (SlackPerson, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.codes[code]
 	if !ok {
 		return p, errors.New("no such code")
 	}
 	return p, nil
 }
 
+func (s *slackPeople) Check(_ context.Context, team, user string) (SlackPerson, error) {
+	s.mu.Lock()
+	during := s.during
+	s.mu.Unlock()
+	if during != nil {
+		during()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.checks++
+	if s.down {
+		return SlackPerson{}, errors.New("slack users.info: reach slack.example: connection refused")
+	}
+	for _, p := range s.codes {
+		if p.Team == team && p.User == user {
+			return p, nil
+		}
+	}
+	return SlackPerson{Team: team, User: user}, nil
+}
+
+func (s *slackPeople) Installed(_ context.Context, team string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone[team] {
+		return "Neo is no longer installed in Slack workspace " + team + ".", nil
+	}
+	return "", nil
+}
+
+// change changes what Slack says of the person signing in with code.
+func (s *slackPeople) change(code string, f func(p *SlackPerson)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.codes[code]
+	f(&p)
+	s.codes[code] = p
+}
+
 type adminWorld struct {
 	srv        *httptest.Server
 	places     *places
+	slack      *slackPeople
 	alice, bob string // tokens: alice is listed in Admins, bob is not
+
+	mu  sync.Mutex
+	now time.Time // the adapter's clock
+}
+
+// tick moves the adapter's clock on by d.
+func (w *adminWorld) tick(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.now = w.now.Add(d)
 }
 
 func newAdminWorld(t *testing.T) *adminWorld {
 	t.Helper()
-	w := &adminWorld{places: &places{m: map[string][]governance.Version{}}}
+	w := &adminWorld{places: &places{m: map[string][]governance.Version{}}, now: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)}
+	w.slack = &slackPeople{gone: map[string]bool{}, codes: map[string]SlackPerson{
+		"admin-code":  {Team: "T1", User: "UADMIN", Name: "ada", WorkspaceAdmin: true},
+		"member-code": {Team: "T1", User: "UMEMBER", Name: "max"},
+		"listed-code": {Team: "T2", User: "ULISTED", Name: "lee"},
+	}}
 	users := map[string]string{}
 	for _, u := range []struct {
 		name  string
@@ -99,10 +163,11 @@ func newAdminWorld(t *testing.T) *adminWorld {
 	a, err := New(Options{
 		Users: users, Hub: intaketest.NewHub(intaketest.NewThreads()), History: history{},
 		Governor: w.places, Admins: []string{"alice", "slack:T2/ULISTED"}, PageURL: "http://neo.test",
-		SlackSignIn: slackPeople{
-			"admin-code":  {Team: "T1", User: "UADMIN", Name: "ada", WorkspaceAdmin: true},
-			"member-code": {Team: "T1", User: "UMEMBER", Name: "max"},
-			"listed-code": {Team: "T2", User: "ULISTED", Name: "lee"},
+		SlackSignIn: w.slack,
+		Now: func() time.Time {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			return w.now
 		},
 	})
 	if err != nil {
@@ -136,6 +201,32 @@ func (w *adminWorld) call(t *testing.T, token, method, path string, body any, he
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(data)
+}
+
+// signin signs in with Slack as the person of code, as a browser does,
+// and returns the callback's status, its page and the session.
+func (w *adminWorld) signin(t *testing.T, code string) (int, string, string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(w.srv.URL + adminSigninPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	to, _ := url.Parse(resp.Header.Get("Location"))
+	if to.Query().Get("redirect_uri") != "http://neo.test"+adminCallbackPath {
+		t.Fatalf("sign-in went to %s", to)
+	}
+	resp, err = c.Get(w.srv.URL + adminCallbackPath + "?" + url.Values{"state": {to.Query().Get("state")}, "code": {code}}.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	session, _ := url.ParseQuery(loc.Fragment)
+	return resp.StatusCode, string(body), session.Get("session")
 }
 
 func set(place string, version int64, skill string) map[string]any {
@@ -192,28 +283,7 @@ func TestAdminPageSlack(t *testing.T) {
 			t.Fatalf("alice POST %s: %d %s", p, code, body)
 		}
 	}
-	signin := func(code string) (int, string, string) {
-		jar, _ := cookiejar.New(nil)
-		c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		resp, err := c.Get(w.srv.URL + adminSigninPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		to, _ := url.Parse(resp.Header.Get("Location"))
-		if to.Query().Get("redirect_uri") != "http://neo.test"+adminCallbackPath {
-			t.Fatalf("sign-in went to %s", to)
-		}
-		resp, err = c.Get(w.srv.URL + adminCallbackPath + "?" + url.Values{"state": {to.Query().Get("state")}, "code": {code}}.Encode())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		loc, _ := url.Parse(resp.Header.Get("Location"))
-		session, _ := url.ParseQuery(loc.Fragment)
-		return resp.StatusCode, string(body), session.Get("session")
-	}
+	signin := func(code string) (int, string, string) { return w.signin(t, code) }
 	code, body, _ := signin("member-code")
 	if code != http.StatusForbidden || !strings.Contains(body, "not an admin or owner of workspace T1") {
 		t.Errorf("a member's sign-in: %d %s; want 403 saying why", code, body)
@@ -273,27 +343,97 @@ func TestAdminsChecked(t *testing.T) {
 	}
 }
 
-// TestAdminSessions: a Slack sign-in's session is taken wherever the key
-// is the same, and nowhere else; changed, or expired, it opens nothing.
-func TestAdminSessions(t *testing.T) {
-	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	one, other := adminSessions{key: []byte("key one")}, adminSessions{key: []byte("key two")}
-	token, err := one.add(governor{by: "slack:T1/U1", team: "T1"}, now)
-	if err != nil {
-		t.Fatal(err)
+// TestAdminSessionEnds: a Slack sign-in's session ends when its person
+// signs out, when Neo is removed from their workspace (at their next
+// request), when Slack no longer says they administer it (once a minute
+// has passed since it last said so), and after 8 hours; while Slack
+// cannot be reached it is refused, saying so, and kept.
+func TestAdminSessionEnds(t *testing.T) {
+	w := newAdminWorld(t)
+	ok := func(session string) bool {
+		t.Helper()
+		code, _ := w.call(t, session, "GET", "/v1/admin/me", nil)
+		return code == http.StatusOK
 	}
-	if g, ok := (adminSessions{key: []byte("key one")}).get(token, now.Add(time.Hour)); !ok || g.by != "slack:T1/U1" || g.team != "T1" {
-		t.Errorf("same key: %+v %v", g, ok)
+	refused := func(session string, status int, want string) {
+		t.Helper()
+		if code, body := w.call(t, session, "GET", "/v1/admin/places", nil); code != status || !strings.Contains(body, want) {
+			t.Errorf("GET /v1/admin/places = %d %s; want %d saying %q", code, body, status, want)
+		}
 	}
-	if _, ok := other.get(token, now); ok {
-		t.Error("another key took the session")
+	_, _, ada := w.signin(t, "admin-code")
+	if !ok(ada) {
+		t.Fatal("a fresh sign-in was refused")
 	}
-	if _, ok := one.get(token, now.Add(adminSessionTTL)); ok {
-		t.Error("an expired session was taken")
+	if code, body := w.call(t, ada, "POST", "/v1/admin/signout", nil, "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"); code != http.StatusForbidden || !ok(ada) {
+		t.Errorf("a sign-out from another site: %d %s; want 403, the session kept", code, body)
 	}
-	forged, _ := json.Marshal(sealedSession{By: "slack:T1/U1", Expires: now.Add(time.Hour).Unix()}) // no team: every place
-	_, sig, _ := strings.Cut(strings.TrimPrefix(token, "neoadm_"), ".")
-	if _, ok := one.get("neoadm_"+base64.RawURLEncoding.EncodeToString(forged)+"."+sig, now); ok {
-		t.Error("a session whose payload was changed was taken")
+	if code, body := w.call(t, ada, "POST", "/v1/admin/signout", nil); code != http.StatusOK || !strings.Contains(body, `"ended":true`) {
+		t.Errorf("sign out: %d %s", code, body)
+	}
+	refused(ada, http.StatusUnauthorized, "This sign-in has ended")
+
+	_, _, ada = w.signin(t, "admin-code")
+	w.slack.change("admin-code", func(p *SlackPerson) { p.WorkspaceAdmin = false })
+	w.tick(adminRecheck - time.Second)
+	if !ok(ada) {
+		t.Error("a session was asked about again before a minute passed")
+	}
+	w.tick(time.Second)
+	refused(ada, http.StatusForbidden, "no longer an admin or owner of workspace T1")
+	if code, body := w.call(t, ada, "GET", "/v1/admin/me", nil); code != http.StatusUnauthorized || !strings.Contains(body, `"ended":true`) {
+		t.Errorf("an ended session: %d %s; want 401 telling the page it ended", code, body)
+	}
+	w.slack.change("admin-code", func(p *SlackPerson) { p.WorkspaceAdmin = true })
+	refused(ada, http.StatusUnauthorized, "This sign-in has ended")
+
+	_, _, ada = w.signin(t, "admin-code")
+	w.tick(adminRecheck)
+	w.slack.mu.Lock()
+	w.slack.down, w.slack.checks = true, 0
+	w.slack.mu.Unlock()
+	refused(ada, http.StatusServiceUnavailable, "Slack could not confirm just now")
+	w.slack.mu.Lock()
+	w.slack.down = false
+	w.slack.mu.Unlock()
+	if !ok(ada) || !ok(ada) {
+		t.Error("a session was not taken again once Slack answered")
+	}
+	if w.slack.checks != 2 {
+		t.Errorf("Slack was asked %d times; want twice (once refused, once confirmed, then taken for a minute)", w.slack.checks)
+	}
+	w.slack.mu.Lock()
+	w.slack.gone["T1"] = true
+	w.slack.mu.Unlock()
+	refused(ada, http.StatusForbidden, "no longer installed in Slack workspace T1")
+	w.slack.mu.Lock()
+	w.slack.gone["T1"] = false
+	w.slack.mu.Unlock()
+	refused(ada, http.StatusUnauthorized, "This sign-in has ended")
+
+	// Signed out (on another instance) while a re-check asks Slack: the
+	// re-check does not bring the session back.
+	_, _, ada = w.signin(t, "admin-code")
+	w.tick(adminRecheck)
+	w.slack.mu.Lock()
+	w.slack.during = func() { w.call(t, ada, "POST", "/v1/admin/signout", nil) }
+	w.slack.mu.Unlock()
+	w.call(t, ada, "GET", "/v1/admin/me", nil)
+	w.slack.mu.Lock()
+	w.slack.during = nil
+	w.slack.mu.Unlock()
+	refused(ada, http.StatusUnauthorized, "This sign-in has ended")
+
+	_, _, lee := w.signin(t, "listed-code")
+	_, _, ada = w.signin(t, "admin-code")
+	w.tick(adminSessionTTL - adminRecheck)
+	if !ok(lee) || !ok(ada) {
+		t.Error("a session ended before 8 hours")
+	}
+	w.tick(adminRecheck)
+	refused(lee, http.StatusUnauthorized, "expired after 8 hours")
+	refused(ada, http.StatusUnauthorized, "expired after 8 hours")
+	if code, body := w.call(t, w.alice, "POST", "/v1/admin/signout", nil); code != http.StatusOK || !strings.Contains(body, `"ended":false`) || !ok(w.alice) {
+		t.Errorf("a web token's sign-out: %d %s; want nothing ended (the page forgets it)", code, body)
 	}
 }

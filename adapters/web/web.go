@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -133,9 +132,11 @@ type Options struct {
 	// "https://neo.example.com": Slack sends the admin page's sign-in
 	// back there.
 	PageURL string
-	// SessionKey signs the admin page's Slack sign-ins, so every instance
-	// with the same key takes them; nil: a key of this process alone.
-	SessionKey []byte
+	// AdminSessions keeps the admin page's Slack sign-ins where every
+	// instance reads them (the store), so a sign-in on one instance is
+	// taken on all, and a sign-out on one ends it on all; nil keeps them
+	// in this process's memory.
+	AdminSessions AdminSessions
 	// Now tells the time (default time.Now).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -164,16 +165,16 @@ type Adapter struct {
 	mux    *http.ServeMux
 	log    zerolog.Logger
 
-	listening     atomic.Bool
-	created       createdSet
-	pending       pendingGates
-	files         Files         // uploads and tools' files: Options.Files, or mem
-	mem           *memFiles     // files in memory when Options.Files is nil
-	stopping      sync.Map      // conversation ID -> true: its owner pressed Stop in the running turn
-	unechoed      sync.Map      // event ID -> messageData: a message taken here, not shown yet (echo)
-	adminSessions adminSessions // the admin page's Slack sign-ins
-	notes         chan []byte   // for the other instances (tell), sent by Run
-	dropped       atomic.Int64  // notes the relay could not take (tell)
+	listening atomic.Bool
+	created   createdSet
+	pending   pendingGates
+	files     Files         // uploads and tools' files: Options.Files, or mem
+	mem       *memFiles     // files in memory when Options.Files is nil
+	stopping  sync.Map      // conversation ID -> true: its owner pressed Stop in the running turn
+	unechoed  sync.Map      // event ID -> messageData: a message taken here, not shown yet (echo)
+	sessions  AdminSessions // the admin page's Slack sign-ins: Options.AdminSessions, or memory
+	notes     chan []byte   // for the other instances (tell), sent by Run
+	dropped   atomic.Int64  // notes the relay could not take (tell)
 }
 
 // New checks opts and builds the adapter.
@@ -194,10 +195,9 @@ func New(opts Options) (*Adapter, error) {
 		intake: intake.Intake{Hub: opts.Hub, Stops: opts.Gates, Limits: intake.Limits{MaxText: opts.MaxText, Quota: opts.Quota}, Log: opts.Logger},
 		log:    opts.Logger, created: createdSet{m: map[string]createdConv{}}, pending: pendingGates{m: map[string]core.Gate{}},
 	}
-	a.adminSessions.key = opts.SessionKey
-	if a.adminSessions.key == nil {
-		a.adminSessions.key = make([]byte, 32)
-		_, _ = rand.Read(a.adminSessions.key) // never fails (crypto/rand)
+	a.sessions = opts.AdminSessions
+	if a.sessions == nil {
+		a.sessions = &memSessions{m: map[string]memSession{}, now: opts.Now}
 	}
 	if opts.Relay != nil {
 		a.notes = make(chan []byte, relaying)

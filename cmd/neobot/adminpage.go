@@ -3,37 +3,37 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/neobot/neobot/adapters/slack"
 	"github.com/neobot/neobot/adapters/web"
 	"github.com/neobot/neobot/cmd/neobot/internal/connect"
 	"github.com/neobot/neobot/core/governance"
-	"github.com/neobot/neobot/core/mcp/oauth"
 )
 
 // adminPage sets up the web chat's admin page (docs/governance.md): the
 // places' settings through the admin API's own code (placeWriter), for
 // NEO_WEB_ADMINS and, with Sign in with Slack, Slack workspace admins.
-func adminPage(cfg *Config, a *app, o *web.Options) {
+//
+// tokens gives the bot token of the installation serving a Slack
+// workspace (the Slack adapter's BotToken); nil without Slack.
+func adminPage(cfg *Config, a *app, o *web.Options, tokens connect.BotTokens) {
 	o.Admins, o.PageURL = cfg.WebAdmins, cfg.webPage()
-	if key, err := oauth.ParseKey(cfg.SecretKey.Reveal()); err == nil && cfg.SecretKey != "" {
-		// Every instance with the key takes a Slack sign-in any of them
-		// made; a key of its own, so it opens nothing else.
-		sum := sha256.Sum256(append([]byte("neobot web admin sessions\x00"), key...))
-		o.SessionKey = sum[:]
+	if sessions, ok := a.db.(web.AdminSessions); ok {
+		o.AdminSessions = sessions // a sign-in on any instance, a sign-out on any
 	}
 	places, ok := a.db.(governance.Store)
 	if !ok || a.reapply == nil {
 		return
 	}
 	o.Governor = placeWriter{s: places, skills: a.skills, checkModel: cfg.checkPlaceModel, applied: a.reapply}
-	if cfg.SlackClientID != "" && cfg.SlackClientSecret != "" && cfg.SlackBotToken != "" {
+	if cfg.SlackClientID != "" && cfg.SlackClientSecret != "" && tokens != nil {
 		api := strings.TrimRight(cmp.Or(cfg.SlackAPIURL, "https://slack.com/api/"), "/") + "/"
 		client := &http.Client{Timeout: 30 * time.Second}
-		o.SlackSignIn = slackAdmins{connect.NewSlackAdmins(api, cfg.SlackClientID, cfg.SlackClientSecret.Reveal(), cfg.SlackBotToken.Reveal(), client)}
+		o.SlackSignIn = slackAdmins{connect.NewSlackAdmins(api, cfg.SlackClientID, cfg.SlackClientSecret.Reveal(), tokens, client)}
 	}
 }
 
@@ -66,5 +66,30 @@ func (s slackAdmins) Identify(ctx context.Context, code, redirect string) (web.S
 	if err != nil {
 		return web.SlackPerson{}, err
 	}
-	return web.SlackPerson{Team: p.Team, User: p.User, Name: p.Name, WorkspaceAdmin: p.WorkspaceAdmin}, nil
+	return webPerson(p), nil
+}
+
+// Check asks Slack again whether team's user administers team.
+func (s slackAdmins) Check(ctx context.Context, team, user string) (web.SlackPerson, error) {
+	p, err := s.SlackAdmins.Check(ctx, team, user)
+	if err != nil {
+		return web.SlackPerson{}, err
+	}
+	return webPerson(p), nil
+}
+
+func webPerson(p connect.SlackPerson) web.SlackPerson {
+	return web.SlackPerson{Team: p.Team, User: p.User, Name: p.Name, WorkspaceAdmin: p.WorkspaceAdmin, Why: p.Why}
+}
+
+// botTokens is the Slack adapter's BotToken as the admin page's Slack
+// sign-in asks it: slack.ErrNotInstalled becomes connect's.
+func botTokens(sl slackPlatform) connect.BotTokens {
+	return func(ctx context.Context, team string) (string, error) {
+		token, err := sl.BotToken(ctx, team)
+		if errors.Is(err, slack.ErrNotInstalled) {
+			return "", connect.ErrNotInstalled
+		}
+		return token, err
+	}
 }

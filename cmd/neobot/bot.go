@@ -195,6 +195,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 	if err != nil {
 		return nil, err
 	}
+	var slackTokens connect.BotTokens // the admin page's Slack sign-in asks users.info with them
 	if cfg.SlackBotToken != "" || cfg.slackDistributed() {
 		sl, err := slackApp(cfg, a.db, slack.Options{
 			BotToken:      cfg.SlackBotToken.Reveal(),
@@ -218,6 +219,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 			return nil, fmt.Errorf("slack: %w", err)
 		}
 		hub.Attach(slack.Platform, sl)
+		slackTokens = botTokens(sl)
 		b.platforms = append(b.platforms, platform{name: "slack", run: sl.Run, adapter: sl, connected: sl.Connected})
 		log.Info().Str("mode", cfg.SlackMode).Msg("neobot is running in Slack")
 	}
@@ -286,7 +288,7 @@ func (m *Main) wire(cfg *Config, log zerolog.Logger, a *app) (*bot, error) {
 		if a.links != nil {
 			wopts.Connector = a.links // the chat page proves who opens a connect link
 		}
-		adminPage(cfg, a, &wopts)
+		adminPage(cfg, a, &wopts, slackTokens)
 		wa, err := web.New(wopts)
 		if err != nil {
 			return nil, err

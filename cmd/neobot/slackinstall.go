@@ -16,6 +16,8 @@ type slackPlatform interface {
 	conversation.Platform
 	Run(ctx context.Context) error
 	Connected() bool
+	// BotToken is the token of the installation serving a workspace.
+	BotToken(ctx context.Context, team string) (string, error)
 }
 
 // slackApp returns the Slack adapter opts describe: with SLACK_REDIRECT_URL,

@@ -49,6 +49,10 @@ func TestMCPTokens(t *testing.T) {
 	storetest.RunMCPTokens(t, func(t *testing.T) storetest.MCPTokens { return open(t, postgres.Options{}) })
 }
 
+func TestAdminSessions(t *testing.T) {
+	storetest.RunAdminSessions(t, func(t *testing.T) storetest.AdminSessions { return open(t, postgres.Options{}) })
+}
+
 func TestSlackInstalls(t *testing.T) {
 	storetest.RunSlackInstalls(t, func(t *testing.T) storetest.SlackInstalls { return open(t, postgres.Options{}) })
 }

@@ -107,6 +107,18 @@ func (s *Server) Requests() []Installer {
 	return append([]Installer(nil), s.oauth.requests...)
 }
 
+// AddInstall records an installation as if oauth.v2.access had issued
+// in.Token for it (in.Team, default the server's Team), for tests that
+// need a workspace's own bot token without the install page.
+func (s *Server) AddInstall(in Install) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.oauth.init()
+	in.Team = cmpOr(in.Team, s.team())
+	in.TeamName = cmpOr(in.TeamName, "Team "+in.Team)
+	s.oauth.tokens[in.Token] = &in
+}
+
 // Installed returns the live installation for team (its workspace
 // install, else its org's), and whether there is one.
 func (s *Server) Installed(team string) (Install, bool) {

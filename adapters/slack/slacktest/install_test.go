@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -145,5 +146,66 @@ func TestOAuthRefusals(t *testing.T) {
 	_, err := slack.GetOAuthV2ResponseContext(context.Background(), http.DefaultClient, slacktest.ClientID, slacktest.ClientSecret, "code-nope", "https://neo.example/cb", slack.OAuthOptionAPIURL(s.APIURL()))
 	if se := (slack.SlackErrorResponse{}); !errors.As(err, &se) || se.Err != "invalid_code" {
 		t.Errorf("oauth.v2.access with an unknown code = %v, want invalid_code", err)
+	}
+}
+
+// install adds the app to in.Team through the authorize page and
+// oauth.v2.access, and returns its bot token.
+func install(t *testing.T, s *slacktest.Server, in slacktest.Installer) string {
+	t.Helper()
+	const redirect = "https://neo.example/slack/oauth/callback"
+	s.NextInstall(in)
+	back, _ := authorize(t, s, url.Values{"client_id": {slacktest.ClientID}, "scope": {"users:read"}, "redirect_uri": {redirect}, "state": {"s"}})
+	if back == nil {
+		t.Fatalf("the install in %s was not sent back", in.Team)
+	}
+	got, err := slack.GetOAuthV2ResponseContext(t.Context(), http.DefaultClient, slacktest.ClientID, slacktest.ClientSecret,
+		back.Query().Get("code"), redirect, slack.OAuthOptionAPIURL(s.APIURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.AccessToken
+}
+
+// TestUsersInfoByWorkspace: users.info describes a person (is_admin,
+// is_owner, team_id) to a bot token of their own workspace, or of their
+// org's org-wide installation, and answers user_not_found to any other;
+// a revoked token gets token_revoked.
+func TestUsersInfoByWorkspace(t *testing.T) {
+	s := slacktest.New(t)
+	a, b := install(t, s, slacktest.Installer{Team: "TA"}), install(t, s, slacktest.Installer{Team: "TB"})
+	org := install(t, s, slacktest.Installer{Team: "TG", Enterprise: "E1", OrgWide: true})
+	s.SetPerson("UADA", slacktest.Person{Team: "TA", Admin: true})
+	s.SetPerson("UOWEN", slacktest.Person{Team: "TB", Owner: true})
+	s.SetPerson("UGRID", slacktest.Person{Team: "TG2", Enterprise: "E1", Admin: true})
+	s.SetAdmin("UHOME")
+	for _, c := range []struct {
+		token, user, want string // want: "team admin owner", or the error
+	}{
+		{a, "UADA", "TA true false"},
+		{b, "UADA", "user_not_found"},
+		{b, "UOWEN", "TB false true"},
+		{a, "UOWEN", "user_not_found"},
+		{org, "UGRID", "TG2 true false"},
+		{org, "UADA", "user_not_found"},
+		{a, "UGRID", "user_not_found"},
+		{"xoxb-static", "UHOME", slacktest.TeamID + " true false"},
+		{"xoxb-static", "UADA", "user_not_found"},
+		{a, "UNOBODY", "user_not_found"},
+	} {
+		u, err := slack.New(c.token, slack.OptionAPIURL(s.APIURL())).GetUserInfoContext(t.Context(), c.user)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			got = strings.Join([]string{u.TeamID, strconv.FormatBool(u.IsAdmin), strconv.FormatBool(u.IsOwner)}, " ")
+		}
+		if got != c.want {
+			t.Errorf("users.info %s with %s's token = %q, want %q", c.user, c.token, got, c.want)
+		}
+	}
+	s.Uninstall("TA")
+	if _, err := slack.New(a, slack.OptionAPIURL(s.APIURL())).GetUserInfoContext(t.Context(), "UADA"); err == nil || err.Error() != "token_revoked" {
+		t.Errorf("users.info with an uninstalled workspace's token = %v, want token_revoked", err)
 	}
 }

@@ -99,9 +99,9 @@ type Server struct {
 	retries map[*time.Timer]bool // redelivery timers, stopped by Close
 	// assistantOff fails every assistant.threads.* call (DisableAssistant).
 	assistantOff bool
-	// admins are the users users.info reports as workspace admins
-	// (SetAdmin).
-	admins map[string]bool
+	// people are the users SetPerson and SetAdmin describe, by user ID;
+	// anyone else is a plain member of the server's Team.
+	people map[string]Person
 	// signins is Sign in with Slack (signin.go).
 	signins fakeapi.SignIns
 
@@ -212,15 +212,56 @@ func (s *Server) DisableAssistant() {
 	s.assistantOff = true
 }
 
-// SetAdmin makes users.info report user as an admin of the workspace
-// TeamID. Every other user is a plain member.
-func (s *Server) SetAdmin(user string) {
+// SetAdmin makes users.info report user as an admin of the server's
+// Team. Every other user is a plain member, unless SetPerson says
+// otherwise.
+func (s *Server) SetAdmin(user string) { s.SetPerson(user, Person{Admin: true}) }
+
+// Person is a user as users.info and Sign in with Slack describe them.
+type Person struct {
+	// Team is their workspace (default the server's Team); Enterprise
+	// its Enterprise Grid org, "" outside Grid.
+	Team, Enterprise string
+	// Admin and Owner are users.info's is_admin and is_owner.
+	Admin, Owner bool
+}
+
+// SetPerson describes user from now on (replacing what was said before):
+// Sign in with Slack signs them in to p.Team, and users.info answers
+// about them only with a token that works there (SLACK_BOT_TOKEN's, for
+// the server's Team; one oauth.v2.access issued for p.Team, or for
+// p.Enterprise org-wide) and user_not_found with any other, as Slack
+// does for a user it does not show that token.
+func (s *Server) SetPerson(user string, p Person) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.admins == nil {
-		s.admins = map[string]bool{}
+	if s.people == nil {
+		s.people = map[string]Person{}
 	}
-	s.admins[user] = true
+	p.Team = cmpOr(p.Team, s.team())
+	s.people[user] = p
+}
+
+// personLocked is how the fake describes user.
+func (s *Server) personLocked(user string) Person {
+	if p, ok := s.people[user]; ok {
+		return p
+	}
+	return Person{Team: s.team()}
+}
+
+// seesLocked reports whether a bot token shows person: a token
+// oauth.v2.access issued, in its installation's workspace (or org, for an
+// org-wide install); any other token, in the server's Team.
+func (s *Server) seesLocked(token string, p Person) bool {
+	in := s.oauth.tokens[token]
+	switch {
+	case in == nil:
+		return p.Team == s.team()
+	case in.OrgWide:
+		return p.Enterprise != "" && p.Enterprise == in.Enterprise
+	}
+	return p.Team == in.Team
 }
 
 // CertPEM is the TLS server's certificate in PEM, for a client's trust
@@ -560,10 +601,11 @@ func (s *Server) answerLocked(method string, p url.Values, token string) map[str
 		return s.publishViewLocked(p)
 	case "users.info":
 		u := p.Get("user")
-		if u == "" {
+		who := s.personLocked(u)
+		if u == "" || !s.seesLocked(token, who) {
 			return fail("user_not_found")
 		}
-		return ok("user", map[string]any{"id": u, "team_id": TeamID, "name": strings.ToLower(u), "is_admin": s.admins[u]})
+		return ok("user", map[string]any{"id": u, "team_id": who.Team, "name": strings.ToLower(u), "is_admin": who.Admin, "is_owner": who.Owner})
 	case "chat.startStream":
 		// As Slack does: a stream in a channel (not a DM) names whom it is
 		// for, and markdown_text is at most 12,000 characters.

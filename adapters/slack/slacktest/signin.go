@@ -27,7 +27,8 @@ const signInCookie = "slacktest_user"
 // in with Slack.
 func (s *Server) SetOIDCClient(id, secret string) { s.signins.SetClient(id, secret) }
 
-// SignIn signs jar's browser in to the fake workspace as user.
+// SignIn signs jar's browser in to Slack as user, in their workspace
+// (SetPerson; the server's Team by default).
 func (s *Server) SignIn(jar http.CookieJar, user string) {
 	fakeapi.SignInBrowser(jar, s.srv.URL, signInCookie, user)
 }
@@ -77,7 +78,7 @@ func (s *Server) answerOIDCLocked(method string, p url.Values, token string) map
 			return fail("invalid_auth")
 		}
 		return map[string]any{
-			"ok": true, "sub": user, "https://slack.com/user_id": user, "https://slack.com/team_id": s.team(),
+			"ok": true, "sub": user, "https://slack.com/user_id": user, "https://slack.com/team_id": s.personLocked(user).Team,
 			"name": strings.ToLower(strings.TrimPrefix(user, "U")), "https://slack.com/team_name": "Fake",
 		}
 	}
@@ -92,6 +93,6 @@ func (s *Server) idToken(user string) string {
 		return base64.RawURLEncoding.EncodeToString(b)
 	}
 	return enc(map[string]string{"alg": "none", "typ": "JWT"}) + "." + enc(map[string]string{
-		"iss": "https://slack.com", "sub": user, "https://slack.com/user_id": user, "https://slack.com/team_id": s.team(),
+		"iss": "https://slack.com", "sub": user, "https://slack.com/user_id": user, "https://slack.com/team_id": s.personLocked(user).Team,
 	}) + "."
 }

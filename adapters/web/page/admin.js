@@ -29,7 +29,7 @@
       throw new Error(unreachable);
     }
     const data = await res.json().catch(() => ({}));
-    if (res.status === 401 || (res.status === 403 && path === "/v1/admin/me")) {
+    if (res.status === 401 || data.ended || (res.status === 403 && path === "/v1/admin/me")) {
       signOut(data.error, data.slack_signin);
       throw new Refused(data.error);
     }
@@ -197,10 +197,20 @@
     start();
   });
 
+  // Signing out ends a Slack sign-in on the server (every instance); a
+  // web token is forgotten in this tab.
   $("signout").addEventListener("click", async () => {
     sessionStorage.removeItem("neo-token");
+    let message = "";
+    if (token.startsWith("neoadm_")) {
+      const res = await fetch("/v1/admin/signout", { method: "POST", headers: { "Authorization": "Bearer " + token } }).catch(() => null);
+      if (!res || !res.ok) {
+        const data = res ? await res.json().catch(() => ({})) : {};
+        message = "This page forgot your sign-in, but the server could not end it: " + (data.error || unreachable) + " It ends by itself within 8 hours.";
+      }
+    }
     const probe = await fetch("/v1/admin/me").then((r) => r.json()).catch(() => ({}));
-    signOut("", probe.slack_signin);
+    signOut(message, probe.slack_signin);
   });
 
   start();
