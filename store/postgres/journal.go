@@ -18,18 +18,30 @@ import (
 // one statement, so an event delivered to two instances at once is
 // journaled by exactly one of them.
 func (db *DB) JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, err error) {
+	fresh, _, err = db.JournalInboundAhead(ctx, in)
+	return fresh, err
+}
+
+// JournalInboundAhead is JournalInbound that also returns, for a fresh
+// message, the event IDs of its thread's messages pending when it was
+// journaled (those whose marks are queued here left out), read in the
+// same statement: the hub that holds the thread and knows them all needs
+// no read of the thread's journal before the turn.
+func (db *DB) JournalInboundAhead(ctx context.Context, in core.Inbound) (fresh bool, ahead []string, err error) {
 	if err := in.Thread.Validate(); err != nil {
-		return false, fmt.Errorf("postgres: journal: %w", err)
+		return false, nil, fmt.Errorf("postgres: journal: %w", err)
 	}
 	if in.EventID == "" {
-		return false, fmt.Errorf("postgres: journal message in %s: empty event ID", in.Thread.Key())
+		return false, nil, fmt.Errorf("postgres: journal message in %s: empty event ID", in.Thread.Key())
 	}
 	body, err := json.Marshal(in)
 	if err != nil {
-		return false, fmt.Errorf("postgres: journal %s: %w", in.EventID, err)
+		return false, nil, fmt.Errorf("postgres: journal %s: %w", in.EventID, err)
 	}
 	now := db.now().UnixNano()
 	var n int
+	// The statement's snapshot is taken before its insert: the array
+	// holds the thread's other pending messages, not this one.
 	err = db.batched(ctx, in.Thread.Key(), func(b *pgx.Batch) {
 		b.Queue(`
 			WITH i AS (
@@ -44,13 +56,20 @@ func (db *DB) JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, 
 				INSERT INTO neo_threads (key, active_ns) SELECT $3, $5 FROM i
 				ON CONFLICT (key) DO UPDATE SET active_ns = EXCLUDED.active_ns
 			)
-			SELECT count(*) FROM i`,
-			in.Thread.Platform, in.EventID, in.Thread.Key(), body, now, int64(db.ret.Dedupe)).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
+			SELECT (SELECT count(*) FROM i),
+				ARRAY(SELECT event_id FROM neo_inbound WHERE thread = $3 AND pending IS NOT NULL)`,
+			in.Thread.Platform, in.EventID, in.Thread.Key(), body, now, int64(db.ret.Dedupe)).QueryRow(func(row pgx.Row) error { return row.Scan(&n, &ahead) })
 	})
 	if err != nil {
-		return false, fmt.Errorf("postgres: journal %s in %s: %w", in.EventID, in.Thread.Key(), err)
+		return false, nil, fmt.Errorf("postgres: journal %s in %s: %w", in.EventID, in.Thread.Key(), err)
 	}
-	return n == 1, nil
+	if n != 1 {
+		return false, nil, nil
+	}
+	if done := db.completing(in.Thread.Key()); done != nil {
+		ahead = slices.DeleteFunc(ahead, func(id string) bool { return done[[2]string{in.Thread.Platform, id}] })
+	}
+	return true, ahead, nil
 }
 
 // CompleteInbound marks the journaled message eventID of thread t done.
