@@ -42,10 +42,12 @@ const (
 // claimed makes sure this process holds mb's thread before it runs its
 // turn. When another process holds it, the thread's messages here are let
 // go (they stay in the journal, for that process) and handed over. Before
-// each turn the thread's queue is brought in line with the journal:
+// a turn the thread's queue is brought in line with the journal:
 // messages another process completed are dropped, those it journaled are
 // adopted, and the earliest runs first, so a thread's turns run in
-// journal order whichever process received each message.
+// journal order whichever process received each message. A message
+// submitAhead found nothing unknown ahead of, in a thread held and read
+// here since before it was journaled, needs no read: it runs.
 func (h *Hub) claimed(ctx context.Context, mb *mailbox, it *item) claim {
 	if h.cluster == nil {
 		return claimRun
