@@ -371,7 +371,16 @@ func (h *Hub) submitAhead(ctx context.Context, aj AheadJournal, p Platform, in c
 	h.mu.Lock()
 	since := h.verified[key]
 	h.mu.Unlock()
-	fresh, ahead, err := aj.JournalInboundAhead(ctx, in)
+	var (
+		fresh bool
+		ahead []string
+		err   error
+	)
+	if since != 0 {
+		fresh, ahead, err = aj.JournalInboundAhead(ctx, in)
+	} else {
+		fresh, err = h.journal.JournalInbound(ctx, in) // its turn reads the journal in any case
+	}
 	if ok, err := h.taken(in, fresh, err); !ok {
 		return false, err
 	}
