@@ -211,8 +211,16 @@ func slackTurnAcrossRestart(t *testing.T, useDB func(*testing.T, map[string]stri
 	if got := botAnswers(w, "The answer is 4."); got != 1 {
 		t.Errorf("answer posted %d times, want once", got)
 	}
-	if got, want := len(mainRequests(w.model)), len(replies); got != want {
+	reqs := mainRequests(w.model)
+	if got, want := len(reqs), len(replies); got != want {
 		t.Errorf("model calls = %d, want %d", got, want)
+	}
+	// The first message is in the transcript once, whether its entry
+	// was stored before the halt or only by the resumed turn (the entry
+	// of a turn's message commits with its next step: see
+	// docs/scaling.md).
+	if n := userTurns(reqs[len(reqs)-1], "what is 2+2?"); n != 1 {
+		t.Errorf("the follow-up's model call has the first question %d times, want once:\n%+v", n, reqs[len(reqs)-1].Messages)
 	}
 }
 

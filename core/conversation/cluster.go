@@ -42,10 +42,12 @@ const (
 // claimed makes sure this process holds mb's thread before it runs its
 // turn. When another process holds it, the thread's messages here are let
 // go (they stay in the journal, for that process) and handed over. Before
-// each turn the thread's queue is brought in line with the journal:
+// a turn the thread's queue is brought in line with the journal:
 // messages another process completed are dropped, those it journaled are
 // adopted, and the earliest runs first, so a thread's turns run in
-// journal order whichever process received each message.
+// journal order whichever process received each message. A message
+// submitAhead found nothing unknown ahead of, in a thread held and read
+// here since before it was journaled, needs no read: it runs.
 func (h *Hub) claimed(ctx context.Context, mb *mailbox, it *item) claim {
 	if h.cluster == nil {
 		return claimRun
@@ -58,7 +60,12 @@ func (h *Hub) claimed(ctx context.Context, mb *mailbox, it *item) claim {
 		h.mu.Lock()
 	}
 	owned := h.owned[mb.key]
+	if owned && it.known != 0 && h.verified[mb.key] == it.known {
+		h.mu.Unlock()
+		return claimRun // held, read and known since before it was journaled (submitAhead)
+	}
 	read := h.queued // messages queued after this were journaled after the read below began
+	unsure := h.unsure
 	h.mu.Unlock()
 	ok, err := owned, error(nil)
 	if !owned {
@@ -92,6 +99,10 @@ func (h *Hub) claimed(ctx context.Context, mb *mailbox, it *item) claim {
 		return claimDrop
 	}
 	h.owned[mb.key] = true
+	if h.verified[mb.key] == 0 && h.unsure == unsure {
+		h.marks++
+		h.verified[mb.key] = h.marks
+	}
 	pending = h.stopsLocked(pending)
 	pos := journalOrder(pending)
 	mb.queue = slices.DeleteFunc(mb.queue, func(q *item) bool {
@@ -136,7 +147,10 @@ func (h *Hub) ClaimsLost(threads []string) {
 		if !h.owned[key] {
 			continue
 		}
+		h.unsure++
 		delete(h.owned, key)
+		delete(h.verified, key)
+		delete(h.settled, key)
 		if t := h.lingering[key]; t != nil {
 			t.Stop()
 			delete(h.lingering, key)
@@ -276,7 +290,10 @@ func (h *Hub) unclaimLocked(key string) {
 	if !h.owned[key] {
 		return
 	}
+	h.unsure++
 	delete(h.owned, key)
+	delete(h.verified, key)
+	delete(h.settled, key)
 	done := make(chan struct{})
 	h.releasing[key] = done
 	h.choreGroup.Go(func() {
@@ -311,6 +328,11 @@ func (h *Hub) stopLingering() {
 func (h *Hub) Handed(ctx context.Context, thread string) error {
 	h.mu.Lock()
 	owned := h.owned[thread]
+	if !owned {
+		// A claim being made here now may not have its read see this
+		// message: that read verifies nothing (claimed).
+		h.unsure++
+	}
 	h.mu.Unlock()
 	if !owned {
 		return nil

@@ -47,6 +47,16 @@ type LaterJournal interface {
 	JournalInboundLater(ctx context.Context, in core.Inbound) (fresh bool, durable <-chan error, err error)
 }
 
+// AheadJournal is a Journal that tells, with a fresh message, which of
+// its thread's messages were still pending when it was journaled: the
+// event IDs of every earlier message not yet completed (the store leaves
+// out the ones whose marks it has queued). The store implements it. A
+// hub that holds the thread, and knows each of those messages already,
+// need not read the thread's journal again before the message's turn.
+type AheadJournal interface {
+	JournalInboundAhead(ctx context.Context, in core.Inbound) (fresh bool, ahead []string, err error)
+}
+
 // Redeliverer is implemented by a platform that delivers a message again
 // until a process acknowledges it (Slack). Over a LaterJournal, only its
 // turns start before the journal's commit: a crash that loses the record
@@ -191,6 +201,21 @@ type Hub struct {
 	lingering map[string]*time.Timer // idle claims, released when their timer fires
 	idleGen   map[string]int         // which idle spell a lingering timer belongs to
 	settling  map[string]bool        // threads whose pending stops or expired messages are being settled
+	// verified holds, for a claimed thread whose journal this process
+	// has read since claiming it, the mark of that read (a number from
+	// marks): from then on, every message another process journals in
+	// the thread is handed over here. It goes with the claim.
+	verified map[string]uint64
+	marks    uint64 // last mark handed out
+	// settled holds, for a verified thread, the event IDs of its last
+	// few messages whose turns ended here: a message answered here may
+	// still look pending to a journal write whose snapshot came before
+	// its mark committed, and it is known here all the same.
+	settled map[string][]string
+	// unsure counts what can make a journal read miss a hand-over:
+	// a hand-over for a thread not held here, a claim lost or let go.
+	// A read during which it moved verifies nothing.
+	unsure uint64
 
 	workers    sync.WaitGroup // turn workers
 	pool       *warm.Pool     // the goroutines turns run on, kept warm between turns
@@ -215,6 +240,7 @@ func New(opts Options) *Hub {
 		closing: make(chan struct{}),
 		cluster: opts.Cluster, owned: map[string]bool{}, releasing: map[string]chan struct{}{},
 		linger: opts.Linger, lingering: map[string]*time.Timer{}, idleGen: map[string]int{}, settling: map[string]bool{},
+		verified: map[string]uint64{}, settled: map[string][]string{},
 		pool: warm.New(parkedWorkers), stops: opts.Stops,
 	}
 	switch {
@@ -291,6 +317,9 @@ func (h *Hub) Submit(ctx context.Context, in core.Inbound) (accepted bool, err e
 	if lj, ok := h.journal.(LaterJournal); ok && state == stateRunning && h.cluster == nil && redelivers(p) && !core.IsStop(in.Text) {
 		return h.submitEarly(ctx, lj, p, in)
 	}
+	if aj, ok := h.journal.(AheadJournal); ok && h.cluster != nil {
+		return h.submitAhead(ctx, aj, p, in)
+	}
 	fresh, err := h.journal.JournalInbound(ctx, in)
 	if ok, err := h.taken(in, fresh, err); !ok {
 		return false, err
@@ -332,13 +361,79 @@ func (h *Hub) taken(in core.Inbound, fresh bool, err error) (bool, error) {
 	return fresh, nil
 }
 
-// admitIfRunningLocked queues in's turn. Before Start or after Close it
-// leaves the message in the journal: Start, or the next process, resumes
-// it.
-func (h *Hub) admitIfRunningLocked(p Platform, in core.Inbound) {
+// admitIfRunningLocked queues in's turn and returns its item (nil when
+// it was not queued: a stop, a duplicate, a full queue). Before Start or
+// after Close it leaves the message in the journal: Start, or the next
+// process, resumes it.
+func (h *Hub) admitIfRunningLocked(p Platform, in core.Inbound) *item {
 	if h.state != stateNew && h.state != stateClosed {
-		h.admitLocked(p, in)
+		return h.admitLocked(p, in)
 	}
+	return nil
+}
+
+// submitAhead is Submit over an AheadJournal with a Cluster. When this
+// process held the thread, with its journal read, from before the
+// message was journaled until the message's turn starts, and every
+// message pending ahead of it was already queued or running here, the
+// turn skips the journal read it would make first (claimed): nothing it
+// could find is missing. Any message another process journals after
+// this one is handed over here, as always, and runs after it.
+func (h *Hub) submitAhead(ctx context.Context, aj AheadJournal, p Platform, in core.Inbound) (bool, error) {
+	key := in.Thread.Key()
+	h.mu.Lock()
+	since := h.verified[key]
+	h.mu.Unlock()
+	var (
+		fresh bool
+		ahead []string
+		err   error
+	)
+	if since != 0 {
+		fresh, ahead, err = aj.JournalInboundAhead(ctx, in)
+	} else {
+		fresh, err = h.journal.JournalInbound(ctx, in) // its turn reads the journal in any case
+	}
+	if ok, err := h.taken(in, fresh, err); !ok {
+		return false, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	known := since != 0 && h.verified[key] == since && h.knownLocked(in.Thread, ahead)
+	if it := h.admitIfRunningLocked(p, in); it != nil && known {
+		it.known = since
+	}
+	return true, nil
+}
+
+// knownLocked reports whether every message of ahead (event IDs of
+// thread t) is queued or running here, or had its turn end here lately.
+// Callers hold h.mu.
+func (h *Hub) knownLocked(t core.Thread, ahead []string) bool {
+	for _, id := range ahead {
+		if !h.inflight[t.Platform+"\x00"+id] && !slices.Contains(h.settled[t.Key()], id) {
+			return false
+		}
+	}
+	return true
+}
+
+// keepSettled is how many of a verified thread's last settled messages
+// the hub remembers (Hub.settled): enough for the marks of the turns
+// before a message to be still committing when it is journaled.
+const keepSettled = 4
+
+// settledLocked remembers that the turn of a thread's message ended
+// here, while the thread is verified. Callers hold h.mu.
+func (h *Hub) settledLocked(thread, eventID string) {
+	if h.verified[thread] == 0 {
+		return
+	}
+	s := h.settled[thread]
+	if len(s) >= keepSettled {
+		s = slices.Delete(s, 0, 1)
+	}
+	h.settled[thread] = append(s, eventID)
 }
 
 // submitEarly is Submit over a LaterJournal: the turn starts as soon as

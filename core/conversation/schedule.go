@@ -37,7 +37,12 @@ type item struct {
 	// seq is the hub's count of queued messages when this one was
 	// queued: a message queued after a read of the journal began was
 	// journaled after it too, so its absence from that read says nothing.
-	seq    uint64
+	seq uint64
+	// known is the mark (Hub.verified) of the thread's journal read this
+	// message was journaled after, with every message ahead of it known
+	// here (submitAhead): while the thread keeps that mark, its turn
+	// needs no read of its own. Zero: read first.
+	known  uint64
 	cancel context.CancelCauseFunc // set when the turn starts
 	done   chan struct{}           // closed once the turn ended and the message was settled
 }
@@ -58,7 +63,8 @@ type Tidier interface {
 }
 
 // admitLocked queues a fresh message, or handles it as a stop command.
-func (h *Hub) admitLocked(p Platform, in core.Inbound) {
+// It returns the message's item when it queued it.
+func (h *Hub) admitLocked(p Platform, in core.Inbound) *item {
 	mb := h.threads[in.Thread.Key()]
 	if core.IsStop(in.Text) {
 		if h.cluster != nil && mb == nil && !h.owned[in.Thread.Key()] {
@@ -66,14 +72,14 @@ func (h *Hub) admitLocked(p Platform, in core.Inbound) {
 			// for that one. It stays journaled; if no process holds the
 			// thread, the orphan scan settles it.
 			h.handLocked(in.Thread.Key())
-			return
+			return nil
 		}
 		h.stopLocked(p, mb, in)
-		return
+		return nil
 	}
 	k := eventKey(in)
 	if h.inflight[k] {
-		return // resumed by Start while Submit was journaling it
+		return nil // resumed by Start while Submit was journaling it
 	}
 	if mb != nil && len(mb.queue) >= h.maxQueued {
 		// Set aside in words, never silently: the journal settles it so
@@ -83,7 +89,7 @@ func (h *Hub) admitLocked(p Platform, in core.Inbound) {
 			h.notice(ctx, rep, in, queueFullText(h.maxQueued))
 			h.complete(ctx, in)
 		})
-		return
+		return nil
 	}
 	h.inflight[k] = true
 	if mb == nil {
@@ -92,13 +98,15 @@ func (h *Hub) admitLocked(p Platform, in core.Inbound) {
 	}
 	busy := mb.cur != nil || len(mb.queue) > 0
 	h.queued++
-	mb.queue = append(mb.queue, &item{in: in, seq: h.queued})
+	it := &item{in: in, seq: h.queued}
+	mb.queue = append(mb.queue, it)
 	h.readyLocked(mb)
 	if busy {
 		rep := p.Reporter(in.Thread)
 		h.choreLocked(func(ctx context.Context) { h.notice(ctx, rep, in, textQueued) })
 	}
 	h.scheduleLocked()
+	return it
 }
 
 // readyLocked puts a waiting mailbox with work at the back of the line.
@@ -265,6 +273,7 @@ func (h *Hub) work(ctx context.Context, mb *mailbox, it *item) {
 		mb.cur = nil
 		if c != claimRequeue {
 			delete(h.inflight, eventKey(it.in))
+			h.settledLocked(mb.key, it.in.EventID)
 		}
 		if u := userKey(it.in); h.byUser[u] <= 1 {
 			delete(h.byUser, u)

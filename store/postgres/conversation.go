@@ -34,6 +34,7 @@ func (db *DB) SetThreadTitle(ctx context.Context, t core.Thread, title string) e
 // transcript, archive, summary and title, and its finished delegations,
 // in one transaction. Deleting a thread not stored does nothing.
 func (db *DB) DeleteThread(ctx context.Context, t core.Thread) error {
+	db.settleLazy(ctx, t.Key()) // else they would come back after the delete
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: delete %s: %w", t.Key(), err)

@@ -18,39 +18,72 @@ import (
 // one statement, so an event delivered to two instances at once is
 // journaled by exactly one of them.
 func (db *DB) JournalInbound(ctx context.Context, in core.Inbound) (fresh bool, err error) {
+	fresh, _, err = db.journal(ctx, in, false)
+	return fresh, err
+}
+
+// JournalInboundAhead is JournalInbound that also returns, for a fresh
+// message, the event IDs of its thread's messages pending when it was
+// journaled (those whose marks are queued here left out), read in the
+// same statement: the hub that holds the thread and knows them all needs
+// no read of the thread's journal before the turn.
+func (db *DB) JournalInboundAhead(ctx context.Context, in core.Inbound) (fresh bool, ahead []string, err error) {
+	fresh, ahead, err = db.journal(ctx, in, true)
+	if !fresh || err != nil {
+		return fresh, nil, err
+	}
+	if done := db.completing(in.Thread.Key()); done != nil {
+		ahead = slices.DeleteFunc(ahead, func(id string) bool { return done[[2]string{in.Thread.Platform, id}] })
+	}
+	return true, ahead, nil
+}
+
+// journalInsert journals a message (JournalInbound) and returns whether
+// it was fresh; its last column is added by the caller.
+const journalInsert = `
+	WITH i AS (
+		INSERT INTO neo_inbound AS i (platform, event_id, thread, body, journaled_ns, pending)
+		VALUES ($1, $2, $3, $4, $5, nextval('neo_inbound_seq'))
+		ON CONFLICT (platform, event_id) DO UPDATE
+			SET thread = EXCLUDED.thread, body = EXCLUDED.body, journaled_ns = EXCLUDED.journaled_ns,
+				pending = EXCLUDED.pending, completed_ns = NULL
+			WHERE i.completed_ns IS NOT NULL AND $5 - i.journaled_ns >= $6
+		RETURNING 1
+	), t AS (
+		INSERT INTO neo_threads (key, active_ns) SELECT $3, $5 FROM i
+		ON CONFLICT (key) DO UPDATE SET active_ns = EXCLUDED.active_ns
+	)
+	SELECT (SELECT count(*) FROM i)`
+
+// journal journals in; with ahead, the same statement reads the event
+// IDs of the thread's other pending messages (its snapshot is taken
+// before its insert, so in is not among them).
+func (db *DB) journal(ctx context.Context, in core.Inbound, ahead bool) (fresh bool, ids []string, err error) {
 	if err := in.Thread.Validate(); err != nil {
-		return false, fmt.Errorf("postgres: journal: %w", err)
+		return false, nil, fmt.Errorf("postgres: journal: %w", err)
 	}
 	if in.EventID == "" {
-		return false, fmt.Errorf("postgres: journal message in %s: empty event ID", in.Thread.Key())
+		return false, nil, fmt.Errorf("postgres: journal message in %s: empty event ID", in.Thread.Key())
 	}
 	body, err := json.Marshal(in)
 	if err != nil {
-		return false, fmt.Errorf("postgres: journal %s: %w", in.EventID, err)
+		return false, nil, fmt.Errorf("postgres: journal %s: %w", in.EventID, err)
 	}
 	now := db.now().UnixNano()
 	var n int
 	err = db.batched(ctx, in.Thread.Key(), func(b *pgx.Batch) {
-		b.Queue(`
-			WITH i AS (
-				INSERT INTO neo_inbound AS i (platform, event_id, thread, body, journaled_ns, pending)
-				VALUES ($1, $2, $3, $4, $5, nextval('neo_inbound_seq'))
-				ON CONFLICT (platform, event_id) DO UPDATE
-					SET thread = EXCLUDED.thread, body = EXCLUDED.body, journaled_ns = EXCLUDED.journaled_ns,
-						pending = EXCLUDED.pending, completed_ns = NULL
-					WHERE i.completed_ns IS NOT NULL AND $5 - i.journaled_ns >= $6
-				RETURNING 1
-			), t AS (
-				INSERT INTO neo_threads (key, active_ns) SELECT $3, $5 FROM i
-				ON CONFLICT (key) DO UPDATE SET active_ns = EXCLUDED.active_ns
-			)
-			SELECT count(*) FROM i`,
-			in.Thread.Platform, in.EventID, in.Thread.Key(), body, now, int64(db.ret.Dedupe)).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
+		args := []any{in.Thread.Platform, in.EventID, in.Thread.Key(), body, now, int64(db.ret.Dedupe)}
+		if !ahead {
+			b.Queue(journalInsert, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
+			return
+		}
+		b.Queue(journalInsert+`,
+			ARRAY(SELECT event_id FROM neo_inbound WHERE thread = $3 AND pending IS NOT NULL)`, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&n, &ids) })
 	})
 	if err != nil {
-		return false, fmt.Errorf("postgres: journal %s in %s: %w", in.EventID, in.Thread.Key(), err)
+		return false, nil, fmt.Errorf("postgres: journal %s in %s: %w", in.EventID, in.Thread.Key(), err)
 	}
-	return n == 1, nil
+	return n == 1, ids, nil
 }
 
 // CompleteInbound marks the journaled message eventID of thread t done.

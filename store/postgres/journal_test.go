@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -103,4 +104,35 @@ func TestCompleteInboundLaterClockAhead(t *testing.T) {
 	if in, err := b.PendingIn(ctx, th.Key()); err != nil || len(in) != 0 {
 		t.Errorf("PendingIn after the mark = %d messages, %v; want none", len(in), err)
 	}
+}
+
+// TestJournalInboundAhead: a fresh message comes back with its thread's
+// messages pending before it, in the same statement: not itself, not
+// another thread's, not one completed or whose mark is queued here; a
+// duplicate with none.
+func TestJournalInboundAhead(t *testing.T) {
+	ctx := t.Context()
+	db := openURL(t, pgtest.Database(t), postgres.Options{})
+	th, other := thread("ahead"), thread("elsewhere")
+	journal := func(in core.Thread, ev string, wantFresh bool, want ...string) {
+		t.Helper()
+		fresh, ahead, err := db.JournalInboundAhead(ctx, core.Inbound{Thread: in, EventID: ev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(ahead)
+		if fresh != wantFresh || !slices.Equal(ahead, want) {
+			t.Errorf("journal %s = %v, %q; want %v, %q", ev, fresh, ahead, wantFresh, want)
+		}
+	}
+	journal(th, "E1", true)
+	journal(other, "X1", true)
+	journal(th, "E2", true, "E1")
+	journal(th, "E2", false)
+	if err := db.CompleteInbound(ctx, th, "E1"); err != nil {
+		t.Fatal(err)
+	}
+	journal(th, "E3", true, "E2")
+	db.CompleteInboundLater(th, "E2") // queued or committed: either way not ahead
+	journal(th, "E4", true, "E3")
 }

@@ -4,10 +4,12 @@
 // the driver (pgx v5 and its pool).
 //
 // Every write commits (and so is durable, with the server's default
-// synchronous_commit) before the call returns, but two that nobody waits
-// for and whose loss a restart makes good: a turn's memory write-back
-// (WriteMemoriesLater) and the mark of an answered message
-// (CompleteInboundLater), which commit with the next batch of writes.
+// synchronous_commit) before the call returns, but three that nobody
+// waits for and whose loss a restart makes good: a turn's memory
+// write-back (WriteMemoriesLater) and the mark of an answered message
+// (CompleteInboundLater), which commit with the next batch of writes,
+// and a turn's user message in its transcript (AppendEntriesLater),
+// which commits with the thread's next append or within 50 ms.
 // Each write is one statement or one transaction; where exactly-once
 // matters (the inbound journal, gate tokens) a unique key decides, never
 // a read followed by a write.
@@ -96,6 +98,11 @@ type DB struct {
 	// and answered messages marked done.
 	memories  later[memoryWrite]
 	completes later[[]completion]
+	// Transcript entries appended lazily (AppendEntriesLater), by
+	// thread key, and the last entry numbers LoadTranscript read.
+	lazyMu  sync.Mutex
+	lazy    map[string]*lazyEntries
+	numbers map[string]int64
 }
 
 // Open connects to the database at url (postgres://…), creates or
@@ -113,7 +120,8 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	db := &DB{name: Describe(url), now: opts.Now, ret: opts.Retention.WithDefaults(), log: opts.Logger, observe: opts.ObserveWrite, instance: newInstanceID(), listening: map[string]*subscribed{}}
+	db := &DB{name: Describe(url), now: opts.Now, ret: opts.Retention.WithDefaults(), log: opts.Logger, observe: opts.ObserveWrite, instance: newInstanceID(), listening: map[string]*subscribed{},
+		lazy: map[string]*lazyEntries{}, numbers: map[string]int64{}}
 	db.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", db.name, err)
@@ -217,6 +225,7 @@ func (db *DB) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
 	// A failure is logged by the writer.
+	db.flushAllLazy(ctx)
 	_ = db.memories.flush(ctx)
 	_ = db.completes.flush(ctx)
 	db.pool.Close()

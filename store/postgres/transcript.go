@@ -1,10 +1,12 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -15,17 +17,33 @@ import (
 // AppendEntries appends data as new entries of thread t, numbered after
 // the last one, and returns the last number assigned. It is one statement:
 // the thread's row hands out the numbers under its row lock, so appends to
-// one thread from several instances never collide.
+// one thread from several instances never collide. Entries appended to t
+// with AppendEntriesLater and not committed yet go first, in the same
+// statement.
 func (db *DB) AppendEntries(ctx context.Context, t core.Thread, data ...[]byte) (uint64, error) {
-	if err := t.Validate(); err != nil {
-		return 0, fmt.Errorf("postgres: append: %w", err)
+	if err := checkAppend(t, data); err != nil {
+		return 0, err
 	}
-	if len(data) == 0 {
-		return 0, fmt.Errorf("postgres: append to %s: no entries", t.Key())
+	key, at := t.Key(), db.now().UnixNano()
+	le := db.takeLazy(key)
+	if le == nil {
+		last, err := db.appendKey(ctx, key, at, data)
+		return uint64(last), err
 	}
-	at := db.now().UnixNano()
+	defer db.doneLazy(key, le)
+	last, err := db.appendKey(ctx, key, at, append(le.data, data...))
+	if err != nil {
+		return 0, err
+	}
+	db.checkNumbers(key, le, last-int64(len(data)), len(le.data))
+	return uint64(last), nil
+}
+
+// appendKey appends data to the thread of key in one statement, and
+// returns the last number assigned.
+func (db *DB) appendKey(ctx context.Context, key string, at int64, data [][]byte) (int64, error) {
 	var last int64
-	err := db.batched(ctx, t.Key(), func(b *pgx.Batch) {
+	err := db.batched(ctx, key, func(b *pgx.Batch) {
 		b.Queue(`
 			WITH t AS (
 				INSERT INTO neo_threads (key, active_ns, last_seq) VALUES ($1, $2, $3)
@@ -35,28 +53,36 @@ func (db *DB) AppendEntries(ctx context.Context, t core.Thread, data ...[]byte) 
 				INSERT INTO neo_entries (thread, seq, at_ns, data)
 				SELECT $1, t.last_seq - $3 + u.n, $2, u.d FROM t, unnest($4::bytea[]) WITH ORDINALITY AS u(d, n)
 			)
-			SELECT last_seq FROM t`, t.Key(), at, int64(len(data)), data).QueryRow(func(row pgx.Row) error { return row.Scan(&last) })
+			SELECT last_seq FROM t`, key, at, int64(len(data)), data).QueryRow(func(row pgx.Row) error { return row.Scan(&last) })
 	})
 	if err != nil {
-		return 0, fmt.Errorf("postgres: append to %s: %w", t.Key(), err)
+		return 0, fmt.Errorf("postgres: append to %s: %w", key, err)
 	}
-	return uint64(last), nil
+	return last, nil
 }
 
 // LoadTranscript returns thread t's summary and its live entries in order,
-// read in one statement (one snapshot).
+// read in one statement (one snapshot), after the entries appended here
+// lazily have committed. It remembers the thread's last entry number, for
+// AppendEntriesLater.
 func (db *DB) LoadTranscript(ctx context.Context, t core.Thread) (core.Summary, []core.Entry, error) {
 	var (
 		sum     core.Summary
 		entries []core.Entry
+		last    int64
 	)
+	key := t.Key()
+	db.settleLazy(ctx, key)
+	// The entries come in the primary key's order, after the thread's
+	// row: no sort. Should a plan ever give them otherwise, they are
+	// sorted here.
 	rows, err := db.pool.Query(ctx, `
-		SELECT NULL::bigint, NULL::bigint, summary FROM neo_threads WHERE key = $1
+		SELECT NULL::bigint, last_seq, summary FROM neo_threads WHERE key = $1
 		UNION ALL
-		SELECT seq, at_ns, data FROM neo_entries WHERE thread = $1 AND NOT archived
-		ORDER BY 1 NULLS FIRST`, t.Key())
+		(SELECT seq, at_ns, data FROM neo_entries WHERE thread = $1 AND NOT archived ORDER BY seq)`, key)
 	if err == nil {
-		err = scanEntries(rows, func(raw []byte) error {
+		err = scanEntries(rows, func(lastSeq int64, raw []byte) error {
+			last = lastSeq
 			if raw == nil {
 				return nil
 			}
@@ -67,15 +93,23 @@ func (db *DB) LoadTranscript(ctx context.Context, t core.Thread) (core.Summary, 
 		}, &entries)
 	}
 	if err != nil {
-		return core.Summary{}, nil, fmt.Errorf("postgres: load %s: %w", t.Key(), err)
+		return core.Summary{}, nil, fmt.Errorf("postgres: load %s: %w", key, err)
 	}
+	if !slices.IsSortedFunc(entries, byEntrySeq) {
+		slices.SortFunc(entries, byEntrySeq)
+	}
+	db.numbered(key, last)
 	return sum, entries, nil
 }
+
+// byEntrySeq orders entries by number.
+func byEntrySeq(a, b core.Entry) int { return cmp.Compare(a.Seq, b.Seq) }
 
 // Archived returns the entries of thread t that compaction moved out of
 // the live transcript, in order.
 func (db *DB) Archived(ctx context.Context, t core.Thread) ([]core.Entry, error) {
 	var entries []core.Entry
+	db.settleLazy(ctx, t.Key())
 	rows, err := db.pool.Query(ctx, `SELECT seq, at_ns, data FROM neo_entries WHERE thread = $1 AND archived ORDER BY seq`, t.Key())
 	if err == nil {
 		err = scanEntries(rows, nil, &entries)
@@ -87,8 +121,8 @@ func (db *DB) Archived(ctx context.Context, t core.Thread) ([]core.Entry, error)
 }
 
 // scanEntries reads rows of (seq, at_ns, data); a row with a NULL seq is
-// the summary, handed to summary.
-func scanEntries(rows pgx.Rows, summary func([]byte) error, out *[]core.Entry) error {
+// the thread's (last_seq, summary), handed to summary.
+func scanEntries(rows pgx.Rows, summary func(lastSeq int64, raw []byte) error, out *[]core.Entry) error {
 	defer rows.Close()
 	for rows.Next() {
 		var (
@@ -99,7 +133,11 @@ func scanEntries(rows pgx.Rows, summary func([]byte) error, out *[]core.Entry) e
 			return err
 		}
 		if seq == nil {
-			if err := summary(data); err != nil {
+			var last int64
+			if at != nil {
+				last = *at
+			}
+			if err := summary(last, data); err != nil {
 				return err
 			}
 			continue
@@ -122,6 +160,7 @@ func (db *DB) Compact(ctx context.Context, t core.Thread, s core.Summary) error 
 		return fmt.Errorf("postgres: compact %s: %w", t.Key(), err)
 	}
 	now := db.now().UnixNano()
+	db.settleLazy(ctx, t.Key())
 	err = db.tx(ctx, func(tx pgx.Tx) error {
 		var (
 			last int64
