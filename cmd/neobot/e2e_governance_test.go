@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/llm/llmtest"
 	"github.com/neobot/neobot/store/postgres/pgtest"
 )
@@ -277,6 +279,55 @@ func TestConfigSetAppliesEveryField(t *testing.T) {
 	}
 	p1.stop(t)
 	p2.stop(t)
+}
+
+// TestBudgetRunsOutMidTurn: a channel's daily token budget is checked
+// before every model call of a turn, not only when it starts: a turn
+// whose model keeps asking for tools stops at the call that would run
+// past the budget, and the thread is told which budget ran out, when it
+// resets, who can raise it and what the turn did.
+func TestBudgetRunsOutMidTurn(t *testing.T) {
+	w := newSlackWorld(t)
+	w.env["NEO_WEB_ADMINS"] = "ada"
+	place := "slack:" + slacktest.TeamID + "/C0GENERAL"
+	if out, errOut, err := run(t, w.env, "", "config", "set", "--by", "cli:ops", place, "daily_tokens=1000"); err != nil {
+		t.Fatalf("config set = %v\n%s%s", err, out, errOut)
+	}
+	var mu sync.Mutex
+	mainCalls := 0
+	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			facts := llmtest.Text(`{"facts":[]}`)
+			facts.Usage = llm.Usage{PromptTokens: 1, TotalTokens: 1}
+			return facts
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		mainCalls++
+		// 400 tokens a call: 400, 800, then 1,200 of the channel's 1,000.
+		more := llmtest.Calls(llmtest.Call(fmt.Sprintf("r%d", mainCalls), "memory_recall", fmt.Sprintf(`{"query":"step %d"}`, mainCalls)))
+		more.Usage = llm.Usage{PromptTokens: 380, CompletionTokens: 20, TotalTokens: 400}
+		return more
+	})
+	p := w.start(t, 1)
+	d := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "dig through everything"})
+	stop := w.answerIn(t, "C0GENERAL", d.TS, "I've used today's token budget for this channel (1200 of 1000 tokens), so I stopped before finishing.")
+	for _, want := range []string{
+		"The budget resets at 00:00 UTC, in ",
+		"My admins can raise it on my admin page, and whoever runs me with neobot config set " + place + " daily_tokens=…",
+		"What I did so far:",
+		"memory_recall: done",
+	} {
+		if !strings.Contains(stop.Rendered(), want) {
+			t.Errorf("the stopping answer says:\n%s\nwant %q in it", stop.Rendered(), want)
+		}
+	}
+	p.stop(t)
+	mu.Lock()
+	defer mu.Unlock()
+	if mainCalls != 3 {
+		t.Errorf("the main model was called %d times, want 3: none once the budget was spent", mainCalls)
+	}
 }
 
 // TestDiscordGuildsGoverned: with the bot in two Discord servers, each

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -81,4 +82,25 @@ func governPlaces(ctx context.Context, cfg *Config, db database, skills *skill.S
 		}, postgres.ChannelPlaces)
 	})
 	return reapply, func() { cancel(); wg.Wait() }, nil
+}
+
+// budgetRaisers says who can raise a used-up daily token budget, to the
+// people of the place (core/usage's Options.Raisers): place is the
+// governed place whose budget it is, "" for NEO_DAILY_TOKEN_BUDGET.
+func (c *Config) budgetRaisers(place string) string {
+	if place == "" {
+		return "Whoever runs me can raise it (the NEO_DAILY_TOKEN_BUDGET setting)."
+	}
+	set := fmt.Sprintf("neobot config set %s daily_tokens=…", place)
+	slackAdmins := c.SlackClientID != "" && c.SlackClientSecret != "" && c.SlackBotToken != "" &&
+		strings.HasPrefix(place, "slack:") && place != "slack:dm"
+	switch {
+	case slackAdmins && len(c.WebAdmins) > 0:
+		return fmt.Sprintf("This workspace's Slack admins and my admins can raise it on my admin page, and whoever runs me with %s.", set)
+	case slackAdmins:
+		return fmt.Sprintf("This workspace's Slack admins can raise it on my admin page, and whoever runs me with %s.", set)
+	case len(c.WebAdmins) > 0:
+		return fmt.Sprintf("My admins can raise it on my admin page, and whoever runs me with %s.", set)
+	}
+	return fmt.Sprintf("Whoever runs me can raise it, with %s.", set)
 }

@@ -87,8 +87,13 @@ type Options struct {
 	// Interval is how often recorded usage is written (default 5 s).
 	Interval time.Duration
 	// Now is the clock (default time.Now).
-	Now    func() time.Time
-	Logger zerolog.Logger
+	Now func() time.Time
+	// Raisers says, in a sentence for the people of a place whose budget
+	// is used up, who can raise it: place is the governed place whose
+	// budget it is ("slack:T0123/C0456"), or "" for DailyBudget. Nil:
+	// "The people who run me here can raise it."
+	Raisers func(place string) string
+	Logger  zerolog.Logger
 }
 
 // Meter records usage. It is safe for concurrent use.
@@ -382,33 +387,56 @@ type guarded struct {
 	m    *Meter
 }
 
-func (g guarded) Run(ctx context.Context, t core.Turn) error {
-	if spent, over := g.m.Spent(t.Inbound.Thread); over {
-		return g.decline(ctx, t, "this workspace", spent, g.m.opts.DailyBudget)
+// spentBudget is a daily budget over a turn's place that is used up.
+type spentBudget struct {
+	// place is the governed place ("slack:T0123/C0456"), "" for the
+	// workspace's NEO_DAILY_TOKEN_BUDGET.
+	place         string
+	where         string // the place in words: "this channel"
+	spent, budget int64
+}
+
+// overBudget returns the first daily budget over in's place that is used
+// up: the workspace's (NEO_DAILY_TOKEN_BUDGET), then its channel's,
+// workspace's and platform's stored ones; ok is false while every one
+// has tokens left. When the store cannot be read to count, err says so
+// and b names the budget that could not be counted.
+func (m *Meter) overBudget(ctx context.Context, in core.Inbound) (b spentBudget, ok bool, err error) {
+	if spent, over := m.Spent(in.Thread); over {
+		return spentBudget{where: "this workspace", spent: spent, budget: m.opts.DailyBudget}, true, nil
 	}
-	places := g.m.budgetsOf(t.Inbound)
+	places := m.budgetsOf(in)
 	if len(places) == 0 {
-		return g.next.Run(ctx, t)
+		return spentBudget{}, false, nil
 	}
-	spent, err := g.m.placeSpent(ctx, places)
+	spent, err := m.placeSpent(ctx, places)
 	if err != nil {
-		// A turn that cannot be counted is not run: the budget holds.
-		g.m.opts.Logger.Error().Err(err).Str("thread", t.Inbound.Thread.Key()).Msg("usage: a place's budget could not be read; turn declined")
-		if t.Reporter == nil {
-			return nil
-		}
-		text := fmt.Sprintf("I can't tell how much of %s's daily token budget is left just now, so I'm not answering this. Ask me again in a minute.", scope(places[0].place))
-		if err := t.Reporter.Say(ctx, text); err != nil {
-			return fmt.Errorf("usage: decline in %s: %w", t.Inbound.Thread, err)
-		}
-		return nil
+		return spentBudget{place: places[0].place, where: scope(places[0].place)}, false, err
 	}
 	for i, p := range places {
 		if spent[i] >= p.budget {
-			return g.decline(ctx, t, scope(p.place), spent[i], p.budget)
+			return spentBudget{place: p.place, where: scope(p.place), spent: spent[i], budget: p.budget}, true, nil
 		}
 	}
+	return spentBudget{}, false, nil
+}
+
+func (g guarded) Run(ctx context.Context, t core.Turn) error {
+	b, over, err := g.m.overBudget(ctx, t.Inbound)
+	switch {
+	case err != nil:
+		// A turn that cannot be counted is not run: the budget holds.
+		g.m.opts.Logger.Error().Err(err).Str("thread", t.Inbound.Thread.Key()).Msg("usage: a place's budget could not be read; turn declined")
+		return g.say(ctx, t, fmt.Sprintf("I can't tell how much of %s's daily token budget is left just now, so I'm not answering this. Ask me again in a minute.", b.where))
+	case over:
+		g.m.opts.Logger.Info().Str("thread", t.Inbound.Thread.Key()).Str("budget_of", b.where).Int64("spent", b.spent).Msg("usage: daily budget spent; turn declined")
+		return g.say(ctx, t, fmt.Sprintf("I've used today's token budget for %s (%d of %d tokens), so I can't answer this now. %s",
+			b.where, b.spent, b.budget, g.m.resets(b)))
+	}
 	err = g.next.Run(ctx, t)
+	if len(g.m.budgetsOf(t.Inbound)) == 0 {
+		return err
+	}
 	// The other instances count this turn's tokens from the store: they
 	// go there now, not at the next tick.
 	if ferr := g.m.Flush(context.WithoutCancel(ctx)); ferr != nil {
@@ -417,6 +445,48 @@ func (g guarded) Run(ctx context.Context, t core.Turn) error {
 		g.m.opts.Logger.Debug().Str("thread", t.Inbound.Thread.Key()).Msg("usage: a turn under a place's budget is counted in the store")
 	}
 	return err
+}
+
+// say tells the thread why its turn is declined; the model is not called
+// and nothing is recorded.
+func (g guarded) say(ctx context.Context, t core.Turn, text string) error {
+	if t.Reporter == nil {
+		return nil
+	}
+	if err := t.Reporter.Say(ctx, text); err != nil {
+		return fmt.Errorf("usage: decline in %s: %w", t.Inbound.Thread, err)
+	}
+	return nil
+}
+
+// Exhausted returns "" while every daily token budget over in's place
+// has tokens left, else a sentence for the people there: which budget is
+// used up, when it resets and who can raise it. A turn asks before each
+// model call after its first (the Guard asks before the first), so a
+// long, tool-using turn stops at the budget rather than running past it.
+// When the store cannot be read to count, the sentence says so and err
+// is why: the turn stops too, as the Guard declines one.
+func (m *Meter) Exhausted(ctx context.Context, in core.Inbound) (string, error) {
+	b, over, err := m.overBudget(ctx, in)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("I can't tell how much of %s's daily token budget is left just now, so I stopped here rather than run past it. Ask me again in a minute.", b.where), err
+	case over:
+		m.opts.Logger.Info().Str("thread", in.Thread.Key()).Str("budget_of", b.where).Int64("spent", b.spent).Msg("usage: daily budget spent during a turn; turn stopped")
+		return fmt.Sprintf("I've used today's token budget for %s (%d of %d tokens), so I stopped before finishing. %s", b.where, b.spent, b.budget, m.resets(b)), nil
+	}
+	return "", nil
+}
+
+// resets says when b's budget resets and who can raise it.
+func (m *Meter) resets(b spentBudget) string {
+	now := m.opts.Now().UTC()
+	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	who := "The people who run me here can raise it."
+	if m.opts.Raisers != nil {
+		who = m.opts.Raisers(b.place)
+	}
+	return fmt.Sprintf("The budget resets at 00:00 UTC, in %s; ask me again then. %s", until(next.Sub(now)), who)
 }
 
 // scope names a place whose budget is spent, for the people there.
@@ -429,23 +499,6 @@ func scope(place string) string {
 		return "this workspace"
 	}
 	return "every conversation on " + place
-}
-
-// decline tells the thread that the budget of where (words: "this
-// channel") is spent, and when it resets; the model is not called.
-func (g guarded) decline(ctx context.Context, t core.Turn, where string, spent, budget int64) error {
-	now := g.m.opts.Now().UTC()
-	resets := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-	g.m.opts.Logger.Info().Str("thread", t.Inbound.Thread.Key()).Str("budget_of", where).Int64("spent", spent).Msg("usage: daily budget spent; turn declined")
-	if t.Reporter == nil {
-		return nil
-	}
-	text := fmt.Sprintf("I've used today's token budget for %s (%d of %d tokens), so I can't answer this now. "+
-		"The budget resets at 00:00 UTC, in %s; ask me again then.", where, spent, budget, until(resets.Sub(now)))
-	if err := t.Reporter.Say(ctx, text); err != nil {
-		return fmt.Errorf("usage: decline in %s: %w", t.Inbound.Thread, err)
-	}
-	return nil
 }
 
 // until writes d as hours and minutes.

@@ -265,3 +265,44 @@ func TestMostSpentCrossesMidnight(t *testing.T) {
 		}
 	}
 }
+
+// TestExhaustedMidTurn: during a turn, the calls it has made count
+// before they are written (this meter's own), so the budget stops the
+// turn at the call that spends it; the sentence says which budget, when
+// it resets and who can raise it.
+func TestExhaustedMidTurn(t *testing.T) {
+	ctx := context.Background()
+	clock := coretest.NewClock(time.Date(2026, 11, 24, 21, 30, 0, 0, time.UTC))
+	st := &memStore{rows: map[Key]Tokens{}}
+	var raised []string
+	m, err := NewMeter(ctx, Options{Store: st, DailyBudget: 2000, Now: clock.Now, Interval: time.Hour, Raisers: func(place string) string {
+		raised = append(raised, place)
+		return "Ada can raise it."
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Govern(map[string]int64{"slack:T1/C1": 500})
+	in := core.Inbound{Thread: t1, User: "UA"}
+	tctx := core.WithTurn(ctx, &core.Turn{Inbound: in})
+	for i, want := range []string{"", "", "I've used today's token budget for this channel (600 of 500 tokens), so I stopped before finishing. The budget resets at 00:00 UTC, in 2 h 30 min; ask me again then. Ada can raise it."} {
+		if got, err := m.Exhausted(ctx, in); got != want || err != nil {
+			t.Errorf("Exhausted after %d calls = %q, %v; want %q", i, got, err, want)
+		}
+		m.Record(tctx, "gpt", llm.Usage{PromptTokens: 250, CompletionTokens: 50})
+	}
+	if len(raised) != 1 || raised[0] != "slack:T1/C1" {
+		t.Errorf("Raisers asked for %q, want the channel's place", raised)
+	}
+	// The workspace's NEO_DAILY_TOKEN_BUDGET, in another channel.
+	m.Record(tctx, "gpt", llm.Usage{PromptTokens: 1200})
+	c2 := core.Inbound{Thread: core.Thread{Platform: "slack", Workspace: "T1", Channel: "C2", ID: "3.3"}}
+	if got, err := m.Exhausted(ctx, c2); !strings.Contains(got, "for this workspace (2100 of 2000 tokens)") || err != nil || raised[1] != "" {
+		t.Errorf("Exhausted over the workspace's budget = %q, %v (raisers asked for %q); want the workspace named", got, err, raised)
+	}
+	st.failRead = errors.New("disk gone")
+	m.Govern(map[string]int64{"slack:T2": 5000})
+	if got, err := m.Exhausted(ctx, core.Inbound{Thread: t2}); err == nil || !strings.Contains(got, "I can't tell how much of this workspace's daily token budget is left") {
+		t.Errorf("Exhausted, store unreadable = %q, %v; want a sentence and the error", got, err)
+	}
+}
