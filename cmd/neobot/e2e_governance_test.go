@@ -214,9 +214,11 @@ func TestConfigSetThroughRunningBot(t *testing.T) {
 // PostgreSQL, apply to the next turn on another running instance without
 // a restart: the turn calls the place's model; someone who is not a
 // configured approver but the place's may approve its spend (the
-// requester still may not); and once the channel has used its budget,
-// counted across both instances, a turn on the other instance is
-// declined in words with when it resets. An unknown model is refused.
+// requester still may not); the turn, past the budget after its first
+// model call, stops there naming the spend it made; and once the channel
+// has used its budget, counted across both instances, a turn on the
+// other instance is declined in words with when it resets. An unknown
+// model is refused.
 func TestConfigSetAppliesEveryField(t *testing.T) {
 	w, wal := newSpendWorld(t)
 	w.env["NEO_DATABASE_URL"] = pgtest.Database(t)
@@ -250,7 +252,12 @@ func TestConfigSetAppliesEveryField(t *testing.T) {
 	w.slack.Click("UALICE", gate, 0)
 	privately(t, w, "UALICE", "can't")
 	w.slack.Click("UDAVE", gate, 0)
-	w.answerIn(t, "C0PAY", mention.TS, "Outcome:")
+	// The turn's first call spent the channel's 1 token: it stops before
+	// the next, saying so and naming the spend it made.
+	stopped := w.answerIn(t, "C0PAY", mention.TS, "so I stopped before finishing")
+	if !strings.Contains(stopped.Rendered(), "core_execute: done (") {
+		t.Errorf("the turn stopped at the budget says:\n%s\nwant the spend it made named", stopped.Rendered())
+	}
 	if sent := wal.transfers(t); total(sent) != 1 {
 		t.Errorf("transfers = %v, want the one Dave approved", sent)
 	}
@@ -279,6 +286,79 @@ func TestConfigSetAppliesEveryField(t *testing.T) {
 	}
 	p1.stop(t)
 	p2.stop(t)
+}
+
+// TestFilePlacesStartVersions: the settings file's places are stored as
+// their version 1, by "config file", when the bot starts (once, with two
+// instances starting at once on PostgreSQL), so export and history show
+// them before anyone edits; a place already stored is never overwritten
+// by the file, and config diff with the settings file says how they
+// differ.
+func TestFilePlacesStartVersions(t *testing.T) {
+	for _, db := range databases {
+		t.Run(db.name, func(t *testing.T) {
+			w := newSlackWorld(t)
+			db.use(t, w.env)
+			place := "slack:" + slacktest.TeamID + "/C0GENERAL"
+			settings := writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+				"reader": map[string]any{"instructions": "You only read.", "side_effects": map[string]string{"read": "allow"}, "places": []string{place}},
+			}})
+			w.env["NEO_CONFIG"] = settings
+			config := func(args ...string) (string, error) {
+				t.Helper()
+				out, errOut, err := run(t, w.env, "", append([]string{"config"}, args...)...)
+				return out + errOut, err
+			}
+			if out, err := config("history", place); err != nil || !strings.Contains(out, "no stored settings") {
+				t.Fatalf("history before the first start = %v\n%s\nwant nothing stored", err, out)
+			}
+			if out, err := config("diff", settings); err == nil || !strings.Contains(out, place+`: bound in the file to skill "reader", nothing stored`) {
+				t.Errorf("diff with the settings file before the first start = %v\n%s\nwant the place listed as not stored yet", err, out)
+			}
+			procs := []*process{start(t, w.env)}
+			if db.name == "postgres" {
+				procs = append(procs, start(t, w.env)) // two instances starting at once
+			}
+			stored := 0
+			for _, p := range procs {
+				waitOutput(t, p, "conversation hub started") // started: a stop now is a clean one
+				stored += strings.Count(p.output.String(), "the settings file's place stored as its version 1")
+			}
+			for _, p := range procs {
+				p.stop(t)
+			}
+			if stored != 1 {
+				t.Errorf("the file's place was stored %d times by %d instances, want once", stored, len(procs))
+			}
+			if out, err := config("history", place); err != nil || strings.Count(strings.TrimSpace(out), "\n") != 0 ||
+				!strings.Contains(out, "config file") || !strings.Contains(out, `skill: (the file's) → "reader"`) {
+				t.Errorf("history after the start = %v\n%s\nwant one version by config file", err, out)
+			}
+			if out, err := config("export"); err != nil || !strings.Contains(out, `"changed_by": "config file"`) {
+				t.Errorf("export after the start = %v\n%s\nwant the file's place, by config file", err, out)
+			}
+			if out, err := config("diff", settings); err != nil || !strings.Contains(out, "The stored settings are those of") {
+				t.Errorf("diff with the settings file after the start = %v\n%s\nwant no difference", err, out)
+			}
+			if out, err := config("set", "--by", "cli:ops", place, "skill=default", "daily_tokens=9000"); err != nil {
+				t.Fatalf("config set = %v\n%s", err, out)
+			}
+			p := start(t, w.env)
+			waitOutput(t, p, "conversation hub started")
+			p.stop(t)
+			if !strings.Contains(p.output.String(), "the settings file binds the place to another skill than its stored settings") {
+				t.Errorf("a restart with the file binding the place otherwise logged nothing about it:\n%s", p.output.String())
+			}
+			if out, err := config("history", place); err != nil || strings.Count(strings.TrimSpace(out), "\n") != 1 {
+				t.Errorf("history after a restart = %v\n%s\nwant the two versions, the file not stored again", err, out)
+			}
+			out, err := config("diff", settings)
+			if err == nil || !strings.Contains(out, place+": bound in the file, version 2 stored, which applies (last changed by cli:ops") ||
+				!strings.Contains(out, `skill: "reader" → "default"`) || !strings.Contains(out, "daily_tokens: (the file's) → 9000") {
+				t.Errorf("diff with the settings file after a change = %v\n%s\nwant the change listed and a failure", err, out)
+			}
+		})
+	}
 }
 
 // TestBudgetRunsOutMidTurn: a channel's daily token budget is checked

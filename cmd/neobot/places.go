@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +30,9 @@ func governPlaces(ctx context.Context, cfg *Config, db database, skills *skill.S
 	places, ok := db.(governance.Store)
 	if !ok || skills == nil {
 		return func(context.Context) error { return nil }, func() {}, nil
+	}
+	if err := startPlaces(ctx, places, fileSettings(skills), time.Now(), log); err != nil {
+		return nil, nil, fmt.Errorf("store the settings file's places as their first versions: %w", err)
 	}
 	apply := func(ctx context.Context) (int, error) {
 		vs, err := places.Places(ctx)
@@ -82,6 +87,46 @@ func governPlaces(ctx context.Context, cfg *Config, db database, skills *skill.S
 		}, postgres.ChannelPlaces)
 	})
 	return reapply, func() { cancel(); wg.Wait() }, nil
+}
+
+// fileSettings are the places the settings file binds, each with the
+// settings that say so: its skill.
+func fileSettings(skills *skill.Set) map[string]governance.Settings {
+	out := map[string]governance.Settings{}
+	for _, sk := range skills.Skills() {
+		for _, p := range sk.Places {
+			out[p] = governance.Settings{Skill: sk.Name}
+		}
+	}
+	return out
+}
+
+// startPlaces stores each place the settings file binds as the place's
+// version 1, made by "config file", where the place has no version yet
+// (on every instance at once, once). A place already stored keeps its
+// settings: where they bind another skill than the file, it is logged,
+// and `neobot config diff` with the file lists it.
+func startPlaces(ctx context.Context, s governance.Store, file map[string]governance.Settings, now time.Time, log zerolog.Logger) error {
+	for _, place := range slices.Sorted(maps.Keys(file)) {
+		st := file[place]
+		stored, err := governance.Start(ctx, s, place, st, now)
+		if err != nil {
+			return err
+		}
+		if stored {
+			log.Info().Str("place", place).Str("skill", st.Skill).Msg("governance: the settings file's place stored as its version 1")
+			continue
+		}
+		v, err := s.PlaceSettings(ctx, place)
+		if err != nil {
+			return err
+		}
+		if v.Settings.Skill != "" && v.Settings.Skill != st.Skill {
+			log.Warn().Str("place", place).Str("file_skill", st.Skill).Str("stored_skill", v.Settings.Skill).Int64("version", v.Number).Str("by", v.By).
+				Msg("governance: the settings file binds the place to another skill than its stored settings, which apply (neobot config diff NEO_CONFIG lists every difference)")
+		}
+	}
+	return nil
 }
 
 // budgetRaisers says who can raise a used-up daily token budget, to the

@@ -3,10 +3,10 @@
 // spend authority and approvers, stored and versioned, every change
 // recorded with who made it, when, and the settings before and after.
 //
-// The settings file (NEO_CONFIG) stays the starting point: a place's
-// stored settings name only what differs from it, and an empty field
-// means "as the file says". The store satisfies [Store]; [Change] is the
-// one way a change is made.
+// The settings file (NEO_CONFIG) stays the starting point: [Start]
+// stores a place the file binds as its version 1 when the place has none,
+// and an empty field means "as the file says". The store satisfies
+// [Store]; [Change] is the one way a change is made.
 package governance
 
 import (
@@ -158,6 +158,39 @@ func Change(ctx context.Context, s Store, place, by string, now time.Time, edit 
 		return Version{}, err
 	}
 	return v, nil
+}
+
+// FromFile is who the versions the settings file starts are made by.
+const FromFile = "config file"
+
+// Start stores settings as place's version 1, made by FromFile at now,
+// unless place has a version already: then nothing is written and
+// stored is false, so the settings file starts a place's settings and
+// never overwrites them. Several instances starting at once store it
+// once: a store writes version 1 only where there is none (ErrConflict
+// for the others).
+func Start(ctx context.Context, s Store, place string, settings Settings, now time.Time) (stored bool, err error) {
+	if !skill.ValidPlace(place) {
+		return false, fmt.Errorf("%w: %q", ErrPlace, place)
+	}
+	if err := settings.CheckIn(place); err != nil {
+		return false, fmt.Errorf("governance: %s: %w", place, err)
+	}
+	cur, err := s.PlaceSettings(ctx, place)
+	if err != nil {
+		return false, err
+	}
+	if cur.Number > 0 {
+		return false, nil
+	}
+	v := Version{Place: place, Number: 1, By: FromFile, At: now.UTC(), Settings: settings}
+	switch err := s.SetPlaceSettings(ctx, v); {
+	case errors.Is(err, ErrConflict):
+		return false, nil // another instance stored it first
+	case err != nil:
+		return false, err
+	}
+	return true, nil
 }
 
 // Invalid is a change refused for what it says (a place written wrong,
