@@ -45,7 +45,7 @@ func (a *Adapter) publishHome(ctx context.Context, team, user string) {
 	// The workspace's settings: the Home tab is not in a channel, and a
 	// channel's own settings are for its members only.
 	page.Settings = home.Settings(ctx, home.Governed{Skills: a.opts.Skills, Budgets: a.opts.Budgets, Model: a.opts.Model,
-		Approvers: a.opts.Approvers, Mention: mentionOf}, core.Inbound{Thread: core.Thread{Platform: Platform, Workspace: team}})
+		Approvers: a.opts.Approvers, Mention: mentionOf}, core.Inbound{Thread: core.Thread{Platform: Platform, Workspace: team}, Org: a.me().Enterprise})
 	note, _ := a.homeNotes.Get(homeKey(team, user))
 	a.homeNotes.Drop(homeKey(team, user))
 	view := slack.HomeTabViewRequest{Type: slack.VTHomeTab, CallbackID: "neobot_home",

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -358,6 +359,72 @@ func TestFilePlacesStartVersions(t *testing.T) {
 				t.Errorf("diff with the settings file after a change = %v\n%s\nwant the change listed and a failure", err, out)
 			}
 		})
+	}
+}
+
+// TestEnterpriseOrgPlace: an Enterprise Grid organization's settings
+// (slack:E…) set with config set apply to a turn in a workspace of the
+// organization that sets none of its own, and not to a workspace outside
+// it; export lists the organization; a daily budget on it is refused in
+// words, and a channel written under it is not a place.
+func TestEnterpriseOrgPlace(t *testing.T) {
+	w := newSlackWorld(t)
+	w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+		"reader": map[string]any{"instructions": "You only read.", "side_effects": map[string]string{"read": "allow"}},
+	}})
+	config := func(args ...string) (string, error) {
+		t.Helper()
+		out, errOut, err := run(t, w.env, "", append([]string{"config"}, args...)...)
+		return out + errOut, err
+	}
+	if out, err := config("set", "--by", "cli:ops", "slack:E0ORG", "skill=reader", "instructions=Answer like a pirate."); err != nil {
+		t.Fatalf("config set slack:E0ORG = %v\n%s", err, out)
+	}
+	if out, err := config("set", "slack:E0ORG", "daily_tokens=5000"); err == nil || !strings.Contains(out, "daily_tokens cannot be set on an Enterprise Grid organization (E0ORG) yet") {
+		t.Errorf("a budget on the organization = %v\n%s\nwant a refusal saying why", err, out)
+	}
+	if out, err := config("set", "slack:E0ORG/C0GENERAL", "skill=reader"); err == nil || !strings.Contains(out, "not a place") {
+		t.Errorf("a channel under the organization = %v\n%s\nwant a refusal", err, out)
+	}
+	if out, err := config("export"); err != nil || !strings.Contains(out, `"slack:E0ORG"`) {
+		t.Errorf("export = %v\n%s\nwant the organization listed", err, out)
+	}
+	var mu sync.Mutex
+	systems := map[string]string{} // the question -> the system block of its turn
+	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		systems[r.Messages[len(r.Messages)-1].Content] = r.Messages[0].Content
+		return llmtest.Text("Ahoy.")
+	})
+	p := w.start(t, 1)
+	payload, _ := json.Marshal(map[string]any{
+		"token": slacktest.VerificationToken, "team_id": slacktest.TeamID, "enterprise_id": "E0ORG", "api_app_id": slacktest.AppID,
+		"type": "event_callback", "event_id": "Ev0ORG1", "event_time": time.Now().Unix(),
+		"authorizations": []map[string]any{{"enterprise_id": "E0ORG", "team_id": slacktest.TeamID, "user_id": slacktest.BotUserID, "is_bot": true}},
+		"event": map[string]any{"type": "app_mention", "user": "UALICE", "text": "<@" + slacktest.BotUserID + "> in the org",
+			"ts": "1700000000.000100", "channel": "C0GENERAL", "event_ts": "1700000000.000100"},
+	})
+	w.slack.Raw("events_api", payload)
+	w.answerIn(t, "C0GENERAL", "1700000000.000100", "Ahoy.")
+	outside := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "outside the org"})
+	w.answerIn(t, "C0GENERAL", outside.TS, "Ahoy.")
+	p.stop(t)
+	mu.Lock()
+	defer mu.Unlock()
+	for question, want := range map[string]bool{"in the org": true, "outside the org": false} {
+		var system string
+		for q, s := range systems {
+			if strings.Contains(q, question) {
+				system = s
+			}
+		}
+		if got := strings.Contains(system, "You only read.") && strings.Contains(system, "Answer like a pirate."); got != want || system == "" {
+			t.Errorf("the turn %q was told the organization's settings: %v, want %v\n%s", question, got, want, system)
+		}
 	}
 }
 

@@ -138,7 +138,7 @@ func (c *Config) budgetRaisers(place string) string {
 	}
 	set := fmt.Sprintf("neobot config set %s daily_tokens=…", place)
 	slackAdmins := c.SlackClientID != "" && c.SlackClientSecret != "" && c.SlackBotToken != "" &&
-		strings.HasPrefix(place, "slack:") && place != "slack:dm"
+		strings.HasPrefix(place, "slack:") && place != "slack:dm" && !isOrg(place)
 	switch {
 	case slackAdmins && len(c.WebAdmins) > 0:
 		return fmt.Sprintf("This workspace's Slack admins and my admins can raise it on my admin page, and whoever runs me with %s.", set)
@@ -149,3 +149,7 @@ func (c *Config) budgetRaisers(place string) string {
 	}
 	return fmt.Sprintf("Whoever runs me can raise it, with %s.", set)
 }
+
+// isOrg reports whether place is an Enterprise Grid organization, which
+// no workspace's admins govern.
+func isOrg(place string) bool { _, ok := skill.Org(place); return ok }

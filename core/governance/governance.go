@@ -70,11 +70,15 @@ func (s Settings) Check() error {
 
 // CheckIn is Check for settings of place: besides, a daily token budget
 // cannot be set on direct messages ("slack:dm"), whose usage is not told
-// apart from the rest of the platform's.
+// apart from the rest of the platform's, nor on an Enterprise Grid
+// organization ("slack:E0123"), whose usage is counted by workspace.
 func (s Settings) CheckIn(place string) error {
 	err := s.Check()
 	if _, rest, _ := strings.Cut(place, ":"); rest == "dm" && s.DailyTokens > 0 {
 		err = errors.Join(err, fmt.Errorf("daily_tokens cannot be set on %s: direct messages' usage is not counted apart; set it on the platform (%s) instead", place, strings.TrimSuffix(place, ":dm")))
+	}
+	if org, ok := skill.Org(place); ok && s.DailyTokens > 0 {
+		err = errors.Join(err, fmt.Errorf("daily_tokens cannot be set on an Enterprise Grid organization (%s) yet: usage is counted by workspace; set it on each workspace (slack:T…) or on slack instead", org))
 	}
 	return err
 }
@@ -125,7 +129,7 @@ type Store interface {
 }
 
 // ErrPlace means a place is not written as the skills' places are.
-var ErrPlace = errors.New("governance: not a place; write slack, slack:dm, slack:<team>, slack:<team>/<channel> (the same for discord), web or web:web/<user>")
+var ErrPlace = errors.New("governance: not a place; write slack, slack:dm, slack:<team>, slack:<team>/<channel> (the same for discord), slack:<Enterprise Grid organization>, web or web:web/<user>")
 
 // ErrUnchanged means a change would leave the settings as they are: no
 // version is made.
@@ -134,7 +138,7 @@ var ErrUnchanged = errors.New("governance: the settings already say that")
 // Change applies edit to place's newest settings and stores the result
 // as the next version, made by by at now. It returns the new version.
 func Change(ctx context.Context, s Store, place, by string, now time.Time, edit func(*Settings)) (Version, error) {
-	if !skill.ValidPlace(place) {
+	if !skill.ValidPlace(place) || skill.OrgChannel(place) {
 		return Version{}, fmt.Errorf("%w: %q", ErrPlace, place)
 	}
 	if by == "" {
@@ -170,7 +174,7 @@ const FromFile = "config file"
 // once: a store writes version 1 only where there is none (ErrConflict
 // for the others).
 func Start(ctx context.Context, s Store, place string, settings Settings, now time.Time) (stored bool, err error) {
-	if !skill.ValidPlace(place) {
+	if !skill.ValidPlace(place) || skill.OrgChannel(place) {
 		return false, fmt.Errorf("%w: %q", ErrPlace, place)
 	}
 	if err := settings.CheckIn(place); err != nil {
