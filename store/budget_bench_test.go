@@ -11,10 +11,11 @@ import (
 	"github.com/neobot/neobot/store"
 )
 
-// BenchmarkBudgetCheck is what a turn pays before each model call after
-// its first (usage.Meter.Exhausted, docs/governance.md): a channel under
-// its channel's, workspace's and platform's daily budgets, the day holding
-// 10,000 usage rows of 100 channels on a bbolt file.
+// BenchmarkBudgetCheck is what a turn pays for its daily budgets when it
+// starts (usage.Meter.Guard) and before each model call after its first
+// (usage.Meter.Exhausted, docs/governance.md): a channel under its
+// channel's, workspace's and platform's budgets, the day holding 10,000
+// usage rows of 100 channels on a bbolt file.
 func BenchmarkBudgetCheck(b *testing.B) {
 	ctx := context.Background()
 	db := openTemp(b, store.Options{})
@@ -39,8 +40,18 @@ func BenchmarkBudgetCheck(b *testing.B) {
 		{"channel", map[string]int64{"slack:T1/C007": 1 << 30}},
 		{"channel+workspace+platform", map[string]int64{"slack:T1/C007": 1 << 30, "slack:T1": 1 << 30, "slack": 1 << 30}},
 	} {
-		b.Run(bc.name, func(b *testing.B) {
-			m.Govern(bc.budgets)
+		m.Govern(bc.budgets)
+		// The check a turn starts with reads every budget's rows.
+		b.Run("start/"+bc.name, func(b *testing.B) {
+			guard := m.Guard(noTurn{})
+			for b.Loop() {
+				if err := guard.Run(ctx, core.Turn{Inbound: in}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		// The checks between its model calls read them once an Interval.
+		b.Run("between calls/"+bc.name, func(b *testing.B) {
 			for b.Loop() {
 				if why, err := m.Exhausted(ctx, in); why != "" || err != nil {
 					b.Fatalf("Exhausted = %q, %v; want the budgets left", why, err)
@@ -49,3 +60,8 @@ func BenchmarkBudgetCheck(b *testing.B) {
 		})
 	}
 }
+
+// noTurn is a turn that does nothing.
+type noTurn struct{}
+
+func (noTurn) Run(context.Context, core.Turn) error { return nil }

@@ -107,6 +107,18 @@ type Meter struct {
 	// places are the daily token budgets places' stored settings set
 	// (Govern), by place as skills write them.
 	places map[string]int64
+	// reads are the places' usage last read from the store, for the
+	// checks a turn makes between its model calls (Exhausted).
+	reads map[string]storeRead
+}
+
+// storeRead is a place's usage as the store held it at a moment, and what
+// this meter has written under the place since.
+type storeRead struct {
+	day     string
+	at      time.Time
+	stored  int64
+	flushed int64
 }
 
 // NewMeter returns a Meter, with today's spending read from the store so a
@@ -202,6 +214,18 @@ func (m *Meter) Flush(ctx context.Context) error {
 		m.mu.Unlock()
 		return fmt.Errorf("usage: write %d rows: %w", len(rows), err)
 	}
+	// Written, they are no longer pending: the places read before count
+	// them still.
+	m.mu.Lock()
+	for place, rd := range m.reads {
+		for _, r := range rows {
+			if r.Day == rd.day && inPlace(r.Key, place) {
+				rd.flushed += r.Total()
+			}
+		}
+		m.reads[place] = rd
+	}
+	m.mu.Unlock()
 	return nil
 }
 
@@ -284,6 +308,7 @@ func (m *Meter) Govern(budgets map[string]int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.places = maps.Clone(budgets)
+	m.reads = nil
 }
 
 // placeBudget is one place's budget that a turn is under.
@@ -338,7 +363,7 @@ func (m *Meter) Budgets(ctx context.Context, in core.Inbound) ([]Budget, error) 
 	if len(places) == 0 {
 		return out, nil
 	}
-	spent, err := m.placeSpent(ctx, places)
+	spent, err := m.placeSpent(ctx, places, true)
 	if err != nil {
 		return out, err
 	}
@@ -357,11 +382,22 @@ func inPlace(k Key, place string) bool {
 
 // placeSpent returns the tokens each of places has used today: what the
 // shared store holds (one read per place, of its own rows) and this
-// meter's unflushed calls.
-func (m *Meter) placeSpent(ctx context.Context, places []placeBudget) ([]int64, error) {
-	day := Day(m.opts.Now())
+// meter's unflushed calls. Unless fresh, a place read from the store less
+// than Interval ago is not read again: its count is that read and what
+// this meter wrote under it since (other instances' calls since then
+// count at the next read).
+func (m *Meter) placeSpent(ctx context.Context, places []placeBudget, fresh bool) ([]int64, error) {
+	now := m.opts.Now()
+	day := Day(now)
 	out := make([]int64, len(places))
 	for i, p := range places {
+		m.mu.Lock()
+		r, ok := m.reads[p.place]
+		m.mu.Unlock()
+		if !fresh && ok && r.day == day && now.Sub(r.at) < m.opts.Interval {
+			out[i] = r.stored + r.flushed
+			continue
+		}
 		platform, rest, _ := strings.Cut(p.place, ":")
 		ws, ch, _ := strings.Cut(rest, "/")
 		n, err := m.opts.Store.UsageIn(ctx, day, platform, ws, ch)
@@ -369,6 +405,12 @@ func (m *Meter) placeSpent(ctx context.Context, places []placeBudget) ([]int64, 
 			return nil, fmt.Errorf("usage: read today's usage of %s: %w", p.place, err)
 		}
 		out[i] = n
+		m.mu.Lock()
+		if m.reads == nil {
+			m.reads = map[string]storeRead{}
+		}
+		m.reads[p.place] = storeRead{day: day, at: now, stored: n}
+		m.mu.Unlock()
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -401,7 +443,7 @@ type spentBudget struct {
 // workspace's and platform's stored ones; ok is false while every one
 // has tokens left. When the store cannot be read to count, err says so
 // and b names the budget that could not be counted.
-func (m *Meter) overBudget(ctx context.Context, in core.Inbound) (b spentBudget, ok bool, err error) {
+func (m *Meter) overBudget(ctx context.Context, in core.Inbound, fresh bool) (b spentBudget, ok bool, err error) {
 	if spent, over := m.Spent(in.Thread); over {
 		return spentBudget{where: "this workspace", spent: spent, budget: m.opts.DailyBudget}, true, nil
 	}
@@ -409,7 +451,7 @@ func (m *Meter) overBudget(ctx context.Context, in core.Inbound) (b spentBudget,
 	if len(places) == 0 {
 		return spentBudget{}, false, nil
 	}
-	spent, err := m.placeSpent(ctx, places)
+	spent, err := m.placeSpent(ctx, places, fresh)
 	if err != nil {
 		return spentBudget{place: places[0].place, where: scope(places[0].place)}, false, err
 	}
@@ -422,7 +464,7 @@ func (m *Meter) overBudget(ctx context.Context, in core.Inbound) (b spentBudget,
 }
 
 func (g guarded) Run(ctx context.Context, t core.Turn) error {
-	b, over, err := g.m.overBudget(ctx, t.Inbound)
+	b, over, err := g.m.overBudget(ctx, t.Inbound, true)
 	switch {
 	case err != nil:
 		// A turn that cannot be counted is not run: the budget holds.
@@ -467,7 +509,7 @@ func (g guarded) say(ctx context.Context, t core.Turn, text string) error {
 // When the store cannot be read to count, the sentence says so and err
 // is why: the turn stops too, as the Guard declines one.
 func (m *Meter) Exhausted(ctx context.Context, in core.Inbound) (string, error) {
-	b, over, err := m.overBudget(ctx, in)
+	b, over, err := m.overBudget(ctx, in, false)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("I can't tell how much of %s's daily token budget is left just now, so I stopped here rather than run past it. Ask me again in a minute.", b.where), err
