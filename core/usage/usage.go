@@ -110,6 +110,9 @@ type Meter struct {
 	// reads are the places' usage last read from the store, for the
 	// checks a turn makes between its model calls (Exhausted).
 	reads map[string]storeRead
+	// flushes counts the flushes written, so a read that a flush ended
+	// during is not kept: it may or may not hold the flush's rows.
+	flushes uint64
 }
 
 // storeRead is a place's usage as the store held it at a moment, and what
@@ -217,6 +220,7 @@ func (m *Meter) Flush(ctx context.Context) error {
 	// Written, they are no longer pending: the places read before count
 	// them still.
 	m.mu.Lock()
+	m.flushes++
 	for place, rd := range m.reads {
 		for _, r := range rows {
 			if r.Day == rd.day && inPlace(r.Key, place) {
@@ -400,6 +404,9 @@ func (m *Meter) placeSpent(ctx context.Context, places []placeBudget, fresh bool
 		}
 		platform, rest, _ := strings.Cut(p.place, ":")
 		ws, ch, _ := strings.Cut(rest, "/")
+		m.mu.Lock()
+		flushes := m.flushes
+		m.mu.Unlock()
 		n, err := m.opts.Store.UsageIn(ctx, day, platform, ws, ch)
 		if err != nil {
 			return nil, fmt.Errorf("usage: read today's usage of %s: %w", p.place, err)
@@ -409,7 +416,11 @@ func (m *Meter) placeSpent(ctx context.Context, places []placeBudget, fresh bool
 		if m.reads == nil {
 			m.reads = map[string]storeRead{}
 		}
-		m.reads[p.place] = storeRead{day: day, at: now, stored: n}
+		if m.flushes == flushes {
+			m.reads[p.place] = storeRead{day: day, at: now, stored: n}
+		} else {
+			delete(m.reads, p.place) // read again next time
+		}
 		m.mu.Unlock()
 	}
 	m.mu.Lock()
