@@ -339,6 +339,14 @@ func TestExhaustedReadsLittle(t *testing.T) {
 		return why
 	}
 	exhausted() // one read
+	// Calls elsewhere, written and pending, never count here.
+	for _, th := range []core.Thread{t2, {Platform: "slack", Workspace: "T1", Channel: "C2", ID: "3.3"}, {Platform: "slack", Workspace: "T2", Channel: "C1", ID: "4.4"}} {
+		m.Record(core.WithTurn(ctx, &core.Turn{Inbound: core.Inbound{Thread: th}}), "gpt", llm.Usage{PromptTokens: 5000})
+	}
+	if err := m.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m.Record(core.WithTurn(ctx, &core.Turn{Inbound: core.Inbound{Thread: t2}}), "gpt", llm.Usage{PromptTokens: 5000})
 	m.Record(tctx, "gpt", llm.Usage{PromptTokens: 400})
 	if err := m.Flush(ctx); err != nil {
 		t.Fatal(err)
