@@ -18,6 +18,7 @@ type fakeBudget struct {
 	srv   *llmtest.Server
 	after int
 	err   error
+	quiet bool // with err, no sentence
 
 	mu    sync.Mutex
 	asked int
@@ -27,6 +28,9 @@ func (b *fakeBudget) Exhausted(ctx context.Context, in core.Inbound) (string, er
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.asked++
+	if b.err != nil && b.quiet {
+		return "", b.err
+	}
 	if b.err != nil {
 		return "I can't tell how much of this channel's daily token budget is left just now.", b.err
 	}
@@ -46,15 +50,17 @@ func TestBudgetRunsOutMidTurn(t *testing.T) {
 		name  string
 		after int   // the budget is used up after this many model calls
 		err   error // counting fails
+		quiet bool  // and the budget says nothing
 		want  string
 		calls int // model calls made
 	}{
 		{name: "after the second call", after: 2, want: "token budget for this channel (5210 of 5000 tokens)", calls: 2},
 		{name: "after the third call", after: 3, want: "token budget for this channel (5210 of 5000 tokens)", calls: 3},
 		{name: "cannot be counted", after: 99, err: errors.New("disk gone"), want: "I can't tell how much of this channel's daily token budget is left", calls: 1},
+		{name: "cannot be counted, nothing said", after: 99, err: errors.New("disk gone"), quiet: true, want: "I can't tell how much of the daily token budget here is left", calls: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := &fakeBudget{after: tc.after, err: tc.err}
+			b := &fakeBudget{after: tc.after, err: tc.err, quiet: tc.quiet}
 			h := newHarness(t, func(o *Options) { o.Budget = b })
 			b.srv = h.srv
 			h.tools.fn = func(ctx context.Context, name string, args map[string]any) (string, bool, error) {

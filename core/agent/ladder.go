@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -62,10 +63,11 @@ func (tr *turn) stopHonestly(ctx context.Context, why, tail string) error {
 }
 
 // budgetSpent ends the turn when a daily token budget over its place is
-// used up (Options.Budget), before the model is called past it; ok is
+// used up (Options.Budget), before the model is called past it; stop is
 // false while the turn may go on. Every call the model asked for has its
 // result stored by then, so the transcript holds no call left dangling.
-func (tr *turn) budgetSpent(ctx context.Context) (ok bool, err error) {
+// A budget that cannot be counted stops the turn too: it holds.
+func (tr *turn) budgetSpent(ctx context.Context) (stop bool, err error) {
 	b := tr.a.opts.Budget
 	if b == nil || tr.steps == 0 {
 		return false, nil // the first call is checked before the turn runs
@@ -73,6 +75,7 @@ func (tr *turn) budgetSpent(ctx context.Context) (ok bool, err error) {
 	why, berr := b.Exhausted(ctx, tr.t.Inbound)
 	if berr != nil {
 		tr.a.log.Error().Err(berr).Str("thread", tr.st.thread.Key()).Msg("agent: a daily token budget could not be read; turn stopped")
+		why = cmp.Or(why, "I can't tell how much of the daily token budget here is left just now, so I stopped before going on. Ask me again in a minute.")
 	}
 	if why == "" {
 		return false, nil
