@@ -54,6 +54,11 @@ type Inbound struct {
 	// "channel #launch"); empty when the platform does not say. It is
 	// the person's own context, told to Neo with this message only.
 	Viewing string `json:"viewing,omitempty"`
+	// Org is the Enterprise Grid organization the thread's workspace
+	// belongs to (Slack's enterprise_id, "E0123"), "" outside one: a
+	// place's settings may be set for the organization ("slack:E0123"),
+	// applying to its workspaces that set none of their own.
+	Org string `json:"org,omitempty"`
 	// Roles are the author's platform roles (Discord role IDs), used to
 	// decide who may approve a gate.
 	Roles []string `json:"roles,omitempty"`

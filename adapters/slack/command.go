@@ -45,7 +45,7 @@ func (a *Adapter) commandReply(ctx context.Context, c command) json.RawMessage {
 	text := "Neo knows one command, " + CommandName + ": type it in a channel to see how Neo is set up there."
 	if c.Command == CommandName {
 		team := cmpOr(c.TeamID, a.me().TeamID)
-		in := core.Inbound{Thread: core.Thread{Platform: Platform, Workspace: team, Channel: c.ChannelID}}
+		in := core.Inbound{Thread: core.Thread{Platform: Platform, Workspace: team, Channel: c.ChannelID}, Org: cmpOr(c.EnterpriseID, a.me().Enterprise)}
 		if strings.HasPrefix(c.ChannelID, "D") {
 			in.Thread.Channel, in.DM = "", true // a direct message: the platform's dm settings
 		}

@@ -27,6 +27,8 @@ const submitTimeout = 30 * time.Second
 // carried it.
 type incoming struct {
 	eventID, team, channel string
+	// org is the Enterprise Grid organization of team, "" outside one.
+	org string
 	// channelType is what a message event says of its channel: "channel",
 	// "group" (a private channel), "mpim" (a group DM) or "im"; empty for
 	// an app_mention, which does not say.
@@ -104,6 +106,7 @@ func (a *Adapter) onEvent(ev event, retry bool, ack func()) {
 		return // an edit is not a new message; in a DM, message.im carries it
 	}
 	m.eventID, m.team, m.redelivered = ev.EventID, ev.TeamID, retry
+	m.org = cmp.Or(ev.Enterprise, a.me().Enterprise)
 	if m.team == "" {
 		m.team = a.me().TeamID
 	}
@@ -205,7 +208,7 @@ func (a *Adapter) accept(ctx context.Context, m incoming) {
 	msg, out := a.intake.Accept(ctx, intake.Message{
 		Inbound: core.Inbound{
 			Thread: m.thread(), User: m.user, Text: a.cleanText(m.text), EventID: m.eventID, MessageID: m.ts,
-			DM: m.dm(), PrivateChannel: a.private(ctx, m), At: parseTS(m.ts), Attachments: attachments(m.files),
+			DM: m.dm(), Org: m.org, PrivateChannel: a.private(ctx, m), At: parseTS(m.ts), Attachments: attachments(m.files),
 			FetchContext: m.threadTS != "" && m.threadTS != m.ts && !m.dm(), Redelivered: m.redelivered, Viewing: viewing,
 		},
 		Mention:  m.mention,
@@ -368,10 +371,11 @@ func (a *Adapter) onInteraction(cb slack.InteractionCallback, recorded func()) {
 
 // callback is an Events API payload, its inner event left raw.
 type callback struct {
-	TeamID  string          `json:"team_id"`
-	Type    string          `json:"type"`
-	EventID string          `json:"event_id"`
-	Event   json.RawMessage `json:"event"`
+	TeamID       string          `json:"team_id"`
+	EnterpriseID string          `json:"enterprise_id"`
+	Type         string          `json:"type"`
+	EventID      string          `json:"event_id"`
+	Event        json.RawMessage `json:"event"`
 }
 
 // event is what Neo reads of an Events API payload: the callback and, for
@@ -380,10 +384,13 @@ type callback struct {
 // passes; FuzzParseCallback checks that these fields read exactly what
 // slack-go's types read.
 type event struct {
-	Type    string // the payload's: event_callback, or a kind Neo ignores
-	TeamID  string
-	EventID string
-	Inner   string // the inner event's type
+	Type   string // the payload's: event_callback, or a kind Neo ignores
+	TeamID string
+	// Enterprise is the Enterprise Grid organization of the event's
+	// workspace, "" outside one.
+	Enterprise string
+	EventID    string
+	Inner      string // the inner event's type
 
 	// msg is an app_mention or message event, with only its event's own
 	// fields set (not eventID, team or redelivered); edited marks an
@@ -475,10 +482,11 @@ func parseCallback(raw []byte) (event, error) {
 // holding the wrong JSON type for another, say) is read again by
 // parseCallbackTyped, event type by event type, which is what decides.
 type unionCallback struct {
-	TeamID  string      `json:"team_id"`
-	Type    string      `json:"type"`
-	EventID string      `json:"event_id"`
-	Event   *unionEvent `json:"event"`
+	TeamID       string      `json:"team_id"`
+	EnterpriseID string      `json:"enterprise_id"`
+	Type         string      `json:"type"`
+	EventID      string      `json:"event_id"`
+	Event        *unionEvent `json:"event"`
 }
 
 // unionEvent has the fields of mentionEvent, messageEvent and
@@ -526,7 +534,7 @@ func (e *contextEvent) read(ev *event) {
 // is false for a callback without an event object, whose reading (and
 // error) is parseCallbackTyped's.
 func (cb *unionCallback) event() (ev event, ok bool) {
-	ev = event{Type: cb.Type, TeamID: cb.TeamID, EventID: cb.EventID}
+	ev = event{Type: cb.Type, TeamID: cb.TeamID, Enterprise: cb.EnterpriseID, EventID: cb.EventID}
 	if cb.Type != slackevents.CallbackEvent {
 		return ev, true
 	}
@@ -565,7 +573,7 @@ func parseCallbackTyped(raw []byte) (event, error) {
 	if err := json.Unmarshal(raw, &cb); err != nil {
 		return event{}, fmt.Errorf("events api payload: %w", err)
 	}
-	ev := event{Type: cb.Type, TeamID: cb.TeamID, EventID: cb.EventID}
+	ev := event{Type: cb.Type, TeamID: cb.TeamID, Enterprise: cb.EnterpriseID, EventID: cb.EventID}
 	if cb.Type != slackevents.CallbackEvent {
 		return ev, nil
 	}

@@ -178,7 +178,7 @@ func FuzzParseCallback(f *testing.F) {
 // onEvent took from slack-go's types before parseCallback had its own.
 func fromSlackGo(ev slackevents.EventsAPIEvent) event {
 	cb := ev.Data.(*slackevents.EventsAPICallbackEvent)
-	out := event{Type: ev.Type, TeamID: ev.TeamID, EventID: cb.EventID, Inner: ev.InnerEvent.Type}
+	out := event{Type: ev.Type, TeamID: ev.TeamID, Enterprise: ev.EnterpriseID, EventID: cb.EventID, Inner: ev.InnerEvent.Type}
 	switch e := ev.InnerEvent.Data.(type) {
 	case *slackevents.AppMentionEvent:
 		out.msg = &incoming{user: e.User, botID: e.BotID, text: e.Text, ts: e.TimeStamp, threadTS: e.ThreadTimeStamp,

@@ -48,7 +48,8 @@ func (a *Adapter) publishHome(ctx context.Context, team, user string) {
 	page := home.Build(ctx, a.opts.Home.Sources(a.opts.Gates), home.Person{Platform: Platform, Workspace: team, User: user})
 	// The workspace's settings: the Home tab is not in a channel, and a
 	// channel's own settings are for its members only.
-	page.Settings = home.Settings(ctx, a.opts.Home.Governed(a.opts.Approvers, mentionOf), core.Inbound{Thread: core.Thread{Platform: Platform, Workspace: team}})
+	page.Settings = home.Settings(ctx, a.opts.Home.Governed(a.opts.Approvers, mentionOf),
+		core.Inbound{Thread: core.Thread{Platform: Platform, Workspace: team}, Org: a.me().Enterprise})
 	note, _ := a.homeNotes.Get(homeKey(team, user))
 	a.homeNotes.Drop(homeKey(team, user))
 	view := slack.HomeTabViewRequest{Type: slack.VTHomeTab, CallbackID: "neobot_home",

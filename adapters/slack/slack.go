@@ -168,6 +168,9 @@ type Adapter struct {
 // identity is the bot as auth.test describes it.
 type identity struct {
 	UserID, BotID, TeamID string
+	// Enterprise is the Enterprise Grid organization of the token's
+	// workspace (or of an org-wide installation), "" outside one.
+	Enterprise string
 	// URL is the workspace's web address ("https://acme.slack.com/"),
 	// for links to threads.
 	URL string
@@ -267,7 +270,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("slack: check the bot token: %w", err)
 	}
-	a.self.Store(&identity{UserID: auth.UserID, BotID: auth.BotID, TeamID: cmp.Or(auth.TeamID, a.me().TeamID), URL: auth.URL})
+	a.self.Store(&identity{UserID: auth.UserID, BotID: auth.BotID, TeamID: cmp.Or(auth.TeamID, a.me().TeamID), Enterprise: auth.EnterpriseID, URL: auth.URL})
 	a.log.Info().Str("team", auth.TeamID).Str("bot_user", auth.UserID).Str("mode", a.opts.Mode).Msg("slack: connected")
 
 	if a.routed {

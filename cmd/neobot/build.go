@@ -149,7 +149,7 @@ func (m *Main) buildStore(ctx context.Context, a *app) error {
 		a.cluster = cluster.New(pg, pg.Claims(), cluster.Intervals{}, log.With().Str("component", "cluster").Logger())
 		m.onClose(func() error { a.cluster.Close(); return nil }) // before the database closes
 	}
-	a.meter, err = acct.NewMeter(ctx, acct.Options{Store: db, DailyBudget: int64(cfg.DailyTokenBudget), Logger: log.With().Str("component", "usage").Logger()})
+	a.meter, err = acct.NewMeter(ctx, acct.Options{Store: db, DailyBudget: int64(cfg.DailyTokenBudget), Raisers: cfg.budgetRaisers, Logger: log.With().Str("component", "usage").Logger()})
 	if err != nil {
 		return err
 	}
@@ -305,6 +305,9 @@ func (m *Main) buildAgent(a *app, actor string, ms models) error {
 		StoredResultCap: cfg.StoredCap,
 		Skills:          a.skills,
 		Logger:          a.log.With().Str("component", "agent").Logger(),
+	}
+	if a.meter != nil {
+		aopts.Budget = a.meter // a long turn stops at a daily budget
 	}
 	if ms.main != nil {
 		aopts.Model = ms.main

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -18,12 +19,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/neobot/neobot/core/governance"
+	"github.com/neobot/neobot/core/skill"
 	"github.com/neobot/neobot/store"
 )
 
 // configUsage says what `neobot config` does.
 const configUsage = "config: say export, diff FILE, set [--by NAME] PLACE FIELD=VALUE... or history PLACE: " +
-	"export prints every place's stored settings as JSON (for review as code), diff FILE compares an export with the store, " +
+	"export prints every place's stored settings as JSON (for review as code), diff FILE compares an export, or the settings file (NEO_CONFIG), with the store, " +
 	"set records a new version of a place's settings (fields: skill, instructions, model, daily_tokens, spend, approvers), " +
 	"history lists a place's versions with who changed what (docs/governance.md)"
 
@@ -55,7 +57,7 @@ func (m *Main) runConfig(ctx context.Context, args []string) error {
 		return exportPlaces(ctx, places, m.Stdout)
 	case "diff":
 		if len(rest) != 1 {
-			return errors.New("config diff: give the file an earlier `neobot config export` wrote")
+			return errors.New("config diff: give the file an earlier `neobot config export` wrote, or the settings file (NEO_CONFIG)")
 		}
 		return diffPlaces(ctx, places, rest[0], m.Stdout)
 	case "history":
@@ -126,16 +128,17 @@ func exportPlaces(ctx context.Context, s governance.Store, w io.Writer) error {
 	return enc.Encode(out)
 }
 
-// diffPlaces prints how the store differs from an earlier export in
-// path, place by place, and fails when it does.
+// diffPlaces prints how the store differs from path, place by place,
+// and fails when it does. path is an earlier export, or a settings file
+// (NEO_CONFIG): each place its skills bind, as the file would start it.
 func diffPlaces(ctx context.Context, s governance.Store, path string, w io.Writer) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("config diff: %w", err)
 	}
-	var was export
-	if err := json.Unmarshal(data, &was); err != nil {
-		return fmt.Errorf("config diff: %s is not an export of `neobot config export`: %w", path, err)
+	was, fromFile, err := readDiffed(path, data)
+	if err != nil {
+		return err
 	}
 	vs, err := s.Places(ctx)
 	if err != nil {
@@ -145,10 +148,7 @@ func diffPlaces(ctx context.Context, s governance.Store, path string, w io.Write
 	for _, v := range vs {
 		now[v.Place] = v
 	}
-	var names []string
-	for p := range was.Places {
-		names = append(names, p)
-	}
+	names := slices.Collect(maps.Keys(was.Places))
 	for p := range now {
 		if _, ok := was.Places[p]; !ok {
 			names = append(names, p)
@@ -158,12 +158,25 @@ func diffPlaces(ctx context.Context, s governance.Store, path string, w io.Write
 	changed := 0
 	for _, p := range names {
 		before, after := was.Places[p].Settings, now[p].Settings
+		if fromFile && after.Skill == "" && now[p].Number > 0 {
+			after.Skill = before.Skill // stored "as the file says"
+		}
 		if before.Equal(after) {
 			continue
 		}
 		changed++
-		fmt.Fprintf(w, "%s: version %d in the file, %d stored (last changed by %s at %s)\n", p, was.Places[p].Version, now[p].Number,
-			cmp.Or(now[p].By, "nobody"), now[p].At.Format(time.RFC3339))
+		last := fmt.Sprintf("last changed by %s at %s", cmp.Or(now[p].By, "nobody"), now[p].At.Format(time.RFC3339))
+		switch _, inFile := was.Places[p]; {
+		case !fromFile:
+			fmt.Fprintf(w, "%s: version %d in the file, %d stored (%s)\n", p, was.Places[p].Version, now[p].Number, last)
+		case now[p].Number == 0:
+			fmt.Fprintf(w, "%s: bound in the file to skill %q, nothing stored (the bot stores it as version 1 when it starts)\n", p, before.Skill)
+			continue
+		case !inFile:
+			fmt.Fprintf(w, "%s: not bound in the file, version %d stored (%s)\n", p, now[p].Number, last)
+		default:
+			fmt.Fprintf(w, "%s: bound in the file, version %d stored, which applies (%s)\n", p, now[p].Number, last)
+		}
 		for _, d := range settingsDiff(before, after) {
 			fmt.Fprintf(w, "  %s\n", d)
 		}
@@ -173,6 +186,34 @@ func diffPlaces(ctx context.Context, s governance.Store, path string, w io.Write
 	}
 	fmt.Fprintf(w, "The stored settings are those of %s.\n", path)
 	return nil
+}
+
+// readDiffed reads what config diff compares the store with: an export,
+// or a settings file (it has "skills"), whose places are each bound to
+// the skill that lists it; fromFile says which.
+func readDiffed(path string, data []byte) (was export, fromFile bool, err error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return export{}, false, fmt.Errorf("config diff: %s is neither an export of `neobot config export` nor a settings file: %w", path, err)
+	}
+	raw, ok := top["skills"]
+	if !ok {
+		if err := json.Unmarshal(data, &was); err != nil {
+			return export{}, false, fmt.Errorf("config diff: %s is not an export of `neobot config export`: %w", path, err)
+		}
+		return was, false, nil
+	}
+	specs, err := skill.Parse(raw)
+	if err != nil {
+		return export{}, false, fmt.Errorf("config diff: the skills of %s: %w", path, err)
+	}
+	was.Places = map[string]exported{}
+	for name, sp := range specs {
+		for _, p := range sp.Places {
+			was.Places[p] = exported{Settings: governance.Settings{Skill: name}}
+		}
+	}
+	return was, true, nil
 }
 
 // settingsDiff lists the fields that differ, as "field: before → after".

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/adapters/slack/slacktest"
+	"github.com/neobot/neobot/core/llm"
 	"github.com/neobot/neobot/core/llm/llmtest"
 	"github.com/neobot/neobot/store/postgres/pgtest"
 )
@@ -212,9 +215,11 @@ func TestConfigSetThroughRunningBot(t *testing.T) {
 // PostgreSQL, apply to the next turn on another running instance without
 // a restart: the turn calls the place's model; someone who is not a
 // configured approver but the place's may approve its spend (the
-// requester still may not); and once the channel has used its budget,
-// counted across both instances, a turn on the other instance is
-// declined in words with when it resets. An unknown model is refused.
+// requester still may not); the turn, past the budget after its first
+// model call, stops there naming the spend it made; and once the channel
+// has used its budget, counted across both instances, a turn on the
+// other instance is declined in words with when it resets. An unknown
+// model is refused.
 func TestConfigSetAppliesEveryField(t *testing.T) {
 	w, wal := newSpendWorld(t)
 	w.env["NEO_DATABASE_URL"] = pgtest.Database(t)
@@ -248,7 +253,12 @@ func TestConfigSetAppliesEveryField(t *testing.T) {
 	w.slack.Click("UALICE", gate, 0)
 	privately(t, w, "UALICE", "can't")
 	w.slack.Click("UDAVE", gate, 0)
-	w.answerIn(t, "C0PAY", mention.TS, "Outcome:")
+	// The turn's first call spent the channel's 1 token: it stops before
+	// the next, saying so and naming the spend it made.
+	stopped := w.answerIn(t, "C0PAY", mention.TS, "so I stopped before finishing")
+	if !strings.Contains(stopped.Rendered(), "core_execute: done (") {
+		t.Errorf("the turn stopped at the budget says:\n%s\nwant the spend it made named", stopped.Rendered())
+	}
 	if sent := wal.transfers(t); total(sent) != 1 {
 		t.Errorf("transfers = %v, want the one Dave approved", sent)
 	}
@@ -277,6 +287,194 @@ func TestConfigSetAppliesEveryField(t *testing.T) {
 	}
 	p1.stop(t)
 	p2.stop(t)
+}
+
+// TestFilePlacesStartVersions: the settings file's places are stored as
+// their version 1, by "config file", when the bot starts (once, with two
+// instances starting at once on PostgreSQL), so export and history show
+// them before anyone edits; a place already stored is never overwritten
+// by the file, and config diff with the settings file says how they
+// differ.
+func TestFilePlacesStartVersions(t *testing.T) {
+	for _, db := range databases {
+		t.Run(db.name, func(t *testing.T) {
+			w := newSlackWorld(t)
+			db.use(t, w.env)
+			place := "slack:" + slacktest.TeamID + "/C0GENERAL"
+			settings := writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+				"reader": map[string]any{"instructions": "You only read.", "side_effects": map[string]string{"read": "allow"}, "places": []string{place}},
+			}})
+			w.env["NEO_CONFIG"] = settings
+			config := func(args ...string) (string, error) {
+				t.Helper()
+				out, errOut, err := run(t, w.env, "", append([]string{"config"}, args...)...)
+				return out + errOut, err
+			}
+			if out, err := config("history", place); err != nil || !strings.Contains(out, "no stored settings") {
+				t.Fatalf("history before the first start = %v\n%s\nwant nothing stored", err, out)
+			}
+			if out, err := config("diff", settings); err == nil || !strings.Contains(out, place+`: bound in the file to skill "reader", nothing stored`) {
+				t.Errorf("diff with the settings file before the first start = %v\n%s\nwant the place listed as not stored yet", err, out)
+			}
+			procs := []*process{start(t, w.env)}
+			if db.name == "postgres" {
+				procs = append(procs, start(t, w.env)) // two instances starting at once
+			}
+			stored := 0
+			for _, p := range procs {
+				waitOutput(t, p, "conversation hub started") // started: a stop now is a clean one
+				stored += strings.Count(p.output.String(), "the settings file's place stored as its version 1")
+			}
+			for _, p := range procs {
+				p.stop(t)
+			}
+			if stored != 1 {
+				t.Errorf("the file's place was stored %d times by %d instances, want once", stored, len(procs))
+			}
+			if out, err := config("history", place); err != nil || strings.Count(strings.TrimSpace(out), "\n") != 0 ||
+				!strings.Contains(out, "config file") || !strings.Contains(out, `skill: (the file's) → "reader"`) {
+				t.Errorf("history after the start = %v\n%s\nwant one version by config file", err, out)
+			}
+			if out, err := config("export"); err != nil || !strings.Contains(out, `"changed_by": "config file"`) {
+				t.Errorf("export after the start = %v\n%s\nwant the file's place, by config file", err, out)
+			}
+			if out, err := config("diff", settings); err != nil || !strings.Contains(out, "The stored settings are those of") {
+				t.Errorf("diff with the settings file after the start = %v\n%s\nwant no difference", err, out)
+			}
+			if out, err := config("set", "--by", "cli:ops", place, "skill=default", "daily_tokens=9000"); err != nil {
+				t.Fatalf("config set = %v\n%s", err, out)
+			}
+			p := start(t, w.env)
+			waitOutput(t, p, "conversation hub started")
+			p.stop(t)
+			if !strings.Contains(p.output.String(), "the settings file binds the place to another skill than its stored settings") {
+				t.Errorf("a restart with the file binding the place otherwise logged nothing about it:\n%s", p.output.String())
+			}
+			if out, err := config("history", place); err != nil || strings.Count(strings.TrimSpace(out), "\n") != 1 {
+				t.Errorf("history after a restart = %v\n%s\nwant the two versions, the file not stored again", err, out)
+			}
+			out, err := config("diff", settings)
+			if err == nil || !strings.Contains(out, place+": bound in the file, version 2 stored, which applies (last changed by cli:ops") ||
+				!strings.Contains(out, `skill: "reader" → "default"`) || !strings.Contains(out, "daily_tokens: (the file's) → 9000") {
+				t.Errorf("diff with the settings file after a change = %v\n%s\nwant the change listed and a failure", err, out)
+			}
+		})
+	}
+}
+
+// TestEnterpriseOrgPlace: an Enterprise Grid organization's settings
+// (slack:E…) set with config set apply to a turn in a workspace of the
+// organization that sets none of its own, and not to a workspace outside
+// it; export lists the organization; a daily budget on it is refused in
+// words, and a channel written under it is not a place.
+func TestEnterpriseOrgPlace(t *testing.T) {
+	w := newSlackWorld(t)
+	w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+		"reader": map[string]any{"instructions": "You only read.", "side_effects": map[string]string{"read": "allow"}},
+	}})
+	config := func(args ...string) (string, error) {
+		t.Helper()
+		out, errOut, err := run(t, w.env, "", append([]string{"config"}, args...)...)
+		return out + errOut, err
+	}
+	if out, err := config("set", "--by", "cli:ops", "slack:E0ORG", "skill=reader", "instructions=Answer like a pirate."); err != nil {
+		t.Fatalf("config set slack:E0ORG = %v\n%s", err, out)
+	}
+	if out, err := config("set", "slack:E0ORG", "daily_tokens=5000"); err == nil || !strings.Contains(out, "daily_tokens cannot be set on an Enterprise Grid organization (E0ORG) yet") {
+		t.Errorf("a budget on the organization = %v\n%s\nwant a refusal saying why", err, out)
+	}
+	if out, err := config("set", "slack:E0ORG/C0GENERAL", "skill=reader"); err == nil || !strings.Contains(out, "not a place") {
+		t.Errorf("a channel under the organization = %v\n%s\nwant a refusal", err, out)
+	}
+	if out, err := config("export"); err != nil || !strings.Contains(out, `"slack:E0ORG"`) {
+		t.Errorf("export = %v\n%s\nwant the organization listed", err, out)
+	}
+	var mu sync.Mutex
+	systems := map[string]string{} // the question -> the system block of its turn
+	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		systems[r.Messages[len(r.Messages)-1].Content] = r.Messages[0].Content
+		return llmtest.Text("Ahoy.")
+	})
+	p := w.start(t, 1)
+	payload, _ := json.Marshal(map[string]any{
+		"token": slacktest.VerificationToken, "team_id": slacktest.TeamID, "enterprise_id": "E0ORG", "api_app_id": slacktest.AppID,
+		"type": "event_callback", "event_id": "Ev0ORG1", "event_time": time.Now().Unix(),
+		"authorizations": []map[string]any{{"enterprise_id": "E0ORG", "team_id": slacktest.TeamID, "user_id": slacktest.BotUserID, "is_bot": true}},
+		"event": map[string]any{"type": "app_mention", "user": "UALICE", "text": "<@" + slacktest.BotUserID + "> in the org",
+			"ts": "1700000000.000100", "channel": "C0GENERAL", "event_ts": "1700000000.000100"},
+	})
+	w.slack.Raw("events_api", payload)
+	w.answerIn(t, "C0GENERAL", "1700000000.000100", "Ahoy.")
+	outside := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "outside the org"})
+	w.answerIn(t, "C0GENERAL", outside.TS, "Ahoy.")
+	p.stop(t)
+	mu.Lock()
+	defer mu.Unlock()
+	for question, want := range map[string]bool{"in the org": true, "outside the org": false} {
+		var system string
+		for q, s := range systems {
+			if strings.Contains(q, question) {
+				system = s
+			}
+		}
+		if got := strings.Contains(system, "You only read.") && strings.Contains(system, "Answer like a pirate."); got != want || system == "" {
+			t.Errorf("the turn %q was told the organization's settings: %v, want %v\n%s", question, got, want, system)
+		}
+	}
+}
+
+// TestBudgetRunsOutMidTurn: a channel's daily token budget is checked
+// before every model call of a turn, not only when it starts: a turn
+// whose model keeps asking for tools stops at the call that would run
+// past the budget, and the thread is told which budget ran out, when it
+// resets, who can raise it and what the turn did.
+func TestBudgetRunsOutMidTurn(t *testing.T) {
+	w := newSlackWorld(t)
+	w.env["NEO_WEB_ADMINS"] = "ada"
+	place := "slack:" + slacktest.TeamID + "/C0GENERAL"
+	if out, errOut, err := run(t, w.env, "", "config", "set", "--by", "cli:ops", place, "daily_tokens=1000"); err != nil {
+		t.Fatalf("config set = %v\n%s%s", err, out, errOut)
+	}
+	var mu sync.Mutex
+	mainCalls := 0
+	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			facts := llmtest.Text(`{"facts":[]}`)
+			facts.Usage = llm.Usage{PromptTokens: 1, TotalTokens: 1}
+			return facts
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		mainCalls++
+		// 400 tokens a call: 400, 800, then 1,200 of the channel's 1,000.
+		more := llmtest.Calls(llmtest.Call(fmt.Sprintf("r%d", mainCalls), "memory_recall", fmt.Sprintf(`{"query":"step %d"}`, mainCalls)))
+		more.Usage = llm.Usage{PromptTokens: 380, CompletionTokens: 20, TotalTokens: 400}
+		return more
+	})
+	p := w.start(t, 1)
+	d := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "dig through everything"})
+	stop := w.answerIn(t, "C0GENERAL", d.TS, "I've used today's token budget for this channel (1200 of 1000 tokens), so I stopped before finishing.")
+	for _, want := range []string{
+		"The budget resets at 00:00 UTC, in ",
+		"My admins can raise it on my admin page, and whoever runs me with neobot config set " + place + " daily_tokens=…",
+		"What I did so far:",
+		"memory_recall: done",
+	} {
+		if !strings.Contains(stop.Rendered(), want) {
+			t.Errorf("the stopping answer says:\n%s\nwant %q in it", stop.Rendered(), want)
+		}
+	}
+	p.stop(t)
+	mu.Lock()
+	defer mu.Unlock()
+	if mainCalls != 3 {
+		t.Errorf("the main model was called %d times, want 3: none once the budget was spent", mainCalls)
+	}
 }
 
 // TestDiscordGuildsGoverned: with the bot in two Discord servers, each

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +30,9 @@ func governPlaces(ctx context.Context, cfg *Config, db database, skills *skill.S
 	places, ok := db.(governance.Store)
 	if !ok || skills == nil {
 		return func(context.Context) error { return nil }, func() {}, nil
+	}
+	if err := startPlaces(ctx, places, fileSettings(skills), time.Now(), log); err != nil {
+		return nil, nil, fmt.Errorf("store the settings file's places as their first versions: %w", err)
 	}
 	apply := func(ctx context.Context) (int, error) {
 		vs, err := places.Places(ctx)
@@ -82,3 +88,68 @@ func governPlaces(ctx context.Context, cfg *Config, db database, skills *skill.S
 	})
 	return reapply, func() { cancel(); wg.Wait() }, nil
 }
+
+// fileSettings are the places the settings file binds, each with the
+// settings that say so: its skill.
+func fileSettings(skills *skill.Set) map[string]governance.Settings {
+	out := map[string]governance.Settings{}
+	for _, sk := range skills.Skills() {
+		for _, p := range sk.Places {
+			out[p] = governance.Settings{Skill: sk.Name}
+		}
+	}
+	return out
+}
+
+// startPlaces stores each place the settings file binds as the place's
+// version 1, made by "config file", where the place has no version yet
+// (on every instance at once, once). A place already stored keeps its
+// settings: where they bind another skill than the file, it is logged,
+// and `neobot config diff` with the file lists it.
+func startPlaces(ctx context.Context, s governance.Store, file map[string]governance.Settings, now time.Time, log zerolog.Logger) error {
+	for _, place := range slices.Sorted(maps.Keys(file)) {
+		st := file[place]
+		stored, err := governance.Start(ctx, s, place, st, now)
+		if err != nil {
+			return err
+		}
+		if stored {
+			log.Info().Str("place", place).Str("skill", st.Skill).Msg("governance: the settings file's place stored as its version 1")
+			continue
+		}
+		v, err := s.PlaceSettings(ctx, place)
+		if err != nil {
+			return err
+		}
+		if v.Settings.Skill != "" && v.Settings.Skill != st.Skill {
+			log.Warn().Str("place", place).Str("file_skill", st.Skill).Str("stored_skill", v.Settings.Skill).Int64("version", v.Number).Str("by", v.By).
+				Msg("governance: the settings file binds the place to another skill than its stored settings, which apply (neobot config diff NEO_CONFIG lists every difference)")
+		}
+	}
+	return nil
+}
+
+// budgetRaisers says who can raise a used-up daily token budget, to the
+// people of the place (core/usage's Options.Raisers): place is the
+// governed place whose budget it is, "" for NEO_DAILY_TOKEN_BUDGET.
+func (c *Config) budgetRaisers(place string) string {
+	if place == "" {
+		return "Whoever runs me can raise it (the NEO_DAILY_TOKEN_BUDGET setting)."
+	}
+	set := fmt.Sprintf("neobot config set %s daily_tokens=…", place)
+	slackAdmins := c.SlackClientID != "" && c.SlackClientSecret != "" && c.SlackBotToken != "" &&
+		strings.HasPrefix(place, "slack:") && place != "slack:dm" && !isOrg(place)
+	switch {
+	case slackAdmins && len(c.WebAdmins) > 0:
+		return fmt.Sprintf("This workspace's Slack admins and my admins can raise it on my admin page, and whoever runs me with %s.", set)
+	case slackAdmins:
+		return fmt.Sprintf("This workspace's Slack admins can raise it on my admin page, and whoever runs me with %s.", set)
+	case len(c.WebAdmins) > 0:
+		return fmt.Sprintf("My admins can raise it on my admin page, and whoever runs me with %s.", set)
+	}
+	return fmt.Sprintf("Whoever runs me can raise it, with %s.", set)
+}
+
+// isOrg reports whether place is an Enterprise Grid organization, which
+// no workspace's admins govern.
+func isOrg(place string) bool { _, ok := skill.Org(place); return ok }

@@ -14,6 +14,7 @@ import (
 	"github.com/neobot/neobot/core/mcp"
 	"github.com/neobot/neobot/core/memory"
 	"github.com/neobot/neobot/core/tools"
+	acct "github.com/neobot/neobot/core/usage"
 	"github.com/neobot/neobot/store"
 	"github.com/neobot/neobot/store/postgres"
 )
@@ -27,6 +28,7 @@ var (
 	_ agent.Toolbox              = (*tools.Surface)(nil)
 	_ agent.Transcript           = database(nil)
 	_ agent.Memory               = (*memory.Cortex)(nil)
+	_ agent.Budget               = (*acct.Meter)(nil)
 	_ memory.Model               = (*llm.Client)(nil)
 	_ memory.Store               = database(nil)
 	_ llm.Postures               = database(nil)

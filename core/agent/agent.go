@@ -62,6 +62,16 @@ type Memory interface {
 	QuickWriteBack(in core.Inbound) bool
 }
 
+// Budget is the daily token budgets over a turn's place (*usage.Meter).
+// A long, tool-using turn may use one up partway through.
+type Budget interface {
+	// Exhausted returns "" while every budget over in's place has tokens
+	// left, else a sentence for the people there: which budget is used
+	// up, when it resets and who can raise it (or, with err, that it
+	// cannot be counted just now).
+	Exhausted(ctx context.Context, in core.Inbound) (string, error)
+}
+
 // Defaults of the tunables in Options.
 const (
 	DefaultContextWindow     = 128_000
@@ -96,6 +106,12 @@ type Options struct {
 	Transcript Transcript
 	// Memory faults in recall and takes write-back; nil disables both.
 	Memory Memory
+	// Budget, when set, is asked before every model call of a turn but
+	// its first (which the caller checks before running the turn, as
+	// usage.Meter.Guard does): once a daily token budget is used up, the
+	// turn ends there with its sentence, what the turn did and where it
+	// got to. Nil: no budget is checked during a turn.
+	Budget Budget
 
 	// ActorDID is Neo's identity, pinned in the system block.
 	ActorDID string

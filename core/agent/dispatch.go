@@ -28,6 +28,9 @@ type outcome struct {
 type callNote struct {
 	name string
 	ok   bool
+	// out is a spend's outcome in a line: what moved money is never
+	// left out of what the turn says it did.
+	out string
 }
 
 // runCalls dispatches one assistant turn's calls concurrently and persists
@@ -51,7 +54,11 @@ func (tr *turn) runCalls(ctx context.Context, calls []llm.ToolCall) (end string,
 		if results[i].skipped {
 			continue
 		}
-		tr.calls = append(tr.calls, callNote{name: c.Function.Name, ok: !results[i].failed})
+		note := callNote{name: c.Function.Name, ok: !results[i].failed}
+		if note.name == core.CoreExecute {
+			note.out = stepOutput(results[i].content)
+		}
+		tr.calls = append(tr.calls, note)
 		if !results[i].failed {
 			continue
 		}

@@ -166,6 +166,9 @@ func (tr *turn) loop(ctx context.Context) error {
 				return tr.partial(ctx, end)
 			}
 		}
+		if stop, err := tr.budgetSpent(ctx); stop || err != nil {
+			return err
+		}
 		if tr.steps >= a.opts.StepBudget {
 			return tr.partial(ctx, fmt.Sprintf("I used my budget of %d steps for one message", a.opts.StepBudget))
 		}

@@ -3,10 +3,10 @@
 // spend authority and approvers, stored and versioned, every change
 // recorded with who made it, when, and the settings before and after.
 //
-// The settings file (NEO_CONFIG) stays the starting point: a place's
-// stored settings name only what differs from it, and an empty field
-// means "as the file says". The store satisfies [Store]; [Change] is the
-// one way a change is made.
+// The settings file (NEO_CONFIG) stays the starting point: [Start]
+// stores a place the file binds as its version 1 when the place has none,
+// and an empty field means "as the file says". The store satisfies
+// [Store]; [Change] is the one way a change is made.
 package governance
 
 import (
@@ -70,11 +70,15 @@ func (s Settings) Check() error {
 
 // CheckIn is Check for settings of place: besides, a daily token budget
 // cannot be set on direct messages ("slack:dm"), whose usage is not told
-// apart from the rest of the platform's.
+// apart from the rest of the platform's, nor on an Enterprise Grid
+// organization ("slack:E0123"), whose usage is counted by workspace.
 func (s Settings) CheckIn(place string) error {
 	err := s.Check()
 	if _, rest, _ := strings.Cut(place, ":"); rest == "dm" && s.DailyTokens > 0 {
 		err = errors.Join(err, fmt.Errorf("daily_tokens cannot be set on %s: direct messages' usage is not counted apart; set it on the platform (%s) instead", place, strings.TrimSuffix(place, ":dm")))
+	}
+	if org, ok := skill.Org(place); ok && s.DailyTokens > 0 {
+		err = errors.Join(err, fmt.Errorf("daily_tokens cannot be set on an Enterprise Grid organization (%s) yet: usage is counted by workspace; set it on each workspace (slack:T…) or on slack instead", org))
 	}
 	return err
 }
@@ -125,7 +129,7 @@ type Store interface {
 }
 
 // ErrPlace means a place is not written as the skills' places are.
-var ErrPlace = errors.New("governance: not a place; write slack, slack:dm, slack:<team>, slack:<team>/<channel> (the same for discord), web or web:web/<user>")
+var ErrPlace = errors.New("governance: not a place; write slack, slack:dm, slack:<team>, slack:<team>/<channel> (the same for discord), slack:<Enterprise Grid organization>, web or web:web/<user>")
 
 // ErrUnchanged means a change would leave the settings as they are: no
 // version is made.
@@ -134,7 +138,7 @@ var ErrUnchanged = errors.New("governance: the settings already say that")
 // Change applies edit to place's newest settings and stores the result
 // as the next version, made by by at now. It returns the new version.
 func Change(ctx context.Context, s Store, place, by string, now time.Time, edit func(*Settings)) (Version, error) {
-	if !skill.ValidPlace(place) {
+	if !skill.ValidPlace(place) || skill.OrgChannel(place) {
 		return Version{}, fmt.Errorf("%w: %q", ErrPlace, place)
 	}
 	if by == "" {
@@ -158,6 +162,39 @@ func Change(ctx context.Context, s Store, place, by string, now time.Time, edit 
 		return Version{}, err
 	}
 	return v, nil
+}
+
+// FromFile is who the versions the settings file starts are made by.
+const FromFile = "config file"
+
+// Start stores settings as place's version 1, made by FromFile at now,
+// unless place has a version already: then nothing is written and
+// stored is false, so the settings file starts a place's settings and
+// never overwrites them. Several instances starting at once store it
+// once: a store writes version 1 only where there is none (ErrConflict
+// for the others).
+func Start(ctx context.Context, s Store, place string, settings Settings, now time.Time) (stored bool, err error) {
+	if !skill.ValidPlace(place) || skill.OrgChannel(place) {
+		return false, fmt.Errorf("%w: %q", ErrPlace, place)
+	}
+	if err := settings.CheckIn(place); err != nil {
+		return false, fmt.Errorf("governance: %s: %w", place, err)
+	}
+	cur, err := s.PlaceSettings(ctx, place)
+	if err != nil {
+		return false, err
+	}
+	if cur.Number > 0 {
+		return false, nil
+	}
+	v := Version{Place: place, Number: 1, By: FromFile, At: now.UTC(), Settings: settings}
+	switch err := s.SetPlaceSettings(ctx, v); {
+	case errors.Is(err, ErrConflict):
+		return false, nil // another instance stored it first
+	case err != nil:
+		return false, err
+	}
+	return true, nil
 }
 
 // Invalid is a change refused for what it says (a place written wrong,

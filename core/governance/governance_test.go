@@ -53,6 +53,9 @@ func TestChange(t *testing.T) {
 		{"long instructions", "web", "cli:ops", func(s *governance.Settings) { s.Instructions = strings.Repeat("a", 8001) }, "8001 bytes"},
 		{"negative budget", "discord:1", "cli:ops", func(s *governance.Settings) { s.DailyTokens = -1 }, "daily_tokens"},
 		{"approver list in one", "slack:dm", "cli:ops", func(s *governance.Settings) { s.Approvers = []string{"U1,U2"} }, "not a user ID"},
+		{"an Enterprise Grid organization", "slack:E1", "cli:ops", func(s *governance.Settings) { s.Skill, s.Approvers = "reader", []string{"U1"} }, ""},
+		{"an organization's budget", "slack:E2", "cli:ops", func(s *governance.Settings) { s.DailyTokens = 5000 }, "usage is counted by workspace"},
+		{"a channel under an organization", "slack:E1/C1", "cli:ops", func(s *governance.Settings) { s.Skill = "reader" }, "not a place"},
 	}
 	s := &memStore{versions: map[string][]governance.Version{}}
 	for _, tt := range tests {

@@ -4,12 +4,49 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/neobot/neobot/core"
 )
 
 // ValidPlace reports whether place is written as a skill's places are:
 // "slack", "slack:dm", "slack:T0123", "slack:T0123/C0456" (the same for
 // discord), "web", "web:web/alice".
 func ValidPlace(place string) bool { return placeRe.MatchString(place) }
+
+// PlacesOf returns the places over in, most specific first: its channel,
+// its workspace, its Enterprise Grid organization (when in.Org says one)
+// and its platform; for a direct message its platform's "dm" and the
+// platform (workspaces, organizations and channels never cover DMs).
+func PlacesOf(in core.Inbound) []string {
+	p := in.Thread.Platform
+	if in.DM {
+		return []string{p + ":dm", p}
+	}
+	out := []string{p + ":" + in.Thread.Workspace + "/" + in.Thread.Channel, p + ":" + in.Thread.Workspace}
+	if in.Org != "" && in.Org != in.Thread.Workspace {
+		out = append(out, p+":"+in.Org)
+	}
+	return append(out, p)
+}
+
+// Org returns the Enterprise Grid organization place names ("E0123" for
+// "slack:E0123"); ok is false for any other place. Slack's organization
+// IDs start with E, its workspaces' with T.
+func Org(place string) (org string, ok bool) {
+	rest, ok := strings.CutPrefix(place, "slack:")
+	if !ok || !strings.HasPrefix(rest, "E") || strings.Contains(rest, "/") {
+		return "", false
+	}
+	return rest, true
+}
+
+// OrgChannel reports whether place is a channel written under an
+// Enterprise Grid organization ("slack:E0123/C0456"), which no thread
+// is in: a channel belongs to a workspace (slack:T0123/C0456).
+func OrgChannel(place string) bool {
+	rest, ok := strings.CutPrefix(place, "slack:")
+	return ok && strings.HasPrefix(rest, "E") && strings.Contains(rest, "/")
+}
 
 // Placed is what a place's stored settings (core/governance) change in
 // the skill it gets.

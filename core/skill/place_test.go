@@ -78,3 +78,68 @@ func TestGovern(t *testing.T) {
 		t.Errorf("Govern(unknown skill) = %v", err)
 	}
 }
+
+// TestGovernOrg: an Enterprise Grid organization's settings apply to
+// every workspace of the organization that sets none of its own:
+// channel, then workspace, then organization, then platform, then the
+// default; a workspace outside the organization, and direct messages,
+// never take them.
+func TestGovernOrg(t *testing.T) {
+	set := compile(t, `{
+		"default": {"instructions": "Be brief."},
+		"finance": {"places": ["slack:T2/CFIN"], "instructions": "Amounts in EUR."},
+		"team": {"places": ["slack:T3"]},
+		"reader": {},
+		"everyone": {"places": ["slack"]}}`)
+	if err := set.Govern(map[string]Placed{
+		"slack:E1":    {Skill: "reader", Instructions: "Org rules.", Approvers: []string{"UORG"}},
+		"slack:T1":    {Instructions: "Workspace rules."},
+		"slack:T2/C9": {Model: "small-model"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	at := func(org, ws, ch string) core.Inbound {
+		return core.Inbound{Thread: core.Thread{Platform: "slack", Workspace: ws, Channel: ch, ID: "1"}, Org: org}
+	}
+	tests := []struct {
+		name        string
+		in          core.Inbound
+		skill, inst string
+		approvers   []string
+	}{
+		{"a workspace of the org that sets nothing", at("E1", "T4", "C1"), "reader", "Org rules.", []string{"UORG"}},
+		{"a workspace with settings of its own", at("E1", "T1", "C1"), "everyone", "Workspace rules.", nil},
+		{"a channel the file binds", at("E1", "T2", "CFIN"), "finance", "Amounts in EUR.", nil},
+		{"a channel with settings of its own", at("E1", "T2", "C9"), "everyone", "", nil},
+		{"another channel of that workspace", at("E1", "T2", "C8"), "reader", "Org rules.", []string{"UORG"}},
+		{"a workspace the file binds", at("E1", "T3", "C1"), "team", "", nil},
+		{"a workspace outside the org", at("", "T4", "C1"), "everyone", "", nil},
+		{"a direct message", core.Inbound{Thread: core.Thread{Platform: "slack", Workspace: "T4", Channel: "D1", ID: "1"}, Org: "E1", DM: true}, "everyone", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sk := set.For(tt.in)
+			if sk.Name != tt.skill || sk.Instructions != tt.inst || !slices.Equal(sk.Approvers, tt.approvers) {
+				t.Errorf("For(%s in %q) = %s %q %v, want %s %q %v", tt.in.Thread, tt.in.Org, sk.Name, sk.Instructions, sk.Approvers, tt.skill, tt.inst, tt.approvers)
+			}
+		})
+	}
+}
+
+func TestOrg(t *testing.T) {
+	for _, tt := range []struct {
+		place, org string
+		orgChannel bool
+	}{
+		{"slack:E0123", "E0123", false},
+		{"slack:T0123", "", false},
+		{"slack:E0123/C1", "", true},
+		{"slack", "", false},
+		{"discord:E1", "", false},
+	} {
+		org, ok := Org(tt.place)
+		if org != tt.org || ok != (tt.org != "") || OrgChannel(tt.place) != tt.orgChannel {
+			t.Errorf("Org(%q) = %q, %v; OrgChannel = %v; want %q, %v", tt.place, org, ok, OrgChannel(tt.place), tt.org, tt.orgChannel)
+		}
+	}
+}

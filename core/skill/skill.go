@@ -218,19 +218,15 @@ type Set struct {
 var builtin = &Skill{Name: DefaultName, Prompts: DefaultPrompts(), Spend: true}
 
 // For returns the skill of the place in: its channel, else its workspace,
-// else its platform; a direct message its platform's "dm" binding, else
-// the platform's; anything else the default skill.
+// else its Enterprise Grid organization, else its platform; a direct
+// message its platform's "dm" binding, else the platform's; anything else
+// the default skill.
 func (s *Set) For(in core.Inbound) *Skill {
 	if s == nil {
 		return builtin
 	}
-	p := in.Thread.Platform
-	var keys [3]string
-	if in.DM {
-		keys = [3]string{p + ":dm", p, ""}
-	} else {
-		keys = [3]string{p + ":" + in.Thread.Workspace + "/" + in.Thread.Channel, p + ":" + in.Thread.Workspace, p}
-	}
+	var keys [4]string
+	copy(keys[:], PlacesOf(in))
 	var governed map[string]*Skill
 	if g := s.governed.Load(); g != nil {
 		governed = *g

@@ -87,8 +87,13 @@ type Options struct {
 	// Interval is how often recorded usage is written (default 5 s).
 	Interval time.Duration
 	// Now is the clock (default time.Now).
-	Now    func() time.Time
-	Logger zerolog.Logger
+	Now func() time.Time
+	// Raisers says, in a sentence for the people of a place whose budget
+	// is used up, who can raise it: place is the governed place whose
+	// budget it is ("slack:T0123/C0456"), or "" for DailyBudget. Nil:
+	// "The people who run me here can raise it."
+	Raisers func(place string) string
+	Logger  zerolog.Logger
 }
 
 // Meter records usage. It is safe for concurrent use.
@@ -102,6 +107,21 @@ type Meter struct {
 	// places are the daily token budgets places' stored settings set
 	// (Govern), by place as skills write them.
 	places map[string]int64
+	// reads are the places' usage last read from the store, for the
+	// checks a turn makes between its model calls (Exhausted).
+	reads map[string]storeRead
+	// flushes counts the flushes written, so a read that a flush ended
+	// during is not kept: it may or may not hold the flush's rows.
+	flushes uint64
+}
+
+// storeRead is a place's usage as the store held it at a moment, and what
+// this meter has written under the place since.
+type storeRead struct {
+	day     string
+	at      time.Time
+	stored  int64
+	flushed int64
 }
 
 // NewMeter returns a Meter, with today's spending read from the store so a
@@ -197,6 +217,19 @@ func (m *Meter) Flush(ctx context.Context) error {
 		m.mu.Unlock()
 		return fmt.Errorf("usage: write %d rows: %w", len(rows), err)
 	}
+	// Written, they are no longer pending: the places read before count
+	// them still.
+	m.mu.Lock()
+	m.flushes++
+	for place, rd := range m.reads {
+		for _, r := range rows {
+			if r.Day == rd.day && inPlace(r.Key, place) {
+				rd.flushed += r.Total()
+			}
+		}
+		m.reads[place] = rd
+	}
+	m.mu.Unlock()
 	return nil
 }
 
@@ -279,6 +312,7 @@ func (m *Meter) Govern(budgets map[string]int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.places = maps.Clone(budgets)
+	m.reads = nil
 }
 
 // placeBudget is one place's budget that a turn is under.
@@ -333,7 +367,7 @@ func (m *Meter) Budgets(ctx context.Context, in core.Inbound) ([]Budget, error) 
 	if len(places) == 0 {
 		return out, nil
 	}
-	spent, err := m.placeSpent(ctx, places)
+	spent, err := m.placeSpent(ctx, places, true)
 	if err != nil {
 		return out, err
 	}
@@ -352,18 +386,42 @@ func inPlace(k Key, place string) bool {
 
 // placeSpent returns the tokens each of places has used today: what the
 // shared store holds (one read per place, of its own rows) and this
-// meter's unflushed calls.
-func (m *Meter) placeSpent(ctx context.Context, places []placeBudget) ([]int64, error) {
-	day := Day(m.opts.Now())
+// meter's unflushed calls. Unless fresh, a place read from the store less
+// than Interval ago is not read again: its count is that read and what
+// this meter wrote under it since (other instances' calls since then
+// count at the next read).
+func (m *Meter) placeSpent(ctx context.Context, places []placeBudget, fresh bool) ([]int64, error) {
+	now := m.opts.Now()
+	day := Day(now)
 	out := make([]int64, len(places))
 	for i, p := range places {
+		m.mu.Lock()
+		r, ok := m.reads[p.place]
+		m.mu.Unlock()
+		if !fresh && ok && r.day == day && now.Sub(r.at) < m.opts.Interval {
+			out[i] = r.stored + r.flushed
+			continue
+		}
 		platform, rest, _ := strings.Cut(p.place, ":")
 		ws, ch, _ := strings.Cut(rest, "/")
+		m.mu.Lock()
+		flushes := m.flushes
+		m.mu.Unlock()
 		n, err := m.opts.Store.UsageIn(ctx, day, platform, ws, ch)
 		if err != nil {
 			return nil, fmt.Errorf("usage: read today's usage of %s: %w", p.place, err)
 		}
 		out[i] = n
+		m.mu.Lock()
+		if m.reads == nil {
+			m.reads = map[string]storeRead{}
+		}
+		if m.flushes == flushes {
+			m.reads[p.place] = storeRead{day: day, at: now, stored: n}
+		} else {
+			delete(m.reads, p.place) // read again next time
+		}
+		m.mu.Unlock()
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -382,33 +440,56 @@ type guarded struct {
 	m    *Meter
 }
 
-func (g guarded) Run(ctx context.Context, t core.Turn) error {
-	if spent, over := g.m.Spent(t.Inbound.Thread); over {
-		return g.decline(ctx, t, "this workspace", spent, g.m.opts.DailyBudget)
+// spentBudget is a daily budget over a turn's place that is used up.
+type spentBudget struct {
+	// place is the governed place ("slack:T0123/C0456"), "" for the
+	// workspace's NEO_DAILY_TOKEN_BUDGET.
+	place         string
+	where         string // the place in words: "this channel"
+	spent, budget int64
+}
+
+// overBudget returns the first daily budget over in's place that is used
+// up: the workspace's (NEO_DAILY_TOKEN_BUDGET), then its channel's,
+// workspace's and platform's stored ones; ok is false while every one
+// has tokens left. When the store cannot be read to count, err says so
+// and b names the budget that could not be counted.
+func (m *Meter) overBudget(ctx context.Context, in core.Inbound, fresh bool) (b spentBudget, ok bool, err error) {
+	if spent, over := m.Spent(in.Thread); over {
+		return spentBudget{where: "this workspace", spent: spent, budget: m.opts.DailyBudget}, true, nil
 	}
-	places := g.m.budgetsOf(t.Inbound)
+	places := m.budgetsOf(in)
 	if len(places) == 0 {
-		return g.next.Run(ctx, t)
+		return spentBudget{}, false, nil
 	}
-	spent, err := g.m.placeSpent(ctx, places)
+	spent, err := m.placeSpent(ctx, places, fresh)
 	if err != nil {
-		// A turn that cannot be counted is not run: the budget holds.
-		g.m.opts.Logger.Error().Err(err).Str("thread", t.Inbound.Thread.Key()).Msg("usage: a place's budget could not be read; turn declined")
-		if t.Reporter == nil {
-			return nil
-		}
-		text := fmt.Sprintf("I can't tell how much of %s's daily token budget is left just now, so I'm not answering this. Ask me again in a minute.", scope(places[0].place))
-		if err := t.Reporter.Say(ctx, text); err != nil {
-			return fmt.Errorf("usage: decline in %s: %w", t.Inbound.Thread, err)
-		}
-		return nil
+		return spentBudget{place: places[0].place, where: scope(places[0].place)}, false, err
 	}
 	for i, p := range places {
 		if spent[i] >= p.budget {
-			return g.decline(ctx, t, scope(p.place), spent[i], p.budget)
+			return spentBudget{place: p.place, where: scope(p.place), spent: spent[i], budget: p.budget}, true, nil
 		}
 	}
+	return spentBudget{}, false, nil
+}
+
+func (g guarded) Run(ctx context.Context, t core.Turn) error {
+	b, over, err := g.m.overBudget(ctx, t.Inbound, true)
+	switch {
+	case err != nil:
+		// A turn that cannot be counted is not run: the budget holds.
+		g.m.opts.Logger.Error().Err(err).Str("thread", t.Inbound.Thread.Key()).Msg("usage: a place's budget could not be read; turn declined")
+		return g.say(ctx, t, fmt.Sprintf("I can't tell how much of %s's daily token budget is left just now, so I'm not answering this. Ask me again in a minute.", b.where))
+	case over:
+		g.m.opts.Logger.Info().Str("thread", t.Inbound.Thread.Key()).Str("budget_of", b.where).Int64("spent", b.spent).Msg("usage: daily budget spent; turn declined")
+		return g.say(ctx, t, fmt.Sprintf("I've used today's token budget for %s (%d of %d tokens), so I can't answer this now. %s",
+			b.where, b.spent, b.budget, g.m.resets(b)))
+	}
 	err = g.next.Run(ctx, t)
+	if len(g.m.budgetsOf(t.Inbound)) == 0 {
+		return err
+	}
 	// The other instances count this turn's tokens from the store: they
 	// go there now, not at the next tick.
 	if ferr := g.m.Flush(context.WithoutCancel(ctx)); ferr != nil {
@@ -417,6 +498,48 @@ func (g guarded) Run(ctx context.Context, t core.Turn) error {
 		g.m.opts.Logger.Debug().Str("thread", t.Inbound.Thread.Key()).Msg("usage: a turn under a place's budget is counted in the store")
 	}
 	return err
+}
+
+// say tells the thread why its turn is declined; the model is not called
+// and nothing is recorded.
+func (g guarded) say(ctx context.Context, t core.Turn, text string) error {
+	if t.Reporter == nil {
+		return nil
+	}
+	if err := t.Reporter.Say(ctx, text); err != nil {
+		return fmt.Errorf("usage: decline in %s: %w", t.Inbound.Thread, err)
+	}
+	return nil
+}
+
+// Exhausted returns "" while every daily token budget over in's place
+// has tokens left, else a sentence for the people there: which budget is
+// used up, when it resets and who can raise it. A turn asks before each
+// model call after its first (the Guard asks before the first), so a
+// long, tool-using turn stops at the budget rather than running past it.
+// When the store cannot be read to count, the sentence says so and err
+// is why: the turn stops too, as the Guard declines one.
+func (m *Meter) Exhausted(ctx context.Context, in core.Inbound) (string, error) {
+	b, over, err := m.overBudget(ctx, in, false)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("I can't tell how much of %s's daily token budget is left just now, so I stopped here rather than run past it. Ask me again in a minute.", b.where), err
+	case over:
+		m.opts.Logger.Info().Str("thread", in.Thread.Key()).Str("budget_of", b.where).Int64("spent", b.spent).Msg("usage: daily budget spent during a turn; turn stopped")
+		return fmt.Sprintf("I've used today's token budget for %s (%d of %d tokens), so I stopped before finishing. %s", b.where, b.spent, b.budget, m.resets(b)), nil
+	}
+	return "", nil
+}
+
+// resets says when b's budget resets and who can raise it.
+func (m *Meter) resets(b spentBudget) string {
+	now := m.opts.Now().UTC()
+	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	who := "The people who run me here can raise it."
+	if m.opts.Raisers != nil {
+		who = m.opts.Raisers(b.place)
+	}
+	return fmt.Sprintf("The budget resets at 00:00 UTC, in %s; ask me again then. %s", until(next.Sub(now)), who)
 }
 
 // scope names a place whose budget is spent, for the people there.
@@ -429,23 +552,6 @@ func scope(place string) string {
 		return "this workspace"
 	}
 	return "every conversation on " + place
-}
-
-// decline tells the thread that the budget of where (words: "this
-// channel") is spent, and when it resets; the model is not called.
-func (g guarded) decline(ctx context.Context, t core.Turn, where string, spent, budget int64) error {
-	now := g.m.opts.Now().UTC()
-	resets := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-	g.m.opts.Logger.Info().Str("thread", t.Inbound.Thread.Key()).Str("budget_of", where).Int64("spent", spent).Msg("usage: daily budget spent; turn declined")
-	if t.Reporter == nil {
-		return nil
-	}
-	text := fmt.Sprintf("I've used today's token budget for %s (%d of %d tokens), so I can't answer this now. "+
-		"The budget resets at 00:00 UTC, in %s; ask me again then.", where, spent, budget, until(resets.Sub(now)))
-	if err := t.Reporter.Say(ctx, text); err != nil {
-		return fmt.Errorf("usage: decline in %s: %w", t.Inbound.Thread, err)
-	}
-	return nil
 }
 
 // until writes d as hours and minutes.

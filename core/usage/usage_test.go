@@ -20,6 +20,8 @@ type memStore struct {
 	fail error
 	// failRead fails UsageIn.
 	failRead error
+	// readsIn counts UsageIn's calls.
+	readsIn int
 }
 
 func (s *memStore) AddUsage(ctx context.Context, rows []Row) error {
@@ -51,6 +53,7 @@ func (s *memStore) Usage(ctx context.Context, since string) ([]Row, error) {
 func (s *memStore) UsageIn(ctx context.Context, day, platform, workspace, channel string) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.readsIn++
 	if s.failRead != nil {
 		return 0, s.failRead
 	}
@@ -263,5 +266,118 @@ func TestMostSpentCrossesMidnight(t *testing.T) {
 		if spent, over := m.Spent(t1); spent != s.spent || over != s.over {
 			t.Errorf("step %d: Spent(t1) = %d, %v; want %d, %v", i, spent, over, s.spent, s.over)
 		}
+	}
+}
+
+// TestExhaustedMidTurn: during a turn, the calls it has made count
+// before they are written (this meter's own), so the budget stops the
+// turn at the call that spends it; the sentence says which budget, when
+// it resets and who can raise it.
+func TestExhaustedMidTurn(t *testing.T) {
+	ctx := context.Background()
+	clock := coretest.NewClock(time.Date(2026, 11, 24, 21, 30, 0, 0, time.UTC))
+	st := &memStore{rows: map[Key]Tokens{}}
+	var raised []string
+	m, err := NewMeter(ctx, Options{Store: st, DailyBudget: 2000, Now: clock.Now, Interval: time.Hour, Raisers: func(place string) string {
+		raised = append(raised, place)
+		return "Ada can raise it."
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Govern(map[string]int64{"slack:T1/C1": 500})
+	in := core.Inbound{Thread: t1, User: "UA"}
+	tctx := core.WithTurn(ctx, &core.Turn{Inbound: in})
+	for i, want := range []string{"", "", "I've used today's token budget for this channel (600 of 500 tokens), so I stopped before finishing. The budget resets at 00:00 UTC, in 2 h 30 min; ask me again then. Ada can raise it."} {
+		if got, err := m.Exhausted(ctx, in); got != want || err != nil {
+			t.Errorf("Exhausted after %d calls = %q, %v; want %q", i, got, err, want)
+		}
+		m.Record(tctx, "gpt", llm.Usage{PromptTokens: 250, CompletionTokens: 50})
+	}
+	if len(raised) != 1 || raised[0] != "slack:T1/C1" {
+		t.Errorf("Raisers asked for %q, want the channel's place", raised)
+	}
+	// The workspace's NEO_DAILY_TOKEN_BUDGET, in another channel.
+	m.Record(tctx, "gpt", llm.Usage{PromptTokens: 1200})
+	c2 := core.Inbound{Thread: core.Thread{Platform: "slack", Workspace: "T1", Channel: "C2", ID: "3.3"}}
+	if got, err := m.Exhausted(ctx, c2); !strings.Contains(got, "for this workspace (2100 of 2000 tokens)") || err != nil || raised[1] != "" {
+		t.Errorf("Exhausted over the workspace's budget = %q, %v (raisers asked for %q); want the workspace named", got, err, raised)
+	}
+	st.failRead = errors.New("disk gone")
+	m.Govern(map[string]int64{"slack:T2": 5000})
+	if got, err := m.Exhausted(ctx, core.Inbound{Thread: t2}); err == nil || !strings.Contains(got, "I can't tell how much of this workspace's daily token budget is left") {
+		t.Errorf("Exhausted, store unreadable = %q, %v; want a sentence and the error", got, err)
+	}
+}
+
+// TestExhaustedReadsLittle: the checks between a turn's model calls read
+// a place's usage from the store once an Interval, not before every
+// call; the calls this meter wrote since count all the same, and other
+// instances' count from the next read. The check a turn starts with
+// always reads.
+func TestExhaustedReadsLittle(t *testing.T) {
+	ctx := context.Background()
+	clock := coretest.NewClock(time.Date(2026, 11, 24, 21, 30, 0, 0, time.UTC))
+	st := &memStore{rows: map[Key]Tokens{}}
+	m, err := NewMeter(ctx, Options{Store: st, Now: clock.Now, Interval: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := NewMeter(ctx, Options{Store: st, Now: clock.Now, Interval: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Govern(map[string]int64{"slack:T1/C1": 1000})
+	in := core.Inbound{Thread: t1, User: "UA"}
+	tctx := core.WithTurn(ctx, &core.Turn{Inbound: in})
+	exhausted := func() string {
+		t.Helper()
+		why, err := m.Exhausted(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return why
+	}
+	exhausted() // one read
+	// Calls elsewhere, written and pending, never count here.
+	for _, th := range []core.Thread{t2, {Platform: "slack", Workspace: "T1", Channel: "C2", ID: "3.3"}, {Platform: "slack", Workspace: "T2", Channel: "C1", ID: "4.4"}} {
+		m.Record(core.WithTurn(ctx, &core.Turn{Inbound: core.Inbound{Thread: th}}), "gpt", llm.Usage{PromptTokens: 5000})
+	}
+	if err := m.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m.Record(core.WithTurn(ctx, &core.Turn{Inbound: core.Inbound{Thread: t2}}), "gpt", llm.Usage{PromptTokens: 5000})
+	m.Record(tctx, "gpt", llm.Usage{PromptTokens: 400})
+	if err := m.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m.Record(tctx, "gpt", llm.Usage{PromptTokens: 300})
+	if why := exhausted(); why != "" || st.readsIn != 1 {
+		t.Errorf("700 of 1000, within the interval: Exhausted = %q after %d reads, want none and one read", why, st.readsIn)
+	}
+	m.Record(tctx, "gpt", llm.Usage{PromptTokens: 300})
+	if why := exhausted(); !strings.Contains(why, "(1000 of 1000 tokens)") || st.readsIn != 1 {
+		t.Errorf("this meter's written and pending calls: Exhausted = %q after %d reads, want 1000 of 1000 and still one read", why, st.readsIn)
+	}
+	m.Govern(map[string]int64{"slack:T1/C1": 2000})
+	other.Record(tctx, "gpt", llm.Usage{PromptTokens: 500})
+	if err := other.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	exhausted() // Govern forgets the reads: read again
+	other.Record(tctx, "gpt", llm.Usage{PromptTokens: 600})
+	if err := other.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if why := exhausted(); why != "" {
+		t.Errorf("another instance's calls within the interval: Exhausted = %q, want them counted from the next read", why)
+	}
+	clock.Advance(5 * time.Second)
+	if why := exhausted(); !strings.Contains(why, "(2100 of 2000 tokens)") {
+		t.Errorf("after the interval: Exhausted = %q, want every instance's 2100 of 2000", why)
+	}
+	reads := st.readsIn
+	if _, over, err := m.overBudget(ctx, in, true); !over || err != nil || st.readsIn != reads+1 {
+		t.Errorf("a turn's start check: over %v, %v, reads %d → %d; want it over, read afresh", over, err, reads, st.readsIn)
 	}
 }
