@@ -94,7 +94,7 @@ func loadPostgres(b *testing.B, srv *pgtest.Server, url string, instances int, s
 }
 
 // logStatements logs the statements run in the database at url so far,
-// as runs and server time per turn, most run first.
+// as runs, server time, rows and WAL bytes per turn, most run first.
 func logStatements(b *testing.B, srv *pgtest.Server, url string, turns float64) {
 	statements, err := srv.Statements(context.Background(), url)
 	if err != nil {
@@ -102,7 +102,8 @@ func logStatements(b *testing.B, srv *pgtest.Server, url string, turns float64) 
 	}
 	for _, st := range statements {
 		if st.Calls > 1 {
-			b.Logf("%6.2f/turn %4.0f µs/turn  %s", float64(st.Calls)/turns, float64(st.Time.Microseconds())/turns, strings.Join(strings.Fields(st.Query), " "))
+			b.Logf("%6.2f/turn %4.0f µs/turn %5.2f rows/turn %5.0f WAL-B/turn  %s", float64(st.Calls)/turns, float64(st.Time.Microseconds())/turns,
+				float64(st.Rows)/turns, float64(st.WALBytes)/turns, strings.Join(strings.Fields(st.Query), " "))
 		}
 	}
 }

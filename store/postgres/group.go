@@ -1,7 +1,9 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -16,7 +18,10 @@ import (
 // is busy queue up and go together in the next batch: their statements
 // pipelined in one round trip and one implicit transaction, so one commit
 // (one WAL flush) serves them all. When a batch fails, its writes are
-// retried one by one, so one bad write fails alone.
+// retried one by one, so one bad write fails alone. A statement that ran
+// but returned no row where its callback wanted one (pgx.ErrNoRows) fails
+// its own write only: the batch committed, and running its other writes
+// again would apply them twice.
 type group struct {
 	pool    *pgxpool.Pool
 	max     int           // most statements in one batch
@@ -36,6 +41,7 @@ type groupWrite struct {
 	key   string // the row it locks first: batches run in key order
 	queue func(*pgx.Batch)
 	done  chan error
+	err   error // ErrNoRows from its callback in the last run
 }
 
 func newGroup(pool *pgxpool.Pool, par int) *group {
@@ -94,12 +100,12 @@ func (g *group) send(writes []*groupWrite) {
 	err := g.runTimed(writes)
 	if err == nil || len(writes) == 1 {
 		for _, w := range writes {
-			w.done <- err
+			w.done <- cmp.Or(err, w.err)
 		}
 		return
 	}
 	for _, w := range writes {
-		w.done <- g.runTimed([]*groupWrite{w})
+		w.done <- cmp.Or(g.runTimed([]*groupWrite{w}), w.err)
 	}
 }
 
@@ -118,7 +124,21 @@ func (g *group) run(ctx context.Context, writes []*groupWrite) error {
 	return retried(func() error {
 		var b pgx.Batch
 		for _, w := range writes {
+			w.err = nil
+			n := len(b.QueuedQueries)
 			w.queue(&b)
+			for _, qq := range b.QueuedQueries[n:] {
+				if fn := qq.Fn; fn != nil {
+					qq.Fn = func(br pgx.BatchResults) error {
+						err := fn(br)
+						if errors.Is(err, pgx.ErrNoRows) {
+							w.err = err
+							return nil
+						}
+						return err
+					}
+				}
+			}
 		}
 		return g.pool.SendBatch(ctx, &b).Close()
 	})

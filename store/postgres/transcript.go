@@ -62,44 +62,68 @@ func (db *DB) appendKey(ctx context.Context, key string, at int64, data [][]byte
 }
 
 // LoadTranscript returns thread t's summary and its live entries in order,
-// read in one statement (one snapshot), after the entries appended here
-// lazily have committed. It remembers the thread's last entry number, for
+// read in one statement (one snapshot) sent with the writes batched
+// meanwhile, after the entries appended here lazily have committed. It remembers the thread's last entry number, for
 // AppendEntriesLater.
 func (db *DB) LoadTranscript(ctx context.Context, t core.Thread) (core.Summary, []core.Entry, error) {
-	var (
-		sum     core.Summary
-		entries []core.Entry
-		last    int64
-	)
 	key := t.Key()
 	db.settleLazy(ctx, key)
-	// The entries come in the primary key's order, after the thread's
-	// row: no sort. Should a plan ever give them otherwise, they are
-	// sorted here.
-	rows, err := db.pool.Query(ctx, `
-		SELECT NULL::bigint, last_seq, summary FROM neo_threads WHERE key = $1
-		UNION ALL
-		(SELECT seq, at_ns, data FROM neo_entries WHERE thread = $1 AND NOT archived ORDER BY seq)`, key)
+	// The read rides in the group's next batch of writes: one round trip
+	// and one transaction for several statements instead of one of its
+	// own, about a fifth of the database's CPU a turn (docs/scaling.md).
+	// Its snapshot is its statement's, as alone.
+	var tr transcriptRead
+	err := db.group.write(ctx, key, tr.queue(key))
 	if err == nil {
-		err = scanEntries(rows, func(lastSeq int64, raw []byte) error {
-			last = lastSeq
-			if raw == nil {
-				return nil
-			}
-			if err := json.Unmarshal(raw, &sum); err != nil {
-				return fmt.Errorf("decode summary: %w", err)
-			}
-			return nil
-		}, &entries)
+		err = tr.err
 	}
 	if err != nil {
 		return core.Summary{}, nil, fmt.Errorf("postgres: load %s: %w", key, err)
 	}
-	if !slices.IsSortedFunc(entries, byEntrySeq) {
-		slices.SortFunc(entries, byEntrySeq)
+	if !slices.IsSortedFunc(tr.entries, byEntrySeq) {
+		slices.SortFunc(tr.entries, byEntrySeq)
 	}
-	db.numbered(key, last)
-	return sum, entries, nil
+	db.numbered(key, tr.last)
+	return tr.sum, tr.entries, nil
+}
+
+// transcriptRead is what LoadTranscript's statement read: the thread's
+// summary, last entry number and live entries, or why they could not be
+// decoded.
+type transcriptRead struct {
+	sum     core.Summary
+	entries []core.Entry
+	last    int64
+	err     error
+}
+
+// queue returns the group write that reads the transcript of the
+// thread of key into r. A decoding error fails this read only, in r.err:
+// returned from the batch's callback it would fail the whole batch after
+// the server committed its writes, and they would run again.
+func (r *transcriptRead) queue(key string) func(*pgx.Batch) {
+	return func(b *pgx.Batch) {
+		// The entries come in the primary key's order, after the
+		// thread's row: no sort. Should a plan ever give them otherwise,
+		// LoadTranscript sorts them.
+		b.Queue(`
+			SELECT NULL::bigint, last_seq, summary FROM neo_threads WHERE key = $1
+			UNION ALL
+			(SELECT seq, at_ns, data FROM neo_entries WHERE thread = $1 AND NOT archived ORDER BY seq)`, key).Query(func(rows pgx.Rows) error {
+			*r = transcriptRead{}
+			r.err = scanEntries(rows, func(lastSeq int64, raw []byte) error {
+				r.last = lastSeq
+				if raw == nil {
+					return nil
+				}
+				if err := json.Unmarshal(raw, &r.sum); err != nil {
+					return fmt.Errorf("decode summary: %w", err)
+				}
+				return nil
+			}, &r.entries)
+			return nil
+		})
+	}
 }
 
 // byEntrySeq orders entries by number.

@@ -250,11 +250,15 @@ func (c Counters) Sub(earlier Counters) Counters {
 }
 
 // Statement is one statement's text, as pg_stat_statements normalizes
-// it, how many times it ran, and the time the server spent running it.
+// it, how many times it ran, the time the server spent running it, the
+// rows it returned or changed, and the WAL it wrote (its rows and their
+// index entries, not the commit's).
 type Statement struct {
-	Query string
-	Calls int64
-	Time  time.Duration
+	Query    string
+	Calls    int64
+	Time     time.Duration
+	Rows     int64
+	WALBytes int64
 }
 
 // Counters reads the server's activity, and the statements run in the
@@ -304,7 +308,7 @@ func (s *Server) statements(ctx context.Context, conn *pgx.Conn) ([]Statement, e
 		return nil, fmt.Errorf("pgtest: create pg_stat_statements: %w", err)
 	}
 	rows, err := conn.Query(ctx, `
-		SELECT query, calls, (total_exec_time * 1000)::bigint FROM pg_stat_statements
+		SELECT query, calls, (total_exec_time * 1000)::bigint, rows, wal_bytes::bigint FROM pg_stat_statements
 		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 			AND query NOT LIKE '%pg_stat_%' AND query NOT LIKE 'CREATE EXTENSION%'
 		ORDER BY calls DESC, query`)
@@ -316,7 +320,7 @@ func (s *Server) statements(ctx context.Context, conn *pgx.Conn) ([]Statement, e
 			st Statement
 			us int64
 		)
-		err := row.Scan(&st.Query, &st.Calls, &us)
+		err := row.Scan(&st.Query, &st.Calls, &us, &st.Rows, &st.WALBytes)
 		st.Time = time.Duration(us) * time.Microsecond
 		return st, err
 	})
