@@ -1,0 +1,132 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/neobot/neobot/adapters/discord/discordtest"
+	"github.com/neobot/neobot/core/llm/llmtest"
+)
+
+// TestAdminPageDiscordSignIn: a Discord server's manager (a role with
+// Manage Server) signs in to the admin page with Discord, changes their
+// server's #general instructions, and the next turn there is told them.
+// The same person is refused (403, saying why) another server's places
+// (where they hold no such permission) and Slack and web places; a plain
+// member, and a manager of a server Neo's bot is not in, are refused at
+// sign-in with a sentence. No sign-in secret reaches the log.
+func TestAdminPageDiscordSignIn(t *testing.T) {
+	w := newDiscordWorld(t)
+	addr := freeAddr(t)
+	base := "http://" + addr
+	const clientID, clientSecret = "1100220033", "e2e-discord-client-secret"
+	w.env["NEO_WEB_ADDR"] = addr
+	w.env["DISCORD_CLIENT_ID"], w.env["DISCORD_CLIENT_SECRET"] = clientID, clientSecret
+	w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
+		"reader": map[string]any{"instructions": "You only read.", "side_effects": map[string]string{"read": "allow"}},
+	}})
+	d := w.discord
+	d.SetOAuthClient(clientID, clientSecret)
+	const guild, other, botless = discordtest.GuildID, "555000000000000001", "555000000000000002"
+	const mod, member, owner = "111", "222", "444"
+	d.SetGuild(discordtest.Guild{ID: guild, OwnerID: owner,
+		Roles:   map[string]int64{guild: 0, "700": discordtest.PermManageGuild},
+		Members: map[string][]string{mod: {"700"}, member: nil}})
+	d.SetGuild(discordtest.Guild{ID: other, OwnerID: owner, Roles: map[string]int64{other: 0}, Members: map[string][]string{mod: nil}})
+	d.SetUserGuilds(mod, discordtest.UserGuild{ID: guild, Permissions: discordtest.PermManageGuild}, discordtest.UserGuild{ID: other})
+	d.SetUserGuilds(member, discordtest.UserGuild{ID: guild})
+	d.SetUserGuilds("666", discordtest.UserGuild{ID: botless, Owner: true})
+
+	var mu sync.Mutex
+	var systems []string
+	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		mu.Lock()
+		systems = append(systems, r.Messages[0].Content)
+		mu.Unlock()
+		return llmtest.Text("Ahoy.")
+	})
+	p := w.start(t, 1)
+	waitHTTP(t, base+"/v1/openapi.json", p)
+
+	signin := func(user string) (int, string, string) {
+		t.Helper()
+		jar, _ := cookiejar.New(nil)
+		d.SignIn(jar, user)
+		resp, err := (&http.Client{Jar: jar}).Get(base + "/admin/signin/discord")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		session, _ := url.ParseQuery(resp.Request.URL.Fragment)
+		return resp.StatusCode, string(body), session.Get("session")
+	}
+	call := func(session, method, path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+session)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(data)
+	}
+
+	if code, body, _ := signin(member); code != http.StatusForbidden || !strings.Contains(body, "no server you own or may manage") {
+		t.Errorf("a plain member's sign-in ended %d:\n%s\nwant 403 saying why", code, body)
+	}
+	if code, body, _ := signin("666"); code != http.StatusForbidden || !strings.Contains(body, "bot is not in the server(s) you manage: "+botless) {
+		t.Errorf("the owner of a server without Neo's bot: sign-in ended %d:\n%s\nwant 403 saying why", code, body)
+	}
+	code, body, session := signin(mod)
+	if code != http.StatusOK || session == "" {
+		t.Fatalf("the manager's sign-in ended %d without a session:\n%s", code, body)
+	}
+	if code, body := call(session, "GET", "/v1/admin/me", ""); code != http.StatusOK || !strings.Contains(body, `"guilds":["`+guild+`"]`) {
+		t.Errorf("me: %d %s; want their one server", code, body)
+	}
+	own := "discord:" + guild + "/" + discordtest.ChannelID
+	if code, body := call(session, "POST", "/v1/admin/places", `{"place":"`+own+`","version":1,"settings":{"instructions":"Answer like a parrot."}}`); code != http.StatusOK || !strings.Contains(body, `"by":"discord:`+mod+`"`) {
+		t.Errorf("the manager's change of %s: %d %s", own, code, body)
+	}
+	for _, place := range []string{"discord:" + other + "/1", "discord:" + other, "slack:T0AAA/C1", "web", "discord:" + guild + "0/1"} {
+		code, body := call(session, "POST", "/v1/admin/places", `{"place":"`+place+`","version":1,"settings":{"skill":"reader"}}`)
+		if code != http.StatusForbidden || !strings.Contains(body, "is not a place of your Discord servers ("+guild+")") {
+			t.Errorf("the manager's change of %s: %d %s; want 403 saying why", place, code, body)
+		}
+	}
+	if code, body := call(session, "GET", "/v1/admin/places", ""); code != http.StatusOK || strings.Contains(body, "slack:") || !strings.Contains(body, own) {
+		t.Errorf("the manager's places: %d %s; want theirs only", code, body)
+	}
+
+	mention := d.Mention(discordtest.Msg{User: member, Text: "who are you?"})
+	w.answerIn(t, mention.ID, "Ahoy.")
+	mu.Lock()
+	last := systems[len(systems)-1]
+	mu.Unlock()
+	if !strings.Contains(last, "Answer like a parrot.") {
+		t.Errorf("the next turn in %s was not told its new instructions:\n%s", own, last)
+	}
+
+	if code, body := call(session, "POST", "/v1/admin/signout", ""); code != http.StatusOK || !strings.Contains(body, `"ended":true`) {
+		t.Errorf("sign out: %d %s", code, body)
+	}
+	if code, _ := call(session, "GET", "/v1/admin/me", ""); code != http.StatusUnauthorized {
+		t.Errorf("a signed-out session: %d; want 401", code)
+	}
+	for _, secret := range append(d.SignInSecrets(), session, clientSecret) {
+		if strings.Contains(p.output.String(), secret) {
+			t.Errorf("the log holds a sign-in secret %q", secret)
+		}
+	}
+}
