@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/core/llm/llmtest"
 )
@@ -116,6 +118,33 @@ func TestAdminPageDiscordSignIn(t *testing.T) {
 	mu.Unlock()
 	if !strings.Contains(last, "Answer like a parrot.") {
 		t.Errorf("the next turn in %s was not told its new instructions:\n%s", own, last)
+	}
+
+	// In Chromium, at both sizes: the page offers Sign in with Discord,
+	// and the manager signing in through it sees their server's places.
+	browser := chromium(t)
+	jar, _ := cookiejar.New(nil)
+	d.SignIn(jar, mod)
+	fake, _ := url.Parse(d.URL())
+	discordCookie := jar.Cookies(fake)[0]
+	for _, sc := range []screen{desktop, phone} {
+		t.Run(sc.name, func(t *testing.T) {
+			pg := &page{t: t, p: p}
+			pg.openBrowser(sc, browser)
+			pg.do("sign in to the fake Discord", chromedp.Navigate(d.URL()+"/oauth2/authorize"),
+				chromedp.Evaluate[chromedp.Void](`document.cookie = "`+discordCookie.Name+`=`+discordCookie.Value+`; path=/"`))
+			pg.do("open the admin page", chromedp.Navigate(base+"/admin"), chromedp.WaitVisible(chromedp.ID("discord-signin")))
+			pg.axe("signed out, Discord offered")
+			pg.shot("discord-signed-out")
+			pg.do("sign in with Discord", chromedp.Click(chromedp.CSS(`#discord-signin a`)))
+			pg.do("see the server's places", chromedp.WaitVisible(chromedp.ID("open-place")),
+				until(`document.getElementById("places").textContent.includes("`+own+`")`))
+			if got := eval[string](pg, `document.getElementById("scope").textContent`); !strings.Contains(got, "manager of Discord server "+guild) {
+				t.Errorf("the page says the manager governs %q", got)
+			}
+			pg.axe("signed in with Discord")
+			pg.shot("discord-signed-in")
+		})
 	}
 
 	if code, body := call(session, "POST", "/v1/admin/signout", ""); code != http.StatusOK || !strings.Contains(body, `"ended":true`) {
