@@ -13,6 +13,7 @@ import (
 
 	"github.com/neobot/neobot/adapters/discord/discordtest"
 	"github.com/neobot/neobot/core/llm/llmtest"
+	"github.com/neobot/neobot/store/postgres/pgtest"
 )
 
 // TestAdminPageDiscordSignIn: a Discord server's manager (a role with
@@ -157,5 +158,90 @@ func TestAdminPageDiscordSignIn(t *testing.T) {
 		if strings.Contains(p.output.String(), secret) {
 			t.Errorf("the log holds a sign-in secret %q", secret)
 		}
+	}
+}
+
+// TestAdminPageDiscordAcrossInstances: on two instances sharing
+// PostgreSQL (one holds the Discord gateway session), a manager signs in
+// with Discord on the second and changes their channel's instructions
+// through the first with that session; the next turn there is told them.
+// Signed out on the first, the session opens nothing on the second.
+func TestAdminPageDiscordAcrossInstances(t *testing.T) {
+	const clientID, clientSecret = "1100220033", "e2e-discord-client-secret"
+	const guild, mod = discordtest.GuildID, "111"
+	w := newDiscordWorld(t)
+	d := w.discord
+	d.SetOAuthClient(clientID, clientSecret)
+	d.SetGuild(discordtest.Guild{ID: guild, OwnerID: "444",
+		Roles: map[string]int64{guild: 0, "700": discordtest.PermAdministrator}, Members: map[string][]string{mod: {"700"}}})
+	d.SetUserGuilds(mod, discordtest.UserGuild{ID: guild, Permissions: discordtest.PermAdministrator})
+	var mu sync.Mutex
+	var systems []string
+	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		mu.Lock()
+		systems = append(systems, r.Messages[0].Content)
+		mu.Unlock()
+		return llmtest.Text("Ahoy.")
+	})
+	delete(w.env, "NEO_DB_PATH")
+	w.env["NEO_DATABASE_URL"], w.env["NEO_CONFIG"] = pgtest.Database(t), writeJSON(t, "settings.json", map[string]any{})
+	w.env["DISCORD_CLIENT_ID"], w.env["DISCORD_CLIENT_SECRET"] = clientID, clientSecret
+	var bases []string
+	for n := range 2 {
+		addr := freeAddr(t)
+		w.env["NEO_WEB_ADDR"] = addr
+		var p *process
+		if n == 0 {
+			p = w.start(t, 1) // holds the gateway session
+		} else {
+			p = start(t, w.env)
+		}
+		waitHTTP(t, "http://"+addr+"/v1/openapi.json", p)
+		bases = append(bases, "http://"+addr)
+	}
+	jar, _ := cookiejar.New(nil)
+	d.SignIn(jar, mod)
+	resp, err := (&http.Client{Jar: jar}).Get(bases[1] + "/admin/signin/discord")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	q, _ := url.ParseQuery(resp.Request.URL.Fragment)
+	session := q.Get("session")
+	if session == "" {
+		t.Fatalf("the manager's sign-in on the second instance ended %d without a session", resp.StatusCode)
+	}
+	call := func(base, method, path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+session)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(data)
+	}
+	own := "discord:" + guild + "/" + discordtest.ChannelID
+	if code, body := call(bases[0], "POST", "/v1/admin/places", `{"place":"`+own+`","version":1,"settings":{"instructions":"Answer like a parrot."}}`); code != http.StatusOK {
+		t.Fatalf("the change through the first instance: %d %s", code, body)
+	}
+	mention := d.Mention(discordtest.Msg{User: "222", Text: "who are you?"})
+	w.answerIn(t, mention.ID, "Ahoy.")
+	mu.Lock()
+	last := systems[len(systems)-1]
+	mu.Unlock()
+	if !strings.Contains(last, "Answer like a parrot.") {
+		t.Errorf("the next turn on the first instance was not told the new instructions:\n%s", last)
+	}
+	if code, body := call(bases[0], "POST", "/v1/admin/signout", ""); code != http.StatusOK || !strings.Contains(body, `"ended":true`) {
+		t.Errorf("sign out on the first instance: %d %s", code, body)
+	}
+	if code, _ := call(bases[1], "GET", "/v1/admin/me", ""); code != http.StatusUnauthorized {
+		t.Errorf("a session signed out on the first instance, on the second: %d; want 401", code)
 	}
 }
