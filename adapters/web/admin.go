@@ -62,6 +62,31 @@ type SlackPerson struct {
 	Why string
 }
 
+// DiscordSignIn proves who opens the admin page with Sign in with
+// Discord, and which Discord servers (guilds) they may manage.
+type DiscordSignIn interface {
+	// AuthURL is where the browser signs in; Discord sends it back to
+	// redirect with state and a code.
+	AuthURL(state, redirect string) string
+	// Identify trades the code for who signed in and the guilds they
+	// may manage where Neo's bot is.
+	Identify(ctx context.Context, code, redirect string) (DiscordPerson, error)
+	// Check asks Discord again whether user may manage guild (a
+	// session's re-check); why says so when Neo's bot is no longer in
+	// guild.
+	Check(ctx context.Context, guild, user string) (manager bool, why string, err error)
+}
+
+// DiscordPerson is who signed in with Discord.
+type DiscordPerson struct {
+	User, Name string
+	// Guilds they may manage (owner, Manage Server or Administrator)
+	// where Neo's bot is.
+	Guilds []string
+	// Why says, when Guilds is empty, why, written for the person.
+	Why string
+}
+
 // adminSessionTTL is how long a Slack sign-in opens the admin page.
 const adminSessionTTL = 8 * time.Hour
 
@@ -73,9 +98,11 @@ const adminRecheck = time.Minute
 const adminSigninTTL = 10 * time.Minute
 
 const (
-	adminSigninPath   = "/admin/signin/slack"
-	adminCallbackPath = "/admin/signin/slack/callback"
-	adminStateCookie  = "neobot_admin_state"
+	adminSigninPath          = "/admin/signin/slack"
+	adminCallbackPath        = "/admin/signin/slack/callback"
+	adminDiscordSigninPath   = "/admin/signin/discord"
+	adminDiscordCallbackPath = "/admin/signin/discord/callback"
+	adminStateCookie         = "neobot_admin_state"
 )
 
 // slackPersonRe is a Slack person as Options.Admins lists them.
@@ -83,21 +110,40 @@ var slackPersonRe = regexp.MustCompile(`^slack:[A-Z0-9]+/[A-Z0-9]+$`)
 
 // governor is who may govern, and where.
 type governor struct {
-	by   string // recorded as the change's author: "web:alice", "slack:T1/U1"
-	team string // a Slack workspace admin's team: only its places; "" for every place
+	by   string // recorded as the change's author: "web:alice", "slack:T1/U1", "discord:111"
+	team string // a Slack workspace admin's team: only its places
+	// guilds: a Discord server manager's guilds: only their places.
+	// With neither team nor guilds, every place.
+	guilds []string
 }
 
 // may reports whether g governs place.
 func (g governor) may(place string) bool {
-	return g.team == "" || place == "slack:"+g.team || strings.HasPrefix(place, "slack:"+g.team+"/")
+	switch {
+	case g.team != "":
+		return place == "slack:"+g.team || strings.HasPrefix(place, "slack:"+g.team+"/")
+	case len(g.guilds) > 0:
+		return slices.ContainsFunc(g.guilds, func(guild string) bool {
+			return place == "discord:"+guild || strings.HasPrefix(place, "discord:"+guild+"/")
+		})
+	}
+	return true
+}
+
+// where names the places g governs, for a refusal.
+func (g governor) where() string {
+	if len(g.guilds) > 0 {
+		return "your Discord servers (" + strings.Join(g.guilds, ", ") + ")"
+	}
+	return "your workspace (" + g.team + ")"
 }
 
 // listed reports whether id ("alice", "slack:T1/U1") is in Options.Admins.
 func (a *Adapter) listed(id string) bool { return slices.Contains(a.opts.Admins, id) }
 
 // notAdmin is what a refused person is told about who the admins are.
-const notAdmin = "The admins are the web users and Slack people listed in NEO_WEB_ADMINS, and Slack workspace admins signed in with Slack (for their own workspace). " +
-	"Ask the operator to add you to NEO_WEB_ADMINS, or sign in with Slack as an admin of your workspace."
+const notAdmin = "The admins are the web users and Slack people listed in NEO_WEB_ADMINS, Slack workspace admins signed in with Slack (for their own workspace), and Discord server managers signed in with Discord (for their own servers). " +
+	"Ask the operator to add you to NEO_WEB_ADMINS, or sign in as an admin of your workspace or a manager of your server."
 
 // governor finds who r comes from and whether they may govern, answering
 // a refusal itself.
@@ -106,7 +152,7 @@ func (a *Adapter) governor(w http.ResponseWriter, r *http.Request) (governor, bo
 		if status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="neobot admin"`)
 		}
-		writeJSON(w, status, map[string]any{"error": msg, "slack_signin": a.opts.SlackSignIn != nil})
+		writeJSON(w, status, map[string]any{"error": msg, "slack_signin": a.opts.SlackSignIn != nil, "discord_signin": a.opts.DiscordSignIn != nil})
 		return governor{}, false
 	}
 	if a.opts.Governor == nil {
@@ -123,7 +169,7 @@ func (a *Adapter) governor(w http.ResponseWriter, r *http.Request) (governor, bo
 		g, status, msg := a.slackSession(r.Context(), token)
 		if status == http.StatusUnauthorized || status == http.StatusForbidden {
 			// The session no longer opens anything: the page signs out.
-			writeJSON(w, status, map[string]any{"error": msg, "slack_signin": a.opts.SlackSignIn != nil, "ended": true})
+			writeJSON(w, status, map[string]any{"error": msg, "slack_signin": a.opts.SlackSignIn != nil, "discord_signin": a.opts.DiscordSignIn != nil, "ended": true})
 			return governor{}, false
 		}
 		if status != 0 {
@@ -163,7 +209,7 @@ func (a *Adapter) adminRoutes(mux *http.ServeMux) {
 		http.ServeFileFS(w, r, pageFS(), "admin.html")
 	})
 	mux.HandleFunc("GET /v1/admin/me", a.governed(func(w http.ResponseWriter, r *http.Request, g governor) {
-		writeJSON(w, http.StatusOK, map[string]any{"by": g.by, "team": g.team, "skills": a.opts.Governor.Skills()})
+		writeJSON(w, http.StatusOK, map[string]any{"by": g.by, "team": g.team, "guilds": g.guilds, "skills": a.opts.Governor.Skills()})
 	}))
 	mux.HandleFunc("GET /v1/admin/places", a.governed(func(w http.ResponseWriter, r *http.Request, g governor) {
 		vs, err := a.opts.Governor.Places(r.Context())
@@ -178,7 +224,7 @@ func (a *Adapter) adminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/admin/places/history", a.governed(func(w http.ResponseWriter, r *http.Request, g governor) {
 		place := r.URL.Query().Get("place")
 		if !g.may(place) {
-			apiError(w, http.StatusForbidden, fmt.Sprintf("%s is not a place of your workspace (%s), so its settings are not yours to see.", place, g.team))
+			apiError(w, http.StatusForbidden, fmt.Sprintf("%s is not a place of %s, so its settings are not yours to see.", place, g.where()))
 			return
 		}
 		vs, err := a.opts.Governor.PlaceHistory(r.Context(), place)
@@ -193,6 +239,8 @@ func (a *Adapter) adminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/admin/signout", a.signOut)
 	mux.HandleFunc("GET "+adminSigninPath, a.adminSignin)
 	mux.HandleFunc("GET "+adminCallbackPath, a.adminCallback)
+	mux.HandleFunc("GET "+adminDiscordSigninPath, a.adminDiscordSignin)
+	mux.HandleFunc("GET "+adminDiscordCallbackPath, a.adminDiscordCallback)
 }
 
 func cmpNonNil(vs []governance.Version) []governance.Version {
@@ -226,7 +274,7 @@ func (a *Adapter) setPlace(w http.ResponseWriter, r *http.Request, g governor) {
 		return
 	}
 	if !g.may(body.Place) {
-		apiError(w, http.StatusForbidden, fmt.Sprintf("%s is not a place of your workspace (%s), so its settings are not yours to change.", body.Place, g.team))
+		apiError(w, http.StatusForbidden, fmt.Sprintf("%s is not a place of %s, so its settings are not yours to change.", body.Place, g.where()))
 		return
 	}
 	v, err := a.opts.Governor.SetPlace(r.Context(), governance.Version{Place: body.Place, Number: body.Version, By: g.by, Settings: body.Settings})
@@ -245,15 +293,20 @@ func (a *Adapter) setPlace(w http.ResponseWriter, r *http.Request, g governor) {
 	}
 }
 
-// adminSignin starts Sign in with Slack for the admin page: the state
-// goes in a cookie of this browser, so a sign-in another browser started
-// opens nothing here.
+// adminSignin starts Sign in with Slack for the admin page.
 func (a *Adapter) adminSignin(w http.ResponseWriter, r *http.Request) {
 	if a.opts.SlackSignIn == nil {
 		signinPage(w, http.StatusNotFound, "Sign in with Slack is not set up",
 			"The operator has not set SLACK_CLIENT_ID and SLACK_CLIENT_SECRET, so the admin page cannot check who you are on Slack. Sign in with your web chat token instead.")
 		return
 	}
+	a.startSignin(w, r, a.opts.SlackSignIn.AuthURL, adminCallbackPath)
+}
+
+// startSignin sends the browser to a platform's sign-in: the state goes
+// in a cookie of this browser, so a sign-in another browser started
+// opens nothing here.
+func (a *Adapter) startSignin(w http.ResponseWriter, r *http.Request, authURL func(state, redirect string) string, callback string) {
 	state := linkState()
 	http.SetCookie(w, &http.Cookie{
 		Name: adminStateCookie, Value: state, Path: "/admin/", MaxAge: int(adminSigninTTL / time.Second),
@@ -261,27 +314,91 @@ func (a *Adapter) adminSignin(w http.ResponseWriter, r *http.Request) {
 	})
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	http.Redirect(w, r, a.opts.SlackSignIn.AuthURL(state, a.opts.PageURL+adminCallbackPath), http.StatusSeeOther)
+	http.Redirect(w, r, authURL(state, a.opts.PageURL+callback), http.StatusSeeOther)
+}
+
+// backFromSignin checks that the browser back from a platform's sign-in
+// started it here (the state cookie), answering a page itself when not.
+func backFromSignin(w http.ResponseWriter, r *http.Request, platform string) bool {
+	q := r.URL.Query()
+	c, err := r.Cookie(adminStateCookie)
+	http.SetCookie(w, &http.Cookie{Name: adminStateCookie, Value: "", Path: "/admin/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	switch {
+	case err != nil || q.Get("state") == "" || subtle.ConstantTimeCompare([]byte(c.Value), []byte(q.Get("state"))) != 1:
+		signinPage(w, http.StatusForbidden, "Sign in again", "This sign-in was not started in this browser, or took too long, so it opened nothing. Start again from the admin page.")
+		return false
+	case q.Get("error") != "":
+		signinPage(w, http.StatusBadRequest, "Not signed in", "The sign-in with "+platform+" did not complete. Start again from the admin page.")
+		return false
+	}
+	return true
+}
+
+// signedIn opens a session for s and sends the browser to the admin
+// page with it.
+func (a *Adapter) signedIn(ctx context.Context, w http.ResponseWriter, r *http.Request, s adminSession, platform string) {
+	token, err := a.openSession(ctx, s)
+	if err != nil {
+		a.log.Error().Err(err).Msg("web: admin: store a sign-in")
+		signinPage(w, http.StatusInternalServerError, "Not signed in", "No session could be opened (it could not be stored). Start again from the admin page in a moment.")
+		return
+	}
+	a.log.Info().Str("by", s.By).Str("team", s.Team).Strs("guilds", s.Guilds).Msg("web: admin: signed in with " + platform)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	http.Redirect(w, r, "/admin#"+url.Values{"session": {token}}.Encode(), http.StatusSeeOther)
+}
+
+// adminDiscordSignin starts Sign in with Discord for the admin page.
+func (a *Adapter) adminDiscordSignin(w http.ResponseWriter, r *http.Request) {
+	if a.opts.DiscordSignIn == nil {
+		signinPage(w, http.StatusNotFound, "Sign in with Discord is not set up",
+			"The operator has not set DISCORD_CLIENT_ID and DISCORD_CLIENT_SECRET (with Discord running), so the admin page cannot check who you are on Discord.")
+		return
+	}
+	a.startSignin(w, r, a.opts.DiscordSignIn.AuthURL, adminDiscordCallbackPath)
+}
+
+// adminDiscordCallback is the browser back from Discord: a manager of a
+// server Neo's bot is in gets a session for those servers' places;
+// anyone else a 403 saying why.
+func (a *Adapter) adminDiscordCallback(w http.ResponseWriter, r *http.Request) {
+	if a.opts.DiscordSignIn == nil {
+		signinPage(w, http.StatusNotFound, "Sign in with Discord is not set up", "The operator has not set DISCORD_CLIENT_ID and DISCORD_CLIENT_SECRET.")
+		return
+	}
+	if !backFromSignin(w, r, "Discord") {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	who, err := a.opts.DiscordSignIn.Identify(ctx, r.URL.Query().Get("code"), a.opts.PageURL+adminDiscordCallbackPath)
+	if err != nil {
+		a.log.Warn().Err(err).Msg("web: admin: Discord did not confirm who signed in")
+		signinPage(w, http.StatusBadGateway, "Not signed in", "Discord did not confirm who signed in, or which servers you manage. Start again from the admin page in a moment.")
+		return
+	}
+	id := "discord:" + who.User
+	if len(who.Guilds) == 0 {
+		a.log.Info().Str("by", id).Msg("web: admin: a Discord sign-in that manages no server of Neo's was refused")
+		signinPage(w, http.StatusForbidden, "You are not an admin here", fmt.Sprintf("You signed in to Discord as %s. %s %s", who.Name, who.Why, notAdmin))
+		return
+	}
+	a.signedIn(ctx, w, r, adminSession{By: id, User: who.User, Guilds: who.Guilds}, "Discord")
 }
 
 // adminCallback is the browser back from Slack: a workspace admin or a
 // listed person gets a session for the admin page; anyone else a 403
 // saying why.
 func (a *Adapter) adminCallback(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	c, err := r.Cookie(adminStateCookie)
-	http.SetCookie(w, &http.Cookie{Name: adminStateCookie, Value: "", Path: "/admin/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
-	switch {
-	case a.opts.SlackSignIn == nil:
+	if a.opts.SlackSignIn == nil {
 		signinPage(w, http.StatusNotFound, "Sign in with Slack is not set up", "The operator has not set SLACK_CLIENT_ID and SLACK_CLIENT_SECRET.")
 		return
-	case err != nil || q.Get("state") == "" || subtle.ConstantTimeCompare([]byte(c.Value), []byte(q.Get("state"))) != 1:
-		signinPage(w, http.StatusForbidden, "Sign in again", "This sign-in was not started in this browser, or took too long, so it opened nothing. Start again from the admin page.")
-		return
-	case q.Get("error") != "":
-		signinPage(w, http.StatusBadRequest, "Not signed in", "The sign-in with Slack did not complete. Start again from the admin page.")
+	}
+	if !backFromSignin(w, r, "Slack") {
 		return
 	}
+	q := r.URL.Query()
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
 	who, err := a.opts.SlackSignIn.Identify(ctx, q.Get("code"), a.opts.PageURL+adminCallbackPath)
@@ -306,16 +423,7 @@ func (a *Adapter) adminCallback(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("You signed in to Slack as %s, who is not an admin or owner of workspace %s, so the places' settings are not yours to see or change. %s", who.Name, who.Team, notAdmin))
 		return
 	}
-	token, err := a.openSession(ctx, s)
-	if err != nil {
-		a.log.Error().Err(err).Msg("web: admin: store a Slack sign-in")
-		signinPage(w, http.StatusInternalServerError, "Not signed in", "No session could be opened (it could not be stored). Start again from the admin page in a moment.")
-		return
-	}
-	a.log.Info().Str("by", id).Str("team", s.Team).Msg("web: admin: signed in with Slack")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
-	http.Redirect(w, r, "/admin#"+url.Values{"session": {token}}.Encode(), http.StatusSeeOther)
+	a.signedIn(ctx, w, r, s, "Slack")
 }
 
 // linkState is a fresh random state for a sign-in.

@@ -128,6 +128,7 @@ type adminWorld struct {
 	srv        *httptest.Server
 	places     *places
 	slack      *slackPeople
+	discord    *discordPeople
 	alice, bob string // tokens: alice is listed in Admins, bob is not
 
 	mu  sync.Mutex
@@ -149,6 +150,10 @@ func newAdminWorld(t *testing.T) *adminWorld {
 		"member-code": {Team: "T1", User: "UMEMBER", Name: "max"},
 		"listed-code": {Team: "T2", User: "ULISTED", Name: "lee"},
 	}}
+	w.discord = &discordPeople{manages: map[string]bool{"G1/111": true, "G2/111": true}, gone: map[string]bool{}, codes: map[string]DiscordPerson{
+		"mod-code":    {User: "111", Name: "mo", Guilds: []string{"G1", "G2"}},
+		"member-code": {User: "222", Name: "mem", Why: "Discord lists no server you manage."},
+	}}
 	users := map[string]string{}
 	for _, u := range []struct {
 		name  string
@@ -163,7 +168,7 @@ func newAdminWorld(t *testing.T) *adminWorld {
 	a, err := New(Options{
 		Users: users, Hub: intaketest.NewHub(intaketest.NewThreads()), History: history{},
 		Governor: w.places, Admins: []string{"alice", "slack:T2/ULISTED"}, PageURL: "http://neo.test",
-		SlackSignIn: w.slack,
+		SlackSignIn: w.slack, DiscordSignIn: w.discord,
 		Now: func() time.Time {
 			w.mu.Lock()
 			defer w.mu.Unlock()
@@ -207,18 +212,25 @@ func (w *adminWorld) call(t *testing.T, token, method, path string, body any, he
 // and returns the callback's status, its page and the session.
 func (w *adminWorld) signin(t *testing.T, code string) (int, string, string) {
 	t.Helper()
+	return w.signinAt(t, adminSigninPath, adminCallbackPath, code)
+}
+
+// signinAt signs in at a platform's sign-in path, coming back at
+// callback with code.
+func (w *adminWorld) signinAt(t *testing.T, path, callback, code string) (int, string, string) {
+	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(w.srv.URL + adminSigninPath)
+	resp, err := c.Get(w.srv.URL + path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	to, _ := url.Parse(resp.Header.Get("Location"))
-	if to.Query().Get("redirect_uri") != "http://neo.test"+adminCallbackPath {
+	if to.Query().Get("redirect_uri") != "http://neo.test"+callback {
 		t.Fatalf("sign-in went to %s", to)
 	}
-	resp, err = c.Get(w.srv.URL + adminCallbackPath + "?" + url.Values{"state": {to.Query().Get("state")}, "code": {code}}.Encode())
+	resp, err = c.Get(w.srv.URL + callback + "?" + url.Values{"state": {to.Query().Get("state")}, "code": {code}}.Encode())
 	if err != nil {
 		t.Fatal(err)
 	}

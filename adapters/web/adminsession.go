@@ -32,16 +32,21 @@ type AdminSessions interface {
 // "neo_").
 const sessionPrefix = "neoadm_"
 
-// adminSession is one Slack sign-in to the admin page, as stored.
+// adminSession is one Slack or Discord sign-in to the admin page, as
+// stored.
 type adminSession struct {
-	By string `json:"by"` // "slack:T1/U1", the changes' author
+	By string `json:"by"` // "slack:T1/U1" or "discord:111", the changes' author
 	// Team and User: a workspace admin's, who governs Team's places
 	// alone and is asked about again; "" for a person listed in
 	// Options.Admins, who governs every place while listed.
-	Team    string    `json:"team,omitempty"`
-	User    string    `json:"user,omitempty"`
+	Team string `json:"team,omitempty"`
+	User string `json:"user,omitempty"`
+	// Guilds: a Discord server manager's (User is their Discord ID),
+	// who governs these guilds' places alone, each asked about again.
+	Guilds  []string  `json:"guilds,omitempty"`
 	Expires time.Time `json:"expires"`
-	// Checked is when Slack last said they administer Team.
+	// Checked is when Slack (or Discord) last said they administer Team
+	// (manage Guilds).
 	Checked time.Time `json:"checked"`
 }
 
@@ -88,8 +93,11 @@ func (a *Adapter) slackSession(ctx context.Context, token string) (g governor, s
 		if err := a.sessions.DeleteAdminSession(context.WithoutCancel(ctx), id); err != nil {
 			a.log.Error().Err(err).Msg("web: admin: end a Slack sign-in")
 		}
-		a.log.Info().Str("by", s.By).Str("team", s.Team).Msg("web: admin: a Slack sign-in ended: its person no longer governs")
+		a.log.Info().Str("by", s.By).Str("team", s.Team).Strs("guilds", s.Guilds).Msg("web: admin: a sign-in ended: its person no longer governs")
 		return governor{}, status, why + " This sign-in has ended."
+	}
+	if len(s.Guilds) > 0 {
+		return a.discordSession(ctx, id, s, end)
 	}
 	if s.Team == "" {
 		if !a.listed(s.By) {
@@ -129,6 +137,48 @@ func (a *Adapter) slackSession(ctx context.Context, token string) (g governor, s
 		}
 	}
 	return governor{by: s.By, team: s.Team}, 0, ""
+}
+
+// discordSession finds whether a Discord server manager's session still
+// governs: once adminRecheck has passed since Discord last said so, each
+// of its guilds is asked about again with the bot's token (the bot still
+// in it, the person still its owner or holding Manage Server or
+// Administrator); the guilds that no longer hold are dropped, and with
+// none left the session ends.
+func (a *Adapter) discordSession(ctx context.Context, id string, s adminSession, end func(int, string) (governor, int, string)) (governor, int, string) {
+	discord := a.opts.DiscordSignIn
+	if discord == nil {
+		return end(http.StatusUnauthorized, "Sign in with Discord is no longer set up here.")
+	}
+	now := a.opts.Now()
+	if now.Sub(s.Checked) >= adminRecheck || now.Before(s.Checked) {
+		var kept, whys []string
+		for _, guild := range s.Guilds {
+			ok, why, err := discord.Check(ctx, guild, s.User)
+			switch {
+			case err != nil:
+				a.log.Warn().Err(err).Str("by", s.By).Str("guild", guild).Msg("web: admin: Discord did not confirm a server manager again")
+				return governor{}, http.StatusServiceUnavailable, fmt.Sprintf("Discord could not confirm just now that you still manage server %s; try again in a moment.", guild)
+			case ok:
+				kept = append(kept, guild)
+			case why != "":
+				whys = append(whys, why)
+			default:
+				whys = append(whys, fmt.Sprintf("Discord says you (%s) no longer own server %s nor hold Manage Server or Administrator there, so its places' settings are no longer yours to see or change.", s.By, guild))
+			}
+		}
+		if len(kept) == 0 {
+			return end(http.StatusForbidden, strings.Join(whys, " "))
+		}
+		s.Guilds, s.Checked = kept, now
+		// Renewed, not put: a sign-out meanwhile on another instance
+		// stays a sign-out.
+		data, _ := json.Marshal(s) // a struct of strings and times
+		if err := a.sessions.RenewAdminSession(ctx, id, data); err != nil {
+			a.log.Warn().Err(err).Msg("web: admin: store a Discord sign-in's re-check") // asked again next time
+		}
+	}
+	return governor{by: s.By, guilds: s.Guilds}, 0, ""
 }
 
 // signOut is POST /v1/admin/signout: a Slack sign-in's session ends on

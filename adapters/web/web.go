@@ -128,6 +128,9 @@ type Options struct {
 	// SlackSignIn lets Slack people sign in to the admin page; nil: only
 	// web users may.
 	SlackSignIn SlackSignIn
+	// DiscordSignIn lets Discord server managers sign in to the admin
+	// page, for their servers' places; nil: no Sign in with Discord.
+	DiscordSignIn DiscordSignIn
 	// PageURL is where browsers reach this listener, such as
 	// "https://neo.example.com": Slack sends the admin page's sign-in
 	// back there.

@@ -16,7 +16,8 @@ import (
 
 // adminPage sets up the web chat's admin page (docs/governance.md): the
 // places' settings through the admin API's own code (placeWriter), for
-// NEO_WEB_ADMINS and, with Sign in with Slack, Slack workspace admins.
+// NEO_WEB_ADMINS, with Sign in with Slack, Slack workspace admins, and
+// with Sign in with Discord, Discord server managers.
 //
 // tokens gives the bot token of the installation serving a Slack
 // workspace (the Slack adapter's BotToken); nil without Slack.
@@ -35,6 +36,25 @@ func adminPage(cfg *Config, a *app, o *web.Options, tokens connect.BotTokens) {
 		client := &http.Client{Timeout: 30 * time.Second}
 		o.SlackSignIn = slackAdmins{connect.NewSlackAdmins(api, cfg.SlackClientID, cfg.SlackClientSecret.Reveal(), tokens, client)}
 	}
+	if cfg.DiscordClientID != "" && cfg.DiscordClientSecret != "" && cfg.DiscordBotToken != "" {
+		base := cmp.Or(cfg.DiscordAPIURL, "https://discord.com")
+		client := &http.Client{Timeout: 30 * time.Second}
+		o.DiscordSignIn = discordAdmins{connect.NewDiscordAdmins(base, cfg.DiscordClientID, cfg.DiscordClientSecret.Reveal(), cfg.DiscordBotToken.Reveal(), client)}
+	}
+}
+
+// discordAdmins is connect.DiscordAdmins as the web chat's admin page
+// wants it.
+type discordAdmins struct{ *connect.DiscordAdmins }
+
+// Identify is who signed in with Discord, and the servers they manage
+// where Neo's bot is.
+func (d discordAdmins) Identify(ctx context.Context, code, redirect string) (web.DiscordPerson, error) {
+	p, err := d.DiscordAdmins.Identify(ctx, code, redirect)
+	if err != nil {
+		return web.DiscordPerson{}, err
+	}
+	return web.DiscordPerson{User: p.User, Name: p.Name, Guilds: p.Guilds, Why: p.Why}, nil
 }
 
 // Places returns every place's newest version.

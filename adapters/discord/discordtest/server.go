@@ -126,6 +126,8 @@ type Server struct {
 	responseHooks []func(Response)
 	commands      []Command // global application commands (commands.go)
 	signins       fakeapi.SignIns
+	guilds        map[string]Guild       // the guilds the bot is in (guilds.go)
+	userGuilds    map[string][]UserGuild // each person's /users/@me/guilds
 	gw            gateway
 	closed        bool
 	wg            sync.WaitGroup
@@ -173,11 +175,19 @@ func NewServer() *Server {
 		method, path, _ := strings.Cut(route, " ")
 		mux.HandleFunc(method+" /api/v9"+path, s.api(route, h))
 	}
+	for route, h := range map[string]func(*http.Request, []byte) (int, any){
+		"GET /guilds/{guild}":                s.getGuild,
+		"GET /guilds/{guild}/members/{user}": s.getMember,
+	} {
+		method, path, _ := strings.Cut(route, " ")
+		mux.HandleFunc(method+" /api/v10"+path, s.api(route, h))
+	}
 	mux.HandleFunc("GET /attachments/{id}/{name}", s.serveFile)
 	s.signins.Cookie, s.signins.TokenPrefix = signInCookie, "user-token-"
 	mux.HandleFunc("GET /oauth2/authorize", s.serveOAuthAuthorize)
 	mux.HandleFunc("POST /api/oauth2/token", s.serveOAuthToken)
 	mux.HandleFunc("GET /api/users/@me", s.serveOAuthMe)
+	mux.HandleFunc("GET /api/users/@me/guilds", s.serveUserGuilds)
 	mux.HandleFunc("/gateway/", s.serveGateway)
 	s.srv = httptest.NewServer(mux)
 	return s

@@ -42,7 +42,12 @@ func (s *Server) serveOAuthAuthorize(w http.ResponseWriter, r *http.Request) {
 		case q.Get("response_type") != "code":
 			return "response_type must be code"
 		case !slices.Contains(strings.Fields(q.Get("scope")), "identify"):
-			return "this fake signs in for the identify scope only"
+			return "this fake signs in with the identify scope (and guilds) only"
+		}
+		for _, sc := range strings.Fields(q.Get("scope")) {
+			if sc != "identify" && sc != "guilds" {
+				return "this fake signs in with the identify scope (and guilds) only"
+			}
 		}
 		return ""
 	})
@@ -70,7 +75,7 @@ func (s *Server) serveOAuthToken(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"access_token": tok, "token_type": "Bearer", "expires_in": 604800, "scope": "identify",
+		"access_token": tok, "token_type": "Bearer", "expires_in": 604800, "scope": s.signins.Scope(tok),
 		"refresh_token": "refresh-" + tok,
 	})
 }

@@ -28,11 +28,12 @@ type SignIns struct {
 	secret   string
 	codes    map[string]signedIn // by code, single use
 	tokens   map[string]string   // user token -> user
+	scopes   map[string]string   // user token -> the scope authorized
 	issued   []string            // codes and tokens, ever
 	declined int                 // authorizations refused
 }
 
-type signedIn struct{ user, redirect string }
+type signedIn struct{ user, redirect, scope string }
 
 // SetClient registers the app's client ID and secret.
 func (s *SignIns) SetClient(id, secret string) {
@@ -74,7 +75,7 @@ func (s *SignIns) Authorize(w http.ResponseWriter, r *http.Request, check func(u
 	if s.codes == nil {
 		s.codes = map[string]signedIn{}
 	}
-	s.codes[code] = signedIn{user: c.Value, redirect: q.Get("redirect_uri")}
+	s.codes[code] = signedIn{user: c.Value, redirect: q.Get("redirect_uri"), scope: q.Get("scope")}
 	s.mu.Unlock()
 	back := redirect.Query()
 	back.Set("code", code)
@@ -116,7 +117,19 @@ func (s *SignIns) Exchange(id, secret, code, redirect string) (token, failure st
 		s.tokens = map[string]string{}
 	}
 	s.tokens[token] = c.user
+	if s.scopes == nil {
+		s.scopes = map[string]string{}
+	}
+	s.scopes[token] = c.scope
 	return token, ""
+}
+
+// Scope returns the scope (space-separated) the browser authorized for
+// token, "" for an unknown token.
+func (s *SignIns) Scope(token string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scopes[strings.TrimSpace(token)]
 }
 
 // User returns who token was issued to.

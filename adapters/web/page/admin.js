@@ -30,7 +30,7 @@
     }
     const data = await res.json().catch(() => ({}));
     if (res.status === 401 || data.ended || (res.status === 403 && path === "/v1/admin/me")) {
-      signOut(data.error, data.slack_signin);
+      signOut(data.error, data);
       throw new Refused(data.error);
     }
     if (!res.ok) {
@@ -41,13 +41,16 @@
     return data;
   }
 
-  function signOut(message, slack) {
+  // signOut shows the sign-in, offering the sign-ins the server says
+  // are set up (offers: an answer of the admin API).
+  function signOut(message, offers) {
     token = "";
     sessionStorage.removeItem("neo-admin");
     $("app").hidden = true;
     $("signin").hidden = false;
     $("signin-error").textContent = message || "";
-    $("slack-signin").hidden = !slack;
+    $("slack-signin").hidden = !(offers && offers.slack_signin);
+    $("discord-signin").hidden = !(offers && offers.discord_signin);
   }
 
   // say shows text in element id, hiding the messages shown before.
@@ -64,7 +67,7 @@
   async function start() {
     if (!token) {
       const probe = await fetch("/v1/admin/me").then((r) => r.json()).catch(() => ({}));
-      signOut("", probe.slack_signin);
+      signOut("", probe);
       return;
     }
     let me;
@@ -76,7 +79,8 @@
     }
     $("who").textContent = me.by;
     $("skills").replaceChildren(...(me.skills || []).map((name) => Object.assign(document.createElement("option"), { value: name })));
-    $("scope").textContent = me.team ? " (admin of Slack workspace " + me.team + ": its places only)" : "";
+    $("scope").textContent = me.team ? " (admin of Slack workspace " + me.team + ": its places only)"
+      : me.guilds && me.guilds.length ? " (manager of Discord server " + me.guilds.join(", ") + ": its places only)" : "";
     $("signin").hidden = true;
     $("app").hidden = false;
     await places();
@@ -197,7 +201,7 @@
     start();
   });
 
-  // Signing out ends a Slack sign-in on the server (every instance); a
+  // Signing out ends a Slack or Discord sign-in on the server (every instance); a
   // web token is forgotten in this tab.
   $("signout").addEventListener("click", async () => {
     sessionStorage.removeItem("neo-token");
@@ -210,7 +214,7 @@
       }
     }
     const probe = await fetch("/v1/admin/me").then((r) => r.json()).catch(() => ({}));
-    signOut(message, probe.slack_signin);
+    signOut(message, probe);
   });
 
   start();

@@ -124,26 +124,34 @@ type discordSignIn struct {
 	base       string // such as https://discord.com
 	id, secret string
 	client     *http.Client
+	scope      string // "identify" when ""
 }
 
 func (d discordSignIn) label() string { return "Discord" }
 
 func (d discordSignIn) authorize(state, redirect string, _ mcp.Place) string {
-	v := url.Values{"response_type": {"code"}, "scope": {"identify"}, "client_id": {d.id}, "state": {state}, "redirect_uri": {redirect}}
+	v := url.Values{"response_type": {"code"}, "scope": {cmp.Or(d.scope, "identify")}, "client_id": {d.id}, "state": {state}, "redirect_uri": {redirect}}
 	return d.base + "/oauth2/authorize?" + v.Encode()
 }
 
 func (d discordSignIn) identify(ctx context.Context, _, code, redirect string) (identity, error) {
+	who, _, err := d.signIn(ctx, code, redirect)
+	return who, err
+}
+
+// signIn trades code for who signed in and their access token (a secret:
+// for reading what they authorized, never kept).
+func (d discordSignIn) signIn(ctx context.Context, code, redirect string) (identity, string, error) {
 	var tok struct {
 		AccessToken string `json:"access_token"`
 	}
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {redirect}}
 	basic := func(r *http.Request) { r.SetBasicAuth(d.id, d.secret) }
 	if err := fetchJSON(ctx, d.client, d.base+"/api/oauth2/token", form, basic, &tok); err != nil {
-		return identity{}, fmt.Errorf("discord oauth2/token: %w", err)
+		return identity{}, "", fmt.Errorf("discord oauth2/token: %w", err)
 	}
 	if tok.AccessToken == "" {
-		return identity{}, errors.New("discord oauth2/token: no access token")
+		return identity{}, "", errors.New("discord oauth2/token: no access token")
 	}
 	var who struct {
 		ID         string `json:"id"`
@@ -152,12 +160,12 @@ func (d discordSignIn) identify(ctx context.Context, _, code, redirect string) (
 	}
 	bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+tok.AccessToken) }
 	if err := fetchJSON(ctx, d.client, d.base+"/api/users/@me", nil, bearer, &who); err != nil {
-		return identity{}, fmt.Errorf("discord users/@me: %w", err)
+		return identity{}, "", fmt.Errorf("discord users/@me: %w", err)
 	}
 	if who.ID == "" {
-		return identity{}, errors.New("discord users/@me: no user ID")
+		return identity{}, "", errors.New("discord users/@me: no user ID")
 	}
-	return identity{user: who.ID, name: cmp.Or(cmp.Or(who.GlobalName, who.Username), who.ID) + " (Discord user " + who.ID + ")"}, nil
+	return identity{user: who.ID, name: cmp.Or(cmp.Or(who.GlobalName, who.Username), who.ID) + " (Discord user " + who.ID + ")"}, tok.AccessToken, nil
 }
 
 func (discordSignIn) is(who identity, place mcp.Place) bool { return who.user == place.User }
@@ -187,10 +195,18 @@ func fetchJSON(ctx context.Context, client *http.Client, u string, form url.Valu
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("answered %s", resp.Status)
+		return statusError{code: resp.StatusCode, status: resp.Status}
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out); err != nil {
 		return fmt.Errorf("decode the answer: %w", err)
 	}
 	return nil
 }
+
+// statusError is fetchJSON's error for an answer that is not 2xx.
+type statusError struct {
+	code   int
+	status string
+}
+
+func (e statusError) Error() string { return "answered " + e.status }
