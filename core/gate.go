@@ -361,6 +361,8 @@ func (gs *Gates) Wait(ctx context.Context, token string) (Gate, error) {
 // reminder, the escalation and the expiry of the gate as they come. Their
 // times are stored in the gate, and each is recorded before anyone is
 // told, so a turn resumed after a restart neither skips nor repeats one.
+// elsewhere reports a decision another instance took while it waited
+// (which that instance may have died before drawing).
 func (gs *Gates) follow(ctx context.Context, token string, ui GateUI) (g Gate, elsewhere bool, err error) {
 	ch := make(chan woken, 1)
 	gs.mu.Lock()
@@ -371,6 +373,7 @@ func (gs *Gates) follow(ctx context.Context, token string, ui GateUI) (g Gate, e
 	// The decision may have landed before we registered.
 	g, err = gs.store.LoadGate(ctx, token)
 	for err == nil && g.State == GatePending {
+		elsewhere = false
 		at, step := g.next()
 		timer, stop := gs.clock.NewTimer(at.Sub(gs.clock.Now()))
 		select {
@@ -381,6 +384,7 @@ func (gs *Gates) follow(ctx context.Context, token string, ui GateUI) (g Gate, e
 			}
 			// A vote, or an instance's wake-up: the store has the latest.
 			g, err = gs.store.LoadGate(ctx, token)
+			elsewhere = !got.here
 		case <-timer:
 			g, err = step(ctx, gs, g, ui)
 		case <-ctx.Done():
@@ -388,7 +392,7 @@ func (gs *Gates) follow(ctx context.Context, token string, ui GateUI) (g Gate, e
 			return g, false, ctx.Err()
 		}
 	}
-	return g, true, err
+	return g, elsewhere, err
 }
 
 // woken is a gate handed to the turns waiting on it; here marks one this

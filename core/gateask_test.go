@@ -86,6 +86,9 @@ func TestAskRedrawsADecisionFromElsewhere(t *testing.T) {
 		done <- ans
 	}()
 	g := <-ui.posted
+	if err := clk.WaitPending(t.Context(), 1); err != nil {
+		t.Fatalf("Ask never began waiting: %v", err)
+	}
 	if _, err := other.Decide(context.Background(), g.Token, "U1", nil, "approve"); err != nil {
 		t.Fatalf("Decide on the other instance = %v", err)
 	}
