@@ -90,7 +90,7 @@ func (gs *Gates) Submit(ctx context.Context, token, user string, roles []string,
 	if err != nil {
 		return g, problems, err
 	}
-	gs.wake(g)
+	gs.wake(g, true)
 	return g, nil, nil
 }
 
@@ -129,7 +129,7 @@ func (gs *Gates) CloseWithNote(ctx context.Context, token string, state GateStat
 	if err != nil {
 		return g, fmt.Errorf("gate: close %s: %w", token, err)
 	}
-	gs.wake(g)
+	gs.wake(g, true)
 	return g, nil
 }
 

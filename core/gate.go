@@ -193,7 +193,7 @@ type Gates struct {
 	selfApprove bool
 
 	mu      sync.Mutex
-	waiters map[string][]chan Gate // token -> approvers blocked in Wait
+	waiters map[string][]chan woken // token -> approvers blocked in Wait
 	// waitingIn holds the pending gates a turn of this process waits on,
 	// by thread key and token, for MayStop.
 	waitingIn map[string]map[string]Gate
@@ -202,7 +202,7 @@ type Gates struct {
 
 // NewGates returns a Gates over the store.
 func NewGates(opts GatesOptions) *Gates {
-	g := &Gates{store: opts.Store, ttl: opts.TTL, clock: opts.Clock, selfApprove: opts.SelfApprove, waiters: map[string][]chan Gate{}, waitingIn: map[string]map[string]Gate{}}
+	g := &Gates{store: opts.Store, ttl: opts.TTL, clock: opts.Clock, selfApprove: opts.SelfApprove, waiters: map[string][]chan woken{}, waitingIn: map[string]map[string]Gate{}}
 	if g.ttl <= 0 {
 		g.ttl = 30 * time.Minute
 	}
@@ -315,7 +315,7 @@ func (gs *Gates) decide(ctx context.Context, token, user string, roles []string,
 	if err != nil {
 		return g, err
 	}
-	gs.wake(g)
+	gs.wake(g, true)
 	return g, nil
 }
 
@@ -337,7 +337,7 @@ func (gs *Gates) Close(ctx context.Context, token string, state GateState) (Gate
 	if err != nil {
 		return g, err
 	}
-	gs.wake(g)
+	gs.wake(g, true)
 	return g, nil
 }
 
@@ -353,41 +353,53 @@ func (gs *Gates) Update(ctx context.Context, token string, fn func(*Gate) error)
 // A gate under a quorum is reminded and escalated on its times meanwhile
 // (see [Gates.follow]).
 func (gs *Gates) Wait(ctx context.Context, token string) (Gate, error) {
-	return gs.follow(ctx, token, nil)
+	g, _, err := gs.follow(ctx, token, nil)
+	return g, err
 }
 
 // follow is Wait that tells ui (when it is a [GateNotifier]) of the
 // reminder, the escalation and the expiry of the gate as they come. Their
 // times are stored in the gate, and each is recorded before anyone is
 // told, so a turn resumed after a restart neither skips nor repeats one.
-func (gs *Gates) follow(ctx context.Context, token string, ui GateUI) (Gate, error) {
-	ch := make(chan Gate, 1)
+// elsewhere reports a decision another instance took while it waited
+// (which that instance may have died before drawing).
+func (gs *Gates) follow(ctx context.Context, token string, ui GateUI) (g Gate, elsewhere bool, err error) {
+	ch := make(chan woken, 1)
 	gs.mu.Lock()
 	gs.waiters[token] = append(gs.waiters[token], ch)
 	gs.mu.Unlock()
 	defer gs.unwait(token, ch)
 
 	// The decision may have landed before we registered.
-	g, err := gs.store.LoadGate(ctx, token)
+	g, err = gs.store.LoadGate(ctx, token)
 	for err == nil && g.State == GatePending {
+		elsewhere = false
 		at, step := g.next()
 		timer, stop := gs.clock.NewTimer(at.Sub(gs.clock.Now()))
 		select {
 		case got := <-ch:
 			stop()
 			if got.State != GatePending {
-				return got, nil
+				return got.Gate, !got.here, nil
 			}
 			// A vote, or an instance's wake-up: the store has the latest.
 			g, err = gs.store.LoadGate(ctx, token)
+			elsewhere = !got.here
 		case <-timer:
 			g, err = step(ctx, gs, g, ui)
 		case <-ctx.Done():
 			stop()
-			return g, ctx.Err()
+			return g, false, ctx.Err()
 		}
 	}
-	return g, err
+	return g, elsewhere, err
+}
+
+// woken is a gate handed to the turns waiting on it; here marks one this
+// process changed (Decide, Close), not one another instance did.
+type woken struct {
+	Gate
+	here bool
 }
 
 // step is what happens to a pending gate at its next time.
@@ -425,7 +437,7 @@ func (gs *Gates) Changed(ctx context.Context, token string) error {
 	if err != nil {
 		return fmt.Errorf("gate: reload %s: %w", token, err)
 	}
-	gs.wake(g) // a pending gate's waiter reloads it: a vote, an escalation
+	gs.wake(g, false) // a pending gate's waiter reloads it: a vote, an escalation
 	return nil
 }
 
@@ -433,7 +445,7 @@ func (gs *Gates) Changed(ctx context.Context, token string) error {
 // has not read the previous state gets this one instead; one that reads
 // a pending gate reloads it, so no decision is lost to the order of two
 // wake-ups.
-func (gs *Gates) wake(g Gate) {
+func (gs *Gates) wake(g Gate, here bool) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	for _, ch := range gs.waiters[g.Token] {
@@ -441,7 +453,7 @@ func (gs *Gates) wake(g Gate) {
 		case <-ch:
 		default:
 		}
-		ch <- g // buffered and drained: never blocks
+		ch <- woken{g, here} // buffered and drained: never blocks
 	}
 }
 
@@ -563,10 +575,10 @@ func (gs *Gates) Waiting(ctx context.Context, platform, workspace, user string, 
 	return out
 }
 
-func (gs *Gates) unwait(token string, ch chan Gate) {
+func (gs *Gates) unwait(token string, ch chan woken) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
-	chs := slices.DeleteFunc(gs.waiters[token], func(c chan Gate) bool { return c == ch })
+	chs := slices.DeleteFunc(gs.waiters[token], func(c chan woken) bool { return c == ch })
 	if len(chs) == 0 {
 		delete(gs.waiters, token)
 	} else {

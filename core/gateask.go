@@ -103,6 +103,11 @@ func (gs *Gates) Ask(ctx context.Context, req GateRequest, allowed []string, ui 
 		return GateAnswer{}, err
 	}
 	if g.State == GateApproved || g.State == GateDenied {
+		if !fresh {
+			// Resumed after a crash: the instance that took the click
+			// may have died before it redrew the question.
+			gs.redraw(ctx, ui, g)
+		}
 		return g.Decision(), nil
 	}
 	if fresh && slices.ContainsFunc(g.Allowed, func(a string) bool { return strings.HasPrefix(a, "group:") }) {
@@ -147,7 +152,7 @@ func (gs *Gates) Ask(ctx context.Context, req GateRequest, allowed []string, ui 
 	// A person may take minutes to click: meanwhile the turn holds no
 	// slot, so pending approvals can't starve every other thread.
 	resume := Idle(ctx)
-	decided, err := gs.follow(ctx, g.Token, ui)
+	decided, elsewhere, err := gs.follow(ctx, g.Token, ui)
 	resume(ctx)
 	if err != nil && ctx.Err() == nil {
 		return GateAnswer{}, fmt.Errorf("gate: wait for approval: %w", err)
@@ -172,6 +177,13 @@ func (gs *Gates) Ask(ctx context.Context, req GateRequest, allowed []string, ui 
 		}
 		return decided.Decision(), nil // decided just before the cancellation
 	}
+	if elsewhere && (decided.State == GateApproved || decided.State == GateDenied) {
+		// Decided on another instance, which redraws the question after
+		// it acks the click: if it died in between, the question would
+		// stay up with its buttons, so this turn's instance draws the
+		// outcome too (the same drawing, twice at worst).
+		gs.redraw(ctx, ui, decided)
+	}
 	if decided.State == GateExpired {
 		ui.ShowGate(ctx, decided)
 		if n, ok := ui.(GateNotifier); ok && decided.Need > 0 {
@@ -179,4 +191,14 @@ func (gs *Gates) Ask(ctx context.Context, req GateRequest, allowed []string, ui 
 		}
 	}
 	return decided.Decision(), nil
+}
+
+// redraw shows decided g's outcome on its messages, bounded like posting.
+func (gs *Gates) redraw(ctx context.Context, ui GateUI, g Gate) {
+	if g.Form != nil {
+		return // a question's form is redrawn where it is answered
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gateUITimeout)
+	defer cancel()
+	ui.ShowGate(cctx, g)
 }

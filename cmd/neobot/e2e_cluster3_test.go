@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,14 +35,29 @@ import (
 // another; a spend asked before the graceful restart is listed and
 // approved through the restarted instance, and spent once; a person's
 // limit holds across the instances (the 21st message in a minute is
-// refused whichever instance takes it).
+// refused whichever instance takes it). In Slack, spends wait on their
+// approvals while the approver clicks through the instance being killed
+// (the kill comes with the first click's ack) and through the one
+// restarting: a click acked is stored, one never acked is clicked again
+// through another instance, each approved spend is spent and answered
+// once, and a click by someone who may not approve is refused wherever
+// it lands.
 func TestClusterThree(t *testing.T) {
 	w := newClusterWorld(t)
 	w.env["NEO_WEB_SPEND_USERS"] = "alice"
 	w.daemon.Script(delegatetest.Intent{
+		Match:  "5 PAX",
 		Gates:  []delegatetest.Gate{{NodeID: "n1", Question: "Approve spend of 5 PAX to 0xabc?", Options: []string{"approve", "deny"}}},
 		Answer: "settled: tx 0xfeed",
 	})
+	const spends = 4 // Slack spends, each to its own 0xs<k>
+	for k := range spends {
+		w.daemon.Script(delegatetest.Intent{
+			Match:  fmt.Sprintf("to 0xs%d", k),
+			Gates:  []delegatetest.Gate{{NodeID: "n1", Question: fmt.Sprintf("Approve spend of 7 PAX to 0xs%d?", k), Options: []string{"approve", "deny"}}},
+			Answer: fmt.Sprintf("settled: tx 0xs%d", k),
+		})
+	}
 	var mu sync.Mutex
 	calls := map[string]int{}
 	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
@@ -51,10 +69,14 @@ func TestClusterThree(t *testing.T) {
 		switch {
 		case m.Role == "tool" && strings.Contains(last, "0xfeed"):
 			return llmtest.Text("Done: 5 PAX sent (tx 0xfeed).")
+		case m.Role == "tool" && strings.Contains(last, "settled: tx 0xs"):
+			return llmtest.Text("Done: 7 PAX sent (tx " + slackSpend.FindString(last) + ").")
 		case m.Role == "tool":
 			return llmtest.Text("The spend did not go through: " + last)
 		case strings.Contains(last, "send 5 PAX"):
 			return llmtest.Calls(llmtest.Call("c1", "core_execute", `{"intent":"send 5 PAX to 0xabc"}`))
+		case strings.Contains(last, "send 7 PAX"):
+			return llmtest.Calls(llmtest.Call("c1", "core_execute", `{"intent":"send 7 PAX to `+slackSpend.FindString(last)+`"}`))
 		case strings.Contains(last, "write an essay"):
 			return llmtest.Text(stoppableAnswer).Streamed(8, 40*time.Millisecond)
 		case strings.Contains(last, "read the upload"):
@@ -206,10 +228,88 @@ func TestClusterThree(t *testing.T) {
 	send(2, alice, followed, map[string]string{"text": "q-901-0"})
 	seenLast, _ := page.next(t, web.EventAnswer)
 
+	// Alice's Slack spends, each in a thread of its own, waiting on its
+	// approval; Carol approves, Mallory may not.
+	spendTS := make([]string, spends)
+	gates := make([]slacktest.Message, spends)
+	for k := range spends {
+		spendTS[k] = w.slack.Mention(slacktest.Msg{User: "UALICE", Text: fmt.Sprintf("send 7 PAX to 0xs%d", k)}).TS
+	}
+	for k, ts := range spendTS {
+		g, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+			return m.FromBot() && !m.Ephemeral && m.ThreadTS == ts && len(m.Buttons()) == 2
+		})
+		if err != nil {
+			t.Fatalf("no approval for spend %d: %v\n%s", k, err, output())
+		}
+		gates[k] = g
+	}
+	type click struct {
+		d    slacktest.Delivery
+		user string
+		gate int
+	}
+	var clicks []*click
+	clickOn := func(user string, gate int) *click {
+		c := &click{d: w.slack.Click(user, gates[gate], 0), user: user, gate: gate}
+		clicks = append(clicks, c)
+		return c
+	}
+	// settle waits until each click is acked; one whose connection closed
+	// unacked Slack shows as failed, and the person clicks again.
+	reclicked := 0
+	settle := func(cs ...*click) {
+		t.Helper()
+		for _, c := range cs {
+			for {
+				_, err := w.slack.WaitAckOrClose(waitCtx(t), c.d)
+				if err == nil {
+					break
+				}
+				if !errors.Is(err, slacktest.ErrUnacked) {
+					t.Fatalf("%s's click on spend %d: %v\n%s", c.user, c.gate, err, output())
+				}
+				reclicked++
+				c.d = w.slack.Click(c.user, gates[c.gate], 0)
+			}
+		}
+	}
+
 	round(1)
-	p1.kill() // SIGKILL while round 1 runs
+	// Clicks through instance 1, SIGKILLed the moment Slack gets the
+	// first of their acks, while round 1 runs.
+	var (
+		clickMu sync.Mutex
+		armed   atomic.Bool
+	)
+	ours := map[string]bool{}
+	down := make(chan struct{})
+	w.slack.OnAck(func(a slacktest.Ack) {
+		clickMu.Lock()
+		mine := ours[a.EnvelopeID]
+		clickMu.Unlock()
+		if mine && armed.CompareAndSwap(true, false) {
+			p1.kill()
+			close(down)
+		}
+	})
+	armed.Store(true)
+	w.slack.Via(1)
+	clickMu.Lock()
+	atKill := []*click{clickOn("UCAROL", 0), clickOn("UMALLORY", 1), clickOn("UCAROL", 1)}
+	for _, c := range atKill {
+		ours[c.d.EnvelopeID] = true
+	}
+	clickMu.Unlock()
+	select {
+	case <-down:
+	case <-waitCtx(t).Done():
+		t.Fatalf("instance 1 acked none of the clicks\n%s", output())
+	}
 	killed := time.Now()
+	w.slack.Via(0)
 	delete(webs, 1)
+	settle(atKill...)
 	answered(2)
 	takeover := time.Since(killed)
 
@@ -244,8 +344,25 @@ func TestClusterThree(t *testing.T) {
 	}
 
 	round(2)
-	p2.stop(t) // a graceful restart while round 2 runs
-	p2 = start(2, 2)
+	// Clicks through instance 2 as it restarts gracefully while round 2
+	// runs, then through the restarted instance (Slack connection 4).
+	w.slack.Via(2)
+	atRestart := []*click{clickOn("UCAROL", 2), clickOn("UMALLORY", 3)}
+	p2.stop(t)
+	p2 = start(2, 4)
+	w.slack.Via(4)
+	settle(atRestart...)
+	refused := clickOn("UMALLORY", 3)
+	settle(refused, clickOn("UCAROL", 3))
+	w.slack.Via(0)
+	if _, err := w.slack.WaitMessage(waitCtx(t), func(m slacktest.Message) bool {
+		return m.Ephemeral && m.Recipient == "UMALLORY" && m.ThreadTS == spendTS[3] && strings.Contains(m.Rendered(), "you can't approve this")
+	}); err != nil {
+		t.Errorf("Mallory's click through the restarted instance was not refused to her: %v\n%s", err, output())
+	}
+	for k, ts := range spendTS {
+		w.answerIn(t, "C0GENERAL", ts, fmt.Sprintf("Done: 7 PAX sent (tx 0xs%d).", k))
+	}
 
 	// The restarted instance lists the spend asked before it started,
 	// shows it to a page loading its conversation, takes its approval,
@@ -306,11 +423,40 @@ func TestClusterThree(t *testing.T) {
 			t.Errorf("thread %d answered %v, want each question once, in order", i, got)
 		}
 	}
-	if answers := w.daemon.Answers(); len(answers) != 1 || !answers[0].Approved {
-		t.Errorf("daemon answers = %+v, want one approval", answers)
+	// Each spend, the web's and Slack's, submitted once and approved
+	// once, by Carol in Slack, and its outcome posted once.
+	approved := map[string]int{}
+	for _, a := range w.daemon.Answers() {
+		if !a.Approved {
+			t.Errorf("daemon answer %+v, want approvals only", a)
+		}
+		approved[a.IntentID]++
 	}
-	if n := len(w.daemon.Intents()); n != 1 {
-		t.Errorf("daemon got %d intents, want 1", n)
+	intents := w.daemon.Intents()
+	if len(intents) != 1+spends || len(approved) != len(intents) {
+		t.Errorf("daemon got %d intents and approvals for %v, want %d, each approved once", len(intents), approved, 1+spends)
+	}
+	for id, n := range approved {
+		if n != 1 {
+			t.Errorf("intent %s approved %d times, want once", id, n)
+		}
+	}
+	for k, g := range gates {
+		if n := botAnswers(w, fmt.Sprintf("(tx 0xs%d)", k)); n != 1 {
+			t.Errorf("spend %d's outcome posted %d times, want once", k, n)
+		}
+		// Redrawn by the instance that took the click, after its ack, and
+		// by the turn's: one killed in between leaves it to the other.
+		if m, _ := w.slack.MessageAt(g.Channel, g.TS); !strings.Contains(m.Rendered(), "UCAROL") || strings.Contains(m.Rendered(), "UMALLORY") || len(m.Buttons()) > 0 {
+			t.Errorf("spend %d's approval reads %q, want it approved by Carol", k, m.Rendered())
+		}
+	}
+	// Mallory's clicks: refused, or, clicked again once Carol's approval
+	// had landed, told it changed nothing.
+	for _, m := range w.slack.Messages() {
+		if said := m.Rendered(); m.Ephemeral && m.Recipient == "UMALLORY" && !strings.Contains(said, "you can't approve this") && !strings.Contains(said, "your click changed nothing") {
+			t.Errorf("Mallory was told %q, want only refusals", said)
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -324,8 +470,12 @@ func TestClusterThree(t *testing.T) {
 			t.Errorf("%s reached the model %d times, want once", q, n)
 		}
 	}
-	t.Logf("%d Slack answers for %d questions, %d web questions answered once each; from the kill to every answer of round 1: %s", total, threads*4, convs*4+2, takeover)
+	t.Logf("%d Slack answers for %d questions, %d web questions answered once each; from the kill to every answer of round 1: %s; %d approval clicks, %d clicked again after an instance went down unacked",
+		total, threads*4, convs*4+2, takeover, len(clicks), reclicked)
 }
+
+// slackSpend is the address a Slack spend of TestClusterThree pays.
+var slackSpend = regexp.MustCompile(`0xs\d+`)
 
 // known waits until ww serves conversation id to token's owner: the
 // note of a conversation created on another instance is on its way.

@@ -49,6 +49,9 @@ type Delivery struct {
 	Payload json.RawMessage
 	Retry   int
 	Sent    time.Time
+	// Conn is the Socket Mode connection the envelope was written to (1
+	// for the first the server accepted; 0 while queued, or in HTTP mode).
+	Conn int
 }
 
 // Mention delivers an app_mention event, then, as Slack does for an app

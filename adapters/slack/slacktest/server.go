@@ -129,22 +129,23 @@ type Server struct {
 	// experience is the app's DM experience (SetExperience); viewing is
 	// what each user has open (AppContextChanged), prompts and titles
 	// what assistant.threads.* set, by channel + "\x00" + thread.
-	experience Experience
-	viewing    map[string][]Entity
-	prompts    map[string]Prompts
-	titles     map[string]string
-	names      map[string]string   // channel ID -> name (SetChannelName)
-	usergroups map[string][]string // user group ID -> member IDs (SetUserGroup)
-	live       []*socketConn       // open Socket Mode connections, oldest first
-	conns      int                 // connections accepted, ever
-	via        int                 // deliver through this connection (Via), 0: spread
-	spread     *rand.Rand          // picks a connection for each delivery
-	httpMode   *httpTarget
-	oauth      oauthState               // "Add to Slack": codes and bot tokens issued (install.go)
-	stalls     map[string]chan struct{} // Stall: method -> closed when its call arrives
-	gone       chan struct{}            // closed by Close: stalled calls end
-	closed     bool
-	wg         sync.WaitGroup
+	experience  Experience
+	viewing     map[string][]Entity
+	prompts     map[string]Prompts
+	titles      map[string]string
+	names       map[string]string   // channel ID -> name (SetChannelName)
+	usergroups  map[string][]string // user group ID -> member IDs (SetUserGroup)
+	live        []*socketConn       // open Socket Mode connections, oldest first
+	closedConns map[int]bool        // connections closed, by number
+	conns       int                 // connections accepted, ever
+	via         int                 // deliver through this connection (Via), 0: spread
+	spread      *rand.Rand          // picks a connection for each delivery
+	httpMode    *httpTarget
+	oauth       oauthState               // "Add to Slack": codes and bot tokens issued (install.go)
+	stalls      map[string]chan struct{} // Stall: method -> closed when its call arrives
+	gone        chan struct{}            // closed by Close: stalled calls end
+	closed      bool
+	wg          sync.WaitGroup
 }
 
 // New starts a Server closed by tb.Cleanup.
@@ -172,6 +173,7 @@ func newServer(tls bool) *Server {
 		uploads:      map[string]upload{},
 		kinds:        map[string]string{},
 		acks:         map[string]Ack{},
+		closedConns:  map[int]bool{},
 		index:        map[string]int{},
 		homes:        map[string]Home{},
 		viewing:      map[string][]Entity{},

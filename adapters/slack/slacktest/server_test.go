@@ -508,3 +508,58 @@ func TestUnrecordedAcksAge(t *testing.T) {
 		t.Errorf("acks after two generations = %v, want only b and c", s.Acks())
 	}
 }
+
+// TestWaitAckOrClose: a click acked is acked; a click whose connection
+// closes unacked is ErrUnacked, and not sent again (Slack redelivers
+// events, not interactions).
+func TestWaitAckOrClose(t *testing.T) {
+	s := New(t)
+	ctx := testCtx(t)
+	dial := func() *websocket.Conn {
+		api := slack.New("xoxb-test", slack.OptionAPIURL(s.APIURL()), slack.OptionAppLevelToken("xapp-test"))
+		_, wsURL, err := api.StartSocketModeContext(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, _, err := websocket.DefaultDialer.DialContext(ctx, wsURL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hello map[string]any
+		if err := ws.ReadJSON(&hello); err != nil || hello["type"] != "hello" {
+			t.Fatalf("first frame = %v, %v", hello, err)
+		}
+		return ws
+	}
+	ws := dial()
+	if err := s.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	msg := s.AddMessage(Message{Channel: "C1", User: BotUserID, Text: "approve?"})
+	acked := s.Click("UALICE", msg, 0)
+	var f map[string]any
+	if err := ws.ReadJSON(&f); err != nil || f["envelope_id"] != acked.EnvelopeID || acked.Conn != 1 {
+		t.Fatalf("frame = %v, %v; want the click's envelope through connection 1 (got %d)", f, err, acked.Conn)
+	}
+	if err := ws.WriteJSON(map[string]any{"envelope_id": acked.EnvelopeID}); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := s.WaitAckOrClose(ctx, acked); err != nil || a.Conn != 1 {
+		t.Errorf("WaitAckOrClose of the acked click = %+v, %v; want its ack from connection 1", a, err)
+	}
+	lost := s.Click("UALICE", msg, 0)
+	if err := ws.ReadJSON(&f); err != nil || f["envelope_id"] != lost.EnvelopeID {
+		t.Fatalf("frame = %v, %v; want the second click", f, err)
+	}
+	ws.Close()
+	if _, err := s.WaitAckOrClose(ctx, lost); !errors.Is(err, ErrUnacked) {
+		t.Errorf("WaitAckOrClose of the click whose connection closed = %v, want ErrUnacked", err)
+	}
+	// A connection opened later gets nothing of it.
+	again := dial()
+	defer again.Close()
+	next := s.Click("UALICE", msg, 0)
+	if err := again.ReadJSON(&f); err != nil || f["envelope_id"] != next.EnvelopeID {
+		t.Errorf("the next frame = %v, %v; want the next click, the lost one not sent again", f, err)
+	}
+}

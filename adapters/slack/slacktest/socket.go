@@ -3,6 +3,7 @@ package slacktest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -215,6 +216,7 @@ func (s *Server) readLoop(c *socketConn) {
 	defer func() {
 		c.close()
 		s.mu.Lock()
+		s.closedConns[c.n] = true
 		s.dropLocked(c)
 		s.notifyLocked()
 		s.mu.Unlock()
@@ -278,6 +280,7 @@ func (s *Server) sendEnvelope(typ string, payload json.RawMessage, retry int) De
 		s.mu.Unlock()
 		select {
 		case c.out <- raw:
+			d.Conn = c.n
 			s.redeliverUnacked(d)
 			return d
 		case <-c.done:
@@ -313,6 +316,38 @@ func (s *Server) redeliverUnacked(d Delivery) {
 		}
 	})
 	s.retries[t] = true
+}
+
+// ErrUnacked is WaitAckOrClose's answer for a delivery whose connection
+// closed before the bot acked it.
+var ErrUnacked = errors.New("slacktest: the connection closed before the bot acked the delivery")
+
+// WaitAckOrClose waits for the bot to acknowledge d or, when d went
+// through a Socket Mode connection, for that connection to close without
+// acknowledging it: then it returns ErrUnacked. Slack redelivers an
+// unacked event (see AckTimeout) but not an unacked interaction: it shows
+// the person that the click failed, and only their next click reaches the
+// app; a test clicks again.
+func (s *Server) WaitAckOrClose(ctx context.Context, d Delivery) (Ack, error) {
+	var (
+		a    Ack
+		lost bool
+	)
+	err := s.wait(ctx, func() bool {
+		var ok bool
+		if a, ok = s.ackLocked(d.EnvelopeID); ok {
+			return true
+		}
+		lost = d.Conn > 0 && s.closedConns[d.Conn]
+		return lost
+	})
+	switch {
+	case err != nil:
+		return Ack{}, fmt.Errorf("slacktest: wait for ack of %s: %w", d.EnvelopeID, err)
+	case lost:
+		return Ack{}, ErrUnacked
+	}
+	return a, nil
 }
 
 // Acks returns every ack received so far, keyed by envelope ID.

@@ -497,6 +497,8 @@
     if (!el) return;
     el.querySelector(".options")?.remove();
     el.querySelector("form.ask")?.remove();
+    // Drawn once more by the turn's instance when another took the click.
+    el.querySelector(".outcome")?.remove();
     const p = document.createElement("p");
     p.className = "outcome";
     p.textContent = el.classList.contains("question")
