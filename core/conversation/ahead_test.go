@@ -145,5 +145,8 @@ func TestClusterReadsAfterTheClaimWasLost(t *testing.T) {
 	if reads.Load() == 0 {
 		t.Error("no journal read after the claim was lost")
 	}
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	assertIdle(t, h)
 }
