@@ -107,7 +107,10 @@ const (
 // answered with a task is polled to its end. It is made for the concrete
 // transports neobot uses, embedding each, so every other interface of
 // theirs (server requests, the protocol version header) still shows to
-// mcp-go's client.
+// mcp-go's client. Any other transport is wrapped too, with its plain
+// interface only: a call resumed after a restart must poll its task and
+// never reach the tool again, whatever carries it (a spend would move
+// money twice).
 func tasksTransport(tr transport.Interface) transport.Interface {
 	switch t := tr.(type) {
 	case *stdioTap:
@@ -117,7 +120,13 @@ func tasksTransport(tr transport.Interface) transport.Interface {
 	case *transport.InProcessTransport:
 		return &inProcessTasks{t}
 	}
-	return tr
+	return plainTasks{tr}
+}
+
+type plainTasks struct{ transport.Interface }
+
+func (t plainTasks) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	return sendTasks(ctx, t.Interface, req)
 }
 
 type stdioTasks struct{ *stdioTap }
