@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -57,14 +58,7 @@ func loadPostgres(b *testing.B, srv *pgtest.Server, url string, instances int, s
 	defer wg.Wait()
 	defer cancel()
 	for range instances {
-		stack, a := newLoadStack(b, ctx, map[string]string{"NEO_DATABASE_URL": url})
-		stack.hub.Attach("load", plat)
-		if err := stack.hub.Start(ctx); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { stack.hub.Close(context.Background()) })
-		wg.Go(func() { a.cluster.Run(ctx, cluster.Targets{Hub: stack.hub, Gates: a.gates, Memory: a.cortex}) })
-		stacks = append(stacks, stack)
+		stacks = append(stacks, startPostgresStack(b, ctx, &wg, url, plat))
 	}
 
 	before, err := srv.Counters(ctx, url)
@@ -91,6 +85,162 @@ func loadPostgres(b *testing.B, srv *pgtest.Server, url string, instances int, s
 	if testing.Verbose() {
 		logStatements(b, srv, url, turns)
 	}
+}
+
+// startPostgresStack starts an instance on the database at url, its
+// turns answered on plat, its cluster loop run in wg until ctx ends.
+func startPostgresStack(b *testing.B, ctx context.Context, wg *sync.WaitGroup, url string, plat *loadPlatform) *bot {
+	stack, a := newLoadStack(b, ctx, map[string]string{"NEO_DATABASE_URL": url})
+	stack.hub.Attach("load", plat)
+	if err := stack.hub.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { stack.hub.Close(context.Background()) })
+	wg.Go(func() { a.cluster.Run(ctx, cluster.Targets{Hub: stack.hub, Gates: a.gates, Memory: a.cortex}) })
+	return stack
+}
+
+// BenchmarkLoadShare measures PostgreSQL's turns/s on one instance as a
+// share of bbolt's, in one process: both stacks are built as neobot
+// builds them (the PostgreSQL one on a server of its own, fsync on) and
+// driven in turn, in shareRounds rounds, the order of the stores swapped
+// every round (bbolt, PostgreSQL, PostgreSQL, bbolt, ...). A machine
+// whose speed drifts (a shared host) slows both stores alike within a
+// round, so the median of the rounds' ratios says more than two
+// benchmarks run one after the other.
+//
+// A round drives each store twice, 1,000 threads at once, each thread
+// sending its next message once the previous one is answered:
+//   - held threads: b.N/shareRounds turns (at least one a thread) in the
+//     same 1,000 threads every round, each answered once before the
+//     first round, untimed: threads that already hold a transcript, as
+//     in a long conversation;
+//   - new threads: one turn in each of 1,000 threads never seen before,
+//     as a channel's fresh mentions are.
+//
+// It reports each store's turns/s in held threads over all rounds,
+// share-% and new-share-% (the median round's PostgreSQL turns/s over
+// bbolt's, in held and in new threads), and cpu-share-% and
+// new-cpu-share-% (the median round's bbolt CPU a turn over PostgreSQL's,
+// bot and database server together: what the same CPU serves on
+// PostgreSQL). ns/op means nothing here.
+func BenchmarkLoadShare(b *testing.B) {
+	const threads, shareRounds = 1000, 6
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := pgtest.Start(ctx, pgtest.Options{Durable: true})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer srv.Stop()
+	url, err := srv.CreateDatabase(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+
+	type store struct {
+		plat   *loadPlatform
+		submit func(w, k int, in core.Inbound) error
+		held   *loadDriver
+	}
+	stores := make([]store, 2) // bbolt, PostgreSQL
+	for i := range stores {
+		plat := &loadPlatform{waiting: map[string]chan struct{}{}}
+		var stack *bot
+		if i == 0 {
+			stack, _ = newLoadStack(b, ctx, nil)
+			stack.hub.Attach("load", plat)
+			if err := stack.hub.Start(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { stack.hub.Close(context.Background()) })
+		} else {
+			stack = startPostgresStack(b, ctx, &wg, url, plat)
+		}
+		submit := func(_, _ int, in core.Inbound) error {
+			_, err := stack.hub.Submit(ctx, in)
+			return err
+		}
+		stores[i] = store{plat: plat, submit: submit, held: newLoadDriver(plat, threads, submit)}
+		if _, _, err := stores[i].held.drive(threads); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	// measure drives d n turns and returns the wall time and the CPU
+	// they took, the database server's too when db.
+	measure := func(d *loadDriver, n int, db bool) (took, cpu time.Duration) {
+		before, err := srv.Counters(ctx, url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu0 := cpuTime()
+		if _, took, err = d.drive(n); err != nil {
+			b.Fatal(err)
+		}
+		cpu = cpuTime() - cpu0
+		after, err := srv.Counters(ctx, url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if db {
+			cpu += after.Sub(before).CPU
+		}
+		return took, cpu
+	}
+	per := max(b.N/shareRounds, threads)
+	var (
+		heldTook                  [2]time.Duration
+		shares, cpus, news, nCPUs []float64
+	)
+	b.ResetTimer()
+	for r := range shareRounds {
+		var took, cpu, newTook, newCPU [2]time.Duration
+		for j := range 2 {
+			i := j
+			if r%2 == 1 {
+				i = 1 - j
+			}
+			took[i], cpu[i] = measure(stores[i].held, per, i == 1)
+			heldTook[i] += took[i]
+			fresh := newLoadDriver(stores[i].plat, threads, stores[i].submit)
+			fresh.base = (r + 1) * threads
+			newTook[i], newCPU[i] = measure(fresh, threads, i == 1)
+		}
+		shares = append(shares, took[0].Seconds()/took[1].Seconds())
+		cpus = append(cpus, cpu[0].Seconds()/cpu[1].Seconds())
+		news = append(news, newTook[0].Seconds()/newTook[1].Seconds())
+		nCPUs = append(nCPUs, newCPU[0].Seconds()/newCPU[1].Seconds())
+	}
+	b.StopTimer()
+	turns := float64(per * shareRounds)
+	b.ReportMetric(turns/heldTook[0].Seconds(), "bbolt-turns/s")
+	b.ReportMetric(turns/heldTook[1].Seconds(), "pg-turns/s")
+	b.ReportMetric(100*median(shares), "share-%")
+	b.ReportMetric(100*median(cpus), "cpu-share-%")
+	b.ReportMetric(100*median(news), "new-share-%")
+	b.ReportMetric(100*median(nCPUs), "new-cpu-share-%")
+	if testing.Verbose() {
+		for r := range shares {
+			b.Logf("round %d: PostgreSQL at %.0f%% of bbolt's turns/s (%.0f%% by CPU a turn) in held threads, %.0f%% (%.0f%%) in new ones",
+				r+1, 100*shares[r], 100*cpus[r], 100*news[r], 100*nCPUs[r])
+		}
+	}
+}
+
+// median is the middle of xs (the mean of the two middle ones when
+// their number is even).
+func median(xs []float64) float64 {
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 // logStatements logs the statements run in the database at url so far,

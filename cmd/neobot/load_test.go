@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -135,32 +136,69 @@ func BenchmarkLoad(b *testing.B) {
 // reports turns/s, the CPU the process spent per turn, and p50/p99 turn
 // latency (submit to answer).
 func driveLoad(b *testing.B, plat *loadPlatform, threads int, submit func(w, k int, in core.Inbound) error) {
-	var (
-		mu        sync.Mutex
-		latencies []time.Duration
-		next      = make(chan int, b.N) // turn numbers still to send
-		wg        sync.WaitGroup
-	)
-	for i := range b.N {
-		next <- i
-	}
-	close(next)
+	d := newLoadDriver(plat, threads, submit)
 	cpu0 := cpuTime()
 	b.ResetTimer()
+	latencies, elapsed, err := d.drive(b.N)
+	b.StopTimer()
+	cpu := cpuTime() - cpu0
+	if err != nil {
+		b.Fatal(err)
+	}
+	slices.Sort(latencies)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/turn")
+	b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// loadDriver sends messages from a fixed set of threads, each thread
+// sending its next message once the previous one is answered. Successive
+// drives go on in the same threads, so a drive after the first measures
+// threads that already hold a transcript.
+type loadDriver struct {
+	plat    *loadPlatform
+	base    int // the first thread's number; the others follow
+	threads int
+	submit  func(w, k int, in core.Inbound) error // w the thread, k its message's number in it
+	sent    []int                                 // messages each thread has sent
+	ids     int                                   // messages sent in all threads, for event IDs
+}
+
+func newLoadDriver(plat *loadPlatform, threads int, submit func(w, k int, in core.Inbound) error) *loadDriver {
+	return &loadDriver{plat: plat, threads: threads, submit: submit, sent: make([]int, threads)}
+}
+
+// drive sends n messages and returns each one's latency (submit to
+// answer) and the wall time they took.
+func (d *loadDriver) drive(n int) ([]time.Duration, time.Duration, error) {
+	var (
+		mu        sync.Mutex
+		latencies = make([]time.Duration, 0, n)
+		firstErr  error
+		next      = make(chan int, n) // event numbers still to send
+		wg        sync.WaitGroup
+	)
+	for i := range n {
+		next <- d.ids + i
+	}
+	close(next)
+	d.ids += n
 	begin := time.Now()
-	for w := range threads {
+	for w := range d.threads {
 		wg.Go(func() {
-			t := core.Thread{Platform: "load", Workspace: "W", Channel: "C", ID: strconv.Itoa(w)}
-			k := 0
+			t := core.Thread{Platform: "load", Workspace: "W", Channel: "C", ID: strconv.Itoa(d.base + w)}
 			for i := range next {
-				done := plat.expect(t)
+				done := d.plat.expect(t)
 				start := time.Now()
-				in := core.Inbound{Thread: t, User: "U" + strconv.Itoa(w), Text: "ping " + strconv.Itoa(i), EventID: "ev" + strconv.Itoa(i), At: start}
-				if err := submit(w, k, in); err != nil {
-					b.Error(err)
+				in := core.Inbound{Thread: t, User: "U" + strconv.Itoa(w), Text: "ping " + strconv.Itoa(i), EventID: "ev" + t.ID + "." + strconv.Itoa(i), At: start}
+				if err := d.submit(w, d.sent[w], in); err != nil {
+					mu.Lock()
+					firstErr = cmp.Or(firstErr, err)
+					mu.Unlock()
 					return
 				}
-				k++
+				d.sent[w]++
 				<-done
 				mu.Lock()
 				latencies = append(latencies, time.Since(start))
@@ -169,15 +207,7 @@ func driveLoad(b *testing.B, plat *loadPlatform, threads int, submit func(w, k i
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(begin)
-	b.StopTimer()
-	cpu := cpuTime() - cpu0
-
-	slices.Sort(latencies)
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
-	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/turn")
-	b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds())/1000, "p99-ms")
+	return latencies, time.Since(begin), firstErr
 }
 
 // answerSignal wraps a platform so the benchmark learns when each turn's

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -86,6 +87,14 @@ type Claims struct {
 	// instance a message answered here as pending.
 	settle func(context.Context) error
 
+	// Claims and releases asked for while a batch runs wait in queue and
+	// go together in the next one: one round trip and two statements for
+	// however many threads (a channel's burst of fresh mentions claims a
+	// thread each).
+	qmu     sync.Mutex
+	queue   []*claimOp
+	sending bool // a goroutine sends the queue
+
 	mu   sync.Mutex
 	conn *pgxpool.Conn   // nil until the first claim, and after a failure
 	held map[string]bool // claimed threads
@@ -157,45 +166,153 @@ var ErrClaimsLost = errors.New("postgres: the connection holding thread claims b
 // it.
 func (c *Claims) Claim(ctx context.Context, thread string) (bool, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.held[thread] {
+	held := c.held[thread]
+	c.mu.Unlock()
+	if held {
 		return true, nil
 	}
-	// A cancelled statement can cost pgx its connection, and with it every
-	// claim this instance holds: a turn stopped mid-claim must not do that.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
-	defer cancel()
-	conn, err := c.connLocked(ctx)
-	if err != nil {
-		return false, err
-	}
-	var ok bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock("+claimKey+")", thread).Scan(&ok); err != nil {
-		return false, c.brokenLocked(fmt.Errorf("postgres: claim %s: %w", thread, err))
-	}
-	if ok {
-		c.held[thread] = true
-	}
-	return ok, nil
+	op := c.do(thread, false)
+	return op.ok, op.err
 }
 
 // Release gives a claimed thread up, once the marks of the messages
 // answered here are committed; releasing one not held is a no-op.
 func (c *Claims) Release(ctx context.Context, thread string) error {
 	c.settleMarks(ctx)
+	return c.do(thread, true).err
+}
+
+// claimOp is a claim or a release waiting for its batch.
+type claimOp struct {
+	thread  string
+	release bool
+	ok      bool // a claim's result
+	err     error
+	done    chan struct{}
+}
+
+// do queues a claim or release of thread and waits for its batch. A
+// caller's context does not cut it short: a cancelled statement can cost
+// pgx its connection, and with it every claim this instance holds.
+func (c *Claims) do(thread string, release bool) *claimOp {
+	op := &claimOp{thread: thread, release: release, done: make(chan struct{})}
+	c.qmu.Lock()
+	c.queue = append(c.queue, op)
+	start := !c.sending
+	c.sending = true
+	c.qmu.Unlock()
+	if start {
+		go c.send()
+	}
+	<-op.done
+	return op
+}
+
+// send runs the queued claims and releases in batches until none is left.
+func (c *Claims) send() {
+	for {
+		c.qmu.Lock()
+		ops := c.queue
+		c.queue = nil
+		if len(ops) == 0 {
+			c.sending = false
+			c.qmu.Unlock()
+			return
+		}
+		c.qmu.Unlock()
+		c.run(ops)
+		for _, op := range ops {
+			close(op.done)
+		}
+	}
+}
+
+// describeClaims names a batch in an error: its threads, or their
+// number when there are many.
+func describeClaims(releases, claims []string) string {
+	var parts []string
+	for _, op := range []struct {
+		verb    string
+		threads []string
+	}{{"release", releases}, {"claim", claims}} {
+		switch n := len(op.threads); {
+		case n == 0:
+		case n <= 3:
+			parts = append(parts, op.verb+" "+strings.Join(op.threads, ", "))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %d threads", op.verb, n))
+		}
+	}
+	return strings.Join(parts, " and ")
+}
+
+// Batch statements: an advisory lock's key is hashtextextended(thread, 7),
+// as Orphans reads it back from pg_locks.
+const (
+	releaseClaims = `SELECT pg_advisory_unlock(hashtextextended(k, 7)) FROM unnest($1::text[]) AS k`
+	tryClaims     = `SELECT k, pg_try_advisory_lock(hashtextextended(k, 7)) FROM unnest($1::text[]) AS k`
+)
+
+// run sends one batch: the releases first, then the claims, each thread
+// once (a session-level advisory lock taken twice would need two
+// releases).
+func (c *Claims) run(ops []*claimOp) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.held[thread] {
-		return nil
+	var releases, claims []string
+	for _, op := range ops {
+		switch {
+		case op.release && c.held[op.thread]:
+			delete(c.held, op.thread)
+			releases = append(releases, op.thread)
+		case !op.release && !c.held[op.thread] && !slices.Contains(claims, op.thread):
+			claims = append(claims, op.thread)
+		}
 	}
-	delete(c.held, thread)
-	if c.conn == nil {
-		return nil
+	err := c.sendLocked(releases, claims)
+	for _, op := range ops {
+		switch {
+		case err != nil:
+			op.err = err
+		case !op.release:
+			op.ok = c.held[op.thread]
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+}
+
+// sendLocked unlocks releases and tries to lock claims in one round
+// trip, marking the claims won as held. Callers hold c.mu.
+func (c *Claims) sendLocked(releases, claims []string) error {
+	if len(claims) == 0 && (len(releases) == 0 || c.conn == nil) {
+		return nil // a release of a claim a broken connection took is done
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
 	defer cancel()
-	if _, err := c.conn.Exec(ctx, "SELECT pg_advisory_unlock("+claimKey+")", thread); err != nil {
-		return c.brokenLocked(fmt.Errorf("postgres: release %s: %w", thread, err))
+	conn, err := c.connLocked(ctx)
+	if err != nil {
+		return err
+	}
+	var b pgx.Batch
+	if len(releases) > 0 {
+		b.Queue(releaseClaims, releases)
+	}
+	if len(claims) > 0 {
+		b.Queue(tryClaims, claims).Query(func(rows pgx.Rows) error {
+			var (
+				thread string
+				ok     bool
+			)
+			_, err := pgx.ForEachRow(rows, []any{&thread, &ok}, func() error {
+				if ok {
+					c.held[thread] = true
+				}
+				return nil
+			})
+			return err
+		})
+	}
+	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+		return c.brokenLocked(fmt.Errorf("postgres: %s: %w", describeClaims(releases, claims), err))
 	}
 	return nil
 }

@@ -167,11 +167,7 @@ func (db *DB) completing(thread string) map[[2]string]bool {
 // PendingIn returns the messages of thread (its key) journaled and never
 // completed, oldest first: what the instance that claims the thread runs.
 func (db *DB) PendingIn(ctx context.Context, thread string) ([]core.Inbound, error) {
-	rows, err := db.pool.Query(ctx, `SELECT body FROM neo_inbound WHERE thread = $1 AND pending IS NOT NULL ORDER BY pending`, thread)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: pending inbound of %s: %w", thread, err)
-	}
-	pending, err := collectInbound(rows)
+	pending, err := db.journals.read(ctx, thread)
 	if done := db.completing(thread); done != nil {
 		pending = slices.DeleteFunc(pending, func(in core.Inbound) bool { return done[[2]string{in.Thread.Platform, in.EventID}] })
 	}

@@ -94,6 +94,7 @@ type DB struct {
 	listenMu  sync.Mutex
 	listening map[string]*subscribed
 	group     *group
+	journals  pendingReads // PendingIn's
 	// Writes committed after their call returns: memory write-backs,
 	// and answered messages marked done.
 	memories  later[memoryWrite]
@@ -127,6 +128,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", db.name, err)
 	}
 	db.group = newGroup(db.pool, max(int(opts.MaxConns)/4, 1))
+	db.journals.pool = db.pool
 	db.memories = later[memoryWrite]{write: db.writeMemories, failed: func(w *memoryWrite, err error) {
 		db.log.Error().Err(err).Int("records", len(w.ids)).Msg("postgres: write back memories; they are lost")
 	}}

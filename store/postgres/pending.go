@@ -1,0 +1,124 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/neobot/neobot/core"
+)
+
+// pendingReads reads threads' pending messages (PendingIn) for several
+// callers at once: reads asked for while one runs wait and go together
+// in the next, one statement for however many threads. An instance
+// reads a thread's journal when it claims the thread and again when it
+// lets it go, so a burst of fresh threads (a channel's new mentions)
+// would otherwise cost two statements a thread. Each read begins after
+// every call it serves was made, so it sees what a read of the caller's
+// own would.
+type pendingReads struct {
+	pool *pgxpool.Pool
+
+	mu      sync.Mutex
+	queue   []*pendingRead
+	reading bool // a goroutine reads the queue
+}
+
+// pendingRead is one caller's read waiting for its batch.
+type pendingRead struct {
+	thread string
+	out    []core.Inbound
+	err    error
+	done   chan struct{}
+}
+
+// read returns thread's pending messages, oldest first.
+func (r *pendingReads) read(ctx context.Context, thread string) ([]core.Inbound, error) {
+	q := &pendingRead{thread: thread, done: make(chan struct{})}
+	r.mu.Lock()
+	r.queue = append(r.queue, q)
+	start := !r.reading
+	r.reading = true
+	r.mu.Unlock()
+	if start {
+		go r.run()
+	}
+	select {
+	case <-q.done:
+		return q.out, q.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// run reads batches until none is queued.
+func (r *pendingReads) run() {
+	for {
+		r.mu.Lock()
+		batch := r.queue
+		r.queue = nil
+		if len(batch) == 0 {
+			r.reading = false
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		r.readBatch(batch)
+		for _, q := range batch {
+			close(q.done)
+		}
+	}
+}
+
+// readBatch reads the pending messages of batch's threads in one
+// statement; a caller waiting for the same thread as another gets a copy
+// of its own.
+func (r *pendingReads) readBatch(batch []*pendingRead) {
+	threads := make([]string, 0, len(batch))
+	for _, q := range batch {
+		if !slices.Contains(threads, q.thread) {
+			threads = append(threads, q.thread)
+		}
+	}
+	// Bounded as a batch of writes is: no caller's context bounds a read
+	// that serves several.
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	byThread, err := r.query(ctx, threads)
+	for _, q := range batch {
+		if err != nil {
+			q.err = fmt.Errorf("postgres: pending inbound of %s: %w", q.thread, err)
+			continue
+		}
+		q.out = slices.Clone(byThread[q.thread])
+	}
+}
+
+func (r *pendingReads) query(ctx context.Context, threads []string) (map[string][]core.Inbound, error) {
+	rows, err := r.pool.Query(ctx, `
+		SELECT thread, body FROM neo_inbound
+		WHERE thread = ANY($1::text[]) AND pending IS NOT NULL
+		ORDER BY pending`, threads)
+	if err != nil {
+		return nil, err
+	}
+	byThread := make(map[string][]core.Inbound, len(threads))
+	var (
+		thread string
+		raw    []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&thread, &raw}, func() error {
+		var in core.Inbound
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return fmt.Errorf("decode: %w", err)
+		}
+		byThread[thread] = append(byThread[thread], in)
+		return nil
+	})
+	return byThread, err
+}
