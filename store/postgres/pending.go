@@ -100,10 +100,17 @@ func (r *pendingReads) readBatch(batch []*pendingRead) {
 }
 
 func (r *pendingReads) query(ctx context.Context, threads []string) (map[string][]core.Inbound, error) {
+	// One lookup of each thread in the index of pending messages, as the
+	// read of one thread makes: OFFSET 0 keeps the planner from joining
+	// the threads with every pending message of every thread instead.
 	rows, err := r.pool.Query(ctx, `
-		SELECT thread, body FROM neo_inbound
-		WHERE thread = ANY($1::text[]) AND pending IS NOT NULL
-		ORDER BY pending`, threads)
+		SELECT i.thread, i.body FROM unnest($1::text[]) AS t(key)
+		CROSS JOIN LATERAL (
+			SELECT thread, body, pending FROM neo_inbound
+			WHERE thread = t.key AND pending IS NOT NULL
+			OFFSET 0
+		) i
+		ORDER BY i.pending`, threads)
 	if err != nil {
 		return nil, err
 	}
