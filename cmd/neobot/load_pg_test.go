@@ -165,6 +165,7 @@ func BenchmarkLoadShare(b *testing.B) {
 			return err
 		}
 		stores[i] = store{plat: plat, submit: submit, held: newLoadDriver(plat, threads, submit)}
+		stores[i].held.oneWord = true
 		if _, _, err := stores[i].held.drive(threads); err != nil {
 			b.Fatal(err)
 		}
@@ -207,7 +208,7 @@ func BenchmarkLoadShare(b *testing.B) {
 			took[i], cpu[i] = measure(stores[i].held, per, i == 1)
 			heldTook[i] += took[i]
 			fresh := newLoadDriver(stores[i].plat, threads, stores[i].submit)
-			fresh.base = (r + 1) * threads
+			fresh.base, fresh.oneWord = (r+1)*threads, true
 			newTook[i], newCPU[i] = measure(fresh, threads, i == 1)
 		}
 		shares = append(shares, took[0].Seconds()/took[1].Seconds())
