@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Several neobot instances share one database. What they coordinate
@@ -66,6 +69,343 @@ func (db *DB) RelayWeb(ctx context.Context, note []byte) error {
 		return fmt.Errorf("postgres: relay to the other instances' web: %w", err)
 	}
 	return nil
+}
+
+// claimTimeout bounds one statement on the claims connection.
+const claimTimeout = 10 * time.Second
+
+// claimKey is the advisory lock key of a thread.
+const claimKey = "hashtextextended($1, 7)"
+
+// Claims are this instance's claims on threads, held on one dedicated
+// connection. It is safe for concurrent use.
+type Claims struct {
+	pool *pgxpool.Pool
+	name string
+	// settle waits for this instance's queued marks of answered messages
+	// (CompleteInboundLater): a thread let go must not show the next
+	// instance a message answered here as pending.
+	settle func(context.Context) error
+
+	// Claims and releases asked for while a batch runs wait in queue and
+	// go together in the next one: one round trip and two statements for
+	// however many threads (a channel's burst of fresh mentions claims a
+	// thread each).
+	qmu     sync.Mutex
+	queue   []*claimOp
+	sending bool // a goroutine sends the queue
+
+	mu   sync.Mutex
+	conn *pgxpool.Conn   // nil until the first claim, and after a failure
+	held map[string]bool // claimed threads
+	// lost collects the claims a broken connection took, until Watch
+	// reports them; broke wakes Watch.
+	lost  []string
+	broke chan struct{}
+}
+
+// Claims returns the instance's claims. Close them before the store.
+func (db *DB) Claims() *Claims {
+	return &Claims{pool: db.pool, name: db.name, settle: db.completes.flush, held: map[string]bool{}, broke: make(chan struct{}, 1)}
+}
+
+// claimPing bounds the statement Watch checks the claims connection with.
+const claimPing = 2 * time.Second
+
+// Watch checks the claims connection every interval until ctx ends, and
+// calls lost with the claims it held whenever it broke: found by Watch
+// or by a Claim or Release. The server has released them by then, or
+// soon will, and another instance may take them: the caller stops
+// whatever it runs under them. An instance that never watches learns of
+// a break only at its next claim.
+func (c *Claims) Watch(ctx context.Context, interval time.Duration, lost func(claims []string)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.ping(ctx)
+		case <-c.broke:
+		}
+		c.mu.Lock()
+		gone := c.lost
+		c.lost = nil
+		c.mu.Unlock()
+		if len(gone) > 0 {
+			lost(gone)
+		}
+	}
+}
+
+// ping runs a trivial statement on the claims connection, if one is
+// open, to find out whether it still holds the claims.
+func (c *Claims) ping(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn == nil {
+		return
+	}
+	// Not cut short by ctx: a cancelled statement costs pgx its
+	// connection, and would give up every claim at shutdown.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimPing)
+	defer cancel()
+	if _, err := c.conn.Exec(ctx, "SELECT 1"); err != nil {
+		_ = c.brokenLocked(err)
+	}
+}
+
+// ErrClaimsLost reports that the connection holding the claims broke:
+// the server released every claim, and other instances may run those
+// threads now.
+var ErrClaimsLost = errors.New("postgres: the connection holding thread claims broke; its claims are gone")
+
+// Claim makes this instance the one that runs thread's turns: true when
+// it was free (or already held here), false when another instance holds
+// it.
+func (c *Claims) Claim(ctx context.Context, thread string) (bool, error) {
+	c.mu.Lock()
+	held := c.held[thread]
+	c.mu.Unlock()
+	if held {
+		return true, nil
+	}
+	op := c.do(thread, false)
+	return op.ok, op.err
+}
+
+// Release gives a claimed thread up, once the marks of the messages
+// answered here are committed; releasing one not held is a no-op.
+func (c *Claims) Release(ctx context.Context, thread string) error {
+	c.settleMarks(ctx)
+	return c.do(thread, true).err
+}
+
+// claimOp is a claim or a release waiting for its batch.
+type claimOp struct {
+	thread  string
+	release bool
+	ok      bool // a claim's result
+	err     error
+	done    chan struct{}
+}
+
+// do queues a claim or release of thread and waits for its batch. A
+// caller's context does not cut it short: a cancelled statement can cost
+// pgx its connection, and with it every claim this instance holds.
+func (c *Claims) do(thread string, release bool) *claimOp {
+	op := &claimOp{thread: thread, release: release, done: make(chan struct{})}
+	c.qmu.Lock()
+	c.queue = append(c.queue, op)
+	start := !c.sending
+	c.sending = true
+	c.qmu.Unlock()
+	if start {
+		go c.send()
+	}
+	<-op.done
+	return op
+}
+
+// send runs the queued claims and releases in batches until none is left.
+func (c *Claims) send() {
+	for {
+		c.qmu.Lock()
+		ops := c.queue
+		c.queue = nil
+		if len(ops) == 0 {
+			c.sending = false
+			c.qmu.Unlock()
+			return
+		}
+		c.qmu.Unlock()
+		c.run(ops)
+		for _, op := range ops {
+			close(op.done)
+		}
+	}
+}
+
+// describeClaims names a batch in an error: its threads, or their
+// number when there are many.
+func describeClaims(releases, claims []string) string {
+	var parts []string
+	for _, op := range []struct {
+		verb    string
+		threads []string
+	}{{"release", releases}, {"claim", claims}} {
+		switch n := len(op.threads); {
+		case n == 0:
+		case n <= 3:
+			parts = append(parts, op.verb+" "+strings.Join(op.threads, ", "))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %d threads", op.verb, n))
+		}
+	}
+	return strings.Join(parts, " and ")
+}
+
+// Batch statements: an advisory lock's key is hashtextextended(thread, 7),
+// as Orphans reads it back from pg_locks.
+const (
+	releaseClaims = `SELECT pg_advisory_unlock(hashtextextended(k, 7)) FROM unnest($1::text[]) AS k`
+	tryClaims     = `SELECT k, pg_try_advisory_lock(hashtextextended(k, 7)) FROM unnest($1::text[]) AS k`
+)
+
+// run sends one batch: the releases first, then the claims, each thread
+// once (a session-level advisory lock taken twice would need two
+// releases).
+func (c *Claims) run(ops []*claimOp) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var releases, claims []string
+	for _, op := range ops {
+		switch {
+		case op.release && c.held[op.thread]:
+			delete(c.held, op.thread)
+			releases = append(releases, op.thread)
+		case !op.release && !c.held[op.thread] && !slices.Contains(claims, op.thread):
+			claims = append(claims, op.thread)
+		}
+	}
+	err := c.sendLocked(releases, claims)
+	for _, op := range ops {
+		switch {
+		case err != nil:
+			op.err = err
+		case !op.release:
+			op.ok = c.held[op.thread]
+		}
+	}
+}
+
+// sendLocked unlocks releases and tries to lock claims in one round
+// trip, marking the claims won as held. Callers hold c.mu.
+func (c *Claims) sendLocked(releases, claims []string) error {
+	if len(claims) == 0 && (len(releases) == 0 || c.conn == nil) {
+		return nil // a release of a claim a broken connection took is done
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
+	defer cancel()
+	conn, err := c.connLocked(ctx)
+	if err != nil {
+		return err
+	}
+	var b pgx.Batch
+	if len(releases) > 0 {
+		b.Queue(releaseClaims, releases)
+	}
+	if len(claims) > 0 {
+		b.Queue(tryClaims, claims).Query(func(rows pgx.Rows) error {
+			var (
+				thread string
+				ok     bool
+			)
+			_, err := pgx.ForEachRow(rows, []any{&thread, &ok}, func() error {
+				if ok {
+					c.held[thread] = true
+				}
+				return nil
+			})
+			return err
+		})
+	}
+	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+		return c.brokenLocked(fmt.Errorf("postgres: %s: %w", describeClaims(releases, claims), err))
+	}
+	return nil
+}
+
+// settleMarks waits, at most claimTimeout, for the marks of the messages
+// answered here. One that fails is logged by its writer, and its
+// message resumes where the thread runs next, finding itself answered.
+func (c *Claims) settleMarks(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
+	_ = c.settle(ctx)
+}
+
+// endSession ends conn's session and gives it back to the pool, which
+// drops it: the server is told within claimTimeout (pgx's Close writes a
+// Terminate message, which an unanswering server could hold without a
+// deadline), and the connection is closed in any case.
+func endSession(conn *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
+	defer cancel()
+	_ = conn.Conn().Close(ctx)
+	conn.Release()
+}
+
+// Held returns how many threads are claimed here.
+func (c *Claims) Held() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.held)
+}
+
+// Close releases every claim, once the marks of the messages answered
+// here are committed.
+func (c *Claims) Close() {
+	c.settleMarks(context.Background())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn != nil {
+		// Unlocked first, so another instance may claim the threads as
+		// soon as Close returns: the server drops a closed session's
+		// locks too, but only once it has noticed the session end.
+		// Destroying the connection ends the session in any case.
+		ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
+		_, _ = c.conn.Exec(ctx, "SELECT pg_advisory_unlock_all()")
+		cancel()
+		endSession(c.conn)
+		c.conn = nil
+	}
+	clear(c.held)
+}
+
+func (c *Claims) connLocked(ctx context.Context) (*pgxpool.Conn, error) {
+	if c.conn != nil {
+		return c.conn, nil
+	}
+	conn, err := c.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect to %s for thread claims: %w", c.name, err)
+	}
+	// A machine that vanishes without closing its connection must lose
+	// its claims within seconds, not when TCP gives up hours later: the
+	// server probes this session's peer after 3 s of silence and drops
+	// it after about 6 s more. (Over a unix socket these do nothing.)
+	if _, err := conn.Exec(ctx, `SET tcp_keepalives_idle = 3; SET tcp_keepalives_interval = 2; SET tcp_keepalives_count = 3; SET tcp_user_timeout = 9000`); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("postgres: set keepalives on the thread claims connection: %w", err)
+	}
+	c.conn = conn
+	return conn, nil
+}
+
+// brokenLocked handles a failed statement on the claims connection. A
+// cancelled context leaves the connection as it was; anything else may
+// have lost the session, and with it every claim.
+func (c *Claims) brokenLocked(err error) error {
+	if c.conn == nil || !c.conn.Conn().IsClosed() {
+		return err
+	}
+	c.conn.Release()
+	c.conn = nil
+	lost := len(c.held)
+	for key := range c.held {
+		c.lost = append(c.lost, key)
+	}
+	clear(c.held)
+	if lost == 0 {
+		return err
+	}
+	select {
+	case c.broke <- struct{}{}:
+	default: // Watch is woken already
+	}
+	return fmt.Errorf("%w (%d threads): %w", ErrClaimsLost, lost, err)
 }
 
 // Orphans returns the threads with pending messages that no instance

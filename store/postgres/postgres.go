@@ -63,8 +63,7 @@ func (e *SchemaError) Error() string {
 
 // Options configures [Open]. The zero value is usable.
 type Options struct {
-	// MaxConns caps the connection pool (default 16). The connections
-	// holding thread claims, one per shard, come on top.
+	// MaxConns caps the connection pool (default 16).
 	MaxConns int32
 	// Retention says what Sweep drops; the same settings as the bbolt
 	// store's.
@@ -118,7 +117,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 16
 	}
-	cfg.MaxConns = opts.MaxConns + claimShards
+	cfg.MaxConns = opts.MaxConns
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
