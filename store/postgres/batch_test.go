@@ -7,6 +7,9 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/neobot/neobot/core"
 	"github.com/neobot/neobot/store/postgres"
@@ -124,5 +127,97 @@ func TestPendingInAtOnce(t *testing.T) {
 	cancel()
 	if _, err := db.PendingIn(cancelled, done.Key()); !errors.Is(err, context.Canceled) {
 		t.Errorf("PendingIn with a cancelled context = %v, want context.Canceled", err)
+	}
+}
+
+// TestClaimsHoldBackNothing: the claims session keeps a transaction open
+// between its statements (so that no claim ends one), yet it holds no
+// transaction ID and no snapshot: vacuum is never held back by it.
+func TestClaimsHoldBackNothing(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.Database(t)
+	db := openURL(t, url, postgres.Options{})
+	claims := db.Claims()
+	defer claims.Close()
+	for i := range 3 {
+		if ok, err := claims.Claim(ctx, thread(fmt.Sprint("v", i)).Key()); !ok || err != nil {
+			t.Fatalf("Claim = %v, %v", ok, err)
+		}
+	}
+	if err := claims.Release(ctx, thread("v0").Key()); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// The snapshot of the last claims statement is dropped once no
+	// claim waits: soon after the last call returned.
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		var (
+			state     string
+			xmin, xid *string
+		)
+		err = conn.QueryRow(wait, `
+			SELECT a.state, a.backend_xmin::text, a.backend_xid::text FROM pg_stat_activity a
+			WHERE a.pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+				AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))`).Scan(&state, &xmin, &xid)
+		if err != nil {
+			t.Fatalf("find the claims session: %v", err)
+		}
+		if xid != nil || state != "idle in transaction" && state != "active" {
+			t.Fatalf("claims session: state %q, holding a transaction ID: %v; want idle in transaction without one", state, xid != nil)
+		}
+		if state == "idle in transaction" && xmin == nil {
+			return
+		}
+		if err := pollAgain(wait); err != nil {
+			t.Fatalf("the claims session still holds a snapshot (state %q) after its claims: it holds back vacuum", state)
+		}
+	}
+}
+
+// pollAgain waits a moment before a condition is checked again; an error
+// once ctx ends.
+func pollAgain(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(10 * time.Millisecond):
+		return nil
+	}
+}
+
+// TestClaimsAfterAFailedStatement: a claim the server refuses (a key
+// that is not valid UTF-8) fails alone; the session's transaction is set
+// right, so the claims it holds stay held and the next claim works.
+func TestClaimsAfterAFailedStatement(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.Database(t)
+	a, b := openURL(t, url, postgres.Options{}), openURL(t, url, postgres.Options{})
+	ca, cb := a.Claims(), b.Claims()
+	defer ca.Close()
+	defer cb.Close()
+	held := thread("held").Key()
+	if ok, err := ca.Claim(ctx, held); !ok || err != nil {
+		t.Fatalf("Claim(held) = %v, %v", ok, err)
+	}
+	if ok, err := ca.Claim(ctx, "slack/T/C/\xff"); ok || err == nil {
+		t.Fatalf("Claim(invalid UTF-8) = %v, %v; want an error", ok, err)
+	}
+	if ok, err := ca.Claim(ctx, thread("next").Key()); !ok || err != nil {
+		t.Errorf("Claim after the refused one = %v, %v; want it claimed", ok, err)
+	}
+	if ok, err := cb.Claim(ctx, held); ok || err != nil {
+		t.Errorf("other instance's Claim(held) = %v, %v; want it still held by the first", ok, err)
+	}
+	if err := ca.Release(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := cb.Claim(ctx, held); !ok || err != nil {
+		t.Errorf("other instance's Claim(held) after its Release = %v, %v; want it free", ok, err)
 	}
 }

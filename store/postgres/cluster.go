@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -73,9 +74,6 @@ func (db *DB) RelayWeb(ctx context.Context, note []byte) error {
 
 // claimTimeout bounds one statement on the claims connection.
 const claimTimeout = 10 * time.Second
-
-// claimKey is the advisory lock key of a thread.
-const claimKey = "hashtextextended($1, 7)"
 
 // Claims are this instance's claims on threads, held on one dedicated
 // connection. It is safe for concurrent use.
@@ -224,6 +222,31 @@ func (c *Claims) send() {
 		for _, op := range ops {
 			close(op.done)
 		}
+		c.qmu.Lock()
+		idle := len(c.queue) == 0
+		c.qmu.Unlock()
+		if idle {
+			c.dropSnapshot()
+		}
+	}
+}
+
+// dropSnapshot ends the claims session's last statement. A statement
+// over the extended protocol (prepared once, planned once) leaves its
+// portal open until the session's next statement, and the portal keeps
+// the statement's snapshot: in the transaction the session keeps open
+// (claimSession), that snapshot would hold back vacuum for as long as no
+// claim came. A statement over the simple protocol drops it.
+func (c *Claims) dropSnapshot() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
+	defer cancel()
+	if _, err := c.conn.Exec(ctx, "SELECT 1"); err != nil {
+		_ = c.brokenLocked(err)
 	}
 }
 
@@ -246,12 +269,14 @@ func describeClaims(releases, claims []string) string {
 	return strings.Join(parts, " and ")
 }
 
-// Batch statements: an advisory lock's key is hashtextextended(thread, 7),
-// as Orphans reads it back from pg_locks.
-const (
-	releaseClaims = `SELECT pg_advisory_unlock(hashtextextended(k, 7)) FROM unnest($1::text[]) AS k`
-	tryClaims     = `SELECT k, pg_try_advisory_lock(hashtextextended(k, 7)) FROM unnest($1::text[]) AS k`
-)
+// claimBatch releases the threads it is given with true and tries to
+// claim those with false, in that order (releases first). A thread's
+// advisory lock key is hashtextextended(thread, 7), as Orphans reads it
+// back from pg_locks.
+const claimBatch = `
+	SELECT k, r, CASE WHEN r THEN pg_advisory_unlock(hashtextextended(k, 7))
+		ELSE pg_try_advisory_lock(hashtextextended(k, 7)) END
+	FROM unnest($1::text[], $2::bool[]) AS u(k, r)`
 
 // run sends one batch: the releases first, then the claims, each thread
 // once (a session-level advisory lock taken twice would need two
@@ -292,26 +317,26 @@ func (c *Claims) sendLocked(releases, claims []string) error {
 	if err != nil {
 		return err
 	}
-	var b pgx.Batch
-	if len(releases) > 0 {
-		b.Queue(releaseClaims, releases)
+	keys := append(slices.Clip(releases), claims...)
+	release := make([]bool, len(keys))
+	for i := range releases {
+		release[i] = true
 	}
-	if len(claims) > 0 {
-		b.Queue(tryClaims, claims).Query(func(rows pgx.Rows) error {
-			var (
-				thread string
-				ok     bool
-			)
-			_, err := pgx.ForEachRow(rows, []any{&thread, &ok}, func() error {
-				if ok {
-					c.held[thread] = true
-				}
-				return nil
-			})
-			return err
+	rows, err := conn.Query(ctx, claimBatch, keys, release)
+	if err == nil {
+		var (
+			thread    string
+			isRelease bool
+			ok        bool
+		)
+		_, err = pgx.ForEachRow(rows, []any{&thread, &isRelease, &ok}, func() error {
+			if ok && !isRelease {
+				c.held[thread] = true
+			}
+			return nil
 		})
 	}
-	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+	if err != nil {
 		return c.brokenLocked(fmt.Errorf("postgres: %s: %w", describeClaims(releases, claims), err))
 	}
 	return nil
@@ -372,24 +397,68 @@ func (c *Claims) connLocked(ctx context.Context) (*pgxpool.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s for thread claims: %w", c.name, err)
 	}
-	// A machine that vanishes without closing its connection must lose
-	// its claims within seconds, not when TCP gives up hours later: the
-	// server probes this session's peer after 3 s of silence and drops
-	// it after about 6 s more. (Over a unix socket these do nothing.)
-	if _, err := conn.Exec(ctx, `SET tcp_keepalives_idle = 3; SET tcp_keepalives_interval = 2; SET tcp_keepalives_count = 3; SET tcp_user_timeout = 9000`); err != nil {
+	if _, err := conn.Exec(ctx, claimSession(conn)); err != nil {
 		conn.Release()
-		return nil, fmt.Errorf("postgres: set keepalives on the thread claims connection: %w", err)
+		return nil, fmt.Errorf("postgres: set up the thread claims connection: %w", err)
 	}
 	c.conn = conn
 	return conn, nil
 }
 
+// claimSession is what the claims connection runs first.
+//
+// Keepalives: a machine that vanishes without closing its connection
+// must lose its claims within seconds, not when TCP gives up hours
+// later: the server probes this session's peer after 3 s of silence and
+// drops it after about 6 s more. (Over a unix socket these do nothing.)
+//
+// Then a transaction, left open for as long as the session lasts, so
+// that no claim or release ends one. PostgreSQL scans every lock a
+// session holds at the end of each of its transactions: with a
+// transaction a batch, a burst of fresh threads (each claimed, then held
+// for the linger) made each claim cost as much as the claims held, and
+// this session's backend the busiest of all. The transaction writes
+// nothing, and keeps no snapshot once its claims are made (read
+// committed, dropSnapshot): it holds back no vacuum
+// (TestClaimsHoldBackNothing). The server's timeouts for an idle
+// transaction are turned off for this session alone.
+func claimSession(conn *pgxpool.Conn) string {
+	setup := `SET tcp_keepalives_idle = 3; SET tcp_keepalives_interval = 2; SET tcp_keepalives_count = 3; SET tcp_user_timeout = 9000;
+		SET idle_in_transaction_session_timeout = 0; `
+	// "15.8 (Debian 15.8-0+deb12u1)", "17.2"
+	major, _, _ := strings.Cut(conn.Conn().PgConn().ParameterStatus("server_version"), ".")
+	if n, err := strconv.Atoi(major); err == nil && n >= 17 {
+		setup += `SET transaction_timeout = 0; ` // new in PostgreSQL 17
+	}
+	return setup + claimBegin
+}
+
+// claimBegin opens the claims session's transaction.
+const claimBegin = `BEGIN ISOLATION LEVEL READ COMMITTED`
+
 // brokenLocked handles a failed statement on the claims connection. A
 // cancelled context leaves the connection as it was; anything else may
 // have lost the session, and with it every claim.
 func (c *Claims) brokenLocked(err error) error {
-	if c.conn == nil || !c.conn.Conn().IsClosed() {
+	if c.conn == nil {
 		return err
+	}
+	if !c.conn.Conn().IsClosed() {
+		// A statement failed on a live session: the claims hold, but its
+		// transaction is aborted until rolled back (which leaves session
+		// locks as they are). A session that cannot be set right is
+		// ended, and its claims with it, rather than kept holding claims
+		// it can neither release nor extend.
+		ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
+		_, rerr := c.conn.Exec(ctx, "ROLLBACK; "+claimBegin)
+		cancel()
+		if rerr == nil {
+			return err
+		}
+		closing, cancel := context.WithTimeout(context.Background(), claimTimeout)
+		_ = c.conn.Conn().Close(closing)
+		cancel()
+		err = errors.Join(err, rerr)
 	}
 	c.conn.Release()
 	c.conn = nil
