@@ -22,11 +22,7 @@ import (
 // a thread claimed twice in one session would still be locked.
 func TestClaimsAtOnce(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.Database(t)
-	a, b := openURL(t, url, postgres.Options{}), openURL(t, url, postgres.Options{})
-	ca, cb := a.Claims(), b.Claims()
-	defer ca.Close()
-	defer cb.Close()
+	_, _, _, ca, cb := twoInstances(t)
 	const threads, claimers = 40, 3
 	key := func(i int) string { return thread(fmt.Sprint("burst", i)).Key() }
 	var (
@@ -196,11 +192,7 @@ func pollAgain(ctx context.Context) error {
 // right, so the claims it holds stay held and the next claim works.
 func TestClaimsAfterAFailedStatement(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.Database(t)
-	a, b := openURL(t, url, postgres.Options{}), openURL(t, url, postgres.Options{})
-	ca, cb := a.Claims(), b.Claims()
-	defer ca.Close()
-	defer cb.Close()
+	_, _, _, ca, cb := twoInstances(t)
 	held := thread("held").Key()
 	if ok, err := ca.Claim(ctx, held); !ok || err != nil {
 		t.Fatalf("Claim(held) = %v, %v", ok, err)
@@ -220,4 +212,16 @@ func TestClaimsAfterAFailedStatement(t *testing.T) {
 	if ok, err := cb.Claim(ctx, held); !ok || err != nil {
 		t.Errorf("other instance's Claim(held) after its Release = %v, %v; want it free", ok, err)
 	}
+}
+
+// twoInstances opens two instances on a new database, with their claims,
+// which are closed when t ends.
+func twoInstances(t *testing.T) (url string, a, b *postgres.DB, ca, cb *postgres.Claims) {
+	t.Helper()
+	url = pgtest.Database(t)
+	a, b = openURL(t, url, postgres.Options{}), openURL(t, url, postgres.Options{})
+	ca, cb = a.Claims(), b.Claims()
+	t.Cleanup(ca.Close)
+	t.Cleanup(cb.Close)
+	return url, a, b, ca, cb
 }

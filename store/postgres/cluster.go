@@ -85,13 +85,10 @@ type Claims struct {
 	// instance a message answered here as pending.
 	settle func(context.Context) error
 
-	// Claims and releases asked for while a batch runs wait in queue and
-	// go together in the next one: one round trip and two statements for
-	// however many threads (a channel's burst of fresh mentions claims a
-	// thread each).
-	qmu     sync.Mutex
-	queue   []*claimOp
-	sending bool // a goroutine sends the queue
+	// Claims and releases asked for while a batch runs go together in
+	// the next one: one round trip and one statement for however many
+	// threads (a channel's burst of fresh mentions claims a thread each).
+	batches coalesced[*claimOp]
 
 	mu   sync.Mutex
 	conn *pgxpool.Conn   // nil until the first claim, and after a failure
@@ -104,7 +101,9 @@ type Claims struct {
 
 // Claims returns the instance's claims. Close them before the store.
 func (db *DB) Claims() *Claims {
-	return &Claims{pool: db.pool, name: db.name, settle: db.completes.flush, held: map[string]bool{}, broke: make(chan struct{}, 1)}
+	c := &Claims{pool: db.pool, name: db.name, settle: db.completes.flush, held: map[string]bool{}, broke: make(chan struct{}, 1)}
+	c.batches.run, c.batches.idle = c.run, c.dropSnapshot
+	return c
 }
 
 // claimPing bounds the statement Watch checks the claims connection with.
@@ -194,41 +193,9 @@ type claimOp struct {
 // pgx its connection, and with it every claim this instance holds.
 func (c *Claims) do(thread string, release bool) *claimOp {
 	op := &claimOp{thread: thread, release: release, done: make(chan struct{})}
-	c.qmu.Lock()
-	c.queue = append(c.queue, op)
-	start := !c.sending
-	c.sending = true
-	c.qmu.Unlock()
-	if start {
-		go c.send()
-	}
+	c.batches.add(op)
 	<-op.done
 	return op
-}
-
-// send runs the queued claims and releases in batches until none is left.
-func (c *Claims) send() {
-	for {
-		c.qmu.Lock()
-		ops := c.queue
-		c.queue = nil
-		if len(ops) == 0 {
-			c.sending = false
-			c.qmu.Unlock()
-			return
-		}
-		c.qmu.Unlock()
-		c.run(ops)
-		for _, op := range ops {
-			close(op.done)
-		}
-		c.qmu.Lock()
-		idle := len(c.queue) == 0
-		c.qmu.Unlock()
-		if idle {
-			c.dropSnapshot()
-		}
-	}
 }
 
 // dropSnapshot ends the claims session's last statement. A statement
@@ -285,12 +252,14 @@ func (c *Claims) run(ops []*claimOp) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var releases, claims []string
+	asked := map[string]bool{}
 	for _, op := range ops {
 		switch {
 		case op.release && c.held[op.thread]:
 			delete(c.held, op.thread)
 			releases = append(releases, op.thread)
-		case !op.release && !c.held[op.thread] && !slices.Contains(claims, op.thread):
+		case !op.release && !c.held[op.thread] && !asked[op.thread]:
+			asked[op.thread] = true
 			claims = append(claims, op.thread)
 		}
 	}
@@ -302,6 +271,7 @@ func (c *Claims) run(ops []*claimOp) {
 		case !op.release:
 			op.ok = c.held[op.thread]
 		}
+		close(op.done)
 	}
 }
 

@@ -21,10 +21,7 @@ import (
 // messages that nobody claims is an orphan.
 func TestClaims(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.Database(t)
-	a, b := openURL(t, url, postgres.Options{}), openURL(t, url, postgres.Options{})
-	ca, cb := a.Claims(), b.Claims()
-	defer cb.Close()
+	_, a, b, ca, cb := twoInstances(t)
 	claim := func(c *postgres.Claims, thread string, want bool) {
 		t.Helper()
 		if ok, err := c.Claim(ctx, thread); err != nil || ok != want {
@@ -141,11 +138,7 @@ func TestNotifications(t *testing.T) {
 // connection.
 func TestClaimsLostWatched(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.Database(t)
-	a, b := openURL(t, url, postgres.Options{}), openURL(t, url, postgres.Options{})
-	ca, cb := a.Claims(), b.Claims()
-	defer ca.Close()
-	defer cb.Close()
+	url, _, _, ca, cb := twoInstances(t)
 	for _, id := range []string{"t1", "t2"} {
 		if ok, err := ca.Claim(ctx, thread(id).Key()); !ok || err != nil {
 			t.Fatalf("Claim(%s) = %v, %v", id, ok, err)

@@ -19,11 +19,7 @@ import (
 // thread is let go.
 func TestCompleteInboundLater(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.Database(t)
-	a, b := openURL(t, url, postgres.Options{}), openURL(t, url, postgres.Options{})
-	ca, cb := a.Claims(), b.Claims()
-	defer ca.Close()
-	defer cb.Close()
+	url, a, b, ca, cb := twoInstances(t)
 	th := thread("lazy")
 	if ok, err := ca.Claim(ctx, th.Key()); !ok || err != nil {
 		t.Fatalf("Claim = %v, %v", ok, err)

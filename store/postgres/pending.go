@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -22,11 +21,8 @@ import (
 // every call it serves was made, so it sees what a read of the caller's
 // own would.
 type pendingReads struct {
-	pool *pgxpool.Pool
-
-	mu      sync.Mutex
-	queue   []*pendingRead
-	reading bool // a goroutine reads the queue
+	pool    *pgxpool.Pool
+	batches coalesced[*pendingRead]
 }
 
 // pendingRead is one caller's read waiting for its batch.
@@ -40,14 +36,7 @@ type pendingRead struct {
 // read returns thread's pending messages, oldest first.
 func (r *pendingReads) read(ctx context.Context, thread string) ([]core.Inbound, error) {
 	q := &pendingRead{thread: thread, done: make(chan struct{})}
-	r.mu.Lock()
-	r.queue = append(r.queue, q)
-	start := !r.reading
-	r.reading = true
-	r.mu.Unlock()
-	if start {
-		go r.run()
-	}
+	r.batches.add(q)
 	select {
 	case <-q.done:
 		return q.out, q.err
@@ -56,32 +45,15 @@ func (r *pendingReads) read(ctx context.Context, thread string) ([]core.Inbound,
 	}
 }
 
-// run reads batches until none is queued.
-func (r *pendingReads) run() {
-	for {
-		r.mu.Lock()
-		batch := r.queue
-		r.queue = nil
-		if len(batch) == 0 {
-			r.reading = false
-			r.mu.Unlock()
-			return
-		}
-		r.mu.Unlock()
-		r.readBatch(batch)
-		for _, q := range batch {
-			close(q.done)
-		}
-	}
-}
-
 // readBatch reads the pending messages of batch's threads in one
 // statement; a caller waiting for the same thread as another gets a copy
 // of its own.
 func (r *pendingReads) readBatch(batch []*pendingRead) {
 	threads := make([]string, 0, len(batch))
+	seen := make(map[string]bool, len(batch))
 	for _, q := range batch {
-		if !slices.Contains(threads, q.thread) {
+		if !seen[q.thread] {
+			seen[q.thread] = true
 			threads = append(threads, q.thread)
 		}
 	}
@@ -96,6 +68,9 @@ func (r *pendingReads) readBatch(batch []*pendingRead) {
 			continue
 		}
 		q.out = slices.Clone(byThread[q.thread])
+	}
+	for _, q := range batch {
+		close(q.done)
 	}
 }
 

@@ -128,7 +128,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", db.name, err)
 	}
 	db.group = newGroup(db.pool, max(int(opts.MaxConns)/4, 1))
-	db.journals.pool = db.pool
+	db.journals.pool, db.journals.batches.run = db.pool, db.journals.readBatch
 	db.memories = later[memoryWrite]{write: db.writeMemories, failed: func(w *memoryWrite, err error) {
 		db.log.Error().Err(err).Int("records", len(w.ids)).Msg("postgres: write back memories; they are lost")
 	}}
