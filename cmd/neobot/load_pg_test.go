@@ -118,6 +118,9 @@ func startPostgresStack(b *testing.B, ctx context.Context, wg *sync.WaitGroup, u
 //   - new threads: one turn in each of 1,000 threads never seen before,
 //     as a channel's fresh mentions are.
 //
+// Every message is one word, so no store skips memory write-backs the
+// other makes (loadDriver.oneWord).
+//
 // It reports each store's turns/s in held threads over all rounds,
 // share-% and new-share-% (the median round's PostgreSQL turns/s over
 // bbolt's, in held and in new threads), and cpu-share-% and
