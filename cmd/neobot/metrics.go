@@ -32,6 +32,7 @@ type telemetry struct {
 	steps        prometheus.Counter
 	compactions  *prometheus.CounterVec // reason
 	stalls       prometheus.Counter
+	forgotten    prometheus.Counter
 	toolCalls    *prometheus.CounterVec   // server, tool, outcome
 	modelCalls   *prometheus.CounterVec   // model, outcome
 	modelLatency *prometheus.HistogramVec // model
@@ -58,6 +59,8 @@ func newTelemetry() *telemetry {
 			Help: "Compactions of a thread's working history, by reason: soft, hard (thresholds), refused (the model refused a request as too large), set_aside (a turn's oldest tool results archived and stubbed), cut (a result larger than the window cut), no_room (nothing could make the request fit; the turn ended with an honest partial)."}, []string{"reason"}),
 		stalls: prometheus.NewCounter(prometheus.CounterOpts{Name: "neobot_stalls_total",
 			Help: "Turns stopped because they repeated the same tool calls without progress."}),
+		forgotten: prometheus.NewCounter(prometheus.CounterOpts{Name: "neobot_memory_writebacks_skipped_total",
+			Help: "Turns whose memory write-back was skipped because too many were running: what those turns said is not remembered."}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neobot_tool_calls_total",
 			Help: "Tool calls, by MCP server (neo for synthetic tools), tool and outcome (ok, error: the tool reported a failure, failed: it could not be reached)."},
 			[]string{"server", "tool", "outcome"}),
@@ -86,7 +89,7 @@ func newTelemetry() *telemetry {
 		storeWrites: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "neobot_store_write_seconds",
 			Help: "Durable store writes (fsync included), by outcome (ok, error).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"outcome"}),
 	}
-	t.reg.MustRegister(t.turns, t.steps, t.compactions, t.stalls, t.toolCalls, t.modelCalls, t.modelLatency,
+	t.reg.MustRegister(t.turns, t.steps, t.compactions, t.stalls, t.forgotten, t.toolCalls, t.modelCalls, t.modelLatency,
 		t.modelTokens, t.mcpUp, t.mcpRestarts, t.places, t.placeStarts, t.placeStops, t.apiCalls, t.apiLimited, t.spends, t.storeWrites,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return t
@@ -114,6 +117,8 @@ func (t *telemetry) observeAgent(ev agent.Event) {
 		t.stalls.Inc()
 	case agent.EventTurn:
 		t.turns.WithLabelValues(ev.Detail).Inc()
+	case agent.EventWriteBackSkipped:
+		t.forgotten.Inc()
 	}
 }
 

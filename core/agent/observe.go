@@ -24,6 +24,10 @@ const (
 	// EventTurn: a turn ended; Detail is its outcome ("answered",
 	// "partial", "stopped" or "failed").
 	EventTurn EventKind = "turn"
+	// EventWriteBackSkipped: a turn's memory write-back was skipped,
+	// because maxWriteBacks were running: what the turn said is not
+	// remembered.
+	EventWriteBackSkipped EventKind = "writeback_skipped"
 )
 
 // Turn outcomes, the Detail of an [EventTurn].

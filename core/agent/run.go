@@ -386,6 +386,7 @@ func (a *Agent) writeBack(ctx context.Context, in core.Inbound, msgs []llm.Messa
 	case a.writers <- struct{}{}:
 	default:
 		a.log.Warn().Str("thread", in.Thread.Key()).Msg("agent: too many memory write-backs running; this turn's is skipped")
+		a.observe(EventWriteBackSkipped, "")
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeBackTimeout)

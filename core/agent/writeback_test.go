@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/neobot/neobot/core/llm/llmtest"
@@ -46,6 +48,48 @@ func TestQuickWriteBackOnTheTurn(t *testing.T) {
 	defer h.mem.mu.Unlock()
 	if len(h.mem.written) != 1 || len(h.mem.written[0]) != 2 {
 		t.Errorf("write-backs when Run returned = %v, want the turn's 2 messages", h.mem.written)
+	}
+}
+
+// TestWriteBacksPastTheCapSkipped: with maxWriteBacks write-backs
+// running, the next turn's is skipped, and the observer hears of it (the
+// metric that shows a busy bot forgetting); the turn itself answers.
+func TestWriteBacksPastTheCapSkipped(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		skipped int
+	)
+	h := newHarness(t, func(o *Options) {
+		o.Observe = func(ev Event) {
+			if ev.Kind == EventWriteBackSkipped {
+				mu.Lock()
+				skipped++
+				mu.Unlock()
+			}
+		}
+	})
+	h.mem.hold = make(chan struct{})
+	for i := range maxWriteBacks + 1 {
+		h.srv.Enqueue(llmtest.Text("hello"))
+		if err := h.run(t, inbound(fmt.Sprint("E", i), "hi")); err != nil {
+			t.Fatalf("Run %d = %v", i, err)
+		}
+	}
+	mu.Lock()
+	got := skipped
+	mu.Unlock()
+	if got != 1 {
+		t.Errorf("write-backs skipped = %d, want 1 (the one past %d running)", got, maxWriteBacks)
+	}
+	if says := h.rec.Says(); len(says) != maxWriteBacks+1 {
+		t.Errorf("answers = %d, want every turn's", len(says))
+	}
+	close(h.mem.hold)
+	h.agent.Close()
+	h.mem.mu.Lock()
+	defer h.mem.mu.Unlock()
+	if len(h.mem.written) != maxWriteBacks {
+		t.Errorf("write-backs made = %d, want %d", len(h.mem.written), maxWriteBacks)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neobot/neobot/core/agent"
 	"github.com/neobot/neobot/core/mcp"
 )
 
@@ -37,6 +38,32 @@ func TestPlaceProcessMetrics(t *testing.T) {
 	for _, place := range []string{"alice", "bob", "carol"} {
 		if strings.Contains(string(body), place) {
 			t.Errorf("metrics name the place %q", place)
+		}
+	}
+}
+
+// TestAgentMetrics: what the agent reports is counted, the memory
+// write-backs it skipped among them.
+func TestAgentMetrics(t *testing.T) {
+	tel := newTelemetry()
+	for _, ev := range []agent.Event{
+		{Kind: agent.EventStep},
+		{Kind: agent.EventTurn, Detail: agent.OutcomeAnswered},
+		{Kind: agent.EventWriteBackSkipped},
+		{Kind: agent.EventWriteBackSkipped},
+	} {
+		tel.observeAgent(ev)
+	}
+	rec := httptest.NewRecorder()
+	tel.handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		`neobot_steps_total 1`,
+		`neobot_turns_total{outcome="answered"} 1`,
+		`neobot_memory_writebacks_skipped_total 2`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
 		}
 	}
 }
