@@ -45,10 +45,12 @@ func countReads(j *memJournal) *atomic.Int32 {
 	return &n
 }
 
-// TestClusterSkipsTheReadOfAHeldThread: a thread this process holds, with
-// its journal read since it claimed it, needs no read before each turn
-// when the journal write says every message ahead is known here (with
-// the marks of the turns before still committing, or not).
+// TestClusterSkipsTheReadOfAHeldThread: a thread this process holds,
+// knowing what is pending in it since it claimed it, needs no read before
+// each turn when the journal write says every message ahead is known here
+// (with the marks of the turns before still committing, or not). A new
+// thread is claimed before its first message is journaled, so even its
+// first turn reads nothing.
 func TestClusterSkipsTheReadOfAHeldThread(t *testing.T) {
 	for _, lag := range []bool{false, true} {
 		t.Run(map[bool]string{false: "marks committed", true: "marks committing"}[lag], func(t *testing.T) {
@@ -68,8 +70,8 @@ func TestClusterSkipsTheReadOfAHeldThread(t *testing.T) {
 			if got := r.calls(); !slices.Equal(got, ids) {
 				t.Errorf("turns = %v, want %v", got, ids)
 			}
-			if n := reads.Load(); n != 1 {
-				t.Errorf("journal reads = %d, want 1 (the claim's)", n)
+			if n := reads.Load(); n != 0 {
+				t.Errorf("journal reads = %d, want none", n)
 			}
 		})
 	}
@@ -100,6 +102,69 @@ func TestClusterReadsWhenAMessageAheadIsUnknown(t *testing.T) {
 	j.waitCompleted(t, 3)
 	if got := r.calls(); !slices.Equal(got, []string{"A1", "B1", "A2"}) {
 		t.Errorf("turns = %v, want [A1 B1 A2]", got)
+	}
+}
+
+// TestClusterFirstMessageFindsAnOrphanAhead: a thread with a message
+// left pending by a process that died, and nobody holding it: the next
+// message journaled here claims the thread first and finds that message
+// ahead, unknown. Its turn reads the journal, and the orphan runs first,
+// once.
+func TestClusterFirstMessageFindsAnOrphanAhead(t *testing.T) {
+	j := &aheadJournal{memJournal: newMemJournal()}
+	c := &fakeCluster{journal: j.memJournal, owner: map[string]*clusterMember{}}
+	r := &sayRunner{}
+	hubs := clusterHubs(t, c, Options{Runner: r, Journal: j, Linger: time.Hour, Now: func() time.Time { return epoch.Add(time.Minute) }}, newFakePlatform())
+	startHubs(t, hubs)
+	if _, err := j.JournalInbound(t.Context(), msg("A", "D1", "left by a process that died")); err != nil {
+		t.Fatal(err)
+	}
+	reads := countReads(j.memJournal)
+	if _, err := hubs[0].Submit(t.Context(), msg("A", "A1", "hi")); err != nil {
+		t.Fatal(err)
+	}
+	j.waitCompleted(t, 2)
+	if got := r.calls(); !slices.Equal(got, []string{"D1", "A1"}) {
+		t.Errorf("turns = %v, want [D1 A1]", got)
+	}
+	if reads.Load() == 0 {
+		t.Error("no journal read, with a message unknown here pending ahead")
+	}
+}
+
+// TestClusterFirstMessageOfADuplicate: a message already journaled (a
+// platform's redelivery) claims its thread first, finds itself a
+// duplicate, and lets the claim go: the thread is free for the process
+// the first delivery reached.
+func TestClusterFirstMessageOfADuplicate(t *testing.T) {
+	j := &aheadJournal{memJournal: newMemJournal()}
+	c := &fakeCluster{journal: j.memJournal, owner: map[string]*clusterMember{}, released: make(chan string, 4)}
+	r := &sayRunner{}
+	hubs := clusterHubs(t, c, Options{Runner: r, Journal: j, Now: func() time.Time { return epoch.Add(time.Minute) }}, newFakePlatform())
+	startHubs(t, hubs)
+	in := msg("A", "A1", "hi")
+	released := func(what string) {
+		t.Helper()
+		select {
+		case key := <-c.released:
+			if key != in.Thread.Key() {
+				t.Fatalf("released %s, want %s", key, in.Thread.Key())
+			}
+		case <-waitCtx(t).Done():
+			t.Fatalf("the claim was never let go %s", what)
+		}
+	}
+	if _, err := hubs[0].Submit(t.Context(), in); err != nil {
+		t.Fatal(err)
+	}
+	j.waitCompleted(t, 1)
+	released("after the turn")
+	if fresh, err := hubs[0].Submit(t.Context(), in); fresh || err != nil {
+		t.Fatalf("Submit(duplicate) = %v, %v; want not fresh", fresh, err)
+	}
+	released("after the duplicate")
+	if got := r.calls(); !slices.Equal(got, []string{"A1"}) {
+		t.Errorf("turns = %v, want A1 once", got)
 	}
 }
 

@@ -24,6 +24,8 @@ type fakeCluster struct {
 	// afterPending, when set, runs once, right after the next Pending
 	// read the journal.
 	afterPending func()
+	// released, when set, hears each thread a member let go.
+	released chan string
 }
 
 type clusterMember struct {
@@ -76,6 +78,9 @@ func (m *clusterMember) Release(ctx context.Context, thread string) error {
 	defer m.c.mu.Unlock()
 	if m.c.owner[thread] == m {
 		delete(m.c.owner, thread)
+		if m.c.released != nil {
+			m.c.released <- thread
+		}
 	}
 	return nil
 }
@@ -165,15 +170,24 @@ func TestClusterKeepsAMessageQueuedDuringTheJournalRead(t *testing.T) {
 // kept (every message the other hub gets is handed over).
 func TestClusterRunsEachThreadOnceInOrder(t *testing.T) {
 	for _, linger := range []time.Duration{0, time.Hour} {
-		t.Run(fmt.Sprint("linger=", linger), func(t *testing.T) { clusterOnceInOrder(t, linger) })
+		for _, ahead := range []bool{false, true} {
+			t.Run(fmt.Sprint("linger=", linger, "/ahead=", ahead), func(t *testing.T) { clusterOnceInOrder(t, linger, ahead) })
+		}
 	}
 }
 
-func clusterOnceInOrder(t *testing.T, linger time.Duration) {
+// clusterOnceInOrder drives two hubs; with ahead, their journal is an
+// AheadJournal (PostgreSQL's kind), so threads are claimed before their
+// messages are journaled and held threads skip their reads.
+func clusterOnceInOrder(t *testing.T, linger time.Duration, ahead bool) {
 	j := newMemJournal()
+	var journal Journal = j
+	if ahead {
+		journal = &aheadJournal{memJournal: j}
+	}
 	c := &fakeCluster{journal: j, owner: map[string]*clusterMember{}}
 	runner := &orderRunner{t: t, active: map[string]string{}, order: map[string][]string{}, runs: map[string]int{}}
-	hubs := clusterHubs(t, c, Options{Runner: runner, Journal: j, Linger: linger, MaxConcurrent: 8, Now: func() time.Time { return epoch.Add(time.Minute) }},
+	hubs := clusterHubs(t, c, Options{Runner: runner, Journal: journal, Linger: linger, MaxConcurrent: 8, Now: func() time.Time { return epoch.Add(time.Minute) }},
 		newFakePlatform(), newFakePlatform())
 	startHubs(t, hubs)
 	const threads, perThread = 20, 5

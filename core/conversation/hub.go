@@ -381,9 +381,7 @@ func (h *Hub) admitIfRunningLocked(p Platform, in core.Inbound) *item {
 // this one is handed over here, as always, and runs after it.
 func (h *Hub) submitAhead(ctx context.Context, aj AheadJournal, p Platform, in core.Inbound) (bool, error) {
 	key := in.Thread.Key()
-	h.mu.Lock()
-	since := h.verified[key]
-	h.mu.Unlock()
+	since, claimedNow := h.claimFirst(ctx, in)
 	var (
 		fresh bool
 		ahead []string
@@ -394,16 +392,59 @@ func (h *Hub) submitAhead(ctx context.Context, aj AheadJournal, p Platform, in c
 	} else {
 		fresh, err = h.journal.JournalInbound(ctx, in) // its turn reads the journal in any case
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if claimedNow {
+		// A claim made for a message that is not queued after all (a
+		// duplicate, a failed write, a hub closing) is let go again.
+		defer h.letIdleGoLocked([]string{key})
+	}
 	if ok, err := h.taken(in, fresh, err); !ok {
 		return false, err
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	known := since != 0 && h.verified[key] == since && h.knownLocked(in.Thread, ahead)
 	if it := h.admitIfRunningLocked(p, in); it != nil && known {
 		it.known = since
 	}
 	return true, nil
+}
+
+// claimFirst returns the mark since which this process has held in's
+// thread, knowing what is pending in it (Hub.verified), or 0. A thread
+// nobody here holds or talks in (a new thread, or one idle past the
+// linger) is claimed first, before the message is journaled: then the
+// journal write's list of the messages pending ahead of it tells all a
+// read of the journal after the claim would, and a message that finds
+// nothing unknown ahead runs without that read. claimedNow is whether
+// the claim was made here now. A failed claim, or a hand-over that
+// arrived meanwhile, leaves the turn to claim and read as before.
+func (h *Hub) claimFirst(ctx context.Context, in core.Inbound) (since uint64, claimedNow bool) {
+	key := in.Thread.Key()
+	h.mu.Lock()
+	since = h.verified[key]
+	first := since == 0 && h.state == stateRunning && !core.IsStop(in.Text) &&
+		!h.owned[key] && h.threads[key] == nil && h.releasing[key] == nil
+	unsure := h.unsure
+	h.mu.Unlock()
+	if !first {
+		return since, false
+	}
+	ok, err := h.cluster.Claim(ctx, key)
+	if err != nil {
+		h.log.Warn().Err(err).Str("thread", key).Msg("claim thread before journaling its message; its turn claims it")
+	}
+	if !ok {
+		return 0, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	claimedNow = !h.owned[key]
+	h.owned[key] = true
+	if h.verified[key] == 0 && h.unsure == unsure {
+		h.marks++
+		h.verified[key] = h.marks
+	}
+	return h.verified[key], claimedNow
 }
 
 // knownLocked reports whether every message of ahead (event IDs of
