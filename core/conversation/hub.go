@@ -396,8 +396,13 @@ func (h *Hub) submitAhead(ctx context.Context, aj AheadJournal, p Platform, in c
 	defer h.mu.Unlock()
 	if claimedNow {
 		// A claim made for a message that is not queued after all (a
-		// duplicate, a failed write, a hub closing) is let go again.
-		defer h.letIdleGoLocked([]string{key})
+		// duplicate, a failed write) is let go again; a closed hub's
+		// claims end with the process's claims session.
+		defer func() {
+			if h.state != stateClosed {
+				h.letIdleGoLocked([]string{key})
+			}
+		}()
 	}
 	if ok, err := h.taken(in, fresh, err); !ok {
 		return false, err
