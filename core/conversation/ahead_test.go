@@ -54,11 +54,8 @@ func countReads(j *memJournal) *atomic.Int32 {
 func TestClusterSkipsTheReadOfAHeldThread(t *testing.T) {
 	for _, lag := range []bool{false, true} {
 		t.Run(map[bool]string{false: "marks committed", true: "marks committing"}[lag], func(t *testing.T) {
-			j := &aheadJournal{memJournal: newMemJournal(), markLag: lag}
-			c := &fakeCluster{journal: j.memJournal, owner: map[string]*clusterMember{}}
 			r := &sayRunner{}
-			hubs := clusterHubs(t, c, Options{Runner: r, Journal: j, Linger: time.Hour, Now: func() time.Time { return epoch.Add(time.Minute) }}, newFakePlatform())
-			startHubs(t, hubs)
+			j, _, hubs := aheadHub(t, r, time.Hour, lag)
 			reads := countReads(j.memJournal)
 			ids := []string{"A1", "A2", "A3", "A4", "A5", "A6"}
 			for i, id := range ids {
@@ -83,11 +80,8 @@ func TestClusterSkipsTheReadOfAHeldThread(t *testing.T) {
 // the journal first, and runs the other message before its own, in
 // journal order.
 func TestClusterReadsWhenAMessageAheadIsUnknown(t *testing.T) {
-	j := &aheadJournal{memJournal: newMemJournal()}
-	c := &fakeCluster{journal: j.memJournal, owner: map[string]*clusterMember{}}
 	r := &sayRunner{}
-	hubs := clusterHubs(t, c, Options{Runner: r, Journal: j, Linger: time.Hour, Now: func() time.Time { return epoch.Add(time.Minute) }}, newFakePlatform())
-	startHubs(t, hubs)
+	j, _, hubs := aheadHub(t, r, time.Hour, false)
 	if _, err := hubs[0].Submit(t.Context(), msg("A", "A1", "hi")); err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +105,8 @@ func TestClusterReadsWhenAMessageAheadIsUnknown(t *testing.T) {
 // ahead, unknown. Its turn reads the journal, and the orphan runs first,
 // once.
 func TestClusterFirstMessageFindsAnOrphanAhead(t *testing.T) {
-	j := &aheadJournal{memJournal: newMemJournal()}
-	c := &fakeCluster{journal: j.memJournal, owner: map[string]*clusterMember{}}
 	r := &sayRunner{}
-	hubs := clusterHubs(t, c, Options{Runner: r, Journal: j, Linger: time.Hour, Now: func() time.Time { return epoch.Add(time.Minute) }}, newFakePlatform())
-	startHubs(t, hubs)
+	j, _, hubs := aheadHub(t, r, time.Hour, false)
 	if _, err := j.JournalInbound(t.Context(), msg("A", "D1", "left by a process that died")); err != nil {
 		t.Fatal(err)
 	}
@@ -137,11 +128,11 @@ func TestClusterFirstMessageFindsAnOrphanAhead(t *testing.T) {
 // duplicate, and lets the claim go: the thread is free for the process
 // the first delivery reached.
 func TestClusterFirstMessageOfADuplicate(t *testing.T) {
-	j := &aheadJournal{memJournal: newMemJournal()}
-	c := &fakeCluster{journal: j.memJournal, owner: map[string]*clusterMember{}, released: make(chan string, 4)}
 	r := &sayRunner{}
-	hubs := clusterHubs(t, c, Options{Runner: r, Journal: j, Now: func() time.Time { return epoch.Add(time.Minute) }}, newFakePlatform())
-	startHubs(t, hubs)
+	j, c, hubs := aheadHub(t, r, 0, false)
+	c.mu.Lock()
+	c.released = make(chan string, 4)
+	c.mu.Unlock()
 	in := msg("A", "A1", "hi")
 	released := func(what string) {
 		t.Helper()
@@ -173,11 +164,8 @@ func TestClusterFirstMessageOfADuplicate(t *testing.T) {
 // lost and taken again, reads the journal first: another process may
 // have held the thread meanwhile.
 func TestClusterReadsAfterTheClaimWasLost(t *testing.T) {
-	j := &aheadJournal{memJournal: newMemJournal()}
-	c := &fakeCluster{journal: j.memJournal, owner: map[string]*clusterMember{}}
 	held := newHeldRunner()
-	hubs := clusterHubs(t, c, Options{Runner: held, Journal: j, Linger: time.Hour, Now: func() time.Time { return epoch.Add(time.Minute) }}, newFakePlatform())
-	startHubs(t, hubs)
+	j, c, hubs := aheadHub(t, held, time.Hour, false)
 	h := hubs[0]
 	a1 := msg("A", "A1", "hi")
 	if _, err := h.Submit(t.Context(), a1); err != nil {
@@ -214,4 +202,15 @@ func TestClusterReadsAfterTheClaimWasLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertIdle(t, h)
+}
+
+// aheadHub starts one hub, a member of a fake cluster, on an aheadJournal
+// (markLag as given), with runner and linger.
+func aheadHub(t *testing.T, runner Runner, linger time.Duration, markLag bool) (*aheadJournal, *fakeCluster, []*Hub) {
+	t.Helper()
+	j := &aheadJournal{memJournal: newMemJournal(), markLag: markLag}
+	c := &fakeCluster{journal: j.memJournal, owner: map[string]*clusterMember{}}
+	hubs := clusterHubs(t, c, Options{Runner: runner, Journal: j, Linger: linger, Now: func() time.Time { return epoch.Add(time.Minute) }}, newFakePlatform())
+	startHubs(t, hubs)
+	return j, c, hubs
 }
