@@ -62,8 +62,11 @@
 // With Options.Cluster, hubs in several processes share one journal (neobot
 // instances on one PostgreSQL database). A thread's turns run in the
 // process that claims the thread, one at a time, in journal order: before
-// each turn the claiming hub lines its queue up with the thread's journal.
-// A process that receives a message (or a "stop") for a thread another
+// a turn the claiming hub lines its queue up with the thread's journal,
+// unless it has held the thread since before the message was journaled
+// (a thread nobody here holds is claimed before its message is) and the
+// journal write found nothing pending ahead that it does not know
+// ([AheadJournal]). A process that receives a message (or a "stop") for a thread another
 // process holds journals it and hands it over ([Cluster.Hand]); the holder
 // takes it ([Hub.Handed]). A claim is kept for Options.Linger after the
 // thread goes idle, then released, after which the journal is read once
