@@ -16,7 +16,15 @@ import (
 // and the approved call runs once (or, begun when the kill came, is
 // reported unknown).
 func TestSlackClickRecordedBeforeAck(t *testing.T) {
+	for _, db := range databases {
+		t.Run(db.name, func(t *testing.T) { slackClickRecordedBeforeAck(t, db.use) })
+	}
+}
+
+// slackClickRecordedBeforeAck is TestSlackClickRecordedBeforeAck on the store useDB sets up.
+func slackClickRecordedBeforeAck(t *testing.T, useDB func(*testing.T, map[string]string)) {
 	w, wal := newSpendWorld(t)
+	useDB(t, w.env)
 	w.env["NEO_CONFIG"] = writeJSON(t, "settings.json", map[string]any{"skills": map[string]any{
 		"notes": map[string]any{"side_effects": map[string]string{"read": "allow", "write": "ask"}, "places": []string{"slack"}},
 	}})

@@ -18,7 +18,15 @@ import (
 // gets exactly one answer; and once the wallet serves again, the tool
 // works at the next call.
 func TestSlackToolServerKilled(t *testing.T) {
+	for _, db := range databases {
+		t.Run(db.name, func(t *testing.T) { slackToolServerKilled(t, db.use) })
+	}
+}
+
+// slackToolServerKilled is TestSlackToolServerKilled on the store useDB sets up.
+func slackToolServerKilled(t *testing.T, useDB func(*testing.T, map[string]string)) {
 	w, wal := newSpendWorld(t)
+	useDB(t, w.env)
 	spendModel(t, w.model, "wallet__write_note")
 	if err := os.WriteFile(wal.hold, nil, 0o644); err != nil {
 		t.Fatal(err)
