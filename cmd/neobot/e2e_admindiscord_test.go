@@ -6,13 +6,11 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/neobot/neobot/adapters/discord/discordtest"
-	"github.com/neobot/neobot/core/llm/llmtest"
 	"github.com/neobot/neobot/store/postgres/pgtest"
 )
 
@@ -45,17 +43,7 @@ func TestAdminPageDiscordSignIn(t *testing.T) {
 	d.SetUserGuilds(member, discordtest.UserGuild{ID: guild})
 	d.SetUserGuilds("666", discordtest.UserGuild{ID: botless, Owner: true})
 
-	var mu sync.Mutex
-	var systems []string
-	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
-		if r.Model == cheapModel {
-			return llmtest.Text(`{"facts":[]}`)
-		}
-		mu.Lock()
-		systems = append(systems, r.Messages[0].Content)
-		mu.Unlock()
-		return llmtest.Text("Ahoy.")
-	})
+	systems := recordSystemBlocks(w.model)
 	p := w.start(t, 1)
 	waitHTTP(t, base+"/v1/openapi.json", p)
 
@@ -74,15 +62,7 @@ func TestAdminPageDiscordSignIn(t *testing.T) {
 	}
 	call := func(session, method, path, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+session)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(data)
+		return bearerCall(t, base, session, method, path, body)
 	}
 
 	if code, body, _ := signin(member); code != http.StatusForbidden || !strings.Contains(body, "no server you own or may manage") {
@@ -114,9 +94,7 @@ func TestAdminPageDiscordSignIn(t *testing.T) {
 
 	mention := d.Mention(discordtest.Msg{User: member, Text: "who are you?"})
 	w.answerIn(t, mention.ID, "Ahoy.")
-	mu.Lock()
-	last := systems[len(systems)-1]
-	mu.Unlock()
+	last := systems.last()
 	if !strings.Contains(last, "Answer like a parrot.") {
 		t.Errorf("the next turn in %s was not told its new instructions:\n%s", own, last)
 	}
@@ -175,17 +153,7 @@ func TestAdminPageDiscordAcrossInstances(t *testing.T) {
 	d.SetGuild(discordtest.Guild{ID: guild, OwnerID: "444",
 		Roles: map[string]int64{guild: 0, "700": discordtest.PermAdministrator}, Members: map[string][]string{mod: {"700"}}})
 	d.SetUserGuilds(mod, discordtest.UserGuild{ID: guild, Permissions: discordtest.PermAdministrator})
-	var mu sync.Mutex
-	var systems []string
-	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
-		if r.Model == cheapModel {
-			return llmtest.Text(`{"facts":[]}`)
-		}
-		mu.Lock()
-		systems = append(systems, r.Messages[0].Content)
-		mu.Unlock()
-		return llmtest.Text("Ahoy.")
-	})
+	systems := recordSystemBlocks(w.model)
 	delete(w.env, "NEO_DB_PATH")
 	w.env["NEO_DATABASE_URL"], w.env["NEO_CONFIG"] = pgtest.Database(t), writeJSON(t, "settings.json", map[string]any{})
 	w.env["DISCORD_CLIENT_ID"], w.env["DISCORD_CLIENT_SECRET"] = clientID, clientSecret
@@ -216,15 +184,7 @@ func TestAdminPageDiscordAcrossInstances(t *testing.T) {
 	}
 	call := func(base, method, path, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+session)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(data)
+		return bearerCall(t, base, session, method, path, body)
 	}
 	own := "discord:" + guild + "/" + discordtest.ChannelID
 	if code, body := call(bases[0], "POST", "/v1/admin/places", `{"place":"`+own+`","version":1,"settings":{"instructions":"Answer like a parrot."}}`); code != http.StatusOK {
@@ -232,9 +192,7 @@ func TestAdminPageDiscordAcrossInstances(t *testing.T) {
 	}
 	mention := d.Mention(discordtest.Msg{User: "222", Text: "who are you?"})
 	w.answerIn(t, mention.ID, "Ahoy.")
-	mu.Lock()
-	last := systems[len(systems)-1]
-	mu.Unlock()
+	last := systems.last()
 	if !strings.Contains(last, "Answer like a parrot.") {
 		t.Errorf("the next turn on the first instance was not told the new instructions:\n%s", last)
 	}

@@ -362,17 +362,8 @@ func (iw *installedWorld) signin(user string) (int, string, string) {
 
 // call makes one request of the admin page's API at base with session.
 func (iw *installedWorld) call(base, session, method, path, body string) (int, string) {
-	t := iw.t
-	t.Helper()
-	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+session)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(data)
+	iw.t.Helper()
+	return bearerCall(iw.t, base, session, method, path, body)
 }
 
 // TestAdminPageInstalledWorkspaces: Neo distributed ("Add to Slack", no

@@ -169,17 +169,7 @@ func TestConfigSetThroughRunningBot(t *testing.T) {
 		"reader": map[string]any{"instructions": "You only read.", "side_effects": map[string]string{"read": "allow"}},
 	}})
 	w.env["NEO_HEALTH_ADDR"], w.env["NEO_ADMIN_TOKEN"] = freeAddr(t), "admin-e2e-token-0123456789abcdef0123"
-	var mu sync.Mutex
-	var systems []string
-	w.model.Handle(func(r llmtest.Request) llmtest.Reply {
-		if r.Model == cheapModel {
-			return llmtest.Text(`{"facts":[]}`)
-		}
-		mu.Lock()
-		systems = append(systems, r.Messages[0].Content)
-		mu.Unlock()
-		return llmtest.Text("Ahoy.")
-	})
+	systems := recordSystemBlocks(w.model)
 	p := w.start(t, 1)
 	waitHTTP(t, "http://"+w.env["NEO_HEALTH_ADDR"]+"/healthz", p)
 	place := "slack:" + slacktest.TeamID + "/C0GENERAL"
@@ -198,9 +188,7 @@ func TestConfigSetThroughRunningBot(t *testing.T) {
 	}
 	d := w.slack.Mention(slacktest.Msg{User: "UALICE", Text: "hello"})
 	w.answerIn(t, "C0GENERAL", d.TS, "Ahoy.")
-	mu.Lock()
-	last := systems[len(systems)-1]
-	mu.Unlock()
+	last := systems.last()
 	if !strings.Contains(last, "You only read.") || !strings.Contains(last, "Answer like a pirate.") {
 		t.Errorf("the turn after the change was told:\n%s\nwant the reader skill's instructions and the channel's", last)
 	}

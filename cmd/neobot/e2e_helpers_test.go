@@ -5,7 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/neobot/neobot/store/postgres/pgtest"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/neobot/neobot/core/llm/llmtest"
+	"github.com/neobot/neobot/store/postgres/pgtest"
 )
 
 // binary is the neobot executable built once by TestMain for the
@@ -257,4 +258,50 @@ func waitHTTP(t *testing.T, url string, p *process) {
 		case <-time.After(20 * time.Millisecond): // polling a port, not timing the bot
 		}
 	}
+}
+
+// systemBlocks answers every main-model request "Ahoy." and keeps the
+// system block each was sent: what a turn was told of its place.
+type systemBlocks struct {
+	mu  sync.Mutex
+	all []string
+}
+
+func recordSystemBlocks(model *llmtest.Server) *systemBlocks {
+	s := &systemBlocks{}
+	model.Handle(func(r llmtest.Request) llmtest.Reply {
+		if r.Model == cheapModel {
+			return llmtest.Text(`{"facts":[]}`)
+		}
+		s.mu.Lock()
+		s.all = append(s.all, r.Messages[0].Content)
+		s.mu.Unlock()
+		return llmtest.Text("Ahoy.")
+	})
+	return s
+}
+
+// last is the system block of the latest main-model request.
+func (s *systemBlocks) last() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.all) == 0 {
+		return ""
+	}
+	return s.all[len(s.all)-1]
+}
+
+// bearerCall makes one request of the HTTP API at base with token, and
+// returns the status and body.
+func bearerCall(t *testing.T, base, token, method, path, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(data)
 }
