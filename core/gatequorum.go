@@ -210,8 +210,13 @@ func (gs *Gates) reach(ctx context.Context, g Gate, ui GateUI, text string, peop
 	}
 	if len(ng.Votes) != len(g.Votes) || ng.State != g.State {
 		// A click landed while the copies were sent, before they were
-		// recorded: its redraw missed them, so they are redrawn now.
+		// recorded: its redraw missed them, so they are redrawn now. A
+		// later click's redraw may land before this one does: the newest
+		// state is drawn last, as a click's own redraw does.
 		ui.ShowGate(ctx, ng)
+		if latest, stale := gs.Newer(ctx, ng); stale {
+			ui.ShowGate(ctx, latest)
+		}
 	}
 	return ng
 }

@@ -247,3 +247,36 @@ func TestQuorumVoteWhileCopying(t *testing.T) {
 		t.Fatal("the copies were never redrawn with the vote")
 	}
 }
+
+// denyingUI is a racingUI on which a deny lands while the copies are
+// being redrawn with the vote that came in as they were sent, so that
+// redraw ends after the deny's own.
+type denyingUI struct{ racingUI }
+
+func (u denyingUI) ShowGate(ctx context.Context, g core.Gate) {
+	if g.State == core.GatePending {
+		if _, err := u.gs.AnswerFrom(ctx, g.Token, 1, "UB", nil, "dm"); err != nil {
+			panic(err)
+		}
+	}
+	u.shown <- g
+}
+
+// TestQuorumDenyWhileRedrawingCopies: a deny that lands while the copies
+// are redrawn with an earlier vote is drawn after that redraw: no copy is
+// left asking for an approval that was denied (with its buttons live).
+func TestQuorumDenyWhileRedrawingCopies(t *testing.T) {
+	gs, _, _ := newGates(t)
+	ui := denyingUI{racingUI{newNotifyUI(), gs, make(chan core.Gate, 4)}}
+	ans, err := gs.Ask(t.Context(), twoOfThree(core.Quorum{}), nil, ui)
+	if err != nil || ans.Approved {
+		t.Fatalf("Ask = %+v, %v; want denied", ans, err)
+	}
+	var last core.Gate
+	for len(ui.shown) > 0 {
+		last = <-ui.shown
+	}
+	if last.State != core.GateDenied {
+		t.Errorf("the copies were last drawn %s with %d votes, want denied", last.State, len(last.Votes))
+	}
+}
